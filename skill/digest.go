@@ -1,0 +1,167 @@
+package skill
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TreeLimits bounds the files of one skill tree.
+type TreeLimits struct {
+	MaxFiles int   // regular files in the tree
+	MaxBytes int64 // their total size
+}
+
+// DefaultTreeLimits are generous for real skills and small for abuse.
+var DefaultTreeLimits = TreeLimits{MaxFiles: 10000, MaxBytes: 256 << 20}
+
+// File is one regular file of a skill tree.
+type File struct {
+	// Path is relative to the skill directory, slash-separated.
+	Path    string    `json:"path"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"-"`
+}
+
+// Skip reports whether a directory entry is left out of scans and skill
+// trees: dot entries (.git, .DS_Store) and node_modules.
+func Skip(name string) bool {
+	return strings.HasPrefix(name, ".") || name == "node_modules"
+}
+
+// ListFiles lists the regular files of the skill tree in fsys, sorted by
+// path. It leaves out what [Skip] names, symbolic links (never followed) and
+// nested skills (subdirectories with their own SKILL.md), which are skills of
+// their own.
+func ListFiles(ctx context.Context, fsys fs.FS, lim TreeLimits) ([]File, error) {
+	var files []File
+	var total int64
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == "." {
+			return nil
+		}
+		if Skip(d.Name()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for _, n := range FileNames {
+				if fi, err := fs.Stat(fsys, p+"/"+n); err == nil && fi.Mode().IsRegular() {
+					return fs.SkipDir
+				}
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, File{Path: p, Size: fi.Size(), ModTime: fi.ModTime()})
+		total += fi.Size()
+		if len(files) > lim.MaxFiles {
+			return errorOf(ErrTreeLimit, "skill tree has more than %d files; remove generated files or split the skill", lim.MaxFiles)
+		}
+		if total > lim.MaxBytes {
+			return errorOf(ErrTreeLimit, "skill tree has more than %d bytes; keep large assets out of the skill", lim.MaxBytes)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	SortFiles(files)
+	return files, nil
+}
+
+// SortFiles sorts by path, bytewise: the order the digest is defined on.
+func SortFiles(files []File) {
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// Digest computes the content digest of a skill tree: SHA-256 over, for
+// each file in path order, its slash-separated relative path, a NUL byte,
+// its size in decimal, a NUL byte and its content. It is "sha256:<hex>" and
+// the same for the same tree on any machine. files must be sorted by path
+// (as ListFiles returns them); a file whose size changed meanwhile is an
+// error, so a digest never describes a tree that did not exist.
+func Digest(ctx context.Context, fsys fs.FS, files []File) (string, error) {
+	h := sha256.New()
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	for i, f := range files {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+		}
+		if err := digestFile(h, fsys, f, *bp); err != nil {
+			return "", err
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func digestFile(h hash.Hash, fsys fs.FS, f File, buf []byte) error {
+	if !fs.ValidPath(f.Path) || path.Clean(f.Path) != f.Path {
+		return fmt.Errorf("digest: invalid path %q", f.Path)
+	}
+	r, err := fsys.Open(f.Path)
+	if err != nil {
+		return fmt.Errorf("digest: %w", err)
+	}
+	defer r.Close()
+	io.WriteString(h, f.Path)
+	h.Write([]byte{0})
+	io.WriteString(h, strconv.FormatInt(f.Size, 10))
+	h.Write([]byte{0})
+	n, err := io.CopyBuffer(h, io.LimitReader(r, f.Size+1), buf)
+	if err != nil {
+		return fmt.Errorf("digest %s: %w", f.Path, err)
+	}
+	if n != f.Size {
+		return fmt.Errorf("digest %s: file changed while being read (%d bytes, expected %d); scan again", f.Path, n, f.Size)
+	}
+	return nil
+}
+
+// DigestBytes computes the same digest as [Digest] from in-memory content,
+// for trees that do not live on a file system (archives, object stores).
+func DigestBytes(files map[string][]byte) string {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		io.WriteString(h, p)
+		h.Write([]byte{0})
+		io.WriteString(h, strconv.Itoa(len(files[p])))
+		h.Write([]byte{0})
+		h.Write(files[p])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
