@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+// Exit codes, documented in docs/cli.md.
+const (
+	exitOK    = 0
+	exitFail  = 1 // invalid skills, drift, not found, operational errors
+	exitUsage = 2 // bad flags or arguments
+)
+
+// Main runs the CLI with injectable I/O, so tests drive the real wiring.
+type Main struct {
+	Stdout, Stderr io.Writer
+	// Getenv reads the environment; tests pass a map's lookup.
+	Getenv func(string) string
+
+	dataDir    string
+	configPath string
+	verbose    bool
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// failed is returned when the command printed its own findings and only
+// the exit code remains to be set.
+var errFailed = &exitError{code: exitFail, err: errors.New("")}
+
+// Run executes one command line and returns the exit code.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	root := m.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(m.Stdout)
+	root.SetErr(m.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err.Error() != "" {
+			fmt.Fprintln(m.Stderr, "Error:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(m.Stderr, "Error:", err)
+	if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") || strings.Contains(err.Error(), "arg(s)") {
+		return exitUsage
+	}
+	return exitFail
+}
+
+func (m *Main) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "skillgate",
+		Short: "A skill registry and capability gateway for AI agents",
+		Long: `skillgate discovers, validates, versions and indexes Agent Skills (folders
+with a SKILL.md), and serves them to agents.
+
+Data (the SQLite registry) lives in ./.skillgate unless --data or
+SKILLGATE_DATA says otherwise. Exit codes: 0 success, 1 failure (invalid
+skill, drift, not found), 2 usage error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see '%s --help')", err, c.CommandPath())
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&m.dataDir, "data", "", "data directory (default $SKILLGATE_DATA or ./.skillgate)")
+	pf.StringVar(&m.configPath, "config", "", "configuration file (default DATA/config.yaml if present)")
+	pf.BoolVarP(&m.verbose, "verbose", "v", false, "log what skillgate does to stderr")
+	root.AddCommand(
+		m.validateCommand(),
+		m.scanCommand(),
+		m.lsCommand(),
+		m.showCommand(),
+		m.promptCommand(),
+		m.driftCommand(),
+		m.enableCommand(true),
+		m.enableCommand(false),
+		m.versionCommand(),
+	)
+	return root
+}
+
+// data returns the data directory.
+func (m *Main) data() string {
+	if m.dataDir != "" {
+		return m.dataDir
+	}
+	if d := m.Getenv("SKILLGATE_DATA"); d != "" {
+		return d
+	}
+	return ".skillgate"
+}
+
+func (m *Main) logger() *slog.Logger {
+	if !m.verbose {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// Config is the optional configuration file.
+type Config struct {
+	Roots []struct {
+		Path  string `yaml:"path"`
+		Scope string `yaml:"scope"`
+	} `yaml:"roots"`
+	Limits struct {
+		MaxDepth int `yaml:"max_depth"`
+		MaxDirs  int `yaml:"max_dirs"`
+	} `yaml:"limits"`
+}
+
+// config loads the configuration file, if any.
+func (m *Main) config() (*Config, error) {
+	p := m.configPath
+	explicit := p != ""
+	if !explicit {
+		p = filepath.Join(m.data(), "config.yaml")
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) && !explicit {
+		return &Config{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if len(b) > 1<<20 {
+		return nil, fmt.Errorf("config %s: larger than 1 MiB", p)
+	}
+	var c Config
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config %s: %w", p, err)
+	}
+	return &c, nil
+}
+
+// roots resolves the roots to scan: flags, else the configuration file,
+// else the conventional locations.
+func (m *Main) roots(flagRoots []string, c *Config) ([]discover.Root, error) {
+	var roots []discover.Root
+	for _, s := range flagRoots {
+		r, err := discover.ParseRoot(s)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		roots = append(roots, r)
+	}
+	if len(roots) > 0 {
+		return roots, nil
+	}
+	for i, cr := range c.Roots {
+		r := discover.Root{Path: expandHome(cr.Path, m.Getenv("HOME")), Scope: discover.ScopeProject}
+		if cr.Scope != "" {
+			sc, err := discover.ParseScope(cr.Scope)
+			if err != nil {
+				return nil, fmt.Errorf("config roots[%d]: %w", i, err)
+			}
+			r.Scope = sc
+		}
+		roots = append(roots, r)
+	}
+	if len(roots) > 0 {
+		return roots, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	return discover.DefaultRoots(m.Getenv("HOME"), wd), nil
+}
+
+func expandHome(p, home string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return filepath.Join(home, p[1:])
+	}
+	return p
+}
+
+func (m *Main) limits(c *Config, maxDepth, maxDirs int) discover.Limits {
+	lim := discover.DefaultLimits
+	if c.Limits.MaxDepth > 0 {
+		lim.MaxDepth = c.Limits.MaxDepth
+	}
+	if c.Limits.MaxDirs > 0 {
+		lim.MaxDirs = c.Limits.MaxDirs
+	}
+	if maxDepth > 0 {
+		lim.MaxDepth = maxDepth
+	}
+	if maxDirs > 0 {
+		lim.MaxDirs = maxDirs
+	}
+	return lim
+}
+
+// openRegistry opens the store in the data directory.
+func (m *Main) openRegistry(ctx context.Context, lim discover.Limits) (*registry.Registry, func(), error) {
+	st, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return registry.New(st, registry.Options{Limits: lim, Logger: m.logger()}), func() { st.Close() }, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,454 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/catalog"
+	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "v0.1.0-dev"
+
+func (m *Main) lsCommand() *cobra.Command {
+	var asJSON, all bool
+	var tier int
+	var inv, category, scope, prefix string
+	c := &cobra.Command{
+		Use:   "ls [--json] [--tier N] [--invokable-by T3] [--category C]",
+		Short: "List the skills in the registry",
+		Long: `List registered skills: enabled, valid, and winning precedence, unless --all.
+
+--invokable-by T3 gives the pool of an agent of tier T3: the skills whose
+invokable_by includes it. --json prints seed 002's skill_list: an array of
+{name, description, tier, invokable_by, source, category, version}.`,
+		Example: "  skillgate ls\n  skillgate ls --invokable-by T4 --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := registry.Query{Tier: tier, Category: category, Scope: scope, NamePrefix: prefix}
+			if tier < 0 || tier > 3 {
+				return usageErr("--tier must be 1, 2 or 3")
+			}
+			if inv != "" {
+				t, err := skill.ParseAgentTier(inv)
+				if err != nil {
+					return usageErr("--invokable-by: %v", err)
+				}
+				q.AgentTier = t
+			}
+			if all {
+				q.Disabled, q.Rejected, q.Shadowed = true, true, true
+			}
+			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			es, err := reg.List(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				_, err := fmt.Fprintln(m.Stdout, catalog.JSON(items(es)))
+				return err
+			}
+			if len(es) == 0 {
+				fmt.Fprintln(m.Stderr, "no skills match; run 'skillgate scan' first, or widen the filters")
+				return nil
+			}
+			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTIER\tINVOKABLE BY\tSCOPE\tSTATE\tDESCRIPTION")
+			for _, e := range es {
+				state := "enabled"
+				switch {
+				case !e.Valid:
+					state = "rejected"
+				case e.ShadowedBy != "":
+					state = "shadowed"
+				case !e.Enabled:
+					state = "disabled"
+				}
+				name := e.Key
+				if !e.Valid {
+					name = e.Rel
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", name, e.Tier, strings.Join(e.InvokableBy, ","), e.Scope, state, oneLine(e.Description, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&asJSON, "json", false, "print seed 002's skill_list JSON")
+	f.IntVar(&tier, "tier", 0, "only skills of this tier (1, 2 or 3)")
+	f.StringVar(&inv, "invokable-by", "", "only skills an agent of this tier may invoke (T0–T4)")
+	f.StringVar(&category, "category", "", "only skills of this category")
+	f.StringVar(&scope, "scope", "", "only skills from roots of this scope")
+	f.StringVar(&prefix, "prefix", "", "only skills whose name starts with this")
+	f.BoolVar(&all, "all", false, "include disabled, rejected and shadowed skills")
+	return c
+}
+
+func items(es []registry.Entry) []catalog.Item {
+	out := make([]catalog.Item, 0, len(es))
+	for _, e := range es {
+		out = append(out, catalog.Item{Name: e.Name, Description: e.Description, Tier: e.Tier, InvokableBy: e.InvokableBy,
+			Source: e.Root, Category: e.Category, Version: e.Version.Version, Location: e.File})
+	}
+	return out
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (m *Main) showCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show NAME [--json]",
+		Short: "Show one skill: metadata, files, diagnostics, shadowing, history",
+		Long: `Show everything the registry knows about a skill. NAME is a name, or a
+category/name identity when a name is used in several categories. A
+rejected skill can be named by its name or its directory, to read why.
+
+Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			d, err := reg.Show(cmd.Context(), args[0])
+			if err != nil {
+				if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrAmbiguous) {
+					return &exitError{code: exitFail, err: err}
+				}
+				return err
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, d)
+			}
+			e := d.Entry
+			w := m.Stdout
+			fmt.Fprintf(w, "name:         %s\n", e.Name)
+			fmt.Fprintf(w, "identity:     %s\n", e.Key)
+			fmt.Fprintf(w, "description:  %s\n", e.Description)
+			fmt.Fprintf(w, "tier:         %d (invokable by %s)\n", e.Tier, strings.Join(e.InvokableBy, ", "))
+			if e.Category != "" {
+				fmt.Fprintf(w, "category:     %s\n", e.Category)
+			}
+			if e.Version.Version != "" {
+				fmt.Fprintf(w, "version:      %s\n", e.Version.Version)
+			}
+			state := "enabled"
+			if !e.Valid {
+				state = "rejected"
+			} else if !e.Enabled {
+				state = "disabled"
+			}
+			fmt.Fprintf(w, "state:        %s\n", state)
+			fmt.Fprintf(w, "location:     %s\n", e.File)
+			fmt.Fprintf(w, "source:       %s (%s)\n", e.Root, e.Scope)
+			if e.Digest != "" {
+				fmt.Fprintf(w, "digest:       %s\n", e.Digest)
+			}
+			fmt.Fprintf(w, "first seen:   %s\n", e.FirstSeen.Format("2006-01-02 15:04:05Z"))
+			fmt.Fprintf(w, "last seen:    %s\n", e.LastSeen.Format("2006-01-02 15:04:05Z"))
+			var files []struct {
+				Path string `json:"path"`
+				Size int64  `json:"size"`
+			}
+			_ = json.Unmarshal(e.Files, &files)
+			fmt.Fprintf(w, "files:        %d\n", len(files))
+			for _, f := range files {
+				fmt.Fprintf(w, "  %s (%d bytes)\n", f.Path, f.Size)
+			}
+			var diags []skill.Diagnostic
+			_ = json.Unmarshal(e.Diagnostics, &diags)
+			for _, dg := range diags {
+				fmt.Fprintf(w, "%-13s %s\n", string(dg.Severity)+":", dg.Message)
+			}
+			for _, s := range d.Shadowed {
+				fmt.Fprintf(w, "shadows:      %s (%s)\n", s.Dir, s.Scope)
+			}
+			for _, h := range d.History {
+				fmt.Fprintf(w, "history:      %s (%s → %s)\n", h.Digest, h.FirstSeen.Format("2006-01-02 15:04"), h.LastSeen.Format("2006-01-02 15:04"))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}
+
+func (m *Main) promptCommand() *cobra.Command {
+	var format, inv string
+	var budget int
+	c := &cobra.Command{
+		Use:   "prompt [--format xml|json] [--budget CHARS] [PATH...]",
+		Short: "Print the catalog of skills for a system prompt",
+		Long: `Print a skill catalog for an agent's prompt.
+
+With PATHs (skill directories), the XML is byte-identical to skills-ref's
+to-prompt for the same directories. Without PATHs, the catalog lists the
+registry's enabled skills (optionally the pool of one agent tier).
+
+--budget CHARS fits the catalog in CHARS characters: descriptions are
+shortened first, evenly, then skills are dropped from the end; the catalog
+is never empty, and what was left out is reported on stderr.`,
+		Example: "  skillgate prompt .agents/skills/pdf .agents/skills/docx\n  skillgate prompt --invokable-by T3 --budget 8000",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := catalog.ParseFormat(format)
+			if err != nil {
+				return usageErr("--format: %v", err)
+			}
+			var its []catalog.Item
+			if len(args) > 0 {
+				for _, a := range args {
+					it, err := readProperties(a)
+					if err != nil {
+						return &exitError{code: exitFail, err: err}
+					}
+					its = append(its, it)
+				}
+			} else {
+				q := registry.Query{}
+				if inv != "" {
+					t, err := skill.ParseAgentTier(inv)
+					if err != nil {
+						return usageErr("--invokable-by: %v", err)
+					}
+					q.AgentTier = t
+				}
+				reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
+				if err != nil {
+					return err
+				}
+				defer closeFn()
+				es, err := reg.List(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				its = items(es)
+			}
+			out, rep := catalog.Budget(its, f, budget)
+			if len(args) > 0 && f == catalog.FormatXML {
+				fmt.Fprint(m.Stdout, out) // to-prompt prints no trailing newline
+			} else {
+				fmt.Fprintln(m.Stdout, out)
+			}
+			if len(rep.Shortened) > 0 {
+				fmt.Fprintf(m.Stderr, "budget %d: shortened %d descriptions\n", budget, len(rep.Shortened))
+			}
+			if len(rep.Omitted) > 0 {
+				fmt.Fprintf(m.Stderr, "budget %d: left out %d skills: %s\n", budget, len(rep.Omitted), strings.Join(rep.Omitted, ", "))
+			}
+			if rep.OverBudget {
+				fmt.Fprintf(m.Stderr, "budget %d: even one skill does not fit (%d characters); printed it anyway\n", budget, rep.Length)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&format, "format", "xml", "xml (skills-ref's <available_skills>) or json (skill_list)")
+	c.Flags().IntVar(&budget, "budget", 0, "character budget for the catalog (0: no limit)")
+	c.Flags().StringVar(&inv, "invokable-by", "", "registry catalog: only the pool of this agent tier")
+	return c
+}
+
+// readProperties is skills-ref's read_properties: the frontmatter read
+// strictly, name and description required, no further validation.
+func readProperties(p string) (catalog.Item, error) {
+	dir := skill.ResolvePath(p)
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+	}
+	name := skill.FindFile(abs)
+	if name == "" {
+		return catalog.Item{}, fmt.Errorf("SKILL.md not found in %s", dir)
+	}
+	b, err := os.ReadFile(filepath.Join(abs, name))
+	if err != nil {
+		return catalog.Item{}, err
+	}
+	s := skill.Parse(b, filepath.Base(abs), skill.Options{Mode: skill.Strict})
+	if s.Frontmatter == nil {
+		return catalog.Item{}, fmt.Errorf("%s: %s", dir, strings.Join(s.Errors(), "; "))
+	}
+	get := func(k string) (string, error) {
+		v, ok := s.Frontmatter.Get(k)
+		if !ok {
+			return "", fmt.Errorf("%s: Missing required field in frontmatter: %s", dir, k)
+		}
+		str, isStr := v.(string)
+		if !isStr || strings.TrimSpace(str) == "" {
+			return "", fmt.Errorf("%s: Field '%s' must be a non-empty string", dir, k)
+		}
+		return strings.TrimSpace(str), nil
+	}
+	n, err := get("name")
+	if err != nil {
+		return catalog.Item{}, err
+	}
+	d, err := get("description")
+	if err != nil {
+		return catalog.Item{}, err
+	}
+	return catalog.Item{Name: n, Description: d, Tier: s.Tier, InvokableBy: tiers(s.InvokableBy), Source: filepath.Dir(abs),
+		Category: s.Category, Version: s.Version, Location: filepath.Join(abs, name)}, nil
+}
+
+func tiers(ts []skill.AgentTier) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t)
+	}
+	return out
+}
+
+func (m *Main) driftCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "drift [--json] CANONICAL MIRROR",
+		Short: "Compare a canonical skill folder with its mirror",
+		Long: `Compare two skill folders, such as .agents/skills (canonical) and
+.claude/skills (its mirror): skills only on one side, skills whose files
+differ (and which), skills whose frontmatter differs (and which keys).
+
+Exit codes: 0 in sync, 1 drift found, 2 usage error.`,
+		Example: "  skillgate drift .agents/skills .claude/skills",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageErr("drift needs CANONICAL and MIRROR (see 'skillgate drift --help')")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := discover.Drift(cmd.Context(), args[0], args[1], discover.DefaultLimits)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(m.Stdout, struct {
+					*discover.DriftReport
+					InSync bool `json:"in_sync"`
+				}{rep, rep.InSync()}); err != nil {
+					return err
+				}
+			} else {
+				printDrift(m, rep)
+			}
+			if !rep.InSync() {
+				return errFailed
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return c
+}
+
+func printDrift(m *Main, rep *discover.DriftReport) {
+	w := m.Stdout
+	if rep.InSync() {
+		fmt.Fprintf(w, "in sync: %s and %s\n", rep.Canonical, rep.Mirror)
+		return
+	}
+	for _, s := range rep.OnlyCanonical {
+		fmt.Fprintf(w, "only in canonical: %s\n", s)
+	}
+	for _, s := range rep.OnlyMirror {
+		fmt.Fprintf(w, "only in mirror: %s\n", s)
+	}
+	for _, d := range rep.Differ {
+		fmt.Fprintf(w, "differs: %s\n", d.Skill)
+		for _, f := range d.Changed {
+			fmt.Fprintf(w, "  changed file: %s\n", f)
+		}
+		for _, f := range d.OnlyCanonical {
+			fmt.Fprintf(w, "  file only in canonical: %s\n", f)
+		}
+		for _, f := range d.OnlyMirror {
+			fmt.Fprintf(w, "  file only in mirror: %s\n", f)
+		}
+		if len(d.Keys) > 0 {
+			fmt.Fprintf(w, "  frontmatter keys: %s\n", strings.Join(d.Keys, ", "))
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func (m *Main) enableCommand(enable bool) *cobra.Command {
+	verb := "enable"
+	if !enable {
+		verb = "disable"
+	}
+	return &cobra.Command{
+		Use:   verb + " NAME",
+		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a skill in the registry",
+		Long: "Mark a skill " + verb + "d. Disabled skills stay in the registry (ls --all shows them)\n" +
+			"but are left out of catalogs and pools. The state survives rescans and new versions.\n\nExit codes: 0 done, 1 not found, 2 usage error.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			if err := reg.SetEnabled(cmd.Context(), args[0], enable); err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			fmt.Fprintf(m.Stdout, "%sd %s\n", verb, args[0])
+			return nil
+		},
+	}
+}
+
+func (m *Main) versionCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print skillgate's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := struct {
+				Version string `json:"version"`
+				Go      string `json:"go"`
+				Module  string `json:"module"`
+			}{Version: version, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				v.Module = bi.Main.Path
+				if version == "v0.1.0-dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+					v.Version = bi.Main.Version
+				}
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, v)
+			}
+			_, err := fmt.Fprintf(m.Stdout, "skillgate %s (%s)\n", v.Version, v.Go)
+			return err
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/registry"
+)
+
+func (m *Main) scanCommand() *cobra.Command {
+	var roots []string
+	var asJSON bool
+	var maxDepth, maxDirs int
+	c := &cobra.Command{
+		Use:   "scan [--root DIR[=scope]]... [--json]",
+		Short: "Discover, validate and index skills into the registry",
+		Long: `Scan skill roots into the registry.
+
+Roots come from --root flags (scope builtin, user or project; project by
+default), else from the configuration file, else the conventional locations:
+~/.agents/skills (user), ./.agents/skills and ./.claude/skills (project).
+A higher scope shadows a skill with the same identity in a lower one, and
+the shadowing is reported. Rescans are incremental: an unchanged skill costs
+a stat, not a parse. Roots not scanned are forgotten with their skills.
+
+Rejected skills are reported with their reasons; they do not fail the scan.
+Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
+		Example: "  skillgate scan --root examples/skills\n  skillgate scan --root ~/.agents/skills=user --root .agents/skills --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := m.config()
+			if err != nil {
+				return err
+			}
+			rs, err := m.roots(roots, cfg)
+			if err != nil {
+				return err
+			}
+			reg, closeFn, err := m.openRegistry(cmd.Context(), m.limits(cfg, maxDepth, maxDirs))
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			var progress registry.Progress
+			if isTerminal(m.Stderr) && !asJSON {
+				last := time.Time{}
+				progress = func(phase string, done, total int) {
+					if time.Since(last) < 100*time.Millisecond && done != total {
+						return
+					}
+					last = time.Now()
+					fmt.Fprintf(m.Stderr, "\r\033[Kscanning: %s %d/%d", phase, done, total)
+				}
+			}
+			rep, err := reg.Scan(cmd.Context(), rs, progress)
+			if progress != nil {
+				fmt.Fprint(m.Stderr, "\r\033[K")
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, rep)
+			}
+			printScan(m, rep)
+			return nil
+		},
+	}
+	c.Flags().StringArrayVar(&roots, "root", nil, "a root to scan, as DIR or DIR=scope (repeatable)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().IntVar(&maxDepth, "max-depth", 0, "how deep below a root skills are found (default 6)")
+	c.Flags().IntVar(&maxDirs, "max-dirs", 0, "directories read per root before stopping (default 2000)")
+	return c
+}
+
+func printScan(m *Main, rep *registry.ScanReport) {
+	fmt.Fprintf(m.Stdout, "%d skills (%d valid, %d rejected) in %.1f ms: %d parsed, %d unchanged, %d removed\n",
+		rep.Skills, rep.Valid, rep.Rejected, rep.DurationMS, rep.Parsed, rep.Unchanged, rep.Removed)
+	for _, r := range rep.Roots {
+		switch {
+		case r.Missing:
+			fmt.Fprintf(m.Stdout, "root %s (%s): not present\n", r.Path, r.Scope)
+		default:
+			trunc := ""
+			if r.Truncated {
+				trunc = ", truncated"
+			}
+			fmt.Fprintf(m.Stdout, "root %s (%s): %d skills, %d directories%s\n", r.Path, r.Scope, r.Skills, r.Dirs, trunc)
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(m.Stdout, "  note: %s\n", n)
+		}
+	}
+	for _, s := range rep.Shadowed {
+		fmt.Fprintf(m.Stdout, "shadowed: %s at %s (%s) is hidden by %s (%s)\n", s.Key, s.Loser, s.Scope, s.Winner, s.WinScope)
+	}
+	for _, r := range rep.Rejections {
+		fmt.Fprintf(m.Stdout, "rejected: %s\n", r.Dir)
+		for _, e := range r.Errors {
+			fmt.Fprintf(m.Stdout, "  - %s\n", e)
+		}
+	}
+}

@@ -1,0 +1,368 @@
+// Package discover finds skills under configured roots: a bounded,
+// deterministic walk that never leaves a root, records each skill's files and
+// a cheap stat fingerprint (so unchanged skills need no parse on a rescan),
+// and resolves precedence between scopes.
+//
+// Symbolic links are never followed, neither for directories nor for files:
+// a link could lead out of the root or into a loop, and a skill's digest
+// must describe files that are really under its directory. Each link met is
+// reported with the fix (add the link's target as a root of its own).
+package discover
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/skillgate/skillgate/skill"
+)
+
+// Scope orders roots for precedence: a skill in a higher scope shadows a
+// skill with the same identity in a lower one.
+type Scope int
+
+// Scopes, lowest precedence first.
+const (
+	ScopeBuiltin Scope = iota
+	ScopeUser
+	ScopeProject
+)
+
+// String returns the scope's name as the CLI spells it.
+func (s Scope) String() string {
+	switch s {
+	case ScopeBuiltin:
+		return "builtin"
+	case ScopeUser:
+		return "user"
+	case ScopeProject:
+		return "project"
+	}
+	return "scope(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseScope parses "builtin", "user" or "project".
+func ParseScope(s string) (Scope, error) {
+	switch strings.ToLower(s) {
+	case "builtin", "built-in":
+		return ScopeBuiltin, nil
+	case "user":
+		return ScopeUser, nil
+	case "project":
+		return ScopeProject, nil
+	}
+	return 0, fmt.Errorf("unknown scope %q: use builtin, user or project", s)
+}
+
+// Root is a directory to scan and the scope its skills get.
+type Root struct {
+	Path  string `json:"path"`
+	Scope Scope  `json:"-"`
+}
+
+// ParseRoot parses the CLI form "DIR" or "DIR=scope"; the default scope is
+// project.
+func ParseRoot(s string) (Root, error) {
+	r := Root{Path: s, Scope: ScopeProject}
+	if i := strings.LastIndexByte(s, '='); i > 0 {
+		sc, err := ParseScope(s[i+1:])
+		if err != nil {
+			return Root{}, fmt.Errorf("--root %s: %w", s, err)
+		}
+		r.Path, r.Scope = s[:i], sc
+	}
+	if r.Path == "" {
+		return Root{}, fmt.Errorf("--root %q: empty directory", s)
+	}
+	return r, nil
+}
+
+// DefaultRoots are the conventional locations, lowest precedence first:
+// the user's ~/.agents/skills, then the project's canonical .agents/skills
+// and its Claude Code mirror .claude/skills. Missing ones are skipped.
+func DefaultRoots(home, project string) []Root {
+	var roots []Root
+	if home != "" {
+		roots = append(roots, Root{Path: filepath.Join(home, ".agents", "skills"), Scope: ScopeUser})
+	}
+	roots = append(roots,
+		Root{Path: filepath.Join(project, ".agents", "skills"), Scope: ScopeProject},
+		Root{Path: filepath.Join(project, ".claude", "skills"), Scope: ScopeProject},
+	)
+	return roots
+}
+
+// Limits bounds a walk.
+type Limits struct {
+	// MaxDepth is how deep below the root a skill may be found.
+	MaxDepth int
+	// MaxDirs is how many directories outside skill trees may be read per
+	// root (skill directories themselves count).
+	MaxDirs int
+	// Tree bounds each skill's own files.
+	Tree skill.TreeLimits
+	// MaxTreeDirs bounds the subdirectories of one skill.
+	MaxTreeDirs int
+}
+
+// DefaultLimits are the client guide's bounds (depth 6, 2,000 directories
+// per root), as Codex applies them.
+var DefaultLimits = Limits{MaxDepth: 6, MaxDirs: 2000, Tree: skill.DefaultTreeLimits, MaxTreeDirs: 1000}
+
+// Candidate is a directory holding a SKILL.md, before parsing.
+type Candidate struct {
+	// Dir is the skill directory (absolute); Rel is it relative to the root.
+	Dir string
+	Rel string
+	// FileName is "SKILL.md" or "skill.md".
+	FileName string
+	// Category is the relative parent directory ("escrituras" for
+	// escrituras/compraventa), used when the frontmatter sets none.
+	Category string
+	// Files are the skill's regular files, sorted, nested skills excluded.
+	Files []skill.File
+	// Fingerprint summarises paths, sizes and modification times: equal
+	// fingerprints mean the tree is unchanged without reading it.
+	Fingerprint string
+	// Problem is set when the tree could not be listed completely; the
+	// skill must then be rejected with it.
+	Problem string
+}
+
+// Result is what a walk of one root found.
+type Result struct {
+	Root       Root
+	Candidates []Candidate
+	// Dirs is how many directories were read.
+	Dirs int
+	// Truncated says the walk stopped at a bound; Notes say which.
+	Truncated bool
+	// Notes are findings about the root: bounds hit, links skipped,
+	// unreadable directories.
+	Notes []string
+	// Missing is true when the root does not exist (not an error: default
+	// roots are often absent).
+	Missing bool
+}
+
+// ErrNotDir means a root exists but is not a directory.
+var ErrNotDir = errors.New("root is not a directory")
+
+// maxTreeDepth bounds how deep a skill's own directories may nest.
+const maxTreeDepth = 16
+
+type queued struct {
+	abs, rel string
+	depth    int
+	owner    int // index of the skill this dir belongs to, or -1
+	treeRel  string
+	treeDep  int
+}
+
+// Walk scans one root. It reads each directory once, in a breadth-first,
+// sorted order, so results are deterministic.
+func Walk(ctx context.Context, root Root, lim Limits) (*Result, error) {
+	res := &Result{Root: root}
+	abs, err := filepath.Abs(root.Path)
+	if err != nil {
+		return nil, fmt.Errorf("root %s: %w", root.Path, err)
+	}
+	res.Root.Path = abs
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		res.Missing = true
+		return res, nil
+	case err != nil:
+		return nil, fmt.Errorf("root %s: %w", abs, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := filepath.EvalSymlinks(abs)
+		return nil, fmt.Errorf("root %s is a symbolic link (to %s); skillgate does not follow links: give the real directory as the root", abs, target)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("root %s: %w", abs, ErrNotDir)
+	}
+	queue := []queued{{abs: abs, rel: ".", owner: -1}}
+	treeDirs := map[int]int{}
+	enqueued := 1 // directories outside skill trees queued so far, root included
+	var depthNoted, dirsNoted bool
+	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		q := queue[0]
+		queue = queue[1:]
+		entries, err := os.ReadDir(q.abs)
+		res.Dirs++
+		if err != nil {
+			msg := fmt.Sprintf("cannot read directory %s: %v", q.abs, unwrap(err))
+			if q.owner >= 0 {
+				res.Candidates[q.owner].problem(msg)
+			} else {
+				res.Notes = append(res.Notes, msg)
+			}
+			continue
+		}
+		owner, treeRel, treeDep := q.owner, q.treeRel, q.treeDep
+		name := skillFile(entries)
+		if name != "" && q.rel == "." {
+			res.Notes = append(res.Notes, fmt.Sprintf("root %s is itself a skill; skills are found in the subdirectories of a root, so give its parent directory as the root", abs))
+		}
+		if name != "" && q.rel != "." {
+			// A skill nested in another starts a tree of its own: its
+			// files are not its parent's.
+			res.Candidates = append(res.Candidates, Candidate{
+				Dir:      q.abs,
+				Rel:      q.rel,
+				FileName: name,
+				Category: category(q.rel),
+			})
+			owner, treeRel, treeDep = len(res.Candidates)-1, "", 0
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if skill.Skip(name) {
+				continue
+			}
+			t := e.Type()
+			childAbs := filepath.Join(q.abs, name)
+			if t&fs.ModeSymlink != 0 {
+				res.Notes = append(res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", childAbs))
+				continue
+			}
+			rel := name
+			if q.rel != "." {
+				rel = q.rel + "/" + name
+			}
+			childTreeRel := name
+			if treeRel != "" {
+				childTreeRel = treeRel + "/" + name
+			}
+			switch {
+			case t.IsDir() && owner >= 0:
+				if treeDep+1 > maxTreeDepth || treeDirs[owner] >= lim.MaxTreeDirs {
+					res.Candidates[owner].problem(fmt.Sprintf("skill tree is deeper than %d levels or has more than %d directories; flatten it", maxTreeDepth, lim.MaxTreeDirs))
+					continue
+				}
+				treeDirs[owner]++
+				queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1})
+			case t.IsDir():
+				if q.depth+1 > lim.MaxDepth {
+					if !depthNoted {
+						res.Notes = append(res.Notes, fmt.Sprintf("depth limit %d reached at %s: deeper skills are not found; add a deeper directory as a root", lim.MaxDepth, childAbs))
+						depthNoted = true
+					}
+					res.Truncated = true
+					continue
+				}
+				if enqueued >= lim.MaxDirs {
+					if !dirsNoted {
+						res.Notes = append(res.Notes, fmt.Sprintf("directory limit %d reached in %s: the rest of the root was not scanned; raise --max-dirs or narrow the root", lim.MaxDirs, abs))
+						dirsNoted = true
+					}
+					res.Truncated = true
+					continue
+				}
+				enqueued++
+				queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: -1})
+			case t.IsRegular() && owner >= 0:
+				info, err := e.Info()
+				if err != nil {
+					res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", childAbs, unwrap(err)))
+					continue
+				}
+				c := &res.Candidates[owner]
+				c.Files = append(c.Files, skill.File{Path: childTreeRel, Size: info.Size(), ModTime: info.ModTime()})
+			}
+		}
+	}
+	for i := range res.Candidates {
+		c := &res.Candidates[i]
+		skill.SortFiles(c.Files)
+		if c.Problem == "" {
+			c.checkLimits(lim.Tree)
+		}
+		c.Fingerprint = fingerprint(c.FileName, c.Files)
+	}
+	return res, nil
+}
+
+func (c *Candidate) problem(msg string) {
+	if c.Problem == "" {
+		c.Problem = msg
+	}
+}
+
+func (c *Candidate) checkLimits(lim skill.TreeLimits) {
+	var total int64
+	for _, f := range c.Files {
+		total += f.Size
+	}
+	switch {
+	case len(c.Files) > lim.MaxFiles:
+		c.Problem = fmt.Sprintf("skill tree has %d files, more than %d; remove generated files or split the skill", len(c.Files), lim.MaxFiles)
+	case total > lim.MaxBytes:
+		c.Problem = fmt.Sprintf("skill tree has %d bytes, more than %d; keep large assets out of the skill", total, lim.MaxBytes)
+	}
+}
+
+// skillFile returns the skill file among entries, if any.
+func skillFile(entries []os.DirEntry) string {
+	for _, want := range skill.FileNames {
+		for _, e := range entries {
+			if e.Name() == want && e.Type().IsRegular() {
+				return want
+			}
+		}
+	}
+	return ""
+}
+
+// category derives a category from a skill's path relative to its root:
+// its parent directories, or "" for a skill at the top of the root.
+func category(rel string) string {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return ""
+	}
+	return dir
+}
+
+// fingerprint hashes what stat reveals about the tree.
+func fingerprint(fileName string, files []skill.File) string {
+	h := sha256.New()
+	h.Write([]byte(fileName))
+	var buf []byte
+	for _, f := range files {
+		buf = buf[:0]
+		buf = append(buf, 0)
+		buf = append(buf, f.Path...)
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, f.Size, 10)
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, f.ModTime.UnixNano(), 10)
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// SortCandidates orders candidates by relative path.
+func SortCandidates(cs []Candidate) {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Rel < cs[j].Rel })
+}

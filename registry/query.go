@@ -1,0 +1,166 @@
+package registry
+
+import (
+	"context"
+	"strings"
+
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+)
+
+// Query filters the registry. The zero Query selects every enabled, valid
+// skill that wins precedence.
+type Query struct {
+	// AgentTier keeps skills whose invokable_by includes it (the pool of
+	// an agent of that tier).
+	AgentTier skill.AgentTier
+	// Tier keeps skills of that skill tier (1–3); 0 keeps all.
+	Tier       int
+	Category   string
+	Scope      string
+	NamePrefix string
+	// Disabled includes disabled skills; Rejected includes rejected ones;
+	// Shadowed includes versions hidden by a higher scope.
+	Disabled bool
+	Rejected bool
+	Shadowed bool
+}
+
+// Entry is one skill in query results.
+type Entry struct {
+	store.Version
+	// ShadowedBy is set on a version hidden by another directory.
+	ShadowedBy string `json:"shadowed_by,omitempty"`
+}
+
+// List returns the skills matching q, ordered by identity.
+func (r *Registry) List(ctx context.Context, q Query) ([]Entry, error) {
+	all, err := r.store.Versions(ctx, store.Filter{Category: q.Category, Scope: q.Scope})
+	if err != nil {
+		return nil, err
+	}
+	// Precedence is decided over every root, before filters that could
+	// hide the winner.
+	if q.Category != "" || q.Scope != "" {
+		if all, err = r.store.Versions(ctx, store.Filter{}); err != nil {
+			return nil, err
+		}
+	}
+	winners, shadows := resolve(all)
+	var out []Entry
+	for _, v := range winners {
+		out = append(out, Entry{Version: v})
+	}
+	if q.Shadowed {
+		byDir := map[string]store.Version{}
+		for _, v := range all {
+			byDir[v.Dir] = v
+		}
+		for _, s := range shadows {
+			out = append(out, Entry{Version: byDir[s.Loser], ShadowedBy: s.Winner})
+		}
+	}
+	filtered := out[:0]
+	for _, e := range out {
+		if keep(e, q) {
+			filtered = append(filtered, e)
+		}
+	}
+	return filtered, nil
+}
+
+func keep(e Entry, q Query) bool {
+	switch {
+	case !e.Valid && !q.Rejected:
+		return false
+	case !e.Enabled && !q.Disabled:
+		return false
+	case q.Tier != 0 && e.Tier != q.Tier:
+		return false
+	case q.Category != "" && e.Category != q.Category:
+		return false
+	case q.Scope != "" && e.Scope != q.Scope:
+		return false
+	case q.NamePrefix != "" && !strings.HasPrefix(e.Name, q.NamePrefix):
+		return false
+	case q.AgentTier != "":
+		for _, t := range e.InvokableBy {
+			if t == string(q.AgentTier) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// Get returns the skill a user means by name: an exact identity
+// ("escrituras/compraventa"), else a bare name that only one category uses.
+// It considers valid skills that win precedence, enabled or not.
+func (r *Registry) Get(ctx context.Context, name string) (*Entry, error) {
+	es, err := r.List(ctx, Query{Disabled: true})
+	if err != nil {
+		return nil, err
+	}
+	var byName []Entry
+	for _, e := range es {
+		if e.Key == name {
+			return &e, nil
+		}
+		if e.Name == name {
+			byName = append(byName, e)
+		}
+	}
+	switch len(byName) {
+	case 0:
+		return nil, errorf(ErrNotFound, "%q; run 'skillgate ls' to see the skills, or 'skillgate scan' to refresh", name)
+	case 1:
+		return &byName[0], nil
+	}
+	keys := make([]string, len(byName))
+	for i, e := range byName {
+		keys[i] = e.Key
+	}
+	return nil, errorf(ErrAmbiguous, "%q is %s; name one of them with its category", name, strings.Join(keys, ", "))
+}
+
+// Details is everything known about one skill: the version in effect, the
+// versions it shadows, rejected versions at the same name, and history.
+type Details struct {
+	Entry    *Entry          `json:"skill"`
+	Shadowed []store.Version `json:"shadowed"`
+	History  []store.Version `json:"history"`
+}
+
+// Show returns the details of a skill by name or identity. A rejected
+// skill is found by its name too, so its reasons can be read.
+func (r *Registry) Show(ctx context.Context, name string) (*Details, error) {
+	e, err := r.Get(ctx, name)
+	if err != nil {
+		rej, lerr := r.List(ctx, Query{Disabled: true, Rejected: true})
+		if lerr != nil {
+			return nil, lerr
+		}
+		for _, x := range rej {
+			if !x.Valid && (x.Name == name || x.Rel == name || x.Dir == name) {
+				x := x
+				return &Details{Entry: &x, Shadowed: []store.Version{}, History: []store.Version{}}, nil
+			}
+		}
+		return nil, err
+	}
+	d := &Details{Entry: e, Shadowed: []store.Version{}, History: []store.Version{}}
+	same, err := r.store.Versions(ctx, store.Filter{Key: e.Key, History: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range same {
+		switch {
+		case v.Current && v.Dir != e.Dir:
+			d.Shadowed = append(d.Shadowed, v)
+		case !v.Current:
+			d.History = append(d.History, v)
+		}
+	}
+	return d, nil
+}

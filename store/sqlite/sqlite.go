@@ -1,0 +1,355 @@
+// Package sqlite is the embedded default [store.Store]: one SQLite file,
+// through the pure-Go modernc.org/sqlite driver (no cgo), with schema
+// migrations applied on open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/store"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DB is a SQLite-backed store. It is safe for concurrent use.
+type DB struct {
+	db   *sql.DB
+	path string
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+var _ store.Store = (*DB)(nil)
+
+// migrations are applied in order; each runs once, in its own transaction,
+// recorded in schema_migrations. Never edit one that has shipped: append.
+var migrations = []string{
+	`CREATE TABLE roots (
+		path      TEXT PRIMARY KEY,
+		scope     TEXT NOT NULL,
+		position  INTEGER NOT NULL,
+		last_scan INTEGER NOT NULL,
+		notes     TEXT NOT NULL DEFAULT '[]'
+	);
+	CREATE TABLE versions (
+		id           INTEGER PRIMARY KEY,
+		key          TEXT NOT NULL,
+		name         TEXT NOT NULL,
+		description  TEXT NOT NULL,
+		category     TEXT NOT NULL,
+		version      TEXT NOT NULL,
+		tier         INTEGER NOT NULL,
+		invokable_by TEXT NOT NULL,
+		root         TEXT NOT NULL REFERENCES roots(path) ON DELETE CASCADE,
+		dir          TEXT NOT NULL,
+		rel          TEXT NOT NULL,
+		file         TEXT NOT NULL,
+		digest       TEXT NOT NULL,
+		fingerprint  TEXT NOT NULL,
+		valid        INTEGER NOT NULL,
+		enabled      INTEGER NOT NULL,
+		frontmatter  TEXT,
+		diagnostics  TEXT NOT NULL,
+		files        TEXT,
+		current      INTEGER NOT NULL,
+		first_seen   INTEGER NOT NULL,
+		last_seen    INTEGER NOT NULL,
+		UNIQUE (dir, digest)
+	);
+	CREATE INDEX versions_root_current ON versions (root, current);
+	CREATE INDEX versions_key ON versions (key);
+	CREATE UNIQUE INDEX versions_one_current ON versions (dir) WHERE current = 1;`,
+}
+
+// Open opens (creating if needed) the database file at path and migrates
+// it to the current schema.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &DB{db: db, path: path, Now: time.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *DB) Path() string { return s.path }
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+func (s *DB) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate %s: %w", s.path, err)
+	}
+	var have int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("migrate %s: %w", s.path, err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("store %s has schema version %d, newer than this skillgate understands (%d): upgrade skillgate", s.path, have, len(migrations))
+	}
+	for v := have + 1; v <= len(migrations); v++ {
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, s.Now().UnixNano())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s to version %d: %w", s.path, v, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the applied schema version.
+func (s *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+func (s *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Refs implements [store.Store].
+func (s *DB) Refs(ctx context.Context, root string) (map[string]store.Ref, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, dir, fingerprint, digest FROM versions WHERE root = ? AND current = 1`, root)
+	if err != nil {
+		return nil, fmt.Errorf("refs of %s: %w", root, err)
+	}
+	defer rows.Close()
+	out := map[string]store.Ref{}
+	for rows.Next() {
+		var r store.Ref
+		var dir string
+		if err := rows.Scan(&r.ID, &dir, &r.Fingerprint, &r.Digest); err != nil {
+			return nil, fmt.Errorf("refs of %s: %w", root, err)
+		}
+		out[dir] = r
+	}
+	return out, rows.Err()
+}
+
+// ApplyScans implements [store.Store].
+func (s *DB) ApplyScans(ctx context.Context, scans []store.RootScan) error {
+	now := s.Now().UnixNano()
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		keep := make([]any, 0, len(scans))
+		for _, sc := range scans {
+			keep = append(keep, sc.Root)
+		}
+		q := `DELETE FROM roots`
+		if len(keep) > 0 {
+			q += ` WHERE path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-1) + `)`
+		}
+		if _, err := tx.ExecContext(ctx, q, keep...); err != nil {
+			return fmt.Errorf("forget old roots: %w", err)
+		}
+		for _, sc := range scans {
+			if err := applyScan(ctx, tx, sc, now); err != nil {
+				return fmt.Errorf("apply scan of %s: %w", sc.Root, err)
+			}
+		}
+		return nil
+	})
+}
+
+func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) error {
+	notes, _ := json.Marshal(nonNil(sc.Notes))
+	if _, err := tx.ExecContext(ctx, `INSERT INTO roots (path, scope, position, last_scan, notes) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
+		sc.Root, sc.Scope, sc.Position, now, string(notes)); err != nil {
+		return err
+	}
+	for _, dir := range sc.Gone {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM versions WHERE dir = ?`, dir); err != nil {
+			return err
+		}
+	}
+	if len(sc.Upserts) == 0 {
+		return nil
+	}
+	prevStmt, err := tx.PrepareContext(ctx, `SELECT id, digest, enabled FROM versions WHERE dir = ? AND current = 1`)
+	if err != nil {
+		return err
+	}
+	defer prevStmt.Close()
+	retire, err := tx.PrepareContext(ctx, `UPDATE versions SET current = 0, last_seen = ? WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer retire.Close()
+	upsert, err := tx.PrepareContext(ctx, `INSERT INTO versions
+		(key, name, description, category, version, tier, invokable_by, root, dir, rel, file, digest, fingerprint,
+		 valid, enabled, frontmatter, diagnostics, files, current, first_seen, last_seen)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+		ON CONFLICT (dir, digest) DO UPDATE SET
+			key = excluded.key, name = excluded.name, description = excluded.description,
+			category = excluded.category, version = excluded.version, tier = excluded.tier,
+			invokable_by = excluded.invokable_by, root = excluded.root, rel = excluded.rel,
+			file = excluded.file, fingerprint = excluded.fingerprint, valid = excluded.valid,
+			frontmatter = excluded.frontmatter, diagnostics = excluded.diagnostics,
+			files = excluded.files, current = 1, last_seen = excluded.last_seen`)
+	if err != nil {
+		return err
+	}
+	defer upsert.Close()
+	for _, v := range sc.Upserts {
+		enabled := true
+		var prevID int64
+		var prevDigest string
+		err := prevStmt.QueryRowContext(ctx, v.Dir).Scan(&prevID, &prevDigest, &enabled)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			enabled = true
+		case err != nil:
+			return err
+		case prevDigest != v.Digest:
+			if _, err := retire.ExecContext(ctx, now, prevID); err != nil {
+				return err
+			}
+		}
+		inv, _ := json.Marshal(nonNil(v.InvokableBy))
+		if _, err := upsert.ExecContext(ctx, v.Key, v.Name, v.Description, v.Category, v.Version, v.Tier, string(inv),
+			sc.Root, v.Dir, v.Rel, v.File, v.Digest, v.Fingerprint, v.Valid, enabled,
+			nullJSON(v.Frontmatter), jsonOr(v.Diagnostics, "[]"), nullJSON(v.Files), now, now); err != nil {
+			return fmt.Errorf("record %s: %w", v.Dir, err)
+		}
+	}
+	return nil
+}
+
+// Versions implements [store.Store].
+func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, error) {
+	q := `SELECT v.id, v.key, v.name, v.description, v.category, v.version, v.tier, v.invokable_by,
+			v.root, r.scope, v.dir, v.rel, v.file, v.digest, v.fingerprint, v.valid, v.enabled,
+			v.frontmatter, v.diagnostics, v.files, v.current, v.first_seen,
+			CASE WHEN v.current = 1 THEN r.last_scan ELSE v.last_seen END
+		FROM versions v JOIN roots r ON r.path = v.root WHERE 1 = 1`
+	var args []any
+	if !f.History {
+		q += ` AND v.current = 1`
+	}
+	for _, c := range []struct{ col, val string }{{"v.key", f.Key}, {"v.name", f.Name}, {"v.dir", f.Dir}, {"v.category", f.Category}, {"r.scope", f.Scope}} {
+		if c.val != "" {
+			q += ` AND ` + c.col + ` = ?`
+			args = append(args, c.val)
+		}
+	}
+	q += ` ORDER BY v.key, r.position, v.dir, v.first_seen`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query versions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Version
+	for rows.Next() {
+		var v store.Version
+		var inv string
+		var fm, files sql.NullString
+		var diags string
+		var first, last int64
+		if err := rows.Scan(&v.ID, &v.Key, &v.Name, &v.Description, &v.Category, &v.Version, &v.Tier, &inv,
+			&v.Root, &v.Scope, &v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &v.Valid, &v.Enabled,
+			&fm, &diags, &files, &v.Current, &first, &last); err != nil {
+			return nil, fmt.Errorf("query versions: %w", err)
+		}
+		if err := json.Unmarshal([]byte(inv), &v.InvokableBy); err != nil {
+			return nil, fmt.Errorf("version %d: invokable_by: %w", v.ID, err)
+		}
+		if fm.Valid {
+			v.Frontmatter = json.RawMessage(fm.String)
+		}
+		if files.Valid {
+			v.Files = json.RawMessage(files.String)
+		}
+		v.Diagnostics = json.RawMessage(diags)
+		v.FirstSeen, v.LastSeen = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// SetEnabled implements [store.Store].
+func (s *DB) SetEnabled(ctx context.Context, key string, enabled bool) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE versions SET enabled = ? WHERE key = ? AND current = 1`, enabled, key)
+	if err != nil {
+		return fmt.Errorf("set enabled %s: %w", key, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("skill %q: %w", key, store.ErrNotFound)
+	}
+	return nil
+}
+
+// Roots implements [store.Store].
+func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT path, scope, position, last_scan, notes FROM roots ORDER BY position`)
+	if err != nil {
+		return nil, fmt.Errorf("query roots: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Root
+	for rows.Next() {
+		var r store.Root
+		var last int64
+		var notes string
+		if err := rows.Scan(&r.Path, &r.Scope, &r.Position, &last, &notes); err != nil {
+			return nil, fmt.Errorf("query roots: %w", err)
+		}
+		r.LastScan = time.Unix(0, last).UTC()
+		if err := json.Unmarshal([]byte(notes), &r.Notes); err != nil {
+			return nil, fmt.Errorf("root %s notes: %w", r.Path, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func jsonOr(b json.RawMessage, def string) string {
+	if len(b) == 0 {
+		return def
+	}
+	return string(b)
+}

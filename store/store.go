@@ -1,0 +1,123 @@
+// Package store defines how skillgate persists its registry: the records,
+// the [Store] interface and its error kinds. Implementations live in
+// subpackages named for their dependency: store/sqlite is the embedded
+// default.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Error kinds returned (wrapped) by every Store implementation.
+var (
+	// ErrNotFound means no record matches.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means the change contradicts the stored state.
+	ErrConflict = errors.New("conflict")
+)
+
+// Version is one skill version: one content digest of one skill directory,
+// with everything the scan learned about it.
+type Version struct {
+	ID int64 `json:"-"`
+	// Key is the skill's identity ("category/name", or the name alone).
+	// A skill whose name could not be read is keyed by its directory.
+	Key         string   `json:"key"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Category    string   `json:"category,omitempty"`
+	Version     string   `json:"version,omitempty"`
+	Tier        int      `json:"tier"`
+	InvokableBy []string `json:"invokable_by"`
+
+	// Root is the root directory it was found under and Scope that root's
+	// scope; Dir is the skill directory and Rel it relative to Root.
+	Root  string `json:"root"`
+	Scope string `json:"scope"`
+	Dir   string `json:"dir"`
+	Rel   string `json:"rel"`
+	File  string `json:"file"`
+
+	Digest      string `json:"digest,omitempty"`
+	Fingerprint string `json:"-"`
+
+	// Valid is false for a rejected skill; Diagnostics say why.
+	Valid       bool            `json:"valid"`
+	Enabled     bool            `json:"enabled"`
+	Frontmatter json.RawMessage `json:"frontmatter,omitempty"`
+	Diagnostics json.RawMessage `json:"diagnostics"`
+	// Files is the JSON list of the tree's files (path and size).
+	Files json.RawMessage `json:"files,omitempty"`
+
+	// Current is true for the version on disk now; older versions of the
+	// same directory are kept as history.
+	Current   bool      `json:"current"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+}
+
+// Ref is the little a rescan needs to know about a directory's current
+// version to decide whether it changed.
+type Ref struct {
+	ID          int64
+	Fingerprint string
+	Digest      string
+}
+
+// RootScan is the outcome of scanning one root, applied atomically.
+type RootScan struct {
+	Root     string
+	Scope    string
+	Position int // order among the configured roots, for precedence ties
+	// Upserts are versions that are new or changed since the last scan.
+	Upserts []Version
+	// Gone are directories that no longer hold a skill.
+	Gone []string
+	// Notes are findings about the root (bounds hit, links skipped).
+	Notes []string
+}
+
+// Root is a configured root as last scanned.
+type Root struct {
+	Path     string    `json:"path"`
+	Scope    string    `json:"scope"`
+	Position int       `json:"position"`
+	LastScan time.Time `json:"last_scan"`
+	Notes    []string  `json:"notes,omitempty"`
+}
+
+// Filter selects versions. The zero Filter selects every current version.
+type Filter struct {
+	Key      string // exact identity
+	Name     string // exact name
+	Dir      string // exact directory
+	Category string
+	Scope    string
+	// History includes versions that are no longer current.
+	History bool
+}
+
+// Store persists the registry. Every method is safe for concurrent use, and
+// every change is one transaction.
+type Store interface {
+	// Refs returns the current version of each skill directory under root,
+	// keyed by directory.
+	Refs(ctx context.Context, root string) (map[string]Ref, error)
+	// ApplyScans records the scans of the configured roots in one
+	// transaction: upserts become current, gone directories leave the
+	// registry, and roots not among scans are forgotten with their skills.
+	ApplyScans(ctx context.Context, scans []RootScan) error
+	// Versions returns the versions matching f, ordered by key, then root
+	// position, then directory, then first seen.
+	Versions(ctx context.Context, f Filter) ([]Version, error)
+	// SetEnabled enables or disables the current versions with the given
+	// key. It returns ErrNotFound when there are none.
+	SetEnabled(ctx context.Context, key string, enabled bool) error
+	// Roots returns the configured roots in precedence order.
+	Roots(ctx context.Context) ([]Root, error)
+	// Close releases the store.
+	Close() error
+}
