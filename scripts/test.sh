@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test.sh runs skillgate's whole test suite with every real component the
+# tests use: it installs what is missing (Debian packages, the npm MCP
+# servers, the versitygw S3 server), starts the servers on loopback, runs
+# `go test -race ./...`, and stops them again.
+#
+# Usage: scripts/test.sh [go test flags...]   e.g. scripts/test.sh -run Corpus
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log() { echo "test.sh: $*" >&2; }
+
+# Debian packages the tests need: Node.js for the npm MCP servers.
+need_apt=()
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+if ((${#need_apt[@]} > 0)); then
+	log "installing ${need_apt[*]} with apt-get"
+	if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
+	$SUDO apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >&2
+fi
+
+# Go modules.
+go mod download
+
+# Real third-party MCP servers from npm.
+if [[ -x scripts/setup-npm.sh ]]; then
+	eval "$(scripts/setup-npm.sh)"
+fi
+
+# A real S3-compatible server on loopback.
+if [[ -x scripts/setup-s3.sh ]]; then
+	eval "$(scripts/setup-s3.sh)"
+	trap 'scripts/setup-s3.sh stop' EXIT
+fi
+
+# The public skill corpus, when it sits beside the checkout (tests skip
+# cleanly without it).
+if [[ -z "${SKILLGATE_CORPUS:-}" && -f ../shared/corpus/verdicts.jsonl ]]; then
+	export SKILLGATE_CORPUS="$(cd ../shared/corpus && pwd)"
+fi
+
+go vet ./...
+go test -race -count=1 "$@" ./...

@@ -1,0 +1,72 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/store/sqlite"
+	_ "modernc.org/sqlite"
+)
+
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sub", "skillgate.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := db.SchemaVersion(ctx); err != nil || v != 1 {
+		t.Fatalf("schema version %d %v", v, err)
+	}
+	db.Close()
+	// Reopening applies nothing twice.
+	db, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// A database from a newer skillgate is refused, not damaged.
+	raw, _ := sql.Open("sqlite", path)
+	if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (99, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if _, err := sqlite.Open(ctx, path); err == nil || !strings.Contains(err.Error(), "has schema version 99, newer than this skillgate understands (1): upgrade skillgate") {
+		t.Errorf("newer schema: %v", err)
+	}
+}
+
+func TestApplyScansHistory(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v := store.Version{Key: "a", Name: "a", Dir: "/r/a", Rel: "a", File: "/r/a/SKILL.md", Digest: "sha256:1", Fingerprint: "f1", Valid: true, InvokableBy: []string{"T0"}}
+	if err := db.ApplyScans(ctx, []store.RootScan{{Root: "/r", Scope: "project", Upserts: []store.Version{v}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A new digest for the same directory retires the old version.
+	v2 := v
+	v2.Digest, v2.Fingerprint = "sha256:2", "f2"
+	if err := db.ApplyScans(ctx, []store.RootScan{{Root: "/r", Scope: "project", Upserts: []store.Version{v2}}}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := db.Versions(ctx, store.Filter{History: true})
+	if err != nil || len(vs) != 2 || vs[0].Current || !vs[1].Current || vs[1].Digest != "sha256:2" {
+		t.Fatalf("history: %+v %v", vs, err)
+	}
+	if err := db.SetEnabled(ctx, "nope", false); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SetEnabled missing: %v", err)
+	}
+	refs, err := db.Refs(ctx, "/r")
+	if err != nil || len(refs) != 1 || refs["/r/a"].Fingerprint != "f2" {
+		t.Errorf("refs %v %v", refs, err)
+	}
+}
