@@ -22,6 +22,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/skillgate/skillgate/skill"
 )
@@ -157,6 +160,50 @@ type Result struct {
 // ErrNotDir means a root exists but is not a directory.
 var ErrNotDir = errors.New("root is not a directory")
 
+// walkWorkers read the directories of one level of the walk in parallel:
+// the walk is bound by system calls, which overlap well even on two cores.
+const walkWorkers = 4
+
+// dirRead is one directory's entries, or why it could not be read.
+type dirRead struct {
+	entries []entry
+	err     error
+}
+
+// readLevel reads the directories of one breadth-first level in parallel;
+// results keep the level's order, so the walk stays deterministic.
+func readLevel(ctx context.Context, level []queued) ([]dirRead, error) {
+	out := make([]dirRead, len(level))
+	read := func(i int) {
+		q := level[i]
+		es, err := readDir(q.abs, needStat(q.owner >= 0, q.rel == "."))
+		out[i] = dirRead{entries: es, err: err}
+	}
+	if len(level) < 8 {
+		for i := range level {
+			read(i)
+		}
+		return out, ctx.Err()
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := 0; w < walkWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(level) || ctx.Err() != nil {
+					return
+				}
+				read(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return out, ctx.Err()
+}
+
 // maxTreeDepth bounds how deep a skill's own directories may nest.
 const maxTreeDepth = 16
 
@@ -190,100 +237,102 @@ func Walk(ctx context.Context, root Root, lim Limits) (*Result, error) {
 	case !fi.IsDir():
 		return nil, fmt.Errorf("root %s: %w", abs, ErrNotDir)
 	}
-	queue := []queued{{abs: abs, rel: ".", owner: -1}}
+	level := []queued{{abs: abs, rel: ".", owner: -1}}
 	treeDirs := map[int]int{}
 	enqueued := 1 // directories outside skill trees queued so far, root included
 	var depthNoted, dirsNoted bool
-	for len(queue) > 0 {
-		if err := ctx.Err(); err != nil {
+	for len(level) > 0 {
+		reads, err := readLevel(ctx, level)
+		if err != nil {
 			return nil, err
 		}
-		q := queue[0]
-		queue = queue[1:]
-		entries, err := os.ReadDir(q.abs)
-		res.Dirs++
-		if err != nil {
-			msg := fmt.Sprintf("cannot read directory %s: %v", q.abs, unwrap(err))
-			if q.owner >= 0 {
-				res.Candidates[q.owner].problem(msg)
-			} else {
-				res.Notes = append(res.Notes, msg)
-			}
-			continue
-		}
-		owner, treeRel, treeDep := q.owner, q.treeRel, q.treeDep
-		name := skillFile(entries)
-		if name != "" && q.rel == "." {
-			res.Notes = append(res.Notes, fmt.Sprintf("root %s is itself a skill; skills are found in the subdirectories of a root, so give its parent directory as the root", abs))
-		}
-		if name != "" && q.rel != "." {
-			// A skill nested in another starts a tree of its own: its
-			// files are not its parent's.
-			res.Candidates = append(res.Candidates, Candidate{
-				Dir:      q.abs,
-				Rel:      q.rel,
-				FileName: name,
-				Category: category(q.rel),
-			})
-			owner, treeRel, treeDep = len(res.Candidates)-1, "", 0
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if skill.Skip(name) {
+		var queue []queued
+		for li, q := range level {
+			entries, err := reads[li].entries, reads[li].err
+			res.Dirs++
+			if err != nil {
+				msg := fmt.Sprintf("cannot read directory %s: %v", q.abs, unwrap(err))
+				if q.owner >= 0 {
+					res.Candidates[q.owner].problem(msg)
+				} else {
+					res.Notes = append(res.Notes, msg)
+				}
 				continue
 			}
-			t := e.Type()
-			childAbs := filepath.Join(q.abs, name)
-			if t&fs.ModeSymlink != 0 {
-				res.Notes = append(res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", childAbs))
-				continue
+			owner, treeRel, treeDep := q.owner, q.treeRel, q.treeDep
+			name := skillFile(entries)
+			if name != "" && q.rel == "." {
+				res.Notes = append(res.Notes, fmt.Sprintf("root %s is itself a skill; skills are found in the subdirectories of a root, so give its parent directory as the root", abs))
 			}
-			rel := name
-			if q.rel != "." {
-				rel = q.rel + "/" + name
+			if name != "" && q.rel != "." {
+				// A skill nested in another starts a tree of its own: its
+				// files are not its parent's.
+				res.Candidates = append(res.Candidates, Candidate{
+					Dir:      q.abs,
+					Rel:      q.rel,
+					FileName: name,
+					Category: category(q.rel),
+				})
+				owner, treeRel, treeDep = len(res.Candidates)-1, "", 0
 			}
-			childTreeRel := name
-			if treeRel != "" {
-				childTreeRel = treeRel + "/" + name
-			}
-			switch {
-			case t.IsDir() && owner >= 0:
-				if treeDep+1 > maxTreeDepth || treeDirs[owner] >= lim.MaxTreeDirs {
-					res.Candidates[owner].problem(fmt.Sprintf("skill tree is deeper than %d levels or has more than %d directories; flatten it", maxTreeDepth, lim.MaxTreeDirs))
+			for _, e := range entries {
+				name := e.name
+				if skill.Skip(name) {
 					continue
 				}
-				treeDirs[owner]++
-				queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1})
-			case t.IsDir():
-				if q.depth+1 > lim.MaxDepth {
-					if !depthNoted {
-						res.Notes = append(res.Notes, fmt.Sprintf("depth limit %d reached at %s: deeper skills are not found; add a deeper directory as a root", lim.MaxDepth, childAbs))
-						depthNoted = true
+				childAbs := filepath.Join(q.abs, name)
+				if e.isSymlink() {
+					res.Notes = append(res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", childAbs))
+					continue
+				}
+				rel := name
+				if q.rel != "." {
+					rel = q.rel + "/" + name
+				}
+				childTreeRel := name
+				if treeRel != "" {
+					childTreeRel = treeRel + "/" + name
+				}
+				switch {
+				case e.isDir() && owner >= 0:
+					if treeDep+1 > maxTreeDepth || treeDirs[owner] >= lim.MaxTreeDirs {
+						res.Candidates[owner].problem(fmt.Sprintf("skill tree is deeper than %d levels or has more than %d directories; flatten it", maxTreeDepth, lim.MaxTreeDirs))
+						continue
 					}
-					res.Truncated = true
-					continue
-				}
-				if enqueued >= lim.MaxDirs {
-					if !dirsNoted {
-						res.Notes = append(res.Notes, fmt.Sprintf("directory limit %d reached in %s: the rest of the root was not scanned; raise --max-dirs or narrow the root", lim.MaxDirs, abs))
-						dirsNoted = true
+					treeDirs[owner]++
+					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1})
+				case e.isDir():
+					if q.depth+1 > lim.MaxDepth {
+						if !depthNoted {
+							res.Notes = append(res.Notes, fmt.Sprintf("depth limit %d reached at %s: deeper skills are not found; add a deeper directory as a root", lim.MaxDepth, childAbs))
+							depthNoted = true
+						}
+						res.Truncated = true
+						continue
 					}
-					res.Truncated = true
-					continue
+					if enqueued >= lim.MaxDirs {
+						if !dirsNoted {
+							res.Notes = append(res.Notes, fmt.Sprintf("directory limit %d reached in %s: the rest of the root was not scanned; raise --max-dirs or narrow the root", lim.MaxDirs, abs))
+							dirsNoted = true
+						}
+						res.Truncated = true
+						continue
+					}
+					enqueued++
+					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: -1})
+				case e.isRegular() && owner >= 0:
+					if e.statErr != nil {
+						res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", childAbs, e.statErr))
+						continue
+					}
+					c := &res.Candidates[owner]
+					c.Files = append(c.Files, skill.File{Path: childTreeRel, Size: e.size, ModTime: time.Unix(0, e.mtime)})
 				}
-				enqueued++
-				queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: -1})
-			case t.IsRegular() && owner >= 0:
-				info, err := e.Info()
-				if err != nil {
-					res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", childAbs, unwrap(err)))
-					continue
-				}
-				c := &res.Candidates[owner]
-				c.Files = append(c.Files, skill.File{Path: childTreeRel, Size: info.Size(), ModTime: info.ModTime()})
 			}
 		}
+		level = queue
 	}
+
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
 		skill.SortFiles(c.Files)
@@ -315,10 +364,10 @@ func (c *Candidate) checkLimits(lim skill.TreeLimits) {
 }
 
 // skillFile returns the skill file among entries, if any.
-func skillFile(entries []os.DirEntry) string {
+func skillFile(entries []entry) string {
 	for _, want := range skill.FileNames {
 		for _, e := range entries {
-			if e.Name() == want && e.Type().IsRegular() {
+			if e.name == want && e.isRegular() {
 				return want
 			}
 		}

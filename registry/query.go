@@ -24,6 +24,8 @@ type Query struct {
 	Disabled bool
 	Rejected bool
 	Shadowed bool
+	// Full loads each entry's frontmatter, files and diagnostics.
+	Full bool
 }
 
 // Entry is one skill in query results.
@@ -35,16 +37,11 @@ type Entry struct {
 
 // List returns the skills matching q, ordered by identity.
 func (r *Registry) List(ctx context.Context, q Query) ([]Entry, error) {
-	all, err := r.store.Versions(ctx, store.Filter{Category: q.Category, Scope: q.Scope})
-	if err != nil {
-		return nil, err
-	}
 	// Precedence is decided over every root, before filters that could
 	// hide the winner.
-	if q.Category != "" || q.Scope != "" {
-		if all, err = r.store.Versions(ctx, store.Filter{}); err != nil {
-			return nil, err
-		}
+	all, err := r.store.Versions(ctx, store.Filter{Brief: !q.Full})
+	if err != nil {
+		return nil, err
 	}
 	winners, shadows := resolve(all)
 	var out []Entry
@@ -98,7 +95,7 @@ func keep(e Entry, q Query) bool {
 // ("escrituras/compraventa"), else a bare name that only one category uses.
 // It considers valid skills that win precedence, enabled or not.
 func (r *Registry) Get(ctx context.Context, name string) (*Entry, error) {
-	es, err := r.List(ctx, Query{Disabled: true})
+	es, err := r.List(ctx, Query{Disabled: true, Full: true})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +134,7 @@ type Details struct {
 func (r *Registry) Show(ctx context.Context, name string) (*Details, error) {
 	e, err := r.Get(ctx, name)
 	if err != nil {
-		rej, lerr := r.List(ctx, Query{Disabled: true, Rejected: true})
+		rej, lerr := r.List(ctx, Query{Disabled: true, Rejected: true, Full: true})
 		if lerr != nil {
 			return nil, lerr
 		}

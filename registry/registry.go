@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -168,7 +170,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	if err := r.store.ApplyScans(ctx, scans); err != nil {
 		return nil, err
 	}
-	all, err := r.store.Versions(ctx, store.Filter{})
+	all, err := r.store.Versions(ctx, store.Filter{Brief: true})
 	if err != nil {
 		return nil, err
 	}
@@ -243,40 +245,60 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 }
 
 // parseCandidate validates one skill leniently and hashes its tree. A bad
-// skill is not an error: it is recorded as rejected with its reasons.
+// skill is not an error: it is recorded as rejected with its reasons. The
+// skill directory is opened as an [os.Root], so no read can leave it even if
+// the tree changes under the scan.
 func parseCandidate(ctx context.Context, root string, c discover.Candidate) (store.Version, error) {
 	v := store.Version{Root: root, Dir: c.Dir, Rel: c.Rel, File: c.Dir + string(os.PathSeparator) + c.FileName, Fingerprint: c.Fingerprint, Category: c.Category}
-	var s *skill.Skill
-	if c.Problem != "" {
-		s = &skill.Skill{Category: c.Category, Diagnostics: []skill.Diagnostic{{Severity: skill.SeverityError, Message: c.Problem}}}
-	} else {
-		var err error
-		s, err = skill.Load(ctx, c.Dir, skill.Options{Mode: skill.Lenient, Category: c.Category})
-		if err != nil {
-			return v, err
+	if err := ctx.Err(); err != nil {
+		return v, err
+	}
+	opts := skill.Options{Mode: skill.Lenient, Category: c.Category}
+	s, err := loadCandidate(ctx, c, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return v, ctx.Err()
 		}
-		if s.Valid() {
-			d, err := digestTree(ctx, c)
-			if err != nil {
-				if ctx.Err() != nil {
-					return v, ctx.Err()
-				}
-				s.Diagnostics = append(s.Diagnostics, skill.Diagnostic{Severity: skill.SeverityError, Message: "cannot hash the skill tree: " + err.Error()})
-			}
-			s.Digest = d
-		}
+		s = &skill.Skill{Category: c.Category, Tier: skill.DefaultTier}
+		s.Diagnostics = []skill.Diagnostic{{Severity: skill.SeverityError, Message: err.Error()}}
 	}
 	fillVersion(&v, s, c)
 	return v, nil
 }
 
-func digestTree(ctx context.Context, c discover.Candidate) (string, error) {
-	root, err := os.OpenRoot(c.Dir)
-	if err != nil {
-		return "", err
+// loadCandidate reads, parses and hashes one candidate.
+func loadCandidate(ctx context.Context, c discover.Candidate, opts skill.Options) (*skill.Skill, error) {
+	if c.Problem != "" {
+		return nil, errors.New(c.Problem)
 	}
-	defer root.Close()
-	return skill.Digest(ctx, root.FS(), c.Files)
+	tree, err := discover.OpenTree(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %w", c.Dir, err)
+	}
+	defer tree.Close()
+	f, err := tree.Open(c.FileName)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
+	}
+	content, err := io.ReadAll(io.LimitReader(f, skill.MaxFileBytes+1))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
+	}
+	s := skill.Parse(content, filepath.Base(c.Dir), opts)
+	s.Dir, s.File = c.Dir, filepath.Join(c.Dir, c.FileName)
+	if !s.Valid() {
+		return s, nil
+	}
+	d, err := skill.DigestWith(ctx, tree, c.Files, c.FileName, content)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.Diagnostics = append(s.Diagnostics, skill.Diagnostic{Severity: skill.SeverityError, Message: "cannot hash the skill tree: " + err.Error()})
+	}
+	s.Digest = d
+	return s, nil
 }
 
 func fillVersion(v *store.Version, s *skill.Skill, c discover.Candidate) {

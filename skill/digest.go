@@ -108,6 +108,13 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }
 // (as ListFiles returns them); a file whose size changed meanwhile is an
 // error, so a digest never describes a tree that did not exist.
 func Digest(ctx context.Context, fsys fs.FS, files []File) (string, error) {
+	return DigestWith(ctx, fsys, files, "", nil)
+}
+
+// DigestWith is [Digest] for a caller that already holds the content of
+// one file (typically SKILL.md, just parsed): that file is hashed from
+// content instead of being read again. Its size must match the listing.
+func DigestWith(ctx context.Context, fsys fs.FS, files []File, knownPath string, known []byte) (string, error) {
 	h := sha256.New()
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -117,11 +124,26 @@ func Digest(ctx context.Context, fsys fs.FS, files []File) (string, error) {
 				return "", err
 			}
 		}
+		if f.Path == knownPath && knownPath != "" {
+			if int64(len(known)) != f.Size {
+				return "", fmt.Errorf("digest %s: file changed while being read (%d bytes, expected %d); scan again", f.Path, len(known), f.Size)
+			}
+			writeHeader(h, f.Path, f.Size)
+			h.Write(known)
+			continue
+		}
 		if err := digestFile(h, fsys, f, *bp); err != nil {
 			return "", err
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func writeHeader(h hash.Hash, p string, size int64) {
+	io.WriteString(h, p)
+	h.Write([]byte{0})
+	io.WriteString(h, strconv.FormatInt(size, 10))
+	h.Write([]byte{0})
 }
 
 func digestFile(h hash.Hash, fsys fs.FS, f File, buf []byte) error {
@@ -133,10 +155,7 @@ func digestFile(h hash.Hash, fsys fs.FS, f File, buf []byte) error {
 		return fmt.Errorf("digest: %w", err)
 	}
 	defer r.Close()
-	io.WriteString(h, f.Path)
-	h.Write([]byte{0})
-	io.WriteString(h, strconv.FormatInt(f.Size, 10))
-	h.Write([]byte{0})
+	writeHeader(h, f.Path, f.Size)
 	n, err := io.CopyBuffer(h, io.LimitReader(r, f.Size+1), buf)
 	if err != nil {
 		return fmt.Errorf("digest %s: %w", f.Path, err)

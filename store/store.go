@@ -98,6 +98,9 @@ type Filter struct {
 	Scope    string
 	// History includes versions that are no longer current.
 	History bool
+	// Brief leaves out the bulky columns (frontmatter, files, and the
+	// diagnostics of valid versions), for summaries over many skills.
+	Brief bool
 }
 
 // Store persists the registry. Every method is safe for concurrent use, and

@@ -7,7 +7,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -196,11 +195,29 @@ func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) er
 	if len(sc.Upserts) == 0 {
 		return nil
 	}
-	prevStmt, err := tx.PrepareContext(ctx, `SELECT id, digest, enabled FROM versions WHERE dir = ? AND current = 1`)
+	// One query for the current versions of the root, not one per skill.
+	type cur struct {
+		id      int64
+		digest  string
+		enabled bool
+	}
+	prev := map[string]cur{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, dir, digest, enabled FROM versions WHERE root = ? AND current = 1`, sc.Root)
 	if err != nil {
 		return err
 	}
-	defer prevStmt.Close()
+	for rows.Next() {
+		var c cur
+		var dir string
+		if err := rows.Scan(&c.id, &dir, &c.digest, &c.enabled); err != nil {
+			rows.Close()
+			return err
+		}
+		prev[dir] = c
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
 	retire, err := tx.PrepareContext(ctx, `UPDATE versions SET current = 0, last_seen = ? WHERE id = ?`)
 	if err != nil {
 		return err
@@ -223,17 +240,12 @@ func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) er
 	defer upsert.Close()
 	for _, v := range sc.Upserts {
 		enabled := true
-		var prevID int64
-		var prevDigest string
-		err := prevStmt.QueryRowContext(ctx, v.Dir).Scan(&prevID, &prevDigest, &enabled)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			enabled = true
-		case err != nil:
-			return err
-		case prevDigest != v.Digest:
-			if _, err := retire.ExecContext(ctx, now, prevID); err != nil {
-				return err
+		if p, ok := prev[v.Dir]; ok {
+			enabled = p.enabled
+			if p.digest != v.Digest {
+				if _, err := retire.ExecContext(ctx, now, p.id); err != nil {
+					return err
+				}
 			}
 		}
 		inv, _ := json.Marshal(nonNil(v.InvokableBy))
@@ -248,9 +260,13 @@ func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) er
 
 // Versions implements [store.Store].
 func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, error) {
+	bulky := `v.frontmatter, v.diagnostics, v.files`
+	if f.Brief {
+		bulky = `NULL, CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END, NULL`
+	}
 	q := `SELECT v.id, v.key, v.name, v.description, v.category, v.version, v.tier, v.invokable_by,
 			v.root, r.scope, v.dir, v.rel, v.file, v.digest, v.fingerprint, v.valid, v.enabled,
-			v.frontmatter, v.diagnostics, v.files, v.current, v.first_seen,
+			` + bulky + `, v.current, v.first_seen,
 			CASE WHEN v.current = 1 THEN r.last_scan ELSE v.last_seen END
 		FROM versions v JOIN roots r ON r.path = v.root WHERE 1 = 1`
 	var args []any

@@ -1,0 +1,116 @@
+package discover
+
+import (
+	"fmt"
+	"io/fs"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/skillgate/skillgate/skill"
+)
+
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// readDir lists a directory with raw getdents64 and, when stat says so,
+// lstats its regular files relative to the open directory. Compared with
+// os.ReadDir plus DirEntry.Info this saves a poller registration per
+// directory and a full path resolution per file, which is most of the cost
+// of a no-change rescan. The directory is opened with O_NOFOLLOW: a link
+// swapped in for a directory is refused, never followed.
+func readDir(path string, stat func([]entry) bool) ([]entry, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	var es []entry
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			break
+		}
+		for off := 0; off < n; {
+			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
+			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
+			if reclen == 0 || off+reclen > n {
+				return nil, fmt.Errorf("malformed directory entry in %s", path)
+			}
+			typ := buf[off+18]
+			nameBytes := buf[off+19 : off+reclen]
+			for i, c := range nameBytes {
+				if c == 0 {
+					nameBytes = nameBytes[:i]
+					break
+				}
+			}
+			off += reclen
+			name := string(nameBytes)
+			if name == "." || name == ".." {
+				continue
+			}
+			e := entry{name: name}
+			switch typ {
+			case unix.DT_DIR:
+				e.typ = fs.ModeDir
+			case unix.DT_REG:
+				e.typ = 0
+			case unix.DT_LNK:
+				e.typ = fs.ModeSymlink
+			case unix.DT_UNKNOWN:
+				var st unix.Stat_t
+				if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					e.typ, e.statErr = fs.ModeIrregular, err
+				} else {
+					e.typ = modeOf(st.Mode)
+				}
+			default:
+				e.typ = fs.ModeIrregular
+			}
+			es = append(es, e)
+		}
+	}
+	sortEntries(es)
+	if stat(es) {
+		for i := range es {
+			e := &es[i]
+			if !e.isRegular() || skill.Skip(e.name) {
+				continue
+			}
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				e.statErr = err
+				continue
+			}
+			if t := modeOf(st.Mode); t != 0 {
+				e.typ = t // replaced since the listing
+				continue
+			}
+			e.size = st.Size
+			e.mtime = st.Mtim.Nano()
+		}
+	}
+	return es, nil
+}
+
+func modeOf(m uint32) fs.FileMode {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	}
+	return fs.ModeIrregular
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package discover
+
+func openTree(dir string) (TreeFS, error) { return openRootTree(dir) }

@@ -1,0 +1,23 @@
+// BenchmarkWalk measures one walk of the tree named by SKILLGATE_BENCH_TREE.
+package discover_test
+
+import (
+	"context"
+	"github.com/skillgate/skillgate/discover"
+	"os"
+	"testing"
+)
+
+func BenchmarkWalk(b *testing.B) {
+	tree := os.Getenv("SKILLGATE_BENCH_TREE")
+	if tree == "" {
+		b.Skip()
+	}
+	lim := discover.DefaultLimits
+	lim.MaxDirs = 1 << 30
+	for i := 0; i < b.N; i++ {
+		if _, err := discover.Walk(context.Background(), discover.Root{Path: tree}, lim); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
