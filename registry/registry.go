@@ -170,7 +170,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	if err := r.store.ApplyScans(ctx, scans); err != nil {
 		return nil, err
 	}
-	all, err := r.store.Versions(ctx, store.Filter{Brief: true})
+	all, err := r.store.Versions(ctx, store.Filter{Summary: true})
 	if err != nil {
 		return nil, err
 	}

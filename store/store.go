@@ -101,6 +101,9 @@ type Filter struct {
 	// Brief leaves out the bulky columns (frontmatter, files, and the
 	// diagnostics of valid versions), for summaries over many skills.
 	Brief bool
+	// Summary fills only Key, Name, Root, Scope, Dir, Rel, Valid, Enabled
+	// and the diagnostics of invalid versions: what a scan report needs.
+	Summary bool
 }
 
 // Store persists the registry. Every method is safe for concurrent use, and

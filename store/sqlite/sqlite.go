@@ -260,6 +260,9 @@ func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) er
 
 // Versions implements [store.Store].
 func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, error) {
+	if f.Summary {
+		return s.summaries(ctx)
+	}
 	bulky := `v.frontmatter, v.diagnostics, v.files`
 	if f.Brief {
 		bulky = `NULL, CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END, NULL`
@@ -308,6 +311,30 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 		}
 		v.Diagnostics = json.RawMessage(diags)
 		v.FirstSeen, v.LastSeen = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// summaries is Versions with Filter.Summary: current versions, few columns.
+func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT v.key, v.name, v.root, r.scope, v.dir, v.rel, v.valid, v.enabled,
+			CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END
+		FROM versions v JOIN roots r ON r.path = v.root WHERE v.current = 1
+		ORDER BY v.key, r.position, v.dir, v.first_seen`)
+	if err != nil {
+		return nil, fmt.Errorf("query versions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Version
+	for rows.Next() {
+		var v store.Version
+		var diags string
+		if err := rows.Scan(&v.Key, &v.Name, &v.Root, &v.Scope, &v.Dir, &v.Rel, &v.Valid, &v.Enabled, &diags); err != nil {
+			return nil, fmt.Errorf("query versions: %w", err)
+		}
+		v.Current = true
+		v.Diagnostics = json.RawMessage(diags)
 		out = append(out, v)
 	}
 	return out, rows.Err()
