@@ -21,13 +21,7 @@ func openTree(dir string) (TreeFS, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	t := &beneathFS{dirfd: fd, dir: dir}
-	// Kernels before 5.6 lack openat2: fall back to os.Root.
-	if _, err := t.openat2("."); errors.Is(err, unix.ENOSYS) {
-		unix.Close(fd)
-		return openRootTree(dir)
-	}
-	return t, nil
+	return &beneathFS{dirfd: fd, dir: dir}, nil
 }
 
 func (t *beneathFS) openat2(name string) (int, error) {
@@ -40,9 +34,6 @@ func (t *beneathFS) openat2(name string) (int, error) {
 		if err == unix.EINTR {
 			continue
 		}
-		if err == nil && name == "." {
-			unix.Close(fd)
-		}
 		return fd, err
 	}
 }
@@ -53,6 +44,15 @@ func (t *beneathFS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	fd, err := t.openat2(name)
+	if errors.Is(err, unix.ENOSYS) {
+		// Kernels before 5.6 lack openat2: os.Root keeps the read inside.
+		r, rerr := os.OpenRoot(t.dir)
+		if rerr != nil {
+			return nil, rerr
+		}
+		defer r.Close()
+		return r.Open(name)
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}

@@ -266,6 +266,26 @@ func parseCandidate(ctx context.Context, root string, c discover.Candidate) (sto
 	return v, nil
 }
 
+// readListed reads the skill file, whose size the walk listed: exactly that
+// many bytes in one read, bounded by skill.MaxFileBytes (a larger file is
+// read up to the bound, so Parse reports it as too large).
+func readListed(f io.Reader, c discover.Candidate) ([]byte, error) {
+	size := int64(-1)
+	for _, fl := range c.Files {
+		if fl.Path == c.FileName {
+			size = fl.Size
+		}
+	}
+	if size < 0 || size > skill.MaxFileBytes {
+		return io.ReadAll(io.LimitReader(f, skill.MaxFileBytes+1))
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("file changed while being read: %w; scan again", err)
+	}
+	return b, nil
+}
+
 // loadCandidate reads, parses and hashes one candidate.
 func loadCandidate(ctx context.Context, c discover.Candidate, opts skill.Options) (*skill.Skill, error) {
 	if c.Problem != "" {
@@ -280,7 +300,7 @@ func loadCandidate(ctx context.Context, c discover.Candidate, opts skill.Options
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
 	}
-	content, err := io.ReadAll(io.LimitReader(f, skill.MaxFileBytes+1))
+	content, err := readListed(f, c)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)

@@ -156,12 +156,19 @@ func digestFile(h hash.Hash, fsys fs.FS, f File, buf []byte) error {
 	}
 	defer r.Close()
 	writeHeader(h, f.Path, f.Size)
-	n, err := io.CopyBuffer(h, io.LimitReader(r, f.Size+1), buf)
-	if err != nil {
-		return fmt.Errorf("digest %s: %w", f.Path, err)
-	}
-	if n != f.Size {
-		return fmt.Errorf("digest %s: file changed while being read (%d bytes, expected %d); scan again", f.Path, n, f.Size)
+	// Exactly the listed size is hashed: a file that shrank is an error, and
+	// one that grew changes its stat fingerprint, so the next scan sees it.
+	for left := f.Size; left > 0; {
+		chunk := buf
+		if int64(len(chunk)) > left {
+			chunk = chunk[:left]
+		}
+		n, err := io.ReadFull(r, chunk)
+		h.Write(chunk[:n])
+		left -= int64(n)
+		if err != nil {
+			return fmt.Errorf("digest %s: file changed while being read (%d bytes short); scan again", f.Path, left)
+		}
 	}
 	return nil
 }
