@@ -1,0 +1,256 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/blob"
+)
+
+// Read formatting constants (deepagents ≤0.4).
+const (
+	// DefaultReadLimit is the number of lines Read returns when limit <= 0.
+	DefaultReadLimit = 2000
+	// MaxLineLength is the longest row Read prints; longer lines continue on
+	// rows numbered N.1, N.2, … (counted in characters, as Python does).
+	MaxLineLength = 5000
+	// EmptyContentWarning is Read's answer for an empty (or whitespace-only)
+	// file. It is a success, not an error.
+	EmptyContentWarning = "System reminder: File exists but has empty contents"
+	// binarySniffLen is how much of a file is searched for NUL bytes.
+	binarySniffLen = 8 << 10
+)
+
+// binaryTypes are extensions known to be binary, with their media types.
+// A file with one of these extensions is reported as binary without being
+// read; deepagents' non-text list (images, audio, video, pdf, ppt) plus
+// archives, office documents, executables and fonts.
+var binaryTypes = map[string]string{
+	".pdf": "application/pdf", ".ppt": "application/vnd.ms-powerpoint",
+	".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	".doc":  "application/msword",
+	".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	".xls":  "application/vnd.ms-excel",
+	".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	".odt":  "application/vnd.oasis.opendocument.text",
+	".png":  "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+	".webp": "image/webp", ".heic": "image/heic", ".heif": "image/heif", ".bmp": "image/bmp",
+	".ico": "image/x-icon", ".tif": "image/tiff", ".tiff": "image/tiff",
+	".mp4": "video/mp4", ".mpeg": "video/mpeg", ".mpg": "video/mpeg", ".mov": "video/quicktime",
+	".avi": "video/x-msvideo", ".flv": "video/x-flv", ".webm": "video/webm", ".wmv": "video/x-ms-wmv",
+	".3gpp": "video/3gpp",
+	".wav":  "audio/wav", ".mp3": "audio/mpeg", ".aiff": "audio/aiff", ".aac": "audio/aac",
+	".ogg": "audio/ogg", ".flac": "audio/flac",
+	".zip": "application/zip", ".gz": "application/gzip", ".tgz": "application/gzip",
+	".tar": "application/x-tar", ".bz2": "application/x-bzip2", ".xz": "application/x-xz",
+	".7z": "application/x-7z-compressed", ".rar": "application/vnd.rar", ".jar": "application/java-archive",
+	".exe": "application/vnd.microsoft.portable-executable", ".dll": "application/vnd.microsoft.portable-executable",
+	".so": "application/x-sharedlib", ".dylib": "application/x-mach-binary", ".wasm": "application/wasm",
+	".class": "application/java-vm", ".pyc": "application/x-python-code", ".o": "application/x-object",
+	".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf", ".otf": "font/otf",
+	".sqlite": "application/vnd.sqlite3", ".db": "application/octet-stream", ".bin": "application/octet-stream",
+}
+
+// binaryExtType returns the media type of a known binary extension.
+func binaryExtType(name string) (string, bool) {
+	ext := path.Ext(name)
+	if ext == "" {
+		return "", false
+	}
+	t, ok := binaryTypes[strings.ToLower(ext)]
+	return t, ok
+}
+
+// isBinaryContent reports content that is not text: a NUL byte in the first
+// 8 KiB, or invalid UTF-8 anywhere.
+func isBinaryContent(content []byte) bool {
+	if bytes.IndexByte(content[:min(len(content), binarySniffLen)], 0) >= 0 {
+		return true
+	}
+	return !utf8.Valid(content)
+}
+
+// sniffType names the media type of binary content: the extension's type
+// when known, else what http.DetectContentType finds in the first 512 bytes.
+func sniffType(name string, content []byte) string {
+	if t, ok := binaryExtType(name); ok {
+		return t
+	}
+	t := http.DetectContentType(content)
+	if i := strings.IndexByte(t, ';'); i >= 0 {
+		t = t[:i]
+	}
+	if strings.HasPrefix(t, "text/") {
+		// DetectContentType calls invalid UTF-8 text; it still cannot be
+		// shown as text.
+		return "application/octet-stream"
+	}
+	return t
+}
+
+// Read returns the file at path in `cat -n` form: each line as its number
+// right-aligned in six columns, a tab and the line, starting at the 0-based
+// line offset and for at most limit lines (limit <= 0 means
+// DefaultReadLimit; a negative offset is taken as 0). Lines are split at
+// "\n", "\r\n" and "\r"; a line longer than MaxLineLength characters
+// continues on rows labelled N.1, N.2, …. An empty or whitespace-only file
+// gives EmptyContentWarning.
+//
+// Errors ([*Error]; Kind in brackets): "Error: File '<path>' not found"
+// [ErrNotFound] also for directories and for files of skills that are not
+// loaded; "Error: Line offset <o> exceeds file length (<n> lines)"
+// [ErrOffset]; the binary-file message [ErrBinary]; the too-large message
+// [ErrTooLarge]; path refusals [ErrInvalidPath]; "Error reading file
+// '<path>': storage error" [ErrIO].
+func (f *FS) Read(ctx context.Context, p string, offset, limit int) (string, error) {
+	content, _, err := f.readText(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	return FormatContent(content, offset, limit)
+}
+
+// readText fetches a text file, refusing binary and oversized ones.
+func (f *FS) readText(ctx context.Context, p string) ([]byte, string, error) {
+	loc, err := f.resolve(f.tbl.Load(), p)
+	if err != nil {
+		return nil, "", err
+	}
+	if loc.m == nil || loc.rel == "" {
+		return nil, loc.path, errNotFound(loc.path)
+	}
+	key := loc.key()
+	if mime, ok := binaryExtType(loc.rel); ok {
+		info, err := loc.m.store.Stat(ctx, key)
+		if err != nil {
+			return nil, loc.path, f.storeErr("reading", loc.path, err)
+		}
+		return nil, loc.path, errBinary(loc.path, mime, info.Size)
+	}
+	content, info, err := blob.ReadAll(ctx, loc.m.store, key, f.opts.MaxFileSize)
+	if err != nil {
+		if errors.Is(err, blob.ErrTooLarge) {
+			return nil, loc.path, errTooLarge(loc.path, info.Size, f.opts.MaxFileSize)
+		}
+		return nil, loc.path, f.storeErr("reading", loc.path, err)
+	}
+	if isBinaryContent(content) {
+		return nil, loc.path, errBinary(loc.path, sniffType(loc.rel, content), info.Size)
+	}
+	return content, loc.path, nil
+}
+
+// FormatContent formats text content exactly as [FS.Read] does, with the
+// same offset and limit rules and errors. It is exported so that a caller
+// holding the bytes (and the benchmarks comparing Read with os.ReadFile) can
+// format without a store.
+func FormatContent(content []byte, offset, limit int) (string, error) {
+	if len(bytes.TrimSpace(content)) == 0 {
+		return EmptyContentWarning, nil
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	if limit <= 0 {
+		limit = DefaultReadLimit
+	}
+	hasCR := bytes.IndexByte(content, '\r') >= 0
+	// Skip offset lines.
+	pos, n := 0, 0
+	for n < offset && pos < len(content) {
+		_, pos = nextLine(content, pos, hasCR)
+		n++
+	}
+	if pos >= len(content) {
+		for pos < len(content) {
+			_, pos = nextLine(content, pos, hasCR)
+			n++
+		}
+		return "", errOffset(offset, n)
+	}
+	// Size the output: the window's bytes plus a gutter per line.
+	end := len(content)
+	rows := bytes.Count(content[pos:], []byte{'\n'}) + 1
+	if rows > limit {
+		rows = limit
+	}
+	var b strings.Builder
+	b.Grow(min(end-pos, len(content)) + rows*8)
+	var num [24]byte
+	for i := 0; i < limit && pos < len(content); i++ {
+		var line []byte
+		line, pos = nextLine(content, pos, hasCR)
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		writeRow(&b, num[:0], offset+i+1, line)
+	}
+	return b.String(), nil
+}
+
+// nextLine returns the line starting at pos and the position after its
+// terminator ("\n", "\r\n" or "\r"), as Python's splitlines would.
+func nextLine(content []byte, pos int, hasCR bool) ([]byte, int) {
+	rest := content[pos:]
+	var i int
+	if hasCR {
+		i = bytes.IndexAny(rest, "\r\n")
+	} else {
+		i = bytes.IndexByte(rest, '\n')
+	}
+	if i < 0 {
+		return rest, len(content)
+	}
+	next := pos + i + 1
+	if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
+		next++
+	}
+	return rest[:i], next
+}
+
+// writeRow writes one numbered line, splitting it into MaxLineLength-
+// character chunks labelled N, N.1, N.2, ….
+func writeRow(b *strings.Builder, num []byte, n int, line []byte) {
+	num = strconv.AppendInt(num, int64(n), 10)
+	if len(line) <= MaxLineLength || utf8.RuneCount(line) <= MaxLineLength {
+		pad(b, len(num))
+		b.Write(num)
+		b.WriteByte('\t')
+		b.Write(line)
+		return
+	}
+	for chunk := 0; len(line) > 0; chunk++ {
+		cut, chars := 0, 0
+		for cut < len(line) && chars < MaxLineLength {
+			_, size := utf8.DecodeRune(line[cut:])
+			cut += size
+			chars++
+		}
+		if chunk > 0 {
+			b.WriteByte('\n')
+			label := strconv.AppendInt(append(num, '.'), int64(chunk), 10)
+			pad(b, len(label))
+			b.Write(label)
+		} else {
+			pad(b, len(num))
+			b.Write(num)
+		}
+		b.WriteByte('\t')
+		b.Write(line[:cut])
+		line = line[cut:]
+	}
+}
+
+const spaces = "      "
+
+func pad(b *strings.Builder, width int) {
+	if width < len(spaces) {
+		b.WriteString(spaces[width:])
+	}
+}
