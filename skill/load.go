@@ -44,36 +44,36 @@ func ResolvePath(p string) string {
 // missing path, a non-directory or a missing SKILL.md become the single
 // diagnostic of the result; the returned error is only ctx's. The directory
 // name used for the name check is that of the absolute path, so "." works.
+// A SKILL.md that is a symbolic link is not followed: it counts as missing.
 func Load(ctx context.Context, dir string, opts Options) (*Skill, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s := &Skill{Dir: dir}
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		s.errorf("", "Path does not exist: "+dir)
-		return s, nil
-	case err != nil:
-		s.errorf("", fmt.Sprintf("Cannot read %s: %v", dir, unwrapPathError(err)))
-		return s, nil
-	case !fi.IsDir():
-		s.errorf("", "Not a directory: "+dir)
-		return s, nil
-	}
-	name := FindFile(dir)
+	content, name, err := readSkillFile(dir)
 	if name == "" {
-		s.errorf("", "Missing required file: SKILL.md")
+		fi, serr := os.Stat(dir)
+		switch {
+		case errors.Is(serr, fs.ErrNotExist):
+			s.errorf("", "Path does not exist: "+dir)
+		case serr != nil:
+			s.errorf("", fmt.Sprintf("Cannot read %s: %v", dir, unwrapPathError(serr)))
+		case !fi.IsDir():
+			s.errorf("", "Not a directory: "+dir)
+		default:
+			s.errorf("", "Missing required file: SKILL.md")
+		}
 		return s, nil
 	}
 	s.File = filepath.Join(dir, name)
-	content, err := readBounded(s.File, MaxFileBytes)
 	if err != nil {
 		s.errorf("", err.Error())
 		return s, nil
 	}
 	dirName := filepath.Base(dir)
-	if abs, err := filepath.Abs(dir); err == nil {
+	if filepath.IsAbs(dir) {
+		dirName = filepath.Base(filepath.Clean(dir))
+	} else if abs, err := filepath.Abs(dir); err == nil {
 		dirName = filepath.Base(abs)
 	}
 	p := Parse(content, dirName, opts)
@@ -81,32 +81,31 @@ func Load(ctx context.Context, dir string, opts Options) (*Skill, error) {
 	return p, nil
 }
 
-// readBounded reads a regular file of at most limit bytes without following
-// a final symbolic link.
-func readBounded(path string, limit int64) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", filepath.Base(path), unwrapPathError(err))
+// readSkillFile opens SKILL.md (else skill.md) in dir without following a
+// link, and reads it within MaxFileBytes. name is "" when neither exists as
+// a regular file; err then says nothing useful.
+func readSkillFile(dir string) (content []byte, name string, err error) {
+	for _, n := range FileNames {
+		f, err := os.OpenFile(filepath.Join(dir, n), os.O_RDONLY|oNoFollow, 0)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			continue
+		}
+		defer f.Close()
+		if fi.Size() > MaxFileBytes {
+			return nil, n, errorOf(ErrTooLarge, "%s is %d bytes, over the %d-byte limit; move detail into files under references/", n, fi.Size(), MaxFileBytes)
+		}
+		b := make([]byte, fi.Size())
+		if _, err := io.ReadFull(f, b); err != nil {
+			return nil, n, fmt.Errorf("cannot read %s: %v", n, err)
+		}
+		return b, n, nil
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file; skillgate does not follow symbolic links", filepath.Base(path))
-	}
-	if fi.Size() > limit {
-		return nil, errorOf(ErrTooLarge, "%s is %d bytes, over the %d-byte limit; move detail into files under references/", filepath.Base(path), fi.Size(), limit)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", filepath.Base(path), unwrapPathError(err))
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %v", filepath.Base(path), err)
-	}
-	if int64(len(b)) > limit {
-		return nil, errorOf(ErrTooLarge, "%s grew over the %d-byte limit while being read", filepath.Base(path), limit)
-	}
-	return b, nil
+	return nil, "", nil
 }
 
 func unwrapPathError(err error) error {

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -20,9 +26,10 @@ type validateResult struct {
 }
 
 func (m *Main) validateCommand() *cobra.Command {
-	var strict, asJSON bool
+	var strict, asJSON, recursive bool
+	var maxDirs int
 	c := &cobra.Command{
-		Use:   "validate [--strict] [--json] PATH...",
+		Use:   "validate [--strict] [--json] [-r] PATH...",
 		Short: "Validate skills (a skill directory or its SKILL.md)",
 		Long: `Validate one or more skills.
 
@@ -30,6 +37,8 @@ By default skills are judged leniently, as discovery loads them: cosmetic
 problems are warnings. With --strict the verdict and the messages are those
 of the reference validator skills-ref, so tools built against it can switch;
 skillgate's own extension checks then appear as warnings in --json output only.
+With -r, every skill found under each PATH is validated (the discovery
+bounds and symlink policy of scan apply).
 
 Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 		Example: "  skillgate validate --strict .agents/skills/my-skill\n  skillgate validate --json skills/*/SKILL.md",
@@ -41,26 +50,43 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 			if strict {
 				mode = skill.Strict
 			}
-			var results []validateResult
-			allValid := true
+			var dirs []string
 			for _, a := range args {
-				dir := skill.ResolvePath(a)
-				s, err := skill.Load(cmd.Context(), dir, skill.Options{Mode: mode})
+				if !recursive {
+					dirs = append(dirs, skill.ResolvePath(a))
+					continue
+				}
+				lim := discover.DefaultLimits
+				if maxDirs > 0 {
+					lim.MaxDirs = maxDirs
+				}
+				res, err := discover.Walk(cmd.Context(), discover.Root{Path: a}, lim)
 				if err != nil {
 					return err
 				}
-				r := validateResult{Path: dir, Valid: s.Valid(), Mode: mode.String(), Name: s.Name,
-					Errors: nonNil(s.Errors()), Warnings: nonNil(s.Warnings()), Diagnostics: nonNil(s.Diagnostics)}
-				if s.Valid() {
-					r.Skill = s
+				if res.Missing {
+					return &exitError{code: exitFail, err: fmt.Errorf("%s does not exist", a)}
 				}
+				discover.SortCandidates(res.Candidates)
+				for _, c := range res.Candidates {
+					dirs = append(dirs, filepath.Join(a, filepath.FromSlash(c.Rel)))
+				}
+				for _, n := range res.Notes {
+					fmt.Fprintf(m.Stderr, "note: %s\n", n)
+				}
+			}
+			results, err := validateAll(cmd.Context(), dirs, mode)
+			if err != nil {
+				return err
+			}
+			allValid := true
+			for _, r := range results {
 				allValid = allValid && r.Valid
-				results = append(results, r)
 				if asJSON {
 					continue
 				}
 				if r.Valid {
-					fmt.Fprintf(m.Stdout, "Valid skill: %s\n", dir)
+					fmt.Fprintf(m.Stdout, "Valid skill: %s\n", r.Path)
 					if !strict {
 						for _, w := range r.Warnings {
 							fmt.Fprintf(m.Stdout, "  warning: %s\n", w)
@@ -68,7 +94,7 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 					}
 					continue
 				}
-				fmt.Fprintf(m.Stderr, "Validation failed for %s:\n", dir)
+				fmt.Fprintf(m.Stderr, "Validation failed for %s:\n", r.Path)
 				for _, e := range r.Errors {
 					fmt.Fprintf(m.Stderr, "  - %s\n", e)
 				}
@@ -89,9 +115,49 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 			return nil
 		},
 	}
+	c.Flags().BoolVarP(&recursive, "recursive", "r", false, "validate every skill found under each PATH")
+	c.Flags().IntVar(&maxDirs, "max-dirs", 0, "with -r: directories read per PATH before stopping (default 2000)")
 	c.Flags().BoolVar(&strict, "strict", false, "judge exactly as the reference validator skills-ref does")
 	c.Flags().BoolVar(&asJSON, "json", false, "print results as JSON")
 	return c
+}
+
+// validateAll validates dirs on one worker per CPU, keeping their order.
+func validateAll(ctx context.Context, dirs []string, mode skill.Mode) ([]validateResult, error) {
+	results := make([]validateResult, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, runtime.GOMAXPROCS(0))
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(dirs) {
+					return
+				}
+				s, err := skill.Load(ctx, dirs[i], skill.Options{Mode: mode})
+				if err != nil {
+					errs <- err
+					return
+				}
+				r := validateResult{Path: dirs[i], Valid: s.Valid(), Mode: mode.String(), Name: s.Name,
+					Errors: nonNil(s.Errors()), Warnings: nonNil(s.Warnings()), Diagnostics: nonNil(s.Diagnostics)}
+				if s.Valid() {
+					r.Skill = s
+				}
+				results[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return nil, err
+	default:
+	}
+	return results, nil
 }
 
 func nonNil[T any](s []T) []T {
