@@ -110,7 +110,16 @@ type ScanReport struct {
 	Shadowed   []Shadow    `json:"shadowed"`
 	Rejections []Rejection `json:"rejections"`
 	DurationMS float64     `json:"duration_ms"`
+	// Phases splits DurationMS: walking the roots, reading, parsing and
+	// hashing changed skills, and writing the index.
+	Phases struct {
+		WalkMS  float64 `json:"walk_ms"`
+		ParseMS float64 `json:"parse_ms"`
+		IndexMS float64 `json:"index_ms"`
+	} `json:"phases"`
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Scan walks roots (in precedence order among equal scopes), parses what
 // changed since the last scan, and records the result atomically. Roots not
@@ -126,8 +135,11 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	rep := &ScanReport{Shadowed: []Shadow{}, Rejections: []Rejection{}}
 	var scans []store.RootScan
 	seen := map[string]bool{}
+	var walkD, parseD time.Duration
 	for i, root := range roots {
+		t0 := time.Now()
 		res, err := discover.Walk(ctx, root, r.opts.Limits)
+		walkD += time.Since(t0)
 		if err != nil {
 			return nil, err
 		}
@@ -160,16 +172,20 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		}
 		sort.Strings(sc.Gone)
 		rep.Removed += len(sc.Gone)
+		t1 := time.Now()
 		sc.Upserts, err = r.parseAll(ctx, res.Root.Path, changed, progress)
+		parseD += time.Since(t1)
 		if err != nil {
 			return nil, err
 		}
 		rep.Parsed += len(changed)
 		scans = append(scans, sc)
 	}
+	t2 := time.Now()
 	if err := r.store.ApplyScans(ctx, scans); err != nil {
 		return nil, err
 	}
+	rep.Phases.WalkMS, rep.Phases.ParseMS, rep.Phases.IndexMS = ms(walkD), ms(parseD), ms(time.Since(t2))
 	all, err := r.store.Versions(ctx, store.Filter{Summary: true})
 	if err != nil {
 		return nil, err
@@ -193,7 +209,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	}
 	sort.Slice(rep.Rejections, func(i, j int) bool { return rep.Rejections[i].Dir < rep.Rejections[j].Dir })
 	_, rep.Shadowed = resolve(all)
-	rep.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	rep.DurationMS = ms(time.Since(start))
 	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
 		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
 	return rep, nil

@@ -73,7 +73,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -223,39 +223,61 @@ func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) er
 		return err
 	}
 	defer retire.Close()
-	upsert, err := tx.PrepareContext(ctx, `INSERT INTO versions
-		(key, name, description, category, version, tier, invokable_by, root, dir, rel, file, digest, fingerprint,
-		 valid, enabled, frontmatter, diagnostics, files, current, first_seen, last_seen)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
-		ON CONFLICT (dir, digest) DO UPDATE SET
-			key = excluded.key, name = excluded.name, description = excluded.description,
-			category = excluded.category, version = excluded.version, tier = excluded.tier,
-			invokable_by = excluded.invokable_by, root = excluded.root, rel = excluded.rel,
-			file = excluded.file, fingerprint = excluded.fingerprint, valid = excluded.valid,
-			frontmatter = excluded.frontmatter, diagnostics = excluded.diagnostics,
-			files = excluded.files, current = 1, last_seen = excluded.last_seen`)
-	if err != nil {
-		return err
-	}
-	defer upsert.Close()
-	for _, v := range sc.Upserts {
-		enabled := true
+	// Retire replaced versions first: the partial unique index allows one
+	// current version per directory.
+	enabled := make([]bool, len(sc.Upserts))
+	for i, v := range sc.Upserts {
+		enabled[i] = true
 		if p, ok := prev[v.Dir]; ok {
-			enabled = p.enabled
+			enabled[i] = p.enabled
 			if p.digest != v.Digest {
 				if _, err := retire.ExecContext(ctx, now, p.id); err != nil {
 					return err
 				}
 			}
 		}
-		inv, _ := json.Marshal(nonNil(v.InvokableBy))
-		if _, err := upsert.ExecContext(ctx, v.Key, v.Name, v.Description, v.Category, v.Version, v.Tier, string(inv),
-			sc.Root, v.Dir, v.Rel, v.File, v.Digest, v.Fingerprint, v.Valid, enabled,
-			nullJSON(v.Frontmatter), jsonOr(v.Diagnostics, "[]"), nullJSON(v.Files), now, now); err != nil {
-			return fmt.Errorf("record %s: %w", v.Dir, err)
+	}
+	// Multi-row statements: one statement per row costs a lock round trip
+	// each, which dominated cold scans of thousands of skills.
+	const perStmt = 64
+	for start := 0; start < len(sc.Upserts); start += perStmt {
+		end := min(start+perStmt, len(sc.Upserts))
+		q := upsertSQL(end - start)
+		args := make([]any, 0, (end-start)*20)
+		for i := start; i < end; i++ {
+			v := sc.Upserts[i]
+			inv, _ := json.Marshal(nonNil(v.InvokableBy))
+			args = append(args, v.Key, v.Name, v.Description, v.Category, v.Version, v.Tier, string(inv),
+				sc.Root, v.Dir, v.Rel, v.File, v.Digest, v.Fingerprint, v.Valid, enabled[i],
+				nullJSON(v.Frontmatter), jsonOr(v.Diagnostics, "[]"), nullJSON(v.Files), now, now)
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("record skills %s…: %w", sc.Upserts[start].Dir, err)
 		}
 	}
 	return nil
+}
+
+// upsertSQL is the insert-or-update of n versions in one statement.
+func upsertSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO versions
+		(key, name, description, category, version, tier, invokable_by, root, dir, rel, file, digest, fingerprint,
+		 valid, enabled, frontmatter, diagnostics, files, current, first_seen, last_seen) VALUES `)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)")
+	}
+	b.WriteString(` ON CONFLICT (dir, digest) DO UPDATE SET
+			key = excluded.key, name = excluded.name, description = excluded.description,
+			category = excluded.category, version = excluded.version, tier = excluded.tier,
+			invokable_by = excluded.invokable_by, root = excluded.root, rel = excluded.rel,
+			file = excluded.file, fingerprint = excluded.fingerprint, valid = excluded.valid,
+			frontmatter = excluded.frontmatter, diagnostics = excluded.diagnostics,
+			files = excluded.files, current = 1, last_seen = excluded.last_seen`)
+	return b.String()
 }
 
 // Versions implements [store.Store].
