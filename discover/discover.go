@@ -155,6 +155,8 @@ type Result struct {
 	// Missing is true when the root does not exist (not an error: default
 	// roots are often absent).
 	Missing bool
+	// Listings are the directory listings a later WalkCached may reuse.
+	Listings Cache
 }
 
 // ErrNotDir means a root exists but is not a directory.
@@ -167,17 +169,22 @@ const walkWorkers = 4
 // dirRead is one directory's entries, or why it could not be read.
 type dirRead struct {
 	entries []entry
+	listing *Listing
 	err     error
 }
 
 // readLevel reads the directories of one breadth-first level in parallel;
 // results keep the level's order, so the walk stays deterministic.
-func readLevel(ctx context.Context, level []queued) ([]dirRead, error) {
+func readLevel(ctx context.Context, level []queued, cache Cache, now int64) ([]dirRead, error) {
 	out := make([]dirRead, len(level))
 	read := func(i int) {
 		q := level[i]
-		es, err := readDir(q.abs, needStat(q.owner >= 0, q.rel == "."))
-		out[i] = dirRead{entries: es, err: err}
+		var cached *Listing
+		if l, ok := cache[q.abs]; ok {
+			cached = &l
+		}
+		es, l, err := readDirCached(q.abs, needStat(q.owner >= 0, q.rel == "."), cached, now)
+		out[i] = dirRead{entries: es, listing: l, err: err}
 	}
 	if len(level) < 8 {
 		for i := range level {
@@ -218,7 +225,14 @@ type queued struct {
 // Walk scans one root. It reads each directory once, in a breadth-first,
 // sorted order, so results are deterministic.
 func Walk(ctx context.Context, root Root, lim Limits) (*Result, error) {
-	res := &Result{Root: root}
+	return WalkCached(ctx, root, lim, nil)
+}
+
+// WalkCached is Walk with the directory listings of an earlier walk (see
+// [Listing]); Result.Listings holds the listings to keep for the next one.
+func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Result, error) {
+	res := &Result{Root: root, Listings: Cache{}}
+	now := time.Now().UnixNano()
 	abs, err := filepath.Abs(root.Path)
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root.Path, err)
@@ -242,9 +256,14 @@ func Walk(ctx context.Context, root Root, lim Limits) (*Result, error) {
 	enqueued := 1 // directories outside skill trees queued so far, root included
 	var depthNoted, dirsNoted bool
 	for len(level) > 0 {
-		reads, err := readLevel(ctx, level)
+		reads, err := readLevel(ctx, level, cache, now)
 		if err != nil {
 			return nil, err
+		}
+		for li := range level {
+			if l := reads[li].listing; l != nil {
+				res.Listings[level[li].abs] = *l
+			}
 		}
 		var queue []queued
 		for li, q := range level {

@@ -20,11 +20,37 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &
 // of a no-change rescan. The directory is opened with O_NOFOLLOW: a link
 // swapped in for a directory is refused, never followed.
 func readDir(path string, stat func([]entry) bool) ([]entry, error) {
+	es, _, err := readDirCached(path, stat, nil, 0)
+	return es, err
+}
+
+// readDirCached is readDir that reuses cached when the directory's
+// modification time still matches it (one stat instead of an open, two
+// getdents and a close), and returns the listing to cache now, or nil when
+// the directory changed too recently to be cached safely.
+func readDirCached(path string, stat func([]entry) bool, cached *Listing, now int64) ([]entry, *Listing, error) {
+	if cached != nil {
+		var st unix.Stat_t
+		if err := unix.Fstatat(unix.AT_FDCWD, path, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
+			st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mtim.Nano() == cached.MTime {
+			es := decodeEntries(cached.Entries)
+			if stat(es) {
+				statFiles(es, func(name string, st *unix.Stat_t) error {
+					return unix.Fstatat(unix.AT_FDCWD, path+"/"+name, st, unix.AT_SYMLINK_NOFOLLOW)
+				})
+			}
+			return es, cached, nil
+		}
+	}
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unix.Close(fd)
+	var dst unix.Stat_t
+	if err := unix.Fstat(fd, &dst); err != nil {
+		return nil, nil, err
+	}
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
@@ -35,7 +61,7 @@ func readDir(path string, stat func([]entry) bool) ([]entry, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n <= 0 {
 			break
@@ -44,7 +70,7 @@ func readDir(path string, stat func([]entry) bool) ([]entry, error) {
 			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
 			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
 			if reclen == 0 || off+reclen > n {
-				return nil, fmt.Errorf("malformed directory entry in %s", path)
+				return nil, nil, fmt.Errorf("malformed directory entry in %s", path)
 			}
 			typ := buf[off+18]
 			nameBytes := buf[off+19 : off+reclen]
@@ -82,25 +108,36 @@ func readDir(path string, stat func([]entry) bool) ([]entry, error) {
 	}
 	sortEntries(es)
 	if stat(es) {
-		for i := range es {
-			e := &es[i]
-			if !e.isRegular() || skill.Skip(e.name) {
-				continue
-			}
-			var st unix.Stat_t
-			if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				e.statErr = err
-				continue
-			}
-			if t := modeOf(st.Mode); t != 0 {
-				e.typ = t // replaced since the listing
-				continue
-			}
-			e.size = st.Size
-			e.mtime = st.Mtim.Nano()
-		}
+		statFiles(es, func(name string, st *unix.Stat_t) error {
+			return unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+		})
 	}
-	return es, nil
+	var l *Listing
+	if m := dst.Mtim.Nano(); now == 0 || m < now-racyWindow {
+		l = &Listing{MTime: m, Entries: encodeEntries(es)}
+	}
+	return es, l, nil
+}
+
+// statFiles fills size and modification time of the regular files.
+func statFiles(es []entry, lstat func(string, *unix.Stat_t) error) {
+	for i := range es {
+		e := &es[i]
+		if !e.isRegular() || skill.Skip(e.name) {
+			continue
+		}
+		var st unix.Stat_t
+		if err := lstat(e.name, &st); err != nil {
+			e.statErr = err
+			continue
+		}
+		if t := modeOf(st.Mode); t != 0 {
+			e.typ = t // replaced since the listing
+			continue
+		}
+		e.size = st.Size
+		e.mtime = st.Mtim.Nano()
+	}
 }
 
 func modeOf(m uint32) fs.FileMode {

@@ -21,3 +21,24 @@ func BenchmarkWalk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWalkCached measures a walk that reuses the listings of the
+// previous one, as a no-change rescan does.
+func BenchmarkWalkCached(b *testing.B) {
+	tree := os.Getenv("SKILLGATE_BENCH_TREE")
+	if tree == "" {
+		b.Skip()
+	}
+	lim := discover.DefaultLimits
+	lim.MaxDirs = 1 << 30
+	first, err := discover.WalkCached(context.Background(), discover.Root{Path: tree}, lim, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := discover.WalkCached(context.Background(), discover.Root{Path: tree}, lim, first.Listings); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -138,7 +138,19 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	var walkD, parseD time.Duration
 	for i, root := range roots {
 		t0 := time.Now()
-		res, err := discover.Walk(ctx, root, r.opts.Limits)
+		abs, err := filepath.Abs(root.Path)
+		if err != nil {
+			return nil, err
+		}
+		old, err := r.store.Listings(ctx, abs)
+		if err != nil {
+			return nil, err
+		}
+		cache := make(discover.Cache, len(old))
+		for p, l := range old {
+			cache[p] = discover.Listing{MTime: l.MTime, Entries: l.Entries}
+		}
+		res, err := discover.WalkCached(ctx, root, r.opts.Limits, cache)
 		walkD += time.Since(t0)
 		if err != nil {
 			return nil, err
@@ -155,6 +167,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			return nil, err
 		}
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Position: i, Notes: res.Notes}
+		sc.PutListings, sc.GoneListings = listingChanges(old, res.Listings)
 		var changed []discover.Candidate
 		found := make(map[string]bool, len(res.Candidates))
 		for _, c := range res.Candidates {
@@ -213,6 +226,24 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
 		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
 	return rep, nil
+}
+
+// listingChanges compares the cached listings with the walk's.
+func listingChanges(old map[string]store.Listing, now discover.Cache) (map[string]store.Listing, []string) {
+	put := map[string]store.Listing{}
+	for p, l := range now {
+		if o, ok := old[p]; !ok || o.MTime != l.MTime || o.Entries != l.Entries {
+			put[p] = store.Listing{MTime: l.MTime, Entries: l.Entries}
+		}
+	}
+	var gone []string
+	for p := range old {
+		if _, ok := now[p]; !ok {
+			gone = append(gone, p)
+		}
+	}
+	sort.Strings(gone)
+	return put, gone
 }
 
 // parseAll parses and hashes changed candidates on a worker pool, keeping

@@ -78,6 +78,17 @@ type RootScan struct {
 	Gone []string
 	// Notes are findings about the root (bounds hit, links skipped).
 	Notes []string
+	// PutListings and GoneListings update the root's directory listings
+	// (see Listings): new or changed ones, and directories no longer seen.
+	PutListings  map[string]Listing
+	GoneListings []string
+}
+
+// Listing is a cached directory listing, reused by the next scan while the
+// directory's modification time is unchanged (see discover.Listing).
+type Listing struct {
+	MTime   int64
+	Entries string
 }
 
 // Root is a configured root as last scanned.
@@ -122,6 +133,9 @@ type Store interface {
 	// SetEnabled enables or disables the current versions with the given
 	// key. It returns ErrNotFound when there are none.
 	SetEnabled(ctx context.Context, key string, enabled bool) error
+	// Listings returns the cached directory listings under root, keyed by
+	// directory.
+	Listings(ctx context.Context, root string) (map[string]Listing, error)
 	// Roots returns the configured roots in precedence order.
 	Roots(ctx context.Context) ([]Root, error)
 	// Close releases the store.

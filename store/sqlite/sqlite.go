@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -65,7 +66,37 @@ var migrations = []string{
 	CREATE INDEX versions_root_current ON versions (root, current);
 	CREATE INDEX versions_key ON versions (key);
 	CREATE UNIQUE INDEX versions_one_current ON versions (dir) WHERE current = 1;`,
+	// 2: agent sessions (store.SessionStore, in session.go).
+	`CREATE TABLE sessions (
+		id         TEXT PRIMARY KEY,
+		tenant     TEXT NOT NULL,
+		agent      TEXT NOT NULL,
+		tier       TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE TABLE session_skills (
+		session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+		position   INTEGER NOT NULL,
+		key        TEXT NOT NULL,
+		mount      TEXT NOT NULL,
+		loaded_at  INTEGER NOT NULL,
+		PRIMARY KEY (session_id, key),
+		UNIQUE (session_id, mount)
+	);`,
+	// 3: directory listings, so a rescan stats a directory instead of
+	// reading it again (discover.Listing).
+	`CREATE TABLE dir_listings (
+		root    TEXT NOT NULL REFERENCES roots(path) ON DELETE CASCADE,
+		path    TEXT PRIMARY KEY,
+		mtime   INTEGER NOT NULL,
+		entries BLOB NOT NULL
+	);
+	CREATE INDEX dir_listings_root ON dir_listings (root);`,
 }
+
+// LatestSchema is the schema version this build migrates to.
+func LatestSchema() int { return len(migrations) }
 
 // Open opens (creating if needed) the database file at path and migrates
 // it to the current schema.
@@ -192,6 +223,9 @@ func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) er
 			return err
 		}
 	}
+	if err := applyListings(ctx, tx, sc); err != nil {
+		return fmt.Errorf("directory listings: %w", err)
+	}
 	if len(sc.Upserts) == 0 {
 		return nil
 	}
@@ -256,6 +290,58 @@ func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) er
 		}
 	}
 	return nil
+}
+
+func applyListings(ctx context.Context, tx *sql.Tx, sc store.RootScan) error {
+	for _, p := range sc.GoneListings {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM dir_listings WHERE path = ?`, p); err != nil {
+			return err
+		}
+	}
+	if len(sc.PutListings) == 0 {
+		return nil
+	}
+	paths := make([]string, 0, len(sc.PutListings))
+	for p := range sc.PutListings {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	const perStmt = 200
+	for start := 0; start < len(paths); start += perStmt {
+		end := min(start+perStmt, len(paths))
+		q := `INSERT INTO dir_listings (root, path, mtime, entries) VALUES (?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, end-start-1) +
+			` ON CONFLICT (path) DO UPDATE SET root = excluded.root, mtime = excluded.mtime, entries = excluded.entries`
+		args := make([]any, 0, (end-start)*4)
+		for _, p := range paths[start:end] {
+			l := sc.PutListings[p]
+			args = append(args, sc.Root, p, l.MTime, []byte(l.Entries))
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Listings implements [store.Store].
+func (s *DB) Listings(ctx context.Context, root string) (map[string]store.Listing, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT path, mtime, entries FROM dir_listings WHERE root = ?`, root)
+	if err != nil {
+		return nil, fmt.Errorf("listings of %s: %w", root, err)
+	}
+	defer rows.Close()
+	out := map[string]store.Listing{}
+	for rows.Next() {
+		var p string
+		var l store.Listing
+		var b []byte
+		if err := rows.Scan(&p, &l.MTime, &b); err != nil {
+			return nil, fmt.Errorf("listings of %s: %w", root, err)
+		}
+		l.Entries = string(b)
+		out[p] = l
+	}
+	return out, rows.Err()
 }
 
 // upsertSQL is the insert-or-update of n versions in one statement.

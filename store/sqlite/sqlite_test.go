@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := db.SchemaVersion(ctx); err != nil || v != 1 {
+	if v, err := db.SchemaVersion(ctx); err != nil || v != sqlite.LatestSchema() || v < 3 {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 	db.Close()
@@ -36,7 +37,7 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	if _, err := sqlite.Open(ctx, path); err == nil || !strings.Contains(err.Error(), "has schema version 99, newer than this skillgate understands (1): upgrade skillgate") {
+	if _, err := sqlite.Open(ctx, path); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has schema version 99, newer than this skillgate understands (%d): upgrade skillgate", sqlite.LatestSchema())) {
 		t.Errorf("newer schema: %v", err)
 	}
 }
