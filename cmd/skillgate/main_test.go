@@ -161,6 +161,10 @@ func TestToPromptParity(t *testing.T) {
 	}
 	paths, _ := os.ReadFile(filepath.Join(dir, "to-prompt-sample.paths"))
 	abs, _ := filepath.Abs(dir)
+	// to-prompt prints resolved paths (Path.resolve()).
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
 	args := []string{"prompt"}
 	for _, p := range strings.Fields(string(paths)) {
 		args = append(args, filepath.Join(abs, p))
