@@ -1,0 +1,148 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error this package returns wraps exactly one of them,
+// so callers branch with [errors.Is] and never compare strings.
+var (
+	// ErrInvalidConfig means an mcp.json declaration is malformed: too large,
+	// not strict JSON, an unknown field, a bad server id, or a value out of
+	// bounds. The message names the field and the fix.
+	ErrInvalidConfig = errors.New("invalid mcp.json")
+
+	// ErrMissingCredential means a declaration references a credential
+	// (${NAME}) that the caller's lookup does not provide. The message names
+	// the credential, never a value.
+	ErrMissingCredential = errors.New("missing credential")
+
+	// ErrServerStart means a stdio server's process could not be started
+	// (command not found, not executable) or an HTTP server could not be
+	// reached.
+	ErrServerStart = errors.New("server did not start")
+
+	// ErrServerExited means a stdio server's process exited before it answered.
+	// The error message carries the exit status and the tail of its stderr.
+	ErrServerExited = errors.New("server process exited")
+
+	// ErrTimeout means the server did not answer a phase (initialize,
+	// tools/list, tools/call) within its configured limit.
+	ErrTimeout = errors.New("server did not answer in time")
+
+	// ErrResponseTooLarge means one message, or the sum of all tools/list
+	// pages, exceeded its byte limit ([Limits.MaxFrameBytes],
+	// [Limits.MaxListBytes]).
+	ErrResponseTooLarge = errors.New("response too large")
+
+	// ErrTooManyTools means a server offers more tools than
+	// [Limits.MaxTools], or more pages than [Limits.MaxPages].
+	ErrTooManyTools = errors.New("too many tools")
+
+	// ErrMalformedResponse means a server's answer is not what MCP requires at
+	// the level of the whole response: a tools/list result that is not an
+	// object with a tools array, a tool without a string name, a tool listed
+	// twice, a repeated cursor, or an unusable serverInfo.
+	ErrMalformedResponse = errors.New("malformed response")
+
+	// ErrServerError means the server answered a request with a JSON-RPC
+	// error. The message quotes the server's (bounded) error text.
+	ErrServerError = errors.New("server returned an error")
+
+	// ErrConnection means the transport failed for another reason (the
+	// connection closed, an HTTP error status).
+	ErrConnection = errors.New("connection failed")
+
+	// ErrInvalidTool is a per-tool problem: a field of the tool definition has
+	// the wrong type, the name breaks the MCP naming rule, the definition is
+	// not canonical JSON (for example a duplicate key), or the skillgate risk
+	// _meta entry is malformed.
+	ErrInvalidTool = errors.New("invalid tool definition")
+
+	// ErrInvalidSchema is a per-tool problem: the input or output schema is
+	// not a JSON Schema object of type "object" that compiles.
+	ErrInvalidSchema = errors.New("invalid schema")
+
+	// ErrToolTooLarge is a per-tool problem: the description or a schema is
+	// larger than its limit.
+	ErrToolTooLarge = errors.New("tool definition too large")
+
+	// ErrToolBlocked means [Conn.CallTool] refused a call because the tool is
+	// not pinned, changed since it was pinned, or is no longer offered.
+	ErrToolBlocked = errors.New("tool blocked")
+
+	// ErrRecheckFailed means the last pin re-check of a [Conn] failed, so
+	// every call is refused until a re-check succeeds (fail closed).
+	ErrRecheckFailed = errors.New("pin re-check failed")
+
+	// ErrInvalidPin means a stored pin set cannot be trusted: a digest does
+	// not match its recorded definition, or a definition is not canonical.
+	ErrInvalidPin = errors.New("invalid pin")
+
+	// ErrClosed means the [Conn] was closed, by the caller or because the
+	// upstream connection ended.
+	ErrClosed = errors.New("connection closed")
+)
+
+// ServerError is the error returned when talking to one declared server
+// fails. It names the server and the phase (start, initialize, tools/list,
+// tools/call) and wraps one of the sentinels above.
+type ServerError struct {
+	// ServerID is the declared server id (the capability's extensionId).
+	ServerID string
+	// Phase is the step that failed: "start", "initialize", "tools/list",
+	// "tools/call" or "credentials".
+	Phase string
+	// Err is the cause; it wraps one of the package's sentinel errors.
+	Err error
+}
+
+// Error implements error.
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("mcpclient: server %q: %s: %v", e.ServerID, e.Phase, e.Err)
+}
+
+// Unwrap returns the cause, so errors.Is finds the sentinel.
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// ProblemCode classifies a per-tool problem found during introspection.
+type ProblemCode string
+
+// The closed set of per-tool problem codes. Each maps to one sentinel error
+// (see [Problem.Err]).
+const (
+	// ProblemInvalidTool maps to [ErrInvalidTool].
+	ProblemInvalidTool ProblemCode = "invalid_tool"
+	// ProblemInvalidSchema maps to [ErrInvalidSchema].
+	ProblemInvalidSchema ProblemCode = "invalid_schema"
+	// ProblemTooLarge maps to [ErrToolTooLarge].
+	ProblemTooLarge ProblemCode = "too_large"
+)
+
+// Problem is one reason a tool cannot be approved. Problems are data, not
+// errors, because a server with one bad tool still reports its good ones; a
+// caller must block a capability that has any.
+type Problem struct {
+	// Code classifies the problem.
+	Code ProblemCode `json:"code"`
+	// Field is the tool field at fault, for example "inputSchema" or
+	// "annotations.readOnlyHint".
+	Field string `json:"field"`
+	// Message says what is wrong and, where it helps, what the limit is.
+	Message string `json:"message"`
+}
+
+// Err returns the problem as an error that wraps its sentinel.
+func (p Problem) Err() error {
+	var sentinel error
+	switch p.Code {
+	case ProblemInvalidSchema:
+		sentinel = ErrInvalidSchema
+	case ProblemTooLarge:
+		sentinel = ErrToolTooLarge
+	default:
+		sentinel = ErrInvalidTool
+	}
+	return fmt.Errorf("%w: %s: %s", sentinel, p.Field, p.Message)
+}

@@ -1,0 +1,111 @@
+package mcpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemaURL is the in-memory location a tool schema is compiled under.
+const schemaURL = "urn:skillgate:tool-schema"
+
+// refusingLoader refuses to load any schema by URL. The library's default
+// loader reads file:// URLs, so a hostile $ref could read local files; the
+// standard metaschemas are embedded in the library and still resolve.
+type refusingLoader struct{}
+
+// Load implements jsonschema.URLLoader.
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external reference %s is not allowed; a tool schema must be self-contained", quoteBounded(url, 200))
+}
+
+// checkSchema validates one tool schema (field is "inputSchema" or
+// "outputSchema"): within the size and depth limits, a JSON object with "type": "object" (MCP
+// requires both schemas to describe an object), and compiling as JSON Schema
+// (2020-12 unless its $schema names another draft) without external
+// references.
+func checkSchema(field string, raw json.RawMessage, l Limits) *Problem {
+	if len(raw) > l.MaxSchemaBytes {
+		return &Problem{Code: ProblemTooLarge, Field: field, Message: fmt.Sprintf("is %d bytes; the limit is %d", len(raw), l.MaxSchemaBytes)}
+	}
+	if d := jsonDepth(raw); d > l.MaxSchemaDepth {
+		return &Problem{Code: ProblemTooLarge, Field: field, Message: fmt.Sprintf("nests %d levels deep; the limit is %d", d, l.MaxSchemaDepth)}
+	}
+	members, err := objectMembers(raw)
+	if err != nil {
+		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: describeObjectErr(err, "the schema")}
+	}
+	typeOK := false
+	for _, m := range members {
+		if m.key == "type" {
+			s, ok := decodeString(m.value)
+			typeOK = ok && s == "object"
+		}
+	}
+	if !typeOK {
+		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: `must have "type": "object"`}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: "is not valid JSON: " + err.Error()}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refusingLoader{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
+	}
+	if _, err := c.Compile(schemaURL); err != nil {
+		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
+	}
+	return nil
+}
+
+// oneLine folds the library's multi-line error trees into one line.
+func oneLine(s string) string {
+	fields := strings.Fields(s)
+	out := strings.Join(fields, " ")
+	if len(out) > 1024 {
+		cut := 1024
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = out[:cut] + "…"
+	}
+	return out
+}
+
+// jsonDepth returns the maximum nesting depth of objects and arrays in raw,
+// which must be valid JSON (callers check it after). It scans bytes without
+// allocating, so it is cheap to run before anything expensive.
+func jsonDepth(raw []byte) int {
+	depth, max := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > max {
+				max = depth
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return max
+}
