@@ -28,6 +28,10 @@ go mod download
 if [[ -x scripts/setup-npm.sh ]]; then
 	eval "$(scripts/setup-npm.sh)"
 fi
+# The MCP Inspector CLI, the outside client of the e2e tests.
+if [[ -x scripts/setup-inspector.sh && -n "${SKILLGATE_TEST_NPM_DIR:-}" ]]; then
+	scripts/setup-inspector.sh "$SKILLGATE_TEST_NPM_DIR"
+fi
 
 # A real S3-compatible server on loopback.
 if [[ -x scripts/setup-s3.sh ]]; then

@@ -108,6 +108,10 @@ skill, drift, not found), 2 usage error.`,
 		m.enableCommand(true),
 		m.enableCommand(false),
 		m.versionCommand(),
+		m.mcpCommand(),
+		m.serveCommand(),
+		m.tokenCommand(),
+		m.discloseCommand(),
 	)
 	return root
 }

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blob/local"
+	"github.com/skillgate/skillgate/blob/s3"
+	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/vfs"
+)
+
+// storageFlags select where loaded skills and workspaces are stored. Each
+// flag defaults to its environment variable; the S3 credentials come from
+// the environment only, so they never show in a process listing.
+type storageFlags struct {
+	kind     string // "local" or "s3"
+	endpoint string
+	bucket   string
+	region   string
+	prefix   string
+	mounts   []string // PATH=DIR, read-only
+}
+
+func (m *Main) addStorageFlags(c *cobra.Command, sf *storageFlags) {
+	f := c.Flags()
+	f.StringVar(&sf.kind, "skills-store", envOr(m.Getenv("SKILLGATE_SKILLS_STORE"), "local"),
+		"where agents' skill trees and workspaces live: local (skills from their scanned directories, workspaces in DATA/workspaces) or s3 ($SKILLGATE_SKILLS_STORE)")
+	f.StringVar(&sf.endpoint, "s3-endpoint", m.Getenv("SKILLGATE_S3_ENDPOINT"), "S3 endpoint URL, e.g. http://127.0.0.1:7070 ($SKILLGATE_S3_ENDPOINT)")
+	f.StringVar(&sf.bucket, "s3-bucket", m.Getenv("SKILLGATE_S3_BUCKET"), "S3 bucket ($SKILLGATE_S3_BUCKET)")
+	f.StringVar(&sf.region, "s3-region", m.Getenv("SKILLGATE_S3_REGION"), "S3 region (default us-east-1; $SKILLGATE_S3_REGION)")
+	f.StringVar(&sf.prefix, "s3-prefix", m.Getenv("SKILLGATE_S3_PREFIX"), "key prefix inside the bucket, ending in / ($SKILLGATE_S3_PREFIX)")
+	f.StringArrayVar(&sf.mounts, "mount", nil, "extra read-only mount for every session, PATH=DIR (e.g. /ticket=./ticket); repeatable")
+}
+
+func envOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// principalFlags name the principal of a stdio session.
+type principalFlags struct {
+	agent, tier, tenant, session string
+}
+
+func (m *Main) addPrincipalFlags(c *cobra.Command, pf *principalFlags) {
+	f := c.Flags()
+	f.StringVar(&pf.agent, "agent", m.Getenv("SKILLGATE_AGENT"), "agent id ($SKILLGATE_AGENT)")
+	f.StringVar(&pf.tier, "tier", m.Getenv("SKILLGATE_TIER"), "agent tier, T0–T4 ($SKILLGATE_TIER)")
+	f.StringVar(&pf.tenant, "tenant", envOr(m.Getenv("SKILLGATE_TENANT"), "default"), "tenant ($SKILLGATE_TENANT)")
+	f.StringVar(&pf.session, "session", m.Getenv("SKILLGATE_SESSION"), "session id to resume or start; empty starts a new one ($SKILLGATE_SESSION)")
+}
+
+// principal validates the principal flags; problems are usage errors.
+func (pf *principalFlags) principal() (session.Principal, error) {
+	t, err := skill.ParseAgentTier(pf.tier)
+	if err != nil {
+		if pf.tier == "" {
+			return session.Principal{}, usageErr("--tier is required (or SKILLGATE_TIER): the agent's tier, T0–T4")
+		}
+		return session.Principal{}, usageErr("--tier: %v", err)
+	}
+	p := session.Principal{Tenant: pf.tenant, Agent: pf.agent, Tier: t}
+	if err := p.Validate(); err != nil {
+		return session.Principal{}, usageErr("%v", err)
+	}
+	if pf.session != "" {
+		if err := session.ValidID(pf.session); err != nil {
+			return session.Principal{}, usageErr("--session: %v", err)
+		}
+	}
+	return p, nil
+}
+
+// gatewayDeps is the wiring shared by mcp, serve and disclose.
+type gatewayDeps struct {
+	db       *sqlite.DB
+	reg      *registry.Registry
+	sessions *session.Manager
+	gw       *gateway.Gateway
+	limits   discover.Limits
+	log      *slog.Logger
+	closers  []func() error
+}
+
+func (d *gatewayDeps) close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		_ = d.closers[i]()
+	}
+}
+
+// openGateway opens the registry, the session storage and the gateway.
+func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps, error) {
+	cfg, err := m.config()
+	if err != nil {
+		return nil, err
+	}
+	d := &gatewayDeps{limits: m.limits(cfg, 0, 0), log: m.logger()}
+	ok := false
+	defer func() {
+		if !ok {
+			d.close()
+		}
+	}()
+	d.db, err = sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	if err != nil {
+		return nil, err
+	}
+	d.closers = append(d.closers, d.db.Close)
+	d.reg = registry.New(d.db, registry.Options{Limits: d.limits, Logger: d.log})
+
+	var src session.Source
+	var ws blob.Store
+	switch sf.kind {
+	case "local":
+		st, err := local.Open(filepath.Join(m.data(), "workspaces"), nil)
+		if err != nil {
+			return nil, err
+		}
+		d.closers = append(d.closers, st.Close)
+		src, ws = session.LocalSource{}, st
+	case "s3":
+		st, err := s3.New(s3.Config{
+			Endpoint: sf.endpoint, Bucket: sf.bucket, Region: sf.region, Prefix: sf.prefix,
+			AccessKey: m.Getenv("SKILLGATE_S3_ACCESS_KEY"), SecretKey: m.Getenv("SKILLGATE_S3_SECRET_KEY"),
+		})
+		if err != nil {
+			return nil, usageErr("--skills-store s3: %v (credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)", err)
+		}
+		src, ws = &session.BlobSource{Store: st, Logger: d.log}, st
+	default:
+		return nil, usageErr("--skills-store must be local or s3, not %q", sf.kind)
+	}
+
+	var mounts []vfs.Mount
+	for _, spec := range sf.mounts {
+		path, dir, found := strings.Cut(spec, "=")
+		if !found || path == "" || dir == "" {
+			return nil, usageErr("--mount %q: use PATH=DIR, e.g. /ticket=./ticket", spec)
+		}
+		st, err := local.Open(dir, nil)
+		if err != nil {
+			return nil, fmt.Errorf("--mount %s: %w", spec, err)
+		}
+		d.closers = append(d.closers, st.Close)
+		mounts = append(mounts, vfs.Mount{Path: path, Store: st, ReadOnly: true})
+	}
+
+	d.sessions, err = session.NewManager(session.Options{
+		Catalog: d.reg, Versions: d.db, Store: d.db, Source: src, Workspace: ws, Mounts: mounts, Logger: d.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	impl := gateway.DefaultImplementation
+	impl.Version = version
+	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log})
+	if err != nil {
+		return nil, err
+	}
+	// A bad mount path shows up only when a session builds its filesystem;
+	// check it now, with a throwaway filesystem.
+	if _, err := vfs.New(vfs.Options{Mounts: mounts}); err != nil {
+		return nil, usageErr("--mount: %v", err)
+	}
+	ok = true
+	return d, nil
+}
+
+// rescanRoots returns the roots a running server rescans: --root flags,
+// else the roots the registry was last scanned with (so that a server never
+// forgets skills a `skillgate scan --root` added), else the configured or
+// conventional roots.
+func (m *Main) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoots []string) ([]discover.Root, error) {
+	if len(flagRoots) == 0 {
+		recorded, err := reg.Roots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var roots []discover.Root
+		for _, r := range recorded {
+			sc, err := discover.ParseScope(r.Scope)
+			if err != nil {
+				return nil, fmt.Errorf("recorded root %s: %w", r.Path, err)
+			}
+			roots = append(roots, discover.Root{Path: r.Path, Scope: sc})
+		}
+		if len(roots) > 0 {
+			return roots, nil
+		}
+	}
+	cfg, err := m.config()
+	if err != nil {
+		return nil, err
+	}
+	return m.roots(flagRoots, cfg)
+}

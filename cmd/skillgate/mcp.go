@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+)
+
+// stdin is what `skillgate mcp` reads; tests replace it.
+var stdin io.Reader = os.Stdin
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func (m *Main) mcpCommand() *cobra.Command {
+	var pf principalFlags
+	var sf storageFlags
+	c := &cobra.Command{
+		Use:   "mcp --agent ID --tier T3 [--tenant T] [--session ID]",
+		Short: "Serve one agent over MCP on stdin/stdout",
+		Long: `Serve one agent session over MCP on stdin and stdout (what Claude Code, Codex
+and deepagents' MCP adapters launch). The principal comes from the flags or
+SKILLGATE_AGENT, SKILLGATE_TIER, SKILLGATE_TENANT; the session from --session
+or SKILLGATE_SESSION (empty starts a new one, whose id is printed on stderr:
+pass it again to resume the loaded skills and /workspace).
+
+Tools: skill_list, load_skill, unload_skill, ls, read_file, grep, glob,
+write_file, edit_file. Prompt: skills. Resources: skillgate://disclosure,
+skillgate://session. The agent sees only skills its tier may invoke. The
+registry is read as 'skillgate scan' left it.`,
+		Example: "  skillgate mcp --agent drafter --tier T3 --tenant acme\n  SKILLGATE_AGENT=drafter SKILLGATE_TIER=T3 skillgate mcp --session 7f3a",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := pf.principal()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			d, err := m.openGateway(ctx, &sf)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			conn, err := d.gw.Connect(ctx, p, pf.session, nil)
+			if err != nil {
+				return sessionErr(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(m.Stderr, "skillgate mcp: session %s for %s (resume with --session %s)\n", conn.Session().ID(), p, conn.Session().ID())
+			t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{m.Stdout}}
+			if err := conn.Server().Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	m.addPrincipalFlags(c, &pf)
+	m.addStorageFlags(c, &sf)
+	return c
+}
+
+// sessionErr turns refusals of a session into exit-code-1 failures with
+// their message.
+func sessionErr(err error) error {
+	if errors.Is(err, session.ErrSessionUnavailable) || errors.Is(err, session.ErrInvalidSessionID) || errors.Is(err, session.ErrInvalidPrincipal) {
+		return &exitError{code: exitFail, err: err}
+	}
+	return err
+}
+
+func (m *Main) discloseCommand() *cobra.Command {
+	var tier, sessionID, category string
+	var budget int
+	var sf storageFlags
+	c := &cobra.Command{
+		Use:   "disclose --tier T3 [--session ID] [--category C] [--budget N]",
+		Short: "Print what an agent sees of skills: the discovery fragment or its loaded skills",
+		Long: `Print the progressive disclosure an agent gets (the MCP prompt 'skills' and
+the resource skillgate://disclosure). Without --session: the discovery
+fragment for an agent of --tier, the skills it may load (name, description,
+category) within --budget characters, optionally of one --category. With
+--session: that session's view: the discovery fragment while nothing is
+loaded, else the SKILL.md bodies of its loaded skills in <skill_content>
+blocks with their directories and files.
+
+Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
+		Example: "  skillgate disclose --tier T3 --budget 2000\n  skillgate disclose --session 7f3a",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if tier == "" && sessionID == "" {
+				return usageErr("disclose needs --tier or --session (see 'skillgate disclose --help')")
+			}
+			var t skill.AgentTier
+			if tier != "" {
+				var err error
+				if t, err = skill.ParseAgentTier(tier); err != nil {
+					return usageErr("--tier: %v", err)
+				}
+			}
+			if budget < 0 {
+				return usageErr("--budget must be positive (0: the default of %d)", session.DefaultBudget)
+			}
+			opts := session.DiscloseOptions{Category: category, Budget: budget}
+			d, err := m.openGateway(ctx, &sf)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			if sessionID == "" {
+				out, err := session.Discovery(ctx, d.reg, t, opts)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(m.Stdout, out)
+				return err
+			}
+			p, err := d.sessions.PrincipalOf(ctx, sessionID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return &exitError{code: exitFail, err: fmt.Errorf("no session %q in %s", sessionID, m.data())}
+			case errors.Is(err, session.ErrInvalidSessionID):
+				return usageErr("--session: %v", err)
+			case err != nil:
+				return err
+			}
+			if t != "" && t != p.Tier {
+				return usageErr("--tier %s does not match session %s, whose agent is %s", t, sessionID, p.Tier)
+			}
+			s, err := d.sessions.Open(ctx, p, sessionID)
+			if err != nil {
+				return sessionErr(err)
+			}
+			defer s.Close()
+			out, err := s.Disclose(ctx, opts)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(m.Stdout, out)
+			return err
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&tier, "tier", "", "agent tier, T0–T4")
+	f.StringVar(&sessionID, "session", "", "show this session's view")
+	f.StringVar(&category, "category", "", "only skills of this category (discovery fragment)")
+	f.IntVar(&budget, "budget", 0, fmt.Sprintf("character budget of the discovery fragment (default %d)", session.DefaultBudget))
+	m.addStorageFlags(c, &sf)
+	return c
+}

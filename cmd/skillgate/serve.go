@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/server"
+)
+
+func (m *Main) serveCommand() *cobra.Command {
+	var addr string
+	var interval time.Duration
+	var roots []string
+	var sf storageFlags
+	c := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:7777] [--rescan-interval D] [--root DIR]...",
+		Short: "Serve agents over MCP (streamable HTTP at /mcp) with bearer tokens",
+		Long: `Serve agents over MCP, streamable HTTP at http://ADDR/mcp (loopback by
+default). Every request needs 'Authorization: Bearer <token>'; tokens map to
+principals and are managed with 'skillgate token' (DATA/tokens.json, re-read
+when it changes). Send 'Skillgate-Session: ID' on the initialize request to
+resume a session; new connections get their id in that response header.
+
+The registry is rescanned on POST /v1/scan (a T0 or T1 token), on SIGHUP,
+and every --rescan-interval when set; connected clients are notified
+(tools/list_changed, resources/updated) when what they may load changed.
+Rescans cover --root, else the roots the registry was last scanned with.`,
+		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme\n  skillgate serve --addr 127.0.0.1:7777 --rescan-interval 1m",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if interval < 0 {
+				return usageErr("--rescan-interval must not be negative")
+			}
+			d, err := m.openGateway(ctx, &sf)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			tokenPath := filepath.Join(m.data(), server.TokensFile)
+			tokens, err := server.OpenTokens(tokenPath)
+			if err != nil {
+				return err
+			}
+			rescan := func(ctx context.Context) (bool, error) {
+				rs, err := m.rescanRoots(ctx, d.reg, roots)
+				if err != nil {
+					return false, err
+				}
+				return d.gw.Rescan(ctx, func(ctx context.Context) error {
+					_, err := d.reg.Scan(ctx, rs, nil)
+					return err
+				})
+			}
+			srv, err := server.New(server.Options{Gateway: d.gw, Tokens: tokens, Rescan: rescan, Logger: d.log})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", addr, err)
+			}
+			if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
+				fmt.Fprintf(m.Stderr, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", ln.Addr())
+			}
+			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%d tokens in %s)\n", ln.Addr(), tokens.Len(), tokenPath)
+			if tokens.Len() == 0 {
+				fmt.Fprintf(m.Stderr, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
+			}
+			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+			served := make(chan error, 1)
+			go func() { served <- hs.Serve(ln) }()
+
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			var tick <-chan time.Time
+			if interval > 0 {
+				t := time.NewTicker(interval)
+				defer t.Stop()
+				tick = t.C
+			}
+			doRescan := func(why string) {
+				changed, err := rescan(ctx)
+				if err != nil {
+					fmt.Fprintf(m.Stderr, "skillgate serve: rescan (%s): %v\n", why, err)
+					return
+				}
+				d.log.InfoContext(ctx, "rescan", "trigger", why, "changed", changed)
+			}
+			for {
+				select {
+				case err := <-served:
+					if errors.Is(err, http.ErrServerClosed) {
+						return nil
+					}
+					return err
+				case <-hup:
+					doRescan("SIGHUP")
+				case <-tick:
+					doRescan("interval")
+				case <-ctx.Done():
+					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					err := hs.Shutdown(sctx)
+					cancel()
+					if err != nil {
+						hs.Close()
+					}
+					fmt.Fprintln(m.Stderr, "skillgate serve: stopped")
+					return nil
+				}
+			}
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&addr, "addr", envOr(m.Getenv("SKILLGATE_ADDR"), "127.0.0.1:7777"), "address to listen on ($SKILLGATE_ADDR); port 0 picks a free port")
+	f.DurationVar(&interval, "rescan-interval", 0, "rescan the registry this often (0: only on POST /v1/scan and SIGHUP)")
+	f.StringArrayVar(&roots, "root", nil, "root to rescan, DIR[=scope] (default: the roots of the last scan); repeatable")
+	m.addStorageFlags(c, &sf)
+	return c
+}

@@ -1,0 +1,371 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/session"
+)
+
+// Resource URIs served to every session.
+const (
+	// DisclosureURI is the session's disclosure: the discovery fragment,
+	// or the loaded skills' SKILL.md bodies.
+	DisclosureURI = "skillgate://disclosure"
+	// SessionURI describes the session: its id, principal and loaded
+	// skills, as JSON.
+	SessionURI = "skillgate://session"
+	// DisclosurePrompt is the name of the prompt carrying the disclosure.
+	DisclosurePrompt = "skills"
+)
+
+// DefaultImplementation names the server to clients.
+var DefaultImplementation = mcp.Implementation{Name: "skillgate", Title: "skillgate", Version: "dev"}
+
+// Options configures a [Gateway]. Sessions is required.
+type Options struct {
+	// Sessions opens the agents' sessions.
+	Sessions *session.Manager
+	// Catalog is the registry, used to detect changes (see
+	// [Gateway.Fingerprint]); nil disables change detection.
+	Catalog session.Catalog
+	// Implementation names the server; nil means DefaultImplementation.
+	Implementation *mcp.Implementation
+	// DisclosureBudget is the discovery fragment's budget in characters; 0
+	// means session.DefaultBudget.
+	DisclosureBudget int
+	// Logger receives connection events and internal errors (which agents
+	// never see); nil discards them.
+	Logger *slog.Logger
+}
+
+// Gateway is skillgate's MCP server for agents: each connection gets an
+// [mcp.Server] bound to one agent session, with the skill tools
+// (skill_list, load_skill, unload_skill), the filesystem tools (ls,
+// read_file, grep, glob, write_file, edit_file), the disclosure as a prompt
+// and a resource, and change notifications. It is transport-agnostic: serve
+// a [Conn]'s server over stdio or streamable HTTP. A Gateway is safe for
+// concurrent use.
+type Gateway struct {
+	opts    Options
+	log     *slog.Logger
+	schemas *mcp.SchemaCache
+
+	mu    sync.Mutex
+	conns map[*Conn]struct{}
+}
+
+// New returns a gateway over opts.
+func New(opts Options) (*Gateway, error) {
+	if opts.Sessions == nil {
+		return nil, errors.New("gateway: Options.Sessions is required")
+	}
+	if opts.Implementation == nil {
+		impl := DefaultImplementation
+		opts.Implementation = &impl
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}}, nil
+}
+
+// ConnectOptions tunes one connection.
+type ConnectOptions struct {
+	// InitTimeout closes the connection when the client has not finished
+	// the MCP initialize handshake within this time (HTTP connections, whose
+	// server is created before the handshake); 0 means never.
+	InitTimeout time.Duration
+}
+
+// Conn is one MCP connection: an [mcp.Server] bound to an open session.
+// Close it when the connection ends; the session stays resumable.
+type Conn struct {
+	g      *Gateway
+	sess   *session.Session
+	server *mcp.Server
+
+	mu          sync.Mutex
+	loadDesc    string // the load_skill description now advertised
+	initialized bool
+	closed      bool
+}
+
+// Connect opens (or resumes, or starts when sessionID is empty) the session
+// sessionID for principal p and returns a connection whose Server is ready
+// to run on a transport. Errors are those of [session.Manager.Open].
+func (g *Gateway) Connect(ctx context.Context, p session.Principal, sessionID string, opts *ConnectOptions) (*Conn, error) {
+	sess, err := g.opts.Sessions.Open(ctx, p, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{g: g, sess: sess}
+	c.server = mcp.NewServer(g.opts.Implementation, &mcp.ServerOptions{
+		Instructions:       instructions(sess),
+		Logger:             g.log,
+		SchemaCache:        g.schemas,
+		InitializedHandler: c.onInitialized,
+		SubscribeHandler:   subscribeHandler,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		},
+	})
+	desc, err := c.loadSkillDescription(ctx)
+	if err != nil {
+		sess.Close()
+		return nil, err
+	}
+	c.loadDesc = desc
+	c.addTools(desc)
+	c.addDisclosure()
+	g.mu.Lock()
+	g.conns[c] = struct{}{}
+	g.mu.Unlock()
+	if opts != nil && opts.InitTimeout > 0 {
+		time.AfterFunc(opts.InitTimeout, func() {
+			c.mu.Lock()
+			ok := c.initialized
+			c.mu.Unlock()
+			if !ok {
+				c.Close()
+			}
+		})
+	}
+	g.log.InfoContext(ctx, "mcp connection", "session", sess.ID(), "principal", p.String())
+	return c, nil
+}
+
+// Server returns the connection's MCP server.
+func (c *Conn) Server() *mcp.Server { return c.server }
+
+// Session returns the connection's session.
+func (c *Conn) Session() *session.Session { return c.sess }
+
+// Close releases the session handle. It is idempotent.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.g.mu.Lock()
+	delete(c.g.conns, c)
+	c.g.mu.Unlock()
+	return c.sess.Close()
+}
+
+// onInitialized ties the connection's life to its MCP session: when the
+// client goes away (or an idle HTTP session times out), the session handle
+// is released.
+func (c *Conn) onInitialized(_ context.Context, req *mcp.InitializedRequest) {
+	c.mu.Lock()
+	first := !c.initialized
+	c.initialized = true
+	c.mu.Unlock()
+	if first && req.Session != nil {
+		go func() {
+			_ = req.Session.Wait()
+			c.Close()
+		}()
+	}
+}
+
+// Serve runs one connection for p on transport t until the client
+// disconnects or ctx is done: what `skillgate mcp` does over stdio.
+func (g *Gateway) Serve(ctx context.Context, t mcp.Transport, p session.Principal, sessionID string) error {
+	c, err := g.Connect(ctx, p, sessionID, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.server.Run(ctx, t); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("gateway: session %s: %w", c.sess.ID(), err)
+	}
+	return nil
+}
+
+func instructions(s *session.Session) string {
+	return fmt.Sprintf("skillgate session %s (%s). Skills you may use are listed by skill_list and by the prompt %q; "+
+		"load_skill makes one appear under /skills and returns its instructions. Your files go under /workspace. "+
+		"Reconnect with session id %s to resume the loaded skills and /workspace.",
+		s.ID(), s.Principal().String(), DisclosurePrompt, s.ID())
+}
+
+func subscribeHandler(_ context.Context, req *mcp.SubscribeRequest) error {
+	switch req.Params.URI {
+	case DisclosureURI, SessionURI:
+		return nil
+	}
+	return mcp.ResourceNotFoundError(req.Params.URI)
+}
+
+// connsOf returns the open connections, optionally only those of one session.
+func (g *Gateway) connsOf(sessionID string) []*Conn {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*Conn, 0, len(g.conns))
+	for c := range g.conns {
+		if sessionID == "" || c.sess.ID() == sessionID {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Connections returns how many connections are open.
+func (g *Gateway) Connections() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.conns)
+}
+
+// sessionChanged tells every connection on a session that its disclosure
+// and description changed (a skill was loaded or unloaded).
+func (g *Gateway) sessionChanged(ctx context.Context, sessionID string) {
+	for _, c := range g.connsOf(sessionID) {
+		c.resourcesUpdated(ctx)
+	}
+}
+
+func (c *Conn) resourcesUpdated(ctx context.Context) {
+	for _, uri := range []string{DisclosureURI, SessionURI} {
+		if err := c.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+			c.g.log.WarnContext(ctx, "resource update notification failed", "session", c.sess.ID(), "uri", uri, "err", err)
+		}
+	}
+}
+
+// RegistryChanged brings every open connection up to date after the
+// registry changed (a rescan, a skill enabled or disabled): sessions drop
+// or remount loaded skills as needed ([session.Manager.Refresh]); a
+// connection whose list of loadable skills changed gets a new load_skill
+// definition, which sends notifications/tools/list_changed; and every
+// connection is told that the disclosure and session resources were
+// updated (notifications/resources/updated, to subscribers).
+func (g *Gateway) RegistryChanged(ctx context.Context) error {
+	_, refreshErr := g.opts.Sessions.Refresh(ctx)
+	var errs []error
+	if refreshErr != nil {
+		errs = append(errs, refreshErr)
+	}
+	for _, c := range g.connsOf("") {
+		desc, err := c.loadSkillDescription(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.mu.Lock()
+		changed := desc != c.loadDesc && !c.closed
+		c.loadDesc = desc
+		c.mu.Unlock()
+		if changed {
+			c.addLoadSkill(desc) // replaces the tool: tools/list_changed
+		}
+		c.resourcesUpdated(ctx)
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		g.log.ErrorContext(ctx, "registry change: some sessions could not be refreshed", "err", err)
+	}
+	return err
+}
+
+// Fingerprint summarises what agents can see of the registry (identity,
+// digest, state, tiers and catalog fields of every valid skill), so that a
+// rescan that changed nothing notifies nobody. It needs Options.Catalog.
+func (g *Gateway) Fingerprint(ctx context.Context) (string, error) {
+	if g.opts.Catalog == nil {
+		return "", errors.New("gateway: Options.Catalog is required for change detection")
+	}
+	es, err := g.opts.Catalog.List(ctx, registry.Query{Disabled: true})
+	if err != nil {
+		return "", fmt.Errorf("gateway: fingerprint: %w", err)
+	}
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, e := range es {
+		_ = enc.Encode([]any{e.Key, e.Dir, e.Digest, e.Enabled, e.Tier, e.InvokableBy, e.Name, e.Description, e.Category, e.Version.Version})
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Rescan runs scan (a registry scan) and, when what agents can see changed,
+// calls [Gateway.RegistryChanged]. It reports whether it did.
+func (g *Gateway) Rescan(ctx context.Context, scan func(context.Context) error) (bool, error) {
+	before, err := g.Fingerprint(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := scan(ctx); err != nil {
+		return false, err
+	}
+	after, err := g.Fingerprint(ctx)
+	if err != nil {
+		return false, err
+	}
+	if before == after {
+		return false, nil
+	}
+	return true, g.RegistryChanged(ctx)
+}
+
+// maxLoadDescList bounds the list of loadable skills in load_skill's
+// description, in bytes.
+const maxLoadDescList = 2000
+
+// loadSkillDescription is load_skill's description for this session: what
+// it does and the identities of the skills the principal may load, so that
+// the tool definition changes (and clients are notified) exactly when that
+// list changes.
+func (c *Conn) loadSkillDescription(ctx context.Context) (string, error) {
+	es, err := c.sess.Available(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("Load a skill into this session. Its files appear, read-only, under /skills/<name> " +
+		"(or /skills/<category>--<name> when another loaded skill already has that name); the result gives the mount path " +
+		"and the skill's SKILL.md instructions. Pass the skill's category/name as listed by skill_list.")
+	if len(es) == 0 {
+		b.WriteString(" No skills are available to you now.")
+		return b.String(), nil
+	}
+	keys := make([]string, len(es))
+	for i, e := range es {
+		keys[i] = e.Key
+	}
+	slices.Sort(keys)
+	b.WriteString(" Skills you can load: ")
+	n := 0
+	for i, k := range keys {
+		if n+len(k) > maxLoadDescList {
+			fmt.Fprintf(&b, "… and %d more (see skill_list)", len(keys)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k)
+		n += len(k) + 2
+	}
+	b.WriteString(".")
+	return b.String(), nil
+}

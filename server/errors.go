@@ -1,0 +1,56 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/skillgate/skillgate/session"
+)
+
+// Error kinds of the HTTP layer.
+var (
+	errUnauthorized = errors.New("unauthorized: send 'Authorization: Bearer <token>' with a token from 'skillgate token add'")
+	errForbidden    = errors.New("forbidden")
+	errNotFound     = errors.New("not found")
+)
+
+// statusClientClosed is what the server answers (and logs) when the client
+// gave up: not a server fault.
+const statusClientClosed = 499
+
+// statuses maps error kinds to HTTP statuses, in one place. Errors of other
+// kinds are internal: logged with their cause, shown as "internal error".
+var statuses = []struct {
+	kind   error
+	status int
+}{
+	{errUnauthorized, http.StatusUnauthorized},
+	{errForbidden, http.StatusForbidden},
+	{errNotFound, http.StatusNotFound},
+	{session.ErrSessionUnavailable, http.StatusForbidden},
+	{session.ErrInvalidSessionID, http.StatusBadRequest},
+	{session.ErrInvalidPrincipal, http.StatusBadRequest},
+	{context.Canceled, statusClientClosed},
+	{context.DeadlineExceeded, http.StatusGatewayTimeout},
+}
+
+// fail writes err as a JSON error {"error": message} with its status.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := http.StatusInternalServerError, "internal error; the details are in the skillgate log"
+	for _, st := range statuses {
+		if errors.Is(err, st.kind) {
+			status, msg = st.status, err.Error()
+			break
+		}
+	}
+	switch status {
+	case http.StatusInternalServerError:
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	msg = strings.TrimSpace(msg)
+	writeJSON(w, status, map[string]string{"error": msg})
+}

@@ -1,0 +1,232 @@
+// Package server is skillgate's HTTP edge: MCP over streamable HTTP at
+// /mcp for agents, authenticated with bearer tokens that map to principals,
+// and a small REST API (/v1/scan to rescan the registry, /v1/health).
+//
+// A tour:
+//
+//	tokens, _ := server.OpenTokens(filepath.Join(dataDir, server.TokensFile))
+//	srv, _ := server.New(server.Options{Gateway: gw, Tokens: tokens, Rescan: rescan})
+//	http.ListenAndServe("127.0.0.1:7777", srv)
+//
+// An agent sends "Authorization: Bearer <secret>" on every request (no or
+// an unknown token: 401) and, to resume a session, its id in the
+// Skillgate-Session header of the initialize request; the response carries
+// the session's id in the same header. The MCP session of a token can only
+// be used with a token of the same principal.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// SessionHeader carries the skillgate session id: sent by a client that
+// resumes a session, returned on every new connection.
+const SessionHeader = "Skillgate-Session"
+
+// Defaults for [Options].
+const (
+	DefaultSessionTimeout = 30 * time.Minute
+	DefaultInitTimeout    = 30 * time.Second
+)
+
+// Options configures a [Server]. Gateway and Tokens are required.
+type Options struct {
+	Gateway *gateway.Gateway
+	Tokens  *Tokens
+	// Rescan rescans the registry and reports whether what agents see
+	// changed (connected clients are then notified); nil disables
+	// POST /v1/scan.
+	Rescan func(context.Context) (bool, error)
+	// SessionTimeout closes MCP sessions idle this long; 0 means
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// InitTimeout closes connections that do not finish the MCP handshake
+	// in time; 0 means DefaultInitTimeout.
+	InitTimeout time.Duration
+	// Logger receives request failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP handler. It is safe for concurrent use.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	mux   *http.ServeMux
+	probe *mcp.Server // answers the SDK's per-request version check only
+}
+
+// New returns the HTTP handler described by opts.
+func New(opts Options) (*Server, error) {
+	if opts.Gateway == nil || opts.Tokens == nil {
+		return nil, errors.New("server: Options.Gateway and Options.Tokens are required")
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.InitTimeout <= 0 {
+		opts.InitTimeout = DefaultInitTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, log: log, mux: http.NewServeMux(), probe: mcp.NewServer(&gateway.DefaultImplementation, nil)}
+	mcpHandler := mcp.NewStreamableHTTPHandler(s.getServer, &mcp.StreamableHTTPOptions{
+		Logger:         log,
+		SessionTimeout: opts.SessionTimeout,
+	})
+	bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	s.mux.Handle("/mcp", bearer(s.connect(mcpHandler)))
+	s.mux.Handle("POST /v1/scan", s.api(s.scan))
+	s.mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "connections": opts.Gateway.Connections()})
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, fmt.Errorf("%w: %s %s; the endpoints are /mcp (MCP over streamable HTTP), POST /v1/scan and GET /v1/health", errNotFound, r.Method, r.URL.Path))
+	})
+	return s, nil
+}
+
+// ServeHTTP implements [http.Handler].
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// principalKey is the TokenInfo.Extra key holding the principal.
+const principalKey = "skillgate.principal"
+
+// verify is the bearer token verifier. UserID is the principal, so the SDK
+// refuses an MCP session to a token of another principal.
+func (s *Server) verify(ctx context.Context, secret string, _ *http.Request) (*auth.TokenInfo, error) {
+	tok, ok, err := s.opts.Tokens.Verify(secret)
+	if err != nil {
+		s.log.ErrorContext(ctx, "token file unreadable; using the tokens last loaded", "path", s.opts.Tokens.Path(), "err", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
+	}
+	p := tok.Principal()
+	return &auth.TokenInfo{UserID: p.String(), Extra: map[string]any{principalKey: p, "token": tok.ID}}, nil
+}
+
+func principalFrom(ctx context.Context) (session.Principal, bool) {
+	ti := auth.TokenInfoFromContext(ctx)
+	if ti == nil {
+		return session.Principal{}, false
+	}
+	p, ok := ti.Extra[principalKey].(session.Principal)
+	return p, ok
+}
+
+// connKey holds the connection opened for a request that starts an MCP
+// session, for getServer (which the SDK calls more than once per request).
+type connKey struct{}
+
+// connect opens the gateway connection for a request that starts an MCP
+// session (a POST without Mcp-Session-Id), so that a refused session id
+// gets a clear HTTP error instead of the SDK's generic one.
+func (s *Server) connect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p, ok := principalFrom(r.Context())
+		if !ok {
+			s.fail(w, r, errUnauthorized)
+			return
+		}
+		conn, err := s.opts.Gateway.Connect(r.Context(), p, r.Header.Get(SessionHeader), &gateway.ConnectOptions{InitTimeout: s.opts.InitTimeout})
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set(SessionHeader, conn.Session().ID())
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), connKey{}, conn)))
+	})
+}
+
+// getServer gives the SDK the server of the connection opened for this
+// request; for requests on an existing MCP session, which the SDK routes
+// itself, it returns a server used only to check protocol versions.
+func (s *Server) getServer(r *http.Request) *mcp.Server {
+	if conn, ok := r.Context().Value(connKey{}).(*gateway.Conn); ok {
+		return conn.Server()
+	}
+	return s.probe
+}
+
+// api wraps a REST handler: bearer authentication with JSON errors.
+func (s *Server) api(h func(http.ResponseWriter, *http.Request, session.Principal) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err == nil {
+			err = h(w, r, p)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+		}
+	})
+}
+
+func (s *Server) authenticate(r *http.Request) (session.Principal, error) {
+	const prefix = "Bearer "
+	h := r.Header.Get("Authorization")
+	if len(h) <= len(prefix) || !equalFold(h[:len(prefix)], prefix) {
+		return session.Principal{}, errUnauthorized
+	}
+	ti, err := s.verify(r.Context(), h[len(prefix):], r)
+	if err != nil {
+		return session.Principal{}, errUnauthorized
+	}
+	return ti.Extra[principalKey].(session.Principal), nil
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// scan is POST /v1/scan: rescan the registry, notify connected clients when
+// what they see changed. Only T0 (humans) and T1 (the top orchestrator) may.
+func (s *Server) scan(w http.ResponseWriter, r *http.Request, p session.Principal) error {
+	if p.Tier != skill.T0 && p.Tier != skill.T1 {
+		return fmt.Errorf("%w: rescanning needs an agent tier of T0 or T1 (this token is %s)", errForbidden, p.Tier)
+	}
+	if s.opts.Rescan == nil {
+		return fmt.Errorf("%w: this server does not rescan", errNotFound)
+	}
+	start := time.Now()
+	changed, err := s.opts.Rescan(r.Context())
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(r.Context(), "rescan", "by", p.String(), "changed", changed, "duration_ms", time.Since(start).Milliseconds())
+	writeJSON(w, http.StatusOK, map[string]any{"changed": changed, "connections": s.opts.Gateway.Connections()})
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,401 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/vfs"
+)
+
+// Catalog is what the session layer asks of the registry: the skills that
+// win precedence, filtered by a query. *registry.Registry implements it.
+type Catalog interface {
+	List(ctx context.Context, q registry.Query) ([]registry.Entry, error)
+}
+
+// Versions returns full registry versions, with their recorded file lists.
+// store.Store implementations provide it.
+type Versions interface {
+	Versions(ctx context.Context, f store.Filter) ([]store.Version, error)
+}
+
+// Options configures a [Manager]. Catalog, Versions, Store and Workspace
+// are required.
+type Options struct {
+	// Catalog lists the registry's skills.
+	Catalog Catalog
+	// Versions loads the version of a skill being loaded.
+	Versions Versions
+	// Store persists sessions.
+	Store store.SessionStore
+	// Source mounts loaded skills; nil means LocalSource.
+	Source Source
+	// Workspace holds the sessions' read-write /workspace trees, each under
+	// blob.WorkspacePrefix(tenant, sessionID).
+	Workspace blob.Store
+	// Mounts are extra mounts every session gets, such as a read-only
+	// /ticket.
+	Mounts []vfs.Mount
+	// FS bounds each session's filesystem; its Mounts, Skills and Logger
+	// fields are ignored.
+	FS vfs.Options
+	// Logger receives session events; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Manager opens, persists and refreshes agent sessions. Several handles
+// (MCP connections) may be open on one session at once; they share its
+// loaded skills and filesystem. A Manager is safe for concurrent use.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+	mu   sync.Mutex
+	live map[string]*state
+}
+
+// state is one attached session, shared by its open handles.
+type state struct {
+	id    string
+	p     Principal
+	ready chan struct{} // closed when attach finished; err is then set
+	err   error
+	refs  int // guarded by Manager.mu
+
+	mu     sync.Mutex // serialises Load, Unload and refresh
+	skills []*loaded  // load order; replaced, never mutated, under mu
+	fs     *vfs.FS
+}
+
+// loaded is one loaded skill of a session.
+type loaded struct {
+	key, name, category string
+	mount               string // directory name under /skills
+	file                string // "SKILL.md" (or "skill.md") relative to prefix
+	dir, digest         string // the registry version mounted
+	at                  time.Time
+	store               blob.Store
+	prefix              string
+}
+
+// NewManager returns a manager over opts. It fails when a required option
+// is missing.
+func NewManager(opts Options) (*Manager, error) {
+	switch {
+	case opts.Catalog == nil:
+		return nil, errors.New("session: Options.Catalog is required")
+	case opts.Versions == nil:
+		return nil, errors.New("session: Options.Versions is required")
+	case opts.Store == nil:
+		return nil, errors.New("session: Options.Store is required")
+	case opts.Workspace == nil:
+		return nil, errors.New("session: Options.Workspace is required")
+	}
+	if opts.Source == nil {
+		opts.Source = LocalSource{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	opts.Mounts = slices.Clone(opts.Mounts)
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{opts: opts, log: log, live: map[string]*state{}}, nil
+}
+
+// Open attaches to the session id on behalf of p and returns a handle;
+// close it when the connection ends. An empty id starts a new session with
+// a fresh id ([Session.ID]). An id that is not in the store starts a new
+// session with that id; an existing one is resumed: its loaded skills come
+// back at the same /skills paths (those the principal may no longer use, or
+// that left the registry, are dropped) and its workspace is where it was.
+//
+// Errors: [ErrInvalidPrincipal], [ErrInvalidSessionID],
+// [ErrSessionUnavailable] when the session belongs to another principal,
+// and storage errors.
+func (m *Manager) Open(ctx context.Context, p Principal, id string) (*Session, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if id == "" {
+		id = NewID()
+	} else if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	st, attached := m.live[id]
+	if !attached {
+		st = &state{id: id, p: p, ready: make(chan struct{})}
+		m.live[id] = st
+	}
+	st.refs++
+	m.mu.Unlock()
+	if !attached {
+		st.err = m.attach(ctx, st)
+		close(st.ready)
+	} else {
+		select {
+		case <-st.ready:
+		case <-ctx.Done():
+			m.release(st)
+			return nil, ctx.Err()
+		}
+	}
+	if st.err != nil {
+		m.release(st)
+		return nil, st.err
+	}
+	if st.p != p {
+		m.release(st)
+		return nil, fmt.Errorf("%w: %s belongs to another principal; start a new session", ErrSessionUnavailable, id)
+	}
+	return &Session{m: m, st: st}, nil
+}
+
+// PrincipalOf returns the principal that owns the stored session id.
+// Errors: [ErrInvalidSessionID], store.ErrNotFound, storage errors.
+func (m *Manager) PrincipalOf(ctx context.Context, id string) (Principal, error) {
+	if err := ValidID(id); err != nil {
+		return Principal{}, err
+	}
+	rec, err := m.opts.Store.Session(ctx, id)
+	if err != nil {
+		return Principal{}, err
+	}
+	return recordPrincipal(rec), nil
+}
+
+func recordPrincipal(rec store.Session) Principal {
+	return Principal{Tenant: rec.Tenant, Agent: rec.Agent, Tier: skillTier(rec.Tier)}
+}
+
+// release drops one handle; the last one detaches the session.
+func (m *Manager) release(st *state) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st.refs--
+	if st.refs == 0 && m.live[st.id] == st {
+		delete(m.live, st.id)
+	}
+}
+
+// attach loads or creates the stored session and builds its filesystem.
+func (m *Manager) attach(ctx context.Context, st *state) error {
+	rec, err := m.opts.Store.Session(ctx, st.id)
+	if errors.Is(err, store.ErrNotFound) {
+		rec = store.Session{ID: st.id, Tenant: st.p.Tenant, Agent: st.p.Agent, Tier: string(st.p.Tier)}
+		err = m.opts.Store.CreateSession(ctx, rec)
+		if errors.Is(err, store.ErrConflict) {
+			// Another process created it meanwhile.
+			rec, err = m.opts.Store.Session(ctx, st.id)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", st.id, err)
+	}
+	if recordPrincipal(rec) != st.p {
+		return fmt.Errorf("%w: %s belongs to another principal; start a new session", ErrSessionUnavailable, st.id)
+	}
+	ws, err := vfs.WorkspaceMount(m.opts.Workspace, st.p.Tenant, st.id)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", st.id, err)
+	}
+	fsOpts := m.opts.FS
+	fsOpts.Mounts = append([]vfs.Mount{ws}, m.opts.Mounts...)
+	fsOpts.Skills = nil
+	fsOpts.Logger = m.log
+	if st.fs, err = vfs.New(fsOpts); err != nil {
+		return fmt.Errorf("session %s: %w", st.id, err)
+	}
+	byKey, err := m.available(ctx, st.p)
+	if err != nil {
+		return err
+	}
+	var skills []*loaded
+	dropped := 0
+	for _, ls := range rec.Skills {
+		e, ok := byKey[ls.Key]
+		if !ok {
+			dropped++
+			continue
+		}
+		l, err := m.mount(ctx, st.p, e, ls.Mount, ls.LoadedAt)
+		if err != nil {
+			return fmt.Errorf("session %s: resume %s: %w", st.id, ls.Key, err)
+		}
+		skills = append(skills, l)
+	}
+	if err := st.fs.SetSkills(skillMounts(skills)); err != nil {
+		return fmt.Errorf("session %s: %w", st.id, err)
+	}
+	if dropped > 0 {
+		if err := m.persist(ctx, st.id, skills); err != nil {
+			return err
+		}
+	}
+	st.skills = skills
+	m.log.InfoContext(ctx, "session attached", "session", st.id, "principal", st.p.String(),
+		"resumed", len(rec.Skills) > 0 || !rec.CreatedAt.IsZero(), "skills", len(skills), "dropped", dropped)
+	return nil
+}
+
+// available returns the skills p may use, by identity.
+func (m *Manager) available(ctx context.Context, p Principal) (map[string]registry.Entry, error) {
+	es, err := m.opts.Catalog.List(ctx, registry.Query{AgentTier: p.Tier})
+	if err != nil {
+		return nil, fmt.Errorf("session: list skills: %w", err)
+	}
+	out := make(map[string]registry.Entry, len(es))
+	for _, e := range es {
+		out[e.Key] = e
+	}
+	return out, nil
+}
+
+// mount resolves the current version of e and mounts its tree.
+func (m *Manager) mount(ctx context.Context, p Principal, e registry.Entry, mountName string, at time.Time) (*loaded, error) {
+	vs, err := m.opts.Versions.Versions(ctx, store.Filter{Dir: e.Dir})
+	if err != nil {
+		return nil, fmt.Errorf("session: version of %s: %w", e.Key, err)
+	}
+	i := slices.IndexFunc(vs, func(v store.Version) bool { return v.Key == e.Key && v.Current })
+	if i < 0 {
+		return nil, fmt.Errorf("%w: %q (its version left the registry)", ErrSkillNotFound, e.Key)
+	}
+	v := vs[i]
+	st, prefix, err := m.opts.Source.Mount(ctx, p.Tenant, v)
+	if err != nil {
+		return nil, err
+	}
+	if at.IsZero() {
+		at = m.opts.Now()
+	}
+	return &loaded{
+		key: v.Key, name: v.Name, category: v.Category, mount: mountName,
+		file: path.Base(filepath.ToSlash(v.File)), dir: v.Dir, digest: v.Digest,
+		at: at, store: st, prefix: prefix,
+	}, nil
+}
+
+// persist records the loaded skills of a session.
+func (m *Manager) persist(ctx context.Context, id string, skills []*loaded) error {
+	out := make([]store.LoadedSkill, len(skills))
+	for i, l := range skills {
+		out[i] = store.LoadedSkill{Key: l.key, Mount: l.mount, LoadedAt: l.at}
+	}
+	if err := m.opts.Store.SetSessionSkills(ctx, id, out); err != nil {
+		return fmt.Errorf("session %s: save loaded skills: %w", id, err)
+	}
+	return nil
+}
+
+// Refresh re-resolves the loaded skills of every attached session after the
+// registry changed: a skill the session's principal may no longer use (it
+// left the registry, was disabled, or its invokable_by no longer includes
+// the tier) is unloaded, and a skill whose version changed is mounted
+// again. It returns the ids of the sessions whose loaded skills changed, and
+// the errors met (each session is refreshed independently).
+func (m *Manager) Refresh(ctx context.Context) ([]string, error) {
+	m.mu.Lock()
+	var sts []*state
+	for _, st := range m.live {
+		sts = append(sts, st)
+	}
+	m.mu.Unlock()
+	var changed []string
+	var errs []error
+	for _, st := range sts {
+		select {
+		case <-st.ready:
+		default:
+			continue // still attaching: it reads the new registry anyway
+		}
+		if st.err != nil {
+			continue
+		}
+		ok, err := m.refresh(ctx, st)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ok {
+			changed = append(changed, st.id)
+		}
+	}
+	slices.Sort(changed)
+	return changed, errors.Join(errs...)
+}
+
+func (m *Manager) refresh(ctx context.Context, st *state) (bool, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	byKey, err := m.available(ctx, st.p)
+	if err != nil {
+		return false, err
+	}
+	next := make([]*loaded, 0, len(st.skills))
+	changed, dropped := false, false
+	for _, l := range st.skills {
+		e, ok := byKey[l.key]
+		switch {
+		case !ok:
+			changed, dropped = true, true
+			m.log.InfoContext(ctx, "skill unloaded: no longer available", "session", st.id, "skill", l.key)
+			continue
+		case e.Dir != l.dir || e.Digest != l.digest:
+			nl, err := m.mount(ctx, st.p, e, l.mount, l.at)
+			if err != nil {
+				return false, fmt.Errorf("session %s: remount %s: %w", st.id, l.key, err)
+			}
+			next = append(next, nl)
+			changed = true
+			continue
+		}
+		next = append(next, l)
+	}
+	if !changed {
+		return false, nil
+	}
+	if err := st.fs.SetSkills(skillMounts(next)); err != nil {
+		return false, fmt.Errorf("session %s: %w", st.id, err)
+	}
+	st.skills = next
+	if dropped {
+		if err := m.persist(ctx, st.id, next); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// Attached returns the ids of the sessions with open handles, sorted.
+func (m *Manager) Attached() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.live))
+	for id := range m.live {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func skillMounts(skills []*loaded) []vfs.SkillMount {
+	out := make([]vfs.SkillMount, len(skills))
+	for i, l := range skills {
+		out[i] = vfs.SkillMount{Name: l.mount, Store: l.store, Prefix: l.prefix}
+	}
+	return out
+}

@@ -1,0 +1,236 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// errReadOnly is returned by the write methods of a [tree].
+var errReadOnly = errors.New("session: skill trees are read-only")
+
+// tree is a read-only [blob.Store] over one skill directory that serves
+// exactly the files the registry recorded for the skill's version: the
+// regular files the scan saw, nested skills, dot-entries and symbolic links
+// excluded. Contents are read live from the directory, through an [os.Root]
+// opened on it, so nothing outside the skill directory is reachable; a
+// recorded file that has since been replaced by a symbolic link or a
+// directory, or removed, is not found. Nothing is ever written into the
+// directory: skill roots may be read-only and are never touched.
+//
+// The root is opened per operation, so a tree holds no file descriptors and
+// needs no closing. A tree is safe for concurrent use.
+type tree struct {
+	dir   string
+	keys  []string // recorded files, sorted
+	known map[string]bool
+}
+
+var (
+	_ blob.Store     = (*tree)(nil)
+	_ blob.DirLister = (*tree)(nil)
+)
+
+// newTree returns the tree of the skill in dir whose recorded file list
+// (store.Version.Files: a JSON array of {path, size}) is filesJSON.
+func newTree(dir string, filesJSON json.RawMessage) (*tree, error) {
+	var files []skill.File
+	if len(filesJSON) > 0 {
+		if err := json.Unmarshal(filesJSON, &files); err != nil {
+			return nil, fmt.Errorf("session: file list of %s: %w", dir, err)
+		}
+	}
+	t := &tree{dir: dir, known: make(map[string]bool, len(files))}
+	for _, f := range files {
+		if blob.ValidateKey(f.Path) != nil || t.known[f.Path] {
+			continue
+		}
+		t.known[f.Path] = true
+		t.keys = append(t.keys, f.Path)
+	}
+	sort.Strings(t.keys)
+	return t, nil
+}
+
+// lstat returns the metadata of a recorded regular file.
+func (t *tree) lstat(root *os.Root, key string) (fs.FileInfo, error) {
+	fi, err := root.Lstat(key)
+	if err != nil {
+		if gone(err) {
+			return nil, fmt.Errorf("%w: %q", blob.ErrNotFound, key)
+		}
+		return nil, fmt.Errorf("session: stat %s in %s: %w", key, t.dir, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %q is not a regular file", blob.ErrNotFound, key)
+	}
+	return fi, nil
+}
+
+// gone reports errors that mean the recorded file is no longer there as a
+// file of the tree: missing, a path component that is now a file or a loop,
+// or a symbolic link that leaves the directory (os.Root's "path escapes
+// from parent", which the os package does not export).
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) ||
+		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) ||
+		strings.Contains(err.Error(), "path escapes from parent")
+}
+
+func (t *tree) open() (*os.Root, error) {
+	root, err := os.OpenRoot(t.dir)
+	if err != nil {
+		return nil, fmt.Errorf("session: open skill directory %s: %w", t.dir, err)
+	}
+	return root, nil
+}
+
+func (t *tree) check(key string) error {
+	if err := blob.ValidateKey(key); err != nil {
+		return err
+	}
+	if !t.known[key] {
+		return fmt.Errorf("%w: %q", blob.ErrNotFound, key)
+	}
+	return nil
+}
+
+// Stat implements [blob.Store].
+func (t *tree) Stat(ctx context.Context, key string) (blob.Info, error) {
+	if err := ctx.Err(); err != nil {
+		return blob.Info{}, err
+	}
+	if err := t.check(key); err != nil {
+		return blob.Info{}, err
+	}
+	root, err := t.open()
+	if err != nil {
+		return blob.Info{}, err
+	}
+	defer root.Close()
+	fi, err := t.lstat(root, key)
+	if err != nil {
+		return blob.Info{}, err
+	}
+	return blob.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+}
+
+// Get implements [blob.Store]. The file is opened only when it is still the
+// regular file that Lstat saw (no symbolic link swapped in between).
+func (t *tree) Get(ctx context.Context, key string) (io.ReadCloser, blob.Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, blob.Info{}, err
+	}
+	if err := t.check(key); err != nil {
+		return nil, blob.Info{}, err
+	}
+	root, err := t.open()
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	defer root.Close()
+	lfi, err := t.lstat(root, key)
+	if err != nil {
+		return nil, blob.Info{}, err
+	}
+	f, err := root.Open(key)
+	if err != nil {
+		return nil, blob.Info{}, fmt.Errorf("%w: %q: %v", blob.ErrNotFound, key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(lfi, fi) {
+		f.Close()
+		return nil, blob.Info{}, fmt.Errorf("%w: %q changed while being opened", blob.ErrNotFound, key)
+	}
+	return f, blob.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+}
+
+// List implements [blob.Store]: the recorded files under prefix that are
+// still regular files.
+func (t *tree) List(ctx context.Context, prefix string, limit int) ([]blob.Info, error) {
+	if err := blob.ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	root, err := t.open()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	i, _ := slices.BinarySearch(t.keys, prefix)
+	var out []blob.Info
+	for ; i < len(t.keys) && strings.HasPrefix(t.keys[i], prefix); i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if limit > 0 && len(out) >= limit {
+			break
+		}
+		fi, err := t.lstat(root, t.keys[i])
+		if errors.Is(err, blob.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, blob.Info{Key: t.keys[i], Size: fi.Size(), ModTime: fi.ModTime()})
+	}
+	return out, nil
+}
+
+// ListDir implements [blob.DirLister]: only the files directly under prefix
+// are stat'ed; sub-directories come from the recorded list.
+func (t *tree) ListDir(ctx context.Context, prefix string, limit int) (blob.Dir, error) {
+	if err := blob.ValidatePrefix(prefix); err != nil {
+		return blob.Dir{}, err
+	}
+	root, err := t.open()
+	if err != nil {
+		return blob.Dir{}, err
+	}
+	defer root.Close()
+	var d blob.Dir
+	lastDir := ""
+	i, _ := slices.BinarySearch(t.keys, prefix)
+	for ; i < len(t.keys) && strings.HasPrefix(t.keys[i], prefix); i++ {
+		if err := ctx.Err(); err != nil {
+			return blob.Dir{}, err
+		}
+		if limit > 0 && len(d.Files)+len(d.Dirs) >= limit {
+			break
+		}
+		rest := t.keys[i][len(prefix):]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			if name := rest[:j]; name != lastDir {
+				d.Dirs = append(d.Dirs, name)
+				lastDir = name
+			}
+			continue
+		}
+		fi, err := t.lstat(root, t.keys[i])
+		if errors.Is(err, blob.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return blob.Dir{}, err
+		}
+		d.Files = append(d.Files, blob.Info{Key: t.keys[i], Size: fi.Size(), ModTime: fi.ModTime()})
+	}
+	return d, nil
+}
+
+// Put implements [blob.Store]; skill trees are read-only.
+func (t *tree) Put(context.Context, string, io.Reader, int64) error { return errReadOnly }
+
+// Delete implements [blob.Store]; skill trees are read-only.
+func (t *tree) Delete(context.Context, string) error { return errReadOnly }
