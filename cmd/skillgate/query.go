@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,12 +52,7 @@ invokable_by includes it. --json prints seed 002's skill_list: an array of
 			if all {
 				q.Disabled, q.Rejected, q.Shadowed = true, true, true
 			}
-			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			es, err := reg.List(cmd.Context(), q)
+			es, err := m.list(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
@@ -98,6 +94,16 @@ invokable_by includes it. --json prints seed 002's skill_list: an array of
 	f.StringVar(&prefix, "prefix", "", "only skills whose name starts with this")
 	f.BoolVar(&all, "all", false, "include disabled, rejected and shadowed skills")
 	return c
+}
+
+// list opens the registry and runs one query.
+func (m *Main) list(ctx context.Context, q registry.Query) ([]registry.Entry, error) {
+	reg, closeFn, err := m.openRegistry(ctx, discover.DefaultLimits)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return reg.List(ctx, q)
 }
 
 func items(es []registry.Entry) []catalog.Item {
@@ -236,12 +242,7 @@ is never empty, and what was left out is reported on stderr.`,
 					}
 					q.AgentTier = t
 				}
-				reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
-				if err != nil {
-					return err
-				}
-				defer closeFn()
-				es, err := reg.List(cmd.Context(), q)
+				es, err := m.list(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
