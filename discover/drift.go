@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"sort"
 
 	"github.com/skillgate/skillgate/skill"
@@ -95,6 +95,17 @@ func Drift(ctx context.Context, canonical, mirror string, lim Limits) (*DriftRep
 
 func compareSkill(ctx context.Context, c, m *Candidate) (SkillDrift, error) {
 	d := SkillDrift{Skill: c.Rel, OnlyCanonical: []string{}, OnlyMirror: []string{}, Changed: []string{}, Keys: []string{}}
+	// Both trees are read without following links, as scans read them.
+	ct, err := OpenTree(c.Dir)
+	if err != nil {
+		return d, fmt.Errorf("drift: %w", err)
+	}
+	defer ct.Close()
+	mt, err := OpenTree(m.Dir)
+	if err != nil {
+		return d, fmt.Errorf("drift: %w", err)
+	}
+	defer mt.Close()
 	mf := map[string]skill.File{}
 	for _, f := range m.Files {
 		mf[f.Path] = f
@@ -110,7 +121,7 @@ func compareSkill(ctx context.Context, c, m *Candidate) (SkillDrift, error) {
 		same := f.Size == g.Size
 		if same {
 			var err error
-			if same, err = sameContent(c.Dir+"/"+f.Path, m.Dir+"/"+f.Path); err != nil {
+			if same, err = sameContent(ct, mt, f.Path); err != nil {
 				return d, err
 			}
 		}
@@ -167,21 +178,21 @@ func diffKeys(a, b *skill.Map) []string {
 	return out
 }
 
-func sameContent(a, b string) (bool, error) {
-	ha, err := hashFile(a)
+func sameContent(a, b fs.FS, p string) (bool, error) {
+	ha, err := hashFile(a, p)
 	if err != nil {
 		return false, err
 	}
-	hb, err := hashFile(b)
+	hb, err := hashFile(b, p)
 	if err != nil {
 		return false, err
 	}
 	return ha == hb, nil
 }
 
-func hashFile(p string) ([32]byte, error) {
+func hashFile(fsys fs.FS, p string) ([32]byte, error) {
 	var sum [32]byte
-	f, err := os.Open(p)
+	f, err := fsys.Open(p)
 	if err != nil {
 		return sum, fmt.Errorf("drift: %w", err)
 	}
