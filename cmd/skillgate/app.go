@@ -112,6 +112,7 @@ skill, drift, not found), 2 usage error.`,
 		m.serveCommand(),
 		m.tokenCommand(),
 		m.discloseCommand(),
+		m.auditCommand(),
 	)
 	return root
 }

@@ -93,6 +93,8 @@ var migrations = []string{
 		entries BLOB NOT NULL
 	);
 	CREATE INDEX dir_listings_root ON dir_listings (root);`,
+	// 4: the hash-chained audit log (audit.go).
+	migrationAudit,
 }
 
 // LatestSchema is the schema version this build migrates to.

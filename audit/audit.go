@@ -1,0 +1,248 @@
+// Package audit defines skillgate's tamper-evident audit log: the record of
+// every state change (installs, approvals, grants) and every capability
+// decision, with who, what, when and why.
+//
+// Records form a hash chain. Each record carries the hash of the one before
+// it (Prev) and its own hash (Hash), the SHA-256 of a domain tag followed by
+// the RFC 8785 canonical JSON of every other field. Editing any field of any
+// record, deleting a record, inserting one or reordering them breaks the
+// chain at that point, and [Verify] names the first record where it breaks.
+//
+// A chain alone cannot show that records were cut off its end: the shorter
+// log is still a valid chain. [Head] is the last record's sequence number
+// and hash; keep a copy outside the store (print it with `skillgate audit
+// head`) and pass it to [Verify] to detect truncation too.
+//
+// Storage is not this package's job: a [Log] appends and reads records;
+// store/sqlite implements it, appending in the same transaction as the state
+// change it records.
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Genesis is the Prev of the first record in a log.
+const Genesis = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// hashTag separates audit hashes from every other SHA-256 skillgate
+// computes, so a hash from one domain is never valid in another.
+const hashTag = "skillgate/audit/v1\x00"
+
+// Decisions recorded for capability calls.
+const (
+	DecisionAllow           = "allow"
+	DecisionDeny            = "deny"
+	DecisionRequireApproval = "require_approval"
+)
+
+// Record is one audit entry.
+type Record struct {
+	// Seq numbers records from 1, without gaps, in append order.
+	Seq int64 `json:"seq"`
+	// Time is when the event happened (UTC, nanosecond precision).
+	Time time.Time `json:"time"`
+	// Actor is who caused it: "operator:alice", "agent:acme/planner",
+	// "system".
+	Actor string `json:"actor"`
+	// Session is the agent session, for decisions made in one.
+	Session string `json:"session,omitempty"`
+	// Action is what happened, dotted: "install.approve",
+	// "capability.invoke", "grant.add".
+	Action string `json:"action"`
+	// Subject is what it happened to: a skill key, or a capability as
+	// "extension/capability".
+	Subject string `json:"subject"`
+	// Decision is allow, deny or require_approval, for decisions.
+	Decision string `json:"decision,omitempty"`
+	// Reasons say why, each naming the policy, constraint or human note.
+	Reasons []string `json:"reasons,omitempty"`
+	// ArgsHash is [HashArgs] of a call's arguments: the log proves what was
+	// asked without keeping the arguments themselves.
+	ArgsHash string `json:"argsHash,omitempty"`
+	// LatencyNS is how long the decision or operation took.
+	LatencyNS int64 `json:"latencyNs,omitempty"`
+	// Data holds event-specific details as a JSON object, for example
+	// {"from": "analyzing", "to": "blocked"} for a state transition.
+	Data json.RawMessage `json:"data,omitempty"`
+	// Prev is the previous record's Hash, or Genesis.
+	Prev string `json:"prev"`
+	// Hash is this record's hash; see [Record.ComputeHash].
+	Hash string `json:"hash"`
+}
+
+// hashed is the part of a record its hash covers: everything but Hash.
+// Time is hashed as a decimal string of Unix nanoseconds: no formatting
+// choice can change it, and RFC 8785 would round a JSON number that large
+// to a double, hiding a one-nanosecond edit.
+type hashed struct {
+	Seq       int64           `json:"seq"`
+	TimeNS    string          `json:"timeNs"`
+	Actor     string          `json:"actor"`
+	Session   string          `json:"session"`
+	Action    string          `json:"action"`
+	Subject   string          `json:"subject"`
+	Decision  string          `json:"decision"`
+	Reasons   []string        `json:"reasons"`
+	ArgsHash  string          `json:"argsHash"`
+	LatencyNS int64           `json:"latencyNs"`
+	Data      json.RawMessage `json:"data"`
+	Prev      string          `json:"prev"`
+}
+
+// ErrInvalidRecord means a record cannot be appended as given.
+var ErrInvalidRecord = errors.New("invalid audit record")
+
+// Check reports whether a record is complete enough to append: an actor, an
+// action, a subject, a known decision if any, and Data that is a JSON
+// object if present. The error wraps [ErrInvalidRecord] and names the field.
+func (r Record) Check() error {
+	switch {
+	case r.Actor == "":
+		return fmt.Errorf("%w: actor is empty", ErrInvalidRecord)
+	case r.Action == "":
+		return fmt.Errorf("%w: action is empty", ErrInvalidRecord)
+	case r.Subject == "":
+		return fmt.Errorf("%w: subject is empty", ErrInvalidRecord)
+	}
+	switch r.Decision {
+	case "", DecisionAllow, DecisionDeny, DecisionRequireApproval:
+	default:
+		return fmt.Errorf("%w: decision %q is not allow, deny or require_approval", ErrInvalidRecord, r.Decision)
+	}
+	if len(r.Data) > 0 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(r.Data, &obj); err != nil {
+			return fmt.Errorf("%w: data is not a JSON object: %v", ErrInvalidRecord, err)
+		}
+	}
+	return nil
+}
+
+// ComputeHash returns the record's hash: "sha256:" + hex SHA-256 of the
+// domain tag "skillgate/audit/v1\x00" followed by the RFC 8785 canonical
+// JSON of every field except Hash.
+func (r Record) ComputeHash() (string, error) {
+	h := hashed{
+		Seq: r.Seq, TimeNS: strconv.FormatInt(r.Time.UnixNano(), 10), Actor: r.Actor, Session: r.Session,
+		Action: r.Action, Subject: r.Subject, Decision: r.Decision, Reasons: r.Reasons,
+		ArgsHash: r.ArgsHash, LatencyNS: r.LatencyNS, Data: r.Data, Prev: r.Prev,
+	}
+	if h.Reasons == nil {
+		h.Reasons = []string{}
+	}
+	if len(h.Data) == 0 {
+		h.Data = json.RawMessage("null")
+	}
+	raw, err := json.Marshal(h)
+	if err != nil {
+		return "", fmt.Errorf("audit: hash record %d: %w", r.Seq, err)
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return "", fmt.Errorf("audit: hash record %d: %w", r.Seq, err)
+	}
+	sum := sha256.New()
+	sum.Write([]byte(hashTag))
+	sum.Write(canon)
+	return "sha256:" + hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// Seal makes r the successor of prev (a record with Seq 0 and Hash "" stands
+// for the empty log): it sets Seq, Prev and Hash, and normalises Time to
+// UTC. It is what a [Log] implementation calls inside its append
+// transaction.
+func Seal(prev Head, r Record) (Record, error) {
+	if err := r.Check(); err != nil {
+		return Record{}, err
+	}
+	r.Seq = prev.Seq + 1
+	r.Prev = prev.Hash
+	if r.Prev == "" {
+		r.Prev = Genesis
+	}
+	r.Time = r.Time.UTC()
+	h, err := r.ComputeHash()
+	if err != nil {
+		return Record{}, err
+	}
+	r.Hash = h
+	return r, nil
+}
+
+// HashArgs returns "sha256:" + hex SHA-256 of the RFC 8785 canonical form of
+// a call's JSON arguments, so equal arguments hash equally whatever their key
+// order or spacing. Empty arguments hash as {}.
+func HashArgs(args json.RawMessage) (string, error) {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	canon, err := jcs.Transform(args)
+	if err != nil {
+		return "", fmt.Errorf("audit: hash arguments: %w", err)
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// Head identifies the last record of a log: its sequence number and hash.
+// The zero Head is the empty log.
+type Head struct {
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// String renders a head as "SEQ:HASH", the form [ParseHead] reads.
+func (h Head) String() string { return strconv.FormatInt(h.Seq, 10) + ":" + h.Hash }
+
+// ParseHead reads a head written by [Head.String].
+func ParseHead(s string) (Head, error) {
+	seq, hash, ok := strings.Cut(strings.TrimSpace(s), ":")
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if !ok || err != nil || n < 1 || !strings.HasPrefix(hash, "sha256:") || len(hash) != len(Genesis) {
+		return Head{}, fmt.Errorf("audit: head %q is not SEQ:sha256:HEX as printed by `skillgate audit head`", s)
+	}
+	return Head{Seq: n, Hash: hash}, nil
+}
+
+// Filter selects records. The zero Filter selects every record.
+type Filter struct {
+	// AfterSeq selects records with Seq > AfterSeq.
+	AfterSeq int64
+	// Actor, Session, Subject and Decision match exactly when set.
+	Actor, Session, Subject, Decision string
+	// Action matches exactly, or as a prefix when it ends in "." or "*"
+	// ("install." or "install.*" selects every install transition).
+	Action string
+	// Since and Until bound Time (inclusive, exclusive) when set.
+	Since, Until time.Time
+	// Limit caps the number of records; <= 0 means no cap. With Last, the
+	// last Limit matching records are returned (still in Seq order).
+	Limit int
+	Last  bool
+}
+
+// Log appends and reads audit records. Implementations are safe for
+// concurrent use and append atomically: a record is sealed against the
+// current head and stored in one transaction.
+type Log interface {
+	// Append seals and stores records in order, returning them as stored.
+	Append(ctx context.Context, rs ...Record) ([]Record, error)
+	// Query returns the records matching f in Seq order.
+	Query(ctx context.Context, f Filter) ([]Record, error)
+	// Scan calls fn for every record with Seq > afterSeq, in Seq order,
+	// without holding them all in memory. An error from fn stops it.
+	Scan(ctx context.Context, afterSeq int64, fn func(Record) error) error
+	// Head returns the last record's head, or the zero Head.
+	Head(ctx context.Context) (Head, error)
+}

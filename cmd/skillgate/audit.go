@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+// openAudit opens the store holding the audit log.
+func (m *Main) openAudit(ctx context.Context) (*sqlite.DB, error) {
+	return sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+}
+
+func (m *Main) auditCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "audit verify|head|tail|query",
+		Short: "Check and read the tamper-evident audit log",
+		Long: `Every state change (install, approval, enable, grant) and every capability
+decision is appended to a hash-chained audit log in the data directory.
+
+  verify   recompute the chain; exit 1 naming the first edited, deleted or
+           reordered record
+  head     print the last record's SEQ:HASH; keep it elsewhere and pass it to
+           'verify --head' to detect records cut off the end too
+  tail     print the last records (--follow to keep printing new ones)
+  query    print the records matching filters`,
+	}
+	c.AddCommand(m.auditVerifyCommand(), m.auditHeadCommand(), m.auditTailCommand(), m.auditQueryCommand())
+	return c
+}
+
+func (m *Main) auditVerifyCommand() *cobra.Command {
+	var asJSON bool
+	var head string
+	c := &cobra.Command{
+		Use:   "verify [--head SEQ:HASH] [--json]",
+		Short: "Verify the audit log's hash chain",
+		Long: `Recompute every record's hash and check the chain. Exit 0 when it holds, 1
+naming the first record that was edited, deleted, inserted or reordered.
+With --head (as printed by 'skillgate audit head' earlier), also detect
+records cut off the end of the log since.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var want audit.Head
+			if head != "" {
+				h, err := audit.ParseHead(head)
+				if err != nil {
+					return usageErr("--head: %v", err)
+				}
+				want = h
+			}
+			db, err := m.openAudit(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rep, err := audit.Verify(cmd.Context(), db, want)
+			if errors.Is(err, audit.ErrTampered) {
+				if asJSON {
+					_ = writeJSON(m.Stdout, map[string]any{"ok": false, "records": rep.Records, "error": err.Error()})
+				}
+				return &exitError{code: exitFail, err: err}
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, map[string]any{"ok": true, "records": rep.Records, "head": rep.Head})
+			}
+			if rep.Records == 0 {
+				fmt.Fprintln(m.Stdout, "audit log is empty")
+				return nil
+			}
+			fmt.Fprintf(m.Stdout, "audit log OK: %d records, head %s\n", rep.Records, rep.Head)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	c.Flags().StringVar(&head, "head", "", "a head kept earlier (SEQ:HASH); fail if the log no longer reaches it unchanged")
+	return c
+}
+
+func (m *Main) auditHeadCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "head [--json]",
+		Short: "Print the last record's SEQ:HASH",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := m.openAudit(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			h, err := db.Head(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, h)
+			}
+			if h.Seq == 0 {
+				return &exitError{code: exitFail, err: errors.New("audit log is empty: no head yet")}
+			}
+			fmt.Fprintln(m.Stdout, h)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the head as JSON")
+	return c
+}
+
+// auditFilterFlags are the filters shared by tail and query.
+type auditFilterFlags struct {
+	actor, session, action, subject, decision, since, until string
+	limit                                                    int
+	asJSON                                                   bool
+}
+
+func (f *auditFilterFlags) add(c *cobra.Command, defLimit int) {
+	fl := c.Flags()
+	fl.StringVar(&f.actor, "actor", "", "only records by this actor (operator:NAME, agent:TENANT/ID, system)")
+	fl.StringVar(&f.session, "session", "", "only records of this agent session")
+	fl.StringVar(&f.action, "action", "", "only this action, or a prefix ending in '.' (install.)")
+	fl.StringVar(&f.subject, "subject", "", "only records about this skill key or capability (ext/tool)")
+	fl.StringVar(&f.decision, "decision", "", "only decisions: allow, deny or require_approval")
+	fl.StringVar(&f.since, "since", "", "only records at or after this time (RFC 3339) or this long ago (1h)")
+	fl.StringVar(&f.until, "until", "", "only records before this time (RFC 3339) or this long ago")
+	fl.IntVarP(&f.limit, "limit", "n", defLimit, "at most this many records (0: all)")
+	fl.BoolVar(&f.asJSON, "json", false, "print records as JSON lines")
+}
+
+func (f *auditFilterFlags) filter(now time.Time) (audit.Filter, error) {
+	q := audit.Filter{Actor: f.actor, Session: f.session, Action: f.action, Subject: f.subject, Decision: f.decision, Limit: f.limit}
+	switch f.decision {
+	case "", audit.DecisionAllow, audit.DecisionDeny, audit.DecisionRequireApproval:
+	default:
+		return q, usageErr("--decision must be allow, deny or require_approval, not %q", f.decision)
+	}
+	var err error
+	if q.Since, err = parseWhen(f.since, now); err != nil {
+		return q, usageErr("--since: %v", err)
+	}
+	if q.Until, err = parseWhen(f.until, now); err != nil {
+		return q, usageErr("--until: %v", err)
+	}
+	return q, nil
+}
+
+// parseWhen reads an RFC 3339 time or a duration ago.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-22T10:00:00Z) nor a duration (90m)", s)
+	}
+	return t, nil
+}
+
+func (m *Main) auditTailCommand() *cobra.Command {
+	var f auditFilterFlags
+	var follow bool
+	c := &cobra.Command{
+		Use:   "tail [-n N] [--follow] [filters] [--json]",
+		Short: "Print the last audit records",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q, err := f.filter(time.Now())
+			if err != nil {
+				return err
+			}
+			q.Last = true
+			db, err := m.openAudit(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rs, err := db.Query(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			last := int64(0)
+			if len(rs) > 0 {
+				last = rs[len(rs)-1].Seq
+			} else if h, err := db.Head(cmd.Context()); err == nil {
+				last = h.Seq
+			}
+			printAudit(m.Stdout, rs, f.asJSON)
+			if !follow {
+				return nil
+			}
+			q.Last, q.Limit = false, 0
+			t := time.NewTicker(500 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-cmd.Context().Done():
+					return nil
+				case <-t.C:
+				}
+				q.AfterSeq = last
+				rs, err := db.Query(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				if len(rs) > 0 {
+					last = rs[len(rs)-1].Seq
+					printAudit(m.Stdout, rs, f.asJSON)
+				}
+			}
+		},
+	}
+	f.add(c, 20)
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new records until interrupted")
+	return c
+}
+
+func (m *Main) auditQueryCommand() *cobra.Command {
+	var f auditFilterFlags
+	var after int64
+	c := &cobra.Command{
+		Use:   "query [filters] [--after SEQ] [--json]",
+		Short: "Print the audit records matching filters, oldest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q, err := f.filter(time.Now())
+			if err != nil {
+				return err
+			}
+			q.AfterSeq = after
+			db, err := m.openAudit(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rs, err := db.Query(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			printAudit(m.Stdout, rs, f.asJSON)
+			return nil
+		},
+	}
+	f.add(c, 0)
+	c.Flags().Int64Var(&after, "after", 0, "only records after this sequence number")
+	return c
+}
+
+// printAudit prints records as JSON lines or one readable line each.
+func printAudit(w io.Writer, rs []audit.Record, asJSON bool) {
+	for _, r := range rs {
+		if asJSON {
+			b, _ := jsonLine(r)
+			w.Write(b)
+			continue
+		}
+		line := fmt.Sprintf("%6d %s %-22s %-28s %s", r.Seq, r.Time.Format("2006-01-02T15:04:05.000Z"), r.Action, r.Subject, r.Actor)
+		if r.Session != "" {
+			line += " session=" + r.Session
+		}
+		if r.Decision != "" {
+			line += " " + strings.ToUpper(r.Decision)
+		}
+		if len(r.Data) > 0 {
+			line += " " + string(r.Data)
+		}
+		if len(r.Reasons) > 0 {
+			line += " — " + strings.Join(r.Reasons, "; ")
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// jsonLine encodes v as one line of JSON.
+func jsonLine(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

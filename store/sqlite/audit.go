@@ -1,0 +1,231 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/audit"
+)
+
+// migrationAudit creates the audit log: one row per record, the hash chain
+// in prev and hash (see package audit).
+const migrationAudit = `CREATE TABLE audit (
+		seq        INTEGER PRIMARY KEY,
+		time       INTEGER NOT NULL,
+		actor      TEXT NOT NULL,
+		session    TEXT NOT NULL,
+		action     TEXT NOT NULL,
+		subject    TEXT NOT NULL,
+		decision   TEXT NOT NULL,
+		reasons    TEXT NOT NULL,
+		args_hash  TEXT NOT NULL,
+		latency_ns INTEGER NOT NULL,
+		data       TEXT,
+		prev       TEXT NOT NULL,
+		hash       TEXT NOT NULL
+	);
+	CREATE INDEX audit_subject ON audit (subject);`
+
+var _ audit.Log = (*DB)(nil)
+
+// appendAudit seals r against the log's current head and inserts it inside
+// tx, so a state change and its audit record commit or roll back together.
+// A zero r.Time is set to now.
+func appendAudit(ctx context.Context, tx *sql.Tx, r audit.Record) (audit.Record, error) {
+	var head audit.Head
+	err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash)
+	if err != nil && err != sql.ErrNoRows {
+		return audit.Record{}, fmt.Errorf("audit head: %w", err)
+	}
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	sealed, err := audit.Seal(head, r)
+	if err != nil {
+		return audit.Record{}, err
+	}
+	reasons, err := json.Marshal(nonNil(sealed.Reasons))
+	if err != nil {
+		return audit.Record{}, fmt.Errorf("audit record %d: %w", sealed.Seq, err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit (seq, time, actor, session, action, subject, decision, reasons, args_hash, latency_ns, data, prev, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sealed.Seq, sealed.Time.UnixNano(), sealed.Actor, sealed.Session, sealed.Action, sealed.Subject,
+		sealed.Decision, string(reasons), sealed.ArgsHash, sealed.LatencyNS, nullJSON(sealed.Data), sealed.Prev, sealed.Hash)
+	if err != nil {
+		return audit.Record{}, fmt.Errorf("append audit record %d: %w", sealed.Seq, err)
+	}
+	return sealed, nil
+}
+
+// Append implements [audit.Log]: the records are sealed and stored in one
+// transaction.
+func (s *DB) Append(ctx context.Context, rs ...audit.Record) ([]audit.Record, error) {
+	out := make([]audit.Record, 0, len(rs))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		for _, r := range rs {
+			if r.Time.IsZero() {
+				r.Time = s.Now()
+			}
+			sealed, err := appendAudit(ctx, tx, r)
+			if err != nil {
+				return err
+			}
+			out = append(out, sealed)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Head implements [audit.Log].
+func (s *DB) Head(ctx context.Context) (audit.Head, error) {
+	var h audit.Head
+	err := s.db.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&h.Seq, &h.Hash)
+	if err == sql.ErrNoRows {
+		return audit.Head{}, nil
+	}
+	if err != nil {
+		return audit.Head{}, fmt.Errorf("audit head: %w", err)
+	}
+	return h, nil
+}
+
+const auditColumns = `seq, time, actor, session, action, subject, decision, reasons, args_hash, latency_ns, data, prev, hash`
+
+// Query implements [audit.Log].
+func (s *DB) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
+	if f.AfterSeq > 0 {
+		add("seq > ?", f.AfterSeq)
+	}
+	if f.Actor != "" {
+		add("actor = ?", f.Actor)
+	}
+	if f.Session != "" {
+		add("session = ?", f.Session)
+	}
+	if f.Subject != "" {
+		add("subject = ?", f.Subject)
+	}
+	if f.Decision != "" {
+		add("decision = ?", f.Decision)
+	}
+	if a := f.Action; a != "" {
+		if p, ok := strings.CutSuffix(a, "*"); ok {
+			a = p
+		}
+		if strings.HasSuffix(a, ".") {
+			add("substr(action, 1, ?) = ?", len(a))
+			args = append(args, a)
+		} else {
+			add("action = ?", a)
+		}
+	}
+	if !f.Since.IsZero() {
+		add("time >= ?", f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		add("time < ?", f.Until.UnixNano())
+	}
+	q := `SELECT ` + auditColumns + ` FROM audit`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	order := "ASC"
+	if f.Last {
+		order = "DESC"
+	}
+	q += ` ORDER BY seq ` + order
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query audit: %w", err)
+	}
+	defer rows.Close()
+	var out []audit.Record
+	for rows.Next() {
+		r, err := scanAudit(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query audit: %w", err)
+	}
+	if f.Last {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, nil
+}
+
+// Scan implements [audit.Log], reading in pages so that a long log is never
+// held in memory at once.
+func (s *DB) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) error) error {
+	const page = 1000
+	for {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, afterSeq, page)
+		if err != nil {
+			return fmt.Errorf("scan audit: %w", err)
+		}
+		var batch []audit.Record
+		for rows.Next() {
+			r, err := scanAudit(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, r)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("scan audit: %w", err)
+		}
+		for _, r := range batch {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(batch) < page {
+			return nil
+		}
+		afterSeq = batch[len(batch)-1].Seq
+	}
+}
+
+func scanAudit(rows *sql.Rows) (audit.Record, error) {
+	var r audit.Record
+	var t int64
+	var reasons string
+	var data sql.NullString
+	if err := rows.Scan(&r.Seq, &t, &r.Actor, &r.Session, &r.Action, &r.Subject, &r.Decision, &reasons, &r.ArgsHash, &r.LatencyNS, &data, &r.Prev, &r.Hash); err != nil {
+		return r, fmt.Errorf("read audit record: %w", err)
+	}
+	r.Time = time.Unix(0, t).UTC()
+	if err := json.Unmarshal([]byte(reasons), &r.Reasons); err != nil {
+		return r, fmt.Errorf("read audit record %d: reasons: %w", r.Seq, err)
+	}
+	if len(r.Reasons) == 0 {
+		r.Reasons = nil
+	}
+	if data.Valid {
+		r.Data = json.RawMessage(data.String)
+	}
+	return r, nil
+}

@@ -1,0 +1,294 @@
+// Package upstream keeps skillgate's long-lived connections to the MCP
+// servers that installed skills declare: one connection per (skill version,
+// server), dialled on first use with the approved pins, restarted when it
+// dies, and closed when the skill version leaves the registry.
+//
+// Every connection is an [mcpclient.Conn], so pins are verified at each
+// (re)connect and on every tools/list_changed: a changed tool is refused
+// here, whatever the policy says, and the drift is reported through
+// [Options.OnDrift] so that the registry can block the capability until a
+// human re-approves it.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/mcpclient"
+)
+
+// ErrUnavailable means the server could not be (re)started recently; calls
+// fail fast until Options.RetryAfter has passed since the last attempt.
+var ErrUnavailable = errors.New("upstream server unavailable")
+
+// Target is one server of one installed skill version.
+type Target struct {
+	// Skill is the skill's key and Digest its version.
+	Skill, Digest string
+	// Server is the declaration from the skill's mcp.json.
+	Server mcpclient.ServerDecl
+	// Pins are the approved pins of this server's tools.
+	Pins mcpclient.PinSet
+	// Dir is the working directory of a stdio server (the skill's
+	// directory in managed storage).
+	Dir string
+}
+
+// ID names the target: "skill@digest/server".
+func (t Target) ID() string { return t.Skill + "@" + t.Digest + "/" + t.Server.ID }
+
+// Options configures a [Pool].
+type Options struct {
+	// Credentials expands ${NAME} references in server declarations.
+	Credentials mcpclient.CredentialLookup
+	// Limits bounds every connection; zero fields take mcpclient's defaults.
+	Limits mcpclient.Limits
+	// OnDrift is called when a connection finds that pinned tools changed
+	// (at connect or on tools/list_changed). It must not call back into the
+	// pool synchronously.
+	OnDrift func(Target, mcpclient.Drift)
+	// RetryAfter is how long calls fail fast with ErrUnavailable after a
+	// failed dial, so a crashing server is not restarted on every call.
+	// Default 2s.
+	RetryAfter time.Duration
+	// Logger receives dial, restart and drift events; nil discards them.
+	Logger *slog.Logger
+	// ClientVersion is sent as clientInfo.version.
+	ClientVersion string
+}
+
+// Pool holds the connections. It is safe for concurrent use.
+type Pool struct {
+	opts Options
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	conns  map[string]*entry
+	closed bool
+}
+
+// entry is one target's connection slot. dialing is non-nil while a dial is
+// in flight; concurrent callers wait on it instead of dialling again.
+type entry struct {
+	target   Target
+	conn     *mcpclient.Conn
+	dialing  chan struct{}
+	lastErr  error
+	failedAt time.Time
+	dials    int
+}
+
+// New returns an empty pool.
+func New(opts Options) *Pool {
+	if opts.RetryAfter <= 0 {
+		opts.RetryAfter = 2 * time.Second
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Pool{opts: opts, log: log, conns: map[string]*entry{}}
+}
+
+// Call calls tool on t's server through its pooled connection, dialling or
+// restarting it as needed. A connection that died is replaced once per call:
+// if the call fails because the server exited, it is retried on a fresh
+// connection only when the first attempt never reached the server
+// (ErrClosed), so a tool call is never executed twice.
+func (p *Pool) Call(ctx context.Context, t Target, tool string, args any) (*mcp.CallToolResult, error) {
+	conn, err := p.Conn(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	res, err := conn.CallTool(ctx, tool, args)
+	if err != nil && errors.Is(err, mcpclient.ErrClosed) {
+		p.drop(t.ID(), conn)
+		conn, err = p.Conn(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return conn.CallTool(ctx, tool, args)
+	}
+	return res, err
+}
+
+// Conn returns a live connection to t's server, dialling one if there is
+// none or the previous one died.
+func (p *Pool) Conn(ctx context.Context, t Target) (*mcpclient.Conn, error) {
+	id := t.ID()
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, fmt.Errorf("upstream %s: %w", id, mcpclient.ErrClosed)
+		}
+		e := p.conns[id]
+		if e == nil {
+			e = &entry{target: t}
+			p.conns[id] = e
+		}
+		if e.conn != nil {
+			select {
+			case <-e.conn.Done():
+				// The server died; replace it below.
+				p.log.Warn("upstream: connection lost, restarting", "target", id)
+				old := e.conn
+				e.conn = nil
+				go old.Close()
+			default:
+				c := e.conn
+				p.mu.Unlock()
+				return c, nil
+			}
+		}
+		if wait := e.dialing; wait != nil {
+			p.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("upstream %s: waiting for the server to start: %w", id, ctx.Err())
+			}
+		}
+		if e.lastErr != nil && time.Since(e.failedAt) < p.opts.RetryAfter {
+			err := e.lastErr
+			p.mu.Unlock()
+			return nil, fmt.Errorf("upstream %s: %w (retrying in %s): %w", id, ErrUnavailable, p.opts.RetryAfter.Round(time.Millisecond), err)
+		}
+		e.dialing = make(chan struct{})
+		e.dials++
+		p.mu.Unlock()
+
+		conn, err := p.dial(ctx, t)
+
+		p.mu.Lock()
+		close(e.dialing)
+		e.dialing = nil
+		if err != nil {
+			e.lastErr, e.failedAt = err, time.Now()
+			p.mu.Unlock()
+			p.log.Warn("upstream: dial failed", "target", id, "err", err)
+			return nil, err
+		}
+		e.lastErr = nil
+		if p.closed {
+			p.mu.Unlock()
+			conn.Close()
+			return nil, fmt.Errorf("upstream %s: %w", id, mcpclient.ErrClosed)
+		}
+		e.conn = conn
+		p.mu.Unlock()
+		return conn, nil
+	}
+}
+
+func (p *Pool) dial(ctx context.Context, t Target) (*mcpclient.Conn, error) {
+	pins := t.Pins
+	opts := &mcpclient.ConnOptions{
+		Options: mcpclient.Options{
+			Logger: p.log, Credentials: p.opts.Credentials, Limits: p.opts.Limits, Dir: t.Dir,
+			ClientName: "skillgate", ClientVersion: p.opts.ClientVersion,
+		},
+		Pins: &pins,
+	}
+	if p.opts.OnDrift != nil {
+		opts.OnDrift = func(d mcpclient.Drift) { p.opts.OnDrift(t, d) }
+	}
+	// The connection outlives this call: dial with a context that only
+	// bounds the dial itself (mcpclient applies its own timeouts).
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	return mcpclient.Dial(dctx, t.Server, opts)
+}
+
+// drop forgets conn if it is still t's connection.
+func (p *Pool) drop(id string, conn *mcpclient.Conn) {
+	p.mu.Lock()
+	if e := p.conns[id]; e != nil && e.conn == conn {
+		e.conn = nil
+	}
+	p.mu.Unlock()
+	conn.Close()
+}
+
+// Retain closes the connections of every target whose ID is not in keep:
+// skill versions that were disabled, removed or replaced.
+func (p *Pool) Retain(keep map[string]bool) {
+	p.mu.Lock()
+	var closing []*mcpclient.Conn
+	for id, e := range p.conns {
+		if keep[id] || e.dialing != nil {
+			continue
+		}
+		if e.conn != nil {
+			closing = append(closing, e.conn)
+		}
+		delete(p.conns, id)
+	}
+	p.mu.Unlock()
+	for _, c := range closing {
+		c.Close()
+	}
+}
+
+// Stat describes one pooled target.
+type Stat struct {
+	Target string `json:"target"`
+	Alive  bool   `json:"alive"`
+	// Dials counts connection attempts: 1 plus restarts.
+	Dials   int    `json:"dials"`
+	LastErr string `json:"lastError,omitempty"`
+}
+
+// Stats lists the pooled targets, sorted by ID.
+func (p *Pool) Stats() []Stat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Stat, 0, len(p.conns))
+	for id, e := range p.conns {
+		s := Stat{Target: id, Dials: e.dials}
+		if e.conn != nil {
+			select {
+			case <-e.conn.Done():
+			default:
+				s.Alive = true
+			}
+		}
+		if e.lastErr != nil {
+			s.LastErr = e.lastErr.Error()
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Target < out[j].Target })
+	return out
+}
+
+// Close closes every connection; later calls fail with mcpclient.ErrClosed.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	var conns []*mcpclient.Conn
+	for _, e := range p.conns {
+		if e.conn != nil {
+			conns = append(conns, e.conn)
+		}
+	}
+	p.conns = map[string]*entry{}
+	p.mu.Unlock()
+	var errs []error
+	for _, c := range conns {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
