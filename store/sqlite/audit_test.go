@@ -226,3 +226,42 @@ func TestAuditRejectsIncomplete(t *testing.T) {
 		t.Fatalf("head %d after failed appends", h.Seq)
 	}
 }
+
+func TestAuditWriterGroupCommit(t *testing.T) {
+	ctx := context.Background()
+	db, _ := auditLog(t, 0)
+	w := audit.NewWriter(db, audit.WriterOptions{MaxBatch: 16})
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				if err := w.Record(audit.Record{Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := db.Head(ctx); h.Seq != 400 {
+		t.Fatalf("after flush: %d records", h.Seq)
+	}
+	if err := w.Record(audit.Record{Actor: "system", Action: "x"}); !errors.Is(err, audit.ErrInvalidRecord) {
+		t.Fatalf("incomplete record: %v", err)
+	}
+	w.Record(audit.Record{Actor: "system", Action: "last", Subject: "x"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := audit.Verify(ctx, db, audit.Head{}); err != nil || rep.Records != 401 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if err := w.Record(audit.Record{Actor: "system", Action: "late", Subject: "x"}); !errors.Is(err, audit.ErrWriterClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+}

@@ -1,0 +1,186 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Writer appends records to a [Log] in the background, batching the records
+// of concurrent callers into one transaction (group commit), so that the
+// decision path of a capability call does not wait for the store. Records
+// keep the order in which Record was called. The queue is bounded: when it
+// is full, Record blocks rather than dropping a record.
+//
+// A record is durable once the batch holding it commits, normally within
+// FlushInterval; Flush waits for everything queued so far, and Close flushes
+// and stops. A process killed in between loses at most the records of the
+// last interval, never a part of the chain.
+type Writer struct {
+	log      Log
+	logger   *slog.Logger
+	interval time.Duration
+	max      int
+
+	queue chan item
+	done  chan struct{}
+	once  sync.Once
+
+	mu   sync.Mutex
+	err  error // the last append error, reported by Flush and Close
+	lost int64 // records whose append failed
+}
+
+type item struct {
+	rec   Record
+	flush chan error // non-nil for a flush marker
+}
+
+// WriterOptions tunes a Writer; zero fields take the defaults.
+type WriterOptions struct {
+	// FlushInterval is the longest a record waits for a batch. Default 5ms.
+	FlushInterval time.Duration
+	// MaxBatch is the most records in one transaction. Default 256.
+	MaxBatch int
+	// Queue is how many records may wait. Default 4096.
+	Queue int
+	// Logger receives append failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// NewWriter starts a writer over log.
+func NewWriter(log Log, opts WriterOptions) *Writer {
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 5 * time.Millisecond
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = 256
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = 4096
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Writer{log: log, logger: opts.Logger, interval: opts.FlushInterval, max: opts.MaxBatch,
+		queue: make(chan item, opts.Queue), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// ErrWriterClosed is returned by Record and Flush after Close.
+var ErrWriterClosed = errors.New("audit writer closed")
+
+// Record queues r. It returns an error only when r is incomplete (see
+// [Record.Check]) or the writer is closed.
+func (w *Writer) Record(r Record) (err error) {
+	if err := r.Check(); err != nil {
+		return err
+	}
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	defer func() {
+		if recover() != nil {
+			err = ErrWriterClosed
+		}
+	}()
+	w.queue <- item{rec: r}
+	return nil
+}
+
+// Flush waits until every record queued before it is stored, and returns
+// the first append error since the previous Flush.
+func (w *Writer) Flush(ctx context.Context) (err error) {
+	ch := make(chan error, 1)
+	func() {
+		defer func() {
+			if recover() != nil {
+				err = ErrWriterClosed
+			}
+		}()
+		w.queue <- item{flush: ch}
+	}()
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close flushes and stops the writer.
+func (w *Writer) Close() error {
+	w.once.Do(func() { close(w.queue) })
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	var batch []Record
+	var flushes []chan error
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	commit := func() {
+		if len(batch) > 0 {
+			if _, err := w.log.Append(context.Background(), batch...); err != nil {
+				w.mu.Lock()
+				w.err = err
+				w.lost += int64(len(batch))
+				w.mu.Unlock()
+				w.logger.Error("audit: append failed", "records", len(batch), "err", err)
+			}
+			batch = batch[:0]
+		}
+		if len(flushes) > 0 {
+			w.mu.Lock()
+			err := w.err
+			w.err = nil
+			w.mu.Unlock()
+			for _, f := range flushes {
+				f <- err
+			}
+			flushes = flushes[:0]
+		}
+	}
+	for {
+		it, ok := <-w.queue
+		if !ok {
+			commit()
+			return
+		}
+		timer.Reset(w.interval)
+	collect:
+		for {
+			if it.flush != nil {
+				flushes = append(flushes, it.flush)
+				break collect
+			}
+			batch = append(batch, it.rec)
+			if len(batch) >= w.max {
+				break collect
+			}
+			select {
+			case it, ok = <-w.queue:
+				if !ok {
+					break collect
+				}
+			case <-timer.C:
+				break collect
+			}
+		}
+		timer.Stop()
+		commit()
+		if !ok {
+			return
+		}
+	}
+}
