@@ -49,6 +49,9 @@ type Options struct {
 	// Logger receives connection events and internal errors (which agents
 	// never see); nil discards them.
 	Logger *slog.Logger
+	// Capabilities, when set, adds the principal's callable upstream
+	// capabilities to every connection as tools.
+	Capabilities CapabilitySource
 }
 
 // Gateway is skillgate's MCP server for agents: each connection gets an
@@ -99,7 +102,8 @@ type Conn struct {
 	server *mcp.Server
 
 	mu          sync.Mutex
-	loadDesc    string // the load_skill description now advertised
+	loadDesc    string            // the load_skill description now advertised
+	capTools    map[string]string // capability tools advertised: name → definition JSON
 	initialized bool
 	closed      bool
 }
@@ -134,6 +138,10 @@ func (g *Gateway) Connect(ctx context.Context, p session.Principal, sessionID st
 	c.loadDesc = desc
 	c.addTools(desc)
 	c.addDisclosure()
+	if err := c.syncCapabilities(ctx); err != nil {
+		sess.Close()
+		return nil, err
+	}
 	g.mu.Lock()
 	g.conns[c] = struct{}{}
 	g.mu.Unlock()
@@ -278,6 +286,9 @@ func (g *Gateway) RegistryChanged(ctx context.Context) error {
 		c.mu.Unlock()
 		if changed {
 			c.addLoadSkill(desc) // replaces the tool: tools/list_changed
+		}
+		if err := c.syncCapabilities(ctx); err != nil {
+			errs = append(errs, err)
 		}
 		c.resourcesUpdated(ctx)
 	}

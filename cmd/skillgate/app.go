@@ -114,6 +114,8 @@ skill, drift, not found), 2 usage error.`,
 		m.discloseCommand(),
 		m.auditCommand(),
 	)
+	root.AddCommand(m.installCommands()...)
+	root.AddCommand(m.policyCommand(), m.grantCommand())
 	return root
 }
 

@@ -123,8 +123,8 @@ func (m *Main) auditHeadCommand() *cobra.Command {
 // auditFilterFlags are the filters shared by tail and query.
 type auditFilterFlags struct {
 	actor, session, action, subject, decision, since, until string
-	limit                                                    int
-	asJSON                                                   bool
+	limit                                                   int
+	asJSON                                                  bool
 }
 
 func (f *auditFilterFlags) add(c *cobra.Command, defLimit int) {

@@ -6,8 +6,16 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/upstream"
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/local"
@@ -94,6 +102,14 @@ type gatewayDeps struct {
 	limits   discover.Limits
 	log      *slog.Logger
 	closers  []func() error
+
+	// The capability path: installed skills' tools, decided by policy,
+	// forwarded upstream, audited.
+	installs *install.Service
+	engine   *policy.Engine
+	decider  *broker.PolicyDecider
+	broker   *broker.Broker
+	refresh  chan struct{}
 }
 
 func (d *gatewayDeps) close() {
@@ -165,9 +181,12 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	if err != nil {
 		return nil, err
 	}
+	if err := m.openCapabilities(ctx, d); err != nil {
+		return nil, err
+	}
 	impl := gateway.DefaultImplementation
 	impl.Version = version
-	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log})
+	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.broker})
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +197,114 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	}
 	ok = true
 	return d, nil
+}
+
+// openCapabilities wires the capability path: the install service (whose
+// enabled skills the broker serves), the policy engine (policies from
+// DATA/policies and the store, grants), the upstream connection pool (which
+// reports pin drift back to the install service), and the audit writer.
+func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
+	var err error
+	d.installs, err = m.newInstallService(d.db)
+	if err != nil {
+		return err
+	}
+	if _, err := d.installs.Recover(ctx); err != nil {
+		return err
+	}
+	d.engine = policy.New(&policy.Options{Store: d.db, PolicyDir: m.policyDir(), Logger: d.log})
+	if err := d.engine.Reload(ctx); err != nil {
+		return fmt.Errorf("policies: %w (check them with 'skillgate policy check')", err)
+	}
+	d.decider = broker.NewPolicyDecider(d.engine)
+	d.decider.Reload = d.engine.Reload
+	d.decider.Logger = d.log
+	d.refresh = make(chan struct{}, 1)
+	pool := upstream.New(upstream.Options{
+		Credentials: func(name string) (string, bool) {
+			v := m.Getenv(name)
+			return v, v != ""
+		},
+		OnDrift: func(t upstream.Target, drift mcpclient.Drift) {
+			// RecordDrift takes the storage lock: never on the
+			// connection's re-check goroutine.
+			go func() {
+				if err := d.installs.RecordDrift(context.WithoutCancel(ctx), t.Skill, t.Server.ID, drift, "system"); err != nil {
+					d.log.Error("recording pin drift failed", "skill", t.Skill, "server", t.Server.ID, "err", err)
+				}
+				d.requestRefresh()
+			}()
+		},
+		Logger:        d.log,
+		ClientVersion: version,
+	})
+	d.closers = append(d.closers, pool.Close)
+	w := audit.NewWriter(d.db, audit.WriterOptions{Logger: d.log})
+	d.closers = append(d.closers, w.Close)
+	d.broker, err = broker.New(broker.Options{
+		Load: broker.LoadInstalled(d.installs), Decider: d.decider, Upstream: pool, Audit: w, Logger: d.log,
+	})
+	if err != nil {
+		return err
+	}
+	return d.broker.Reload(ctx)
+}
+
+// startWatch runs watchCapabilities in the background; the returned stop
+// ends it and waits, so that nothing uses the store after close.
+func (d *gatewayDeps) startWatch(ctx context.Context, every time.Duration) (stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.watchCapabilities(wctx, every)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// requestRefresh asks watchCapabilities to reload soon.
+func (d *gatewayDeps) requestRefresh() {
+	select {
+	case d.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// watchCapabilities keeps the capability tools current until ctx ends: it
+// reloads policies and grants and checks the install generation every
+// interval (other processes — the CLI, REST — change them), and reloads at
+// once when asked (pin drift). A change re-lists every connection's tools.
+func (d *gatewayDeps) watchCapabilities(ctx context.Context, every time.Duration) {
+	gen, _ := d.installs.Generation(ctx)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		forced := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-d.refresh:
+			forced = true
+		}
+		if err := d.engine.Reload(ctx); err != nil {
+			d.log.Error("policy reload failed; keeping the previous policies", "err", err)
+		}
+		d.decider.Invalidate()
+		now, err := d.installs.Generation(ctx)
+		if err != nil {
+			d.log.Error("install generation", "err", err)
+			continue
+		}
+		if now != gen || forced {
+			gen = now
+			if err := d.broker.Reload(ctx); err != nil {
+				d.log.Error("capability reload failed", "err", err)
+				continue
+			}
+		}
+		_ = d.gw.CapabilitiesChanged(ctx)
+	}
 }
 
 // rescanRoots returns the roots a running server rescans: --root flags,

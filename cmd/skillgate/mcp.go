@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -50,6 +51,7 @@ registry is read as 'skillgate scan' left it.`,
 				return err
 			}
 			defer d.close()
+			defer d.startWatch(ctx, time.Second)()
 			conn, err := d.gw.Connect(ctx, p, pf.session, nil)
 			if err != nil {
 				return sessionErr(err)

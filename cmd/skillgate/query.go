@@ -404,13 +404,19 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 	if !enable {
 		verb = "disable"
 	}
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   verb + " NAME",
 		Short: strings.ToUpper(verb[:1]) + verb[1:] + " a skill in the registry",
 		Long: "Mark a skill " + verb + "d. Disabled skills stay in the registry (ls --all shows them)\n" +
-			"but are left out of catalogs and pools. The state survives rescans and new versions.\n\nExit codes: 0 done, 1 not found, 2 usage error.",
+			"but are left out of catalogs and pools. The state survives rescans and new versions.\n" +
+			"For an imported skill (skillgate install), enable needs an approved version and\n" +
+			"disables the version enabled before; --json prints its review.\n\nExit codes: 0 done, 1 not found, 2 usage error.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if ok, err := m.enableImported(cmd.Context(), args[0], enable, asJSON); ok || err != nil {
+				return err
+			}
 			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
 			if err != nil {
 				return err
@@ -423,6 +429,8 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "for an imported skill, print its review as JSON")
+	return c
 }
 
 func (m *Main) versionCommand() *cobra.Command {

@@ -47,6 +47,7 @@ Rescans cover --root, else the roots the registry was last scanned with.`,
 				return err
 			}
 			defer d.close()
+			defer d.startWatch(ctx, time.Second)()
 			tokenPath := filepath.Join(m.data(), server.TokensFile)
 			tokens, err := server.OpenTokens(tokenPath)
 			if err != nil {
@@ -64,6 +65,9 @@ Rescans cover --root, else the roots the registry was last scanned with.`,
 			}
 			srv, err := server.New(server.Options{Gateway: d.gw, Tokens: tokens, Rescan: rescan, Logger: d.log})
 			if err != nil {
+				return err
+			}
+			if err := m.mountInstalls(ctx, srv, d.db); err != nil {
 				return err
 			}
 			ln, err := net.Listen("tcp", addr)

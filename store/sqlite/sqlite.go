@@ -95,6 +95,10 @@ var migrations = []string{
 	CREATE INDEX dir_listings_root ON dir_listings (root);`,
 	// 4: the hash-chained audit log (audit.go).
 	migrationAudit,
+	// 5: installs, their states and artefacts (install.go).
+	migrationInstall,
+	// 6: policies and approval grants (policy.go).
+	migrationPolicy,
 }
 
 // LatestSchema is the schema version this build migrates to.

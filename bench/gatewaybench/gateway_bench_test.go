@@ -1,0 +1,130 @@
+// Package gatewaybench measures what skillgate adds to a capability call:
+// the same tool of the same upstream server (the npm server-memory's
+// read_graph, a read) called directly over stdio, and through `skillgate mcp`,
+// where the call is looked up in the agent's scope, validated against the
+// approved schema, decided by the policy engine, audited and forwarded over
+// a pooled stdio connection. Run it with bench/gateway.sh, or:
+//
+//	SKILLGATE_TEST_NPM_DIR=… go test -run '^$' -bench Gateway -benchtime 2000x ./bench/gatewaybench/
+//
+// Each sub-benchmark reports p50 and p99 latencies (µs) besides ns/op.
+package gatewaybench
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "skillgate-gatewaybench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "skillgate")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/skillgate")
+	build.Dir = filepath.Join("..", "..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gatewaybench: go build:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func memoryServer(b *testing.B) (node, entry string) {
+	dir := os.Getenv("SKILLGATE_TEST_NPM_DIR")
+	if dir == "" {
+		b.Skip("SKILLGATE_TEST_NPM_DIR is unset; run: eval \"$(scripts/setup-npm.sh)\"")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is not installed")
+	}
+	return node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js")
+}
+
+func connect(b *testing.B, cmd *exec.Cmd) *mcp.ClientSession {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "gatewaybench", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// viaSkillgate installs, approves and enables a skill declaring the memory
+// server in a fresh data directory, and connects an agent to `skillgate mcp`.
+func viaSkillgate(b *testing.B, node, entry, memFile string) *mcp.ClientSession {
+	data, src := b.TempDir(), filepath.Join(b.TempDir(), "memory")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: memory\ndescription: Remember facts.\n---\nUse `read_graph`.\n"), 0o644)
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"mem": map[string]any{
+		"command": node, "args": []string{entry}, "env": map[string]string{"MEMORY_FILE_PATH": memFile}}}})
+	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
+	for _, args := range [][]string{{"install", src}, {"approve", "memory"}, {"enable", "memory"}} {
+		if out, err := exec.Command(bin, append([]string{"--data", data}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("skillgate %v: %v\n%s", args, err, out)
+		}
+	}
+	return connect(b, exec.Command(bin, "--data", data, "mcp", "--agent", "bench", "--tier", "T1", "--tenant", "bench"))
+}
+
+func BenchmarkGateway(b *testing.B) {
+	node, entry := memoryServer(b)
+	memFile := filepath.Join(b.TempDir(), "memory.jsonl")
+	direct := exec.Command(node, entry)
+	direct.Env = append(os.Environ(), "MEMORY_FILE_PATH="+memFile)
+	for _, bc := range []struct {
+		name string
+		cs   func() *mcp.ClientSession
+	}{
+		{"direct", func() *mcp.ClientSession { return connect(b, direct) }},
+		{"skillgate", func() *mcp.ClientSession { return viaSkillgate(b, node, entry, memFile) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cs := bc.cs()
+			ctx := context.Background()
+			params := &mcp.CallToolParams{Name: "read_graph", Arguments: map[string]any{}}
+			for range 50 { // warm up: start-up, JIT, pooled connection
+				if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+					b.Fatalf("read_graph: %v %+v", err, res)
+				}
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				res, err := cs.CallTool(ctx, params)
+				lat = append(lat, time.Since(start))
+				if err != nil || res.IsError {
+					b.Fatalf("read_graph: %v %+v", err, res)
+				}
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Nanoseconds()) / 1e3 }
+			b.ReportMetric(q(0.50), "p50-µs")
+			b.ReportMetric(q(0.99), "p99-µs")
+		})
+	}
+}

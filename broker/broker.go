@@ -1,0 +1,459 @@
+// Package broker turns installed skills' capabilities into tools an agent
+// can call through skillgate, and decides every call.
+//
+// For each principal the broker lists only the capabilities inside its
+// scope (enabled capabilities of enabled skills its tier may invoke, as the
+// policy allows), under their upstream names, namespaced as
+// "<skill>__<tool>" where two skills offer the same name or a name is one
+// of the gateway's own. A call is then:
+//
+//  1. looked up in the principal's scope (a tool outside it does not exist);
+//  2. validated against the tool's approved input schema;
+//  3. decided by the policy ([Decider]): allow, deny or require_approval,
+//     with reasons naming the policy, constraint or grant;
+//  4. when allowed, forwarded to the upstream server through a pooled
+//     connection that enforces the approved pins;
+//  5. audited: who, session, capability, a hash of the arguments, the
+//     decision, its reasons and the latency.
+//
+// A refusal is an MCP tool error whose text tells the agent why and what a
+// human must do; it never reaches the upstream server.
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/upstream"
+)
+
+// Skill is one enabled, installed skill version as the broker serves it:
+// its approved manifest, its servers and their approved pins.
+type Skill struct {
+	// Key is the skill's identity and Digest its version.
+	Key, Digest string
+	// Dir is the skill's directory in managed storage (the working
+	// directory of its stdio servers).
+	Dir string
+	// Servers are the declarations from the skill's mcp.json, by id.
+	Servers map[string]mcpclient.ServerDecl
+	// Pins are the approved pins, by server id.
+	Pins map[string]mcpclient.PinSet
+	// Manifest is the approved manifest.
+	Manifest *manifest.Manifest
+	// Blocked maps "server/tool" to why the capability is blocked (pin
+	// drift, missing metadata); blocked capabilities are not offered.
+	Blocked map[string]string
+	// Tier is the skill's tier (1–3) and InvokableBy the agent tiers that
+	// may invoke it, from its SKILL.md.
+	Tier        int
+	InvokableBy []string
+}
+
+// Capability is one capability of one skill, as offered to agents.
+type Capability struct {
+	// Skill is the skill's key.
+	Skill string
+	// Capability is the approved manifest entry.
+	Capability manifest.Capability
+	// Name is the tool name agents see.
+	Name string
+	// Tool is the MCP tool definition agents see: the upstream definition
+	// as pinned, under Name.
+	Tool *mcp.Tool
+	// SkillTier and InvokableBy are the skill's.
+	SkillTier   int
+	InvokableBy []string
+
+	target upstream.Target
+	schema *jsonschema.Schema
+}
+
+// Target is the upstream server the capability is forwarded to.
+func (c *Capability) Target() upstream.Target { return c.target }
+
+// ID returns "extension/capability".
+func (c *Capability) ID() string { return c.Capability.Name() }
+
+// Decision is a policy decision on one call.
+type Decision struct {
+	// Effect is audit.DecisionAllow, DecisionDeny or DecisionRequireApproval.
+	Effect string
+	// Reasons name the policies, constraints or grants that decided.
+	Reasons []string
+	// Remedy, for a refusal, says what a human must do (for example the
+	// grant command to run).
+	Remedy string
+}
+
+// Decider is the policy as the broker uses it. Scope and Decide must be
+// fast and must not do I/O on the common path: they run on every listing
+// and every call.
+type Decider interface {
+	// SetCapabilities replaces the registry projection the decider works
+	// from; called whenever installed skills change.
+	SetCapabilities(caps []*Capability)
+	// Scope returns the capabilities p may see, out of the last set given.
+	Scope(p session.Principal) []*Capability
+	// Find returns the capability named name in p's scope, or nil.
+	Find(p session.Principal, name string) *Capability
+	// Decide decides one call of c by p with the given arguments.
+	Decide(ctx context.Context, p session.Principal, sessionID string, c *Capability, args map[string]any) Decision
+}
+
+// Caller is the pool the broker forwards through; *upstream.Pool
+// implements it.
+type Caller interface {
+	Call(ctx context.Context, t upstream.Target, tool string, args any) (*mcp.CallToolResult, error)
+	Retain(keep map[string]bool)
+}
+
+// Recorder receives audit records; *audit.Writer implements it.
+type Recorder interface {
+	Record(audit.Record) error
+}
+
+// Options configures a [Broker]. Load, Decider and Upstream are required.
+type Options struct {
+	// Load returns the enabled installed skills; called by Reload.
+	Load func(ctx context.Context) ([]Skill, error)
+	Decider
+	Upstream Caller
+	// Audit receives one record per decision; nil records nothing.
+	Audit Recorder
+	// Logger receives internal errors; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Broker implements [gateway.CapabilitySource]. It is safe for concurrent
+// use; Reload swaps an immutable snapshot.
+type Broker struct {
+	opts Options
+	log  *slog.Logger
+	snap atomic.Pointer[snapshot]
+
+	reloadMu sync.Mutex
+}
+
+type snapshot struct {
+	caps   []*Capability
+	byName map[string][]*Capability // exposed name → candidates (one per principal view)
+	skills int
+}
+
+var _ gateway.CapabilitySource = (*Broker)(nil)
+
+// New returns a broker with no capabilities; call Reload to load them.
+func New(opts Options) (*Broker, error) {
+	if opts.Load == nil || opts.Decider == nil || opts.Upstream == nil {
+		return nil, errors.New("broker: Options.Load, Decider and Upstream are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	b := &Broker{opts: opts, log: opts.Logger}
+	b.snap.Store(&snapshot{byName: map[string][]*Capability{}})
+	b.opts.Decider.SetCapabilities(nil)
+	return b, nil
+}
+
+// Reload rebuilds the capability set from Options.Load, hands it to the
+// decider, and closes upstream connections no longer needed. It returns
+// the problems of individual capabilities (which are left out) joined, and
+// fails only when loading fails.
+func (b *Broker) Reload(ctx context.Context) error {
+	b.reloadMu.Lock()
+	defer b.reloadMu.Unlock()
+	skills, err := b.opts.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("broker: load installed skills: %w", err)
+	}
+	snap, problems := build(skills)
+	b.opts.Decider.SetCapabilities(snap.caps)
+	b.snap.Store(snap)
+	keep := map[string]bool{}
+	for _, c := range snap.caps {
+		keep[c.target.ID()] = true
+	}
+	b.opts.Upstream.Retain(keep)
+	for _, p := range problems {
+		b.log.WarnContext(ctx, "capability left out", "problem", p)
+	}
+	return nil
+}
+
+// build compiles the skills into a snapshot. Names: a capability keeps its
+// upstream tool name unless it clashes with a gateway tool or with a
+// capability of another skill, in which case every clashing one is named
+// "<skill>__<tool>" (the skill key with "/" as "--").
+func build(skills []Skill) (*snapshot, []string) {
+	var caps []*Capability
+	var problems []string
+	sort.Slice(skills, func(i, j int) bool { return skills[i].Key < skills[j].Key })
+	for _, s := range skills {
+		if s.Manifest == nil {
+			problems = append(problems, fmt.Sprintf("skill %s: no approved manifest", s.Key))
+			continue
+		}
+		for _, mc := range s.Manifest.Capabilities {
+			id := mc.Name()
+			if why, blocked := s.Blocked[id]; blocked {
+				problems = append(problems, fmt.Sprintf("skill %s: %s blocked: %s", s.Key, id, why))
+				continue
+			}
+			decl, ok := s.Servers[mc.ExtensionID]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("skill %s: %s: server %q is not declared in mcp.json", s.Key, id, mc.ExtensionID))
+				continue
+			}
+			pins := s.Pins[mc.ExtensionID]
+			pin, ok := pins.Lookup(mc.CapabilityID)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("skill %s: %s has no approved pin", s.Key, id))
+				continue
+			}
+			tool, schema, err := toolFromPin(pin)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("skill %s: %s: %v", s.Key, id, err))
+				continue
+			}
+			caps = append(caps, &Capability{
+				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
+				SkillTier: s.Tier, InvokableBy: s.InvokableBy,
+				target: upstream.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, Dir: s.Dir},
+			})
+		}
+	}
+	// Namespace clashing names.
+	count := map[string]map[string]bool{}
+	for _, c := range caps {
+		if count[c.Name] == nil {
+			count[c.Name] = map[string]bool{}
+		}
+		count[c.Name][c.Skill] = true
+	}
+	for _, c := range caps {
+		if len(count[c.Name]) > 1 || isReserved(c.Name) {
+			c.Name = namespaced(c.Skill, c.Name)
+		}
+	}
+	// Within one skill two servers may offer the same tool name too.
+	seen := map[string]int{}
+	for _, c := range caps {
+		seen[c.Name]++
+	}
+	for _, c := range caps {
+		if seen[c.Name] > 1 {
+			c.Name = namespaced(c.Skill, c.Capability.ExtensionID+"__"+c.Capability.CapabilityID)
+		}
+		t := *c.Tool
+		t.Name = c.Name
+		c.Tool = &t
+	}
+	snap := &snapshot{caps: caps, byName: map[string][]*Capability{}, skills: len(skills)}
+	for _, c := range caps {
+		snap.byName[c.Name] = append(snap.byName[c.Name], c)
+	}
+	return snap, problems
+}
+
+func isReserved(name string) bool {
+	for _, r := range gateway.ReservedToolNames {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaced returns "<skill>__<tool>", the skill key's "/" written "--"
+// (which a valid skill name cannot contain, so the result is unambiguous).
+func namespaced(skill, tool string) string {
+	return strings.ReplaceAll(skill, "/", "--") + "__" + tool
+}
+
+// toolFromPin rebuilds the tool definition agents see from the approved
+// pin (never from a live listing) and compiles its input schema.
+func toolFromPin(pin mcpclient.ToolPin) (*mcp.Tool, *jsonschema.Schema, error) {
+	var def struct {
+		Name         string               `json:"name"`
+		Title        string               `json:"title"`
+		Description  string               `json:"description"`
+		InputSchema  json.RawMessage      `json:"inputSchema"`
+		OutputSchema json.RawMessage      `json:"outputSchema"`
+		Annotations  *mcp.ToolAnnotations `json:"annotations"`
+	}
+	if err := json.Unmarshal(pin.Definition, &def); err != nil {
+		return nil, nil, fmt.Errorf("pinned definition: %w", err)
+	}
+	if len(def.InputSchema) == 0 {
+		def.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	var top map[string]any
+	if err := json.Unmarshal(def.InputSchema, &top); err != nil || top["type"] != "object" {
+		return nil, nil, errors.New(`input schema is not a JSON Schema object with "type": "object"`)
+	}
+	schema, err := compileSchema(def.InputSchema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input schema: %w", err)
+	}
+	t := &mcp.Tool{Name: def.Name, Title: def.Title, Description: def.Description, InputSchema: def.InputSchema, Annotations: def.Annotations}
+	if len(def.OutputSchema) > 0 {
+		t.OutputSchema = def.OutputSchema
+	}
+	return t, schema, nil
+}
+
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	// Never fetch a remote $ref: an upstream schema is hostile input.
+	c.UseLoader(noLoader{})
+	const url = "skillgate:tool-input.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("remote schema references are not followed: %s", url)
+}
+
+// Tools implements [gateway.CapabilitySource].
+func (b *Broker) Tools(_ context.Context, p session.Principal) ([]*mcp.Tool, error) {
+	scope := b.opts.Decider.Scope(p)
+	out := make([]*mcp.Tool, 0, len(scope))
+	for _, c := range scope {
+		out = append(out, c.Tool)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Capabilities returns every capability of the current snapshot, whoever
+// may call it.
+func (b *Broker) Capabilities() []*Capability { return b.snap.Load().caps }
+
+// lookup finds the capability named name in p's scope.
+func (b *Broker) lookup(p session.Principal, name string) *Capability {
+	return b.opts.Decider.Find(p, name)
+}
+
+// Call implements [gateway.CapabilitySource].
+func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage) (*mcp.CallToolResult, error) {
+	start := b.opts.Now()
+	p := who.Principal
+	rec := audit.Record{
+		Time: start, Actor: "agent:" + p.Tenant + "/" + p.Agent, Session: who.SessionID,
+		Action: "capability.invoke", Subject: name,
+	}
+	if len(rawArgs) == 0 || string(rawArgs) == "null" {
+		rawArgs = json.RawMessage("{}")
+	}
+	if h, err := audit.HashArgs(rawArgs); err == nil {
+		rec.ArgsHash = h
+	}
+	refuse := func(effect string, reasons []string, msg string) (*mcp.CallToolResult, error) {
+		rec.Decision, rec.Reasons = effect, reasons
+		rec.LatencyNS = b.opts.Now().Sub(start).Nanoseconds()
+		b.record(ctx, rec)
+		return toolError(msg), nil
+	}
+	c := b.lookup(p, name)
+	if c == nil {
+		return refuse(audit.DecisionDeny, []string{"not in scope: no capability named " + name + " for " + p.String()},
+			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
+	}
+	rec.Subject = c.Skill + "#" + c.ID()
+	var args map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(rawArgs)))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
+			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object (%v)", name, err))
+	}
+	if err := c.schema.Validate(jsonValue(args)); err != nil {
+		return refuse(audit.DecisionDeny, []string{"invalid arguments: " + oneLine(err)},
+			fmt.Sprintf("skillgate: invalid arguments for %s: %s", name, oneLine(err)))
+	}
+	d := b.opts.Decider.Decide(ctx, p, who.SessionID, c, args)
+	switch d.Effect {
+	case audit.DecisionAllow:
+	case audit.DecisionRequireApproval:
+		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s.", name, strings.Join(d.Reasons, "; "))
+		if d.Remedy != "" {
+			msg += " " + d.Remedy
+		}
+		return refuse(audit.DecisionRequireApproval, d.Reasons, msg)
+	default:
+		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.Reasons, "; "))
+		if d.Remedy != "" {
+			msg += " " + d.Remedy
+		}
+		return refuse(audit.DecisionDeny, d.Reasons, msg)
+	}
+	rec.Decision, rec.Reasons = audit.DecisionAllow, d.Reasons
+	res, err := b.opts.Upstream.Call(ctx, c.target, c.Capability.CapabilityID, json.RawMessage(rawArgs))
+	rec.LatencyNS = b.opts.Now().Sub(start).Nanoseconds()
+	if err != nil {
+		rec.Data, _ = json.Marshal(map[string]string{"upstreamError": oneLine(err)})
+		b.record(ctx, rec)
+		b.log.WarnContext(ctx, "upstream call failed", "capability", rec.Subject, "err", err)
+		return toolError(fmt.Sprintf("skillgate: %s was allowed but the upstream server failed: %s", name, oneLine(err))), nil
+	}
+	b.record(ctx, rec)
+	return res, nil
+}
+
+func (b *Broker) record(ctx context.Context, r audit.Record) {
+	if b.opts.Audit == nil {
+		return
+	}
+	if err := b.opts.Audit.Record(r); err != nil {
+		b.log.ErrorContext(ctx, "audit record failed", "err", err)
+	}
+}
+
+// jsonValue converts decoded arguments (json.Number kept) to what the
+// schema validator expects.
+func jsonValue(v map[string]any) any { return v }
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+func oneLine(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}

@@ -1,0 +1,232 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/upstream"
+)
+
+const envMode = "SKILLGATE_BROKER_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envMode) != "" {
+		os.Exit(serve())
+	}
+	os.Exit(m.Run())
+}
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+type readIn struct {
+	Path string `json:"path"`
+}
+
+// serve is a small upstream server with a tool whose name clashes with the
+// gateway's read_file.
+func serve() int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "broker-test", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "contents of " + in.Path}}}, nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func limits() mcpclient.Limits {
+	return mcpclient.Limits{InitializeTimeout: 10 * time.Second, ListTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, TerminateTimeout: 200 * time.Millisecond}
+}
+
+// skillFor introspects the test server and approves every tool, as an
+// install would.
+func skillFor(t testing.TB, key string) broker.Skill {
+	t.Helper()
+	exe, _ := os.Executable()
+	decl := mcpclient.ServerDecl{ID: "srv", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &manifest.Manifest{SkillID: key, Version: "sha256:1"}
+	for _, c := range rep.Capabilities {
+		risk := manifest.FromServer(c.Risk)
+		// The test server states no risk; an operator would complete it.
+		risk.RiskLevel = manifest.Field[mcpclient.RiskLevel]{Value: mcpclient.RiskRead, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
+		risk.SideEffects = manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffectsNone, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
+		risk.DataEgress = manifest.Field[mcpclient.DataEgress]{Value: mcpclient.EgressNone, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
+		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "srv", CapabilityID: c.CapabilityID, Risk: risk})
+	}
+	return broker.Skill{Key: key, Digest: "sha256:1", Servers: map[string]mcpclient.ServerDecl{"srv": decl},
+		Pins: map[string]mcpclient.PinSet{"srv": rep.Pins}, Manifest: m}
+}
+
+// listDecider lets tier T0 call everything and refuses echo with "deny" in
+// its text; it stands in for the policy engine, tested on its own.
+type listDecider struct {
+	mu   sync.Mutex
+	caps []*broker.Capability
+}
+
+func (d *listDecider) SetCapabilities(caps []*broker.Capability) {
+	d.mu.Lock()
+	d.caps = caps
+	d.mu.Unlock()
+}
+
+func (d *listDecider) Scope(p session.Principal) []*broker.Capability {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p.Tier != "T0" {
+		return nil
+	}
+	return d.caps
+}
+
+func (d *listDecider) Find(p session.Principal, name string) *broker.Capability {
+	for _, c := range d.Scope(p) {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (d *listDecider) Decide(_ context.Context, _ session.Principal, _ string, c *broker.Capability, args map[string]any) broker.Decision {
+	if s, _ := args["text"].(string); strings.Contains(s, "deny") {
+		return broker.Decision{Effect: audit.DecisionDeny, Reasons: []string{"policy no-deny (test.cedar:1)"}}
+	}
+	if strings.Contains(c.Skill, "approval") {
+		return broker.Decision{Effect: audit.DecisionRequireApproval, Reasons: []string{"destructive capability"}, Remedy: "A human must run: skillgate grant add …"}
+	}
+	return broker.Decision{Effect: audit.DecisionAllow, Reasons: []string{"policy allow-all"}}
+}
+
+func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w := audit.NewWriter(db, audit.WriterOptions{})
+	pool := upstream.New(upstream.Options{Limits: limits()})
+	defer pool.Close()
+	skills := []broker.Skill{skillFor(t, "tools/alpha"), skillFor(t, "beta")}
+	b, err := broker.New(broker.Options{
+		Load:     func(context.Context) ([]broker.Skill, error) { return skills, nil },
+		Decider:  &listDecider{},
+		Upstream: pool,
+		Audit:    w,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
+	tools, _ := b.Tools(ctx, admin)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	// echo is offered by two skills and read_file is a gateway tool: all
+	// are namespaced by skill.
+	if got := strings.Join(names, " "); got != "beta__echo beta__read_file tools--alpha__echo tools--alpha__read_file" {
+		t.Fatalf("names: %s", got)
+	}
+	if tools[0].Description != "Echo the text." {
+		t.Fatalf("definition not from the pin: %+v", tools[0])
+	}
+	// Outside the scope nothing is visible, and calling is the same as
+	// calling a tool that does not exist.
+	if other, _ := b.Tools(ctx, session.Principal{Tenant: "acme", Agent: "a2", Tier: "T3"}); len(other) != 0 {
+		t.Fatalf("T3 sees %d tools", len(other))
+	}
+	call := func(p session.Principal, name, args string) (string, bool) {
+		t.Helper()
+		res, err := b.Call(ctx, gatewayCaller(p), name, json.RawMessage(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	}
+	tests := []struct {
+		p       session.Principal
+		name    string
+		args    string
+		want    string
+		isError bool
+	}{
+		{admin, "beta__echo", `{"text":"hi"}`, "echo: hi", false},
+		{admin, "tools--alpha__read_file", `{"path":"/x"}`, "contents of /x", false},
+		{admin, "beta__echo", `{"text":"please deny"}`, "skillgate: call to beta__echo denied: policy no-deny (test.cedar:1).", true},
+		{admin, "beta__echo", `{"text":5}`, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
+		{admin, "beta__echo", `[1]`, "skillgate: invalid arguments for beta__echo: they must be a JSON object", true},
+		{admin, "nope", `{}`, `skillgate: unknown tool "nope": it is not among the capabilities you may call`, true},
+		{session.Principal{Tenant: "acme", Agent: "a2", Tier: "T3"}, "beta__echo", `{"text":"hi"}`, `skillgate: unknown tool "beta__echo"`, true},
+	}
+	for _, tt := range tests {
+		got, isErr := call(tt.p, tt.name, tt.args)
+		if !strings.HasPrefix(got, tt.want) || isErr != tt.isError {
+			t.Errorf("%s %s: got %q (error %v), want prefix %q", tt.name, tt.args, got, isErr, tt.want)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	if len(rs) != len(tests) {
+		t.Fatalf("%d audit records for %d calls", len(rs), len(tests))
+	}
+	if r := rs[0]; r.Subject != "beta#srv/echo" || r.Decision != audit.DecisionAllow || r.Actor != "agent:acme/a1" || !strings.HasPrefix(r.ArgsHash, "sha256:") || r.LatencyNS <= 0 {
+		t.Fatalf("first record %+v", r)
+	}
+	if r := rs[2]; r.Decision != audit.DecisionDeny || r.Reasons[0] != "policy no-deny (test.cedar:1)" {
+		t.Fatalf("deny record %+v", r)
+	}
+	if _, err := audit.Verify(ctx, db, audit.Head{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A skill that leaves takes its tools and its connection with it.
+	skills = skills[1:]
+	if err := b.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tools, _ = b.Tools(ctx, admin)
+	if len(tools) != 2 || tools[0].Name != "echo" || tools[1].Name != "tools--alpha__read_file" {
+		t.Fatalf("after reload: %v %v", tools[0].Name, tools[1].Name)
+	}
+	for _, st := range pool.Stats() {
+		if strings.HasPrefix(st.Target, "beta@") {
+			t.Fatalf("connection of the removed skill kept: %+v", st)
+		}
+	}
+}
+
+func gatewayCaller(p session.Principal) gateway.Caller {
+	return gateway.Caller{Principal: p, SessionID: "s1"}
+}

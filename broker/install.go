@@ -1,0 +1,43 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/mcpclient"
+)
+
+// EnabledSource is what the broker reads installed skills from;
+// *install.Service implements it.
+type EnabledSource interface {
+	Enabled(ctx context.Context) ([]install.Installed, error)
+}
+
+// LoadInstalled returns an Options.Load that serves the enabled installed
+// skills of src, their blocked capabilities left out.
+func LoadInstalled(src EnabledSource) func(context.Context) ([]Skill, error) {
+	return func(ctx context.Context) ([]Skill, error) {
+		ins, err := src.Enabled(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Skill, 0, len(ins))
+		for _, in := range ins {
+			s := Skill{Key: in.Key, Digest: in.Digest, Dir: in.Dir, Manifest: in.Manifest, Pins: in.Pins,
+				Servers: map[string]mcpclient.ServerDecl{}, Blocked: map[string]string{},
+				Tier: in.Tier, InvokableBy: in.InvokableBy}
+			if in.Config != nil {
+				for _, p := range in.Manifest.Providers {
+					if d, ok := in.Config.Server(p.ServerID); ok {
+						s.Servers[p.ServerID] = d
+					}
+				}
+			}
+			for _, b := range in.Blocked {
+				s.Blocked[b.Capability] = b.Reason
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+}

@@ -1,0 +1,231 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/constraint"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// PolicyDecider is the [Decider] backed by the policy engine: scopes come
+// from [policy.Engine.Scope], decisions from [policy.Engine.Evaluate].
+// Scopes are cached per principal until the capabilities or the policies
+// change (call Invalidate after reloading policies or changing grants).
+type PolicyDecider struct {
+	Engine *policy.Engine
+	// Logger receives capability sets the engine refuses; nil discards.
+	Logger *slog.Logger
+	// Reload, when set, is called before answering require_approval, and
+	// the call is decided again: a grant a human just added from another
+	// process (the CLI) takes effect at once. It runs only on that path.
+	Reload func(context.Context) error
+
+	gen    atomic.Int64
+	mu     sync.Mutex
+	caps   []*Capability
+	byID   map[string][]*Capability // "ext/cap" → the capabilities of every skill offering it
+	scopes sync.Map                 // principal ID → *cachedScope
+}
+
+type cachedScope struct {
+	gen    int64
+	caps   []*Capability
+	byName map[string]*Capability
+}
+
+var _ Decider = (*PolicyDecider)(nil)
+
+// NewPolicyDecider returns a decider over e.
+func NewPolicyDecider(e *policy.Engine) *PolicyDecider {
+	return &PolicyDecider{Engine: e, byID: map[string][]*Capability{}}
+}
+
+// SetCapabilities implements [Decider]: every capability the broker offers
+// becomes a policy.Capability of an enabled imported skill. When two skills
+// declare the same extension id and tool, policy sees the capability once,
+// with the most severe metadata of the two.
+func (d *PolicyDecider) SetCapabilities(caps []*Capability) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.caps = caps
+	d.byID = map[string][]*Capability{}
+	merged := map[string]int{}
+	var pcs []policy.Capability
+	for _, c := range caps {
+		d.byID[c.ID()] = append(d.byID[c.ID()], c)
+		pc := toPolicy(c)
+		if i, ok := merged[c.ID()]; ok {
+			pcs[i] = moreSevere(pcs[i], pc)
+			continue
+		}
+		merged[c.ID()] = len(pcs)
+		pcs = append(pcs, pc)
+	}
+	if err := d.Engine.SetCapabilities(pcs); err != nil {
+		// A capability the engine refuses must not become callable.
+		if d.Logger != nil {
+			d.Logger.Error("policy refused the installed capabilities; none is callable until this is fixed", "err", err)
+		}
+		_ = d.Engine.SetCapabilities(nil)
+	}
+	d.gen.Add(1)
+}
+
+// Invalidate drops the cached scopes, after policies or grants changed.
+func (d *PolicyDecider) Invalidate() { d.gen.Add(1) }
+
+func toPolicy(c *Capability) policy.Capability {
+	mc := c.Capability
+	tiers := make([]skill.AgentTier, 0, len(c.InvokableBy))
+	for _, t := range c.InvokableBy {
+		tiers = append(tiers, skill.AgentTier(t))
+	}
+	pc := policy.Capability{
+		SkillKey: c.Skill, SkillTrust: policy.TrustImported, ApprovedTrust: policy.TrustImported,
+		SkillTier: c.SkillTier, InvokableBy: tiers, SkillState: policy.SkillEnabled,
+		ExtensionID: mc.ExtensionID, CapabilityID: mc.CapabilityID, Enabled: true,
+		RiskLevel:   policy.RiskLevel(mc.Risk.RiskLevel.Value),
+		SideEffects: policy.SideEffects(mc.Risk.SideEffects.Value),
+		DataEgress:  policy.DataEgress(mc.Risk.DataEgress.Value),
+	}
+	if len(mc.Constraints) > 0 {
+		if set, err := constraint.Parse(mc.Constraints); err == nil {
+			pc.Constraints = set
+		} else {
+			// Approved constraints that no longer parse allow nothing.
+			pc.SkillState = policy.SkillBlocked
+		}
+	}
+	return pc
+}
+
+func rank(v string, order ...string) int {
+	for i, o := range order {
+		if o == v {
+			return i
+		}
+	}
+	return len(order)
+}
+
+func moreSevere(a, b policy.Capability) policy.Capability {
+	if rank(string(b.RiskLevel), "read", "write", "destructive") > rank(string(a.RiskLevel), "read", "write", "destructive") {
+		a.RiskLevel = b.RiskLevel
+	}
+	if rank(string(b.SideEffects), "none", "internal", "external") > rank(string(a.SideEffects), "none", "internal", "external") {
+		a.SideEffects = b.SideEffects
+	}
+	if rank(string(b.DataEgress), "none", "network") > rank(string(a.DataEgress), "none", "network") {
+		a.DataEgress = b.DataEgress
+	}
+	if b.SkillState != policy.SkillEnabled {
+		a.SkillState = b.SkillState
+	}
+	return a
+}
+
+func principalOf(p session.Principal) policy.Principal {
+	return policy.Principal{Tenant: p.Tenant, Agent: p.Agent, Tier: p.Tier}
+}
+
+// Scope implements [Decider].
+func (d *PolicyDecider) Scope(p session.Principal) []*Capability { return d.scope(p).caps }
+
+// Find implements [Decider].
+func (d *PolicyDecider) Find(p session.Principal, name string) *Capability {
+	return d.scope(p).byName[name]
+}
+
+func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
+	pp := principalOf(p)
+	key := pp.ID() + "@" + string(p.Tier)
+	gen := d.gen.Load()
+	if v, ok := d.scopes.Load(key); ok {
+		if cs := v.(*cachedScope); cs.gen == gen {
+			return cs
+		}
+	}
+	scope, err := d.Engine.Scope(pp)
+	var out []*Capability
+	if err == nil {
+		d.mu.Lock()
+		for _, e := range scope.Entries {
+			// Every skill offering this capability is reachable.
+			out = append(out, d.byID[e.CapabilityRef.String()]...)
+		}
+		d.mu.Unlock()
+	}
+	cs := &cachedScope{gen: gen, caps: out, byName: make(map[string]*Capability, len(out))}
+	for _, c := range out {
+		cs.byName[c.Name] = c
+	}
+	d.scopes.Store(key, cs)
+	return cs
+}
+
+// Decide implements [Decider].
+func (d *PolicyDecider) Decide(ctx context.Context, p session.Principal, sessionID string, c *Capability, args map[string]any) Decision {
+	ctx = policy.WithSession(ctx, sessionID)
+	pd := d.Engine.Evaluate(ctx, principalOf(p), c.Capability.ExtensionID, c.Capability.CapabilityID, args)
+	if pd.Effect == policy.RequireApproval && d.Reload != nil {
+		if err := d.Reload(ctx); err == nil {
+			d.Invalidate()
+			pd = d.Engine.Evaluate(ctx, principalOf(p), c.Capability.ExtensionID, c.Capability.CapabilityID, args)
+		}
+	}
+	out := Decision{Reasons: make([]string, 0, len(pd.Reasons))}
+	for _, r := range pd.Reasons {
+		out.Reasons = append(out.Reasons, reasonText(r))
+	}
+	switch pd.Effect {
+	case policy.Allow:
+		out.Effect = audit.DecisionAllow
+	case policy.RequireApproval:
+		out.Effect = audit.DecisionRequireApproval
+		out.Remedy = fmt.Sprintf("A human must grant it first, for example: skillgate grant add %s %s --level %s --uses 1 --reason \"…\"",
+			principalOf(p).ID(), c.ID(), grantLevel(c))
+	default:
+		out.Effect = audit.DecisionDeny
+	}
+	return out
+}
+
+func grantLevel(c *Capability) string {
+	if l := string(c.Capability.Risk.RiskLevel.Value); l != "" {
+		return l
+	}
+	return "destructive"
+}
+
+// reasonText renders a policy reason as one line naming what decided.
+func reasonText(r policy.Reason) string {
+	var who []string
+	if r.Policy != "" {
+		who = append(who, "policy "+r.Policy)
+	}
+	if r.Position != "" && r.Position != r.Policy {
+		who = append(who, r.Position)
+	}
+	if r.Constraint != "" {
+		c := "constraint " + r.Constraint
+		if r.Arg != "" {
+			c += " on " + r.Arg
+		}
+		who = append(who, c)
+	}
+	if r.Grant != "" {
+		who = append(who, "grant "+r.Grant)
+	}
+	if len(who) == 0 {
+		return r.Message
+	}
+	return r.Message + " [" + strings.Join(who, ", ") + "]"
+}

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/server"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+// envCrashPoint names a point of the install flow at which skillgate kills
+// itself with SIGKILL: a test hook for crash-safety tests (docs/install.md).
+const envCrashPoint = "SKILLGATE_TEST_CRASHPOINT"
+
+// openInstalls opens the store and the install service of the data
+// directory, and repairs what an earlier crash left behind.
+func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), error) {
+	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := m.newInstallService(db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	rec, err := svc.Recover(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	if n := len(rec.Removed) + len(rec.Rewritten) + len(rec.Lost); n > 0 {
+		fmt.Fprintf(m.Stderr, "skillgate: repaired managed storage after an interruption: %d leftovers removed, %d artefacts rewritten, %d installs lost their files\n",
+			len(rec.Removed), len(rec.Rewritten), len(rec.Lost))
+	}
+	return svc, func() { db.Close() }, nil
+}
+
+// newInstallService wires the install service: managed storage under the
+// data directory, the LLM proposer when SKILLGATE_LLM_* configure one,
+// credentials from the environment.
+func (m *Main) newInstallService(db *sqlite.DB) (*install.Service, error) {
+	var p propose.Proposer = propose.Deterministic{}
+	if cfg, ok := propose.ConfigFromEnv(m.Getenv); ok {
+		llm, err := propose.NewOpenAI(cfg)
+		if err != nil {
+			return nil, err
+		}
+		p = llm
+	}
+	opts := install.Options{
+		Store:    db,
+		Root:     filepath.Join(m.data(), "imported"),
+		Proposer: p,
+		Credentials: func(name string) (string, bool) {
+			v := m.Getenv(name)
+			return v, v != ""
+		},
+		MCP:    mcpclient.Options{ClientVersion: version},
+		Logger: m.logger(),
+	}
+	if point := m.Getenv(envCrashPoint); point != "" {
+		opts.Crash = func(p string) {
+			if p == point {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+	}
+	return install.New(opts)
+}
+
+// actor names the operator running the CLI in audit records.
+func (m *Main) actor() string {
+	if u := m.Getenv("USER"); u != "" {
+		return "operator:" + u
+	}
+	return "operator:local"
+}
+
+// installErr maps install errors to exit codes: a bad request is a usage
+// error (2), everything else a failure (1).
+func installErr(err error) error {
+	if errors.Is(err, install.ErrUsage) {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return &exitError{code: exitFail, err: err}
+}
+
+// reviewOut prints a review as JSON or text.
+func (m *Main) reviewOut(r *install.Review, asJSON bool) error {
+	if asJSON {
+		return install.WriteJSON(m.Stdout, r)
+	}
+	_, err := fmt.Fprint(m.Stdout, r.Text())
+	return err
+}
+
+// installAction is the shape of every command that acts on one install.
+func (m *Main) installAction(use, short, long string, args cobra.PositionalArgs, flags func(*cobra.Command),
+	act func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error)) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long + "\n\nExit codes: 0 done, 1 failure (not found, blocked, wrong state), 2 usage error.",
+		Args:  args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, closeFn, err := m.openInstalls(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			r, err := act(cmd.Context(), svc, args)
+			if err != nil {
+				return installErr(err)
+			}
+			return m.reviewOut(r, asJSON)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the review as JSON (the same body as the REST API)")
+	if flags != nil {
+		flags(c)
+	}
+	return c
+}
+
+func (m *Main) installCommands() []*cobra.Command {
+	var comp install.Completion
+	var only []string
+	var why string
+	return []*cobra.Command{
+		m.installAction("install PATH", "Install an imported skill (a directory, .tar.gz or .zip) for review",
+			`Install a third-party skill: read PATH within bounds (archives may not hold
+links, absolute paths or paths that leave them), validate SKILL.md and mcp.json,
+copy the skill into managed storage (DATA/imported, one directory per content
+digest), introspect every MCP server mcp.json declares, and propose a manifest.
+The skill ends blocked (something must be completed or fixed) or awaiting
+approval. Installing never enables it: see 'skillgate review', 'approve' and
+'enable'. Installing a version whose analysis was interrupted resumes it.
+
+${NAME} references in mcp.json env and header values are read from the
+environment of this command. An LLM proposer is used when
+SKILLGATE_LLM_BASE_URL and SKILLGATE_LLM_MODEL are set (and
+SKILLGATE_LLM_API_KEY when the endpoint needs one); otherwise the
+deterministic proposer.`,
+			cobra.ExactArgs(1), nil,
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				return svc.Install(ctx, args[0], m.actor())
+			}),
+		m.pendingCommand(),
+		m.installAction("review NAME", "Show an install for review: proposal, risk and sources, what is missing, what changed",
+			`Show everything needed to decide about an install: the proposed manifest,
+each capability's risk metadata and where it came from (server_meta,
+annotations, operator), what is missing, the corrections made to the proposal,
+operator overrides, drift since approval, what differs from the previous
+approved version (including pin diffs), and what to run next.
+
+NAME is the skill's key (category/name) or name; add @DIGEST-PREFIX to pick a
+version.`,
+			cobra.ExactArgs(1), nil,
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				return svc.Review(ctx, args[0])
+			}),
+		m.installAction("complete NAME CAPABILITY --risk R --side-effects S --egress E --why TEXT",
+			"Supply risk metadata for a capability the server did not describe",
+			`Supply, as the operator, the risk metadata a server left unknown (or override
+what it stated) for one capability, written serverId/tool. The values are
+stored as operator-supplied with your explanation and shown as such
+everywhere. A value below what the server declared needs --force and is
+flagged in the install report.
+
+  --risk          read | write | destructive
+  --side-effects  none | internal | external
+  --egress        none | network`,
+			cobra.ExactArgs(2),
+			func(c *cobra.Command) {
+				f := c.Flags()
+				f.StringVar(&comp.RiskLevel, "risk", "", "riskLevel: read, write or destructive")
+				f.StringVar(&comp.SideEffects, "side-effects", "", "sideEffects: none, internal or external")
+				f.StringVar(&comp.DataEgress, "egress", "", "dataEgress: none or network")
+				f.StringVar(&comp.Why, "why", "", fmt.Sprintf("why these values are right (required, at least %d characters)", install.MinWhyLength))
+				f.BoolVar(&comp.Force, "force", false, "allow a value below what the server declared (flagged in the report)")
+			},
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				comp.Capability = args[1]
+				return svc.Complete(ctx, args[0], comp, m.actor())
+			}),
+		m.installAction("approve NAME [--only CAP,CAP]", "Approve an install's proposed capabilities and pin them",
+			`Approve the proposed capabilities of an install (or only those named with
+--only, as serverId/tool), each of which must have complete risk metadata.
+Each approved tool is pinned (SHA-256 of its canonical definition, with the
+server's name and version) and manifest.json is written; the skill becomes
+installed, not enabled. For an approved skill blocked by drift, approve
+accepts the definitions found by the last 'skillgate recheck'.`,
+			cobra.ExactArgs(1),
+			func(c *cobra.Command) {
+				c.Flags().StringSliceVar(&only, "only", nil, "approve only these capabilities (serverId/tool, comma-separated)")
+			},
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				return svc.Approve(ctx, args[0], only, m.actor())
+			}),
+		m.installAction("reject NAME --why TEXT", "Reject an install that is not approved",
+			"Reject an install awaiting approval or blocked, with an explanation kept in the audit log.",
+			cobra.ExactArgs(1),
+			func(c *cobra.Command) {
+				c.Flags().StringVar(&why, "why", "", fmt.Sprintf("why it is rejected (required, at least %d characters)", install.MinWhyLength))
+			},
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				return svc.Reject(ctx, args[0], why, m.actor())
+			}),
+		m.installAction("remove NAME", "Remove an imported skill version and its files",
+			"Remove an imported skill version in any state: it leaves catalogs and its managed files are deleted. The record stays, as removed.",
+			cobra.ExactArgs(1), nil,
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				return svc.Remove(ctx, args[0], m.actor())
+			}),
+		m.installAction("recheck NAME", "Introspect an install's servers again; detect drift from the approved pins",
+			`Start or connect to the install's MCP servers again. Before approval this is a
+new analysis (resuming an interrupted one). After approval the live tools are
+compared with the approved pins: an added, removed or changed tool blocks the
+affected capabilities until 'skillgate approve' accepts them, and 'skillgate
+review' shows the diff. The proposer is never called for an approved version.`,
+			cobra.ExactArgs(1), nil,
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				return svc.Recheck(ctx, args[0], m.actor())
+			}),
+	}
+}
+
+func (m *Main) pendingCommand() *cobra.Command {
+	var asJSON, all bool
+	c := &cobra.Command{
+		Use:   "pending [--all] [--json]",
+		Short: "List imported skills that need a human",
+		Long: `List imported skills waiting for a human: interrupted analyses, blocked
+installs, installs awaiting approval, and approved skills with capabilities
+blocked by drift. --all lists every install in every state.
+
+Exit codes: 0 done, 1 failure, 2 usage error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			svc, closeFn, err := m.openInstalls(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			list := svc.Pending
+			if all {
+				list = svc.List
+			}
+			ps, err := list(cmd.Context())
+			if err != nil {
+				return installErr(err)
+			}
+			if asJSON {
+				return install.WriteJSON(m.Stdout, ps)
+			}
+			if len(ps) == 0 {
+				fmt.Fprintln(m.Stderr, "nothing waits for review; install a skill with 'skillgate install PATH'")
+				return nil
+			}
+			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSTATE\tVERSION\tNEXT")
+			for _, p := range ps {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key, p.State, shortDigest(p.Digest), strings.Join(p.Next, "; "))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (the same body as GET /v1/installs/pending)")
+	c.Flags().BoolVar(&all, "all", false, "list every install, whatever its state")
+	return c
+}
+
+func shortDigest(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+// enableImported enables or disables an imported skill when name is one;
+// ok is false when no install has that name (the registry's skills then).
+func (m *Main) enableImported(ctx context.Context, name string, enable, asJSON bool) (ok bool, err error) {
+	svc, closeFn, err := m.openInstalls(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer closeFn()
+	if _, err := svc.Review(ctx, name); errors.Is(err, install.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return true, installErr(err)
+	}
+	act := svc.Disable
+	if enable {
+		act = svc.Enable
+	}
+	r, err := act(ctx, name, m.actor())
+	if err != nil {
+		return true, installErr(err)
+	}
+	return true, m.reviewOut(r, asJSON)
+}
+
+// mountInstalls serves the install API of the data directory on srv.
+func (m *Main) mountInstalls(ctx context.Context, srv *server.Server, db *sqlite.DB) error {
+	svc, err := m.newInstallService(db)
+	if err != nil {
+		return err
+	}
+	if _, err := svc.Recover(ctx); err != nil {
+		return err
+	}
+	srv.MountInstalls(svc)
+	return nil
+}

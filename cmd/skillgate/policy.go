@@ -1,0 +1,434 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+// policyDir is where policy files live: DATA/policies.
+func (m *Main) policyDir() string { return filepath.Join(m.data(), "policies") }
+
+// openPolicy opens the store and an engine over it with the policies and
+// grants loaded.
+func (m *Main) openPolicy(ctx context.Context) (*policy.Engine, *sqlite.DB, error) {
+	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	e := policy.New(&policy.Options{Store: db, PolicyDir: m.policyDir(), Logger: m.logger()})
+	if err := e.Reload(ctx); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return e, db, nil
+}
+
+// capabilitySource is where `policy test` gets the registry's capability
+// records: the --capabilities file when given, else none. The gateway
+// wiring replaces the fallback with the registry's installed manifests.
+func (m *Main) capabilitySource(file string) (policy.CapabilitySource, error) {
+	if file == "" {
+		return policy.Capabilities(nil), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var caps policy.Capabilities
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&caps); err != nil {
+		return nil, usageErr("--capabilities %s: %v (a JSON array of capability records; see docs/policy.md)", file, err)
+	}
+	return caps, nil
+}
+
+func (m *Main) policyCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "policy check|test",
+		Short: "Check policy files and replay requests against the policy",
+		Long: `Cedar policies decide which capability calls agents may make. They live in
+DATA/policies/*.cedar and in the store; with none configured, skillgate uses
+its default policy (permit every invoke in scope). See docs/policy.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usageErr("policy needs a subcommand: check or test (see 'skillgate policy --help')")
+		},
+	}
+	c.AddCommand(m.policyCheckCommand(), m.policyTestCommand())
+	return c
+}
+
+// CheckReport is the JSON of `skillgate policy check --json`.
+type CheckReport struct {
+	OK       bool             `json:"ok"`
+	Default  bool             `json:"default,omitempty"`
+	Sources  []string         `json:"sources"`
+	Policies []*policy.Policy `json:"policies"`
+	Errors   []string         `json:"errors"`
+}
+
+func (m *Main) policyCheckCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "check [FILE...] [--json]",
+		Short: "Validate policy files (default: DATA/policies and the stored policies)",
+		Long: `Parse and validate Cedar policy files: syntax, @id annotations (unique),
+@constraints annotations (a valid constraint set, on permits only). Errors
+are reported as file:line. Without FILE arguments, checks the policy set
+skillgate would load: DATA/policies/*.cedar and the stored policies.
+Exit 1 when a policy is invalid.`,
+		Example: "  skillgate policy check\n  skillgate policy check --json my.cedar",
+		RunE: func(cmd *cobra.Command, files []string) error {
+			ctx := cmd.Context()
+			var sources []policy.Source
+			if len(files) > 0 {
+				for _, f := range files {
+					src, err := policy.ReadPolicyFile(f)
+					if err != nil {
+						return &exitError{code: exitFail, err: err}
+					}
+					sources = append(sources, src)
+				}
+			} else {
+				dir, err := policy.ReadPolicyDir(m.policyDir())
+				if err != nil {
+					return &exitError{code: exitFail, err: err}
+				}
+				sources = dir
+				db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+				if err != nil {
+					return err
+				}
+				stored, err := db.Policies(ctx)
+				db.Close()
+				if err != nil {
+					return err
+				}
+				for _, p := range stored {
+					sources = append(sources, policy.Source{Name: "store:" + p.ID, Text: []byte(p.Text)})
+				}
+			}
+			rep := CheckReport{Sources: []string{}, Policies: []*policy.Policy{}, Errors: []string{}}
+			for _, s := range sources {
+				rep.Sources = append(rep.Sources, s.Name)
+			}
+			var set *policy.PolicySet
+			var err error
+			if len(sources) == 0 {
+				set, rep.Default = policy.DefaultPolicies(), true
+			} else {
+				set, err = policy.ParsePolicies(sources)
+			}
+			if err != nil {
+				for _, line := range strings.Split(err.Error(), "\n") {
+					rep.Errors = append(rep.Errors, strings.TrimPrefix(line, policy.ErrInvalidPolicy.Error()+": "))
+				}
+			} else {
+				rep.OK = true
+				rep.Policies = set.Policies()
+			}
+			if asJSON {
+				if err := writeJSON(m.Stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				for _, e := range rep.Errors {
+					fmt.Fprintln(m.Stderr, e)
+				}
+				switch {
+				case rep.Default:
+					fmt.Fprintf(m.Stdout, "no policies in %s or the store: the default policy applies (permit every invoke in scope)\n", m.policyDir())
+				case rep.OK:
+					fmt.Fprintf(m.Stdout, "ok: %d policies in %d sources\n", len(rep.Policies), len(rep.Sources))
+				}
+			}
+			if !rep.OK {
+				return errFailed
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return c
+}
+
+func (m *Main) policyTestCommand() *cobra.Command {
+	var principal, capability, argsJSON, tier, parent, capsFile string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   `test --principal Agent::"tenant/agent" --capability ext/tool [--args JSON] [--tier T3] [--json]`,
+		Short: "Replay a request against the current registry and policy",
+		Long: `Decide a capability call as the gateway would, without side effects (no
+rate-limit token is taken, no grant use consumed), and print the decision
+with the reasons: which check, which policy (@id or file:line), which
+constraint. Exit 0 when the call would be allowed, 1 when it would be
+denied or need approval.`,
+		Example: `  skillgate policy test --principal 'Agent::"acme/drafter"' --tier T3 \
+    --capability github/search_issues --args '{"client":"github"}' --capabilities caps.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			tenant, agent, err := policy.ParsePrincipalID(principal)
+			if err != nil {
+				return usageErr("--principal: %v", err)
+			}
+			t, err := skill.ParseAgentTier(tier)
+			if err != nil {
+				return usageErr("--tier: %v", err)
+			}
+			ref, err := policy.ParseCapabilityRef(capability)
+			if err != nil {
+				return usageErr("--capability: %v", err)
+			}
+			args := map[string]any{}
+			if argsJSON != "" {
+				if err := json.Unmarshal([]byte(argsJSON), &args); err != nil || args == nil {
+					return usageErr("--args: a JSON object, like '{\"path\":\"/srv/a\"}'")
+				}
+			}
+			src, err := m.capabilitySource(capsFile)
+			if err != nil {
+				return err
+			}
+			e, db, err := m.openPolicy(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := e.LoadCapabilities(ctx, src); err != nil {
+				return err
+			}
+			p := policy.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}
+			rep := policy.TestReport{Principal: p, Capability: ref.String(), Args: args, Decision: e.Test(ctx, p, ref, args)}
+			if asJSON {
+				if err := writeJSON(m.Stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(m.Stdout, "%s %s → %s\n", p, ref, rep.Effect)
+				for _, r := range rep.Reasons {
+					where := ""
+					if r.Position != "" {
+						where = " (" + r.Position + ")"
+					}
+					fmt.Fprintf(m.Stdout, "  %s: %s%s\n", r.Kind, r.Message, where)
+				}
+			}
+			if rep.Effect != policy.Allow {
+				return errFailed
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&principal, "principal", "", `principal: Agent::"tenant/agent", tenant/agent, or an agent id (tenant "default")`)
+	f.StringVar(&capability, "capability", "", "capability: extensionId/capabilityId")
+	f.StringVar(&argsJSON, "args", "", "the call's arguments as a JSON object")
+	f.StringVar(&tier, "tier", "T3", "the principal's agent tier, T0–T4")
+	f.StringVar(&parent, "parent", "", "the parent principal (tenant/agent) of a sub-agent")
+	f.StringVar(&capsFile, "capabilities", "", "a JSON file of capability records to use as the registry")
+	f.BoolVar(&asJSON, "json", false, "print the decision as JSON")
+	_ = c.MarkFlagRequired("principal")
+	_ = c.MarkFlagRequired("capability")
+	return c
+}
+
+func (m *Main) grantCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "grant add|ls|revoke",
+		Short: "Manage approval grants for risky capability calls",
+		Long: `A call to a destructive, externally side-effecting or network-egress
+capability needs a grant: a human's approval for a principal (pattern) to
+invoke a capability (pattern), optionally with certain argument values, up to
+a risk level, until it expires or its uses run out. Grants are stored in the
+registry; a running server sees new grants at its next policy reload (POST
+/v1/grants takes effect at once), and revocations at the grant's next use.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usageErr("grant needs a subcommand: add, ls or revoke (see 'skillgate grant --help')")
+		},
+	}
+	c.AddCommand(m.grantAddCommand(), m.grantLsCommand(), m.grantRevokeCommand())
+	return c
+}
+
+// parseExpiry reads --expires: a duration from now ("2h", "7d") or an
+// RFC 3339 time.
+func parseExpiry(s string, now time.Time) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if d, err := time.ParseDuration(days + "h"); err == nil {
+			t := now.Add(24 * d)
+			return &t, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		t := now.Add(d)
+		return &t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, usageErr("--expires %q: a duration (30m, 2h, 7d) or an RFC 3339 time (2026-12-31T18:00:00Z)", s)
+	}
+	return &t, nil
+}
+
+// parseGrantArgs reads --args: {"name": ["value", "pattern*"]} (a single
+// string stands for a one-element list).
+func parseGrantArgs(s string) (map[string][]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &raw); err != nil || raw == nil {
+		return nil, usageErr(`--args: a JSON object of argument patterns, like '{"path":["/srv/*"]}'`)
+	}
+	out := map[string][]string{}
+	for k, v := range raw {
+		var one string
+		if json.Unmarshal(v, &one) == nil {
+			out[k] = []string{one}
+			continue
+		}
+		var list []string
+		if err := json.Unmarshal(v, &list); err != nil {
+			return nil, usageErr("--args: %s must be a string or an array of strings", k)
+		}
+		out[k] = list
+	}
+	return out, nil
+}
+
+func (m *Main) grantAddCommand() *cobra.Command {
+	var argsJSON, expires, level, reason, by string
+	var uses int
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "add PRINCIPAL CAPABILITY [--level L] [--uses N] [--expires 2h] [--args JSON] [--json]",
+		Short: "Grant a principal (pattern) a risky capability (pattern)",
+		Example: `  skillgate grant add acme/drafter fs/delete_file --level destructive --uses 1 --expires 1h \
+    --args '{"path":"/srv/tmp/*"}' --reason "clean the scratch area"
+  skillgate grant add 'acme/*' 'web/*' --level read --expires 7d`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			exp, err := parseExpiry(expires, time.Now())
+			if err != nil {
+				return err
+			}
+			ga, err := parseGrantArgs(argsJSON)
+			if err != nil {
+				return err
+			}
+			if by == "" {
+				by = m.Getenv("USER")
+			}
+			e, db, err := m.openPolicy(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			g, err := e.AddGrant(ctx, policy.Grant{Principal: args[0], Capability: args[1], Args: ga, Level: policy.RiskLevel(level),
+				ExpiresAt: exp, Uses: uses, Reason: reason, CreatedBy: by})
+			if errors.Is(err, policy.ErrInvalidGrant) {
+				return usageErr("%v", err)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, g)
+			}
+			fmt.Fprintln(m.Stdout, g.ID)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&level, "level", "write", "highest risk level covered: read, write or destructive")
+	f.IntVar(&uses, "uses", 0, "number of calls allowed (0: unlimited)")
+	f.StringVar(&expires, "expires", "", "expiry: a duration (30m, 2h, 7d) or an RFC 3339 time (default: never)")
+	f.StringVar(&argsJSON, "args", "", `argument patterns, like '{"path":["/srv/*"]}' ('*' is a wildcard)`)
+	f.StringVar(&reason, "reason", "", "why the grant was given (kept with it)")
+	f.StringVar(&by, "by", "", "who grants it (default $USER)")
+	f.BoolVar(&asJSON, "json", false, "print the grant as JSON")
+	return c
+}
+
+func (m *Main) grantLsCommand() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "ls [--json]",
+		Short: "List grants (revoked ones are not listed)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, db, err := m.openPolicy(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			gs := e.Grants()
+			if asJSON {
+				return writeJSON(m.Stdout, gs)
+			}
+			if len(gs) == 0 {
+				fmt.Fprintln(m.Stderr, "no grants; add one with 'skillgate grant add PRINCIPAL CAPABILITY --level L'")
+				return nil
+			}
+			now := time.Now()
+			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tPRINCIPAL\tCAPABILITY\tLEVEL\tUSED\tEXPIRES\tSTATUS")
+			for _, g := range gs {
+				uses, exp := fmt.Sprintf("%d/%d", g.Used, g.Uses), "never"
+				if g.Uses == 0 {
+					uses = fmt.Sprintf("%d/∞", g.Used)
+				}
+				if g.ExpiresAt != nil {
+					exp = g.ExpiresAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Principal, g.Capability, g.Level, uses, exp, g.Status(now))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return c
+}
+
+func (m *Main) grantRevokeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke a grant; it stops matching at its next use",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, db, err := m.openPolicy(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := e.RevokeGrant(cmd.Context(), args[0]); err != nil {
+				if errors.Is(err, policy.ErrGrantNotFound) {
+					return &exitError{code: exitFail, err: err}
+				}
+				return err
+			}
+			fmt.Fprintf(m.Stdout, "revoked %s\n", args[0])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+
+	"github.com/skillgate/skillgate/policy"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const cliCaps = `[
+ {"skill":"tools/fs","trust":"core","tier":1,"invokableBy":["T0","T1","T2","T3","T4"],"state":"enabled",
+  "extensionId":"fs","capabilityId":"read_file","enabled":true,"riskLevel":"read","sideEffects":"none","dataEgress":"none",
+  "constraints":{"pathGlobs":["/srv/**"]}},
+ {"skill":"tools/fs","trust":"core","tier":1,"invokableBy":["T0","T1","T2","T3","T4"],"state":"enabled",
+  "extensionId":"fs","capabilityId":"delete_file","enabled":true,"riskLevel":"destructive","sideEffects":"internal","dataEgress":"none"}
+]`
+
+func TestPolicyCLI(t *testing.T) {
+	data := t.TempDir()
+	caps := filepath.Join(t.TempDir(), "caps.json")
+	write(t, filepath.Dir(caps), map[string]string{"caps.json": cliCaps})
+
+	// No policies: the default set.
+	code, out, errs := run(t, data, "policy", "check")
+	if code != 0 || !strings.Contains(out, "the default policy applies") {
+		t.Fatalf("check default: %d %q %q", code, out, errs)
+	}
+	write(t, data, map[string]string{
+		"policies/base.cedar": "@id(\"permit-all\")\npermit (principal, action, resource);\n\n@id(\"no-t4\")\nforbid (principal, action, resource) when { principal.tierLevel == 4 };\n",
+	})
+	code, out, _ = run(t, data, "policy", "check")
+	if code != 0 || out != "ok: 2 policies in 1 sources\n" {
+		t.Fatalf("check: %d %q", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.cedar")
+	write(t, filepath.Dir(bad), map[string]string{"bad.cedar": "permit (principal, action, resource)\nwhen { true };\n@constraints(\"{\\\"x\\\":1}\") permit (principal, action, resource);\n"})
+	code, out, errs = run(t, data, "policy", "check", bad)
+	want := bad + `:3: @constraints: invalid constraints: unknown key "x"; the keys are allowedDomains, urlArgs, pathGlobs, pathArgs, argValues and rateLimit (case-sensitive)` + "\n"
+	if code != 1 || out != "" || errs != want {
+		t.Fatalf("check bad: %d %q\n got: %q\nwant: %q", code, out, errs, want)
+	}
+	code, out, _ = run(t, data, "policy", "check", "--json", bad)
+	var rep CheckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || rep.OK || len(rep.Errors) != 1 {
+		t.Fatalf("check --json: %d %v %+v", code, err, rep)
+	}
+
+	// policy test.
+	code, out, _ = run(t, data, "policy", "test", "--principal", `Agent::"acme/a"`, "--capability", "fs/read_file", "--args", `{"path":"/srv/x"}`, "--capabilities", caps)
+	if code != 0 || out != "acme/a@T3 fs/read_file → allow\n  policy: permitted by permit-all ("+filepath.Join(data, "policies", "base.cedar")+":1)\n" {
+		t.Fatalf("test allow: %d %q", code, out)
+	}
+	code, out, _ = run(t, data, "policy", "test", "--principal", "acme/small", "--tier", "T4", "--capability", "fs/read_file", "--capabilities", caps, "--json")
+	var tr policy.TestReport
+	if err := json.Unmarshal([]byte(out), &tr); err != nil || code != 1 || tr.Effect != "deny" || tr.Reasons[0].Policy != "no-t4" {
+		t.Fatalf("test deny: %d %v %s", code, err, out)
+	}
+	code, _, errs = run(t, data, "policy", "test", "--principal", "acme/a", "--capability", "fs")
+	if code != 2 || !strings.Contains(errs, "--capability: invalid capability") {
+		t.Fatalf("usage: %d %q", code, errs)
+	}
+
+	// Grants.
+	code, out, _ = run(t, data, "policy", "test", "--principal", "acme/a", "--capability", "fs/delete_file", "--capabilities", caps)
+	if code != 1 || !strings.Contains(out, "→ require_approval") {
+		t.Fatalf("needs approval: %d %q", code, out)
+	}
+	code, out, errs = run(t, data, "grant", "add", "acme/*", "fs/delete_file", "--level", "destructive", "--uses", "1", "--expires", "1h", "--args", `{"path":"/srv/*"}`, "--json")
+	var g struct {
+		ID   string              `json:"id"`
+		Uses int                 `json:"uses"`
+		Args map[string][]string `json:"args"`
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil || code != 0 || g.Uses != 1 || g.Args["path"][0] != "/srv/*" {
+		t.Fatalf("grant add: %d %q %q", code, out, errs)
+	}
+	code, out, _ = run(t, data, "policy", "test", "--principal", "acme/a", "--capability", "fs/delete_file", "--args", `{"path":"/srv/t"}`, "--capabilities", caps)
+	if code != 0 || !strings.Contains(out, "grant: would use grant "+g.ID+" (use 0 of 1)") {
+		t.Fatalf("with grant: %d %q", code, out)
+	}
+	code, out, _ = run(t, data, "grant", "ls")
+	if code != 0 || !strings.Contains(out, g.ID+"  acme/*     fs/delete_file  destructive  0/1") {
+		t.Fatalf("ls: %d %q", code, out)
+	}
+	if code, _, errs = run(t, data, "grant", "add", "acme/a", "fs/x", "--level", "root"); code != 2 || !strings.Contains(errs, `invalid grant: level "root"`) {
+		t.Fatalf("bad level: %d %q", code, errs)
+	}
+	if code, out, _ = run(t, data, "grant", "revoke", g.ID); code != 0 || out != "revoked "+g.ID+"\n" {
+		t.Fatalf("revoke: %d %q", code, out)
+	}
+	if code, _, errs = run(t, data, "grant", "revoke", g.ID); code != 1 || !strings.Contains(errs, "grant not found") {
+		t.Fatalf("revoke again: %d %q", code, errs)
+	}
+	if code, out, _ = run(t, data, "grant", "ls", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("ls after revoke: %d %q", code, out)
+	}
+}

@@ -1,0 +1,233 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	_ "modernc.org/sqlite"
+)
+
+// npmServer returns node and the entry point of an npm MCP server installed
+// by scripts/setup-npm.sh, or skips.
+func npmServer(t *testing.T, pkg string) (string, string) {
+	t.Helper()
+	dir := os.Getenv("SKILLGATE_TEST_NPM_DIR")
+	if dir == "" {
+		t.Skip("SKILLGATE_TEST_NPM_DIR is unset; run: eval \"$(scripts/setup-npm.sh)\"")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		t.Fatalf("%s: %v (re-run scripts/setup-npm.sh)", pkg, err)
+	}
+	return node, entry
+}
+
+// writeImport writes a skill to import: SKILL.md and its mcp.json.
+func writeImport(t *testing.T, name, body string, servers map[string]any) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	os.MkdirAll(dir, 0o755)
+	md := "---\nname: " + name + "\ndescription: " + name + " through an MCP server.\n" + body
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// agent connects an MCP client to `skillgate mcp` as acme/drafter at tier.
+func (f *fixture) agent(t *testing.T, tier string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(bin, "--data", f.data, "mcp", "--agent", "drafter", "--tier", tier, "--tenant", "acme")
+	cmd.Stderr = &testWriter{t: t, prefix: "skillgate mcp: "}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// TestCapabilityGateway is issue 5's end-to-end acceptance: an agent over
+// MCP calls tools of the real npm servers server-filesystem and
+// server-memory through skillgate. Reads pass; a write outside the allowed
+// path globs is denied with the reason; a destructive write is refused
+// until a human grants it, passes once, and is refused again when the
+// grant is used up; every decision is in the audit log, which verifies,
+// and editing the log makes verification fail.
+func TestCapabilityGateway(t *testing.T) {
+	node, fsEntry := npmServer(t, "server-filesystem")
+	_, memEntry := npmServer(t, "server-memory")
+	f := &fixture{data: t.TempDir()}
+	files := t.TempDir()
+	allowed := filepath.Join(files, "allowed")
+	os.MkdirAll(allowed, 0o755)
+	os.WriteFile(filepath.Join(allowed, "seed.txt"), []byte("semilla\n"), 0o644)
+
+	filesSkill := writeImport(t, "files", "allowed-tools: fs/read_text_file fs/write_file fs/list_directory\n---\nRead and write notes.\n",
+		map[string]any{"fs": map[string]any{"command": node, "args": []string{fsEntry, files}}})
+	memSkill := writeImport(t, "memory", "---\nRemember facts with `create_entities` and `read_graph`.\n",
+		map[string]any{"mem": map[string]any{"command": node, "args": []string{memEntry}, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(files, "memory.jsonl")}}})
+	for _, src := range []string{filesSkill, memSkill} {
+		f.run(t, "install", src)
+		name := filepath.Base(src)
+		f.run(t, "approve", name)
+		f.run(t, "enable", name)
+	}
+
+	// Reads are permitted; writes only under allowed/.
+	os.MkdirAll(filepath.Join(f.data, "policies"), 0o755)
+	policy := `@id("read-anything")
+permit (principal, action == Action::"invoke", resource) when { resource.riskLevel == "read" };
+
+@id("write-in-allowed")
+@constraints("{\"pathGlobs\": [\"` + allowed + `/**\"]}")
+permit (principal, action == Action::"invoke", resource) when { resource.riskLevel != "read" };
+`
+	if err := os.WriteFile(filepath.Join(f.data, "policies", "files.cedar"), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.run(t, "policy", "check"); !strings.Contains(out, "2") {
+		t.Logf("policy check: %s", out)
+	}
+
+	cs := f.agent(t, "T3")
+	names := toolNames(t, cs)
+	for _, want := range []string{"read_text_file", "list_directory", "files__write_file", "read_graph", "create_entities"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("tool %s not listed: %v", want, names)
+		}
+	}
+	// Approved-out tools are invisible: move_file was not in the proposal.
+	if slices.Contains(names, "move_file") {
+		t.Fatalf("unapproved tool listed: %v", names)
+	}
+	call := caller(cs)
+
+	type step struct {
+		tool    string
+		args    map[string]any
+		isError bool
+		want    string // substring of the answer
+	}
+	steps := []step{
+		{"read_graph", map[string]any{}, false, `"entities"`},
+		{"read_text_file", map[string]any{"path": filepath.Join(allowed, "seed.txt")}, false, "semilla"},
+		{"files__write_file", map[string]any{"path": filepath.Join(files, "outside.txt"), "content": "x"}, true,
+			"skillgate: call to files__write_file denied: "},
+		{"files__write_file", map[string]any{"path": filepath.Join(allowed, "new.txt"), "content": "nuevo"}, true,
+			"skillgate: files__write_file needs a human's approval before you may call it"},
+	}
+	run := func(steps []step) {
+		t.Helper()
+		for _, s := range steps {
+			got, isErr := call(t, s.tool, s.args)
+			if isErr != s.isError || !strings.Contains(got, s.want) {
+				t.Fatalf("%s %v: got (error=%v) %q\nwant (error=%v) containing %q", s.tool, s.args, isErr, got, s.isError, s.want)
+			}
+		}
+	}
+	run(steps)
+	// The denial names the constraint and the argument.
+	got, _ := call(t, "files__write_file", map[string]any{"path": filepath.Join(files, "outside.txt"), "content": "x"})
+	t.Logf("denial: %s", got)
+	if !strings.Contains(got, "pathGlobs") || !strings.Contains(got, "write-in-allowed") {
+		t.Fatalf("denial does not say why: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(files, "outside.txt")); !os.IsNotExist(err) {
+		t.Fatal("a denied write reached the server")
+	}
+
+	// A human grants one destructive use; the write passes once.
+	f.run(t, "grant", "add", "acme/drafter", "fs/write_file", "--level", "destructive", "--uses", "1", "--reason", "one note")
+	run([]step{
+		{"files__write_file", map[string]any{"path": filepath.Join(allowed, "new.txt"), "content": "nuevo"}, false, "Successfully wrote"},
+		{"files__write_file", map[string]any{"path": filepath.Join(allowed, "new2.txt"), "content": "otro"}, true,
+			"needs a human's approval"},
+		{"create_entities", map[string]any{"entities": []any{map[string]any{"name": "finca", "entityType": "place", "observations": []any{"libre"}}}}, false, "finca"},
+	})
+	if b, err := os.ReadFile(filepath.Join(allowed, "new.txt")); err != nil || string(b) != "nuevo" {
+		t.Fatalf("granted write: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(allowed, "new2.txt")); !os.IsNotExist(err) {
+		t.Fatal("a write after the grant was used up reached the server")
+	}
+
+	// An agent whose tier the skills do not admit sees none of their tools.
+	t4 := toolNames(t, f.agent(t, "T4"))
+	for _, n := range t4 {
+		if n == "read_text_file" || n == "read_graph" || strings.Contains(n, "__") {
+			t.Fatalf("T4 sees %s", n)
+		}
+	}
+	cs.Close() // the gateway flushes its audit records on exit
+
+	// Every decision is in the audit log, and the log verifies.
+	out := f.run(t, "audit", "query", "--action", "capability.invoke", "--json")
+	var decisions []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var r struct {
+			Subject, Decision string
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%v: %q", err, line)
+		}
+		decisions = append(decisions, r.Subject+" "+r.Decision)
+	}
+	want := []string{
+		"memory#mem/read_graph allow",
+		"files#fs/read_text_file allow",
+		"files#fs/write_file deny",
+		"files#fs/write_file require_approval",
+		"files#fs/write_file deny",
+		"files#fs/write_file allow",
+		"files#fs/write_file require_approval",
+		"memory#mem/create_entities allow",
+	}
+	if !slices.Equal(decisions, want) {
+		t.Fatalf("audit decisions:\n%s\nwant\n%s", strings.Join(decisions, "\n"), strings.Join(want, "\n"))
+	}
+	if out := f.run(t, "audit", "verify"); !strings.HasPrefix(out, "audit log OK: ") {
+		t.Fatalf("verify: %q", out)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(f.data, "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE audit SET decision = 'allow' WHERE seq = (SELECT seq FROM audit WHERE decision = 'deny' LIMIT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	code, _, errs := f.runCode(t, nil, "audit", "verify")
+	if code != 1 || !strings.Contains(errs, "audit log tampered: record ") {
+		t.Fatalf("verify after an edit: %d %q", code, errs)
+	}
+}

@@ -1,0 +1,316 @@
+package install
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+)
+
+// preApproval are the states analysis may (re)start from.
+var preApproval = []store.InstallState{store.StatePendingInstall, store.StateAnalyzing, store.StateBlocked, store.StateAwaitingApproval}
+
+// analyzeLocked runs the analysis of in: introspection of every declared
+// server, the proposal and its validation, and the verdict. The caller
+// holds the storage lock.
+func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, reason string) (*Review, error) {
+	out, err := s.transition(ctx, "analyze-start", store.Transition{Digest: in.Digest, From: preApproval, To: store.StateAnalyzing,
+		Actor: actor, Reason: reason})
+	if err != nil {
+		return nil, err
+	}
+	in = out[0]
+	var prevOverrides []manifest.Override
+	if len(in.Report) > 0 {
+		if old, err := manifest.ParseReport(in.Report); err == nil {
+			prevOverrides = old.Overrides
+		}
+	}
+	rep, err := s.analyze(ctx, in, nil)
+	if err != nil {
+		return nil, err
+	}
+	rep.Overrides = prevOverrides
+	finish(rep)
+	proposed, err := proposedManifest(in, rep)
+	if err != nil {
+		return nil, err
+	}
+	s.crash("analyze-after-introspect")
+	return s.commitVerdict(ctx, in, rep, proposed, actor, "analyze")
+}
+
+// commitVerdict records rep as the install's report and moves it to blocked
+// or awaiting_approval accordingly.
+func (s *Service) commitVerdict(ctx context.Context, in store.Install, rep *manifest.Report, proposed json.RawMessage, actor, point string) (*Review, error) {
+	repJSON, err := manifest.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	to, why := store.StateAwaitingApproval, "ready for approval: every proposed capability has complete risk metadata"
+	if rep.Validation.Blocked {
+		to, why = store.StateBlocked, "blocked: "+strings.Join(rep.Validation.Reasons, "; ")
+	}
+	action := ""
+	if point == "complete" {
+		action = "install.complete"
+	}
+	rj := json.RawMessage(repJSON)
+	out, err := s.transition(ctx, point, store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
+		Actor: actor, Reason: why, Action: action, Change: store.InstallChange{Proposed: &proposed, Report: &rj}})
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[0])
+}
+
+// analyze introspects every server of in and drafts a report. With keep
+// non-nil the proposal is taken from keep instead of calling the proposer
+// (re-analysis of an approved version: the runtime never proposes).
+func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.ProposalReport) (*manifest.Report, error) {
+	tree := filepath.Join(in.Dir, SkillDir)
+	sk, err := skill.Load(ctx, tree, skill.Options{Mode: skill.Lenient})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	sk.Name = in.Name // the managed directory is not named after the skill
+	skillMD, err := os.ReadFile(sk.File)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	cfg := &mcpclient.Config{}
+	if b, err := os.ReadFile(filepath.Join(tree, MCPConfigFile)); err == nil {
+		if cfg, err = mcpclient.ParseConfig(b); err != nil {
+			return nil, fmt.Errorf("%w: %s/%s: %w", ErrInvalidSkill, in.Key, MCPConfigFile, err)
+		}
+	}
+	rep := &manifest.Report{Schema: manifest.SchemaReport, SkillID: in.Key, Version: in.Digest, AnalyzedAt: s.now().UTC(),
+		Servers: []manifest.ServerResult{}, Capabilities: []manifest.CapabilityReport{}, Overrides: []manifest.Override{}}
+	rep.Skill = manifest.SkillSummary{Name: in.Name, Description: in.Description, Category: in.Category, Tier: in.Tier,
+		InvokableBy: in.InvokableBy, AllowedTools: sk.AllowedTools, Warnings: sk.Warnings()}
+
+	// Introspect the servers in parallel: each is bounded by its limits.
+	results := make([]*mcpclient.ServerReport, len(cfg.Servers))
+	errs := make([]error, len(cfg.Servers))
+	var wg sync.WaitGroup
+	for i, decl := range cfg.Servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opts := s.mcp
+			opts.Dir = tree
+			results[i], errs[i] = mcpclient.Introspect(ctx, decl, &opts)
+		}()
+	}
+	wg.Wait()
+	var caps []mcpclient.Capability
+	for i, decl := range cfg.Servers {
+		sr := manifest.ServerResult{ServerID: decl.ID, Declaration: decl.Redacted()}
+		if err := errs[i]; err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			f := &manifest.ServerFailure{Phase: "introspect", Message: err.Error()}
+			var se *mcpclient.ServerError
+			if errors.As(err, &se) {
+				f.Phase = se.Phase
+			}
+			sr.Error = f
+			rep.Servers = append(rep.Servers, sr)
+			continue
+		}
+		r := results[i]
+		id := r.Server
+		pins := r.Pins
+		sr.Server, sr.ProtocolVersion, sr.RawToolsList, sr.Pins = &id, r.ProtocolVersion, r.RawToolsList, &pins
+		sr.ElapsedMS = float64(r.Elapsed.Microseconds()) / 1000
+		rep.Servers = append(rep.Servers, sr)
+		for _, c := range r.Capabilities {
+			caps = append(caps, c)
+			rep.Capabilities = append(rep.Capabilities, manifest.CapabilityReport{
+				ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID, Title: c.Title, Description: c.Description,
+				InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations,
+				ServerRisk: manifest.FromServer(c.Risk), Conflicts: c.Risk.Conflicts, Problems: c.Problems, Pin: c.Pin,
+			})
+		}
+	}
+	sort.Slice(rep.Capabilities, func(i, j int) bool { return rep.Capabilities[i].Name() < rep.Capabilities[j].Name() })
+
+	if keep != nil {
+		rep.Proposal = *keep
+		return rep, nil
+	}
+	pin := propose.Input{Skill: in.Key, SkillMD: skillMD, AllowedTools: sk.AllowedTools, Tools: propose.ToolsFromCapabilities(caps)}
+	rep.Proposal = s.propose(ctx, pin)
+	return rep, nil
+}
+
+// propose runs the proposer and validates its draft. A failing proposer
+// falls back to the deterministic one, and the failure is reported.
+func (s *Service) propose(ctx context.Context, in propose.Input) manifest.ProposalReport {
+	pr := manifest.ProposalReport{Capabilities: []string{}, Items: []manifest.ProposedItem{}, Corrections: []manifest.Correction{}}
+	draft, err := s.proposer.Propose(ctx, in)
+	if err != nil {
+		pr.Error = err.Error()
+		s.log.Warn("install: proposer failed; using the deterministic proposal", "skill", in.Skill, "err", err)
+		draft, err = propose.Deterministic{}.Propose(ctx, in)
+		if err != nil {
+			pr.Error += "; deterministic: " + err.Error()
+			return pr
+		}
+	}
+	valid, corrections := propose.Validate(draft, in, constraintParser)
+	pr.Proposer = valid.Proposer
+	for _, c := range valid.Capabilities {
+		pr.Capabilities = append(pr.Capabilities, c.ExtensionID+"/"+c.CapabilityID)
+	}
+	pr.Items = []manifest.ProposedItem{}
+	for _, it := range valid.Capabilities {
+		pr.Items = append(pr.Items, manifest.ProposedItem{ExtensionID: it.ExtensionID, CapabilityID: it.CapabilityID, Reason: it.Reason, Constraints: it.Constraints})
+	}
+	pr.PolicyHints = valid.PolicyHints
+	for _, c := range corrections {
+		name := ""
+		if c.ExtensionID != "" || c.CapabilityID != "" {
+			name = c.ExtensionID + "/" + c.CapabilityID
+		}
+		msg := c.Detail
+		if c.Field != "" {
+			msg = strings.TrimSpace(c.Field + ": " + msg)
+		}
+		pr.Corrections = append(pr.Corrections, manifest.Correction{Kind: c.Kind, Capability: name, Message: msg})
+	}
+	return pr
+}
+
+// finish computes the effective risk of every capability from the server's
+// and the operator's values, each capability's status, and the verdict.
+func finish(rep *manifest.Report) {
+	if rep.Overrides == nil {
+		rep.Overrides = []manifest.Override{}
+	}
+	proposed := map[string]bool{}
+	for _, n := range rep.Proposal.Capabilities {
+		proposed[n] = true
+	}
+	var missing, problems []string
+	for i := range rep.Capabilities {
+		c := &rep.Capabilities[i]
+		c.Risk = c.ServerRisk
+		for _, o := range rep.Overrides {
+			if o.Capability == c.Name() {
+				applyOverride(&c.Risk, o)
+			}
+		}
+		c.Proposed = proposed[c.Name()]
+		c.Blockers = nil
+		if u := c.Risk.Unknown(); len(u) > 0 {
+			c.Blockers = append(c.Blockers, "missing risk metadata: "+strings.Join(u, ", "))
+		}
+		for _, p := range c.Problems {
+			c.Blockers = append(c.Blockers, fmt.Sprintf("%s: %s", p.Field, p.Message))
+		}
+		c.Status = manifest.StatusReady
+		if len(c.Blockers) > 0 {
+			c.Status = manifest.StatusBlocked
+			if c.Proposed {
+				if len(c.Risk.Unknown()) > 0 {
+					missing = append(missing, c.Name())
+				}
+				if len(c.Problems) > 0 {
+					problems = append(problems, c.Name())
+				}
+			}
+		}
+	}
+	v := manifest.Validation{Reasons: []string{}}
+	for _, sr := range rep.Servers {
+		if sr.Error != nil {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("server %s failed (%s): %s", sr.ServerID, sr.Error.Phase, sr.Error.Message))
+		}
+	}
+	if len(missing) > 0 {
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%d %s risk metadata (%s); run skillgate complete %s CAPABILITY --risk … --side-effects … --egress … --why \"…\"",
+			len(missing), plural(len(missing), "capability lacks", "capabilities lack"), strings.Join(missing, ", "), rep.SkillID))
+	}
+	if len(problems) > 0 {
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%d %s (%s); the server must fix them, or approve without them with --only",
+			len(problems), plural(len(problems), "capability has an invalid definition", "capabilities have invalid definitions"), strings.Join(problems, ", ")))
+	}
+	v.Blocked = len(v.Reasons) > 0
+	rep.Validation = v
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// applyOverride sets one operator-supplied field.
+func applyOverride(r *manifest.Risk, o manifest.Override) {
+	switch o.Field {
+	case "riskLevel":
+		r.RiskLevel = manifest.Field[mcpclient.RiskLevel]{Value: mcpclient.RiskLevel(o.Value), Source: mcpclient.SourceOperator, Basis: o.Why}
+	case "sideEffects":
+		r.SideEffects = manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffects(o.Value), Source: mcpclient.SourceOperator, Basis: o.Why}
+	case "dataEgress":
+		r.DataEgress = manifest.Field[mcpclient.DataEgress]{Value: mcpclient.DataEgress(o.Value), Source: mcpclient.SourceOperator, Basis: o.Why}
+	}
+}
+
+// proposedManifest renders manifest.proposed.json from a report.
+func proposedManifest(in store.Install, rep *manifest.Report) (json.RawMessage, error) {
+	m := buildManifest(in, rep, rep.Proposal.Capabilities, nil)
+	b, err := manifest.Marshal(m)
+	return json.RawMessage(b), err
+}
+
+// buildManifest renders a manifest of the named capabilities; pins, when
+// set, are recorded per provider.
+func buildManifest(in store.Install, rep *manifest.Report, names []string, pins map[string]mcpclient.PinSet) *manifest.Manifest {
+	m := &manifest.Manifest{Schema: manifest.SchemaManifest, SkillID: in.Key, Version: in.Digest, VersionLabel: in.Label,
+		Providers: []manifest.Provider{}, Capabilities: []manifest.Capability{}}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	items := map[string]manifest.ProposedItem{}
+	for _, it := range rep.Proposal.Items {
+		items[it.ExtensionID+"/"+it.CapabilityID] = it
+	}
+	used := map[string]bool{}
+	for _, c := range rep.Capabilities {
+		if !want[c.Name()] {
+			continue
+		}
+		it := items[c.Name()]
+		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID,
+			Title: c.Title, Risk: c.Risk, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema,
+			Constraints: it.Constraints, Rationale: it.Reason})
+		used[c.ExtensionID] = true
+	}
+	for _, sr := range rep.Servers {
+		if !used[sr.ServerID] {
+			continue
+		}
+		p := manifest.Provider{Type: "mcp", ServerID: sr.ServerID, Server: sr.Server}
+		if ps, ok := pins[sr.ServerID]; ok {
+			p.PinDigest = ps.Digest()
+		}
+		m.Providers = append(m.Providers, p)
+	}
+	return m
+}

@@ -1,0 +1,39 @@
+package install
+
+import "errors"
+
+// Sentinel errors. Callers branch with errors.Is; messages say what to do
+// next.
+var (
+	// ErrInvalidSource means an install source could not be read as a skill:
+	// not a directory or archive, a link, path traversal, a bound exceeded,
+	// or a corrupt archive. The message names the entry and the limit.
+	ErrInvalidSource = errors.New("invalid install source")
+
+	// ErrInvalidSkill means the skill failed validation (SKILL.md or
+	// mcp.json); the message lists every reason.
+	ErrInvalidSkill = errors.New("invalid skill")
+
+	// ErrNotFound means no install matches a name.
+	ErrNotFound = errors.New("no such install")
+
+	// ErrAmbiguous means a name matches installs of several skills; use the
+	// full key (category/name).
+	ErrAmbiguous = errors.New("ambiguous install name")
+
+	// ErrState means the operation is not possible in the install's current
+	// state; the message names the state and what to run instead.
+	ErrState = errors.New("not possible in this state")
+
+	// ErrBlocked means approval is not possible: capabilities lack risk
+	// metadata, have problems, or drifted.
+	ErrBlocked = errors.New("blocked")
+
+	// ErrUsage means an argument is wrong: an unknown capability or field,
+	// a missing or too short explanation, a value below the server's
+	// without force.
+	ErrUsage = errors.New("invalid request")
+
+	// ErrStorage means managed storage is inconsistent or unwritable.
+	ErrStorage = errors.New("managed storage error")
+)

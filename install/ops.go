@@ -1,0 +1,699 @@
+package install
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/store"
+)
+
+var approvedStates = []store.InstallState{store.StateInstalled, store.StateEnabled, store.StateDisabled}
+
+// Completion is an operator's risk metadata for one capability.
+type Completion struct {
+	// Capability is "serverId/tool".
+	Capability string `json:"capability"`
+	// RiskLevel, SideEffects and DataEgress set the fields given (empty
+	// leaves a field as it is).
+	RiskLevel   string `json:"riskLevel,omitempty"`
+	SideEffects string `json:"sideEffects,omitempty"`
+	DataEgress  string `json:"dataEgress,omitempty"`
+	// Why is the operator's explanation, at least MinWhyLength characters.
+	Why string `json:"why"`
+	// Force allows a value below what the server declared; it is flagged.
+	Force bool `json:"force,omitempty"`
+}
+
+func checkWhy(flag, why string) error {
+	if n := utf8.RuneCountInString(strings.TrimSpace(why)); n < MinWhyLength {
+		return fmt.Errorf("%w: %s must explain the decision in at least %d characters (got %d): it is kept in the install report and the audit log for whoever reviews this later", ErrUsage, flag, MinWhyLength, n)
+	}
+	return nil
+}
+
+// Complete stores operator-supplied risk metadata for one capability of a
+// blocked or awaiting install (or of the re-analysis of an approved one
+// after drift), with its explanation, and re-evaluates the verdict.
+func (s *Service) Complete(ctx context.Context, name string, c Completion, actor string) (*Review, error) {
+	if err := checkWhy("--why", c.Why); err != nil {
+		return nil, err
+	}
+	if c.RiskLevel == "" && c.SideEffects == "" && c.DataEgress == "" {
+		return nil, fmt.Errorf("%w: give at least one of --risk, --side-effects, --egress", ErrUsage)
+	}
+	if c.RiskLevel != "" && !mcpclient.RiskLevel(c.RiskLevel).Valid() {
+		return nil, fmt.Errorf("%w: --risk %q: use read, write or destructive", ErrUsage, c.RiskLevel)
+	}
+	if c.SideEffects != "" && !mcpclient.SideEffects(c.SideEffects).Valid() {
+		return nil, fmt.Errorf("%w: --side-effects %q: use none, internal or external", ErrUsage, c.SideEffects)
+	}
+	if c.DataEgress != "" && !mcpclient.DataEgress(c.DataEgress).Valid() {
+		return nil, fmt.Errorf("%w: --egress %q: use none or network", ErrUsage, c.DataEgress)
+	}
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	in, err := s.resolve(ctx, name, store.StateBlocked, store.StateAwaitingApproval, store.StateInstalled, store.StateEnabled, store.StateDisabled)
+	if err != nil {
+		return nil, err
+	}
+	post := slices.Contains(approvedStates, in.State)
+	src := in.Report
+	if post {
+		if len(in.Pending) == 0 {
+			return nil, fmt.Errorf("%w: %s is %s and approved; its risk metadata changes only with a new analysis after drift (skillgate recheck %s)", ErrState, in.Key, in.State, in.Key)
+		}
+		src = in.Pending
+	}
+	rep, err := manifest.ParseReport(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	var cr *manifest.CapabilityReport
+	for i := range rep.Capabilities {
+		if rep.Capabilities[i].Name() == c.Capability {
+			cr = &rep.Capabilities[i]
+		}
+	}
+	if cr == nil {
+		names := make([]string, 0, len(rep.Capabilities))
+		for _, x := range rep.Capabilities {
+			names = append(names, x.Name())
+		}
+		return nil, fmt.Errorf("%w: %s has no capability %q (write it as serverId/tool); it has: %s", ErrUsage, in.Key, c.Capability, strings.Join(names, ", "))
+	}
+	now := s.now().UTC()
+	for _, f := range []struct {
+		field, value, server string
+		src                  mcpclient.Source
+		cmp                  func() int
+	}{
+		{"riskLevel", c.RiskLevel, string(cr.ServerRisk.RiskLevel.Value), cr.ServerRisk.RiskLevel.Source,
+			func() int { return mcpclient.RiskLevel(c.RiskLevel).Compare(cr.ServerRisk.RiskLevel.Value) }},
+		{"sideEffects", c.SideEffects, string(cr.ServerRisk.SideEffects.Value), cr.ServerRisk.SideEffects.Source,
+			func() int { return mcpclient.SideEffects(c.SideEffects).Compare(cr.ServerRisk.SideEffects.Value) }},
+		{"dataEgress", c.DataEgress, string(cr.ServerRisk.DataEgress.Value), cr.ServerRisk.DataEgress.Source,
+			func() int { return mcpclient.DataEgress(c.DataEgress).Compare(cr.ServerRisk.DataEgress.Value) }},
+	} {
+		if f.value == "" {
+			continue
+		}
+		o := manifest.Override{Capability: c.Capability, Field: f.field, Value: f.value, ServerValue: f.server, ServerSource: f.src,
+			Why: strings.TrimSpace(c.Why), By: actor, At: now}
+		if f.server != "" && f.cmp() < 0 {
+			if !c.Force {
+				return nil, fmt.Errorf("%w: %s %s=%s is below what the server declared (%s, from %s); pass --force if you are sure, and the report will flag it", ErrUsage, c.Capability, f.field, f.value, f.server, f.src)
+			}
+			o.Forced = true
+		}
+		rep.Overrides = append(rep.Overrides, o)
+	}
+	finish(rep)
+	if post {
+		b, err := manifest.Marshal(rep)
+		if err != nil {
+			return nil, err
+		}
+		pj := json.RawMessage(b)
+		out, err := s.transition(ctx, "complete", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+			Actor: actor, Reason: "operator completed " + c.Capability + ": " + strings.TrimSpace(c.Why), Action: "install.complete",
+			Change: store.InstallChange{Pending: &pj}, Data: map[string]any{"capability": c.Capability}})
+		if err != nil {
+			return nil, err
+		}
+		return s.review(ctx, out[0])
+	}
+	proposed, err := proposedManifest(in, rep)
+	if err != nil {
+		return nil, err
+	}
+	return s.commitVerdict(ctx, in, rep, proposed, actor, "complete")
+}
+
+// Approve approves an install: the proposed capabilities, or only those
+// named, each of which must have complete risk metadata and no problem.
+// Their tools are pinned (definition digest plus server name and version)
+// and manifest.json is written. For an approved install blocked by drift,
+// Approve accepts the re-analysis made by Recheck instead.
+func (s *Service) Approve(ctx context.Context, name string, only []string, actor string) (*Review, error) {
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	in, err := s.resolve(ctx, name, store.StateBlocked, store.StateAwaitingApproval, store.StateInstalled, store.StateEnabled, store.StateDisabled)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(approvedStates, in.State) {
+		return s.reapprove(ctx, in, only, actor)
+	}
+	rep, err := manifest.ParseReport(in.Report)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	names := rep.Proposal.Capabilities
+	if len(only) > 0 {
+		names = only
+	} else if rep.Validation.Blocked {
+		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, strings.Join(rep.Validation.Reasons, "; "))
+	}
+	pins, err := s.selectReady(in, rep, names)
+	if err != nil {
+		return nil, err
+	}
+	rep.Pins = pins
+	m := buildManifest(in, rep, names, pins)
+	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC()}
+	if len(only) > 0 {
+		m.Approval.Only = append([]string{}, names...)
+		sort.Strings(m.Approval.Only)
+	}
+	if err := m.Validate(true); err != nil {
+		return nil, err
+	}
+	mj, err := manifest.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	rj, err := manifest.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	mraw, rraw := json.RawMessage(mj), json.RawMessage(rj)
+	why := fmt.Sprintf("approved %d %s", len(m.Capabilities), plural(len(m.Capabilities), "capability", "capabilities"))
+	if len(only) > 0 {
+		why += " (only " + strings.Join(m.Approval.Only, ", ") + ")"
+	}
+	out, err := s.transition(ctx, "approve", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
+		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: map[string]any{"capabilities": names}})
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[0])
+}
+
+// selectReady checks that every named capability exists and is ready, and
+// returns the pins of their tools per server.
+func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []string) (map[string]mcpclient.PinSet, error) {
+	byName := map[string]manifest.CapabilityReport{}
+	for _, c := range rep.Capabilities {
+		byName[c.Name()] = c
+	}
+	tools := map[string][]string{}
+	var notReady []string
+	for _, n := range names {
+		c, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s has no capability %q (write it as serverId/tool; see skillgate review %s)", ErrUsage, in.Key, n, in.Key)
+		}
+		if c.Status != manifest.StatusReady {
+			notReady = append(notReady, fmt.Sprintf("%s (%s)", n, strings.Join(c.Blockers, "; ")))
+			continue
+		}
+		tools[c.ExtensionID] = append(tools[c.ExtensionID], c.CapabilityID)
+	}
+	if len(notReady) > 0 {
+		return nil, fmt.Errorf("%w: %s: %d %s cannot be approved: %s; run skillgate complete %s CAPABILITY … for missing metadata, or leave them out with --only",
+			ErrBlocked, in.Key, len(notReady), plural(len(notReady), "capability", "capabilities"), strings.Join(notReady, "; "), in.Key)
+	}
+	pins := map[string]mcpclient.PinSet{}
+	for _, sr := range rep.Servers {
+		if t, ok := tools[sr.ServerID]; ok {
+			if sr.Pins == nil {
+				return nil, fmt.Errorf("%w: %s: server %s has no pins", ErrBlocked, in.Key, sr.ServerID)
+			}
+			sel := sr.Pins.Select(t...)
+			if len(sel.Tools) != len(t) {
+				return nil, fmt.Errorf("%w: %s: some tools of %s could not be pinned; see their problems in skillgate review %s", ErrBlocked, in.Key, sr.ServerID, in.Key)
+			}
+			pins[sr.ServerID] = sel
+		}
+	}
+	return pins, nil
+}
+
+// reapprove accepts the re-analysis of an approved install blocked by drift.
+func (s *Service) reapprove(ctx context.Context, in store.Install, only []string, actor string) (*Review, error) {
+	if len(in.Blocked) == 0 {
+		return nil, fmt.Errorf("%w: %s is already approved (%s); nothing to approve", ErrState, in.Key, in.State)
+	}
+	if len(in.Pending) == 0 {
+		return nil, fmt.Errorf("%w: %s: drift blocked %d capabilities but their new definitions are not known yet; run skillgate recheck %s, review, then approve",
+			ErrBlocked, in.Key, len(in.Blocked), in.Key)
+	}
+	old, err := manifest.Parse(in.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	oldRep, err := manifest.ParseReport(in.Report)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	rep, err := manifest.ParseReport(in.Pending)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	live := map[string]bool{}
+	for _, c := range rep.Capabilities {
+		live[c.Name()] = true
+	}
+	var names []string
+	if len(only) > 0 {
+		names = only
+	} else {
+		for _, c := range old.Capabilities {
+			if live[c.Name()] {
+				names = append(names, c.Name())
+			}
+		}
+	}
+	pins, err := s.selectReady(in, rep, names)
+	if err != nil {
+		return nil, err
+	}
+	rep.Pins = pins
+	rep.Drift = oldRep.Drift
+	m := buildManifest(in, rep, names, pins)
+	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC()}
+	if len(only) > 0 {
+		m.Approval.Only = append([]string{}, names...)
+		sort.Strings(m.Approval.Only)
+	}
+	if err := m.Validate(true); err != nil {
+		return nil, err
+	}
+	mj, err := manifest.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	rj, err := manifest.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	mraw, rraw, none := json.RawMessage(mj), json.RawMessage(rj), json.RawMessage(nil)
+	empty := map[string]string{}
+	out, err := s.transition(ctx, "approve", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities after drift", len(m.Capabilities)), Action: "install.approve",
+		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: map[string]any{"capabilities": names}})
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[0])
+}
+
+// Reject rejects an install that is not approved, with the operator's
+// explanation. Its files stay until it is removed or installed again.
+func (s *Service) Reject(ctx context.Context, name, why, actor string) (*Review, error) {
+	if err := checkWhy("--why", why); err != nil {
+		return nil, err
+	}
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	in, err := s.resolve(ctx, name, preApproval...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.transition(ctx, "reject", store.Transition{Digest: in.Digest, From: preApproval, To: store.StateRejected,
+		Actor: actor, Reason: strings.TrimSpace(why)})
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[0])
+}
+
+// Enable enables an installed or disabled version; the version of the same
+// skill enabled before, if any, is disabled in the same transaction.
+func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, error) {
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	in, err := s.resolve(ctx, name, store.StateInstalled, store.StateDisabled, store.StateEnabled)
+	if err != nil {
+		return nil, err
+	}
+	if in.State == store.StateEnabled {
+		return s.review(ctx, in)
+	}
+	ts := []store.Transition{}
+	others, err := s.st.Installs(ctx, store.InstallFilter{Key: in.Key, States: []store.InstallState{store.StateEnabled}})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range others {
+		ts = append(ts, store.Transition{Digest: o.Digest, From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled,
+			Actor: actor, Reason: "replaced by version " + in.Digest})
+	}
+	ts = append(ts, store.Transition{Digest: in.Digest, From: []store.InstallState{store.StateInstalled, store.StateDisabled},
+		To: store.StateEnabled, Actor: actor, Reason: "enabled by the operator"})
+	out, err := s.transition(ctx, "enable", ts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[len(out)-1])
+}
+
+// Disable disables an enabled version.
+func (s *Service) Disable(ctx context.Context, name, actor string) (*Review, error) {
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	in, err := s.resolve(ctx, name, store.StateEnabled, store.StateDisabled)
+	if err != nil {
+		return nil, err
+	}
+	if in.State == store.StateDisabled {
+		return s.review(ctx, in)
+	}
+	out, err := s.transition(ctx, "disable", store.Transition{Digest: in.Digest, From: []store.InstallState{store.StateEnabled},
+		To: store.StateDisabled, Actor: actor, Reason: "disabled by the operator"})
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[0])
+}
+
+// Remove removes a version in any state but removed, and deletes its files.
+func (s *Service) Remove(ctx context.Context, name, actor string) (*Review, error) {
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	all := []store.InstallState{}
+	for _, st := range store.InstallStates {
+		if st != store.StateRemoved {
+			all = append(all, st)
+		}
+	}
+	in, err := s.resolve(ctx, name, all...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.transition(ctx, "remove", store.Transition{Digest: in.Digest, From: all, To: store.StateRemoved,
+		Actor: actor, Reason: "removed by the operator"})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(in.Dir); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	return s.review(ctx, out[0])
+}
+
+// Recheck introspects an install's servers again. Before approval it is a
+// new analysis (the proposer runs again). After approval it compares the
+// live tools with the approved pins: added, removed or changed tools block
+// the affected capabilities, and the new definitions wait for re-approval.
+// The proposer is never called for an approved version.
+func (s *Service) Recheck(ctx context.Context, name, actor string) (*Review, error) {
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	in, err := s.resolve(ctx, name, append(append([]store.InstallState{}, preApproval...), approvedStates...)...)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(preApproval, in.State) {
+		return s.analyzeLocked(ctx, in, actor, "recheck requested")
+	}
+	old, err := manifest.ParseReport(in.Report)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	m, err := manifest.Parse(in.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	rep, err := s.analyze(ctx, in, &old.Proposal)
+	if err != nil {
+		return nil, err
+	}
+	rep.Overrides = old.Overrides
+	finish(rep)
+	var records []manifest.DriftRecord
+	blocked := map[string]string{}
+	for k, v := range in.Blocked {
+		blocked[k] = v
+	}
+	for _, sr := range rep.Servers {
+		approved, ok := old.Pins[sr.ServerID]
+		if !ok {
+			continue
+		}
+		if sr.Error != nil {
+			return nil, fmt.Errorf("%w: recheck of %s: server %s failed (%s): %s; nothing changed", ErrBlocked, in.Key, sr.ServerID, sr.Error.Phase, sr.Error.Message)
+		}
+		d := mcpclient.Diff(approved, *sr.Pins)
+		d = dropKnown(d, old, sr.ServerID)
+		if d.Empty() {
+			continue
+		}
+		rec := s.driftRecord(sr.ServerID, d, m, actor)
+		for _, c := range rec.Blocked {
+			blocked[c] = "drift: " + driftReason(d, c)
+		}
+		records = append(records, rec)
+	}
+	if len(records) == 0 {
+		if len(in.Blocked) == 0 {
+			return s.review(ctx, in)
+		}
+		// Blocked earlier (by the gateway, or an earlier recheck): keep the
+		// fresh definitions for the operator to re-approve.
+		pj, err := manifest.Marshal(rep)
+		if err != nil {
+			return nil, err
+		}
+		praw := json.RawMessage(pj)
+		out, err := s.transition(ctx, "recheck", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+			Actor: actor, Reason: "recheck found no new drift; the current definitions await re-approval", Action: "install.recheck",
+			Change: store.InstallChange{Pending: &praw}})
+		if err != nil {
+			return nil, err
+		}
+		return s.review(ctx, out[0])
+	}
+	old.Drift = append(old.Drift, records...)
+	rep.Drift = old.Drift
+	oj, err := manifest.Marshal(old)
+	if err != nil {
+		return nil, err
+	}
+	pj, err := manifest.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	oraw, praw := json.RawMessage(oj), json.RawMessage(pj)
+	out, err := s.transition(ctx, "drift", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		Actor: actor, Reason: fmt.Sprintf("recheck found drift; %d capabilities blocked until re-approved", len(blocked)), Action: "install.drift",
+		Change: store.InstallChange{Report: &oraw, Pending: &praw, Blocked: &blocked}, Data: map[string]any{"blocked": keys(blocked)}})
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[0])
+}
+
+// dropKnown removes from d's added tools those introspected at analysis and
+// deliberately left out of the approval: they are not new.
+func dropKnown(d mcpclient.Drift, rep *manifest.Report, serverID string) mcpclient.Drift {
+	known := map[string]bool{}
+	for _, sr := range rep.Servers {
+		if sr.ServerID == serverID && sr.Pins != nil {
+			for _, n := range sr.Pins.Names() {
+				known[n] = true
+			}
+		}
+	}
+	var added []string
+	for _, a := range d.Added {
+		if !known[a] {
+			added = append(added, a)
+		}
+	}
+	d.Added = added
+	var renamed []mcpclient.Rename
+	for _, r := range d.Renamed {
+		if !known[r.To] {
+			renamed = append(renamed, r)
+		}
+	}
+	d.Renamed = renamed
+	return d
+}
+
+func (s *Service) driftRecord(serverID string, d mcpclient.Drift, m *manifest.Manifest, actor string) manifest.DriftRecord {
+	affected := map[string]bool{}
+	for _, n := range d.Affected() {
+		affected[n] = true
+	}
+	rec := manifest.DriftRecord{ServerID: serverID, At: s.now().UTC(), By: actor, Drift: d, Blocked: []string{}}
+	for _, c := range m.Capabilities {
+		if c.ExtensionID == serverID && (affected[c.CapabilityID] || d.Server != nil) {
+			rec.Blocked = append(rec.Blocked, c.Name())
+		}
+	}
+	return rec
+}
+
+func driftReason(d mcpclient.Drift, capability string) string {
+	tool := capability[strings.IndexByte(capability, '/')+1:]
+	for _, c := range d.Changed {
+		if c.Name == tool {
+			fields := make([]string, len(c.Fields))
+			for i, f := range c.Fields {
+				fields[i] = f.Field
+			}
+			return "definition changed (" + strings.Join(fields, ", ") + ")"
+		}
+	}
+	if slices.Contains(d.Removed, tool) {
+		return "no longer offered by the server"
+	}
+	if d.Server != nil {
+		return fmt.Sprintf("server %s changed from %s to %s", d.Server.Field, d.Server.Before, d.Server.After)
+	}
+	return "tool list changed"
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RecordDrift records drift the gateway saw on a live connection (at
+// reconnect or on tools/list_changed) to server serverID of the enabled (or
+// installed, or disabled) version of skill key: the affected approved
+// capabilities are blocked until re-approved, in one transaction with its
+// audit record. Drift that touches no approved capability is recorded too.
+func (s *Service) RecordDrift(ctx context.Context, key, serverID string, d mcpclient.Drift, actor string) error {
+	if d.Empty() {
+		return nil
+	}
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	in, err := s.resolve(ctx, key, store.StateEnabled, store.StateInstalled, store.StateDisabled)
+	if err != nil {
+		return err
+	}
+	rep, err := manifest.ParseReport(in.Report)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	m, err := manifest.Parse(in.Manifest)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	d = dropKnown(d, rep, serverID)
+	if d.Empty() {
+		return nil
+	}
+	rec := s.driftRecord(serverID, d, m, actor)
+	rep.Drift = append(rep.Drift, rec)
+	blocked := map[string]string{}
+	for k, v := range in.Blocked {
+		blocked[k] = v
+	}
+	for _, c := range rec.Blocked {
+		blocked[c] = "drift: " + driftReason(d, c)
+	}
+	rj, err := manifest.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	raw := json.RawMessage(rj)
+	_, err = s.transition(ctx, "drift", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		Actor: actor, Reason: fmt.Sprintf("drift on %s: %d capabilities blocked until re-approved", serverID, len(rec.Blocked)), Action: "install.drift",
+		Change: store.InstallChange{Report: &raw, Blocked: &blocked}, Data: map[string]any{"server": serverID, "blocked": rec.Blocked}})
+	return err
+}
+
+// Installed is one enabled imported skill version, as the gateway needs it.
+type Installed struct {
+	Key         string   `json:"key"`
+	Name        string   `json:"name"`
+	Category    string   `json:"category,omitempty"`
+	Description string   `json:"description"`
+	Digest      string   `json:"digest"`
+	Tier        int      `json:"tier"`
+	InvokableBy []string `json:"invokableBy"`
+	// Dir is the skill tree (SKILL.md and its files) in managed storage.
+	Dir string `json:"dir"`
+	// Manifest is the approved manifest (manifest.json).
+	Manifest *manifest.Manifest `json:"manifest"`
+	// Config is the skill's parsed mcp.json; connect with it and Pins.
+	Config *mcpclient.Config `json:"-"`
+	// Pins are the approved pins per server id.
+	Pins map[string]mcpclient.PinSet `json:"pins"`
+	// Blocked are approved capabilities not usable now, and why.
+	Blocked []BlockedCapability `json:"blocked"`
+}
+
+// Enabled returns every enabled imported skill version with its approved
+// manifest, declarations, pins and blocked capabilities. It reads the store
+// and each version's mcp.json; it never introspects or proposes.
+func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
+	rows, err := s.st.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateEnabled}})
+	if err != nil {
+		return nil, err
+	}
+	out := []Installed{}
+	for _, in := range rows {
+		m, err := manifest.Parse(in.Manifest)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		}
+		rep, err := manifest.ParseReport(in.Report)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		}
+		tree := filepath.Join(in.Dir, SkillDir)
+		cfg := &mcpclient.Config{}
+		if b, err := os.ReadFile(filepath.Join(tree, MCPConfigFile)); err == nil {
+			if cfg, err = mcpclient.ParseConfig(b); err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+			}
+		} else if !os.IsNotExist(err) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		}
+		pins := rep.Pins
+		if pins == nil {
+			pins = map[string]mcpclient.PinSet{}
+		}
+		inst := Installed{Key: in.Key, Name: in.Name, Category: in.Category, Description: in.Description, Digest: in.Digest,
+			Tier: in.Tier, InvokableBy: in.InvokableBy, Dir: tree, Manifest: m, Config: cfg, Pins: pins, Blocked: []BlockedCapability{}}
+		for _, c := range keys(in.Blocked) {
+			inst.Blocked = append(inst.Blocked, BlockedCapability{Capability: c, Reason: in.Blocked[c]})
+		}
+		out = append(out, inst)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}

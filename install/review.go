@@ -1,0 +1,468 @@
+package install
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/store"
+)
+
+// Review is everything a human needs to decide about one install: the
+// proposal, each capability's risk and where it came from, what is missing,
+// what changed since the previous approved version, drift since approval,
+// and what to run next. The CLI's --json output and the REST bodies are
+// this type, marshalled the same way.
+type Review struct {
+	Key          string             `json:"key"`
+	Name         string             `json:"name"`
+	Category     string             `json:"category,omitempty"`
+	Digest       string             `json:"digest"`
+	VersionLabel string             `json:"versionLabel,omitempty"`
+	State        store.InstallState `json:"state"`
+	Reason       string             `json:"reason"`
+	UpdatedAt    time.Time          `json:"updatedAt"`
+	// Dir is the version's managed directory.
+	Dir          string                 `json:"dir"`
+	Skill        manifest.SkillSummary  `json:"skill"`
+	Servers      []ServerView           `json:"servers"`
+	Capabilities []CapabilityView       `json:"capabilities"`
+	Missing      []MissingView          `json:"missing"`
+	Proposal     ProposalView           `json:"proposal"`
+	Validation   manifest.Validation    `json:"validation"`
+	Overrides    []manifest.Override    `json:"overrides"`
+	Proposed     *manifest.Manifest     `json:"proposedManifest,omitempty"`
+	Approved     *manifest.Manifest     `json:"approvedManifest,omitempty"`
+	Blocked      []BlockedCapability    `json:"blocked"`
+	Drift        []manifest.DriftRecord `json:"drift"`
+	Reanalysis   *manifest.Report       `json:"-"`
+	Pending      bool                   `json:"reanalysisPending,omitempty"`
+	Previous     *PreviousVersion       `json:"previous,omitempty"`
+	Next         []string               `json:"next"`
+}
+
+// ServerView is one declared server in a review.
+type ServerView struct {
+	ServerID    string                    `json:"serverId"`
+	Declaration mcpclient.RedactedServer  `json:"declaration"`
+	Server      *mcpclient.ServerIdentity `json:"serverInfo,omitempty"`
+	Tools       int                       `json:"tools"`
+	Error       *manifest.ServerFailure   `json:"error,omitempty"`
+}
+
+// CapabilityView is one introspected capability in a review.
+type CapabilityView struct {
+	Name        string        `json:"name"`
+	Title       string        `json:"title,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Proposed    bool          `json:"proposed"`
+	Approved    bool          `json:"approved"`
+	Status      string        `json:"status"`
+	Risk        manifest.Risk `json:"risk"`
+	// ServerRisk is shown when an operator changed what the server stated.
+	ServerRisk *manifest.Risk           `json:"serverRisk,omitempty"`
+	Conflicts  []mcpclient.RiskConflict `json:"conflicts,omitempty"`
+	Blockers   []string                 `json:"blockers,omitempty"`
+}
+
+// MissingView is a proposed capability with unknown risk fields.
+type MissingView struct {
+	Capability string   `json:"capability"`
+	Fields     []string `json:"fields"`
+}
+
+// ProposalView summarises the proposal.
+type ProposalView struct {
+	Proposer     string                `json:"proposer"`
+	Capabilities []string              `json:"capabilities"`
+	Corrections  []manifest.Correction `json:"corrections"`
+	Error        string                `json:"error,omitempty"`
+}
+
+// BlockedCapability is an approved capability blocked since approval.
+type BlockedCapability struct {
+	Capability string `json:"capability"`
+	Reason     string `json:"reason"`
+}
+
+// PreviousVersion is what differs from the previous approved version of the
+// same skill.
+type PreviousVersion struct {
+	Digest  string             `json:"digest"`
+	State   store.InstallState `json:"state"`
+	Added   []string           `json:"addedCapabilities"`
+	Removed []string           `json:"removedCapabilities"`
+	// RiskChanges lists capabilities whose effective risk differs.
+	RiskChanges []RiskChange `json:"riskChanges"`
+	// Pins lists, per server, how this version's tools differ from the
+	// previous approved pins.
+	Pins []ServerDrift `json:"pins"`
+}
+
+// RiskChange is one risk field that differs between versions.
+type RiskChange struct {
+	Capability string `json:"capability"`
+	Field      string `json:"field"`
+	Before     string `json:"before"`
+	After      string `json:"after"`
+}
+
+// ServerDrift is a pin difference of one server.
+type ServerDrift struct {
+	ServerID string          `json:"serverId"`
+	Drift    mcpclient.Drift `json:"drift"`
+}
+
+// Summary is one line of skillgate pending.
+type Summary struct {
+	Key       string             `json:"key"`
+	Digest    string             `json:"digest"`
+	State     store.InstallState `json:"state"`
+	Reason    string             `json:"reason"`
+	Blocked   int                `json:"blockedCapabilities,omitempty"`
+	UpdatedAt time.Time          `json:"updatedAt"`
+	Next      []string           `json:"next"`
+}
+
+// Review returns the review of the install an operator names.
+func (s *Service) Review(ctx context.Context, name string) (*Review, error) {
+	in, err := s.resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, in)
+}
+
+// Pending lists the installs that need a human: interrupted, blocked,
+// awaiting approval, and approved ones with blocked capabilities, newest
+// first.
+func (s *Service) Pending(ctx context.Context) ([]Summary, error) {
+	rows, err := s.st.Installs(ctx, store.InstallFilter{})
+	if err != nil {
+		return nil, err
+	}
+	out := []Summary{}
+	for _, in := range rows {
+		switch in.State {
+		case store.StateRemoved, store.StateRejected:
+			continue
+		case store.StateInstalled, store.StateEnabled, store.StateDisabled:
+			if len(in.Blocked) == 0 {
+				continue
+			}
+		}
+		out = append(out, Summary{Key: in.Key, Digest: in.Digest, State: in.State, Reason: in.Reason, Blocked: len(in.Blocked),
+			UpdatedAt: in.UpdatedAt.UTC(), Next: next(in, nil)})
+	}
+	return out, nil
+}
+
+// List returns every install, newest first, as summaries.
+func (s *Service) List(ctx context.Context) ([]Summary, error) {
+	rows, err := s.st.Installs(ctx, store.InstallFilter{})
+	if err != nil {
+		return nil, err
+	}
+	out := []Summary{}
+	for _, in := range rows {
+		out = append(out, Summary{Key: in.Key, Digest: in.Digest, State: in.State, Reason: in.Reason, Blocked: len(in.Blocked),
+			UpdatedAt: in.UpdatedAt.UTC(), Next: next(in, nil)})
+	}
+	return out, nil
+}
+
+func (s *Service) review(ctx context.Context, in store.Install) (*Review, error) {
+	r := &Review{Key: in.Key, Name: in.Name, Category: in.Category, Digest: in.Digest, VersionLabel: in.Label, State: in.State,
+		Reason: in.Reason, UpdatedAt: in.UpdatedAt.UTC(), Dir: in.Dir, Servers: []ServerView{}, Capabilities: []CapabilityView{},
+		Missing: []MissingView{}, Overrides: []manifest.Override{}, Blocked: []BlockedCapability{}, Drift: []manifest.DriftRecord{},
+		Proposal: ProposalView{Capabilities: []string{}, Corrections: []manifest.Correction{}}, Validation: manifest.Validation{Reasons: []string{}}}
+	var rep *manifest.Report
+	if len(in.Report) > 0 {
+		var err error
+		if rep, err = manifest.ParseReport(in.Report); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		}
+	}
+	if len(in.Pending) > 0 {
+		p, err := manifest.ParseReport(in.Pending)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: re-analysis: %w", ErrStorage, in.Key, err)
+		}
+		r.Reanalysis, r.Pending = p, true
+	}
+	if len(in.Proposed) > 0 {
+		m, err := manifest.Parse(in.Proposed)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		}
+		r.Proposed = m
+	}
+	approved := map[string]bool{}
+	if len(in.Manifest) > 0 {
+		m, err := manifest.Parse(in.Manifest)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		}
+		r.Approved = m
+		for _, c := range m.Capabilities {
+			approved[c.Name()] = true
+		}
+	}
+	// After drift, show the re-analysis: what approving would accept.
+	view := rep
+	if r.Reanalysis != nil {
+		view = r.Reanalysis
+	}
+	if view != nil {
+		r.Skill = view.Skill
+		counts := map[string]int{}
+		for _, c := range view.Capabilities {
+			counts[c.ExtensionID]++
+			cv := CapabilityView{Name: c.Name(), Title: c.Title, Description: c.Description, Proposed: c.Proposed, Approved: approved[c.Name()],
+				Status: c.Status, Risk: c.Risk, Conflicts: c.Conflicts, Blockers: c.Blockers}
+			if c.Risk != c.ServerRisk {
+				sr := c.ServerRisk
+				cv.ServerRisk = &sr
+			}
+			r.Capabilities = append(r.Capabilities, cv)
+			if u := c.Risk.Unknown(); len(u) > 0 && c.Proposed {
+				r.Missing = append(r.Missing, MissingView{Capability: c.Name(), Fields: u})
+			}
+		}
+		for _, sr := range view.Servers {
+			r.Servers = append(r.Servers, ServerView{ServerID: sr.ServerID, Declaration: sr.Declaration, Server: sr.Server,
+				Tools: counts[sr.ServerID], Error: sr.Error})
+		}
+		r.Proposal = ProposalView{Proposer: view.Proposal.Proposer, Capabilities: view.Proposal.Capabilities,
+			Corrections: view.Proposal.Corrections, Error: view.Proposal.Error}
+		r.Validation = view.Validation
+		r.Overrides = view.Overrides
+		r.Drift = append(r.Drift, view.Drift...)
+
+	}
+	if rep != nil && r.Reanalysis != nil {
+		r.Drift = append([]manifest.DriftRecord{}, rep.Drift...)
+	}
+	for c, why := range in.Blocked {
+		r.Blocked = append(r.Blocked, BlockedCapability{Capability: c, Reason: why})
+	}
+	sort.Slice(r.Blocked, func(i, j int) bool { return r.Blocked[i].Capability < r.Blocked[j].Capability })
+	prev, err := s.previous(ctx, in, rep)
+	if err != nil {
+		return nil, err
+	}
+	r.Previous = prev
+	r.Next = next(in, r)
+	return r, nil
+}
+
+// previous compares in with the newest other approved version of its key.
+func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.Report) (*PreviousVersion, error) {
+	if rep == nil {
+		return nil, nil
+	}
+	rows, err := s.st.Installs(ctx, store.InstallFilter{Key: in.Key, States: []store.InstallState{store.StateInstalled, store.StateEnabled, store.StateDisabled}})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range rows {
+		if p.Digest == in.Digest || len(p.Manifest) == 0 || len(p.Report) == 0 {
+			continue
+		}
+		pm, err := manifest.Parse(p.Manifest)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s version %s: %w", ErrStorage, p.Key, p.Digest, err)
+		}
+		prep, err := manifest.ParseReport(p.Report)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s version %s: %w", ErrStorage, p.Key, p.Digest, err)
+		}
+		pv := &PreviousVersion{Digest: p.Digest, State: p.State, Added: []string{}, Removed: []string{}, RiskChanges: []RiskChange{}, Pins: []ServerDrift{}}
+		before := map[string]manifest.Risk{}
+		for _, c := range pm.Capabilities {
+			before[c.Name()] = c.Risk
+		}
+		now := map[string]bool{}
+		for _, c := range rep.Capabilities {
+			if !c.Proposed {
+				continue
+			}
+			now[c.Name()] = true
+			b, ok := before[c.Name()]
+			if !ok {
+				pv.Added = append(pv.Added, c.Name())
+				continue
+			}
+			for _, f := range [][3]string{
+				{"riskLevel", string(b.RiskLevel.Value), string(c.Risk.RiskLevel.Value)},
+				{"sideEffects", string(b.SideEffects.Value), string(c.Risk.SideEffects.Value)},
+				{"dataEgress", string(b.DataEgress.Value), string(c.Risk.DataEgress.Value)},
+			} {
+				if f[1] != f[2] {
+					pv.RiskChanges = append(pv.RiskChanges, RiskChange{Capability: c.Name(), Field: f[0], Before: f[1], After: f[2]})
+				}
+			}
+		}
+		for n := range before {
+			if !now[n] {
+				pv.Removed = append(pv.Removed, n)
+			}
+		}
+		sort.Strings(pv.Removed)
+		ids := make([]string, 0, len(prep.Pins))
+		for id := range prep.Pins {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			old := prep.Pins[id]
+			for _, sr := range rep.Servers {
+				if sr.ServerID == id && sr.Pins != nil {
+					if d := mcpclient.Diff(old, sr.Pins.Select(old.Names()...)); !d.Empty() {
+						pv.Pins = append(pv.Pins, ServerDrift{ServerID: id, Drift: d})
+					}
+				}
+			}
+		}
+		return pv, nil
+	}
+	return nil, nil
+}
+
+// next says what an operator can do next with in.
+func next(in store.Install, r *Review) []string {
+	k := in.Key
+	switch in.State {
+	case store.StatePendingInstall, store.StateAnalyzing:
+		return []string{fmt.Sprintf("the analysis did not finish; run skillgate recheck %s to analyse it again", k)}
+	case store.StateBlocked:
+		out := []string{}
+		if r != nil {
+			out = append(out, r.Validation.Reasons...)
+		} else {
+			out = append(out, fmt.Sprintf("run skillgate review %s to see what blocks it", k))
+		}
+		return append(out, fmt.Sprintf("approve the ready capabilities only with skillgate approve %s --only CAP,…, or skillgate reject %s --why \"…\"", k, k))
+	case store.StateAwaitingApproval:
+		return []string{fmt.Sprintf("skillgate approve %s (or --only CAP,…), or skillgate reject %s --why \"…\"", k, k)}
+	case store.StateInstalled, store.StateEnabled, store.StateDisabled:
+		out := []string{}
+		if len(in.Blocked) > 0 {
+			if len(in.Pending) > 0 {
+				out = append(out, fmt.Sprintf("%d approved %s blocked by drift; review the changes, then skillgate approve %s to accept them", len(in.Blocked), plural(len(in.Blocked), "capability is", "capabilities are"), k))
+			} else {
+				out = append(out, fmt.Sprintf("%d approved %s blocked by drift; run skillgate recheck %s to fetch the changed definitions, then skillgate approve %s", len(in.Blocked), plural(len(in.Blocked), "capability is", "capabilities are"), k, k))
+			}
+		}
+		switch in.State {
+		case store.StateInstalled, store.StateDisabled:
+			out = append(out, fmt.Sprintf("skillgate enable %s", k))
+		case store.StateEnabled:
+			out = append(out, fmt.Sprintf("skillgate disable %s", k))
+		}
+		return out
+	default:
+		return []string{"install it again with skillgate install PATH"}
+	}
+}
+
+// Text renders a review for a terminal.
+func (r *Review) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s  %s\n", r.Key, r.State, r.Digest)
+	if r.VersionLabel != "" {
+		fmt.Fprintf(&b, "version label: %s\n", r.VersionLabel)
+	}
+	fmt.Fprintf(&b, "reason: %s\n", r.Reason)
+	for _, sv := range r.Servers {
+		id := "not reached"
+		if sv.Server != nil {
+			id = sv.Server.String()
+		}
+		fmt.Fprintf(&b, "server %s: %s, %d tools\n", sv.ServerID, id, sv.Tools)
+		if sv.Error != nil {
+			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, sv.Error.Message)
+		}
+	}
+	fmt.Fprintf(&b, "proposal (%s): %d capabilities\n", r.Proposal.Proposer, len(r.Proposal.Capabilities))
+	if r.Proposal.Error != "" {
+		fmt.Fprintf(&b, "  proposer failed, deterministic proposal used: %s\n", r.Proposal.Error)
+	}
+	for _, c := range r.Proposal.Corrections {
+		fmt.Fprintf(&b, "  corrected %s %s: %s\n", c.Kind, c.Capability, c.Message)
+	}
+	b.WriteString("capabilities:\n")
+	for _, c := range r.Capabilities {
+		mark := " "
+		switch {
+		case c.Approved:
+			mark = "A"
+		case c.Proposed:
+			mark = "P"
+		}
+		fmt.Fprintf(&b, "  %s %-40s %-7s risk=%s side-effects=%s egress=%s\n", mark, c.Name, c.Status,
+			field(string(c.Risk.RiskLevel.Value), c.Risk.RiskLevel.Source), field(string(c.Risk.SideEffects.Value), c.Risk.SideEffects.Source),
+			field(string(c.Risk.DataEgress.Value), c.Risk.DataEgress.Source))
+		for _, bl := range c.Blockers {
+			fmt.Fprintf(&b, "      blocked: %s\n", bl)
+		}
+		for _, cf := range c.Conflicts {
+			fmt.Fprintf(&b, "      conflict: %s declared %s, annotations imply %s (%s)\n", cf.Field, cf.Declared, cf.Implied, cf.Basis)
+		}
+	}
+	for _, o := range r.Overrides {
+		flag := ""
+		if o.Forced {
+			flag = " [FORCED below the server's " + o.ServerValue + "]"
+		}
+		fmt.Fprintf(&b, "operator: %s %s=%s by %s: %q%s\n", o.Capability, o.Field, o.Value, o.By, o.Why, flag)
+	}
+	for _, bc := range r.Blocked {
+		fmt.Fprintf(&b, "blocked since approval: %s: %s\n", bc.Capability, bc.Reason)
+	}
+	for _, d := range r.Drift {
+		fmt.Fprintf(&b, "drift on %s at %s (by %s):\n", d.ServerID, d.At.Format(time.RFC3339), d.By)
+		for _, line := range strings.Split(strings.TrimRight(d.Drift.String(), "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+	}
+	if p := r.Previous; p != nil {
+		fmt.Fprintf(&b, "compared with %s (%s): added %v, removed %v\n", p.Digest, p.State, p.Added, p.Removed)
+		for _, rc := range p.RiskChanges {
+			fmt.Fprintf(&b, "  %s %s: %s → %s\n", rc.Capability, rc.Field, rc.Before, rc.After)
+		}
+		for _, sd := range p.Pins {
+			fmt.Fprintf(&b, "  pins of %s:\n", sd.ServerID)
+			for _, line := range strings.Split(strings.TrimRight(sd.Drift.String(), "\n"), "\n") {
+				fmt.Fprintf(&b, "    %s\n", line)
+			}
+		}
+	}
+	for _, n := range r.Next {
+		fmt.Fprintf(&b, "next: %s\n", n)
+	}
+	return b.String()
+}
+
+func field(v string, src mcpclient.Source) string {
+	if v == "" {
+		return "UNKNOWN"
+	}
+	return v + "(" + string(src) + ")"
+}
+
+// WriteJSON writes v as the CLI's --json output and the REST bodies are
+// written: indented two spaces, HTML escaping off, one trailing newline.
+// Both use it, so the same state gives the same bytes.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,426 @@
+// Package install runs the install flow of imported (third-party) skills:
+// a skill directory or archive is read within bounds, validated, copied into
+// content-addressed managed storage, introspected through its declared MCP
+// servers, proposed a manifest (deterministically or by an LLM, then
+// validated by code), completed and approved by a human, and enabled. Every
+// state change is one store transaction with its audit record; artefacts are
+// mirrored to disk atomically, and Recover repairs whatever a crash left.
+//
+// The gateway reads the outcome through [Service.Enabled], reports drift
+// through [Service.RecordDrift], and watches [Service.Generation] to know
+// when to recompute scopes. The runtime never calls a proposer: only
+// analysis (install, or recheck before approval) does.
+package install
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/constraint"
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+)
+
+// MCPConfigFile is the file beside SKILL.md that declares a skill's MCP
+// servers.
+const MCPConfigFile = "mcp.json"
+
+// MinWhyLength is the shortest explanation accepted for an operator's
+// completion, override or rejection: long enough to say why, not just "ok".
+const MinWhyLength = 15
+
+// Options configures a Service. Store and DataDir are required.
+type Options struct {
+	// Store persists installs and their audit records.
+	Store store.InstallStore
+	// Root is the managed storage directory (DATA/imported).
+	Root string
+	// Proposer drafts manifests at analysis; nil means propose.Deterministic.
+	Proposer propose.Proposer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Credentials expands ${NAME} references of mcp.json; nil means none.
+	Credentials mcpclient.CredentialLookup
+	// MCP are the limits and environment for introspecting servers.
+	MCP mcpclient.Options
+	// Source bounds what an install source may hold.
+	Source SourceLimits
+	// Logger receives events; nil discards them.
+	Logger *slog.Logger
+	// Crash, when set, is called at named points of every change (see
+	// docs/install.md); tests kill the process there.
+	Crash func(point string)
+}
+
+// Service is the install flow over a store and managed storage. It is safe
+// for concurrent use, and for use by several processes at once: changes to
+// managed storage are serialised by a lock file.
+type Service struct {
+	st       store.InstallStore
+	storage  Storage
+	proposer propose.Proposer
+	now      func() time.Time
+	creds    mcpclient.CredentialLookup
+	mcp      mcpclient.Options
+	lim      SourceLimits
+	log      *slog.Logger
+	crash    func(string)
+}
+
+// New returns a Service. It does not touch storage; call Recover once at
+// start.
+func New(opts Options) (*Service, error) {
+	if opts.Store == nil || opts.Root == "" {
+		return nil, errors.New("install: Options.Store and Options.Root are required")
+	}
+	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
+		creds: opts.Credentials, mcp: opts.MCP, lim: opts.Source, log: opts.Logger, crash: opts.Crash}
+	if s.proposer == nil {
+		s.proposer = propose.Deterministic{}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.crash == nil {
+		s.crash = func(string) {}
+	}
+	s.mcp.Credentials = opts.Credentials
+	if s.mcp.Logger == nil {
+		s.mcp.Logger = s.log
+	}
+	return s, nil
+}
+
+// Storage returns the managed storage.
+func (s *Service) Storage() Storage { return s.storage }
+
+// Generation returns a counter that increases with every committed install
+// change, so a caller can poll cheaply and recompute what depends on
+// installs when it moves.
+func (s *Service) Generation(ctx context.Context) (int64, error) {
+	return s.st.InstallGeneration(ctx)
+}
+
+// Install reads src (a skill directory, .tar.gz or .zip), validates it,
+// copies it into managed storage, records it as pending_install and
+// analyses it. It never enables anything. Installing a version that is
+// already in pending_install or analyzing (an interrupted install) resumes
+// its analysis.
+func (s *Service) Install(ctx context.Context, src, actor string) (*Review, error) {
+	tree, err := ReadSource(ctx, src, s.lim)
+	if err != nil {
+		return nil, err
+	}
+	sk, _, err := validateTree(tree)
+	if err != nil {
+		return nil, err
+	}
+	digest := skill.DigestBytes(tree.Files)
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	prev, err := s.st.Installs(ctx, store.InstallFilter{Digest: digest})
+	if err != nil {
+		return nil, err
+	}
+	if len(prev) == 1 {
+		switch prev[0].State {
+		case store.StatePendingInstall, store.StateAnalyzing:
+			if _, err := os.Stat(filepath.Join(prev[0].Dir, SkillDir)); err == nil {
+				return s.analyzeLocked(ctx, prev[0], actor, "resumed: the earlier install was interrupted")
+			}
+		case store.StateRemoved, store.StateRejected:
+		default:
+			return nil, fmt.Errorf("%w: %s version %s is already %s; see skillgate review %s", ErrState, prev[0].Key, digest, prev[0].State, prev[0].Key)
+		}
+	}
+	dir, err := s.storage.writeTree(tree, digest, s.crash)
+	if err != nil {
+		return nil, err
+	}
+	s.crash("install-after-copy")
+	abs, _ := filepath.Abs(src)
+	inv := make([]string, len(sk.InvokableBy))
+	for i, t := range sk.InvokableBy {
+		inv[i] = string(t)
+	}
+	in, err := s.st.CreateInstall(ctx, store.Install{Key: sk.ID(), Name: sk.Name, Category: sk.Category, Description: sk.Description,
+		Label: sk.Version, Digest: digest, Tier: sk.Tier, InvokableBy: inv, Dir: dir, Source: abs},
+		actor, "installed from "+abs)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.log.Info("install: recorded", "key", in.Key, "digest", digest, "dir", dir)
+	s.crash("install-after-row")
+	return s.analyzeLocked(ctx, in, actor, "analysis started")
+}
+
+// validateTree checks a skill tree: SKILL.md valid in lenient mode and
+// mcp.json, when present, well formed.
+func validateTree(t *Tree) (*skill.Skill, *mcpclient.Config, error) {
+	var content []byte
+	found := false
+	for _, n := range skill.FileNames {
+		if b, ok := t.Files[n]; ok {
+			content, found = b, true
+			break
+		}
+	}
+	if !found {
+		return nil, nil, fmt.Errorf("%w: %s: missing required file SKILL.md at the top of the skill", ErrInvalidSkill, t.Name)
+	}
+	sk := skill.Parse(content, t.Name, skill.Options{Mode: skill.Lenient})
+	if !sk.Valid() {
+		return nil, nil, fmt.Errorf("%w: %s/SKILL.md: %s", ErrInvalidSkill, t.Name, strings.Join(sk.Errors(), "; "))
+	}
+	cfg := &mcpclient.Config{}
+	if b, ok := t.Files[MCPConfigFile]; ok {
+		c, err := mcpclient.ParseConfig(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %s/%s: %w", ErrInvalidSkill, t.Name, MCPConfigFile, err)
+		}
+		cfg = c
+	}
+	return sk, cfg, nil
+}
+
+// resolve finds the install an operator means by name: a key
+// ("category/name"), a bare name, either with "@sha256:prefix" to pick a
+// version. Among several versions the newest in one of states wins.
+func (s *Service) resolve(ctx context.Context, name string, states ...store.InstallState) (store.Install, error) {
+	ver := ""
+	if i := strings.LastIndexByte(name, '@'); i >= 0 {
+		name, ver = name[:i], name[i+1:]
+	}
+	var rows []store.Install
+	var err error
+	if strings.Contains(name, "/") {
+		rows, err = s.st.Installs(ctx, store.InstallFilter{Key: name})
+	} else {
+		rows, err = s.st.Installs(ctx, store.InstallFilter{Name: name})
+		if err == nil && len(rows) == 0 {
+			rows, err = s.st.Installs(ctx, store.InstallFilter{Key: name})
+		}
+	}
+	if err != nil {
+		return store.Install{}, err
+	}
+	if len(rows) == 0 {
+		return store.Install{}, fmt.Errorf("%w: %q; run skillgate pending to see installs", ErrNotFound, name)
+	}
+	keys := map[string]bool{}
+	for _, r := range rows {
+		keys[r.Key] = true
+	}
+	if len(keys) > 1 {
+		ks := make([]string, 0, len(keys))
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return store.Install{}, fmt.Errorf("%w: %q matches %s; give the full name", ErrAmbiguous, name, strings.Join(ks, ", "))
+	}
+	var cands []store.Install
+	for _, r := range rows {
+		if ver != "" && !strings.HasPrefix(r.Digest, ver) && !strings.HasPrefix(strings.TrimPrefix(r.Digest, "sha256:"), ver) {
+			continue
+		}
+		cands = append(cands, r)
+	}
+	if len(cands) == 0 {
+		return store.Install{}, fmt.Errorf("%w: %s has no version %s", ErrNotFound, rows[0].Key, ver)
+	}
+	if len(states) == 0 {
+		return cands[0], nil
+	}
+	for _, r := range cands {
+		if slices.Contains(states, r.State) {
+			return r, nil
+		}
+	}
+	return cands[0], fmt.Errorf("%w: %s is %s", ErrState, cands[0].Key, cands[0].State)
+}
+
+// mirror writes the artefacts of in from the store to its directory.
+func (s *Service) mirror(in store.Install) error {
+	if in.State == store.StateRemoved {
+		return nil
+	}
+	if _, err := os.Stat(in.Dir); err != nil {
+		return fmt.Errorf("%w: %s: version directory %s: %w", ErrStorage, in.Key, in.Dir, err)
+	}
+	for _, f := range []struct {
+		name string
+		data json.RawMessage
+	}{{manifest.FileProposed, in.Proposed}, {manifest.FileReport, in.Report}, {manifest.FileApproved, in.Manifest}} {
+		p := filepath.Join(in.Dir, f.name)
+		cur, err := os.ReadFile(p)
+		if len(f.data) == 0 {
+			if err == nil {
+				if err := os.Remove(p); err != nil {
+					return fmt.Errorf("%w: %w", ErrStorage, err)
+				}
+			}
+			continue
+		}
+		if err == nil && string(cur) == string(f.data) {
+			continue
+		}
+		if err := writeFileAtomic(p, f.data); err != nil {
+			return err
+		}
+		s.crash("mirror-" + f.name)
+	}
+	return nil
+}
+
+// Recovery is what Recover found and repaired.
+type Recovery struct {
+	// Removed lists directories deleted: temporary ones, versions without a
+	// record, and removed versions.
+	Removed []string `json:"removed"`
+	// Rewritten lists installs whose artefacts were re-mirrored.
+	Rewritten []string `json:"rewritten"`
+	// Interrupted lists installs left in pending_install or analyzing by a
+	// process that died; recheck or install them again to resume.
+	Interrupted []string `json:"interrupted"`
+	// Lost lists installs whose files were gone; they were marked rejected.
+	Lost []string `json:"lost"`
+}
+
+// Recover makes managed storage agree with the store after a crash: no
+// directory without a record, no record without its directory, artefacts
+// equal to the recorded ones, no temporary file left. It takes the storage
+// lock, so it never disturbs a change in progress in another process.
+func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rep := &Recovery{Removed: []string{}, Rewritten: []string{}, Interrupted: []string{}, Lost: []string{}}
+	rows, err := s.st.Installs(ctx, store.InstallFilter{})
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]store.Install{}
+	for _, r := range rows {
+		if r.State != store.StateRemoved {
+			live[filepath.Base(r.Dir)] = r
+		}
+	}
+	ents, err := os.ReadDir(s.storage.Root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	for _, e := range ents {
+		if e.Name() == ".lock" {
+			continue
+		}
+		if _, ok := live[e.Name()]; ok && e.IsDir() {
+			continue
+		}
+		p := filepath.Join(s.storage.Root, e.Name())
+		if err := os.RemoveAll(p); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		rep.Removed = append(rep.Removed, p)
+	}
+	for _, r := range rows {
+		if r.State == store.StateRemoved {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil {
+			if r.State != store.StateRejected {
+				if _, err := s.st.TransitionInstall(ctx, store.Transition{Digest: r.Digest, From: []store.InstallState{r.State},
+					To: store.StateRejected, Actor: "system", Reason: "its files are missing from managed storage; install it again"}); err != nil {
+					return nil, err
+				}
+				rep.Lost = append(rep.Lost, r.Key)
+			}
+			continue
+		}
+		// Temporary artefact files left by a crash.
+		if ents, err := os.ReadDir(r.Dir); err == nil {
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), tmpPrefix) {
+					os.Remove(filepath.Join(r.Dir, e.Name()))
+				}
+			}
+		}
+		before := s.artefactsMatch(r)
+		if err := s.mirror(r); err != nil {
+			return nil, err
+		}
+		if !before {
+			rep.Rewritten = append(rep.Rewritten, r.Key)
+		}
+		if r.State == store.StatePendingInstall || r.State == store.StateAnalyzing {
+			rep.Interrupted = append(rep.Interrupted, r.Key)
+		}
+	}
+	return rep, nil
+}
+
+func (s *Service) artefactsMatch(in store.Install) bool {
+	for _, f := range []struct {
+		name string
+		data json.RawMessage
+	}{{manifest.FileProposed, in.Proposed}, {manifest.FileReport, in.Report}, {manifest.FileApproved, in.Manifest}} {
+		cur, err := os.ReadFile(filepath.Join(in.Dir, f.name))
+		if len(f.data) == 0 {
+			if err == nil {
+				return false
+			}
+			continue
+		}
+		if err != nil || string(cur) != string(f.data) {
+			return false
+		}
+	}
+	return true
+}
+
+// transition applies ts and mirrors the artefacts of the changed installs.
+func (s *Service) transition(ctx context.Context, point string, ts ...store.Transition) ([]store.Install, error) {
+	s.crash(point + "-before-commit")
+	out, err := s.st.TransitionInstall(ctx, ts...)
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, fmt.Errorf("%w: %w", ErrState, err)
+		}
+		return nil, err
+	}
+	s.crash(point + "-after-commit")
+	for _, in := range out {
+		if err := s.mirror(in); err != nil {
+			return nil, err
+		}
+		s.log.Info("install: transition", "key", in.Key, "digest", in.Digest, "state", in.State, "reason", in.Reason)
+	}
+	return out, nil
+}
+
+// constraintParser is the constraint check passed to propose.Validate.
+func constraintParser(raw json.RawMessage) error {
+	_, err := constraint.Parse(raw)
+	return err
+}

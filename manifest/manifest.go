@@ -1,0 +1,278 @@
+// Package manifest defines the install artefacts of an imported skill
+// version: the proposed manifest (manifest.proposed.json), the approved
+// manifest (manifest.json, the runtime's source of truth for what a skill may
+// call) and the install report (install_report.json: introspection, validation,
+// corrections, operator overrides and pins). It marshals them
+// deterministically and parses them back strictly, because a file in managed
+// storage is still input that someone could have edited.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/mcpclient"
+)
+
+// Schema identifiers, written into each artefact's "$schema" field. The
+// schemas themselves are in docs/schemas/ of the skillgate repository.
+const (
+	SchemaManifest = "https://skillgate.dev/schemas/manifest.v1.json"
+	SchemaReport   = "https://skillgate.dev/schemas/install_report.v1.json"
+)
+
+// File names of the artefacts in a skill version's managed directory.
+const (
+	FileProposed = "manifest.proposed.json"
+	FileApproved = "manifest.json"
+	FileReport   = "install_report.json"
+)
+
+// Bounds on parsing an artefact. Reports carry raw tools/list pages, which
+// mcpclient bounds at 8 MiB per server.
+const (
+	MaxManifestBytes = 16 << 20
+	MaxReportBytes   = 64 << 20
+	MaxCapabilities  = 4096
+)
+
+// ErrInvalid means an artefact does not parse or breaks a rule of its
+// schema; the message names the field.
+var ErrInvalid = errors.New("invalid artefact")
+
+// Manifest is a skill version's capability manifest. The proposed manifest
+// may carry capabilities with unknown risk fields; the approved one never
+// does, and carries Approval.
+type Manifest struct {
+	Schema string `json:"$schema"`
+	// SkillID is the skill's identity ("category/name" or "name").
+	SkillID string `json:"skillId"`
+	// Version is the content digest of the skill tree ("sha256:…").
+	Version string `json:"version"`
+	// VersionLabel is the semver label from SKILL.md, if any.
+	VersionLabel string `json:"versionLabel,omitempty"`
+	// Providers are the MCP servers the capabilities come from.
+	Providers []Provider `json:"providers"`
+	// Capabilities are sorted by extensionId, then capabilityId.
+	Capabilities []Capability `json:"capabilities"`
+	// Approval is set in the approved manifest only.
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// Provider is one MCP server a manifest's capabilities come from.
+type Provider struct {
+	// Type is always "mcp".
+	Type string `json:"type"`
+	// ServerID is the id under mcpServers in mcp.json (the extensionId).
+	ServerID string `json:"serverId"`
+	// Server is the name and version the server reported, when it answered.
+	Server *mcpclient.ServerIdentity `json:"server,omitempty"`
+	// PinDigest identifies the approved pin set (mcpclient.PinSet.Digest);
+	// approved manifests only.
+	PinDigest string `json:"pinDigest,omitempty"`
+}
+
+// Capability is one approved (or proposed) MCP tool with its risk metadata.
+type Capability struct {
+	ExtensionID  string          `json:"extensionId"`
+	CapabilityID string          `json:"capabilityId"`
+	Title        string          `json:"title,omitempty"`
+	Risk         Risk            `json:"risk"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Constraints are the proposal's constraints (domains, paths, rate
+	// limits), as validated; nil when none.
+	Constraints json.RawMessage `json:"constraints,omitempty"`
+	// Rationale is why the proposer mapped the skill to this capability.
+	Rationale string `json:"rationale,omitempty"`
+}
+
+// Name returns "extensionId/capabilityId", the name operators type.
+func (c Capability) Name() string { return c.ExtensionID + "/" + c.CapabilityID }
+
+// Risk is a capability's risk metadata, each field with where it came from.
+type Risk struct {
+	RiskLevel   Field[mcpclient.RiskLevel]   `json:"riskLevel"`
+	SideEffects Field[mcpclient.SideEffects] `json:"sideEffects"`
+	DataEgress  Field[mcpclient.DataEgress]  `json:"dataEgress"`
+}
+
+// Field is one risk field: its value (empty when unknown) and its source
+// ("server_meta", "annotations" or "operator").
+type Field[T ~string] struct {
+	Value  T                `json:"value,omitempty"`
+	Source mcpclient.Source `json:"source,omitempty"`
+	// Basis is the evidence: the annotations read, or the operator's reason.
+	Basis string `json:"basis,omitempty"`
+}
+
+// Unknown returns the names of the fields without a value, in the order
+// riskLevel, sideEffects, dataEgress.
+func (r Risk) Unknown() []string {
+	var out []string
+	if r.RiskLevel.Value == "" {
+		out = append(out, "riskLevel")
+	}
+	if r.SideEffects.Value == "" {
+		out = append(out, "sideEffects")
+	}
+	if r.DataEgress.Value == "" {
+		out = append(out, "dataEgress")
+	}
+	return out
+}
+
+// FromServer converts what mcpclient derived from a server.
+func FromServer(m mcpclient.RiskMetadata) Risk {
+	return Risk{
+		RiskLevel:   Field[mcpclient.RiskLevel]{Value: m.RiskLevel.Value, Source: m.RiskLevel.Source, Basis: m.RiskLevel.Basis},
+		SideEffects: Field[mcpclient.SideEffects]{Value: m.SideEffects.Value, Source: m.SideEffects.Source, Basis: m.SideEffects.Basis},
+		DataEgress:  Field[mcpclient.DataEgress]{Value: m.DataEgress.Value, Source: m.DataEgress.Source, Basis: m.DataEgress.Basis},
+	}
+}
+
+// Approval records who approved a manifest, when, and which capabilities.
+type Approval struct {
+	By string    `json:"by"`
+	At time.Time `json:"at"`
+	// Only is set when the operator approved a subset of the proposal.
+	Only []string `json:"only,omitempty"`
+}
+
+// Marshal renders v (a *Manifest or *Report) as compact JSON with a final
+// newline, HTML escaping off. It does not indent: pins embed each tool's
+// RFC 8785 canonical JSON, which must stay byte for byte as hashed. Slices
+// are marshalled in the order the producers keep them (sorted), so equal
+// content gives equal bytes.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Parse reads a manifest strictly: at most MaxManifestBytes of UTF-8, no
+// unknown field, one JSON value, and every rule Validate checks.
+func Parse(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := decodeStrict(data, MaxManifestBytes, &m); err != nil {
+		return nil, fmt.Errorf("%w: manifest: %w", ErrInvalid, err)
+	}
+	if err := m.Validate(m.Approval != nil); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Validate checks a manifest's invariants. approved requires every risk
+// field known and Approval set.
+func (m *Manifest) Validate(approved bool) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: manifest: "+format, append([]any{ErrInvalid}, args...)...)
+	}
+	if m.Schema != SchemaManifest {
+		return bad("$schema is %q; want %q", m.Schema, SchemaManifest)
+	}
+	if m.SkillID == "" {
+		return bad("skillId is empty")
+	}
+	if !strings.HasPrefix(m.Version, "sha256:") {
+		return bad("version %q is not a sha256: digest", m.Version)
+	}
+	if len(m.Capabilities) > MaxCapabilities {
+		return bad("%d capabilities, more than %d", len(m.Capabilities), MaxCapabilities)
+	}
+	servers := map[string]bool{}
+	for i, p := range m.Providers {
+		if p.Type != "mcp" {
+			return bad("providers[%d].type is %q; want \"mcp\"", i, p.Type)
+		}
+		if p.ServerID == "" || servers[p.ServerID] {
+			return bad("providers[%d].serverId %q is empty or repeated", i, p.ServerID)
+		}
+		servers[p.ServerID] = true
+	}
+	prev := ""
+	for i, c := range m.Capabilities {
+		name := c.Name()
+		if c.ExtensionID == "" || c.CapabilityID == "" {
+			return bad("capabilities[%d]: extensionId and capabilityId are required", i)
+		}
+		if !servers[c.ExtensionID] {
+			return bad("capabilities[%d] (%s): no provider with serverId %q", i, name, c.ExtensionID)
+		}
+		if name <= prev {
+			return bad("capabilities[%d] (%s): not sorted or repeated", i, name)
+		}
+		prev = name
+		if err := c.Risk.check(); err != nil {
+			return bad("capabilities[%d] (%s): %v", i, name, err)
+		}
+		if approved && len(c.Risk.Unknown()) > 0 {
+			return bad("capabilities[%d] (%s): approved with unknown %s", i, name, strings.Join(c.Risk.Unknown(), ", "))
+		}
+	}
+	if approved && m.Approval == nil {
+		return bad("approval is missing")
+	}
+	return nil
+}
+
+func (r Risk) check() error {
+	if v := r.RiskLevel.Value; v != "" && !v.Valid() {
+		return fmt.Errorf("risk.riskLevel %q is not read, write or destructive", v)
+	}
+	if v := r.SideEffects.Value; v != "" && !v.Valid() {
+		return fmt.Errorf("risk.sideEffects %q is not none, internal or external", v)
+	}
+	if v := r.DataEgress.Value; v != "" && !v.Valid() {
+		return fmt.Errorf("risk.dataEgress %q is not none or network", v)
+	}
+	for _, f := range []struct {
+		name     string
+		val, src string
+	}{
+		{"riskLevel", string(r.RiskLevel.Value), string(r.RiskLevel.Source)},
+		{"sideEffects", string(r.SideEffects.Value), string(r.SideEffects.Source)},
+		{"dataEgress", string(r.DataEgress.Value), string(r.DataEgress.Source)},
+	} {
+		if (f.val == "") != (f.src == "") {
+			return fmt.Errorf("risk.%s: a value needs a source and a source a value", f.name)
+		}
+		switch mcpclient.Source(f.src) {
+		case "", mcpclient.SourceServerMeta, mcpclient.SourceAnnotations, mcpclient.SourceOperator:
+		default:
+			return fmt.Errorf("risk.%s.source %q is not server_meta, annotations or operator", f.name, f.src)
+		}
+	}
+	return nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown fields,
+// trailing data, oversize input and invalid UTF-8.
+func decodeStrict(data []byte, max int, v any) error {
+	if len(data) > max {
+		return fmt.Errorf("%d bytes, more than %d", len(data), max)
+	}
+	if !utf8.Valid(data) {
+		return errors.New("not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/mcpclient"
+)
+
+// Report is install_report.json: everything skillgate learned and decided
+// while installing one skill version, for the reviewer and for audit. It
+// never holds a secret: declarations are redacted and credential references
+// appear by name only.
+type Report struct {
+	Schema  string `json:"$schema"`
+	SkillID string `json:"skillId"`
+	Version string `json:"version"`
+	// Skill summarises SKILL.md as validated (lenient mode).
+	Skill SkillSummary `json:"skill"`
+	// Servers holds one introspection result per declared server, by id.
+	Servers []ServerResult `json:"servers"`
+	// Capabilities holds every introspected tool, sorted by name, with its
+	// server-stated and effective risk and its status.
+	Capabilities []CapabilityReport `json:"capabilities"`
+	// Proposal is what the proposer suggested and what validation corrected.
+	Proposal ProposalReport `json:"proposal"`
+	// Validation is the verdict: blocked or ready for approval, and why.
+	Validation Validation `json:"validation"`
+	// Overrides are the operator's completions and overrides, in order.
+	Overrides []Override `json:"overrides"`
+	// Pins are the approved pins per server id; set at approval.
+	Pins map[string]mcpclient.PinSet `json:"pins,omitempty"`
+	// Drift lists the drift found after approval, oldest first.
+	Drift []DriftRecord `json:"drift,omitempty"`
+	// AnalyzedAt is when introspection ran.
+	AnalyzedAt time.Time `json:"analyzedAt"`
+}
+
+// SkillSummary is what SKILL.md says about the skill.
+type SkillSummary struct {
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Category     string   `json:"category,omitempty"`
+	Tier         int      `json:"tier"`
+	InvokableBy  []string `json:"invokableBy"`
+	AllowedTools []string `json:"allowedTools,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
+}
+
+// ServerResult is the introspection of one declared server.
+type ServerResult struct {
+	ServerID    string                   `json:"serverId"`
+	Declaration mcpclient.RedactedServer `json:"declaration"`
+	// Error is set when the server could not be introspected; its
+	// capabilities are then unknown and the skill is blocked.
+	Error           *ServerFailure            `json:"error,omitempty"`
+	Server          *mcpclient.ServerIdentity `json:"serverInfo,omitempty"`
+	ProtocolVersion string                    `json:"protocolVersion,omitempty"`
+	// RawToolsList holds every tools/list page exactly as received.
+	RawToolsList []mcpclient.RawPage `json:"rawToolsList,omitempty"`
+	// Pins pins every tool offered at analysis; approval selects from it.
+	Pins      *mcpclient.PinSet `json:"introspectedPins,omitempty"`
+	ElapsedMS float64           `json:"elapsedMs"`
+}
+
+// ServerFailure is why a server could not be introspected.
+type ServerFailure struct {
+	// Phase is "credentials", "start", "initialize" or "tools/list".
+	Phase   string `json:"phase"`
+	Message string `json:"message"`
+}
+
+// Status values of a capability in a report.
+const (
+	// StatusReady: complete metadata, no problem; may be approved.
+	StatusReady = "ready"
+	// StatusBlocked: missing metadata or a problem; see Blockers.
+	StatusBlocked = "blocked"
+)
+
+// CapabilityReport is one introspected tool.
+type CapabilityReport struct {
+	ExtensionID  string          `json:"extensionId"`
+	CapabilityID string          `json:"capabilityId"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// ServerRisk is what the server stated (mcpclient.DeriveRisk).
+	ServerRisk Risk `json:"serverRisk"`
+	// Risk is the effective metadata: the server's, completed or overridden
+	// by the operator (source "operator").
+	Risk Risk `json:"risk"`
+	// Conflicts are _meta values below what the annotations imply.
+	Conflicts []mcpclient.RiskConflict `json:"conflicts,omitempty"`
+	Problems  []mcpclient.Problem      `json:"problems,omitempty"`
+	// Proposed is whether the (validated) proposal includes it.
+	Proposed bool   `json:"proposed"`
+	Status   string `json:"status"`
+	// Blockers say why a blocked capability cannot be approved as is.
+	Blockers []string `json:"blockers,omitempty"`
+	Pin      string   `json:"pin,omitempty"`
+}
+
+// Name returns "extensionId/capabilityId".
+func (c CapabilityReport) Name() string { return c.ExtensionID + "/" + c.CapabilityID }
+
+// ProposalReport records the proposal and its corrections.
+type ProposalReport struct {
+	// Proposer names who proposed: "deterministic" or "llm:<model>".
+	Proposer string `json:"proposer"`
+	// Capabilities are the proposed capability names after validation.
+	Capabilities []string `json:"capabilities"`
+	// Items are the validated proposal items: why each was picked and its
+	// constraints.
+	Items []ProposedItem `json:"items"`
+	// PolicyHints are the proposer's non-authoritative hints, validated.
+	PolicyHints json.RawMessage `json:"policyHints,omitempty"`
+	// Corrections are what validation removed or fixed, one per finding.
+	Corrections []Correction `json:"corrections"`
+	// Error is set when the proposer failed; the deterministic proposal was
+	// used instead.
+	Error string `json:"error,omitempty"`
+}
+
+// ProposedItem is one validated proposal item.
+type ProposedItem struct {
+	ExtensionID  string          `json:"extensionId"`
+	CapabilityID string          `json:"capabilityId"`
+	Reason       string          `json:"reason,omitempty"`
+	Constraints  json.RawMessage `json:"constraints,omitempty"`
+}
+
+// Correction is one change validation made to a proposal.
+type Correction struct {
+	Kind       string `json:"kind"`
+	Capability string `json:"capability,omitempty"`
+	Message    string `json:"message"`
+}
+
+// Validation is the verdict of deterministic validation.
+type Validation struct {
+	// Blocked is true when no approval is possible until the reasons are
+	// resolved (approve --only may still approve the ready capabilities).
+	Blocked bool     `json:"blocked"`
+	Reasons []string `json:"reasons"`
+}
+
+// Override is one operator-supplied risk field.
+type Override struct {
+	Capability string `json:"capability"`
+	Field      string `json:"field"`
+	Value      string `json:"value"`
+	// ServerValue is what the server stated, empty when it stated nothing.
+	ServerValue  string           `json:"serverValue,omitempty"`
+	ServerSource mcpclient.Source `json:"serverSource,omitempty"`
+	Why          string           `json:"why"`
+	By           string           `json:"by"`
+	At           time.Time        `json:"at"`
+	// Forced marks a value below what the server declared (--force).
+	Forced bool `json:"forced,omitempty"`
+}
+
+// DriftRecord is drift found after approval.
+type DriftRecord struct {
+	ServerID string          `json:"serverId"`
+	At       time.Time       `json:"at"`
+	By       string          `json:"by"`
+	Drift    mcpclient.Drift `json:"drift"`
+	// Blocked are the approved capabilities the drift blocked.
+	Blocked []string `json:"blocked"`
+}
+
+// ParseReport reads an install report strictly.
+func ParseReport(data []byte) (*Report, error) {
+	var r Report
+	if err := decodeStrict(data, MaxReportBytes, &r); err != nil {
+		return nil, fmt.Errorf("%w: install report: %w", ErrInvalid, err)
+	}
+	if r.Schema != SchemaReport {
+		return nil, fmt.Errorf("%w: install report: $schema is %q; want %q", ErrInvalid, r.Schema, SchemaReport)
+	}
+	if !strings.HasPrefix(r.Version, "sha256:") {
+		return nil, fmt.Errorf("%w: install report: version %q is not a sha256: digest", ErrInvalid, r.Version)
+	}
+	if len(r.Capabilities) > MaxCapabilities*mcpclient.MaxServers {
+		return nil, fmt.Errorf("%w: install report: %d capabilities", ErrInvalid, len(r.Capabilities))
+	}
+	for i, c := range r.Capabilities {
+		if err := c.Risk.check(); err != nil {
+			return nil, fmt.Errorf("%w: install report: capabilities[%d] (%s): %v", ErrInvalid, i, c.Name(), err)
+		}
+		if err := c.ServerRisk.check(); err != nil {
+			return nil, fmt.Errorf("%w: install report: capabilities[%d] (%s): serverRisk: %v", ErrInvalid, i, c.Name(), err)
+		}
+	}
+	for id, p := range r.Pins {
+		if err := p.Verify(); err != nil {
+			return nil, fmt.Errorf("%w: install report: pins[%s]: %w", ErrInvalid, id, err)
+		}
+	}
+	return &r, nil
+}

@@ -1,0 +1,45 @@
+// Package policy decides whether an agent may invoke a capability: it
+// projects the registry onto a principal's capability scope, evaluates Cedar
+// policies, enforces typed argument constraints and rate limits, and asks
+// for a human approval grant where a call is risky.
+//
+// A tour:
+//
+//	eng := policy.New(&policy.Options{Store: db, PolicyDir: filepath.Join(data, "policies")})
+//	if err := eng.Reload(ctx); err != nil { ... }            // policies and grants
+//	if err := eng.SetCapabilities(caps); err != nil { ... }  // from the registry
+//	d := eng.Evaluate(ctx, principal, "github", "search_issues", args)
+//	switch d.Effect {
+//	case policy.Allow:           // call it
+//	case policy.RequireApproval: // ask a human for a grant
+//	case policy.Deny:            // d.Reasons say which check and which policy
+//	}
+//
+// # Entities
+//
+// The principal is Agent::"tenant/agent" with attributes tier ("T3"),
+// tierLevel (3), tenant, agent and, for a sub-agent, parent (its parent's
+// Agent entity, which is also its Cedar parent, so `principal in
+// Agent::"acme/lead"` matches lead's sub-agents). The resource is
+// Capability::"extensionId/capabilityId" with riskLevel, sideEffects,
+// egress, extension, capability, skill, trust and skillTier; its Cedar
+// parents are Skill::"key" (trust, tier, state) and Extension::"id". The
+// action is Action::"invoke". The context holds args (the call's arguments
+// as a record), session when known, and delegated (true) for a sub-agent.
+//
+// # Decision order
+//
+// Evaluate checks, in this order, and the first failing check decides:
+// trust mismatch, blocked skill, empty scope, capability out of scope, Cedar
+// (a matching forbid, or no matching permit), typed constraints (the
+// manifest's, and those of the permits that allowed the call), the rate
+// limit, and finally approval: a destructive, externally side-effecting or
+// network-egress capability needs a matching grant.
+//
+// # Speed
+//
+// Everything a decision reads is an immutable snapshot swapped atomically
+// when capabilities or policies change; readers never lock. Policies are
+// indexed by the principal and resource their scope names, so a decision
+// evaluates only the policies that can apply, with exactly Cedar's result.
+package policy

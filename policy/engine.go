@@ -1,0 +1,793 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	cedar "github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/types"
+	"golang.org/x/time/rate"
+
+	"github.com/skillgate/skillgate/constraint"
+)
+
+// MaxDelegationDepth bounds a chain of sub-agents below a root principal.
+const MaxDelegationDepth = 8
+
+// maxCachedPrincipals bounds the cache of principal entities.
+const maxCachedPrincipals = 10_000
+
+// Options configures an [Engine]. The zero value works: no store (grants in
+// memory only), no policy directory, the system clock, no logging.
+type Options struct {
+	// Store persists stored policies and grants; nil keeps grants in
+	// memory only.
+	Store Store
+	// PolicyDir holds the *.cedar policy files (DATA/policies).
+	PolicyDir string
+	// Logger receives decisions at debug level and grant changes at info
+	// level; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Engine makes policy decisions. It is safe for concurrent use: readers
+// work on an immutable snapshot that writers replace atomically.
+type Engine struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+
+	mu     sync.Mutex // serializes writers
+	snap   atomic.Pointer[snapshot]
+	deleg  atomic.Pointer[map[string]*delegation]
+	grants atomic.Pointer[[]*grantEntry]
+
+	// Maps behind read locks rather than sync.Map: a sync.Map key is an
+	// interface, and boxing a struct key allocates on every lookup.
+	pmu        sync.RWMutex
+	principals map[Principal]types.Entity
+	lmu        sync.RWMutex
+	limiters   map[limiterKey]*rate.Limiter
+	scratch    sync.Pool
+}
+
+// capEntry is a capability with what decisions precompute about it.
+type capEntry struct {
+	Capability
+	ref      string
+	uids     [3]types.EntityUID // capability, skill, extension
+	tiers    uint8              // bit i: tier Ti may invoke
+	manifest *constraint.Compiled
+	// trustProblem and blockedProblem are the deny messages of the first
+	// two checks, empty when they pass.
+	trustProblem, blockedProblem string
+	// registered: enabled capability of an enabled, unblocked skill.
+	registered bool
+}
+
+// snapshot is everything a decision reads. It is never modified after
+// it is published.
+type snapshot struct {
+	caps      []capEntry
+	byRef     map[CapabilityRef]int32
+	entities  map[types.EntityUID]types.Entity
+	policies  *PolicySet
+	ix        *index
+	tierCount [5]int // registered capabilities each tier may invoke
+	scopes    sync.Map
+}
+
+// delegation is a registered sub-agent.
+type delegation struct {
+	child     Principal
+	parent    Principal
+	forwarded map[CapabilityRef]struct{}
+}
+
+// New returns an engine with no capabilities and the default policies.
+// Call [Engine.Reload] to load policies and grants.
+func New(opts *Options) *Engine {
+	e := &Engine{}
+	if opts != nil {
+		e.opts = *opts
+	}
+	e.scratch.New = func() any { return new(scratch) }
+	e.principals = map[Principal]types.Entity{}
+	e.limiters = map[limiterKey]*rate.Limiter{}
+	e.log = e.opts.Logger
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.now = e.opts.Now
+	if e.now == nil {
+		e.now = time.Now
+	}
+	s, _ := buildSnapshot(nil, DefaultPolicies())
+	e.snap.Store(s)
+	e.deleg.Store(&map[string]*delegation{})
+	e.grants.Store(&[]*grantEntry{})
+	return e
+}
+
+// Reload reads the policy files and stored policies and the stored grants,
+// then publishes a new snapshot. On error nothing changes.
+func (e *Engine) Reload(ctx context.Context) error {
+	var ps PolicyStore
+	if e.opts.Store != nil {
+		ps = e.opts.Store
+	}
+	set, err := LoadPolicies(ctx, e.opts.PolicyDir, ps)
+	if err != nil {
+		return err
+	}
+	if err := e.SetPolicies(set); err != nil {
+		return err
+	}
+	return e.reloadGrants(ctx)
+}
+
+// LoadCapabilities replaces the capability records with src's.
+func (e *Engine) LoadCapabilities(ctx context.Context, src CapabilitySource) error {
+	caps, err := src.Capabilities(ctx)
+	if err != nil {
+		return fmt.Errorf("load capabilities: %w", err)
+	}
+	return e.SetCapabilities(caps)
+}
+
+// SetCapabilities replaces the capability records and publishes a new
+// snapshot. Records are validated; a malformed or duplicate one is an
+// error wrapping [ErrInvalidCapability] and nothing changes.
+func (e *Engine) SetCapabilities(caps []Capability) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, err := buildSnapshot(caps, e.snap.Load().policies)
+	if err != nil {
+		return err
+	}
+	e.snap.Store(s)
+	return nil
+}
+
+// SetPolicies replaces the policy set and publishes a new snapshot.
+func (e *Engine) SetPolicies(set *PolicySet) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.snap.Load()
+	caps := make([]Capability, len(old.caps))
+	for i := range old.caps {
+		caps[i] = old.caps[i].Capability
+	}
+	s, err := buildSnapshot(caps, set)
+	if err != nil {
+		return err
+	}
+	e.snap.Store(s)
+	return nil
+}
+
+// Policies returns the policy set in effect.
+func (e *Engine) Policies() *PolicySet { return e.snap.Load().policies }
+
+func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
+	s := &snapshot{
+		caps:     make([]capEntry, len(caps)),
+		byRef:    make(map[CapabilityRef]int32, len(caps)),
+		entities: make(map[types.EntityUID]types.Entity, len(caps)*2),
+		policies: set,
+		ix:       newIndex(set),
+	}
+	for i, c := range caps {
+		if err := validateCapability(c); err != nil {
+			return nil, fmt.Errorf("capability %d (%s): %w", i, c.Ref(), err)
+		}
+		if j, dup := s.byRef[c.Ref()]; dup {
+			return nil, fmt.Errorf("%w: %s is declared by skill %q and by skill %q; capability references must be unique", ErrInvalidCapability, c.Ref(), caps[j].SkillKey, c.SkillKey)
+		}
+		m, err := c.Constraints.Compile()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: constraints: %w", ErrInvalidCapability, c.Ref(), err)
+		}
+		ce := &s.caps[i]
+		ce.Capability = c
+		ce.Capability.InvokableBy = slices.Clone(c.InvokableBy)
+		ce.ref = c.Ref().String()
+		ce.manifest = m
+		for _, t := range c.InvokableBy {
+			ce.tiers |= 1 << tierLevel(t)
+		}
+		if c.ApprovedTrust != "" && c.ApprovedTrust != c.SkillTrust {
+			ce.trustProblem = fmt.Sprintf("skill %q is served as %s but its manifest was approved as %s; approve it again for its new trust", c.SkillKey, c.SkillTrust, c.ApprovedTrust)
+		}
+		switch {
+		case c.SkillState == SkillBlocked:
+			ce.blockedProblem = fmt.Sprintf("skill %q is blocked; complete its missing metadata and approve it", c.SkillKey)
+		case c.BlockedByDrift:
+			ce.blockedProblem = fmt.Sprintf("%s is blocked: the live tool no longer matches its approved definition; review the drift and approve it again", ce.ref)
+		}
+		ce.registered = c.Enabled && c.SkillState == SkillEnabled && ce.trustProblem == "" && ce.blockedProblem == ""
+		capE, skillE, extE := capabilityEntities(&c)
+		ce.uids = [3]types.EntityUID{capE.UID, skillE.UID, extE.UID}
+		s.entities[capE.UID] = capE
+		s.entities[skillE.UID] = skillE
+		s.entities[extE.UID] = extE
+		s.byRef[c.Ref()] = int32(i)
+		if ce.registered {
+			for t := range s.tierCount {
+				if ce.tiers&(1<<t) != 0 {
+					s.tierCount[t]++
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+func validateCapability(c Capability) error {
+	switch {
+	case c.ExtensionID == "" || strings.Contains(c.ExtensionID, "/") || len(c.ExtensionID) > 128:
+		return fmt.Errorf("%w: extensionId %q: 1 to 128 characters without '/'", ErrInvalidCapability, c.ExtensionID)
+	case c.CapabilityID == "" || len(c.CapabilityID) > 128:
+		return fmt.Errorf("%w: capabilityId %q: 1 to 128 characters", ErrInvalidCapability, c.CapabilityID)
+	case c.SkillKey == "":
+		return fmt.Errorf("%w: skill key is empty", ErrInvalidCapability)
+	case !c.SkillTrust.valid():
+		return fmt.Errorf("%w: trust %q: use core, first_party or imported", ErrInvalidCapability, c.SkillTrust)
+	case c.ApprovedTrust != "" && !c.ApprovedTrust.valid():
+		return fmt.Errorf("%w: approvedTrust %q: use core, first_party or imported", ErrInvalidCapability, c.ApprovedTrust)
+	case c.RiskLevel.rank() > 2:
+		return fmt.Errorf("%w: riskLevel %q: use read, write or destructive", ErrInvalidCapability, c.RiskLevel)
+	case c.SideEffects != SideEffectsNone && c.SideEffects != SideEffectsInternal && c.SideEffects != SideEffectsExternal:
+		return fmt.Errorf("%w: sideEffects %q: use none, internal or external", ErrInvalidCapability, c.SideEffects)
+	case c.DataEgress != EgressNone && c.DataEgress != EgressNetwork:
+		return fmt.Errorf("%w: dataEgress %q: use none or network", ErrInvalidCapability, c.DataEgress)
+	}
+	for _, t := range c.InvokableBy {
+		if tierLevel(t) < 0 {
+			return fmt.Errorf("%w: invokableBy %q: use T0 to T4", ErrInvalidCapability, t)
+		}
+	}
+	return nil
+}
+
+// principalEntity returns the principal's Cedar entity, cached.
+func (e *Engine) principalEntity(p Principal) types.Entity {
+	e.pmu.RLock()
+	ent, ok := e.principals[p]
+	e.pmu.RUnlock()
+	if ok {
+		return ent
+	}
+	ent = agentEntity(p)
+	e.pmu.Lock()
+	if len(e.principals) < maxCachedPrincipals {
+		e.principals[p] = ent
+	}
+	e.pmu.Unlock()
+	return ent
+}
+
+// chain resolves a principal and its ancestors (for a sub-agent), and the
+// delegation of each delegated member (nil for the root). ok is false with
+// a message when a sub-agent has no matching delegation.
+func (e *Engine) chain(p Principal, out *[MaxDelegationDepth + 1]Principal, dels *[MaxDelegationDepth + 1]*delegation) (n int, problem string) {
+	ds := *e.deleg.Load()
+	cur := p
+	for n = 0; ; n++ {
+		if n > MaxDelegationDepth {
+			return 0, "the delegation chain of " + p.ID() + " is deeper than the limit"
+		}
+		out[n] = cur
+		dels[n] = nil
+		if cur.Parent == "" {
+			return n + 1, ""
+		}
+		d := ds[cur.ID()]
+		if d == nil || d.child != cur {
+			return 0, fmt.Sprintf("sub-agent %s has no delegation from %s as %s; its parent must delegate capabilities to it first", cur.ID(), cur.Parent, cur.Tier)
+		}
+		dels[n] = d
+		cur = d.parent
+	}
+}
+
+// inScope reports whether capability ce is in the scope of every member
+// of the chain: registered, invokable by its tier, forwarded to it.
+func inScope(ce *capEntry, chain []Principal, dels []*delegation) bool {
+	if !ce.registered {
+		return false
+	}
+	for i, p := range chain {
+		if ce.tiers&(1<<tierLevel(p.Tier)) == 0 {
+			return false
+		}
+		if d := dels[i]; d != nil {
+			if _, ok := d.forwarded[ce.Ref()]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// limiterKey identifies a token bucket.
+type limiterKey struct {
+	principal string
+	ref       string
+	rate      constraint.Rate
+}
+
+// Evaluate decides whether principal may invoke extensionID/capabilityID
+// with args. The checks run in the documented order and the first failure
+// decides; a passing call that needs approval consumes one use of a
+// matching grant, and every passing call takes a rate-limit token.
+func (e *Engine) Evaluate(ctx context.Context, p Principal, extensionID, capabilityID string, args map[string]any) Decision {
+	return e.evaluate(ctx, p, CapabilityRef{extensionID, capabilityID}, args, false)
+}
+
+// Test is Evaluate without side effects: it takes no rate-limit token and
+// consumes no grant use (a usable grant is named in the reasons). It is
+// what `skillgate policy test` and POST /v1/policy/test run.
+func (e *Engine) Test(ctx context.Context, p Principal, ref CapabilityRef, args map[string]any) Decision {
+	return e.evaluate(ctx, p, ref, args, true)
+}
+
+func deny(kind ReasonKind, msg string) Decision {
+	return Decision{Effect: Deny, Reasons: []Reason{{Kind: kind, Message: msg}}}
+}
+
+func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, args map[string]any, dry bool) Decision {
+	if err := p.Validate(); err != nil {
+		return deny(ReasonEmptyScope, err.Error())
+	}
+	s := e.snap.Load()
+	var chainArr [MaxDelegationDepth + 1]Principal
+	var delArr [MaxDelegationDepth + 1]*delegation
+	n, problem := e.chain(p, &chainArr, &delArr)
+	idx, known := s.byRef[ref]
+	var ce *capEntry
+	if known {
+		ce = &s.caps[idx]
+		// 1. trust mismatch, 2. blocked skill.
+		if ce.trustProblem != "" {
+			return deny(ReasonTrust, ce.trustProblem)
+		}
+		if ce.blockedProblem != "" {
+			return deny(ReasonBlocked, ce.blockedProblem)
+		}
+	}
+	// 3. empty scope.
+	if problem != "" {
+		return deny(ReasonEmptyScope, problem)
+	}
+	chain, dels := chainArr[:n], delArr[:n]
+	if s.tierCount[tierLevel(p.Tier)] == 0 || dels[0] != nil && len(dels[0].forwarded) == 0 {
+		return deny(ReasonEmptyScope, fmt.Sprintf("%s has an empty capability scope: no enabled capability is invokable by %s", p.ID(), scopeWho(p, dels[0])))
+	}
+	// 4. capability out of scope.
+	if !known || !inScope(ce, chain, dels) {
+		return deny(ReasonOutOfScope, fmt.Sprintf("%s is not in the capability scope of %s", ref, p.String()))
+	}
+	// 5. Cedar, for the principal and every ancestor.
+	var reasons []Reason
+	var permits [MaxDelegationDepth + 1][]cedar.DiagnosticReason
+	sc := e.scratch.Get().(*scratch)
+	defer e.scratch.Put(sc)
+	var ctxRecord types.Record
+	ctxBuilt := false
+	for i := range chain {
+		sc.ents[i] = e.principalEntity(chain[i])
+	}
+	sc.view = entityView{snap: s, chain: sc.ents[:n]}
+	for i := range chain {
+		s.ix.candidates(&sc.cand, sc.ents[i].UID, &ce.uids)
+		if !ctxBuilt && sc.cand.usesContext() {
+			ctxRecord = requestContext(ctx, args, dels[0] != nil, s.policies)
+			ctxBuilt = true
+		}
+		dec, diag := cedar.Authorize(&sc.cand, &sc.view, cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord})
+		if dec != cedar.Allow {
+			return e.cedarDeny(s, chain[i], p, ref, diag)
+		}
+		permits[i] = diag.Reasons
+	}
+	// 6. typed constraints: the manifest's and the deciding permits'.
+	var violations []Reason
+	for _, v := range ce.manifest.Check(args) {
+		violations = append(violations, Reason{Kind: ReasonConstraint, Policy: "manifest", Constraint: v.Constraint, Arg: v.Arg, Message: v.Message})
+	}
+	lim := ce.manifest.Rate()
+	for i := range chain {
+		for _, r := range permits[i] {
+			pol := s.policies.byID[r.PolicyID]
+			if pol == nil || pol.compiled == nil {
+				continue
+			}
+			for _, v := range pol.compiled.Check(args) {
+				violations = append(violations, Reason{Kind: ReasonConstraint, Policy: pol.ID, Position: pol.Position, Constraint: v.Constraint, Arg: v.Arg, Message: v.Message})
+			}
+			lim = stricter(lim, pol.compiled.Rate())
+		}
+	}
+	if len(violations) > 0 {
+		return Decision{Effect: Deny, Reasons: violations}
+	}
+	// 7. rate limit, for the principal and every ancestor.
+	if !lim.IsZero() {
+		for i := range chain {
+			l := e.limiter(limiterKey{chain[i].ID(), ce.ref, lim})
+			ok := false
+			if dry {
+				ok = l.Tokens() >= 1
+			} else {
+				ok = l.Allow()
+			}
+			if !ok {
+				return deny(ReasonRateLimit, fmt.Sprintf("%s exceeded the rate limit of %s on %s; retry later", chain[i].ID(), lim, ref))
+			}
+		}
+	}
+	for i := range chain {
+		for _, r := range permits[i] {
+			pol := s.policies.byID[r.PolicyID]
+			msg := pol.permitMsg
+			if i > 0 {
+				msg += " for ancestor " + chain[i].ID()
+			}
+			reasons = append(reasons, Reason{Kind: ReasonPolicy, Policy: pol.ID, Position: pol.Position, Message: msg})
+		}
+	}
+	// 8. approval.
+	if ce.needsApproval() {
+		g, err := e.useGrant(ctx, p, ce, args, dry)
+		if err != nil || g == nil {
+			msg := fmt.Sprintf("%s is %s: a human must grant it (skillgate grant add %s %s --level %s)", ref, riskWords(&ce.Capability), p.ID(), ref, grantLevel(ce.RiskLevel))
+			if err != nil {
+				msg += "; the grant store failed: " + err.Error()
+			}
+			return Decision{Effect: RequireApproval, Reasons: append(reasons, Reason{Kind: ReasonApproval, Message: msg})}
+		}
+		verb := "used"
+		if dry {
+			verb = "would use"
+		}
+		reasons = append(reasons, Reason{Kind: ReasonGrant, Grant: g.ID, Message: fmt.Sprintf("%s grant %s (%s)", verb, g.ID, g.usesText())})
+	}
+	return Decision{Effect: Allow, Reasons: reasons}
+}
+
+func scopeWho(p Principal, d *delegation) string {
+	if d != nil {
+		return "it: nothing in scope was delegated to it"
+	}
+	return string(p.Tier)
+}
+
+// scratch is the per-decision state that Cedar's interfaces would
+// otherwise make escape to the heap, reused through a pool.
+type scratch struct {
+	cand candidates
+	view entityView
+	ents [MaxDelegationDepth + 1]types.Entity
+}
+
+// cedarDeny turns a Cedar deny into a decision naming the forbids, or the
+// absence of a permit.
+func (e *Engine) cedarDeny(s *snapshot, who, p Principal, ref CapabilityRef, diag cedar.Diagnostic) Decision {
+	var reasons []Reason
+	suffix := ""
+	if who != p {
+		suffix = " for ancestor " + who.ID()
+	}
+	for _, r := range diag.Reasons {
+		msg := "forbidden by " + string(r.PolicyID)
+		pos := posString(r.Position)
+		if pol := s.policies.byID[r.PolicyID]; pol != nil {
+			msg, pos = pol.forbidMsg, pol.Position
+		}
+		reasons = append(reasons, Reason{Kind: ReasonPolicy, Policy: string(r.PolicyID), Position: pos, Message: msg + suffix})
+	}
+	if len(reasons) == 0 {
+		msg := "no policy permits " + who.ID() + " to invoke " + ref.String() + " (Cedar denies by default)"
+		if s.policies.Len() == 0 {
+			msg += "; the policy set is empty"
+		}
+		reasons = append(reasons, Reason{Kind: ReasonPolicy, Message: msg})
+	}
+	for _, er := range diag.Errors {
+		reasons = append(reasons, Reason{Kind: ReasonPolicy, Policy: string(er.PolicyID), Position: posString(er.Position),
+			Message: "policy " + string(er.PolicyID) + " failed to evaluate and was skipped: " + er.Message})
+	}
+	slices.SortStableFunc(reasons, func(a, b Reason) int { return strings.Compare(a.Policy, b.Policy) })
+	return Decision{Effect: Deny, Reasons: reasons}
+}
+
+func posString(p cedar.Position) string {
+	if p.Line == 0 {
+		return p.Filename
+	}
+	return fmt.Sprintf("%s:%d", p.Filename, p.Line)
+}
+
+// requestContext builds the Cedar context. Only the arguments some policy
+// of set reads are converted (all of them when a policy reads
+// context.args as a whole), which gives the same decisions as converting
+// everything.
+func requestContext(ctx context.Context, args map[string]any, delegated bool, set *PolicySet) types.Record {
+	sid, hasSID := ctx.Value(sessionKey{}).(string)
+	var keyBuf [maxContextKey]byte
+	key, cacheable := set.contexts.key(keyBuf[:0], set, args, delegated, sid, hasSID)
+	if cacheable {
+		if r, ok := set.contexts.get(key); ok {
+			return r
+		}
+	}
+	r := buildContext(args, delegated, sid, hasSID, set)
+	if cacheable {
+		set.contexts.put(string(key), r)
+	}
+	return r
+}
+
+func buildContext(args map[string]any, delegated bool, sid string, hasSID bool, set *PolicySet) types.Record {
+	var a types.Record
+	if set.fullArgs {
+		a = argsValue(args, 0)
+	} else {
+		m := make(types.RecordMap, min(len(args), len(set.argNames)))
+		for k, v := range args {
+			if _, read := set.argNames[k]; !read {
+				continue
+			}
+			if cv, ok := cedarValue(v, 1); ok {
+				m[types.String(k)] = cv
+			}
+		}
+		a = types.NewRecord(m)
+	}
+	m := types.RecordMap{"args": a}
+	if delegated {
+		m["delegated"] = types.True
+	}
+	if hasSID {
+		m["session"] = types.String(sid)
+	}
+	return types.NewRecord(m)
+}
+
+func stricter(a, b constraint.Rate) constraint.Rate {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero():
+		return a
+	case b.PerSecond() < a.PerSecond() || b.PerSecond() == a.PerSecond() && b.N < a.N:
+		return b
+	}
+	return a
+}
+
+func (e *Engine) limiter(k limiterKey) *rate.Limiter {
+	e.lmu.RLock()
+	l := e.limiters[k]
+	e.lmu.RUnlock()
+	if l != nil {
+		return l
+	}
+	e.lmu.Lock()
+	defer e.lmu.Unlock()
+	if l = e.limiters[k]; l == nil {
+		l = rate.NewLimiter(rate.Limit(k.rate.PerSecond()), k.rate.N)
+		e.limiters[k] = l
+	}
+	return l
+}
+
+func riskWords(c *Capability) string {
+	var w []string
+	if c.RiskLevel == RiskDestructive {
+		w = append(w, "destructive")
+	}
+	if c.SideEffects == SideEffectsExternal {
+		w = append(w, "externally side-effecting")
+	}
+	if c.DataEgress == EgressNetwork {
+		w = append(w, "sending data over the network")
+	}
+	return strings.Join(w, ", ")
+}
+
+func grantLevel(r RiskLevel) RiskLevel {
+	if r == "" {
+		return RiskRead
+	}
+	return r
+}
+
+// ScopeEntry is one capability in a principal's scope.
+type ScopeEntry struct {
+	CapabilityRef
+	SkillKey    string      `json:"skill"`
+	RiskLevel   RiskLevel   `json:"riskLevel"`
+	SideEffects SideEffects `json:"sideEffects"`
+	DataEgress  DataEgress  `json:"dataEgress"`
+	// NeedsApproval: calls need a grant.
+	NeedsApproval bool `json:"needsApproval"`
+	// Constraints are the manifest's; permits may add theirs per call.
+	Constraints constraint.Set `json:"constraints,omitzero"`
+}
+
+// Scope is a principal's capability scope: the registry projection (enabled
+// capabilities of enabled skills invokable by its tier, and for a sub-agent
+// only those delegated along its chain) intersected with policy (leaving out
+// capabilities the policies deny whatever the arguments).
+type Scope struct {
+	Principal string       `json:"principal"`
+	Entries   []ScopeEntry `json:"capabilities"`
+}
+
+// Allowed returns the scope as allowed capability ids per extension.
+func (s Scope) Allowed() map[string][]string {
+	out := map[string][]string{}
+	for _, e := range s.Entries {
+		out[e.ExtensionID] = append(out[e.ExtensionID], e.CapabilityID)
+	}
+	return out
+}
+
+// Contains reports whether ref is in the scope.
+func (s Scope) Contains(ref CapabilityRef) bool {
+	return slices.ContainsFunc(s.Entries, func(e ScopeEntry) bool { return e.CapabilityRef == ref })
+}
+
+// Scope computes principal's capability scope. Results are cached per
+// snapshot (and recomputed after any change).
+func (e *Engine) Scope(p Principal) (Scope, error) {
+	if err := p.Validate(); err != nil {
+		return Scope{}, err
+	}
+	s := e.snap.Load()
+	dels := *e.deleg.Load()
+	type cacheKey struct {
+		p Principal
+		d *delegation
+	}
+	key := cacheKey{p, dels[p.ID()]}
+	if v, ok := s.scopes.Load(key); ok {
+		return v.(Scope), nil
+	}
+	var chainArr [MaxDelegationDepth + 1]Principal
+	var delArr [MaxDelegationDepth + 1]*delegation
+	n, problem := e.chain(p, &chainArr, &delArr)
+	out := Scope{Principal: p.ID(), Entries: []ScopeEntry{}}
+	if problem != "" {
+		return out, nil
+	}
+	chain, ds := chainArr[:n], delArr[:n]
+	ents := make([]types.Entity, n)
+	for i := range chain {
+		ents[i] = e.principalEntity(chain[i])
+	}
+	view := &entityView{snap: s, chain: ents}
+	var cand candidates
+	cand.noContext = true
+	for i := range s.caps {
+		ce := &s.caps[i]
+		if !inScope(ce, chain, ds) || !mayAllow(s, &cand, view, ce) {
+			continue
+		}
+		out.Entries = append(out.Entries, ScopeEntry{
+			CapabilityRef: ce.Ref(), SkillKey: ce.SkillKey, RiskLevel: ce.RiskLevel, SideEffects: ce.SideEffects,
+			DataEgress: ce.DataEgress, NeedsApproval: ce.needsApproval(), Constraints: ce.manifest.Set(),
+		})
+	}
+	slices.SortFunc(out.Entries, func(a, b ScopeEntry) int { return strings.Compare(a.CapabilityRef.String(), b.CapabilityRef.String()) })
+	s.scopes.Store(key, out)
+	return out, nil
+}
+
+// mayAllow reports whether the policies could allow some call of ce for
+// every member of the view's chain: evaluated over the policies that do
+// not read the context, a forbid excludes it, a permit includes it, and
+// with neither it is included only if a permit that reads the context
+// might match.
+func mayAllow(s *snapshot, cand *candidates, view *entityView, ce *capEntry) bool {
+	for _, ent := range view.chain {
+		s.ix.candidates(cand, ent.UID, &ce.uids)
+		dec, diag := cedar.Authorize(cand, view, cedar.Request{Principal: ent.UID, Action: ActionInvoke, Resource: ce.uids[0]})
+		if dec == cedar.Allow {
+			continue
+		}
+		if len(diag.Reasons) > 0 || !cand.permitUsesContext() {
+			return false
+		}
+	}
+	return true
+}
+
+// Delegate registers child as a sub-agent of parent with the forwarded
+// capabilities, replacing an earlier delegation of child. The child's scope
+// is then forwarded ∩ the parent's scope ∩ the registry for the child's
+// tier ∩ policy, checked again at every call; forwarded entries outside the
+// parent's scope are dropped (a forward is untrusted input). The child's
+// tier may not be above its parent's ([ErrTierAboveParent]); a parent that
+// is itself a sub-agent must have been delegated to ([ErrUnknownParent]).
+// It returns the child's resulting scope.
+func (e *Engine) Delegate(parent, child Principal, forwarded []CapabilityRef) (Scope, error) {
+	if err := parent.Validate(); err != nil {
+		return Scope{}, fmt.Errorf("parent: %w", err)
+	}
+	if child.Parent == "" {
+		child.Parent = parent.ID()
+	}
+	if err := child.Validate(); err != nil {
+		return Scope{}, fmt.Errorf("child: %w", err)
+	}
+	if child.Parent != parent.ID() {
+		return Scope{}, fmt.Errorf("%w: child %s names %s as its parent, not %s", ErrUnknownParent, child.ID(), child.Parent, parent.ID())
+	}
+	if tierLevel(child.Tier) < tierLevel(parent.Tier) {
+		return Scope{}, fmt.Errorf("%w: %s cannot delegate to %s at %s, above its own %s; give the sub-agent %s or lower", ErrTierAboveParent, parent.ID(), child.ID(), child.Tier, parent.Tier, parent.Tier)
+	}
+	e.mu.Lock()
+	old := *e.deleg.Load()
+	var chainArr [MaxDelegationDepth + 1]Principal
+	var delArr [MaxDelegationDepth + 1]*delegation
+	n, problem := e.chain(parent, &chainArr, &delArr)
+	if problem != "" {
+		e.mu.Unlock()
+		return Scope{}, fmt.Errorf("%w: %s", ErrUnknownParent, problem)
+	}
+	if n > MaxDelegationDepth {
+		e.mu.Unlock()
+		return Scope{}, fmt.Errorf("%w: the chain above %s is already %d deep, limit %d", ErrUnknownParent, child.ID(), n, MaxDelegationDepth)
+	}
+	for _, a := range chainArr[:n] {
+		if a.ID() == child.ID() {
+			e.mu.Unlock()
+			return Scope{}, fmt.Errorf("%w: %s is an ancestor of %s; delegation cannot form a cycle", ErrUnknownParent, child.ID(), parent.ID())
+		}
+	}
+	e.mu.Unlock()
+	parentScope, err := e.Scope(parent)
+	if err != nil {
+		return Scope{}, err
+	}
+	d := &delegation{child: child, parent: parent, forwarded: map[CapabilityRef]struct{}{}}
+	for _, r := range forwarded {
+		if parentScope.Contains(r) {
+			d.forwarded[r] = struct{}{}
+		}
+	}
+	e.mu.Lock()
+	next := make(map[string]*delegation, len(old)+1)
+	for k, v := range *e.deleg.Load() {
+		next[k] = v
+	}
+	next[child.ID()] = d
+	e.deleg.Store(&next)
+	e.mu.Unlock()
+	e.log.Info("delegation", "parent", parent.String(), "child", child.String(), "forwarded", len(forwarded), "kept", len(d.forwarded))
+	return e.Scope(child)
+}
+
+// Undelegate forgets child's delegation; its calls are then denied.
+func (e *Engine) Undelegate(child Principal) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	next := map[string]*delegation{}
+	for k, v := range *e.deleg.Load() {
+		if k != child.ID() {
+			next[k] = v
+		}
+	}
+	e.deleg.Store(&next)
+}

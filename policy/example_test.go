@@ -1,0 +1,34 @@
+package policy_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/skill"
+)
+
+func ExampleEngine_Evaluate() {
+	e := policy.New(nil)
+	set, _ := policy.ParsePolicies([]policy.Source{{Name: "policies/base.cedar", Text: []byte(`
+@id("permit-invoke")
+permit (principal, action == Action::"invoke", resource);
+
+@id("no-deletes-for-small-models")
+forbid (principal, action, resource) when { principal.tierLevel >= 4 && resource.riskLevel == "destructive" };
+`)}})
+	_ = e.SetPolicies(set)
+	_ = e.SetCapabilities([]policy.Capability{{
+		SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
+		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
+		RiskLevel: policy.RiskDestructive, SideEffects: policy.SideEffectsInternal, DataEgress: policy.EgressNone,
+	}})
+	ctx := context.Background()
+	for _, tier := range []skill.AgentTier{"T4", "T3"} {
+		d := e.Evaluate(ctx, policy.Principal{Tenant: "acme", Agent: "bot", Tier: tier}, "fs", "delete_file", map[string]any{"path": "/tmp/x"})
+		fmt.Println(tier, d.Effect, d.Reasons[len(d.Reasons)-1].Message)
+	}
+	// Output:
+	// T4 deny forbidden by no-deletes-for-small-models
+	// T3 require_approval fs/delete_file is destructive: a human must grant it (skillgate grant add acme/bot fs/delete_file --level destructive)
+}

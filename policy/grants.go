@@ -1,0 +1,301 @@
+package policy
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/skillgate/skillgate/constraint"
+)
+
+// MaxGrants bounds the grants the engine keeps in memory.
+const MaxGrants = 10_000
+
+// Store persists stored policies and approval grants. store/sqlite
+// implements it. Every method is safe for concurrent use and every change
+// is one transaction.
+type Store interface {
+	PolicyStore
+	// PutPolicy creates or replaces a stored policy.
+	PutPolicy(ctx context.Context, p StoredPolicy) error
+	// DeletePolicy removes a stored policy; deleting a missing id is not
+	// an error.
+	DeletePolicy(ctx context.Context, id string) error
+	// Grants returns every grant that is not revoked, ordered by creation.
+	Grants(ctx context.Context) ([]Grant, error)
+	// CreateGrant records a new grant.
+	CreateGrant(ctx context.Context, g Grant) error
+	// RevokeGrant marks a grant revoked at the given time. It returns an
+	// error wrapping ErrGrantNotFound when no unrevoked grant has the id.
+	RevokeGrant(ctx context.Context, id string, at time.Time) error
+	// UseGrant atomically consumes one use of a grant that is unrevoked,
+	// unexpired at the given time and not used up, and returns it with its
+	// new use count. Otherwise it returns an error wrapping
+	// ErrGrantUnusable (or ErrGrantNotFound).
+	UseGrant(ctx context.Context, id string, at time.Time) (Grant, error)
+}
+
+// Grant is a human's approval for risky calls: a principal pattern may
+// invoke a capability pattern, optionally only with certain argument
+// values, up to a risk level, until it expires or its uses run out.
+type Grant struct {
+	ID string `json:"id"`
+	// Principal is "tenant/agent"; '*' matches any run of characters
+	// ("acme/*").
+	Principal string `json:"principal"`
+	// Capability is "extensionId/capabilityId"; '*' as in Principal
+	// ("github/*").
+	Capability string `json:"capability"`
+	// Args binds the grant to argument values, as constraint argValues:
+	// each named argument must be present and match one of its values.
+	Args map[string][]string `json:"args,omitempty"`
+	// Level is the highest risk level the grant covers: a destructive call
+	// needs a destructive grant.
+	Level RiskLevel `json:"level"`
+	// ExpiresAt ends the grant; nil never.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Uses is how many calls the grant allows; 0 is unlimited. Used counts
+	// the calls it allowed.
+	Uses      int        `json:"uses"`
+	Used      int        `json:"used"`
+	Reason    string     `json:"reason,omitempty"`
+	CreatedBy string     `json:"created_by"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// Status is "active", "expired", "used_up" or "revoked" at time now.
+func (g Grant) Status(now time.Time) string {
+	switch {
+	case g.RevokedAt != nil:
+		return "revoked"
+	case g.ExpiresAt != nil && !now.Before(*g.ExpiresAt):
+		return "expired"
+	case g.Uses > 0 && g.Used >= g.Uses:
+		return "used_up"
+	}
+	return "active"
+}
+
+func (g *Grant) usesText() string {
+	if g.Uses == 0 {
+		return "use " + strconv.Itoa(g.Used) + " of unlimited"
+	}
+	return "use " + strconv.Itoa(g.Used) + " of " + strconv.Itoa(g.Uses)
+}
+
+// grantEntry is a grant in memory, with its compiled argument pattern and
+// live use count.
+type grantEntry struct {
+	g    Grant
+	args *constraint.Compiled
+	used atomic.Int64
+	dead atomic.Bool // revoked or found unusable by the store
+}
+
+// NewGrant validates a grant a human asked for and fills in its id,
+// creation time and zero use count. Principal and Capability are required;
+// Level defaults to the lowest level that covers nothing destructive
+// ("write").
+func NewGrant(g Grant, now time.Time) (Grant, error) {
+	g.Principal = strings.TrimPrefix(g.Principal, "Agent::")
+	if u, err := strconv.Unquote(g.Principal); err == nil {
+		g.Principal = u
+	}
+	switch {
+	case g.Principal == "" || len(g.Principal) > 200:
+		return Grant{}, fmt.Errorf("%w: principal: write tenant/agent, or a pattern like acme/*", ErrInvalidGrant)
+	case g.Capability == "" || len(g.Capability) > 260 || !strings.Contains(g.Capability, "/") && g.Capability != "*":
+		return Grant{}, fmt.Errorf("%w: capability %q: write extensionId/capabilityId, or a pattern like github/*", ErrInvalidGrant, g.Capability)
+	case g.Uses < 0:
+		return Grant{}, fmt.Errorf("%w: uses %d: give a positive count, or 0 for unlimited", ErrInvalidGrant, g.Uses)
+	case g.ExpiresAt != nil && !g.ExpiresAt.After(now):
+		return Grant{}, fmt.Errorf("%w: expires %s is not in the future", ErrInvalidGrant, g.ExpiresAt.Format(time.RFC3339))
+	case len(g.Reason) > 1000:
+		return Grant{}, fmt.Errorf("%w: reason is longer than 1000 characters", ErrInvalidGrant)
+	}
+	if g.Level == "" {
+		g.Level = RiskWrite
+	}
+	if g.Level.rank() > 2 {
+		return Grant{}, fmt.Errorf("%w: level %q: use read, write or destructive", ErrInvalidGrant, g.Level)
+	}
+	if _, err := (constraint.Set{ArgValues: g.Args}).Compile(); err != nil && g.Args != nil {
+		return Grant{}, fmt.Errorf("%w: args: %w", ErrInvalidGrant, err)
+	}
+	g.ID = "g_" + strings.ToLower(rand.Text()[:12])
+	g.Used = 0
+	g.CreatedAt = now.UTC()
+	g.RevokedAt = nil
+	if g.ExpiresAt != nil {
+		t := g.ExpiresAt.UTC()
+		g.ExpiresAt = &t
+	}
+	return g, nil
+}
+
+func newGrantEntry(g Grant) (*grantEntry, error) {
+	ge := &grantEntry{g: g}
+	if g.Args != nil {
+		c, err := (constraint.Set{ArgValues: g.Args}).Compile()
+		if err != nil {
+			return nil, fmt.Errorf("%w: grant %s: args: %w", ErrInvalidGrant, g.ID, err)
+		}
+		ge.args = c
+	}
+	ge.used.Store(int64(g.Used))
+	ge.dead.Store(g.RevokedAt != nil)
+	return ge, nil
+}
+
+// matches reports whether the grant covers this call now, ignoring uses.
+func (ge *grantEntry) matches(p Principal, ce *capEntry, args map[string]any, now time.Time) bool {
+	g := &ge.g
+	if ge.dead.Load() || g.ExpiresAt != nil && !now.Before(*g.ExpiresAt) {
+		return false
+	}
+	if g.Level.rank() < ce.RiskLevel.rank() {
+		return false
+	}
+	if !constraint.MatchWildcard(g.Principal, p.ID()) || !constraint.MatchWildcard(g.Capability, ce.ref) {
+		return false
+	}
+	return ge.args == nil || ge.args.Check(args) == nil
+}
+
+// useGrant finds a grant covering the call and consumes one use (unless
+// dry). It returns nil when none covers it.
+func (e *Engine) useGrant(ctx context.Context, p Principal, ce *capEntry, args map[string]any, dry bool) (*Grant, error) {
+	now := e.now()
+	for _, ge := range *e.grants.Load() {
+		if !ge.matches(p, ce, args, now) {
+			continue
+		}
+		if ge.g.Uses > 0 && ge.used.Load() >= int64(ge.g.Uses) {
+			continue
+		}
+		g := ge.g
+		if dry {
+			g.Used = int(ge.used.Load())
+			return &g, nil
+		}
+		if e.opts.Store != nil {
+			stored, err := e.opts.Store.UseGrant(ctx, g.ID, now)
+			if errors.Is(err, ErrGrantUnusable) || errors.Is(err, ErrGrantNotFound) {
+				ge.dead.Store(true)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			ge.used.Store(int64(stored.Used))
+			e.log.InfoContext(ctx, "grant used", "grant", g.ID, "principal", p.ID(), "capability", ce.ref, "used", stored.Used)
+			return &stored, nil
+		}
+		for {
+			u := ge.used.Load()
+			if ge.g.Uses > 0 && u >= int64(ge.g.Uses) {
+				break
+			}
+			if ge.used.CompareAndSwap(u, u+1) {
+				g.Used = int(u + 1)
+				return &g, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// AddGrant validates a grant ([NewGrant]), stores it and makes it usable at
+// once.
+func (e *Engine) AddGrant(ctx context.Context, g Grant) (Grant, error) {
+	g, err := NewGrant(g, e.now())
+	if err != nil {
+		return Grant{}, err
+	}
+	ge, err := newGrantEntry(g)
+	if err != nil {
+		return Grant{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cur := *e.grants.Load()
+	if len(cur) >= MaxGrants {
+		return Grant{}, fmt.Errorf("%w: there are already %d grants; revoke unused ones first", ErrInvalidGrant, MaxGrants)
+	}
+	if e.opts.Store != nil {
+		if err := e.opts.Store.CreateGrant(ctx, g); err != nil {
+			return Grant{}, fmt.Errorf("store grant: %w", err)
+		}
+	}
+	next := append(slices.Clone(cur), ge)
+	e.grants.Store(&next)
+	e.log.InfoContext(ctx, "grant added", "grant", g.ID, "principal", g.Principal, "capability", g.Capability, "level", g.Level, "uses", g.Uses, "by", g.CreatedBy)
+	return g, nil
+}
+
+// RevokeGrant revokes a grant: it stops matching at once.
+func (e *Engine) RevokeGrant(ctx context.Context, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cur := *e.grants.Load()
+	i := slices.IndexFunc(cur, func(ge *grantEntry) bool { return ge.g.ID == id })
+	if e.opts.Store != nil {
+		if err := e.opts.Store.RevokeGrant(ctx, id, e.now()); err != nil {
+			return err
+		}
+	} else if i < 0 {
+		return fmt.Errorf("%w: %q; list them with 'skillgate grant ls'", ErrGrantNotFound, id)
+	}
+	if i >= 0 {
+		cur[i].dead.Store(true)
+		next := slices.Delete(slices.Clone(cur), i, i+1)
+		e.grants.Store(&next)
+	}
+	e.log.InfoContext(ctx, "grant revoked", "grant", id)
+	return nil
+}
+
+// Grants returns the grants in memory (every unrevoked one, expired and
+// used-up ones included) with their current use counts.
+func (e *Engine) Grants() []Grant {
+	cur := *e.grants.Load()
+	out := make([]Grant, 0, len(cur))
+	for _, ge := range cur {
+		g := ge.g
+		g.Used = int(ge.used.Load())
+		out = append(out, g)
+	}
+	return out
+}
+
+func (e *Engine) reloadGrants(ctx context.Context) error {
+	if e.opts.Store == nil {
+		return nil
+	}
+	gs, err := e.opts.Store.Grants(ctx)
+	if err != nil {
+		return fmt.Errorf("load grants: %w", err)
+	}
+	if len(gs) > MaxGrants {
+		gs = gs[len(gs)-MaxGrants:]
+	}
+	entries := make([]*grantEntry, 0, len(gs))
+	for _, g := range gs {
+		ge, err := newGrantEntry(g)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, ge)
+	}
+	e.mu.Lock()
+	e.grants.Store(&entries)
+	e.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,190 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// MaxInstallRequestBytes bounds a request body of the install API.
+const MaxInstallRequestBytes = 64 << 10
+
+// MountInstalls serves the install flow under /v1/installs, for human
+// operators (tokens of agent tier T0). Every response body is what the
+// matching CLI command prints with --json, byte for byte:
+//
+//	GET  /v1/installs                 skillgate pending --all --json
+//	GET  /v1/installs/pending         skillgate pending --json
+//	GET  /v1/installs/review?name=N   skillgate review N --json
+//	POST /v1/installs                 {"path"}: skillgate install PATH --json
+//	POST /v1/installs/complete        {"name","capability","riskLevel","sideEffects","dataEgress","why","force"}
+//	POST /v1/installs/approve         {"name","only"}
+//	POST /v1/installs/reject          {"name","why"}
+//	POST /v1/installs/enable          {"name"}; likewise disable, remove, recheck
+//
+// Errors are {"error": message} with 400 (a bad request), 404 (no such
+// install), 409 (blocked, or not possible in the current state) or 422 (an
+// invalid skill or source).
+func (s *Server) MountInstalls(svc *install.Service) {
+	h := &installAPI{s: s, svc: svc}
+	s.mux.Handle("GET /v1/installs", s.installAPI(h.list))
+	s.mux.Handle("GET /v1/installs/pending", s.installAPI(h.pending))
+	s.mux.Handle("GET /v1/installs/review", s.installAPI(h.review))
+	s.mux.Handle("POST /v1/installs", s.installAPI(h.install))
+	s.mux.Handle("POST /v1/installs/{op}", s.installAPI(h.action))
+}
+
+type installAPI struct {
+	s   *Server
+	svc *install.Service
+}
+
+// installAPI authenticates an operator and maps install errors to statuses.
+func (s *Server) installAPI(h func(*http.Request, string) (any, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if p.Tier != skill.T0 {
+			s.fail(w, r, fmt.Errorf("%w: the install API is for human operators (agent tier T0); this token is %s", errForbidden, p.Tier))
+			return
+		}
+		v, err := h(r, operator(p))
+		if err != nil {
+			if status, ok := installStatus(err); ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				install.WriteJSON(w, map[string]string{"error": err.Error()})
+				return
+			}
+			s.fail(w, r, err)
+			return
+		}
+		var b bytes.Buffer
+		if err := install.WriteJSON(&b, v); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(b.Bytes())
+	})
+}
+
+func operator(p session.Principal) string { return "operator:" + p.String() }
+
+// installStatus maps the install package's error kinds to HTTP statuses.
+func installStatus(err error) (int, bool) {
+	for _, st := range []struct {
+		kind   error
+		status int
+	}{
+		{install.ErrUsage, http.StatusBadRequest},
+		{install.ErrAmbiguous, http.StatusBadRequest},
+		{install.ErrNotFound, http.StatusNotFound},
+		{install.ErrBlocked, http.StatusConflict},
+		{install.ErrState, http.StatusConflict},
+		{install.ErrInvalidSource, http.StatusUnprocessableEntity},
+		{install.ErrInvalidSkill, http.StatusUnprocessableEntity},
+	} {
+		if errors.Is(err, st.kind) {
+			return st.status, true
+		}
+	}
+	return 0, false
+}
+
+// actionRequest is the body of POST /v1/installs/{op}.
+type actionRequest struct {
+	Name        string   `json:"name"`
+	Path        string   `json:"path"`
+	Capability  string   `json:"capability"`
+	RiskLevel   string   `json:"riskLevel"`
+	SideEffects string   `json:"sideEffects"`
+	DataEgress  string   `json:"dataEgress"`
+	Why         string   `json:"why"`
+	Force       bool     `json:"force"`
+	Only        []string `json:"only"`
+}
+
+func decodeRequest(r *http.Request) (actionRequest, error) {
+	var req actionRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxInstallRequestBytes+1))
+	if err != nil {
+		return req, err
+	}
+	if len(body) > MaxInstallRequestBytes {
+		return req, fmt.Errorf("%w: request body larger than %d bytes", install.ErrUsage, MaxInstallRequestBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, fmt.Errorf("%w: request body: %v", install.ErrUsage, err)
+	}
+	return req, nil
+}
+
+func (h *installAPI) list(r *http.Request, _ string) (any, error) { return h.svc.List(r.Context()) }
+
+func (h *installAPI) pending(r *http.Request, _ string) (any, error) {
+	return h.svc.Pending(r.Context())
+}
+
+func (h *installAPI) review(r *http.Request, _ string) (any, error) {
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		return nil, fmt.Errorf("%w: give the skill as ?name=KEY", install.ErrUsage)
+	}
+	return h.svc.Review(r.Context(), name)
+}
+
+func (h *installAPI) install(r *http.Request, actor string) (any, error) {
+	req, err := decodeRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Path == "" {
+		return nil, fmt.Errorf("%w: give {\"path\": PATH}, a skill directory, .tar.gz or .zip on the server", install.ErrUsage)
+	}
+	return h.svc.Install(r.Context(), req.Path, actor)
+}
+
+func (h *installAPI) action(r *http.Request, actor string) (any, error) {
+	req, err := decodeRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	if req.Name == "" {
+		return nil, fmt.Errorf("%w: give {\"name\": KEY}", install.ErrUsage)
+	}
+	ctx := r.Context()
+	switch op := r.PathValue("op"); op {
+	case "complete":
+		return h.svc.Complete(ctx, req.Name, install.Completion{Capability: req.Capability, RiskLevel: req.RiskLevel,
+			SideEffects: req.SideEffects, DataEgress: req.DataEgress, Why: req.Why, Force: req.Force}, actor)
+	case "approve":
+		return h.svc.Approve(ctx, req.Name, req.Only, actor)
+	case "reject":
+		return h.svc.Reject(ctx, req.Name, req.Why, actor)
+	case "enable":
+		return h.svc.Enable(ctx, req.Name, actor)
+	case "disable":
+		return h.svc.Disable(ctx, req.Name, actor)
+	case "remove":
+		return h.svc.Remove(ctx, req.Name, actor)
+	case "recheck":
+		return h.svc.Recheck(ctx, req.Name, actor)
+	default:
+		return nil, fmt.Errorf("%w: unknown operation %q; use complete, approve, reject, enable, disable, remove or recheck", errNotFound, strings.TrimSpace(op))
+	}
+}

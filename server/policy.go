@@ -1,0 +1,187 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// MaxPolicyRequestBytes bounds a request body of the policy API.
+const MaxPolicyRequestBytes = 64 << 10
+
+// MountPolicy serves approval grants and policy replays from the engine e.
+// Response bodies are what the matching CLI command prints with --json:
+//
+//	GET    /v1/grants        skillgate grant ls --json            (T0, T1)
+//	POST   /v1/grants        skillgate grant add … --json         (T0)
+//	DELETE /v1/grants/{id}   skillgate grant revoke ID → {"revoked": id} (T0)
+//	POST   /v1/policy/test   skillgate policy test … --json       (T0, T1)
+//
+// POST /v1/grants takes {"principal", "capability", "args", "level",
+// "expires_at" (RFC 3339) or "expires" (a duration: "2h", "7d"), "uses",
+// "reason"}; the grant is recorded as created by the calling operator.
+// POST /v1/policy/test takes {"principal" (Agent::"t/a", t/a or an agent
+// id), "tier", "parent", "capability", "args"}; it has no side effects.
+// Errors are {"error": message}: 400 for a malformed request or grant, 403
+// for a token of the wrong tier, 404 for an unknown grant.
+func (s *Server) MountPolicy(e *policy.Engine) {
+	h := &policyAPI{e: e}
+	s.mux.Handle("GET /v1/grants", s.policyAPI(h.list, skill.T0, skill.T1))
+	s.mux.Handle("POST /v1/grants", s.policyAPI(h.add, skill.T0))
+	s.mux.Handle("DELETE /v1/grants/{id}", s.policyAPI(h.revoke, skill.T0))
+	s.mux.Handle("POST /v1/policy/test", s.policyAPI(h.test, skill.T0, skill.T1))
+}
+
+type policyAPI struct{ e *policy.Engine }
+
+// errBadPolicyRequest marks a malformed request body.
+var errBadPolicyRequest = errors.New("bad request")
+
+func (s *Server) policyAPI(h func(*http.Request, session.Principal) (any, error), tiers ...skill.AgentTier) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		allowed := false
+		for _, t := range tiers {
+			allowed = allowed || p.Tier == t
+		}
+		if !allowed {
+			s.fail(w, r, fmt.Errorf("%w: %s %s needs a token of agent tier %v (this token is %s)", errForbidden, r.Method, r.URL.Path, tiers, p.Tier))
+			return
+		}
+		v, err := h(r, p)
+		status := http.StatusOK
+		switch {
+		case errors.Is(err, errBadPolicyRequest), errors.Is(err, policy.ErrInvalidGrant), errors.Is(err, policy.ErrInvalidPrincipal), errors.Is(err, policy.ErrInvalidCapability):
+			status, v = http.StatusBadRequest, map[string]string{"error": err.Error()}
+		case errors.Is(err, policy.ErrGrantNotFound):
+			status, v = http.StatusNotFound, map[string]string{"error": err.Error()}
+		case err != nil:
+			s.fail(w, r, err)
+			return
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(b.Bytes())
+	})
+}
+
+func decodePolicyBody(r *http.Request, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPolicyRequestBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(body) > MaxPolicyRequestBytes {
+		return fmt.Errorf("%w: request body larger than %d bytes", errBadPolicyRequest, MaxPolicyRequestBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: request body: %v", errBadPolicyRequest, err)
+	}
+	return nil
+}
+
+func (h *policyAPI) list(*http.Request, session.Principal) (any, error) { return h.e.Grants(), nil }
+
+type grantRequest struct {
+	Principal  string              `json:"principal"`
+	Capability string              `json:"capability"`
+	Args       map[string][]string `json:"args"`
+	Level      policy.RiskLevel    `json:"level"`
+	ExpiresAt  *time.Time          `json:"expires_at"`
+	Expires    string              `json:"expires"`
+	Uses       int                 `json:"uses"`
+	Reason     string              `json:"reason"`
+}
+
+func (h *policyAPI) add(r *http.Request, p session.Principal) (any, error) {
+	var req grantRequest
+	if err := decodePolicyBody(r, &req); err != nil {
+		return nil, err
+	}
+	exp := req.ExpiresAt
+	if req.Expires != "" {
+		if exp != nil {
+			return nil, fmt.Errorf("%w: give expires or expires_at, not both", errBadPolicyRequest)
+		}
+		d, err := parseDays(req.Expires)
+		if err != nil {
+			return nil, fmt.Errorf("%w: expires %q: a duration like 30m, 2h or 7d", errBadPolicyRequest, req.Expires)
+		}
+		t := time.Now().Add(d)
+		exp = &t
+	}
+	return h.e.AddGrant(r.Context(), policy.Grant{Principal: req.Principal, Capability: req.Capability, Args: req.Args, Level: req.Level,
+		ExpiresAt: exp, Uses: req.Uses, Reason: req.Reason, CreatedBy: operator(p)})
+}
+
+// parseDays is time.ParseDuration that also accepts whole days ("7d").
+func parseDays(s string) (time.Duration, error) {
+	if n := len(s); n > 1 && s[n-1] == 'd' {
+		d, err := time.ParseDuration(s[:n-1] + "h")
+		return 24 * d, err
+	}
+	return time.ParseDuration(s)
+}
+
+func (h *policyAPI) revoke(r *http.Request, _ session.Principal) (any, error) {
+	id := r.PathValue("id")
+	if err := h.e.RevokeGrant(r.Context(), id); err != nil {
+		return nil, err
+	}
+	return map[string]string{"revoked": id}, nil
+}
+
+type testRequest struct {
+	Principal  string          `json:"principal"`
+	Tier       skill.AgentTier `json:"tier"`
+	Parent     string          `json:"parent"`
+	Capability string          `json:"capability"`
+	Args       map[string]any  `json:"args"`
+}
+
+func (h *policyAPI) test(r *http.Request, _ session.Principal) (any, error) {
+	var req testRequest
+	if err := decodePolicyBody(r, &req); err != nil {
+		return nil, err
+	}
+	tenant, agent, err := policy.ParsePrincipalID(req.Principal)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := policy.ParseCapabilityRef(req.Capability)
+	if err != nil {
+		return nil, err
+	}
+	if req.Tier == "" {
+		req.Tier = skill.T3
+	}
+	if req.Args == nil {
+		req.Args = map[string]any{}
+	}
+	p := policy.Principal{Tenant: tenant, Agent: agent, Tier: req.Tier, Parent: req.Parent}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return policy.TestReport{Principal: p, Capability: ref.String(), Args: req.Args, Decision: h.e.Test(r.Context(), p, ref, req.Args)}, nil
+}

@@ -1,0 +1,121 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/server"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+func TestPolicyAPI(t *testing.T) {
+	ctx := context.Background()
+	env := gatewaytest.NewEnv(t, examples, nil, nil)
+	tokPath := filepath.Join(t.TempDir(), server.TokensFile)
+	tokens, err := server.OpenTokens(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Gateway: env.Gateway, Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	eng := policy.New(&policy.Options{Store: db})
+	if err := eng.SetCapabilities([]policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
+		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
+		RiskLevel: policy.RiskDestructive, SideEffects: policy.SideEffectsInternal, DataEgress: policy.EgressNone}}); err != nil {
+		t.Fatal(err)
+	}
+	srv.MountPolicy(eng)
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	token := func(tier skill.AgentTier) string {
+		secret, _, err := server.AddToken(tokPath, session.Principal{Tenant: "acme", Agent: "op-" + string(tier), Tier: tier}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secret
+	}
+	human, agent := token(skill.T0), token(skill.T3)
+	do := func(method, path, tok, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	testBody := `{"principal":"Agent::\"acme/a\"","tier":"T3","capability":"fs/delete_file","args":{"path":"/tmp/x"}}`
+	code, body := do("POST", "/v1/policy/test", human, testBody)
+	if code != 200 || !strings.Contains(body, `"effect": "require_approval"`) {
+		t.Fatalf("test: %d %s", code, body)
+	}
+	if code, body = do("POST", "/v1/grants", agent, `{}`); code != 403 || !strings.Contains(body, "needs a token of agent tier [T0]") {
+		t.Fatalf("agent adds grant: %d %s", code, body)
+	}
+	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"fs/delete_file","level":"destructive","uses":1,"expires":"1h","bogus":1}`); code != 400 || !strings.Contains(body, `unknown field \"bogus\"`) {
+		t.Fatalf("unknown field: %d %s", code, body)
+	}
+	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"fs/delete_file","level":"root"}`); code != 400 || !strings.Contains(body, `invalid grant: level \"root\"`) {
+		t.Fatalf("bad level: %d %s", code, body)
+	}
+	code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"fs/delete_file","level":"destructive","uses":1,"expires":"1h","reason":"cleanup"}`)
+	var g policy.Grant
+	if err := json.Unmarshal([]byte(body), &g); code != 200 || err != nil || g.CreatedBy != "operator:acme/op-T0@T0" || g.Uses != 1 || g.ExpiresAt == nil {
+		t.Fatalf("add: %d %s", code, body)
+	}
+	// The body is the CLI's --json output: indented, one trailing newline.
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	enc.Encode(g)
+	if body != want.String() {
+		t.Fatalf("body is not the CLI's JSON:\n%s\nwant\n%s", body, want.String())
+	}
+	if d := eng.Evaluate(ctx, policy.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}, "fs", "delete_file", nil); d.Effect != policy.Allow {
+		t.Fatalf("grant not effective at once: %+v", d)
+	}
+	code, body = do("GET", "/v1/grants", agent, "")
+	if code != 403 {
+		t.Fatalf("T3 lists grants: %d %s", code, body)
+	}
+	code, body = do("GET", "/v1/grants", human, "")
+	var gs []policy.Grant
+	if err := json.Unmarshal([]byte(body), &gs); code != 200 || err != nil || len(gs) != 1 || gs[0].Used != 1 {
+		t.Fatalf("list: %d %s", code, body)
+	}
+	if code, body = do("DELETE", "/v1/grants/"+g.ID, human, ""); code != 200 || body != "{\n  \"revoked\": \""+g.ID+"\"\n}\n" {
+		t.Fatalf("revoke: %d %q", code, body)
+	}
+	if code, body = do("DELETE", "/v1/grants/"+g.ID, human, ""); code != 404 || !strings.Contains(body, "grant not found") {
+		t.Fatalf("revoke again: %d %s", code, body)
+	}
+	if code, body = do("POST", "/v1/policy/test", human, `{"principal":"acme/a","capability":"fs"}`); code != 400 || !strings.Contains(body, "invalid capability") {
+		t.Fatalf("bad capability: %d %s", code, body)
+	}
+	if code, _ = do("POST", "/v1/policy/test", "nope", testBody); code != 401 {
+		t.Fatalf("no token: %d", code)
+	}
+}
