@@ -28,11 +28,12 @@ type PolicyDecider struct {
 	// process (the CLI) takes effect at once. It runs only on that path.
 	Reload func(context.Context) error
 
-	gen    atomic.Int64
-	mu     sync.Mutex
-	caps   []*Capability
-	byID   map[string][]*Capability // "ext/cap" → the capabilities of every skill offering it
-	scopes sync.Map                 // principal ID → *cachedScope
+	gen     atomic.Int64
+	parents sync.Map // child principal ID → parent principal ID
+	mu      sync.Mutex
+	caps    []*Capability
+	byID    map[string][]*Capability // "ext/cap" → the capabilities of every skill offering it
+	scopes  sync.Map                 // principal ID → *cachedScope
 }
 
 type cachedScope struct {
@@ -57,18 +58,10 @@ func (d *PolicyDecider) SetCapabilities(caps []*Capability) {
 	defer d.mu.Unlock()
 	d.caps = caps
 	d.byID = map[string][]*Capability{}
-	merged := map[string]int{}
-	var pcs []policy.Capability
 	for _, c := range caps {
 		d.byID[c.ID()] = append(d.byID[c.ID()], c)
-		pc := toPolicy(c)
-		if i, ok := merged[c.ID()]; ok {
-			pcs[i] = moreSevere(pcs[i], pc)
-			continue
-		}
-		merged[c.ID()] = len(pcs)
-		pcs = append(pcs, pc)
 	}
+	pcs := policyRecords(caps)
 	if err := d.Engine.SetCapabilities(pcs); err != nil {
 		// A capability the engine refuses must not become callable.
 		if d.Logger != nil {
@@ -77,6 +70,32 @@ func (d *PolicyDecider) SetCapabilities(caps []*Capability) {
 		_ = d.Engine.SetCapabilities(nil)
 	}
 	d.gen.Add(1)
+}
+
+// PolicyCapabilities returns the policy records of the skills' offered
+// capabilities (approved, not blocked), exactly as the gateway hands them
+// to the policy engine: what `skillgate policy test` decides against.
+func PolicyCapabilities(skills []Skill) []policy.Capability {
+	snap, _ := build(skills)
+	return policyRecords(snap.caps)
+}
+
+// policyRecords converts capabilities to policy records, one per
+// extension/capability: when two skills declare the same one, policy sees
+// it once with the most severe metadata of the two.
+func policyRecords(caps []*Capability) []policy.Capability {
+	merged := map[string]int{}
+	var pcs []policy.Capability
+	for _, c := range caps {
+		pc := toPolicy(c)
+		if i, ok := merged[c.ID()]; ok {
+			pcs[i] = moreSevere(pcs[i], pc)
+			continue
+		}
+		merged[c.ID()] = len(pcs)
+		pcs = append(pcs, pc)
+	}
+	return pcs
 }
 
 // Invalidate drops the cached scopes, after policies or grants changed.
@@ -136,6 +155,40 @@ func principalOf(p session.Principal) policy.Principal {
 	return policy.Principal{Tenant: p.Tenant, Agent: p.Agent, Tier: p.Tier}
 }
 
+// principal is p as policy sees it: with its parent when p is a sub-agent.
+func (d *PolicyDecider) principal(p session.Principal) policy.Principal {
+	pp := principalOf(p)
+	if parent, ok := d.parents.Load(pp.ID()); ok {
+		pp.Parent = parent.(string)
+	}
+	return pp
+}
+
+// Delegate makes child a sub-agent of parent that may use the forwarded
+// capabilities ("extension/capability"), within parent's scope: see
+// [policy.Engine.Delegate]. A forward outside the parent's scope is
+// dropped, never an error; the child's tier may not be above the
+// parent's. It returns the child's resulting scope.
+func (d *PolicyDecider) Delegate(parent, child session.Principal, forwarded []string) (policy.Scope, error) {
+	refs := make([]policy.CapabilityRef, 0, len(forwarded))
+	for _, f := range forwarded {
+		r, err := policy.ParseCapabilityRef(f)
+		if err != nil {
+			return policy.Scope{}, err
+		}
+		refs = append(refs, r)
+	}
+	pc := principalOf(child)
+	pc.Parent = d.principal(parent).ID()
+	scope, err := d.Engine.Delegate(d.principal(parent), pc, refs)
+	if err != nil {
+		return policy.Scope{}, err
+	}
+	d.parents.Store(pc.ID(), pc.Parent)
+	d.Invalidate()
+	return scope, nil
+}
+
 // Scope implements [Decider].
 func (d *PolicyDecider) Scope(p session.Principal) []*Capability { return d.scope(p).caps }
 
@@ -145,7 +198,7 @@ func (d *PolicyDecider) Find(p session.Principal, name string) *Capability {
 }
 
 func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
-	pp := principalOf(p)
+	pp := d.principal(p)
 	key := pp.ID() + "@" + string(p.Tier)
 	gen := d.gen.Load()
 	if v, ok := d.scopes.Load(key); ok {
@@ -174,11 +227,12 @@ func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
 // Decide implements [Decider].
 func (d *PolicyDecider) Decide(ctx context.Context, p session.Principal, sessionID string, c *Capability, args map[string]any) Decision {
 	ctx = policy.WithSession(ctx, sessionID)
-	pd := d.Engine.Evaluate(ctx, principalOf(p), c.Capability.ExtensionID, c.Capability.CapabilityID, args)
+	pp := d.principal(p)
+	pd := d.Engine.Evaluate(ctx, pp, c.Capability.ExtensionID, c.Capability.CapabilityID, args)
 	if pd.Effect == policy.RequireApproval && d.Reload != nil {
 		if err := d.Reload(ctx); err == nil {
 			d.Invalidate()
-			pd = d.Engine.Evaluate(ctx, principalOf(p), c.Capability.ExtensionID, c.Capability.CapabilityID, args)
+			pd = d.Engine.Evaluate(ctx, pp, c.Capability.ExtensionID, c.Capability.CapabilityID, args)
 		}
 	}
 	out := Decision{Reasons: make([]string, 0, len(pd.Reasons))}

@@ -51,9 +51,13 @@ func writeImport(t *testing.T, name, body string, servers map[string]any) string
 }
 
 // agent connects an MCP client to `skillgate mcp` as acme/drafter at tier.
-func (f *fixture) agent(t *testing.T, tier string) *mcp.ClientSession {
+func (f *fixture) agent(t *testing.T, tier string, extra ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(bin, "--data", f.data, "mcp", "--agent", "drafter", "--tier", tier, "--tenant", "acme")
+	agent := "drafter"
+	if len(extra) > 0 {
+		agent, extra = extra[0], extra[1:]
+	}
+	cmd := exec.Command(bin, append([]string{"--data", f.data, "mcp", "--agent", agent, "--tier", tier, "--tenant", "acme"}, extra...)...)
 	cmd.Stderr = &testWriter{t: t, prefix: "skillgate mcp: "}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -115,8 +119,12 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 	if err := os.WriteFile(filepath.Join(f.data, "policies", "files.cedar"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out := f.run(t, "policy", "check"); !strings.Contains(out, "2") {
-		t.Logf("policy check: %s", out)
+	f.run(t, "policy", "check")
+	// policy test replays a call against the installed capabilities.
+	code, out, _ := f.runCode(t, nil, "policy", "test", "--principal", `Agent::"acme/drafter"`, "--tier", "T3",
+		"--capability", "fs/write_file", "--args", `{"path": "`+filepath.Join(files, "outside.txt")+`"}`)
+	if code != 1 || !strings.Contains(out, "→ deny") || !strings.Contains(out, "constraint") {
+		t.Fatalf("policy test: %d %q", code, out)
 	}
 
 	cs := f.agent(t, "T3")
@@ -158,7 +166,6 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 	run(steps)
 	// The denial names the constraint and the argument.
 	got, _ := call(t, "files__write_file", map[string]any{"path": filepath.Join(files, "outside.txt"), "content": "x"})
-	t.Logf("denial: %s", got)
 	if !strings.Contains(got, "pathGlobs") || !strings.Contains(got, "write-in-allowed") {
 		t.Fatalf("denial does not say why: %q", got)
 	}
@@ -188,10 +195,38 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 			t.Fatalf("T4 sees %s", n)
 		}
 	}
+	// A sub-agent gets what was forwarded, within its parent's scope: the
+	// forwards its parent could not use itself are dropped.
+	scout := f.agent(t, "T3", "scout", "--parent", "acme/drafter", "--parent-tier", "T3",
+		"--forward", "fs/read_text_file,mem/delete_entities,fs/move_file,ev/echo")
+	var capTools []string
+	for _, n := range toolNames(t, scout) {
+		if !slices.Contains([]string{"skill_list", "load_skill", "unload_skill", "ls", "read_file", "grep", "glob", "write_file", "edit_file"}, n) {
+			capTools = append(capTools, n)
+		}
+	}
+	if strings.Join(capTools, ",") != "read_text_file" {
+		t.Fatalf("sub-agent tools: %v", capTools)
+	}
+	scoutCall := caller(scout)
+	if got, isErr := scoutCall(t, "read_text_file", map[string]any{"path": filepath.Join(allowed, "seed.txt")}); isErr || !strings.Contains(got, "semilla") {
+		t.Fatalf("sub-agent read: %v %q", isErr, got)
+	}
+	// Outside its scope a tool does not exist for it.
+	if _, err := scout.CallTool(context.Background(), &mcp.CallToolParams{Name: "files__write_file", Arguments: map[string]any{"path": filepath.Join(allowed, "x.txt"), "content": "x"}}); err == nil || !strings.Contains(err.Error(), `unknown tool "files__write_file"`) {
+		t.Fatalf("sub-agent write: %v", err)
+	}
+	scout.Close()
+	// A sub-agent may not rank above its parent.
+	code, _, errs := f.runCode(t, nil, "mcp", "--agent", "boss", "--tier", "T1", "--tenant", "acme", "--parent", "acme/drafter", "--parent-tier", "T3")
+	if code != 2 || !strings.Contains(errs, "delegation refused") {
+		t.Fatalf("sub-agent above its parent: %d %q", code, errs)
+	}
+
 	cs.Close() // the gateway flushes its audit records on exit
 
 	// Every decision is in the audit log, and the log verifies.
-	out := f.run(t, "audit", "query", "--action", "capability.invoke", "--json")
+	out = f.run(t, "audit", "query", "--action", "capability.invoke", "--json")
 	var decisions []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var r struct {
@@ -211,6 +246,7 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 		"files#fs/write_file allow",
 		"files#fs/write_file require_approval",
 		"memory#mem/create_entities allow",
+		"files#fs/read_text_file allow",
 	}
 	if !slices.Equal(decisions, want) {
 		t.Fatalf("audit decisions:\n%s\nwant\n%s", strings.Join(decisions, "\n"), strings.Join(want, "\n"))
@@ -226,7 +262,7 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 		t.Fatal(err)
 	}
 	db.Close()
-	code, _, errs := f.runCode(t, nil, "audit", "verify")
+	code, _, errs = f.runCode(t, nil, "audit", "verify")
 	if code != 1 || !strings.Contains(errs, "audit log tampered: record ") {
 		t.Fatalf("verify after an edit: %d %q", code, errs)
 	}

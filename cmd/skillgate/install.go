@@ -15,7 +15,6 @@ import (
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
-	"github.com/skillgate/skillgate/server"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -313,17 +312,4 @@ func (m *Main) enableImported(ctx context.Context, name string, enable, asJSON b
 		return true, installErr(err)
 	}
 	return true, m.reviewOut(r, asJSON)
-}
-
-// mountInstalls serves the install API of the data directory on srv.
-func (m *Main) mountInstalls(ctx context.Context, srv *server.Server, db *sqlite.DB) error {
-	svc, err := m.newInstallService(db)
-	if err != nil {
-		return err
-	}
-	if _, err := svc.Recover(ctx); err != nil {
-		return err
-	}
-	srv.MountInstalls(svc)
-	return nil
 }

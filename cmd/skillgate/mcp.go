@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
@@ -25,8 +26,10 @@ func (nopWriteCloser) Close() error { return nil }
 func (m *Main) mcpCommand() *cobra.Command {
 	var pf principalFlags
 	var sf storageFlags
+	var parent, parentTier string
+	var forward []string
 	c := &cobra.Command{
-		Use:   "mcp --agent ID --tier T3 [--tenant T] [--session ID]",
+		Use:   "mcp --agent ID --tier T3 [--tenant T] [--session ID] [--parent TENANT/AGENT --parent-tier T2 --forward EXT/CAP,...]",
 		Short: "Serve one agent over MCP on stdin/stdout",
 		Long: `Serve one agent session over MCP on stdin and stdout (what Claude Code, Codex
 and deepagents' MCP adapters launch). The principal comes from the flags or
@@ -37,7 +40,13 @@ pass it again to resume the loaded skills and /workspace).
 Tools: skill_list, load_skill, unload_skill, ls, read_file, grep, glob,
 write_file, edit_file. Prompt: skills. Resources: skillgate://disclosure,
 skillgate://session. The agent sees only skills its tier may invoke. The
-registry is read as 'skillgate scan' left it.`,
+registry is read as 'skillgate scan' left it.
+
+Capabilities of enabled installed skills that the agent's scope allows are
+listed as tools too (see docs/policy.md); every call is decided by policy
+and audited. A sub-agent is started with --parent, --parent-tier and
+--forward: its scope is what was forwarded, intersected with its parent's
+scope, the registry and the policy; its tier may not be above its parent's.`,
 		Example: "  skillgate mcp --agent drafter --tier T3 --tenant acme\n  SKILLGATE_AGENT=drafter SKILLGATE_TIER=T3 skillgate mcp --session 7f3a",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,6 +60,13 @@ registry is read as 'skillgate scan' left it.`,
 				return err
 			}
 			defer d.close()
+			if parent != "" {
+				if err := m.delegate(d, p, parent, parentTier, forward); err != nil {
+					return err
+				}
+			} else if len(forward) > 0 || parentTier != "" {
+				return usageErr("--forward and --parent-tier need --parent")
+			}
 			defer d.startWatch(ctx, time.Second)()
 			conn, err := d.gw.Connect(ctx, p, pf.session, nil)
 			if err != nil {
@@ -67,7 +83,28 @@ registry is read as 'skillgate scan' left it.`,
 	}
 	m.addPrincipalFlags(c, &pf)
 	m.addStorageFlags(c, &sf)
+	c.Flags().StringVar(&parent, "parent", "", "run as a sub-agent of this agent (TENANT/AGENT)")
+	c.Flags().StringVar(&parentTier, "parent-tier", "", "the parent agent's tier, T0–T4 (with --parent)")
+	c.Flags().StringSliceVar(&forward, "forward", nil, "capabilities the parent forwards to the sub-agent, EXT/CAP,… (with --parent)")
 	return c
+}
+
+// delegate registers the session's principal as a sub-agent of parent.
+func (m *Main) delegate(d *gatewayDeps, child session.Principal, parent, parentTier string, forward []string) error {
+	tenant, agent, err := policy.ParsePrincipalID(parent)
+	if err != nil {
+		return usageErr("--parent: %v", err)
+	}
+	t, err := skill.ParseAgentTier(parentTier)
+	if err != nil {
+		return usageErr("--parent-tier: %v", err)
+	}
+	scope, err := d.decider.Delegate(session.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
+	if err != nil {
+		return usageErr("delegation refused: %v", err)
+	}
+	fmt.Fprintf(m.Stderr, "skillgate mcp: sub-agent %s of %s with %d of %d forwarded capabilities\n", child, parent, len(scope.Entries), len(forward))
+	return nil
 }
 
 // sessionErr turns refusals of a session into exit-code-1 failures with

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -37,11 +38,11 @@ func (m *Main) openPolicy(ctx context.Context) (*policy.Engine, *sqlite.DB, erro
 }
 
 // capabilitySource is where `policy test` gets the registry's capability
-// records: the --capabilities file when given, else none. The gateway
-// wiring replaces the fallback with the registry's installed manifests.
+// records: the --capabilities file when given, else the enabled installed
+// skills, exactly as the gateway projects them.
 func (m *Main) capabilitySource(file string) (policy.CapabilitySource, error) {
 	if file == "" {
-		return policy.Capabilities(nil), nil
+		return installedCapabilities{m}, nil
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -431,4 +432,21 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// installedCapabilities reads the enabled installed skills' capabilities.
+type installedCapabilities struct{ m *Main }
+
+// Capabilities implements policy.CapabilitySource.
+func (ic installedCapabilities) Capabilities(ctx context.Context) ([]policy.Capability, error) {
+	svc, closeFn, err := ic.m.openInstalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	skills, err := broker.LoadInstalled(svc)(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return broker.PolicyCapabilities(skills), nil
 }

@@ -67,9 +67,8 @@ Rescans cover --root, else the roots the registry was last scanned with.`,
 			if err != nil {
 				return err
 			}
-			if err := m.mountInstalls(ctx, srv, d.db); err != nil {
-				return err
-			}
+			srv.MountInstalls(d.installs)
+			srv.MountPolicy(d.engine)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
