@@ -13,8 +13,6 @@ package gatewaybench
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,32 +21,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/bench/internal/benchbin"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "skillgate-gatewaybench-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "skillgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/skillgate")
-	build.Dir = filepath.Join("..", "..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "gatewaybench: go build:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(benchbin.Main(m, filepath.Join("..", ".."), &bin))
 }
 
 func memoryServer(b *testing.B) (node, entry string) {

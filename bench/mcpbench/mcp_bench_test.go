@@ -10,7 +10,6 @@ package mcpbench
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,32 +20,14 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/bench/internal/benchbin"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		os.Exit(m.Run()) // no benchmark asked for: nothing to build
-	}
-	dir, err := os.MkdirTemp("", "skillgate-mcpbench-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "skillgate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/skillgate")
-	build.Dir = filepath.Join("..", "..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "mcpbench: go build:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(benchbin.Main(m, filepath.Join("..", ".."), &bin))
 }
 
 // hundredKB is about 100 KB of text in 2,000 lines (the default read

@@ -172,6 +172,26 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
+// auditQuery opens the log and runs the query the flags describe, adjusted
+// by tweak. The caller closes the store.
+func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*audit.Filter)) (*sqlite.DB, audit.Filter, []audit.Record, error) {
+	q, err := f.filter(time.Now())
+	if err != nil {
+		return nil, q, nil, err
+	}
+	tweak(&q)
+	db, err := m.openAudit(ctx)
+	if err != nil {
+		return nil, q, nil, err
+	}
+	rs, err := db.Query(ctx, q)
+	if err != nil {
+		db.Close()
+		return nil, q, nil, err
+	}
+	return db, q, rs, nil
+}
+
 func (m *Main) auditTailCommand() *cobra.Command {
 	var f auditFilterFlags
 	var follow bool
@@ -180,20 +200,11 @@ func (m *Main) auditTailCommand() *cobra.Command {
 		Short: "Print the last audit records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := f.filter(time.Now())
-			if err != nil {
-				return err
-			}
-			q.Last = true
-			db, err := m.openAudit(cmd.Context())
+			db, q, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) { q.Last = true })
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			rs, err := db.Query(cmd.Context(), q)
-			if err != nil {
-				return err
-			}
 			last := int64(0)
 			if len(rs) > 0 {
 				last = rs[len(rs)-1].Seq
@@ -238,20 +249,11 @@ func (m *Main) auditQueryCommand() *cobra.Command {
 		Short: "Print the audit records matching filters, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := f.filter(time.Now())
-			if err != nil {
-				return err
-			}
-			q.AfterSeq = after
-			db, err := m.openAudit(cmd.Context())
+			db, _, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) { q.AfterSeq = after })
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			rs, err := db.Query(cmd.Context(), q)
-			if err != nil {
-				return err
-			}
 			printAudit(m.Stdout, rs, f.asJSON)
 			return nil
 		},
