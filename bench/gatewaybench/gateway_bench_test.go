@@ -66,7 +66,11 @@ func viaSkillgate(b *testing.B, node, entry, memFile string) *mcp.ClientSession 
 			b.Fatalf("skillgate %v: %v\n%s", args, err, out)
 		}
 	}
-	return connect(b, exec.Command(bin, "--data", data, "mcp", "--agent", "bench", "--tier", "T1", "--tenant", "bench"))
+	cmd := exec.Command(bin, "--data", data, "mcp", "--agent", "bench", "--tier", "T1", "--tenant", "bench")
+	if p := os.Getenv("SKILLGATE_BENCH_CPUPROFILE"); p != "" {
+		cmd.Env = append(os.Environ(), "SKILLGATE_CPUPROFILE="+p)
+	}
+	return connect(b, cmd)
 }
 
 func BenchmarkGateway(b *testing.B) {
