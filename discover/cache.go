@@ -3,6 +3,8 @@ package discover
 import (
 	"io/fs"
 	"strings"
+
+	"github.com/skillgate/skillgate/store"
 )
 
 // Listing is a directory's entries as they were when the directory had
@@ -10,12 +12,11 @@ import (
 // directory's modification time, so a listing whose MTime still matches
 // can stand in for reading the directory again. Files are still stat'ed on
 // every walk: editing a file in place does not touch its directory.
-type Listing struct {
-	MTime int64 // nanoseconds since the epoch
-	// Entries encodes the entries: per entry a type byte ('d' directory,
-	// 'f' regular file, 'l' link, 'o' other), the name, and a NUL byte.
-	Entries string
-}
+//
+// Entries encodes the entries: per entry a type byte ('d' directory, 'f'
+// regular file, 'l' link, 'o' other), the name, and a NUL byte. Listing is
+// the store's record, so the listings a store keeps are a Cache as they are.
+type Listing = store.Listing
 
 // Cache holds listings by absolute directory path.
 type Cache map[string]Listing

@@ -156,7 +156,13 @@ type Result struct {
 	// roots are often absent).
 	Missing bool
 	// Listings are the directory listings a later WalkCached may reuse.
+	// When every listing came unchanged from the cache given to
+	// WalkCached, it is that cache itself.
 	Listings Cache
+	// Reused counts the Listings taken unchanged from the given cache: when
+	// it equals both len(Listings) and the cache's size, the listings are
+	// the same as the cache's.
+	Reused int
 }
 
 // ErrNotDir means a root exists but is not a directory.
@@ -170,46 +176,135 @@ const walkWorkers = 4
 type dirRead struct {
 	entries []entry
 	listing *Listing
+	reused  bool // listing is the cached one
 	err     error
+	// skill is the directory's skill file name, if it is a skill, and
+	// kids the paths of its entries (see paths), made by the worker that
+	// read it.
+	skill string
+	kids  []kid
 }
 
-// readLevel reads the directories of one breadth-first level in parallel;
-// results keep the level's order, so the walk stays deterministic.
-func readLevel(ctx context.Context, level []queued, cache Cache, now int64) ([]dirRead, error) {
-	out := make([]dirRead, len(level))
+// kid holds the paths of one directory entry: absolute, relative to the
+// root and relative to its skill tree. Files need only the last.
+type kid struct {
+	abs, rel, treeRel string
+}
+
+// paths fills the skill file name and the entry paths of the directory q.
+func (d *dirRead) paths(q queued) {
+	d.skill = skillFile(d.entries)
+	treeRel := q.treeRel
+	if d.skill != "" && q.rel != "." {
+		treeRel = "" // a nested skill starts a tree of its own
+	}
+	d.kids = make([]kid, len(d.entries))
+	for i := range d.entries {
+		e := &d.entries[i]
+		if skill.Skip(e.name) || e.isSymlink() {
+			continue
+		}
+		k := &d.kids[i]
+		k.treeRel = e.name
+		if treeRel != "" {
+			k.treeRel = treeRel + "/" + e.name
+		}
+		if !e.isDir() {
+			continue
+		}
+		k.abs = joinName(q.abs, e.name)
+		k.rel = e.name
+		if q.rel != "." {
+			k.rel = q.rel + "/" + e.name
+		}
+	}
+}
+
+// joinName is filepath.Join(dir, name) for a clean absolute dir and a name
+// that is one path element.
+func joinName(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+// levelRead is one breadth-first level being read in parallel. Results
+// keep the level's order, so the walk stays deterministic, and the walk
+// takes each as soon as it and those before it are read.
+type levelRead struct {
+	ctx   context.Context
+	out   []dirRead
+	ready []chan struct{} // per batch of readBatch directories, closed when all are read
+	left  []atomic.Int32  // per batch, directories still to read
+	wg    sync.WaitGroup
+}
+
+// readBatch is how many directories the walk waits for at once.
+const readBatch = 64
+
+// readLevel starts reading the directories of one level.
+func readLevel(ctx context.Context, dr dirReader, level []queued, cache Cache, now int64) *levelRead {
+	lr := &levelRead{ctx: ctx, out: make([]dirRead, len(level))}
 	read := func(i int) {
 		q := level[i]
 		var cached *Listing
 		if l, ok := cache[q.abs]; ok {
 			cached = &l
 		}
-		es, l, err := readDirCached(q.abs, needStat(q.owner >= 0, q.rel == "."), cached, now)
-		out[i] = dirRead{entries: es, listing: l, err: err}
+		es, l, err := dr.readDirCached(q.abs, needStat(q.owner >= 0, q.rel == "."), cached, now)
+		lr.out[i] = dirRead{entries: es, listing: l, reused: l != nil && l == cached, err: err}
+		if err == nil {
+			lr.out[i].paths(q)
+		}
 	}
 	if len(level) < 8 {
 		for i := range level {
 			read(i)
 		}
-		return out, ctx.Err()
+		return lr
 	}
-	var wg sync.WaitGroup
+	nb := (len(level) + readBatch - 1) / readBatch
+	lr.ready = make([]chan struct{}, nb)
+	lr.left = make([]atomic.Int32, nb)
+	for b := range lr.ready {
+		lr.ready[b] = make(chan struct{})
+		lr.left[b].Store(int32(min(readBatch, len(level)-b*readBatch)))
+	}
 	var next atomic.Int64
 	for w := 0; w < walkWorkers; w++ {
-		wg.Add(1)
+		lr.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer lr.wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(level) || ctx.Err() != nil {
 					return
 				}
 				read(i)
+				if lr.left[i/readBatch].Add(-1) == 0 {
+					close(lr.ready[i/readBatch])
+				}
 			}
 		}()
 	}
-	wg.Wait()
-	return out, ctx.Err()
+	return lr
 }
+
+// get waits until directory i of the level is read and returns it.
+func (lr *levelRead) get(i int) (*dirRead, error) {
+	if lr.ready != nil && i%readBatch == 0 {
+		select {
+		case <-lr.ready[i/readBatch]:
+		case <-lr.ctx.Done():
+			return nil, lr.ctx.Err()
+		}
+	}
+	return &lr.out[i], lr.ctx.Err()
+}
+
+// wait waits for the level's readers to stop.
+func (lr *levelRead) wait() { lr.wg.Wait() }
 
 // maxTreeDepth bounds how deep a skill's own directories may nest.
 const maxTreeDepth = 16
@@ -232,6 +327,10 @@ func Walk(ctx context.Context, root Root, lim Limits) (*Result, error) {
 // [Listing]); Result.Listings holds the listings to keep for the next one.
 func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Result, error) {
 	res := &Result{Root: root, Listings: Cache{}}
+	// Listings read now, and the paths of those reused from cache: when
+	// nothing changed, Result.Listings is cache itself, not a copy.
+	fresh := Cache{}
+	var reused []string
 	now := time.Now().UnixNano()
 	abs, err := filepath.Abs(root.Path)
 	if err != nil {
@@ -251,23 +350,29 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 	case !fi.IsDir():
 		return nil, fmt.Errorf("root %s: %w", abs, ErrNotDir)
 	}
+	dr := newDirReader(abs)
+	defer dr.close()
 	level := []queued{{abs: abs, rel: ".", owner: -1}}
 	treeDirs := map[int]int{}
 	enqueued := 1 // directories outside skill trees queued so far, root included
 	var depthNoted, dirsNoted bool
-	for len(level) > 0 {
-		reads, err := readLevel(ctx, level, cache, now)
-		if err != nil {
-			return nil, err
-		}
-		for li := range level {
-			if l := reads[li].listing; l != nil {
-				res.Listings[level[li].abs] = *l
-			}
-		}
+	// walkLevel takes the directories of one level as they are read, in
+	// order, and returns the next level.
+	walkLevel := func(lr *levelRead, level []queued) ([]queued, error) {
 		var queue []queued
 		for li, q := range level {
-			entries, err := reads[li].entries, reads[li].err
+			rd, err := lr.get(li)
+			if err != nil {
+				return nil, err
+			}
+			if l := rd.listing; l != nil {
+				if rd.reused {
+					reused = append(reused, q.abs)
+				} else {
+					fresh[q.abs] = *l
+				}
+			}
+			entries, err := rd.entries, rd.err
 			res.Dirs++
 			if err != nil {
 				msg := fmt.Sprintf("cannot read directory %s: %v", q.abs, unwrap(err))
@@ -278,8 +383,8 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 				}
 				continue
 			}
-			owner, treeRel, treeDep := q.owner, q.treeRel, q.treeDep
-			name := skillFile(entries)
+			owner, treeDep := q.owner, q.treeDep
+			name := rd.skill
 			if name != "" && q.rel == "." {
 				res.Notes = append(res.Notes, fmt.Sprintf("root %s is itself a skill; skills are found in the subdirectories of a root, so give its parent directory as the root", abs))
 			}
@@ -292,26 +397,20 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 					FileName: name,
 					Category: category(q.rel),
 				})
-				owner, treeRel, treeDep = len(res.Candidates)-1, "", 0
+				owner, treeDep = len(res.Candidates)-1, 0
 			}
-			for _, e := range entries {
+			for ei := range entries {
+				e := &entries[ei]
 				name := e.name
 				if skill.Skip(name) {
 					continue
 				}
-				childAbs := filepath.Join(q.abs, name)
 				if e.isSymlink() {
-					res.Notes = append(res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", childAbs))
+					res.Notes = append(res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", filepath.Join(q.abs, name)))
 					continue
 				}
-				rel := name
-				if q.rel != "." {
-					rel = q.rel + "/" + name
-				}
-				childTreeRel := name
-				if treeRel != "" {
-					childTreeRel = treeRel + "/" + name
-				}
+				kid := &rd.kids[ei]
+				childAbs, rel, childTreeRel := kid.abs, kid.rel, kid.treeRel
 				switch {
 				case e.isDir() && owner >= 0:
 					if treeDep+1 > maxTreeDepth || treeDirs[owner] >= lim.MaxTreeDirs {
@@ -341,7 +440,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: -1})
 				case e.isRegular() && owner >= 0:
 					if e.statErr != nil {
-						res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", childAbs, e.statErr))
+						res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", joinName(q.abs, name), e.statErr))
 						continue
 					}
 					c := &res.Candidates[owner]
@@ -349,18 +448,62 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 				}
 			}
 		}
+		return queue, nil
+	}
+	for len(level) > 0 {
+		lr := readLevel(ctx, dr, level, cache, now)
+		queue, err := walkLevel(lr, level)
+		lr.wait()
+		if err != nil {
+			return nil, err
+		}
 		level = queue
 	}
+	finish(res.Candidates, lim.Tree)
+	res.Reused = len(reused)
+	if cache != nil && len(fresh) == 0 && len(reused) == len(cache) {
+		res.Listings = cache
+	} else {
+		res.Listings = make(Cache, len(reused)+len(fresh))
+		for _, p := range reused {
+			res.Listings[p] = cache[p]
+		}
+		for p, l := range fresh {
+			res.Listings[p] = l
+		}
+	}
+	return res, nil
+}
 
-	for i := range res.Candidates {
-		c := &res.Candidates[i]
+// finish sorts each candidate's files, checks its tree limits and computes
+// its fingerprint, on several goroutines when there are many.
+func finish(cs []Candidate, lim skill.TreeLimits) {
+	one := func(c *Candidate) {
 		skill.SortFiles(c.Files)
 		if c.Problem == "" {
-			c.checkLimits(lim.Tree)
+			c.checkLimits(lim)
 		}
 		c.Fingerprint = fingerprint(c.FileName, c.Files)
 	}
-	return res, nil
+	if len(cs) < 256 {
+		for i := range cs {
+			one(&cs[i])
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	per := (len(cs) + walkWorkers - 1) / walkWorkers
+	for start := 0; start < len(cs); start += per {
+		part := cs[start:min(start+per, len(cs))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range part {
+				one(&part[i])
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func (c *Candidate) problem(msg string) {

@@ -3,6 +3,7 @@ package discover
 import (
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -20,29 +21,80 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &
 // of a no-change rescan. The directory is opened with O_NOFOLLOW: a link
 // swapped in for a directory is refused, never followed.
 func readDir(path string, stat func([]entry) bool) ([]entry, error) {
-	es, _, err := readDirCached(path, stat, nil, 0)
+	es, _, err := dirReader{}.readDirCached(path, stat, nil, 0)
 	return es, err
+}
+
+// dirReader reads the directories of one walk.
+type dirReader struct {
+	// rootfd, when hasRoot, is the walk's root opened as a path: the
+	// directories and files under it are opened and stat'ed relative to it,
+	// which saves resolving the root's own path again on each of the tens
+	// of thousands of calls (and the root cannot be swapped mid-walk).
+	rootfd  int
+	root    string
+	hasRoot bool
+}
+
+// newDirReader returns the dirReader for a walk of root, a clean absolute
+// path; close releases it.
+func newDirReader(root string) dirReader {
+	var r dirReader
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return r // the walk reports the root's problem when it reads it
+	}
+	r.rootfd, r.root, r.hasRoot = fd, root, true
+	return r
+}
+
+// close releases the root.
+func (r dirReader) close() {
+	if r.hasRoot {
+		unix.Close(r.rootfd)
+	}
+}
+
+// at returns the directory file descriptor and path to reach the absolute
+// path p: relative to the root when p is under it.
+func (r dirReader) at(p string) (int, string) {
+	if r.hasRoot && strings.HasPrefix(p, r.root) {
+		switch rest := p[len(r.root):]; {
+		case rest == "":
+			return r.rootfd, "."
+		case rest[0] == '/':
+			return r.rootfd, rest[1:]
+		case strings.HasSuffix(r.root, "/"): // the root is "/"
+			return r.rootfd, rest
+		}
+	}
+	return unix.AT_FDCWD, p
 }
 
 // readDirCached is readDir that reuses cached when the directory's
 // modification time still matches it (one stat instead of an open, two
 // getdents and a close), and returns the listing to cache now, or nil when
 // the directory changed too recently to be cached safely.
-func readDirCached(path string, stat func([]entry) bool, cached *Listing, now int64) ([]entry, *Listing, error) {
+func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *Listing, now int64) ([]entry, *Listing, error) {
+	dirfd, rel := r.at(path)
 	if cached != nil {
 		var st unix.Stat_t
-		if err := unix.Fstatat(unix.AT_FDCWD, path, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
+		if err := unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
 			st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mtim.Nano() == cached.MTime {
 			es := decodeEntries(cached.Entries)
 			if stat(es) {
+				prefix := rel + "/"
+				if rel == "." {
+					prefix = ""
+				}
 				statFiles(es, func(name string, st *unix.Stat_t) error {
-					return unix.Fstatat(unix.AT_FDCWD, path+"/"+name, st, unix.AT_SYMLINK_NOFOLLOW)
+					return unix.Fstatat(dirfd, prefix+name, st, unix.AT_SYMLINK_NOFOLLOW)
 				})
 			}
 			return es, cached, nil
 		}
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := unix.Openat(dirfd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,8 +10,17 @@ import (
 	"github.com/skillgate/skillgate/skill"
 )
 
+// dirReader reads the directories of one walk.
+type dirReader struct{}
+
+// newDirReader returns the dirReader for a walk of root.
+func newDirReader(string) dirReader { return dirReader{} }
+
+// close releases the dirReader.
+func (dirReader) close() {}
+
 // readDirCached lists the directory; this platform keeps no cache.
-func readDirCached(path string, stat func([]entry) bool, _ *Listing, _ int64) ([]entry, *Listing, error) {
+func (dirReader) readDirCached(path string, stat func([]entry) bool, _ *Listing, _ int64) ([]entry, *Listing, error) {
 	es, err := readDir(path, stat)
 	return es, nil, err
 }

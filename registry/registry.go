@@ -4,6 +4,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,9 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/discover"
@@ -110,8 +114,11 @@ type ScanReport struct {
 	Shadowed   []Shadow    `json:"shadowed"`
 	Rejections []Rejection `json:"rejections"`
 	DurationMS float64     `json:"duration_ms"`
-	// Phases splits DurationMS: walking the roots, reading, parsing and
-	// hashing changed skills, and writing the index.
+	// Phases splits DurationMS: walking the roots (with reading the
+	// cached listings), reading, parsing and hashing changed skills, and
+	// writing the index. The index is written while skills are parsed, so
+	// IndexMS is only what remains once the last skill is parsed (mostly
+	// the commit).
 	Phases struct {
 		WalkMS  float64 `json:"walk_ms"`
 		ParseMS float64 `json:"parse_ms"`
@@ -134,24 +141,31 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	}
 	rep := &ScanReport{Shadowed: []Shadow{}, Rejections: []Rejection{}}
 	var scans []store.RootScan
+	var kept []map[string]store.Ref    // per scan, the refs it leaves untouched
+	var changes [][]discover.Candidate // per scan, what to parse
 	seen := map[string]bool{}
-	var walkD, parseD time.Duration
+	var walkD time.Duration
 	for i, root := range roots {
 		t0 := time.Now()
 		abs, err := filepath.Abs(root.Path)
 		if err != nil {
 			return nil, err
 		}
+		// The current versions are read while the listings are read and
+		// the walk runs.
+		refsc := make(chan refsResult, 1)
+		go func() {
+			refs, err := r.store.Refs(ctx, abs)
+			refsc <- refsResult{refs, err}
+		}()
 		old, err := r.store.Listings(ctx, abs)
 		if err != nil {
+			<-refsc
 			return nil, err
 		}
-		cache := make(discover.Cache, len(old))
-		for p, l := range old {
-			cache[p] = discover.Listing{MTime: l.MTime, Entries: l.Entries}
-		}
-		res, err := discover.WalkCached(ctx, root, r.opts.Limits, cache)
+		res, err := discover.WalkCached(ctx, root, r.opts.Limits, old)
 		walkD += time.Since(t0)
+		rf := <-refsc
 		if err != nil {
 			return nil, err
 		}
@@ -162,47 +176,79 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			continue
 		}
 		seen[res.Root.Path] = true
-		refs, err := r.store.Refs(ctx, res.Root.Path)
+		refs, err := rf.refs, rf.err
 		if err != nil {
 			return nil, err
 		}
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Position: i, Notes: res.Notes}
-		sc.PutListings, sc.GoneListings = listingChanges(old, res.Listings)
+		if res.Reused != len(res.Listings) || len(old) != len(res.Listings) {
+			sc.PutListings, sc.GoneListings = listingChanges(old, res.Listings)
+		}
 		var changed []discover.Candidate
-		found := make(map[string]bool, len(res.Candidates))
+		known := 0 // candidates with a ref; directories are distinct
 		for _, c := range res.Candidates {
-			found[c.Dir] = true
-			if ref, ok := refs[c.Dir]; ok && ref.Fingerprint == c.Fingerprint {
+			ref, ok := refs[c.Dir]
+			if ok {
+				known++
+			}
+			if ok && ref.Fingerprint == c.Fingerprint {
 				rep.Unchanged++
 				continue
 			}
 			changed = append(changed, c)
 		}
-		for dir := range refs {
-			if !found[dir] {
-				sc.Gone = append(sc.Gone, dir)
+		if known < len(refs) {
+			found := make(map[string]bool, len(res.Candidates))
+			for _, c := range res.Candidates {
+				found[c.Dir] = true
+			}
+			for dir := range refs {
+				if !found[dir] {
+					sc.Gone = append(sc.Gone, dir)
+				}
 			}
 		}
 		sort.Strings(sc.Gone)
 		rep.Removed += len(sc.Gone)
-		t1 := time.Now()
-		sc.Upserts, err = r.parseAll(ctx, res.Root.Path, changed, progress)
-		parseD += time.Since(t1)
-		if err != nil {
-			return nil, err
-		}
 		rep.Parsed += len(changed)
 		scans = append(scans, sc)
+		changes = append(changes, changed)
+		kept = append(kept, refs)
 	}
-	t2 := time.Now()
-	if err := r.store.ApplyScans(ctx, scans); err != nil {
-		return nil, err
-	}
-	rep.Phases.WalkMS, rep.Phases.ParseMS, rep.Phases.IndexMS = ms(walkD), ms(parseD), ms(time.Since(t2))
-	all, err := r.store.Versions(ctx, store.Filter{Summary: true})
+	// The report is computed while the scan is committed, when it can be
+	// computed without the store.
+	var all []store.Version
+	var ok bool
+	parseD, indexD, err := r.record(ctx, scans, changes, progress, func() {
+		if all, ok = applied(scans, kept); ok {
+			summarize(rep, all)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
+	rep.Phases.WalkMS, rep.Phases.ParseMS, rep.Phases.IndexMS = ms(walkD), ms(parseD), ms(indexD)
+	if !ok {
+		if all, err = r.store.Versions(ctx, store.Filter{Summary: true}); err != nil {
+			return nil, err
+		}
+		summarize(rep, all)
+	}
+	rep.DurationMS = ms(time.Since(start))
+	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
+		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
+	return rep, nil
+}
+
+// refsResult is what Store.Refs returned.
+type refsResult struct {
+	refs map[string]store.Ref
+	err  error
+}
+
+// summarize fills the counts, rejections and shadowing of rep from the
+// current versions, in the store's order.
+func summarize(rep *ScanReport, all []store.Version) {
 	rep.Skills = len(all)
 	for _, v := range all {
 		if v.Valid {
@@ -221,19 +267,114 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		rep.Rejections = append(rep.Rejections, rej)
 	}
 	sort.Slice(rep.Rejections, func(i, j int) bool { return rep.Rejections[i].Dir < rep.Rejections[j].Dir })
-	_, rep.Shadowed = resolve(all)
-	rep.DurationMS = ms(time.Since(start))
-	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
-		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
-	return rep, nil
+	_, rep.Shadowed = resolveIndex(all)
+}
+
+// applied returns the current versions the store holds after ApplyScans,
+// in the order and with the fields of Versions with Filter.Summary that the
+// report uses (all but Rel and Enabled), computed from what the scan
+// already knows instead of read back: per root, the refs read before
+// the scan without the gone directories, and the upserts. ok is false when
+// a directory appears under two roots (nested roots), where the store's
+// answer depends on the order of its writes; the caller then asks the store.
+func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []store.Version, ok bool) {
+	// Within one root, directories are distinct by construction: refs are
+	// keyed by directory, upserts were found once, gone ones are refs.
+	var seen map[string]bool
+	if len(scans) > 1 {
+		seen = map[string]bool{}
+	}
+	claim := func(dir string) bool {
+		if seen == nil {
+			return true
+		}
+		if seen[dir] {
+			return false
+		}
+		seen[dir] = true
+		return true
+	}
+	n := 0
+	for i := range scans {
+		n += len(refs[i]) + len(scans[i].Upserts)
+	}
+	sv := versionsAt{all: make([]store.Version, 0, n), pos: make([]int, 0, n)}
+	for i, sc := range scans {
+		var gone map[string]bool
+		if len(sc.Gone)+len(sc.Upserts) > 0 {
+			gone = make(map[string]bool, len(sc.Gone)+len(sc.Upserts))
+		}
+		for _, dir := range sc.Gone {
+			if !claim(dir) {
+				return nil, false
+			}
+			gone[dir] = true
+		}
+		for _, v := range sc.Upserts {
+			if !claim(v.Dir) {
+				return nil, false
+			}
+			gone[v.Dir] = true
+			sv.all = append(sv.all, store.Version{Key: v.Key, Name: v.Name, Root: sc.Root, Scope: sc.Scope, Dir: v.Dir, Rel: v.Rel,
+				Valid: v.Valid, Current: true, Diagnostics: summaryDiagnostics(v.Valid, v.Diagnostics)})
+			sv.pos = append(sv.pos, sc.Position)
+		}
+		for dir, ref := range refs[i] {
+			if gone[dir] {
+				continue
+			}
+			if !claim(dir) {
+				return nil, false
+			}
+			sv.all = append(sv.all, store.Version{Key: ref.Key, Name: ref.Name, Root: sc.Root, Scope: sc.Scope, Dir: dir,
+				Valid: ref.Valid, Current: true, Diagnostics: summaryDiagnostics(ref.Valid, ref.Diagnostics)})
+			sv.pos = append(sv.pos, sc.Position)
+		}
+	}
+	// The store's order: key, then root position, then directory. An
+	// index is sorted rather than the versions, which are large.
+	idx := make([]int32, len(sv.all))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int {
+		a, b := &sv.all[i], &sv.all[j]
+		if c := strings.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(sv.pos[i], sv.pos[j]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Dir, b.Dir)
+	})
+	out := make([]store.Version, len(idx))
+	for k, i := range idx {
+		out[k] = sv.all[i]
+	}
+	return out, true
+}
+
+// versionsAt are versions with the position of their root.
+type versionsAt struct {
+	all []store.Version
+	pos []int
+}
+
+// summaryDiagnostics is what Filter.Summary returns as diagnostics: those
+// of a rejected version, "[]" for a valid one.
+func summaryDiagnostics(valid bool, diags json.RawMessage) json.RawMessage {
+	if valid || len(diags) == 0 {
+		return json.RawMessage("[]")
+	}
+	return diags
 }
 
 // listingChanges compares the cached listings with the walk's.
 func listingChanges(old map[string]store.Listing, now discover.Cache) (map[string]store.Listing, []string) {
 	put := map[string]store.Listing{}
 	for p, l := range now {
-		if o, ok := old[p]; !ok || o.MTime != l.MTime || o.Entries != l.Entries {
-			put[p] = store.Listing{MTime: l.MTime, Entries: l.Entries}
+		if o, ok := old[p]; !ok || o != l {
+			put[p] = l
 		}
 	}
 	var gone []string
@@ -246,49 +387,156 @@ func listingChanges(old map[string]store.Listing, now discover.Cache) (map[strin
 	return put, gone
 }
 
+// record parses the changed candidates of each scan into its Upserts and
+// records the scans in the store. When the store can take a scan as a
+// stream (store.ScanStreamer), batches of parsed skills are written while
+// the next are parsed, so the single-threaded index writes overlap the
+// parse; otherwise everything is parsed, then applied. meanwhile, if not
+// nil, runs while the scan is committed, with every Upserts filled; it
+// must not use the store. parseD is the time until the last skill was
+// parsed, indexD the rest.
+func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [][]discover.Candidate, progress Progress, meanwhile func()) (parseD, indexD time.Duration, err error) {
+	t0 := time.Now()
+	streamer, ok := r.store.(store.ScanStreamer)
+	if !ok {
+		for i := range scans {
+			if scans[i].Upserts, _, err = r.parseAll(ctx, scans[i].Root, changes[i], progress, nil); err != nil {
+				return 0, 0, err
+			}
+		}
+		t1 := time.Now()
+		if err := alongside(meanwhile, func() error { return r.store.ApplyScans(ctx, scans) }); err != nil {
+			return 0, 0, err
+		}
+		return t1.Sub(t0), time.Since(t1), nil
+	}
+	roots := make([]string, len(scans))
+	for i, sc := range scans {
+		roots[i] = sc.Root
+	}
+	w, err := streamer.BeginScan(ctx, roots)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if err != nil {
+			w.Rollback()
+		}
+	}()
+	for i := range scans {
+		if err := w.Root(ctx, scans[i]); err != nil {
+			return 0, 0, err
+		}
+		t := time.Now()
+		var parsed time.Time
+		scans[i].Upserts, parsed, err = r.parseAll(ctx, scans[i].Root, changes[i], progress, func(vs []store.Version) error {
+			return w.Upsert(ctx, vs)
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		parseD += parsed.Sub(t)
+	}
+	if err := alongside(meanwhile, w.Commit); err != nil {
+		return 0, 0, err
+	}
+	return parseD, time.Since(t0) - parseD, nil
+}
+
+// alongside runs meanwhile (when not nil) on another goroutine while f runs,
+// and returns f's error once both are done.
+func alongside(meanwhile func(), f func() error) error {
+	if meanwhile == nil {
+		return f()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		meanwhile()
+	}()
+	err := f()
+	<-done
+	return err
+}
+
+// streamBatch is how many parsed skills record hands to the store at once.
+const streamBatch = 64
+
 // parseAll parses and hashes changed candidates on a worker pool, keeping
-// their order.
-func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Candidate, progress Progress) ([]store.Version, error) {
-	out := make([]store.Version, len(cs))
+// their order. When write is not nil it is given the results in order, in
+// batches of streamBatch, from the calling goroutine while the workers
+// parse on; parseAll returns once every batch was written. A write error
+// stops the parse. parsed is when the last candidate was parsed.
+func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Candidate, progress Progress, write func([]store.Version) error) (out []store.Version, parsed time.Time, err error) {
+	out = make([]store.Version, len(cs))
 	if len(cs) == 0 {
-		return out, nil
+		return out, time.Now(), nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// ready[b] is closed when batch b is parsed; left[b] counts down to it.
+	nb := (len(cs) + streamBatch - 1) / streamBatch
+	ready := make([]chan struct{}, nb)
+	left := make([]atomic.Int32, nb)
+	for b := range ready {
+		ready[b] = make(chan struct{})
+		left[b].Store(int32(min(streamBatch, len(cs)-b*streamBatch)))
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	next, done := 0, 0
+	var next atomic.Int64
+	var done int
 	for w := 0; w < r.opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				mu.Lock()
-				if next >= len(cs) || firstErr != nil {
-					mu.Unlock()
+				i := int(next.Add(1)) - 1
+				if i >= len(cs) || ctx.Err() != nil {
 					return
 				}
-				i := next
-				next++
-				mu.Unlock()
 				v, err := parseCandidate(ctx, root, cs[i])
+				out[i] = v
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
 					cancel()
 				}
-				out[i] = v
 				done++
+				if done == len(cs) {
+					parsed = time.Now()
+				}
 				if done%256 == 0 || done == len(cs) {
 					progress("parse", done, len(cs))
 				}
 				mu.Unlock()
+				if left[i/streamBatch].Add(-1) == 0 {
+					close(ready[i/streamBatch])
+				}
 			}
 		}()
 	}
+	var werr error
+	if write != nil {
+		for b := 0; b < nb && werr == nil; b++ {
+			select {
+			case <-ready[b]:
+				werr = write(out[b*streamBatch : min((b+1)*streamBatch, len(cs))])
+			case <-ctx.Done():
+				werr = ctx.Err()
+			}
+		}
+		if werr != nil {
+			cancel()
+		}
+	}
 	wg.Wait()
-	return out, firstErr
+	if werr != nil {
+		// Workers stopped by the cancel report it; the write error is why.
+		return out, parsed, werr
+	}
+	return out, parsed, firstErr
 }
 
 // parseCandidate validates one skill leniently and hashes its tree. A bad
@@ -300,7 +548,7 @@ func parseCandidate(ctx context.Context, root string, c discover.Candidate) (sto
 	if err := ctx.Err(); err != nil {
 		return v, err
 	}
-	opts := skill.Options{Mode: skill.Lenient, Category: c.Category}
+	opts := skill.Options{Mode: skill.Lenient, Category: c.Category, SkipBody: true}
 	s, err := loadCandidate(ctx, c, opts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -316,7 +564,8 @@ func parseCandidate(ctx context.Context, root string, c discover.Candidate) (sto
 // readListed reads the skill file, whose size the walk listed: exactly that
 // many bytes in one read, bounded by skill.MaxFileBytes (a larger file is
 // read up to the bound, so Parse reports it as too large).
-func readListed(f io.Reader, c discover.Candidate) ([]byte, error) {
+// buf, when large enough, holds the content.
+func readListed(f io.Reader, c discover.Candidate, buf []byte) ([]byte, error) {
 	size := int64(-1)
 	for _, fl := range c.Files {
 		if fl.Path == c.FileName {
@@ -326,12 +575,19 @@ func readListed(f io.Reader, c discover.Candidate) ([]byte, error) {
 	if size < 0 || size > skill.MaxFileBytes {
 		return io.ReadAll(io.LimitReader(f, skill.MaxFileBytes+1))
 	}
-	b := make([]byte, size)
+	b := buf[:0]
+	if int64(cap(b)) < size {
+		b = make([]byte, size)
+	}
+	b = b[:size]
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, fmt.Errorf("file changed while being read: %w; scan again", err)
 	}
 	return b, nil
 }
+
+// contentBufs hold SKILL.md files while they are parsed and hashed.
+var contentBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // loadCandidate reads, parses and hashes one candidate.
 func loadCandidate(ctx context.Context, c discover.Candidate, opts skill.Options) (*skill.Skill, error) {
@@ -347,7 +603,11 @@ func loadCandidate(ctx context.Context, c discover.Candidate, opts skill.Options
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
 	}
-	content, err := readListed(f, c)
+	// Nothing keeps content after this function (Parse copies what it
+	// keeps), so its buffer is reused.
+	bp := contentBufs.Get().(*[]byte)
+	defer contentBufs.Put(bp)
+	content, err := readListed(f, c, *bp)
 	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
@@ -381,23 +641,55 @@ func fillVersion(v *store.Version, s *skill.Skill, c discover.Candidate) {
 		v.Key = "!" + c.Rel
 	}
 	if s.Frontmatter != nil {
-		v.Frontmatter, _ = json.Marshal(s.Frontmatter)
+		v.Frontmatter, _ = s.Frontmatter.MarshalJSON()
 	}
-	diags := s.Diagnostics
-	if diags == nil {
-		diags = []skill.Diagnostic{}
+	v.Diagnostics = json.RawMessage("[]")
+	if len(s.Diagnostics) > 0 {
+		v.Diagnostics, _ = json.Marshal(s.Diagnostics)
 	}
-	v.Diagnostics, _ = json.Marshal(diags)
-	files := make([]fileJSON, len(c.Files))
-	for i, f := range c.Files {
-		files[i] = fileJSON{Path: f.Path, Size: f.Size}
-	}
-	v.Files, _ = json.Marshal(files)
+	v.Files = filesJSON(c.Files)
 }
 
-type fileJSON struct {
-	Path string `json:"path"`
-	Size int64  `json:"size"`
+// filesJSON writes files as the JSON list [{"path":…,"size":…},…], as
+// encoding/json writes it.
+func filesJSON(files []skill.File) json.RawMessage {
+	n := 2
+	for _, f := range files {
+		n += len(f.Path) + 32
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, f := range files {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		if plainJSON(f.Path) {
+			b = append(b, '"')
+			b = append(b, f.Path...)
+			b = append(b, '"')
+		} else {
+			p, _ := json.Marshal(f.Path)
+			b = append(b, p...)
+		}
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, f.Size, 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// plainJSON reports whether encoding/json writes s between quotes as it
+// is: printable ASCII without '"', '\\' or the characters it escapes for
+// HTML ('<', '>', '&').
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // scopeRank orders scope names for precedence.
@@ -414,28 +706,61 @@ func scopeRank(s string) int {
 // the first directory. It returns the winners (and every rejected version,
 // which never shadows anything) and the shadowing it decided.
 func resolve(all []store.Version) ([]store.Version, []Shadow) {
-	byKey := map[string][]store.Version{}
-	var keys []string
-	for _, v := range all {
-		if _, ok := byKey[v.Key]; !ok {
-			keys = append(keys, v.Key)
-		}
-		byKey[v.Key] = append(byKey[v.Key], v)
+	idx, shadows := resolveIndex(all)
+	winners := make([]store.Version, len(idx))
+	for i, w := range idx {
+		winners[i] = all[w]
 	}
-	sort.Strings(keys)
-	winners := make([]store.Version, 0, len(keys))
+	return winners, shadows
+}
+
+// resolveIndex is resolve with the winners as indexes into all.
+func resolveIndex(all []store.Version) ([]int, []Shadow) {
+	// groups are the indexes of the versions of each key, in key order.
+	var groups [][]int
+	if slices.IsSortedFunc(all, func(a, b store.Version) int { return strings.Compare(a.Key, b.Key) }) {
+		// As the store lists them: each key's versions are together.
+		idx := make([]int, len(all))
+		for i := range idx {
+			idx[i] = i
+		}
+		for start := 0; start < len(all); {
+			end := start + 1
+			for end < len(all) && all[end].Key == all[start].Key {
+				end++
+			}
+			groups = append(groups, idx[start:end:end])
+			start = end
+		}
+	} else {
+		byKey := make(map[string][]int, len(all))
+		var keys []string
+		for i := range all {
+			k := all[i].Key
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], i)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			groups = append(groups, byKey[k])
+		}
+	}
+	winners := make([]int, 0, len(groups))
 	shadows := []Shadow{}
-	for _, k := range keys {
-		vs := byKey[k]
+	for _, vs := range groups {
+		k := all[vs[0]].Key
 		if strings.HasPrefix(k, "!") {
 			winners = append(winners, vs...)
 			continue
 		}
 		// Versions arrive ordered by root position, then directory.
-		sort.SliceStable(vs, func(i, j int) bool { return scopeRank(vs[i].Scope) > scopeRank(vs[j].Scope) })
+		sort.SliceStable(vs, func(i, j int) bool { return scopeRank(all[vs[i]].Scope) > scopeRank(all[vs[j]].Scope) })
+		w := &all[vs[0]]
 		winners = append(winners, vs[0])
 		for _, l := range vs[1:] {
-			shadows = append(shadows, Shadow{Key: k, Winner: vs[0].Dir, WinScope: vs[0].Scope, Loser: l.Dir, Scope: l.Scope})
+			shadows = append(shadows, Shadow{Key: k, Winner: w.Dir, WinScope: w.Scope, Loser: all[l].Dir, Scope: all[l].Scope})
 		}
 	}
 	return winners, shadows

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,7 +97,7 @@ func ListFiles(ctx context.Context, fsys fs.FS, lim TreeLimits) ([]File, error) 
 
 // SortFiles sorts by path, bytewise: the order the digest is defined on.
 func SortFiles(files []File) {
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -48,28 +48,77 @@ func (m *Map) Has(key string) bool {
 	return ok
 }
 
-// MarshalJSON writes the mapping as a JSON object in document order.
+// MarshalJSON writes the mapping as a JSON object in document order, as
+// encoding/json writes its keys and values.
 func (m *Map) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	return m.appendJSON(make([]byte, 0, 256))
+}
+
+func (m *Map) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	for i, k := range m.Keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		kb, err := jsonMarshal(k)
-		if err != nil {
+		var err error
+		if b, err = appendJSONValue(b, k); err != nil {
 			return nil, err
 		}
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := jsonMarshal(m.Values[k])
-		if err != nil {
+		b = append(b, ':')
+		if b, err = appendJSONValue(b, m.Values[k]); err != nil {
 			return nil, err
 		}
-		b.Write(vb)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
+}
+
+// appendJSONValue appends v as encoding/json would write it; the shapes a
+// frontmatter holds (strings, lists, mappings) are written directly.
+func appendJSONValue(b []byte, v any) ([]byte, error) {
+	switch t := v.(type) {
+	case string:
+		if plainJSON(t) {
+			b = append(b, '"')
+			b = append(b, t...)
+			return append(b, '"'), nil
+		}
+	case *Map:
+		if t != nil {
+			return t.appendJSON(b)
+		}
+	case []any:
+		if t != nil {
+			b = append(b, '[')
+			for i, e := range t {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				var err error
+				if b, err = appendJSONValue(b, e); err != nil {
+					return nil, err
+				}
+			}
+			return append(b, ']'), nil
+		}
+	}
+	j, err := jsonMarshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, j...), nil
+}
+
+// plainJSON reports whether encoding/json writes s between quotes as it
+// is: printable ASCII without '"', '\\' or the characters it escapes for
+// HTML ('<', '>', '&').
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // document is a SKILL.md split into its parts.
@@ -82,8 +131,10 @@ type document struct {
 
 // splitDocument finds the frontmatter. Unlike the reference validator, which
 // splits on the first "---" anywhere in the file, the delimiters must be whole
-// lines, so a "---" inside a value does not end the frontmatter early.
-func splitDocument(content []byte) (document, error) {
+// lines, so a "---" inside a value does not end the frontmatter early. The
+// body is left empty unless withBody; the YAML text never shares memory with
+// content or the body.
+func splitDocument(content []byte, withBody bool) (document, error) {
 	var d document
 	if len(content) > MaxFileBytes {
 		return d, errorOf(ErrTooLarge, "SKILL.md is %d bytes, over the %d-byte limit; move detail into files under references/", len(content), MaxFileBytes)
@@ -106,27 +157,28 @@ func splitDocument(content []byte) (document, error) {
 		}
 		return d, errorOf(ErrEncoding, "SKILL.md is not valid UTF-8 (first bad byte at offset %d); save it as UTF-8", off)
 	}
-	text := string(content)
-	if strings.IndexByte(text, '\r') >= 0 {
+	if bytes.IndexByte(content, '\r') >= 0 {
+		text := string(content)
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 		text = strings.ReplaceAll(text, "\r", "\n")
+		content = []byte(text)
 	}
-	first, rest, _ := strings.Cut(text, "\n")
-	if strings.TrimRight(first, " \t") != "---" {
+	first, rest, _ := bytes.Cut(content, []byte("\n"))
+	if string(bytes.TrimRight(first, " \t")) != "---" {
 		return d, ErrNoFrontmatter
 	}
 	off := 0
 	for off <= len(rest) {
 		line := rest[off:]
 		next := len(rest) + 1
-		if i := strings.IndexByte(line, '\n'); i >= 0 {
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i]
 			next = off + i + 1
 		}
-		if t := strings.TrimRight(line, " \t"); t == "---" || t == "..." {
-			d.yaml = rest[:off]
-			if next <= len(rest) {
-				d.body = strings.TrimSpace(rest[next:])
+		if t := string(bytes.TrimRight(line, " \t")); t == "---" || t == "..." {
+			d.yaml = string(rest[:off])
+			if withBody && next <= len(rest) {
+				d.body = string(bytes.TrimSpace(rest[next:]))
 			}
 			d.yamlLine = 2
 			if len(d.yaml) > MaxFrontmatterBytes {
@@ -146,6 +198,14 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 // what StrictYAML refuses: flow collections, anchors, aliases, explicit tags,
 // duplicate keys and sibling mappings with inconsistent indentation.
 func parseYAML(text string, firstLine int, strict bool) (*Map, error) {
+	if m, ok := fastYAML(text); ok {
+		return m, nil
+	}
+	return decodeYAML(text, firstLine, strict)
+}
+
+// decodeYAML is parseYAML through the YAML library, for any frontmatter.
+func decodeYAML(text string, firstLine int, strict bool) (*Map, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &root); err != nil {
 		msg := err.Error()

@@ -24,6 +24,9 @@ type Options struct {
 	// Category is the category derived from where the skill was found; a
 	// "category" in the frontmatter takes precedence.
 	Category string
+	// SkipBody leaves Skill.Body empty, for callers that only index the
+	// frontmatter (a scan): it saves a copy of every file.
+	SkipBody bool
 }
 
 // vendorKeys are frontmatter keys defined by major clients (Claude Code,
@@ -46,7 +49,7 @@ func Parse(content []byte, dirName string, opts Options) *Skill {
 	mode := opts.Mode
 	// Directory names come from the file system and may not be UTF-8.
 	dirName = strings.ToValidUTF8(dirName, "\uFFFD")
-	doc, err := splitDocument(content)
+	doc, err := splitDocument(content, !opts.SkipBody)
 	if err != nil {
 		s.errorf("", err.Error())
 		return s

@@ -60,11 +60,17 @@ type Version struct {
 }
 
 // Ref is the little a rescan needs to know about a directory's current
-// version to decide whether it changed.
+// version: whether it changed, and what the scan report says about it.
 type Ref struct {
 	ID          int64
 	Fingerprint string
 	Digest      string
+	// Key, Name and Valid are the version's; Diagnostics are set only for a
+	// rejected version (Valid false), as Filter.Summary sets them.
+	Key         string
+	Name        string
+	Valid       bool
+	Diagnostics json.RawMessage
 }
 
 // RootScan is the outcome of scanning one root, applied atomically.
@@ -85,10 +91,34 @@ type RootScan struct {
 }
 
 // Listing is a cached directory listing, reused by the next scan while the
-// directory's modification time is unchanged (see discover.Listing).
+// directory's modification time is unchanged (discover.Listing is this
+// type, and says how Entries encodes the entries).
 type Listing struct {
-	MTime   int64
+	MTime   int64 // the directory's modification time, in nanoseconds since the epoch
 	Entries string
+}
+
+// ScanStreamer is implemented by a Store that can record a scan while the
+// scanner is still producing its upserts, so that writing the index
+// overlaps parsing. The result is that of ApplyScans with the same scans.
+type ScanStreamer interface {
+	// BeginScan starts the transaction of a scan of roots, the configured
+	// roots in order: roots not among them are forgotten with their skills.
+	BeginScan(ctx context.Context, roots []string) (ScanWriter, error)
+}
+
+// ScanWriter is a scan being recorded (see ScanStreamer). It is not safe
+// for concurrent use. Exactly one of Commit or Rollback ends it.
+type ScanWriter interface {
+	// Root records one root's scan as ApplyScans does (its Upserts
+	// included, if any) and directs the next Upsert calls to it. Roots
+	// come in the order of BeginScan's, each at most once.
+	Root(ctx context.Context, sc RootScan) error
+	// Upsert records more new or changed versions of the current root.
+	Upsert(ctx context.Context, vs []Version) error
+	// Commit makes the scan visible; Rollback forgets it.
+	Commit() error
+	Rollback() error
 }
 
 // Root is a configured root as last scanned.
@@ -121,7 +151,8 @@ type Filter struct {
 // every change is one transaction.
 type Store interface {
 	// Refs returns the current version of each skill directory under root,
-	// keyed by directory.
+	// keyed by directory: one query with the few columns a rescan and its
+	// report need.
 	Refs(ctx context.Context, root string) (map[string]Ref, error)
 	// ApplyScans records the scans of the configured roots in one
 	// transaction: upserts become current, gone directories leave the

@@ -6,11 +6,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -26,7 +26,10 @@ type DB struct {
 	Now func() time.Time
 }
 
-var _ store.Store = (*DB)(nil)
+var (
+	_ store.Store        = (*DB)(nil)
+	_ store.ScanStreamer = (*DB)(nil)
+)
 
 // migrations are applied in order; each runs once, in its own transaction,
 // recorded in schema_migrations. Never edit one that has shipped: append.
@@ -110,7 +113,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_txlock=immediate"
+	// mmap_size: reads map the file instead of a pread per page, which
+	// halves the cost of reading the registry back on a rescan.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(134217728)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -176,7 +181,9 @@ func (s *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // Refs implements [store.Store].
 func (s *DB) Refs(ctx context.Context, root string) (map[string]store.Ref, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, dir, fingerprint, digest FROM versions WHERE root = ? AND current = 1`, root)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, dir, fingerprint, digest, key, name, valid,
+			CASE WHEN valid = 1 THEN NULL ELSE diagnostics END
+		FROM versions WHERE root = ? AND current = 1`, root)
 	if err != nil {
 		return nil, fmt.Errorf("refs of %s: %w", root, err)
 	}
@@ -185,8 +192,12 @@ func (s *DB) Refs(ctx context.Context, root string) (map[string]store.Ref, error
 	for rows.Next() {
 		var r store.Ref
 		var dir string
-		if err := rows.Scan(&r.ID, &dir, &r.Fingerprint, &r.Digest); err != nil {
+		var diags sql.NullString
+		if err := rows.Scan(&r.ID, &dir, &r.Fingerprint, &r.Digest, &r.Key, &r.Name, &r.Valid, &diags); err != nil {
 			return nil, fmt.Errorf("refs of %s: %w", root, err)
+		}
+		if diags.Valid {
+			r.Diagnostics = json.RawMessage(diags.String)
 		}
 		out[dir] = r
 	}
@@ -195,157 +206,421 @@ func (s *DB) Refs(ctx context.Context, root string) (map[string]store.Ref, error
 
 // ApplyScans implements [store.Store].
 func (s *DB) ApplyScans(ctx context.Context, scans []store.RootScan) error {
-	now := s.Now().UnixNano()
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		keep := make([]any, 0, len(scans))
-		for _, sc := range scans {
-			keep = append(keep, sc.Root)
+	roots := make([]string, 0, len(scans))
+	for _, sc := range scans {
+		roots = append(roots, sc.Root)
+	}
+	w, err := s.beginScan(ctx, roots)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scans {
+		if err := w.Root(ctx, sc); err != nil {
+			w.Rollback()
+			return err
 		}
-		q := `DELETE FROM roots`
-		if len(keep) > 0 {
-			q += ` WHERE path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-1) + `)`
-		}
-		if _, err := tx.ExecContext(ctx, q, keep...); err != nil {
-			return fmt.Errorf("forget old roots: %w", err)
-		}
-		for _, sc := range scans {
-			if err := applyScan(ctx, tx, sc, now); err != nil {
-				return fmt.Errorf("apply scan of %s: %w", sc.Root, err)
-			}
-		}
-		return nil
-	})
+	}
+	return w.Commit()
 }
 
-func applyScan(ctx context.Context, tx *sql.Tx, sc store.RootScan, now int64) error {
+// BeginScan implements [store.ScanStreamer].
+func (s *DB) BeginScan(ctx context.Context, roots []string) (store.ScanWriter, error) {
+	return s.beginScan(ctx, roots)
+}
+
+func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	keep := make([]any, 0, len(roots))
+	for _, r := range roots {
+		keep = append(keep, r)
+	}
+	q := `DELETE FROM roots`
+	if len(keep) > 0 {
+		q += ` WHERE path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-1) + `)`
+	}
+	if _, err := tx.ExecContext(ctx, q, keep...); err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("forget old roots: %w", err)
+	}
+	return &scanWriter{tx: tx, now: s.Now().UnixNano()}, nil
+}
+
+// scanWriter is the transaction of one scan (store.ScanWriter).
+type scanWriter struct {
+	tx  *sql.Tx
+	now int64
+	// root is the root being recorded; prev its current versions before
+	// its upserts, read at the first one.
+	root string
+	prev map[string]current
+	// full is the upsert of a full batch, prepared once.
+	full *sql.Stmt
+	args []any
+	// listings are the root's listing changes, written at its first
+	// upsert or when the root is done: a streamed scan then writes them
+	// while the first skills are parsed, not before.
+	listings *store.RootScan
+}
+
+// current is what an upsert needs to know of a directory's current version.
+type current struct {
+	id      int64
+	digest  string
+	enabled bool
+}
+
+// upsertBatch is how many versions one statement writes: one statement per
+// row costs a lock round trip each, which dominated cold scans of
+// thousands of skills.
+const upsertBatch = 64
+
+// Root implements [store.ScanWriter].
+func (w *scanWriter) Root(ctx context.Context, sc store.RootScan) error {
+	if err := w.flushListings(ctx); err != nil {
+		return err
+	}
+	w.root, w.prev = sc.Root, nil
+	if err := w.rootScan(ctx, sc); err != nil {
+		return fmt.Errorf("apply scan of %s: %w", sc.Root, err)
+	}
+	if len(sc.PutListings) > 0 || len(sc.GoneListings) > 0 {
+		w.listings = &store.RootScan{Root: sc.Root, PutListings: sc.PutListings, GoneListings: sc.GoneListings}
+	}
+	return w.Upsert(ctx, sc.Upserts)
+}
+
+// flushListings writes the pending listing changes.
+func (w *scanWriter) flushListings(ctx context.Context) error {
+	if w.listings == nil {
+		return nil
+	}
+	sc := w.listings
+	w.listings = nil
+	if err := applyListings(ctx, w.tx, *sc); err != nil {
+		return fmt.Errorf("apply scan of %s: directory listings: %w", sc.Root, err)
+	}
+	return nil
+}
+
+func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
 	notes, _ := json.Marshal(nonNil(sc.Notes))
-	if _, err := tx.ExecContext(ctx, `INSERT INTO roots (path, scope, position, last_scan, notes) VALUES (?, ?, ?, ?, ?)
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO roots (path, scope, position, last_scan, notes) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
-		sc.Root, sc.Scope, sc.Position, now, string(notes)); err != nil {
+		sc.Root, sc.Scope, sc.Position, w.now, string(notes)); err != nil {
 		return err
 	}
 	for _, dir := range sc.Gone {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM versions WHERE dir = ?`, dir); err != nil {
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM versions WHERE dir = ?`, dir); err != nil {
 			return err
 		}
 	}
-	if err := applyListings(ctx, tx, sc); err != nil {
-		return fmt.Errorf("directory listings: %w", err)
-	}
-	if len(sc.Upserts) == 0 {
+	return nil
+}
+
+// Upsert implements [store.ScanWriter].
+func (w *scanWriter) Upsert(ctx context.Context, vs []store.Version) error {
+	if len(vs) == 0 {
 		return nil
 	}
-	// One query for the current versions of the root, not one per skill.
-	type cur struct {
-		id      int64
-		digest  string
-		enabled bool
-	}
-	prev := map[string]cur{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, dir, digest, enabled FROM versions WHERE root = ? AND current = 1`, sc.Root)
-	if err != nil {
+	if err := w.flushListings(ctx); err != nil {
 		return err
 	}
-	for rows.Next() {
-		var c cur
-		var dir string
-		if err := rows.Scan(&c.id, &dir, &c.digest, &c.enabled); err != nil {
-			rows.Close()
+	if err := w.upsert(ctx, vs); err != nil {
+		return fmt.Errorf("apply scan of %s: %w", w.root, err)
+	}
+	return nil
+}
+
+func (w *scanWriter) upsert(ctx context.Context, vs []store.Version) error {
+	if w.prev == nil {
+		// One query for the current versions of the root, not one per skill.
+		w.prev = map[string]current{}
+		rows, err := w.tx.QueryContext(ctx, `SELECT id, dir, digest, enabled FROM versions WHERE root = ? AND current = 1`, w.root)
+		if err != nil {
 			return err
 		}
-		prev[dir] = c
+		for rows.Next() {
+			var c current
+			var dir string
+			if err := rows.Scan(&c.id, &dir, &c.digest, &c.enabled); err != nil {
+				rows.Close()
+				return err
+			}
+			w.prev[dir] = c
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
 	}
-	if err := rows.Close(); err != nil {
-		return err
+	for start := 0; start < len(vs); start += upsertBatch {
+		end := min(start+upsertBatch, len(vs))
+		if err := w.upsertRows(ctx, vs[start:end]); err != nil {
+			return fmt.Errorf("record skills %s…: %w", vs[start].Dir, err)
+		}
 	}
-	retire, err := tx.PrepareContext(ctx, `UPDATE versions SET current = 0, last_seen = ? WHERE id = ?`)
-	if err != nil {
-		return err
-	}
-	defer retire.Close()
+	return nil
+}
+
+// upsertRows writes at most upsertBatch versions in one statement.
+func (w *scanWriter) upsertRows(ctx context.Context, vs []store.Version) error {
 	// Retire replaced versions first: the partial unique index allows one
 	// current version per directory.
-	enabled := make([]bool, len(sc.Upserts))
-	for i, v := range sc.Upserts {
+	enabled := make([]bool, len(vs))
+	for i, v := range vs {
 		enabled[i] = true
-		if p, ok := prev[v.Dir]; ok {
+		if p, ok := w.prev[v.Dir]; ok {
 			enabled[i] = p.enabled
 			if p.digest != v.Digest {
-				if _, err := retire.ExecContext(ctx, now, p.id); err != nil {
+				if _, err := w.tx.ExecContext(ctx, `UPDATE versions SET current = 0, last_seen = ? WHERE id = ?`, w.now, p.id); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	// Multi-row statements: one statement per row costs a lock round trip
-	// each, which dominated cold scans of thousands of skills.
-	const perStmt = 64
-	for start := 0; start < len(sc.Upserts); start += perStmt {
-		end := min(start+perStmt, len(sc.Upserts))
-		q := upsertSQL(end - start)
-		args := make([]any, 0, (end-start)*20)
-		for i := start; i < end; i++ {
-			v := sc.Upserts[i]
-			inv, _ := json.Marshal(nonNil(v.InvokableBy))
-			args = append(args, v.Key, v.Name, v.Description, v.Category, v.Version, v.Tier, string(inv),
-				sc.Root, v.Dir, v.Rel, v.File, v.Digest, v.Fingerprint, v.Valid, enabled[i],
-				nullJSON(v.Frontmatter), jsonOr(v.Diagnostics, "[]"), nullJSON(v.Files), now, now)
+	args := w.args[:0]
+	for i, v := range vs {
+		inv, _ := json.Marshal(nonNil(v.InvokableBy))
+		args = append(args, v.Key, v.Name, v.Description, v.Category, v.Version, v.Tier, string(inv),
+			w.root, v.Dir, v.Rel, v.File, v.Digest, v.Fingerprint, v.Valid, enabled[i],
+			nullJSON(v.Frontmatter), jsonOr(v.Diagnostics, "[]"), nullJSON(v.Files), w.now, w.now)
+	}
+	w.args = args
+	if len(vs) < upsertBatch {
+		_, err := w.tx.ExecContext(ctx, upsertSQL(len(vs)), args...)
+		return err
+	}
+	// The statement of a full batch is prepared once: SQLite's parser costs
+	// about as much per statement as binding its 1,280 values.
+	if w.full == nil {
+		st, err := w.tx.PrepareContext(ctx, upsertSQL(upsertBatch))
+		if err != nil {
+			return err
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("record skills %s…: %w", sc.Upserts[start].Dir, err)
+		w.full = st
+	}
+	_, err := w.full.ExecContext(ctx, args...)
+	return err
+}
+
+// Commit implements [store.ScanWriter].
+func (w *scanWriter) Commit() error {
+	if err := w.flushListings(context.Background()); err != nil {
+		w.Rollback()
+		return err
+	}
+	w.closeStmt()
+	return w.tx.Commit()
+}
+
+// Rollback implements [store.ScanWriter].
+func (w *scanWriter) Rollback() error {
+	w.closeStmt()
+	return w.tx.Rollback()
+}
+
+func (w *scanWriter) closeStmt() {
+	if w.full != nil {
+		w.full.Close()
+		w.full = nil
+	}
+}
+
+// The directory listings of a root are kept packed in one row of
+// dir_listings, whose path is the root followed by a NUL byte (no real path
+// holds one) and whose mtime is the packing format: one row to read on a
+// rescan and to write on a scan that changed something, instead of one per
+// directory. Rows of one directory each (the first format) are still read,
+// and replaced by the packed row on the next change.
+const (
+	packedSuffix = "\x00"
+	packedFormat = 1
+)
+
+func applyListings(ctx context.Context, tx *sql.Tx, sc store.RootScan) error {
+	if len(sc.PutListings) == 0 && len(sc.GoneListings) == 0 {
+		return nil
+	}
+	all, err := listings(ctx, tx, sc.Root)
+	if err != nil {
+		return err
+	}
+	if len(all) == 0 {
+		all = sc.PutListings // a first scan: nothing to merge
+	} else {
+		for _, p := range sc.GoneListings {
+			delete(all, p)
+		}
+		for p, l := range sc.PutListings {
+			all[p] = l
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dir_listings WHERE root = ?`, sc.Root); err != nil {
+		return err
+	}
+	packed, loose := packListings(sc.Root, all)
+	if len(packed) > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO dir_listings (root, path, mtime, entries) VALUES (?, ?, ?, ?)
+			ON CONFLICT (path) DO UPDATE SET root = excluded.root, mtime = excluded.mtime, entries = excluded.entries`,
+			sc.Root, sc.Root+packedSuffix, packedFormat, packed); err != nil {
+			return err
+		}
+	}
+	// A listing outside the root (the walk makes none) keeps a row of its own.
+	for p, l := range loose {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO dir_listings (root, path, mtime, entries) VALUES (?, ?, ?, ?)
+			ON CONFLICT (path) DO UPDATE SET root = excluded.root, mtime = excluded.mtime, entries = excluded.entries`,
+			sc.Root, p, l.MTime, []byte(l.Entries)); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func applyListings(ctx context.Context, tx *sql.Tx, sc store.RootScan) error {
-	for _, p := range sc.GoneListings {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM dir_listings WHERE path = ?`, p); err != nil {
-			return err
+// packListings encodes the listings under root as their number (a
+// varint), then per directory: its path after root, its modification time
+// and its entries, each as a varint and bytes (the time as a signed
+// varint). Listings not under root are returned apart.
+func packListings(root string, all map[string]store.Listing) ([]byte, map[string]store.Listing) {
+	var loose map[string]store.Listing
+	size := binary.MaxVarintLen64
+	n := 0
+	for p, l := range all {
+		size += len(p) - len(root) + len(l.Entries) + 3*binary.MaxVarintLen64
+		if strings.HasPrefix(p, root) {
+			n++
 		}
 	}
-	if len(sc.PutListings) == 0 {
-		return nil
-	}
-	paths := make([]string, 0, len(sc.PutListings))
-	for p := range sc.PutListings {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	const perStmt = 200
-	for start := 0; start < len(paths); start += perStmt {
-		end := min(start+perStmt, len(paths))
-		q := `INSERT INTO dir_listings (root, path, mtime, entries) VALUES (?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, end-start-1) +
-			` ON CONFLICT (path) DO UPDATE SET root = excluded.root, mtime = excluded.mtime, entries = excluded.entries`
-		args := make([]any, 0, (end-start)*4)
-		for _, p := range paths[start:end] {
-			l := sc.PutListings[p]
-			args = append(args, sc.Root, p, l.MTime, []byte(l.Entries))
+	b := make([]byte, 0, size)
+	b = binary.AppendUvarint(b, uint64(n))
+	for p, l := range all {
+		if !strings.HasPrefix(p, root) {
+			if loose == nil {
+				loose = map[string]store.Listing{}
+			}
+			loose[p] = l
+			continue
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return err
-		}
+		rel := p[len(root):]
+		b = binary.AppendUvarint(b, uint64(len(rel)))
+		b = append(b, rel...)
+		b = binary.AppendVarint(b, l.MTime)
+		b = binary.AppendUvarint(b, uint64(len(l.Entries)))
+		b = append(b, l.Entries...)
 	}
-	return nil
+	return b, loose
+}
+
+// unpackListings decodes what packListings made into out, or into a new
+// map of the right size when out is nil. The entries share the memory of
+// packed.
+func unpackListings(root string, packed string, out map[string]store.Listing) (map[string]store.Listing, error) {
+	count, k := uvarintString(packed)
+	if k <= 0 || count > uint64(len(packed)/3) { // a listing takes 3 bytes at least
+		return nil, fmt.Errorf("corrupt packed listing of %s", root)
+	}
+	packed = packed[k:]
+	if out == nil {
+		out = make(map[string]store.Listing, count)
+	}
+	// The paths are made in one buffer: strings taken from a Builder stay
+	// valid as it grows, and it has room for all of them.
+	var keys strings.Builder
+	keys.Grow(int(count)*len(root) + len(packed))
+	for len(packed) > 0 {
+		n, k := uvarintString(packed)
+		if k <= 0 || n > uint64(len(packed)-k) {
+			return nil, fmt.Errorf("corrupt packed listing of %s", root)
+		}
+		rel := packed[k : k+int(n)]
+		packed = packed[k+int(n):]
+		mtime, k := varintString(packed)
+		if k <= 0 {
+			return nil, fmt.Errorf("corrupt packed listing of %s", root)
+		}
+		packed = packed[k:]
+		n, k = uvarintString(packed)
+		if k <= 0 || n > uint64(len(packed)-k) {
+			return nil, fmt.Errorf("corrupt packed listing of %s", root)
+		}
+		start := keys.Len()
+		keys.WriteString(root)
+		keys.WriteString(rel)
+		out[keys.String()[start:]] = store.Listing{MTime: mtime, Entries: packed[k : k+int(n)]}
+		packed = packed[k+int(n):]
+	}
+	return out, nil
+}
+
+func uvarintString(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			return x | uint64(c)<<shift, i + 1
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
+}
+
+func varintString(s string) (int64, int) {
+	ux, n := uvarintString(s)
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x, n
 }
 
 // Listings implements [store.Store].
 func (s *DB) Listings(ctx context.Context, root string) (map[string]store.Listing, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT path, mtime, entries FROM dir_listings WHERE root = ?`, root)
+	out, err := listings(ctx, s.db, root)
 	if err != nil {
 		return nil, fmt.Errorf("listings of %s: %w", root, err)
 	}
+	return out, nil
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// listings reads the listings of root, packed or not.
+func listings(ctx context.Context, q querier, root string) (map[string]store.Listing, error) {
+	rows, err := q.QueryContext(ctx, `SELECT path, mtime, entries FROM dir_listings WHERE root = ?`, root)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	out := map[string]store.Listing{}
+	var out map[string]store.Listing
 	for rows.Next() {
 		var p string
 		var l store.Listing
-		var b []byte
-		if err := rows.Scan(&p, &l.MTime, &b); err != nil {
-			return nil, fmt.Errorf("listings of %s: %w", root, err)
+		if err := rows.Scan(&p, &l.MTime, &l.Entries); err != nil {
+			return nil, err
 		}
-		l.Entries = string(b)
+		if p == root+packedSuffix {
+			if l.MTime != packedFormat {
+				continue // a format from a newer skillgate: read directories again
+			}
+			if out, err = unpackListings(root, l.Entries, out); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if out == nil {
+			out = map[string]store.Listing{}
+		}
 		out[p] = l
+	}
+	if out == nil {
+		out = map[string]store.Listing{}
 	}
 	return out, rows.Err()
 }
