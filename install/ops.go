@@ -169,29 +169,10 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	} else if rep.Validation.Blocked {
 		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, strings.Join(rep.Validation.Reasons, "; "))
 	}
-	pins, err := s.selectReady(in, rep, names)
+	m, mraw, rraw, err := s.approvedArtefacts(in, rep, names, only, actor)
 	if err != nil {
 		return nil, err
 	}
-	rep.Pins = pins
-	m := buildManifest(in, rep, names, pins)
-	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC()}
-	if len(only) > 0 {
-		m.Approval.Only = append([]string{}, names...)
-		sort.Strings(m.Approval.Only)
-	}
-	if err := m.Validate(true); err != nil {
-		return nil, err
-	}
-	mj, err := manifest.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	rj, err := manifest.Marshal(rep)
-	if err != nil {
-		return nil, err
-	}
-	mraw, rraw := json.RawMessage(mj), json.RawMessage(rj)
 	why := fmt.Sprintf("approved %d %s", len(m.Capabilities), plural(len(m.Capabilities), "capability", "capabilities"))
 	if len(only) > 0 {
 		why += " (only " + strings.Join(m.Approval.Only, ", ") + ")"
@@ -279,30 +260,12 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, only []string
 			}
 		}
 	}
-	pins, err := s.selectReady(in, rep, names)
-	if err != nil {
-		return nil, err
-	}
-	rep.Pins = pins
 	rep.Drift = oldRep.Drift
-	m := buildManifest(in, rep, names, pins)
-	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC()}
-	if len(only) > 0 {
-		m.Approval.Only = append([]string{}, names...)
-		sort.Strings(m.Approval.Only)
-	}
-	if err := m.Validate(true); err != nil {
-		return nil, err
-	}
-	mj, err := manifest.Marshal(m)
+	m, mraw, rraw, err := s.approvedArtefacts(in, rep, names, only, actor)
 	if err != nil {
 		return nil, err
 	}
-	rj, err := manifest.Marshal(rep)
-	if err != nil {
-		return nil, err
-	}
-	mraw, rraw, none := json.RawMessage(mj), json.RawMessage(rj), json.RawMessage(nil)
+	none := json.RawMessage(nil)
 	empty := map[string]string{}
 	out, err := s.transition(ctx, "approve", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities after drift", len(m.Capabilities)), Action: "install.approve",
@@ -696,4 +659,33 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// approvedArtefacts pins the approved capabilities names of in (rep is its
+// install report, updated with the pins) and renders the approved manifest
+// and the report: what an approval commits.
+func (s *Service) approvedArtefacts(in store.Install, rep *manifest.Report, names, only []string, actor string) (*manifest.Manifest, json.RawMessage, json.RawMessage, error) {
+	pins, err := s.selectReady(in, rep, names)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rep.Pins = pins
+	m := buildManifest(in, rep, names, pins)
+	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC()}
+	if len(only) > 0 {
+		m.Approval.Only = append([]string{}, names...)
+		sort.Strings(m.Approval.Only)
+	}
+	if err := m.Validate(true); err != nil {
+		return nil, nil, nil, err
+	}
+	mj, err := manifest.Marshal(m)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rj, err := manifest.Marshal(rep)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return m, json.RawMessage(mj), json.RawMessage(rj), nil
 }
