@@ -21,6 +21,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -154,9 +155,7 @@ type Broker struct {
 }
 
 type snapshot struct {
-	caps   []*Capability
-	byName map[string][]*Capability // exposed name → candidates (one per principal view)
-	skills int
+	caps []*Capability
 }
 
 var _ gateway.CapabilitySource = (*Broker)(nil)
@@ -173,7 +172,7 @@ func New(opts Options) (*Broker, error) {
 		opts.Now = time.Now
 	}
 	b := &Broker{opts: opts, log: opts.Logger}
-	b.snap.Store(&snapshot{byName: map[string][]*Capability{}})
+	b.snap.Store(&snapshot{})
 	b.opts.Decider.SetCapabilities(nil)
 	return b, nil
 }
@@ -271,11 +270,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		t.Name = c.Name
 		c.Tool = &t
 	}
-	snap := &snapshot{caps: caps, byName: map[string][]*Capability{}, skills: len(skills)}
-	for _, c := range caps {
-		snap.byName[c.Name] = append(snap.byName[c.Name], c)
-	}
-	return snap, problems
+	return &snapshot{caps: caps}, problems
 }
 
 func isReserved(name string) bool {
@@ -362,11 +357,6 @@ func (b *Broker) Tools(_ context.Context, p session.Principal) ([]*mcp.Tool, err
 // may call it.
 func (b *Broker) Capabilities() []*Capability { return b.snap.Load().caps }
 
-// lookup finds the capability named name in p's scope.
-func (b *Broker) lookup(p session.Principal, name string) *Capability {
-	return b.opts.Decider.Find(p, name)
-}
-
 // Call implements [gateway.CapabilitySource].
 func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage) (*mcp.CallToolResult, error) {
 	start := b.opts.Now()
@@ -387,20 +377,20 @@ func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawA
 		b.record(ctx, rec)
 		return toolError(msg), nil
 	}
-	c := b.lookup(p, name)
+	c := b.opts.Decider.Find(p, name)
 	if c == nil {
 		return refuse(audit.DecisionDeny, []string{"not in scope: no capability named " + name + " for " + p.String()},
 			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 	}
 	rec.Subject = c.Skill + "#" + c.ID()
 	var args map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(rawArgs)))
+	dec := json.NewDecoder(bytes.NewReader(rawArgs))
 	dec.UseNumber()
 	if err := dec.Decode(&args); err != nil {
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
 			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object (%v)", name, err))
 	}
-	if err := c.schema.Validate(jsonValue(args)); err != nil {
+	if err := c.schema.Validate(map[string]any(args)); err != nil {
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: " + oneLine(err)},
 			fmt.Sprintf("skillgate: invalid arguments for %s: %s", name, oneLine(err)))
 	}
@@ -441,10 +431,6 @@ func (b *Broker) record(ctx context.Context, r audit.Record) {
 		b.log.ErrorContext(ctx, "audit record failed", "err", err)
 	}
 }
-
-// jsonValue converts decoded arguments (json.Number kept) to what the
-// schema validator expects.
-func jsonValue(v map[string]any) any { return v }
 
 func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "modernc.org/sqlite"
@@ -221,6 +222,20 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 	code, _, errs := f.runCode(t, nil, "mcp", "--agent", "boss", "--tier", "T1", "--tenant", "acme", "--parent", "acme/drafter", "--parent-tier", "T3")
 	if code != 2 || !strings.Contains(errs, "delegation refused") {
 		t.Fatalf("sub-agent above its parent: %d %q", code, errs)
+	}
+
+	// A policy edited while the agent is connected takes effect within a
+	// second: a forbidden capability leaves its tool list.
+	forbid := "\n@id(\"no-memory-reads\")\nforbid (principal, action, resource == Capability::\"mem/read_graph\");\n"
+	if err := os.WriteFile(filepath.Join(f.data, "policies", "files.cedar"), []byte(policy+forbid), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for slices.Contains(toolNames(t, cs), "read_graph") {
+		if time.Now().After(deadline) {
+			t.Fatal("read_graph still listed 10 s after a policy forbade it")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 
 	cs.Close() // the gateway flushes its audit records on exit

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -110,6 +112,8 @@ type gatewayDeps struct {
 	decider  *broker.PolicyDecider
 	broker   *broker.Broker
 	refresh  chan struct{}
+	// policyDir holds the policy files (DATA/policies).
+	policyDir string
 }
 
 func (d *gatewayDeps) close() {
@@ -212,7 +216,8 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	if _, err := d.installs.Recover(ctx); err != nil {
 		return err
 	}
-	d.engine = policy.New(&policy.Options{Store: d.db, PolicyDir: m.policyDir(), Logger: d.log})
+	d.policyDir = m.policyDir()
+	d.engine = policy.New(&policy.Options{Store: d.db, PolicyDir: d.policyDir, Logger: d.log})
 	if err := d.engine.Reload(ctx); err != nil {
 		return fmt.Errorf("policies: %w (check them with 'skillgate policy check')", err)
 	}
@@ -270,12 +275,16 @@ func (d *gatewayDeps) requestRefresh() {
 	}
 }
 
-// watchCapabilities keeps the capability tools current until ctx ends: it
-// reloads policies and grants and checks the install generation every
-// interval (other processes — the CLI, REST — change them), and reloads at
-// once when asked (pin drift). A change re-lists every connection's tools.
+// watchCapabilities keeps the capability tools current until ctx ends:
+// every interval it re-reads the policies and the install generation
+// (other processes — the CLI, REST — change them), and it reloads at once
+// when asked (pin drift). Only a change does any work: new policies are
+// swapped into the engine, installed skills reloaded, scopes recomputed and
+// connections whose tools changed told so. Grants added elsewhere need no
+// polling: the decider reloads them before answering require_approval.
 func (d *gatewayDeps) watchCapabilities(ctx context.Context, every time.Duration) {
 	gen, _ := d.installs.Generation(ctx)
+	policies := policyFingerprint(d.engine.Policies())
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -287,24 +296,46 @@ func (d *gatewayDeps) watchCapabilities(ctx context.Context, every time.Duration
 		case <-d.refresh:
 			forced = true
 		}
-		if err := d.engine.Reload(ctx); err != nil {
+		changed := forced
+		if set, err := policy.LoadPolicies(ctx, d.policyDir, d.db); err != nil {
 			d.log.Error("policy reload failed; keeping the previous policies", "err", err)
+		} else if fp := policyFingerprint(set); fp != policies {
+			if err := d.engine.SetPolicies(set); err != nil {
+				d.log.Error("new policies refused; keeping the previous ones", "err", err)
+			} else {
+				policies, changed = fp, true
+			}
 		}
-		d.decider.Invalidate()
 		now, err := d.installs.Generation(ctx)
 		if err != nil {
 			d.log.Error("install generation", "err", err)
 			continue
 		}
 		if now != gen || forced {
-			gen = now
+			gen, changed = now, true
 			if err := d.broker.Reload(ctx); err != nil {
 				d.log.Error("capability reload failed", "err", err)
 				continue
 			}
 		}
-		_ = d.gw.CapabilitiesChanged(ctx)
+		if changed {
+			d.decider.Invalidate()
+			_ = d.gw.CapabilitiesChanged(ctx)
+		}
 	}
+}
+
+// policyFingerprint identifies a policy set's content: each statement's
+// id, position and Cedar text.
+func policyFingerprint(ps *policy.PolicySet) string {
+	h := sha256.New()
+	for id, p := range ps.All() {
+		fmt.Fprintf(h, "%s\x00%s\x00", id, p.MarshalCedar())
+	}
+	for _, p := range ps.Policies() {
+		fmt.Fprintf(h, "%s\x00%s\x00", p.ID, p.Position)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // rescanRoots returns the roots a running server rescans: --root flags,
