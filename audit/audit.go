@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
@@ -133,6 +134,24 @@ func (r Record) Check() error {
 // domain tag "skillgate/audit/v1\x00" followed by the RFC 8785 canonical
 // JSON of every field except Hash.
 func (r Record) ComputeHash() (string, error) {
+	sum := sha256.New()
+	if canon, ok := r.appendCanonical(make([]byte, 0, 512)); ok {
+		sum.Write([]byte(hashTag))
+		sum.Write(canon)
+		return "sha256:" + hex.EncodeToString(sum.Sum(nil)), nil
+	}
+	canon, err := r.canonicalGeneric()
+	if err != nil {
+		return "", err
+	}
+	sum.Write([]byte(hashTag))
+	sum.Write(canon)
+	return "sha256:" + hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// canonicalGeneric is the RFC 8785 form of the hashed fields through a
+// general canonicaliser: the definition appendCanonical must agree with.
+func (r Record) canonicalGeneric() ([]byte, error) {
 	h := hashed{
 		Seq: r.Seq, TimeNS: strconv.FormatInt(r.Time.UnixNano(), 10), Actor: r.Actor, Session: r.Session,
 		Action: r.Action, Subject: r.Subject, Decision: r.Decision, Reasons: r.Reasons,
@@ -146,16 +165,94 @@ func (r Record) ComputeHash() (string, error) {
 	}
 	raw, err := json.Marshal(h)
 	if err != nil {
-		return "", fmt.Errorf("audit: hash record %d: %w", r.Seq, err)
+		return nil, fmt.Errorf("audit: hash record %d: %w", r.Seq, err)
 	}
 	canon, err := jcs.Transform(raw)
 	if err != nil {
-		return "", fmt.Errorf("audit: hash record %d: %w", r.Seq, err)
+		return nil, fmt.Errorf("audit: hash record %d: %w", r.Seq, err)
 	}
-	sum := sha256.New()
-	sum.Write([]byte(hashTag))
-	sum.Write(canon)
-	return "sha256:" + hex.EncodeToString(sum.Sum(nil)), nil
+	return canon, nil
+}
+
+// appendCanonical appends the RFC 8785 form of the record's hashed fields
+// (see [hashed]) to b, writing it directly: the keys are fixed and sorted,
+// so no JSON needs parsing. It reports false for what it does not write
+// itself (Data present, a string that is not valid UTF-8, an integer beyond
+// 2^53), which ComputeHash then canonicalises the general way; both give
+// the same bytes.
+func (r Record) appendCanonical(b []byte) ([]byte, bool) {
+	const maxExact = 1 << 53
+	if len(r.Data) > 0 || r.Seq > maxExact || r.Seq < -maxExact || r.LatencyNS > maxExact || r.LatencyNS < -maxExact {
+		return nil, false
+	}
+	ok := true
+	str := func(key, v string) {
+		b = append(b, key...)
+		if ok = ok && utf8.ValidString(v); ok {
+			b = appendCanonicalString(b, v)
+		}
+	}
+	str(`{"action":`, r.Action)
+	str(`,"actor":`, r.Actor)
+	str(`,"argsHash":`, r.ArgsHash)
+	b = append(b, `,"data":null`...)
+	str(`,"decision":`, r.Decision)
+	b = append(b, `,"latencyNs":`...)
+	b = strconv.AppendInt(b, r.LatencyNS, 10)
+	prev := r.Prev
+	str(`,"prev":`, prev)
+	b = append(b, `,"reasons":[`...)
+	for i, v := range r.Reasons {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if ok = ok && utf8.ValidString(v); ok {
+			b = appendCanonicalString(b, v)
+		}
+	}
+	b = append(b, `],"seq":`...)
+	b = strconv.AppendInt(b, r.Seq, 10)
+	str(`,"session":`, r.Session)
+	str(`,"subject":`, r.Subject)
+	b = append(b, `,"timeNs":"`...)
+	b = strconv.AppendInt(b, r.Time.UnixNano(), 10)
+	b = append(b, `"}`...)
+	return b, ok
+}
+
+// appendCanonicalString appends s (valid UTF-8) as RFC 8785 writes a
+// string: '"' and '\' escaped, control characters as \b \t \n \f \r
+// or \u00xx, everything else as it is.
+func appendCanonicalString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // Seal makes r the successor of prev (a record with Seq 0 and Hash "" stands

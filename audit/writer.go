@@ -157,27 +157,35 @@ func (w *Writer) run() {
 			commit()
 			return
 		}
-		timer.Reset(w.interval)
-	collect:
-		for {
-			if it.flush != nil {
-				flushes = append(flushes, it.flush)
-				break collect
-			}
+		// Let the batch gather without waking for each record: callers'
+		// sends land in the buffered queue while this goroutine sleeps, so
+		// a busy gateway pays two wake-ups per interval, not one per call.
+		// A flush marker or a full batch ends the wait early.
+		if it.flush != nil {
+			flushes = append(flushes, it.flush)
+		} else {
 			batch = append(batch, it.rec)
-			if len(batch) >= w.max {
-				break collect
+			if len(w.queue) < w.max-1 { // a backlog commits at once
+				timer.Reset(w.interval)
+				<-timer.C
 			}
+		}
+	drain:
+		for len(batch) < w.max && len(flushes) == 0 {
 			select {
 			case it, ok = <-w.queue:
 				if !ok {
-					break collect
+					break drain
 				}
-			case <-timer.C:
-				break collect
+				if it.flush != nil {
+					flushes = append(flushes, it.flush)
+				} else {
+					batch = append(batch, it.rec)
+				}
+			default:
+				break drain
 			}
 		}
-		timer.Stop()
 		commit()
 		if !ok {
 			return

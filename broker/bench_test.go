@@ -1,8 +1,10 @@
 package broker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -88,6 +90,25 @@ func BenchmarkCall(b *testing.B) {
 				b.Fatalf("refused: %+v", res.Content[0])
 			}
 			return err
+		})
+	})
+	wait := make(chan error, 1)
+	b.Run("pool-raw", func(b *testing.B) {
+		run(b, func() error {
+			pool.CallRaw(ctx, target, "echo", args, func(_ json.RawMessage, err error) { wait <- err })
+			return <-wait
+		})
+	})
+	b.Run("broker-async", func(b *testing.B) {
+		run(b, func() error {
+			br.CallAsync(ctx, gatewayCaller(p), "echo", args, func(res json.RawMessage) {
+				if bytes.Contains(res, []byte(`"isError":true`)) {
+					wait <- fmt.Errorf("refused: %s", res)
+					return
+				}
+				wait <- nil
+			})
+			return <-wait
 		})
 	})
 }

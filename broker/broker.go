@@ -359,36 +359,122 @@ func (b *Broker) Capabilities() []*Capability { return b.snap.Load().caps }
 
 // Call implements [gateway.CapabilitySource].
 func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage) (*mcp.CallToolResult, error) {
+	a := b.admit(ctx, who, name, rawArgs)
+	if a.refusal != "" {
+		return toolError(a.refusal), nil
+	}
+	res, err := b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, json.RawMessage(a.args))
+	if err != nil {
+		return toolError(b.failed(ctx, a, name, err)), nil
+	}
+	b.allowed(ctx, a)
+	return res, nil
+}
+
+// RawCaller is what an upstream pool offers a relay ([upstream.Pool]
+// implements it): a call whose result comes back as the server's bytes,
+// without waiting. See [upstream.Pool.CallRaw].
+type RawCaller interface {
+	CallRaw(ctx context.Context, t upstream.Target, tool string, args json.RawMessage, done func(json.RawMessage, error))
+}
+
+// CallAsync implements [gateway.AsyncCapabilitySource]: it decides the call
+// at once and, when it is allowed, forwards it; done receives the tools/call
+// result as JSON: the upstream server's own bytes when the pool is a
+// [RawCaller], or a tool error saying why the call was refused or failed.
+// The decision, the audit record and the forwarding are those of
+// [Broker.Call].
+func (b *Broker) CallAsync(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage, done func(json.RawMessage)) {
+	a := b.admit(ctx, who, name, rawArgs)
+	if a.refusal != "" {
+		done(toolErrorJSON(a.refusal))
+		return
+	}
+	raw, ok := b.opts.Upstream.(RawCaller)
+	if !ok {
+		args := bytes.Clone(a.args)
+		go func() {
+			res, err := b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, json.RawMessage(args))
+			if err != nil {
+				done(toolErrorJSON(b.failed(ctx, a, name, err)))
+				return
+			}
+			b.allowed(ctx, a)
+			out, err := json.Marshal(res)
+			if err != nil {
+				out = toolErrorJSON(fmt.Sprintf("skillgate: %s ran but its result cannot be encoded: %v", name, err))
+			}
+			done(out)
+		}()
+		return
+	}
+	raw.CallRaw(ctx, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
+		if err != nil {
+			done(toolErrorJSON(b.failed(ctx, a, name, err)))
+			return
+		}
+		if len(res) == 0 || res[0] != '{' {
+			done(toolErrorJSON(b.failed(ctx, a, name, fmt.Errorf("%w: the result is not a JSON object", mcpclient.ErrServerError))))
+			return
+		}
+		b.allowed(ctx, a)
+		done(res)
+	})
+}
+
+// admission is a call that was looked up, validated and decided.
+type admission struct {
+	start   time.Time
+	rec     audit.Record
+	c       *Capability
+	args    json.RawMessage
+	refusal string // the tool error text when the call is refused
+}
+
+// admit does everything before forwarding: scope lookup, argument
+// validation, decision. A refusal is audited here; an allowed call is
+// audited when its outcome is known ([Broker.allowed], [Broker.failed]).
+func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage) admission {
 	start := b.opts.Now()
 	p := who.Principal
-	rec := audit.Record{
+	a := admission{start: start, rec: audit.Record{
 		Time: start, Actor: "agent:" + p.Tenant + "/" + p.Agent, Session: who.SessionID,
 		Action: "capability.invoke", Subject: name,
-	}
+	}}
 	if len(rawArgs) == 0 || string(rawArgs) == "null" {
 		rawArgs = json.RawMessage("{}")
 	}
+	a.args = rawArgs
 	if h, err := audit.HashArgs(rawArgs); err == nil {
-		rec.ArgsHash = h
+		a.rec.ArgsHash = h
 	}
-	refuse := func(effect string, reasons []string, msg string) (*mcp.CallToolResult, error) {
-		rec.Decision, rec.Reasons = effect, reasons
-		rec.LatencyNS = b.opts.Now().Sub(start).Nanoseconds()
-		b.record(ctx, rec)
-		return toolError(msg), nil
+	refuse := func(effect string, reasons []string, msg string) admission {
+		a.rec.Decision, a.rec.Reasons = effect, reasons
+		a.rec.LatencyNS = b.opts.Now().Sub(start).Nanoseconds()
+		b.record(ctx, a.rec)
+		a.refusal = msg
+		return a
 	}
 	c := b.opts.Decider.Find(p, name)
 	if c == nil {
 		return refuse(audit.DecisionDeny, []string{"not in scope: no capability named " + name + " for " + p.String()},
 			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 	}
-	rec.Subject = c.Skill + "#" + c.ID()
+	a.c = c
+	a.rec.Subject = c.Skill + "#" + c.ID()
 	var args map[string]any
 	dec := json.NewDecoder(bytes.NewReader(rawArgs))
 	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil {
+	if err := dec.Decode(&args); err != nil || dec.More() {
+		if err == nil {
+			err = errors.New("data after the object")
+		}
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
 			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object (%v)", name, err))
+	}
+	if args == nil {
+		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
+			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object", name))
 	}
 	if err := c.schema.Validate(map[string]any(args)); err != nil {
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: " + oneLine(err)},
@@ -410,17 +496,24 @@ func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawA
 		}
 		return refuse(audit.DecisionDeny, d.Reasons, msg)
 	}
-	rec.Decision, rec.Reasons = audit.DecisionAllow, d.Reasons
-	res, err := b.opts.Upstream.Call(ctx, c.target, c.Capability.CapabilityID, json.RawMessage(rawArgs))
-	rec.LatencyNS = b.opts.Now().Sub(start).Nanoseconds()
-	if err != nil {
-		rec.Data, _ = json.Marshal(map[string]string{"upstreamError": oneLine(err)})
-		b.record(ctx, rec)
-		b.log.WarnContext(ctx, "upstream call failed", "capability", rec.Subject, "err", err)
-		return toolError(fmt.Sprintf("skillgate: %s was allowed but the upstream server failed: %s", name, oneLine(err))), nil
-	}
-	b.record(ctx, rec)
-	return res, nil
+	a.rec.Decision, a.rec.Reasons = audit.DecisionAllow, d.Reasons
+	return a
+}
+
+// allowed audits an allowed call that the upstream server answered.
+func (b *Broker) allowed(ctx context.Context, a admission) {
+	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
+	b.record(ctx, a.rec)
+}
+
+// failed audits an allowed call whose forwarding failed and returns the tool
+// error text for the agent.
+func (b *Broker) failed(ctx context.Context, a admission, name string, err error) string {
+	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
+	a.rec.Data, _ = json.Marshal(map[string]string{"upstreamError": oneLine(err)})
+	b.record(ctx, a.rec)
+	b.log.WarnContext(ctx, "upstream call failed", "capability", a.rec.Subject, "err", err)
+	return fmt.Sprintf("skillgate: %s was allowed but the upstream server failed: %s", name, oneLine(err))
 }
 
 func (b *Broker) record(ctx context.Context, r audit.Record) {
@@ -434,6 +527,12 @@ func (b *Broker) record(ctx context.Context, r audit.Record) {
 
 func toolError(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// toolErrorJSON is toolError as a tools/call result in JSON.
+func toolErrorJSON(msg string) json.RawMessage {
+	b, _ := json.Marshal(toolError(msg))
+	return b
 }
 
 func oneLine(err error) string {

@@ -106,6 +106,14 @@ type Conn struct {
 	capTools    map[string]string // capability tools advertised: name → definition JSON
 	initialized bool
 	closed      bool
+
+	// ctx ends when the connection closes; relayed capability calls run in
+	// it. relayed holds their cancel functions by JSON-RPC id (as sent).
+	ctx     context.Context
+	cancel  context.CancelFunc
+	relayed map[string]context.CancelFunc
+	// sdkReady is set once the SDK's session has its client's parameters.
+	sdkReady bool
 }
 
 // Connect opens (or resumes, or starts when sessionID is empty) the session
@@ -117,6 +125,7 @@ func (g *Gateway) Connect(ctx context.Context, p session.Principal, sessionID st
 		return nil, err
 	}
 	c := &Conn{g: g, sess: sess}
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.server = mcp.NewServer(g.opts.Implementation, &mcp.ServerOptions{
 		Instructions:       instructions(sess),
 		Logger:             g.log,
@@ -132,6 +141,7 @@ func (g *Gateway) Connect(ctx context.Context, p session.Principal, sessionID st
 	})
 	desc, err := c.loadSkillDescription(ctx)
 	if err != nil {
+		c.cancel()
 		sess.Close()
 		return nil, err
 	}
@@ -139,6 +149,7 @@ func (g *Gateway) Connect(ctx context.Context, p session.Principal, sessionID st
 	c.addTools(desc)
 	c.addDisclosure()
 	if err := c.syncCapabilities(ctx); err != nil {
+		c.cancel()
 		sess.Close()
 		return nil, err
 	}
@@ -174,6 +185,7 @@ func (c *Conn) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
+	c.cancel()
 	c.g.mu.Lock()
 	delete(c.g.conns, c)
 	c.g.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/stdiotap"
 )
 
 // Raw capture of tools/list results.
@@ -87,10 +90,14 @@ type pendingCapture struct {
 	slot *rawCapture
 }
 
+// errInFlight ends raw calls that were sent when their connection closed.
+var errInFlight = errors.New("the connection closed while the call was in flight")
+
 // captureConn wraps a stdio mcp.Connection: it captures tools/list results
 // and runs onClose (process shutdown) after the inner connection closes.
 type captureConn struct {
 	inner   mcp.Connection
+	calls   *stdiotap.Calls // raw calls on the same stream
 	onClose func() error
 
 	mu      sync.Mutex
@@ -140,6 +147,10 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Close implements mcp.Connection. It is idempotent.
 func (c *captureConn) Close() error {
 	c.closeOnce.Do(func() {
+		if c.calls != nil {
+			// Not ErrClosed: these calls were sent and may have run.
+			c.calls.Fail(errInFlight)
+		}
 		err := c.inner.Close()
 		if c.onClose != nil {
 			if cerr := c.onClose(); cerr != nil && err == nil {

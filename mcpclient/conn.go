@@ -1,13 +1,17 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/stdiotap"
 )
 
 // ConnOptions configures [Dial].
@@ -260,6 +264,21 @@ func (c *Conn) listChanged() {
 // ErrConnection). A tool that runs and reports failure is not an error: see
 // the result's IsError.
 func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	if err := c.admit(ctx, name); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, c.limits.CallTimeout, errPhaseTimeout)
+	defer cancel()
+	res, err := c.u.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, c.u.classify(cctx, ctx, "tools/call", c.limits.CallTimeout, err)
+	}
+	return res, nil
+}
+
+// admit checks that the tool name may be called now, after waiting for a
+// re-check that a notification started.
+func (c *Conn) admit(ctx context.Context, name string) error {
 	se := func(cause error) error { return &ServerError{ServerID: c.u.id, Phase: "tools/call", Err: cause} }
 	c.mu.Lock()
 	pending := c.pending
@@ -268,7 +287,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallTo
 		select {
 		case <-pending:
 		case <-ctx.Done():
-			return nil, se(fmt.Errorf("%w: waiting for a pin re-check: %w", ErrConnection, ctx.Err()))
+			return se(fmt.Errorf("%w: waiting for a pin re-check: %w", ErrConnection, ctx.Err()))
 		case <-c.done:
 		}
 	}
@@ -279,26 +298,82 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallTo
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return nil, se(ErrClosed)
+		return se(ErrClosed)
 	case recheckErr != nil:
-		return nil, se(fmt.Errorf("%w: %w", ErrRecheckFailed, recheckErr))
+		return se(fmt.Errorf("%w: %w", ErrRecheckFailed, recheckErr))
 	case blocked:
-		return nil, se(fmt.Errorf("%w: tool %s: %s", ErrToolBlocked, quoteBounded(name, 128), reason))
+		return se(fmt.Errorf("%w: tool %s: %s", ErrToolBlocked, quoteBounded(name, 128), reason))
 	case !pinned:
-		return nil, se(fmt.Errorf("%w: tool %s is not pinned", ErrToolBlocked, quoteBounded(name, 128)))
+		return se(fmt.Errorf("%w: tool %s is not pinned", ErrToolBlocked, quoteBounded(name, 128)))
 	}
 	select {
 	case <-c.done:
-		return nil, se(ErrClosed)
+		return se(ErrClosed)
 	default:
 	}
-	cctx, cancel := context.WithTimeoutCause(ctx, c.limits.CallTimeout, errPhaseTimeout)
-	defer cancel()
-	res, err := c.u.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		return nil, c.u.classify(cctx, ctx, "tools/call", c.limits.CallTimeout, err)
+	return nil
+}
+
+// CallToolRaw is [Conn.CallTool] for a relay. args are the call's arguments,
+// a JSON object; done receives the result object exactly as the server sent
+// it, unparsed and valid only while done runs, or the error CallTool would
+// have returned. CallToolRaw does not wait for the answer: done runs on the
+// goroutine reading the server's output when the answer arrives, or on the
+// caller's goroutine when the call ends before reaching the server, so it
+// must not block for long. Over stdio the request and its response bypass
+// the SDK's client (fewer copies, no re-encoding, nothing the SDK does not
+// know is dropped); over HTTP, and while a re-check is outstanding, it is
+// CallTool on another goroutine.
+func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) {
+	var calls *stdiotap.Calls
+	if c.u.stdio != nil {
+		if _, conn := c.u.stdio.current(); conn != nil {
+			calls = conn.calls
+		}
 	}
-	return res, nil
+	c.mu.Lock()
+	pending := c.pending
+	c.mu.Unlock()
+	if calls == nil || pending != nil {
+		args := bytes.Clone(args) // the caller's buffer is not ours after return
+		go func() {
+			res, err := c.CallTool(ctx, name, args)
+			if err != nil {
+				done(nil, err)
+				return
+			}
+			b, err := json.Marshal(res)
+			if err != nil {
+				done(nil, &ServerError{ServerID: c.u.id, Phase: "tools/call", Err: fmt.Errorf("%w: the result cannot be encoded: %w", ErrServerError, err)})
+				return
+			}
+			done(b, nil)
+		}()
+		return
+	}
+	if err := c.admit(ctx, name); err != nil {
+		done(nil, err)
+		return
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	n, _ := json.Marshal(name)
+	params := make([]byte, 0, len(n)+len(args)+24)
+	params = append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...)
+	params = append(params, '}')
+	cctx, cancel := context.WithTimeoutCause(ctx, c.limits.CallTimeout, errPhaseTimeout)
+	calls.Go(cctx, "tools/call", params, func(r stdiotap.Response) {
+		defer cancel()
+		switch {
+		case r.Err != nil:
+			done(nil, c.u.classify(cctx, ctx, "tools/call", c.limits.CallTimeout, r.Err))
+		case r.Error != nil:
+			done(nil, c.u.classify(cctx, ctx, "tools/call", c.limits.CallTimeout, r.Error))
+		default:
+			done(r.Result, nil)
+		}
+	})
 }
 
 // Close ends the session (and, for stdio, the server's process group) and

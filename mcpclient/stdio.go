@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/stdiotap"
 )
 
 // stdioTransport is an mcp.Transport that runs a declared command. It is built
@@ -63,11 +65,22 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	reader := &lineLimitReader{r: stdout, max: t.limits.MaxFrameBytes, fatal: t.fatal, what: "message",
+	limited := &lineLimitReader{r: stdout, max: t.limits.MaxFrameBytes, fatal: t.fatal, what: "message",
 		onEOF: func() { p.sawEOF.Store(true) }}
+	// Raw calls (Conn.CallToolRaw) share the stream with the SDK's client:
+	// their requests go through the same whole-message writer, and their
+	// responses are taken off the stream before the SDK reads it.
+	writer := stdiotap.NewWriter(stdin)
+	calls := stdiotap.NewCalls(writer, "skillgate-")
+	reader := stdiotap.NewReader(limited, t.limits.MaxFrameBytes, calls.Tap, func(err error) {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		calls.Fail(err)
+	})
 	inner, err := (&mcp.IOTransport{
 		Reader: readCloser{reader, stdout},
-		Writer: stdin,
+		Writer: writeCloser{writer, stdin},
 		// Our lineLimitReader enforces the limit per line and names the
 		// cause. The SDK's own cap (it counts read-ahead too, so it is set
 		// higher) stays as a second bound for a value spread over many
@@ -80,7 +93,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		p.shutdown()
 		return nil, err
 	}
-	conn := &captureConn{inner: inner, onClose: func() error { p.shutdown(); return nil }}
+	conn := &captureConn{inner: inner, calls: calls, onClose: func() error { p.shutdown(); return nil }}
 	t.mu.Lock()
 	t.proc, t.conn = p, conn
 	t.mu.Unlock()
@@ -269,6 +282,12 @@ func (t *stdioTransport) current() (*process, *captureConn) {
 // readCloser joins a reader with the closer of the file under it.
 type readCloser struct {
 	io.Reader
+	io.Closer
+}
+
+// writeCloser joins a writer with the closer of the file under it.
+type writeCloser struct {
+	io.Writer
 	io.Closer
 }
 

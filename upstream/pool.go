@@ -11,7 +11,9 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -117,6 +119,59 @@ func (p *Pool) Call(ctx context.Context, t Target, tool string, args any) (*mcp.
 		return conn.CallTool(ctx, tool, args)
 	}
 	return res, err
+}
+
+// CallRaw is [Pool.Call] for a relay: args are the call's arguments, a JSON
+// object, and done receives the result object exactly as the server sent it
+// (valid only while done runs; see [mcpclient.Conn.CallToolRaw]) or the
+// error Call would have returned. When t's connection is up CallRaw does not
+// wait; dialling or restarting a server happens on another goroutine. As
+// with Call, a call is retried on a fresh connection only when it never
+// reached the server.
+func (p *Pool) CallRaw(ctx context.Context, t Target, tool string, args json.RawMessage, done func(json.RawMessage, error)) {
+	conn := p.live(t.ID())
+	if conn == nil {
+		args = bytes.Clone(args)
+		go p.callRawDialling(ctx, t, tool, args, nil, done)
+		return
+	}
+	conn.CallToolRaw(ctx, tool, args, func(res json.RawMessage, err error) {
+		if err != nil && errors.Is(err, mcpclient.ErrClosed) { // refused before sending: retry
+			go p.callRawDialling(ctx, t, tool, bytes.Clone(args), conn, done)
+			return
+		}
+		done(res, err)
+	})
+}
+
+// callRawDialling gets a connection for t, replacing dead when it is still
+// t's, and makes the call on it.
+func (p *Pool) callRawDialling(ctx context.Context, t Target, tool string, args json.RawMessage, dead *mcpclient.Conn, done func(json.RawMessage, error)) {
+	if dead != nil {
+		p.drop(t.ID(), dead)
+	}
+	conn, err := p.Conn(ctx, t)
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	conn.CallToolRaw(ctx, tool, args, done)
+}
+
+// live returns the connection of target id when it is up, without dialling.
+func (p *Pool) live(id string) *mcpclient.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.conns[id]
+	if e == nil || e.conn == nil || p.closed {
+		return nil
+	}
+	select {
+	case <-e.conn.Done():
+		return nil
+	default:
+		return e.conn
+	}
 }
 
 // Conn returns a live connection to t's server, dialling one if there is

@@ -11,7 +11,9 @@
 package gatewaybench
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -28,7 +30,56 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(relayEnv) != "" {
+		os.Exit(relay(os.Args[1:]))
+	}
 	os.Exit(benchbin.Main(m, filepath.Join("..", ".."), &bin))
+}
+
+// relayEnv makes the test binary a bare relay: it starts the command in its
+// arguments and copies newline-delimited messages both ways, nothing else.
+// It is the floor of what any process between agent and server costs: two
+// more pipe writes and reads, and two more processes to schedule.
+const relayEnv = "SKILLGATE_BENCH_RELAY"
+
+func relay(args []string) int {
+	if len(args) == 0 {
+		return 2
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	go func() {
+		copyLines(in, os.Stdin)
+		in.Close()
+	}()
+	copyLines(os.Stdout, out)
+	return 0
+}
+
+func copyLines(w io.Writer, r io.Reader) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if _, werr := w.Write(line); werr != nil {
+				return
+			}
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return
+		}
+	}
 }
 
 func memoryServer(b *testing.B) (node, entry string) {
@@ -67,6 +118,9 @@ func viaSkillgate(b *testing.B, node, entry, memFile string) *mcp.ClientSession 
 		}
 	}
 	cmd := exec.Command(bin, "--data", data, "mcp", "--agent", "bench", "--tier", "T1", "--tenant", "bench")
+	if g := os.Getenv("SKILLGATE_BENCH_GOMAXPROCS"); g != "" {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+g)
+	}
 	if p := os.Getenv("SKILLGATE_BENCH_CPUPROFILE"); p != "" {
 		cmd.Env = append(os.Environ(), "SKILLGATE_CPUPROFILE="+p)
 	}
@@ -83,6 +137,18 @@ func BenchmarkGateway(b *testing.B) {
 		cs   func() *mcp.ClientSession
 	}{
 		{"direct", func() *mcp.ClientSession { return connect(b, direct) }},
+		{"relay", func() *mcp.ClientSession {
+			self, err := os.Executable()
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd := exec.Command(self, node, entry)
+			if r := os.Getenv("RELAYBIN"); r != "" {
+				cmd = exec.Command(r, node, entry)
+			}
+			cmd.Env = append(os.Environ(), relayEnv+"=1", "MEMORY_FILE_PATH="+memFile)
+			return connect(b, cmd)
+		}},
 		{"skillgate", func() *mcp.ClientSession { return viaSkillgate(b, node, entry, memFile) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

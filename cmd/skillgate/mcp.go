@@ -19,10 +19,6 @@ import (
 // stdin is what `skillgate mcp` reads; tests replace it.
 var stdin io.Reader = os.Stdin
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 func (m *Main) mcpCommand() *cobra.Command {
 	var pf principalFlags
 	var sf storageFlags
@@ -74,8 +70,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			}
 			defer conn.Close()
 			fmt.Fprintf(m.Stderr, "skillgate mcp: session %s for %s (resume with --session %s)\n", conn.Session().ID(), p, conn.Session().ID())
-			t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{m.Stdout}}
-			if err := conn.Server().Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+			if err := conn.Server().Run(ctx, conn.StdioTransport(stdin, m.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 				return err
 			}
 			return nil

@@ -36,49 +36,61 @@ var _ audit.Log = (*DB)(nil)
 // tx, so a state change and its audit record commit or roll back together.
 // A zero r.Time is set to now.
 func appendAudit(ctx context.Context, tx *sql.Tx, r audit.Record) (audit.Record, error) {
-	var head audit.Head
-	err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash)
-	if err != nil && err != sql.ErrNoRows {
-		return audit.Record{}, fmt.Errorf("audit head: %w", err)
-	}
-	if r.Time.IsZero() {
-		r.Time = time.Now()
-	}
-	sealed, err := audit.Seal(head, r)
+	out, err := appendAudits(ctx, tx, []audit.Record{r}, func() time.Time { return time.Now() })
 	if err != nil {
 		return audit.Record{}, err
 	}
-	reasons, err := json.Marshal(nonNil(sealed.Reasons))
-	if err != nil {
-		return audit.Record{}, fmt.Errorf("audit record %d: %w", sealed.Seq, err)
+	return out[0], nil
+}
+
+const insertAudit = `INSERT INTO audit (seq, time, actor, session, action, subject, decision, reasons, args_hash, latency_ns, data, prev, hash)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// appendAudits seals rs after the chain's head, in order, and inserts them
+// inside tx: the head is read and the insert prepared once per batch.
+func appendAudits(ctx context.Context, tx *sql.Tx, rs []audit.Record, now func() time.Time) ([]audit.Record, error) {
+	var head audit.Head
+	err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash)
+	if err != nil && err != sql.ErrNoRows {
+		return nil, fmt.Errorf("audit head: %w", err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO audit (seq, time, actor, session, action, subject, decision, reasons, args_hash, latency_ns, data, prev, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sealed.Seq, sealed.Time.UnixNano(), sealed.Actor, sealed.Session, sealed.Action, sealed.Subject,
-		sealed.Decision, string(reasons), sealed.ArgsHash, sealed.LatencyNS, nullJSON(sealed.Data), sealed.Prev, sealed.Hash)
+	stmt, err := tx.PrepareContext(ctx, insertAudit)
 	if err != nil {
-		return audit.Record{}, fmt.Errorf("append audit record %d: %w", sealed.Seq, err)
+		return nil, fmt.Errorf("append audit records: %w", err)
 	}
-	return sealed, nil
+	defer stmt.Close()
+	out := make([]audit.Record, 0, len(rs))
+	for _, r := range rs {
+		if r.Time.IsZero() {
+			r.Time = now()
+		}
+		sealed, err := audit.Seal(head, r)
+		if err != nil {
+			return nil, err
+		}
+		reasons, err := json.Marshal(nonNil(sealed.Reasons))
+		if err != nil {
+			return nil, fmt.Errorf("audit record %d: %w", sealed.Seq, err)
+		}
+		_, err = stmt.ExecContext(ctx, sealed.Seq, sealed.Time.UnixNano(), sealed.Actor, sealed.Session, sealed.Action, sealed.Subject,
+			sealed.Decision, string(reasons), sealed.ArgsHash, sealed.LatencyNS, nullJSON(sealed.Data), sealed.Prev, sealed.Hash)
+		if err != nil {
+			return nil, fmt.Errorf("append audit record %d: %w", sealed.Seq, err)
+		}
+		head = audit.Head{Seq: sealed.Seq, Hash: sealed.Hash}
+		out = append(out, sealed)
+	}
+	return out, nil
 }
 
 // Append implements [audit.Log]: the records are sealed and stored in one
 // transaction.
 func (s *DB) Append(ctx context.Context, rs ...audit.Record) ([]audit.Record, error) {
-	out := make([]audit.Record, 0, len(rs))
+	var out []audit.Record
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		for _, r := range rs {
-			if r.Time.IsZero() {
-				r.Time = s.Now()
-			}
-			sealed, err := appendAudit(ctx, tx, r)
-			if err != nil {
-				return err
-			}
-			out = append(out, sealed)
-		}
-		return nil
+		var err error
+		out, err = appendAudits(ctx, tx, rs, s.Now)
+		return err
 	})
 	if err != nil {
 		return nil, err

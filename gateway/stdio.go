@@ -1,0 +1,161 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/stdiotap"
+)
+
+// AsyncCapabilitySource is a [CapabilitySource] that can also answer a call
+// without holding a goroutine while the upstream server works. Connections
+// served over stdio ([Conn.StdioTransport]) use it to relay capability
+// calls as raw bytes. *broker.Broker implements it.
+type AsyncCapabilitySource interface {
+	CapabilitySource
+	// CallAsync is Call with the result delivered to done as the JSON of a
+	// tools/call result (a refusal is a result with isError set). done is
+	// called exactly once, possibly before CallAsync returns; result is only
+	// valid while done runs, and done must not block for long.
+	CallAsync(ctx context.Context, c Caller, name string, args json.RawMessage, done func(result json.RawMessage))
+}
+
+// StdioTransport returns a transport that serves this connection over a
+// newline-delimited JSON stream: what `skillgate mcp` does on its stdin and
+// stdout. When the capability source is an [AsyncCapabilitySource], a
+// tools/call of a capability tool is taken off the stream before the SDK
+// decodes it, decided, and relayed: the request goes upstream and the
+// upstream's result comes back to the agent as bytes, with the agent's
+// request id, and nothing in between is decoded into typed values or
+// re-encoded (see package stdiotap). Everything else, including capability
+// calls that arrive before the MCP handshake is complete, is served by the
+// SDK as over any transport. A notifications/cancelled for a relayed call
+// cancels it upstream, and the agent then gets no response, as MCP asks.
+func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
+	writer := stdiotap.NewWriter(w)
+	var tap func([]byte) bool
+	if src, ok := c.g.opts.Capabilities.(AsyncCapabilitySource); ok {
+		tap = func(line []byte) bool { return c.relay(src, writer, line) }
+	}
+	return &mcp.IOTransport{
+		Reader: io.NopCloser(stdiotap.NewReader(r, 0, tap, nil)),
+		Writer: nopWriteCloser{writer},
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+var (
+	markToolsCall = []byte(`"tools/call"`)
+	markCancelled = []byte(`"notifications/cancelled"`)
+	respHead      = []byte(`{"jsonrpc":"2.0","id":`)
+	respResult    = []byte(`,"result":`)
+	respTail      = []byte(`}`)
+)
+
+// wireRequest is the part of an incoming message the relay reads.
+type wireRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+// relay is the tap of a stdio connection: it takes a tools/call of one of
+// the connection's capability tools and hands it to src, whose answer is
+// written back with the request's id. It runs on the goroutine reading the
+// agent's stream.
+func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte) bool {
+	if bytes.Contains(line, markCancelled) {
+		c.cancelRelayed(line)
+		return false // the SDK sees it too, for the calls it serves
+	}
+	if !bytes.Contains(line, markToolsCall) {
+		return false
+	}
+	var req wireRequest
+	if err := json.Unmarshal(line, &req); err != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !isRequestID(req.ID) {
+		return false
+	}
+	id := string(req.ID)
+	c.mu.Lock()
+	_, isCap := c.capTools[req.Params.Name]
+	if !isCap || c.closed || c.relayed[id] != nil || !c.sdkReadyLocked() {
+		c.mu.Unlock()
+		return false
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	if c.relayed == nil {
+		c.relayed = map[string]context.CancelFunc{}
+	}
+	c.relayed[id] = cancel
+	c.mu.Unlock()
+
+	who := Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}
+	src.CallAsync(ctx, who, req.Params.Name, req.Params.Arguments, func(result json.RawMessage) {
+		c.mu.Lock()
+		delete(c.relayed, id)
+		c.mu.Unlock()
+		cancelled := ctx.Err() != nil
+		cancel()
+		if cancelled {
+			return // the agent cancelled, or the connection closed: no response
+		}
+		if err := w.WriteLine(respHead, []byte(id), respResult, result, respTail); err != nil {
+			c.g.log.Warn("writing a relayed result failed", "session", c.sess.ID(), "err", err)
+		}
+	})
+	return true
+}
+
+// sdkReadyLocked reports whether the SDK's session would serve a tools/call
+// now: after the initialize handshake, or after a request of the sessionless
+// protocol (2026-07-28 and later) set the client's parameters. Until then
+// calls go to the SDK, which refuses them as it should. c.mu is held.
+func (c *Conn) sdkReadyLocked() bool {
+	if !c.sdkReady {
+		for ss := range c.server.Sessions() {
+			if ss.InitializeParams() != nil {
+				c.sdkReady = true
+			}
+		}
+	}
+	return c.sdkReady
+}
+
+// cancelRelayed cancels the relayed call a notifications/cancelled names.
+func (c *Conn) cancelRelayed(line []byte) {
+	var n wireRequest
+	if err := json.Unmarshal(line, &n); err != nil || n.Method != "notifications/cancelled" || !isRequestID(n.Params.RequestID) {
+		return
+	}
+	c.mu.Lock()
+	cancel := c.relayed[string(n.Params.RequestID)]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// isRequestID reports whether id is a JSON-RPC request id: a string or a
+// number (null is not: that is a notification or an error reply).
+func isRequestID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch b := id[0]; {
+	case b == '"', b == '-', b >= '0' && b <= '9':
+		return true
+	}
+	return false
+}

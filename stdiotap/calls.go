@@ -1,0 +1,214 @@
+package stdiotap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// ErrClosed is the error of a call made after [Calls.Fail], or pending when
+// it was called, unless Fail was given a cause.
+var ErrClosed = errors.New("stdiotap: connection closed")
+
+// Response is the outcome of a raw call: the result object as the peer sent
+// it, or the JSON-RPC error it answered with, or Err when there was no
+// answer (the connection ended, the context was done, the write failed).
+type Response struct {
+	// Result is the raw "result" member. It is only valid while the done
+	// callback runs: copy it to keep it.
+	Result json.RawMessage
+	// Error is the peer's error object, when it answered with one.
+	Error *jsonrpc.Error
+	// Err is set when no answer came.
+	Err error
+}
+
+// Calls sends JSON-RPC requests as raw bytes over a [Writer] and matches the
+// responses read by a [Reader] whose tap includes [Calls.Tap]. Its ids are
+// strings with a prefix of its own, so they never collide with the numeric
+// ids of the SDK's client on the same stream. Calls is safe for concurrent
+// use.
+type Calls struct {
+	w      *Writer
+	prefix string
+	marker []byte // `"` + prefix: cheap test for a line that may be ours
+
+	mu      sync.Mutex
+	seq     uint64
+	pending map[string]*pendingCall
+	err     error
+}
+
+type pendingCall struct {
+	done func(Response)
+	stop func() bool // releases the context watch
+	// sent is set (under Calls.mu, while the Writer's lock is held) just
+	// before the request is written; a call that ends earlier is never
+	// written, and only a sent request is cancelled.
+	sent bool
+}
+
+// NewCalls returns a Calls writing to w, whose request ids are prefix
+// followed by a number. The prefix must be plain ASCII without quotes or
+// backslashes.
+func NewCalls(w *Writer, prefix string) *Calls {
+	return &Calls{w: w, prefix: prefix, marker: []byte(`"` + prefix), pending: map[string]*pendingCall{}}
+}
+
+// Go sends the request method(params) and arranges for done to be called
+// exactly once with its outcome: on the reading goroutine when the response
+// arrives, on the caller's goroutine when the request cannot be written, or
+// when ctx ends first (then, if the request was written, a
+// notifications/cancelled follows it to the peer, and a late response is
+// dropped; a request not yet written when its call ends is never written).
+// params must be a JSON object or array, or nil. done must not block for
+// long: it holds up the stream.
+func (c *Calls) Go(ctx context.Context, method string, params json.RawMessage, done func(Response)) {
+	if ctx.Err() != nil {
+		done(Response{Err: context.Cause(ctx)})
+		return
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		done(Response{Err: err})
+		return
+	}
+	c.seq++
+	id := c.prefix + strconv.FormatUint(c.seq, 10)
+	p := &pendingCall{done: done}
+	c.pending[id] = p
+	if ctx.Done() != nil {
+		// Set under the lock: whoever takes p (under the lock) sees stop.
+		p.stop = context.AfterFunc(ctx, func() {
+			if c.take(id) == nil {
+				return
+			}
+			// p.sent no longer changes once p is taken. A sent request
+			// holds the Writer's lock until it is written whole, so the
+			// notification follows it.
+			if p.sent {
+				_ = c.w.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`),
+					quote(id), []byte(`,"reason":`), quote(context.Cause(ctx).Error()), []byte(`}}`))
+			}
+			done(Response{Err: context.Cause(ctx)})
+		})
+	}
+	c.mu.Unlock()
+
+	// Write the request only if the call is still pending once the writer
+	// is ours: the context may have ended, or Fail come, while it waited.
+	send := func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.pending[id] != p {
+			return false
+		}
+		p.sent = true
+		return true
+	}
+	m, _ := json.Marshal(method)
+	var err error
+	if len(params) > 0 {
+		err = c.w.writeLineIf(send, []byte(`{"jsonrpc":"2.0","id":`), quote(id), []byte(`,"method":`), m, []byte(`,"params":`), params, []byte(`}`))
+	} else {
+		err = c.w.writeLineIf(send, []byte(`{"jsonrpc":"2.0","id":`), quote(id), []byte(`,"method":`), m, []byte(`}`))
+	}
+	if err != nil {
+		if p := c.take(id); p != nil {
+			p.release()
+			p.done(Response{Err: fmt.Errorf("writing %s request: %w", method, err)})
+		}
+	}
+}
+
+// Pending reports how many calls await their response.
+func (c *Calls) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// take removes and returns the pending call id, or nil when it already
+// ended.
+func (c *Calls) take(id string) *pendingCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[id]
+	delete(c.pending, id)
+	return p
+}
+
+func (p *pendingCall) release() {
+	if p.stop != nil {
+		p.stop()
+	}
+}
+
+// response is the part of an incoming message Tap needs. Method is decoded
+// only to tell a request that reuses one of our ids from a response.
+type response struct {
+	ID     *string         `json:"id"`
+	Method *string         `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *jsonrpc.Error  `json:"error"`
+}
+
+// Tap takes line when it is the response to one of c's requests, and calls
+// that request's done. It is meant to be (part of) a [Reader]'s tap.
+func (c *Calls) Tap(line []byte) bool {
+	if !bytes.Contains(line, c.marker) {
+		return false
+	}
+	var r response
+	if err := json.Unmarshal(line, &r); err != nil || r.ID == nil || r.Method != nil || len(*r.ID) <= len(c.prefix) || (*r.ID)[:len(c.prefix)] != c.prefix {
+		return false
+	}
+	p := c.take(*r.ID)
+	if p == nil {
+		return true // the answer to a call that already ended: nobody waits for it
+	}
+	p.release()
+	switch {
+	case r.Error != nil:
+		p.done(Response{Error: r.Error})
+	case len(r.Result) == 0:
+		p.done(Response{Err: fmt.Errorf("response to %s has neither result nor error", *r.ID)})
+	default:
+		p.done(Response{Result: r.Result})
+	}
+	return true
+}
+
+// Fail ends every pending call with err (ErrClosed when nil) and makes every
+// later call fail the same way. Only the first Fail counts.
+func (c *Calls) Fail(err error) {
+	if err == nil {
+		err = ErrClosed
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	pending := c.pending
+	c.pending = map[string]*pendingCall{}
+	c.mu.Unlock()
+	for _, p := range pending {
+		p.release()
+		p.done(Response{Err: err})
+	}
+}
+
+func quote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
