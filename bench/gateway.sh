@@ -3,7 +3,9 @@
 # server-memory's read_graph is called N times directly over stdio, then N
 # times through `skillgate mcp` (scope lookup, schema validation, policy
 # decision, audit, pooled upstream connection), and the p50/p99 of both and
-# the p50 added are printed, with PASS/FAIL against the 200 µs target.
+# the p50 added are printed, with PASS/FAIL against the 200 µs target. A
+# third row runs the same calls through a bare line relay process: the floor
+# that any process between agent and server costs on this machine.
 #
 # Usage: bench/gateway.sh [-n CALLS]     (default 2000)
 #
@@ -16,7 +18,7 @@ n=2000
 while (($# > 0)); do
 	case "$1" in
 	-n) n="${2:?-n needs a value}"; shift 2 ;;
-	-h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,13p' "$0"; exit 0 ;;
 	*) echo "gateway.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 done
@@ -35,9 +37,11 @@ echo "$out" | awk -v n="$n" '/^BenchmarkGateway\// {
 END {
 	printf "%-34s %8s %10s %10s\n", "read_graph (npm server-memory)", "calls", "p50 µs", "p99 µs"
 	printf "%-34s %8s %10.1f %10.1f\n", "direct over stdio", n, p50["direct"], p99["direct"]
+	printf "%-34s %8s %10.1f %10.1f\n", "through a bare line relay (floor)", n, p50["relay"], p99["relay"]
 	printf "%-34s %8s %10.1f %10.1f\n", "through skillgate mcp", n, p50["skillgate"], p99["skillgate"]
 	added = p50["skillgate"] - p50["direct"]
 	verdict = (added < 200) ? "PASS" : "FAIL"
+	printf "%-34s %8s %10.1f %10.1f\n", "added by the bare relay", "", p50["relay"] - p50["direct"], p99["relay"] - p99["direct"]
 	printf "%-34s %8s %10.1f %10.1f   target p50 added < 200 µs: %s\n", "added by skillgate", "", added, p99["skillgate"] - p99["direct"], verdict
 	exit (verdict == "PASS") ? 0 : 1
 }'

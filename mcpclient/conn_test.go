@@ -300,3 +300,77 @@ func TestDialRejectsTamperedPins(t *testing.T) {
 		t.Errorf("Dial = %v; want %s", err, want)
 	}
 }
+
+// TestConnCallToolRaw checks that the relay path gives what CallTool gives:
+// the same result (as the server's bytes) and the same errors.
+func TestConnCallToolRaw(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	decl := testDecl(t, "notes", testserver.ModeNormal, nil)
+	c, err := mcpclient.Dial(ctx, decl, connOptions(testLimits()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := func(ctx context.Context, name, args string) (string, error) {
+		var (
+			res  string
+			rerr error
+			n    int
+		)
+		done := make(chan struct{})
+		c.CallToolRaw(ctx, name, json.RawMessage(args), func(r json.RawMessage, err error) {
+			res, rerr = string(r), err
+			n++
+			close(done)
+		})
+		<-done
+		if n != 1 {
+			t.Fatalf("done called %d times", n)
+		}
+		return res, rerr
+	}
+	got, err := raw(ctx, "echo", `{"text":"hello"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.CallTool(ctx, "echo", map[string]any{"text": "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromRaw mcp.CallToolResult
+	if err := json.Unmarshal([]byte(got), &fromRaw); err != nil {
+		t.Fatalf("raw result %s: %v", got, err)
+	}
+	// The SDK's client adds the server's identity under _meta; the raw
+	// result is what the server sent.
+	want.Meta = nil
+	if a, b := mustJSON(t, &fromRaw), mustJSON(t, want); a != b {
+		t.Errorf("raw result %s\nSDK result %s", a, b)
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		tool string
+		want string
+		is   error
+	}{
+		{"unpinned", ctx, "nope", `mcpclient: server "notes": tools/call: tool blocked: tool "nope" is not pinned`, mcpclient.ErrToolBlocked},
+		{"cancelled", cancelled, "echo", `mcpclient: server "notes": tools/call: connection failed: context canceled`, mcpclient.ErrConnection},
+	} {
+		_, err := raw(tc.ctx, tc.tool, `{"text":"x"}`)
+		if err == nil || err.Error() != tc.want || !errors.Is(err, tc.is) {
+			t.Errorf("%s: %v; want %s", tc.name, err, tc.want)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw(ctx, "echo", `{"text":"again"}`)
+	const wantClosed = `mcpclient: server "notes": tools/call: connection closed`
+	if err == nil || err.Error() != wantClosed || !errors.Is(err, mcpclient.ErrClosed) {
+		t.Errorf("after Close: %v; want %s", err, wantClosed)
+	}
+}

@@ -2,7 +2,9 @@ package upstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -31,7 +33,7 @@ type echoIn struct {
 }
 
 // serve runs a small stdio server: echo answers, die exits the process
-// mid-call, and in mode "broken" the process exits before initialize.
+// mid-call, slow answers only after a minute unless cancelled, and in mode "broken" the process exits before initialize.
 func serve(mode string) int {
 	if mode == "broken" {
 		return 3
@@ -43,6 +45,14 @@ func serve(mode string) int {
 	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "Exit the server."}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
 		os.Exit(1)
 		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Answer after a minute, or never when cancelled."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Minute):
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil, nil
 	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		return 1
@@ -198,7 +208,106 @@ func TestPoolReportsDrift(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(drifts) != 1 || strings.Join(drifts[0].Added, ",") != "die" {
+	if len(drifts) != 1 || strings.Join(drifts[0].Added, ",") != "die,slow" {
 		t.Fatalf("drifts %+v", drifts)
+	}
+}
+
+// callRaw makes a raw call and waits for its outcome.
+func callRaw(ctx context.Context, p *upstream.Pool, tg upstream.Target, tool, args string) (string, error) {
+	type outcome struct {
+		res string
+		err error
+	}
+	ch := make(chan outcome, 2)
+	p.CallRaw(ctx, tg, tool, json.RawMessage(args), func(res json.RawMessage, err error) {
+		ch <- outcome{string(res), err} // res is only valid during the callback
+	})
+	o := <-ch
+	select {
+	case extra := <-ch:
+		panic(fmt.Sprintf("done called twice: %+v then %+v", o, extra))
+	case <-time.After(10 * time.Millisecond):
+	}
+	return o.res, o.err
+}
+
+// rawText returns the text of a raw tools/call result with one text content.
+func rawText(t *testing.T, res string) string {
+	t.Helper()
+	var r struct {
+		Content []struct{ Type, Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal([]byte(res), &r); err != nil || len(r.Content) != 1 || r.IsError {
+		t.Fatalf("result %s: %v", res, err)
+	}
+	return r.Content[0].Text
+}
+
+// TestPoolCallRaw runs the relay path: results come back as the server's
+// bytes, a dead server is restarted, and unpinned tools, cancellations and
+// timeouts fail as Call's do.
+func TestPoolCallRaw(t *testing.T) {
+	ctx := context.Background()
+	tg := target(t, "ok")
+	lim := limits()
+	lim.CallTimeout = time.Second
+	p := upstream.New(upstream.Options{Limits: lim, RetryAfter: time.Millisecond})
+	defer p.Close()
+
+	first, err := callRaw(ctx, p, tg, "echo", `{"text":"hi"}`) // dials
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := callRaw(ctx, p, tg, "echo", `{"text":"hi"}`) // pooled
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := rawText(t, first), rawText(t, second); a != b || !strings.HasPrefix(a, "hi from ") {
+		t.Fatalf("two calls: %q, %q", a, b)
+	}
+	pid := rawText(t, first)[len("hi from "):]
+
+	if _, err := callRaw(ctx, p, tg, "nope", `{}`); !errors.Is(err, mcpclient.ErrToolBlocked) {
+		t.Fatalf("unpinned: %v", err)
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err = callRaw(cctx, p, tg, "slow", `{}`)
+	cancel()
+	if !errors.Is(err, mcpclient.ErrConnection) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled by the caller: %v", err)
+	}
+	_, err = callRaw(ctx, p, tg, "slow", `{}`)
+	const wantTimeout = `mcpclient: server "echo": tools/call: server did not answer in time (limit 1s)`
+	if !errors.Is(err, mcpclient.ErrTimeout) || err.Error() != wantTimeout {
+		t.Fatalf("over the call limit: %v; want %s", err, wantTimeout)
+	}
+	// The connection survives both: the server was told to cancel.
+	if res, err := callRaw(ctx, p, tg, "echo", `{"text":"still"}`); err != nil || rawText(t, res) != "still from "+pid {
+		t.Fatalf("after cancellations: %s %v", res, err)
+	}
+
+	// The server dies mid-call: that call fails (it may have run); the next
+	// one gets a restarted server.
+	if res, err := callRaw(ctx, p, tg, "die", `{"text":"bye"}`); err == nil {
+		t.Fatalf("die succeeded: %s", res)
+	} else if errors.Is(err, mcpclient.ErrClosed) {
+		t.Fatalf("a call that reached the server failed as never sent: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := callRaw(ctx, p, tg, "echo", `{"text":"again"}`)
+		if err == nil {
+			if got := rawText(t, res); got == "again from "+pid || !strings.HasPrefix(got, "again from ") {
+				t.Fatalf("after restart %q (pid before %s)", got, pid)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no restart: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -118,9 +118,6 @@ func viaSkillgate(b *testing.B, node, entry, memFile string) *mcp.ClientSession 
 		}
 	}
 	cmd := exec.Command(bin, "--data", data, "mcp", "--agent", "bench", "--tier", "T1", "--tenant", "bench")
-	if g := os.Getenv("SKILLGATE_BENCH_GOMAXPROCS"); g != "" {
-		cmd.Env = append(os.Environ(), "GOMAXPROCS="+g)
-	}
 	if p := os.Getenv("SKILLGATE_BENCH_CPUPROFILE"); p != "" {
 		cmd.Env = append(os.Environ(), "SKILLGATE_CPUPROFILE="+p)
 	}
@@ -143,9 +140,6 @@ func BenchmarkGateway(b *testing.B) {
 				b.Fatal(err)
 			}
 			cmd := exec.Command(self, node, entry)
-			if r := os.Getenv("RELAYBIN"); r != "" {
-				cmd = exec.Command(r, node, entry)
-			}
 			cmd.Env = append(os.Environ(), relayEnv+"=1", "MEMORY_FILE_PATH="+memFile)
 			return connect(b, cmd)
 		}},
