@@ -99,7 +99,11 @@ func (r *Reader) fill() {
 		}
 		// len(line)-1, not r.max+1: a max of math.MaxInt must not overflow.
 		if len(line)-1 <= r.max && r.tap != nil && r.tap(trimEOL(line)) {
-			r.long = r.long[:0]
+			if cap(r.long) > 1<<20 { // do not keep the largest line ever seen
+				r.long = nil
+			} else {
+				r.long = r.long[:0]
+			}
 			return
 		}
 		// A line in the reader's buffer stays valid until the next
