@@ -14,8 +14,8 @@ package gatewaybench
 import (
 	"bufio"
 	"context"
-	"io"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
