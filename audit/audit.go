@@ -280,16 +280,26 @@ func Seal(prev Head, r Record) (Record, error) {
 // HashArgs returns "sha256:" + hex SHA-256 of the RFC 8785 canonical form of
 // a call's JSON arguments, so equal arguments hash equally whatever their key
 // order or spacing. Empty arguments hash as {}.
+//
+// The canonical form is exactly what github.com/gowebpki/jcs's Transform
+// gives (stored hashes depend on it), and arguments it rejects are an
+// error. A fast canonicaliser writes it for ordinary JSON; anything else
+// goes through jcs itself (see hashargs.go).
 func HashArgs(args json.RawMessage) (string, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	canon, err := jcs.Transform(args)
+	c, canon, _, err := canonicalArgs(args)
 	if err != nil {
+		c.release()
 		return "", fmt.Errorf("audit: hash arguments: %w", err)
 	}
 	sum := sha256.Sum256(canon)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	c.release()
+	var out [len("sha256:") + 2*sha256.Size]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[len("sha256:"):], sum[:])
+	return string(out[:]), nil
 }
 
 // Head identifies the last record of a log: its sequence number and hash.
