@@ -1,7 +1,9 @@
 // Package discover finds skills under configured roots: a bounded,
 // deterministic walk that never leaves a root, records each skill's files and
 // a cheap stat fingerprint (so unchanged skills need no parse on a rescan),
-// and resolves precedence between scopes.
+// and resolves precedence between scopes. A walk also records what it read
+// (Result.State), so that the next one can tell with a stat per directory
+// and file that nothing changed ([Verify]).
 //
 // Symbolic links are never followed, neither for directories nor for files:
 // a link could lead out of the root or into a loop, and a skill's digest
@@ -163,6 +165,10 @@ type Result struct {
 	// it equals both len(Listings) and the cache's size, the listings are
 	// the same as the cache's.
 	Reused int
+	// State records what the walk read, for [Verify] to tell cheaply that
+	// the next walk would find the same. It is nil when the walk cannot
+	// promise that (see Verify), and on platforms other than Linux.
+	State []byte
 }
 
 // ErrNotDir means a root exists but is not a directory.
@@ -177,6 +183,7 @@ type dirRead struct {
 	entries []entry
 	listing *Listing
 	reused  bool // listing is the cached one
+	stat    dirStat
 	err     error
 	// skill is the directory's skill file name, if it is a skill, and
 	// kids the paths of its entries (see paths), made by the worker that
@@ -252,8 +259,8 @@ func readLevel(ctx context.Context, dr dirReader, level []queued, cache Cache, n
 		if l, ok := cache[q.abs]; ok {
 			cached = &l
 		}
-		es, l, err := dr.readDirCached(q.abs, needStat(q.owner >= 0, q.rel == "."), cached, now)
-		lr.out[i] = dirRead{entries: es, listing: l, reused: l != nil && l == cached, err: err}
+		es, l, ds, err := dr.readDirCached(q.abs, needStat(q.owner >= 0, q.rel == "."), cached, now)
+		lr.out[i] = dirRead{entries: es, listing: l, reused: l != nil && l == cached, stat: ds, err: err}
 		if err == nil {
 			lr.out[i].paths(q)
 		}
@@ -315,6 +322,7 @@ type queued struct {
 	owner    int // index of the skill this dir belongs to, or -1
 	treeRel  string
 	treeDep  int
+	parent   int32 // the state record of the directory that queued it, or -1
 }
 
 // Walk scans one root. It reads each directory once, in a breadth-first,
@@ -352,7 +360,8 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 	}
 	dr := newDirReader(abs)
 	defer dr.close()
-	level := []queued{{abs: abs, rel: ".", owner: -1}}
+	sb := newStateBuilder(now)
+	level := []queued{{abs: abs, rel: ".", owner: -1, parent: -1}}
 	treeDirs := map[int]int{}
 	enqueued := 1 // directories outside skill trees queued so far, root included
 	var depthNoted, dirsNoted bool
@@ -375,6 +384,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 			entries, err := rd.entries, rd.err
 			res.Dirs++
 			if err != nil {
+				sb.fail()
 				msg := fmt.Sprintf("cannot read directory %s: %v", q.abs, unwrap(err))
 				if q.owner >= 0 {
 					res.Candidates[q.owner].problem(msg)
@@ -383,6 +393,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 				}
 				continue
 			}
+			self := sb.dir(q.rel, q.parent, rd.stat, rd.listing != nil)
 			owner, treeDep := q.owner, q.treeDep
 			name := rd.skill
 			if name != "" && q.rel == "." {
@@ -418,7 +429,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 						continue
 					}
 					treeDirs[owner]++
-					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1})
+					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1, parent: self})
 				case e.isDir():
 					if q.depth+1 > lim.MaxDepth {
 						if !depthNoted {
@@ -437,12 +448,14 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 						continue
 					}
 					enqueued++
-					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: -1})
+					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: -1, parent: self})
 				case e.isRegular() && owner >= 0:
 					if e.statErr != nil {
+						sb.fail()
 						res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", joinName(q.abs, name), e.statErr))
 						continue
 					}
+					sb.file(e)
 					c := &res.Candidates[owner]
 					c.Files = append(c.Files, skill.File{Path: childTreeRel, Size: e.size, ModTime: time.Unix(0, e.mtime)})
 				}
@@ -460,6 +473,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 		level = queue
 	}
 	finish(res.Candidates, lim.Tree)
+	res.State = sb.finish(res, lim)
 	res.Reused = len(reused)
 	if cache != nil && len(fresh) == 0 && len(reused) == len(cache) {
 		res.Listings = cache

@@ -13,7 +13,14 @@ type entry struct {
 	typ     fs.FileMode // fs.ModeDir, 0 for a regular file, fs.ModeSymlink, or fs.ModeIrregular
 	size    int64
 	mtime   int64 // nanoseconds since the epoch
+	ctime   int64 // status change time, nanoseconds since the epoch (Linux only)
 	statErr error
+}
+
+// dirStat is what a walk records of a directory it read (see State): its
+// modification and status change times in nanoseconds since the epoch.
+type dirStat struct {
+	mtime, ctime int64
 }
 
 func (e *entry) isDir() bool     { return e.typ == fs.ModeDir }

@@ -21,7 +21,7 @@ var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &
 // of a no-change rescan. The directory is opened with O_NOFOLLOW: a link
 // swapped in for a directory is refused, never followed.
 func readDir(path string, stat func([]entry) bool) ([]entry, error) {
-	es, _, err := dirReader{}.readDirCached(path, stat, nil, 0)
+	es, _, _, err := dirReader{}.readDirCached(path, stat, nil, 0)
 	return es, err
 }
 
@@ -74,13 +74,15 @@ func (r dirReader) at(p string) (int, string) {
 // readDirCached is readDir that reuses cached when the directory's
 // modification time still matches it (one stat instead of an open, two
 // getdents and a close), and returns the listing to cache now, or nil when
-// the directory changed too recently to be cached safely.
-func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *Listing, now int64) ([]entry, *Listing, error) {
+// the directory changed too recently to be cached safely, and the
+// directory's times.
+func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *Listing, now int64) ([]entry, *Listing, dirStat, error) {
 	dirfd, rel := r.at(path)
 	if cached != nil {
 		var st unix.Stat_t
 		if err := unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
 			st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mtim.Nano() == cached.MTime {
+			ds := dirStat{mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 			es := decodeEntries(cached.Entries)
 			if stat(es) {
 				prefix := rel + "/"
@@ -91,17 +93,17 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 					return unix.Fstatat(dirfd, prefix+name, st, unix.AT_SYMLINK_NOFOLLOW)
 				})
 			}
-			return es, cached, nil
+			return es, cached, ds, nil
 		}
 	}
 	fd, err := unix.Openat(dirfd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, dirStat{}, err
 	}
 	defer unix.Close(fd)
 	var dst unix.Stat_t
 	if err := unix.Fstat(fd, &dst); err != nil {
-		return nil, nil, err
+		return nil, nil, dirStat{}, err
 	}
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
@@ -113,7 +115,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, dirStat{}, err
 		}
 		if n <= 0 {
 			break
@@ -122,7 +124,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
 			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
 			if reclen == 0 || off+reclen > n {
-				return nil, nil, fmt.Errorf("malformed directory entry in %s", path)
+				return nil, nil, dirStat{}, fmt.Errorf("malformed directory entry in %s", path)
 			}
 			typ := buf[off+18]
 			nameBytes := buf[off+19 : off+reclen]
@@ -168,10 +170,11 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 	if m := dst.Mtim.Nano(); now == 0 || m < now-racyWindow {
 		l = &Listing{MTime: m, Entries: encodeEntries(es)}
 	}
-	return es, l, nil
+	return es, l, dirStat{mtime: dst.Mtim.Nano(), ctime: dst.Ctim.Nano()}, nil
 }
 
-// statFiles fills size and modification time of the regular files.
+// statFiles fills size, modification and status change times of the
+// regular files.
 func statFiles(es []entry, lstat func(string, *unix.Stat_t) error) {
 	for i := range es {
 		e := &es[i]
@@ -189,6 +192,7 @@ func statFiles(es []entry, lstat func(string, *unix.Stat_t) error) {
 		}
 		e.size = st.Size
 		e.mtime = st.Mtim.Nano()
+		e.ctime = st.Ctim.Nano()
 	}
 }
 

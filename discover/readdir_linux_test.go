@@ -26,7 +26,7 @@ func TestReadDirComplete(t *testing.T) {
 		defer self.close()
 		defer parent.close()
 		for _, dr := range []dirReader{self, parent, {}} {
-			es, _, err := dr.readDirCached(dir, func([]entry) bool { return true }, nil, 0)
+			es, _, _, err := dr.readDirCached(dir, func([]entry) bool { return true }, nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

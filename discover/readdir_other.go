@@ -20,9 +20,9 @@ func newDirReader(string) dirReader { return dirReader{} }
 func (dirReader) close() {}
 
 // readDirCached lists the directory; this platform keeps no cache.
-func (dirReader) readDirCached(path string, stat func([]entry) bool, _ *Listing, _ int64) ([]entry, *Listing, error) {
+func (dirReader) readDirCached(path string, stat func([]entry) bool, _ *Listing, _ int64) ([]entry, *Listing, dirStat, error) {
 	es, err := readDir(path, stat)
-	return es, nil, err
+	return es, nil, dirStat{}, err
 }
 
 // readDir lists a directory and, when stat says so, lstats its regular

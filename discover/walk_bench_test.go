@@ -42,3 +42,27 @@ func BenchmarkWalkCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerify measures a no-change rescan's walk: verifying the state
+// of the previous walk.
+func BenchmarkVerify(b *testing.B) {
+	tree := os.Getenv("SKILLGATE_BENCH_TREE")
+	if tree == "" {
+		b.Skip()
+	}
+	lim := discover.DefaultLimits
+	lim.MaxDirs = 1 << 30
+	first, err := discover.Walk(context.Background(), discover.Root{Path: tree}, lim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if first.State == nil {
+		b.Fatal("no state")
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := discover.Verify(context.Background(), discover.Root{Path: tree}, lim, first.State); !ok {
+			b.Fatal("not verified")
+		}
+	}
+}

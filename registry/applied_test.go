@@ -61,7 +61,7 @@ func TestReportMatchesStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := &ScanReport{Shadowed: []Shadow{}, Rejections: []Rejection{}}
-		summarize(want, all)
+		summarize(want, currentOf(all))
 		got := &ScanReport{Skills: rep.Skills, Valid: rep.Valid, Rejected: rep.Rejected, Shadowed: rep.Shadowed, Rejections: rep.Rejections}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: report\n%+v\nstore says\n%+v", step, got, want)
@@ -196,5 +196,35 @@ func TestResolveUnsorted(t *testing.T) {
 	}
 	if len(wantShadows) != 3 || wantShadows[0].Winner != "/p/a/x" {
 		t.Errorf("shadows %+v", wantShadows)
+	}
+}
+
+// TestShadowsAnyOrder checks that the shadowing a scan report gives does
+// not depend on the order of the versions, and is what resolve decides
+// over the versions in the store's order.
+func TestShadowsAnyOrder(t *testing.T) {
+	sorted := []store.Version{
+		{Key: "!bad", Dir: "/u/bad", Scope: "user"},
+		{Key: "!bad", Dir: "/v/bad", Scope: "project"},
+		{Key: "a/x", Dir: "/u/a/x", Scope: "user"},
+		{Key: "a/x", Dir: "/p/a/x", Scope: "project"},
+		{Key: "a/x", Dir: "/b/a/x", Scope: "builtin"},
+		{Key: "y", Dir: "/p/y", Scope: "project"},
+		{Key: "z", Dir: "/u/z", Scope: "user"},
+		{Key: "z", Dir: "/u2/z", Scope: "user"},
+	}
+	_, want := resolve(sorted)
+	all := currentOf(sorted)
+	if got := shadowsOf(all); !reflect.DeepEqual(got, want) {
+		t.Errorf("in the store's order: %+v, want %+v", got, want)
+	}
+	for _, perm := range [][]int{{7, 6, 5, 4, 3, 2, 1, 0}, {3, 0, 6, 2, 7, 4, 1, 5}} {
+		shuffled := make([]current, len(all))
+		for i, j := range perm {
+			shuffled[i] = all[j]
+		}
+		if got := shadowsOf(shuffled); !reflect.DeepEqual(got, want) {
+			t.Errorf("order %v: %+v, want %+v", perm, got, want)
+		}
 	}
 }

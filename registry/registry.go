@@ -151,19 +151,19 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		if err != nil {
 			return nil, err
 		}
-		// The current versions are read while the listings are read and
-		// the walk runs.
+		// The current versions are read while the root is walked.
 		refsc := make(chan refsResult, 1)
 		go func() {
 			refs, err := r.store.Refs(ctx, abs)
 			refsc <- refsResult{refs, err}
 		}()
-		old, err := r.store.Listings(ctx, abs)
+		// The state of the root's last walk is a cache: without it, the
+		// root is walked.
+		state, err := r.store.WalkState(ctx, abs)
 		if err != nil {
-			<-refsc
-			return nil, err
+			r.log.WarnContext(ctx, "walk state unreadable; walking", "root", abs, "err", err)
 		}
-		res, err := discover.WalkCached(ctx, root, r.opts.Limits, old)
+		res, verified, old, err := r.walk(ctx, root, abs, state)
 		walkD += time.Since(t0)
 		rf := <-refsc
 		if err != nil {
@@ -181,8 +181,13 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			return nil, err
 		}
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Position: i, Notes: res.Notes}
-		if res.Reused != len(res.Listings) || len(old) != len(res.Listings) {
-			sc.PutListings, sc.GoneListings = listingChanges(old, res.Listings)
+		if verified {
+			sc.KeepWalkState = true
+		} else {
+			sc.WalkState = res.State
+			if res.Reused != len(res.Listings) || len(old) != len(res.Listings) {
+				sc.PutListings, sc.GoneListings = listingChanges(old, res.Listings)
+			}
 		}
 		var changed []discover.Candidate
 		known := 0 // candidates with a ref; directories are distinct
@@ -217,7 +222,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	}
 	// The report is computed while the scan is committed, when it can be
 	// computed without the store.
-	var all []store.Version
+	var all []current
 	var ok bool
 	parseD, indexD, err := r.record(ctx, scans, changes, progress, func() {
 		if all, ok = applied(scans, kept); ok {
@@ -229,15 +234,32 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	}
 	rep.Phases.WalkMS, rep.Phases.ParseMS, rep.Phases.IndexMS = ms(walkD), ms(parseD), ms(indexD)
 	if !ok {
-		if all, err = r.store.Versions(ctx, store.Filter{Summary: true}); err != nil {
+		vs, err := r.store.Versions(ctx, store.Filter{Summary: true})
+		if err != nil {
 			return nil, err
 		}
-		summarize(rep, all)
+		summarize(rep, currentOf(vs))
 	}
 	rep.DurationMS = ms(time.Since(start))
 	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
 		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
 	return rep, nil
+}
+
+// walk walks one root: when state, that of its last walk, shows that
+// nothing changed, at the cost of a stat per directory and file
+// (discover.Verify), it returns that walk's result and verified; otherwise
+// it reads the cached listings and walks with them, and returns them as old.
+func (r *Registry) walk(ctx context.Context, root discover.Root, abs string, state []byte) (res *discover.Result, verified bool, old map[string]store.Listing, err error) {
+	res, ok := discover.Verify(ctx, root, r.opts.Limits, state)
+	if ok {
+		return res, true, nil, nil
+	}
+	if old, err = r.store.Listings(ctx, abs); err != nil {
+		return nil, false, nil, err
+	}
+	res, err = discover.WalkCached(ctx, root, r.opts.Limits, old)
+	return res, false, old, err
 }
 
 // refsResult is what Store.Refs returned.
@@ -246,19 +268,39 @@ type refsResult struct {
 	err  error
 }
 
+// current is what a scan report needs of a current version.
+type current struct {
+	key, name, scope, dir string
+	pos                   int // the position of its root
+	valid                 bool
+	diags                 json.RawMessage // of a rejected version
+}
+
+// currentOf returns what a scan report needs of versions in the store's
+// order (Versions): their positions keep that order.
+func currentOf(vs []store.Version) []current {
+	out := make([]current, len(vs))
+	for i := range vs {
+		v := &vs[i]
+		out[i] = current{key: v.Key, name: v.Name, scope: v.Scope, dir: v.Dir, pos: i, valid: v.Valid, diags: v.Diagnostics}
+	}
+	return out
+}
+
 // summarize fills the counts, rejections and shadowing of rep from the
-// current versions, in the store's order.
-func summarize(rep *ScanReport, all []store.Version) {
+// current versions, in any order.
+func summarize(rep *ScanReport, all []current) {
 	rep.Skills = len(all)
-	for _, v := range all {
-		if v.Valid {
+	for i := range all {
+		v := &all[i]
+		if v.valid {
 			rep.Valid++
 			continue
 		}
 		rep.Rejected++
-		rej := Rejection{Dir: v.Dir, Name: v.Name}
+		rej := Rejection{Dir: v.dir, Name: v.name}
 		var diags []skill.Diagnostic
-		_ = json.Unmarshal(v.Diagnostics, &diags)
+		_ = json.Unmarshal(v.diags, &diags)
 		for _, d := range diags {
 			if d.Severity == skill.SeverityError {
 				rej.Errors = append(rej.Errors, d.Message)
@@ -267,17 +309,66 @@ func summarize(rep *ScanReport, all []store.Version) {
 		rep.Rejections = append(rep.Rejections, rej)
 	}
 	sort.Slice(rep.Rejections, func(i, j int) bool { return rep.Rejections[i].Dir < rep.Rejections[j].Dir })
-	_, rep.Shadowed = resolveIndex(all)
+	rep.Shadowed = shadowsOf(all)
+}
+
+// shadowsOf returns the shadowing among versions in any order, as
+// resolveIndex decides it over the same versions in the store's order
+// (key, root position, directory).
+func shadowsOf(all []current) []Shadow {
+	// Most keys have one version: only those with more are sorted.
+	first := make(map[string]int32, len(all))
+	var dups map[string][]int32
+	for i := range all {
+		k := all[i].key
+		if strings.HasPrefix(k, "!") {
+			continue // a rejected version shadows nothing
+		}
+		j, ok := first[k]
+		if !ok {
+			first[k] = int32(i)
+			continue
+		}
+		if dups == nil {
+			dups = map[string][]int32{}
+		}
+		if dups[k] == nil {
+			dups[k] = []int32{j}
+		}
+		dups[k] = append(dups[k], int32(i))
+	}
+	keys := make([]string, 0, len(dups))
+	for k := range dups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	group := make([]current, 0, 4)
+	shadows := []Shadow{}
+	for _, k := range keys {
+		group = group[:0]
+		for _, i := range dups[k] {
+			group = append(group, all[i])
+		}
+		slices.SortFunc(group, func(a, b current) int {
+			if c := cmp.Compare(a.pos, b.pos); c != 0 {
+				return c
+			}
+			return strings.Compare(a.dir, b.dir)
+		})
+		_, sh := resolveBy(group, func(v *current) (string, string, string) { return v.key, v.scope, v.dir })
+		shadows = append(shadows, sh...)
+	}
+	return shadows
 }
 
 // applied returns the current versions the store holds after ApplyScans,
-// in the order and with the fields of Versions with Filter.Summary that the
-// report uses (all but Rel and Enabled), computed from what the scan
-// already knows instead of read back: per root, the refs read before
-// the scan without the gone directories, and the upserts. ok is false when
-// a directory appears under two roots (nested roots), where the store's
-// answer depends on the order of its writes; the caller then asks the store.
-func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []store.Version, ok bool) {
+// in no order, with what Filter.Summary gives of them, computed from what
+// the scan already knows instead of read back: per root, the refs read
+// before the scan without the gone directories, and the upserts. ok is
+// false when a directory appears under two roots (nested roots), where the
+// store's answer depends on the order of its writes; the caller then asks
+// the store.
+func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []current, ok bool) {
 	// Within one root, directories are distinct by construction: refs are
 	// keyed by directory, upserts were found once, gone ones are refs.
 	var seen map[string]bool
@@ -298,7 +389,7 @@ func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []store.V
 	for i := range scans {
 		n += len(refs[i]) + len(scans[i].Upserts)
 	}
-	sv := versionsAt{all: make([]store.Version, 0, n), pos: make([]int, 0, n)}
+	all = make([]current, 0, n)
 	for i, sc := range scans {
 		var gone map[string]bool
 		if len(sc.Gone)+len(sc.Upserts) > 0 {
@@ -310,14 +401,14 @@ func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []store.V
 			}
 			gone[dir] = true
 		}
-		for _, v := range sc.Upserts {
+		for j := range sc.Upserts {
+			v := &sc.Upserts[j]
 			if !claim(v.Dir) {
 				return nil, false
 			}
 			gone[v.Dir] = true
-			sv.all = append(sv.all, store.Version{Key: v.Key, Name: v.Name, Root: sc.Root, Scope: sc.Scope, Dir: v.Dir, Rel: v.Rel,
-				Valid: v.Valid, Current: true, Diagnostics: summaryDiagnostics(v.Valid, v.Diagnostics)})
-			sv.pos = append(sv.pos, sc.Position)
+			all = append(all, current{key: v.Key, name: v.Name, scope: sc.Scope, dir: v.Dir, pos: sc.Position,
+				valid: v.Valid, diags: summaryDiagnostics(v.Valid, v.Diagnostics)})
 		}
 		for dir, ref := range refs[i] {
 			if gone[dir] {
@@ -326,45 +417,22 @@ func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []store.V
 			if !claim(dir) {
 				return nil, false
 			}
-			sv.all = append(sv.all, store.Version{Key: ref.Key, Name: ref.Name, Root: sc.Root, Scope: sc.Scope, Dir: dir,
-				Valid: ref.Valid, Current: true, Diagnostics: summaryDiagnostics(ref.Valid, ref.Diagnostics)})
-			sv.pos = append(sv.pos, sc.Position)
+			all = append(all, current{key: ref.Key, name: ref.Name, scope: sc.Scope, dir: dir, pos: sc.Position,
+				valid: ref.Valid, diags: summaryDiagnostics(ref.Valid, ref.Diagnostics)})
 		}
 	}
-	// The store's order: key, then root position, then directory. An
-	// index is sorted rather than the versions, which are large.
-	idx := make([]int32, len(sv.all))
-	for i := range idx {
-		idx[i] = int32(i)
-	}
-	slices.SortFunc(idx, func(i, j int32) int {
-		a, b := &sv.all[i], &sv.all[j]
-		if c := strings.Compare(a.Key, b.Key); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(sv.pos[i], sv.pos[j]); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Dir, b.Dir)
-	})
-	out := make([]store.Version, len(idx))
-	for k, i := range idx {
-		out[k] = sv.all[i]
-	}
-	return out, true
+	return all, true
 }
 
-// versionsAt are versions with the position of their root.
-type versionsAt struct {
-	all []store.Version
-	pos []int
-}
+// noDiagnostics is the summary diagnostics of a valid version; it is
+// shared, and never modified.
+var noDiagnostics = json.RawMessage("[]")
 
 // summaryDiagnostics is what Filter.Summary returns as diagnostics: those
 // of a rejected version, "[]" for a valid one.
 func summaryDiagnostics(valid bool, diags json.RawMessage) json.RawMessage {
 	if valid || len(diags) == 0 {
-		return json.RawMessage("[]")
+		return noDiagnostics
 	}
 	return diags
 }
@@ -716,9 +784,20 @@ func resolve(all []store.Version) ([]store.Version, []Shadow) {
 
 // resolveIndex is resolve with the winners as indexes into all.
 func resolveIndex(all []store.Version) ([]int, []Shadow) {
+	return resolveBy(all, func(v *store.Version) (string, string, string) { return v.Key, v.Scope, v.Dir })
+}
+
+// resolveBy is resolveIndex over versions of any type, whose key, scope
+// and directory id returns.
+func resolveBy[T any](all []T, id func(*T) (key, scope, dir string)) ([]int, []Shadow) {
+	key := func(i int) string { k, _, _ := id(&all[i]); return k }
 	// groups are the indexes of the versions of each key, in key order.
 	var groups [][]int
-	if slices.IsSortedFunc(all, func(a, b store.Version) int { return strings.Compare(a.Key, b.Key) }) {
+	sorted := true
+	for i := 1; i < len(all) && sorted; i++ {
+		sorted = key(i-1) <= key(i)
+	}
+	if sorted {
 		// As the store lists them: each key's versions are together.
 		idx := make([]int, len(all))
 		for i := range idx {
@@ -726,7 +805,7 @@ func resolveIndex(all []store.Version) ([]int, []Shadow) {
 		}
 		for start := 0; start < len(all); {
 			end := start + 1
-			for end < len(all) && all[end].Key == all[start].Key {
+			for end < len(all) && key(end) == key(start) {
 				end++
 			}
 			groups = append(groups, idx[start:end:end])
@@ -736,7 +815,7 @@ func resolveIndex(all []store.Version) ([]int, []Shadow) {
 		byKey := make(map[string][]int, len(all))
 		var keys []string
 		for i := range all {
-			k := all[i].Key
+			k := key(i)
 			if _, ok := byKey[k]; !ok {
 				keys = append(keys, k)
 			}
@@ -750,17 +829,26 @@ func resolveIndex(all []store.Version) ([]int, []Shadow) {
 	winners := make([]int, 0, len(groups))
 	shadows := []Shadow{}
 	for _, vs := range groups {
-		k := all[vs[0]].Key
+		k := key(vs[0])
 		if strings.HasPrefix(k, "!") {
 			winners = append(winners, vs...)
 			continue
 		}
+		if len(vs) == 1 {
+			winners = append(winners, vs[0])
+			continue
+		}
 		// Versions arrive ordered by root position, then directory.
-		sort.SliceStable(vs, func(i, j int) bool { return scopeRank(all[vs[i]].Scope) > scopeRank(all[vs[j]].Scope) })
-		w := &all[vs[0]]
+		sort.SliceStable(vs, func(i, j int) bool {
+			_, a, _ := id(&all[vs[i]])
+			_, b, _ := id(&all[vs[j]])
+			return scopeRank(a) > scopeRank(b)
+		})
+		_, wScope, wDir := id(&all[vs[0]])
 		winners = append(winners, vs[0])
 		for _, l := range vs[1:] {
-			shadows = append(shadows, Shadow{Key: k, Winner: w.Dir, WinScope: w.Scope, Loser: all[l].Dir, Scope: all[l].Scope})
+			_, lScope, lDir := id(&all[l])
+			shadows = append(shadows, Shadow{Key: k, Winner: wDir, WinScope: wScope, Loser: lDir, Scope: lScope})
 		}
 	}
 	return winners, shadows

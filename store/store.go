@@ -62,9 +62,7 @@ type Version struct {
 // Ref is the little a rescan needs to know about a directory's current
 // version: whether it changed, and what the scan report says about it.
 type Ref struct {
-	ID          int64
 	Fingerprint string
-	Digest      string
 	// Key, Name and Valid are the version's; Diagnostics are set only for a
 	// rejected version (Valid false), as Filter.Summary sets them.
 	Key         string
@@ -88,6 +86,10 @@ type RootScan struct {
 	// (see Listings): new or changed ones, and directories no longer seen.
 	PutListings  map[string]Listing
 	GoneListings []string
+	// WalkState replaces the root's walk state (see Store.WalkState) unless
+	// KeepWalkState is set; nil forgets it.
+	WalkState     []byte
+	KeepWalkState bool
 }
 
 // Listing is a cached directory listing, reused by the next scan while the
@@ -151,8 +153,7 @@ type Filter struct {
 // every change is one transaction.
 type Store interface {
 	// Refs returns the current version of each skill directory under root,
-	// keyed by directory: one query with the few columns a rescan and its
-	// report need.
+	// keyed by directory, with the few fields a rescan and its report need.
 	Refs(ctx context.Context, root string) (map[string]Ref, error)
 	// ApplyScans records the scans of the configured roots in one
 	// transaction: upserts become current, gone directories leave the
@@ -167,6 +168,10 @@ type Store interface {
 	// Listings returns the cached directory listings under root, keyed by
 	// directory.
 	Listings(ctx context.Context, root string) (map[string]Listing, error)
+	// WalkState returns the state of root's last walk that a scan recorded
+	// (RootScan.WalkState, discover's Result.State), or nil. The store keeps
+	// it as it is: it is the scanner's record, not the store's.
+	WalkState(ctx context.Context, root string) ([]byte, error)
 	// Roots returns the configured roots in precedence order.
 	Roots(ctx context.Context) ([]Root, error)
 	// Close releases the store.

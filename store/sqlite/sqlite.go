@@ -102,6 +102,8 @@ var migrations = []string{
 	migrationInstall,
 	// 6: policies and approval grants (policy.go).
 	migrationPolicy,
+	// 7: the packed refs of each root (refs.go).
+	migrationRootRefs,
 }
 
 // LatestSchema is the schema version this build migrates to.
@@ -179,13 +181,32 @@ func (s *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// Refs implements [store.Store].
+// Refs implements [store.Store]. It reads the root's packed refs (see
+// refs.go), or the versions table when there are none.
 func (s *DB) Refs(ctx context.Context, root string) (map[string]store.Ref, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, dir, fingerprint, digest, key, name, valid,
+	packed, ok, err := packedRefs(ctx, s.db, root)
+	if err != nil {
+		return nil, fmt.Errorf("refs of %s: %w", root, err)
+	}
+	if ok {
+		if refs, ok := unpackRefs(root, packed); ok {
+			return refs, nil
+		}
+	}
+	refs, err := queryRefs(ctx, s.db, root)
+	if err != nil {
+		return nil, fmt.Errorf("refs of %s: %w", root, err)
+	}
+	return refs, nil
+}
+
+// queryRefs reads the refs of root from the versions table.
+func queryRefs(ctx context.Context, q querier, root string) (map[string]store.Ref, error) {
+	rows, err := q.QueryContext(ctx, `SELECT dir, fingerprint, key, name, valid,
 			CASE WHEN valid = 1 THEN NULL ELSE diagnostics END
 		FROM versions WHERE root = ? AND current = 1`, root)
 	if err != nil {
-		return nil, fmt.Errorf("refs of %s: %w", root, err)
+		return nil, err
 	}
 	defer rows.Close()
 	out := map[string]store.Ref{}
@@ -193,8 +214,8 @@ func (s *DB) Refs(ctx context.Context, root string) (map[string]store.Ref, error
 		var r store.Ref
 		var dir string
 		var diags sql.NullString
-		if err := rows.Scan(&r.ID, &dir, &r.Fingerprint, &r.Digest, &r.Key, &r.Name, &r.Valid, &diags); err != nil {
-			return nil, fmt.Errorf("refs of %s: %w", root, err)
+		if err := rows.Scan(&dir, &r.Fingerprint, &r.Key, &r.Name, &r.Valid, &diags); err != nil {
+			return nil, err
 		}
 		if diags.Valid {
 			r.Diagnostics = json.RawMessage(diags.String)
@@ -245,11 +266,30 @@ func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error)
 		tx.Rollback()
 		return nil, fmt.Errorf("forget old roots: %w", err)
 	}
-	return &scanWriter{tx: tx, now: s.Now().UnixNano()}, nil
+	return &scanWriter{db: s, tx: tx, now: s.Now().UnixNano(), nested: nested(roots)}, nil
+}
+
+// nested reports whether a root is below another: a skill directory may
+// then be recorded under either, so refs are not packed per root.
+func nested(roots []string) bool {
+	sep := string(filepath.Separator)
+	for _, a := range roots {
+		prefix := a
+		if !strings.HasSuffix(prefix, sep) {
+			prefix += sep
+		}
+		for _, b := range roots {
+			if a != b && strings.HasPrefix(b, prefix) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // scanWriter is the transaction of one scan (store.ScanWriter).
 type scanWriter struct {
+	db  *DB
 	tx  *sql.Tx
 	now int64
 	// root is the root being recorded; prev its current versions before
@@ -263,6 +303,13 @@ type scanWriter struct {
 	// upsert or when the root is done: a streamed scan then writes them
 	// while the first skills are parsed, not before.
 	listings *store.RootScan
+	// changes are the current root's, applied to its packed refs when the
+	// root is done (endRoot); walks are those of the roots done, whose walk
+	// states are written once the scan is committed. nested says the roots
+	// overlap, and keep no packed refs.
+	changes *rootChanges
+	walks   []*rootChanges
+	nested  bool
 }
 
 // current is what an upsert needs to know of a directory's current version.
@@ -279,7 +326,7 @@ const upsertBatch = 64
 
 // Root implements [store.ScanWriter].
 func (w *scanWriter) Root(ctx context.Context, sc store.RootScan) error {
-	if err := w.flushListings(ctx); err != nil {
+	if err := w.endRoot(ctx); err != nil {
 		return err
 	}
 	w.root, w.prev = sc.Root, nil
@@ -289,7 +336,26 @@ func (w *scanWriter) Root(ctx context.Context, sc store.RootScan) error {
 	if len(sc.PutListings) > 0 || len(sc.GoneListings) > 0 {
 		w.listings = &store.RootScan{Root: sc.Root, PutListings: sc.PutListings, GoneListings: sc.GoneListings}
 	}
+	w.changes = &rootChanges{root: sc.Root, gone: sc.Gone, walk: sc.WalkState, keepWalk: sc.KeepWalkState}
 	return w.Upsert(ctx, sc.Upserts)
+}
+
+// endRoot writes what remains of the current root's scan: its listing
+// changes, its walk state and its packed refs.
+func (w *scanWriter) endRoot(ctx context.Context) error {
+	if err := w.flushListings(ctx); err != nil {
+		return err
+	}
+	rc := w.changes
+	w.changes = nil
+	if rc == nil {
+		return nil
+	}
+	if err := w.writeRefs(ctx, rc); err != nil {
+		return fmt.Errorf("apply scan of %s: %w", rc.root, err)
+	}
+	w.walks = append(w.walks, rc)
+	return nil
 }
 
 // flushListings writes the pending listing changes.
@@ -330,6 +396,10 @@ func (w *scanWriter) Upsert(ctx context.Context, vs []store.Version) error {
 	}
 	if err := w.upsert(ctx, vs); err != nil {
 		return fmt.Errorf("apply scan of %s: %w", w.root, err)
+	}
+	if rc := w.changes; rc != nil {
+		rc.upserts = append(rc.upserts, vs)
+		rc.prevEmpty = len(w.prev) == 0
 	}
 	return nil
 }
@@ -407,12 +477,16 @@ func (w *scanWriter) upsertRows(ctx context.Context, vs []store.Version) error {
 
 // Commit implements [store.ScanWriter].
 func (w *scanWriter) Commit() error {
-	if err := w.flushListings(context.Background()); err != nil {
+	if err := w.endRoot(context.Background()); err != nil {
 		w.Rollback()
 		return err
 	}
 	w.closeStmt()
-	return w.tx.Commit()
+	if err := w.tx.Commit(); err != nil {
+		return err
+	}
+	w.db.writeWalkStates(w.walks)
+	return nil
 }
 
 // Rollback implements [store.ScanWriter].
@@ -589,6 +663,7 @@ func (s *DB) Listings(ctx context.Context, root string) (map[string]store.Listin
 // querier is what *sql.DB and *sql.Tx share.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // listings reads the listings of root, packed or not.
