@@ -364,11 +364,17 @@ func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawA
 		return toolError(a.refusal), nil
 	}
 	res, err := b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, json.RawMessage(a.args))
+	return b.outcome(ctx, a, name, res, err), nil
+}
+
+// outcome audits an allowed call forwarded through Caller.Call and returns
+// what the agent gets: the result, or a tool error when forwarding failed.
+func (b *Broker) outcome(ctx context.Context, a admission, name string, res *mcp.CallToolResult, err error) *mcp.CallToolResult {
 	if err != nil {
-		return toolError(b.failed(ctx, a, name, err)), nil
+		return toolError(b.failed(ctx, a, name, err))
 	}
 	b.allowed(ctx, a)
-	return res, nil
+	return res
 }
 
 // RawCaller is what an upstream pool offers a relay ([upstream.Pool]
@@ -395,12 +401,7 @@ func (b *Broker) CallAsync(ctx context.Context, who gateway.Caller, name string,
 		args := bytes.Clone(a.args)
 		go func() {
 			res, err := b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, json.RawMessage(args))
-			if err != nil {
-				done(toolErrorJSON(b.failed(ctx, a, name, err)))
-				return
-			}
-			b.allowed(ctx, a)
-			out, err := json.Marshal(res)
+			out, err := json.Marshal(b.outcome(ctx, a, name, res, err))
 			if err != nil {
 				out = toolErrorJSON(fmt.Sprintf("skillgate: %s ran but its result cannot be encoded: %v", name, err))
 			}

@@ -36,7 +36,7 @@ var _ audit.Log = (*DB)(nil)
 // tx, so a state change and its audit record commit or roll back together.
 // A zero r.Time is set to now.
 func appendAudit(ctx context.Context, tx *sql.Tx, r audit.Record) (audit.Record, error) {
-	out, err := appendAudits(ctx, tx, []audit.Record{r}, func() time.Time { return time.Now() })
+	out, err := appendAudits(ctx, tx, []audit.Record{r}, time.Now)
 	if err != nil {
 		return audit.Record{}, err
 	}
