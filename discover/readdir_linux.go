@@ -34,6 +34,7 @@ type dirReader struct {
 	rootfd  int
 	root    string
 	hasRoot bool
+	sys     sysCalls
 }
 
 // newDirReader returns the dirReader for a walk of root, a clean absolute
@@ -45,6 +46,10 @@ func newDirReader(root string) dirReader {
 		return r // the walk reports the root's problem when it reads it
 	}
 	r.rootfd, r.root, r.hasRoot = fd, root, true
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(fd, &sfs) == nil {
+		r.sys.raw = localFS(int64(sfs.Type))
+	}
 	return r
 }
 
@@ -80,7 +85,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 	dirfd, rel := r.at(path)
 	if cached != nil {
 		var st unix.Stat_t
-		if err := unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
+		if err := r.sys.fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
 			st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mtim.Nano() == cached.MTime {
 			ds := dirStat{mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 			es := decodeEntries(cached.Entries)
@@ -90,19 +95,19 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 					prefix = ""
 				}
 				statFiles(es, func(name string, st *unix.Stat_t) error {
-					return unix.Fstatat(dirfd, prefix+name, st, unix.AT_SYMLINK_NOFOLLOW)
+					return r.sys.fstatat(dirfd, prefix+name, st, unix.AT_SYMLINK_NOFOLLOW)
 				})
 			}
 			return es, cached, ds, nil
 		}
 	}
-	fd, err := unix.Openat(dirfd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := r.sys.openat(dirfd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, nil, dirStat{}, err
 	}
-	defer unix.Close(fd)
+	defer r.sys.close(fd)
 	var dst unix.Stat_t
-	if err := unix.Fstat(fd, &dst); err != nil {
+	if err := r.sys.fstat(fd, &dst); err != nil {
 		return nil, nil, dirStat{}, err
 	}
 	bp := direntBufs.Get().(*[]byte)
@@ -110,7 +115,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 	buf := *bp
 	var es []entry
 	for {
-		n, err := unix.Getdents(fd, buf)
+		n, err := r.sys.getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -149,7 +154,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 				e.typ = fs.ModeSymlink
 			case unix.DT_UNKNOWN:
 				var st unix.Stat_t
-				if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if err := r.sys.fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 					e.typ, e.statErr = fs.ModeIrregular, err
 				} else {
 					e.typ = modeOf(st.Mode)
@@ -163,7 +168,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 	sortEntries(es)
 	if stat(es) {
 		statFiles(es, func(name string, st *unix.Stat_t) error {
-			return unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+			return r.sys.fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
 		})
 	}
 	var l *Listing

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -39,5 +42,50 @@ func TestReadDirComplete(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReadDirUnderSignals lists large directories while the process is
+// flooded with signals. getdents64 returns early, with fewer entries than
+// fit, when a signal is pending: a reader that took a short read for the
+// end of the directory would drop entries, and the calls made raw (see
+// sysCalls) are the ones a signal can interrupt.
+func TestReadDirUnderSignals(t *testing.T) {
+	dir := t.TempDir()
+	const n = 1500
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%04d-%s", i, strings.Repeat("y", 200))
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// SIGURG is the signal the runtime uses to preempt goroutines; it
+		// is ignored when none is due.
+		for !stop.Load() {
+			for i := 0; i < 64; i++ {
+				syscall.Kill(os.Getpid(), syscall.SIGURG)
+			}
+			runtime.Gosched()
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	for _, raw := range []bool{true, false} {
+		dr := newDirReader(filepath.Dir(dir))
+		dr.sys.raw = raw
+		for round := 0; round < 40; round++ {
+			es, _, _, err := dr.readDirCached(dir, func([]entry) bool { return false }, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != n {
+				dr.close()
+				t.Fatalf("raw %v, round %d: read %d of %d entries", raw, round, len(es), n)
+			}
+		}
+		dr.close()
 	}
 }

@@ -3,6 +3,7 @@ package discover
 import (
 	"io"
 	"io/fs"
+	"strings"
 )
 
 // TreeFS is a read-only view of one skill directory that never resolves a
@@ -15,3 +16,47 @@ type TreeFS interface {
 
 // OpenTree opens dir as a [TreeFS].
 func OpenTree(dir string) (TreeFS, error) { return openTree(dir) }
+
+// Trees opens the skill trees found under one root. On Linux the root is
+// opened once and each tree is a view of it (no system call per skill);
+// reads are still refused if any component of the path is a link, so a
+// tree's reads cannot leave it. Close releases the root.
+type Trees struct {
+	root string
+	impl treesImpl
+}
+
+// OpenTrees prepares to open the skill trees under root, a clean absolute
+// path. It never fails: when the root cannot be opened, each tree is
+// opened on its own (and reports the problem).
+func OpenTrees(root string) *Trees { return &Trees{root: root, impl: openTrees(root)} }
+
+// Open opens the skill directory dir as a [TreeFS].
+func (t *Trees) Open(dir string) (TreeFS, error) {
+	if rel, ok := under(t.root, dir); ok {
+		if tree, ok := t.impl.tree(dir, rel); ok {
+			return tree, nil
+		}
+	}
+	return openTree(dir)
+}
+
+// Close releases the root.
+func (t *Trees) Close() error { return t.impl.close() }
+
+// under returns dir relative to root when dir is strictly below it and its
+// relative path is clean (no ".", ".." or empty element).
+func under(root, dir string) (string, bool) {
+	prefix := root
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if !strings.HasPrefix(dir, prefix) {
+		return "", false
+	}
+	rel := dir[len(prefix):]
+	if !fs.ValidPath(rel) || rel == "." {
+		return "", false
+	}
+	return rel, true
+}

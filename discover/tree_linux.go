@@ -17,6 +17,10 @@ import (
 type beneathFS struct {
 	dirfd int
 	dir   string
+	// prefix, when not empty, is the tree's path below dirfd (ending in
+	// "/"): dirfd is then a shared root the tree does not own.
+	prefix string
+	sys    sysCalls
 }
 
 func openTree(dir string) (TreeFS, error) {
@@ -35,7 +39,7 @@ func (t *beneathFS) openat2(name string) (int, error) {
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
 	for {
-		fd, err := unix.Openat2(t.dirfd, name, &how)
+		fd, err := t.sys.openat2(t.dirfd, t.prefix+name, &how)
 		if err == unix.EINTR {
 			continue
 		}
@@ -61,7 +65,7 @@ func (t *beneathFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &rawFile{fd: fd, name: name}, nil
+	return &rawFile{fd: fd, name: name, sys: t.sys}, nil
 }
 
 // rawFile is an open file of a beneathFS read with plain system calls.
@@ -71,6 +75,7 @@ func (t *beneathFS) Open(name string) (fs.File, error) {
 type rawFile struct {
 	fd   int
 	name string
+	sys  sysCalls
 }
 
 // Read implements io.Reader.
@@ -82,7 +87,7 @@ func (f *rawFile) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		n, err := unix.Read(f.fd, p)
+		n, err := f.sys.read(f.fd, p)
 		if err == unix.EINTR {
 			continue
 		}
@@ -113,7 +118,7 @@ func (f *rawFile) Close() error {
 	if f.fd < 0 {
 		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
 	}
-	err := unix.Close(f.fd)
+	err := f.sys.close(f.fd)
 	f.fd = -1
 	if err != nil {
 		return &fs.PathError{Op: "close", Path: f.name, Err: err}
@@ -162,4 +167,46 @@ func (i *rawInfo) Mode() fs.FileMode {
 }
 
 // Close implements io.Closer.
-func (t *beneathFS) Close() error { return unix.Close(t.dirfd) }
+func (t *beneathFS) Close() error {
+	if t.prefix != "" {
+		return nil
+	}
+	return unix.Close(t.dirfd)
+}
+
+// treesImpl holds the root of a [Trees], opened as a path.
+type treesImpl struct {
+	fd  int // -1 when the root could not be opened
+	sys sysCalls
+}
+
+func openTrees(root string) treesImpl {
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return treesImpl{fd: -1}
+	}
+	t := treesImpl{fd: fd}
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(fd, &sfs) == nil {
+		t.sys.raw = localFS(int64(sfs.Type))
+	}
+	return t
+}
+
+// tree returns the tree at rel below the root. Opening "rel/name" with
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS from the root resolves exactly the
+// directories of rel and then name, none of them a link: the same files,
+// and the same refusals, as opening name from the tree itself.
+func (t treesImpl) tree(dir, rel string) (TreeFS, bool) {
+	if t.fd < 0 {
+		return nil, false
+	}
+	return &beneathFS{dirfd: t.fd, dir: dir, prefix: rel + "/", sys: t.sys}, true
+}
+
+func (t treesImpl) close() error {
+	if t.fd < 0 {
+		return nil
+	}
+	return unix.Close(t.fd)
+}

@@ -40,11 +40,16 @@ func verifyStats(ctx context.Context, abs string, stats string) bool {
 		return false
 	}
 	defer unix.Close(rootfd)
+	var raw bool
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(rootfd, &sfs) == nil {
+		raw = localFS(int64(sfs.Type))
+	}
 	var failed atomic.Bool
 	var next atomic.Int64
 	work := func() {
 		var v statVerifier
-		v.dirfd = rootfd
+		v.dirfd, v.raw = rootfd, raw
 		for !failed.Load() && ctx.Err() == nil {
 			i := int(next.Add(1)) - 1
 			if i >= len(blocks) {
@@ -78,6 +83,7 @@ type statVerifier struct {
 	dir      int    // length of the directory's prefix of path ("" in the root)
 	dirMtime int64
 	stx      unix.Statx_t
+	raw      bool // make the calls raw (see sysCalls)
 }
 
 // block checks one block's records.
@@ -139,7 +145,11 @@ func (v *statVerifier) stat() bool {
 	v.path = append(v.path, 0)
 	p := unsafe.Pointer(&v.path[0])
 	for {
-		_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(v.dirfd), uintptr(p), unix.AT_SYMLINK_NOFOLLOW,
+		call := unix.Syscall6
+		if v.raw {
+			call = unix.RawSyscall6
+		}
+		_, _, errno := call(unix.SYS_STATX, uintptr(v.dirfd), uintptr(p), unix.AT_SYMLINK_NOFOLLOW,
 			unix.STATX_TYPE|unix.STATX_SIZE|unix.STATX_MTIME|unix.STATX_CTIME, uintptr(unsafe.Pointer(&v.stx)), 0)
 		if errno == unix.EINTR {
 			continue

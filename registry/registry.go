@@ -550,6 +550,8 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 		ready[b] = make(chan struct{})
 		left[b].Store(int32(min(streamBatch, len(cs)-b*streamBatch)))
 	}
+	trees := discover.OpenTrees(root)
+	defer trees.Close()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -564,7 +566,7 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 				if i >= len(cs) || ctx.Err() != nil {
 					return
 				}
-				v, err := parseCandidate(ctx, root, cs[i])
+				v, err := parseCandidate(ctx, trees, root, cs[i])
 				out[i] = v
 				mu.Lock()
 				if err != nil && firstErr == nil {
@@ -611,13 +613,13 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 // skill is not an error: it is recorded as rejected with its reasons. The
 // skill directory is opened as an [os.Root], so no read can leave it even if
 // the tree changes under the scan.
-func parseCandidate(ctx context.Context, root string, c discover.Candidate) (store.Version, error) {
+func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c discover.Candidate) (store.Version, error) {
 	v := store.Version{Root: root, Dir: c.Dir, Rel: c.Rel, File: c.Dir + string(os.PathSeparator) + c.FileName, Fingerprint: c.Fingerprint, Category: c.Category}
 	if err := ctx.Err(); err != nil {
 		return v, err
 	}
 	opts := skill.Options{Mode: skill.Lenient, Category: c.Category, SkipBody: true}
-	s, err := loadCandidate(ctx, c, opts)
+	s, err := loadCandidate(ctx, trees, c, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return v, ctx.Err()
@@ -658,11 +660,11 @@ func readListed(f io.Reader, c discover.Candidate, buf []byte) ([]byte, error) {
 var contentBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // loadCandidate reads, parses and hashes one candidate.
-func loadCandidate(ctx context.Context, c discover.Candidate, opts skill.Options) (*skill.Skill, error) {
+func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, opts skill.Options) (*skill.Skill, error) {
 	if c.Problem != "" {
 		return nil, errors.New(c.Problem)
 	}
-	tree, err := discover.OpenTree(c.Dir)
+	tree, err := trees.Open(c.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %w", c.Dir, err)
 	}

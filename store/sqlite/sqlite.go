@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,6 +116,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	if err := create(ctx, path); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	// mmap_size: reads map the file instead of a pread per page, which
 	// halves the cost of reading the registry back on a rescan.
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(134217728)&_txlock=immediate"
@@ -128,6 +132,37 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// pageSize is the page size of new databases. A scan writes every page
+// twice (to the write-ahead log, then to the database at the checkpoint),
+// one system call per page each time: 16 KiB pages take a quarter of the
+// calls of SQLite's default 4 KiB and hold a registry row (about 1.5 KiB)
+// without overflow pages. Existing databases keep theirs.
+const pageSize = 16384
+
+// create makes a new, empty database file with pageSize pages in WAL mode.
+// The page size must be chosen before anything is written, and the DSN's
+// pragmas run with journal_mode first, which would fix the default.
+func create(ctx context.Context, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		return nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA page_size = "+strconv.Itoa(pageSize)); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "PRAGMA journal_mode = WAL")
+	return err
 }
 
 // Path returns the database file's path.

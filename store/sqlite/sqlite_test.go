@@ -42,6 +42,58 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
+// TestPageSize checks that a new database gets 16 KiB pages in WAL mode
+// and that an existing database keeps the page size it was made with.
+func TestPageSize(t *testing.T) {
+	ctx := context.Background()
+	pragmas := func(path string) (int, string) {
+		t.Helper()
+		raw, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		var size int
+		var mode string
+		if err := raw.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		return size, mode
+	}
+	fresh := filepath.Join(t.TempDir(), "skillgate.db")
+	db, err := sqlite.Open(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if size, mode := pragmas(fresh); size != 16384 || mode != "wal" {
+		t.Errorf("new database: page size %d, journal mode %q; want 16384, wal", size, mode)
+	}
+	old := filepath.Join(t.TempDir(), "skillgate.db")
+	raw, err := sql.Open("sqlite", old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`PRAGMA page_size = 4096; CREATE TABLE keep (x)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	db, err = sqlite.Open(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := db.SchemaVersion(ctx); err != nil || v != sqlite.LatestSchema() {
+		t.Errorf("existing database: schema version %d, %v", v, err)
+	}
+	db.Close()
+	if size, mode := pragmas(old); size != 4096 || mode != "wal" {
+		t.Errorf("existing database: page size %d, journal mode %q; want 4096, wal", size, mode)
+	}
+}
+
 func TestApplyScansHistory(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
