@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,9 +120,13 @@ func viaSkillgate(b *testing.B, node, entry, memFile string) *mcp.ClientSession 
 		}
 	}
 	cmd := exec.Command(bin, "--data", data, "mcp", "--agent", "bench", "--tier", "T1", "--tenant", "bench")
+	cmd.Env = os.Environ()
 	if p := os.Getenv("SKILLGATE_BENCH_CPUPROFILE"); p != "" {
-		cmd.Env = append(os.Environ(), "SKILLGATE_CPUPROFILE="+p)
+		cmd.Env = append(cmd.Env, "SKILLGATE_CPUPROFILE="+p)
 	}
+	// SKILLGATE_BENCH_ENV adds space-separated NAME=VALUE pairs to
+	// skillgate's environment only (GOMAXPROCS=1, GOGC=200, ...).
+	cmd.Env = append(cmd.Env, strings.Fields(os.Getenv("SKILLGATE_BENCH_ENV"))...)
 	return connect(b, cmd)
 }
 
