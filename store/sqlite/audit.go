@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
@@ -36,7 +37,7 @@ var _ audit.Log = (*DB)(nil)
 // tx, so a state change and its audit record commit or roll back together.
 // A zero r.Time is set to now.
 func appendAudit(ctx context.Context, tx *sql.Tx, r audit.Record) (audit.Record, error) {
-	out, err := appendAudits(ctx, tx, []audit.Record{r}, time.Now)
+	out, err := appendAudits(ctx, tx, []audit.Record{r}, time.Now, nil)
 	if err != nil {
 		return audit.Record{}, err
 	}
@@ -48,14 +49,56 @@ const insertAudit = `INSERT INTO audit (seq, time, actor, session, action, subje
 
 // appendAudits seals rs after the chain's head, in order, and inserts them
 // inside tx: the head is read and the insert prepared once per batch.
-func appendAudits(ctx context.Context, tx *sql.Tx, rs []audit.Record, now func() time.Time) ([]audit.Record, error) {
+const selectAuditHead = `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`
+
+// auditStmts are the statements of an append, prepared once per DB: the
+// group-commit writer appends a batch every few milliseconds while agents
+// call tools, and parsing the SQL again each time was most of its cost.
+type auditStmts struct {
+	once         sync.Once
+	head, insert *sql.Stmt
+	err          error
+}
+
+// auditPrepared returns the DB's append statements, preparing them on first use.
+func (s *DB) auditPrepared(ctx context.Context) (*auditStmts, error) {
+	a := &s.audit
+	a.once.Do(func() {
+		if a.head, a.err = s.db.PrepareContext(ctx, selectAuditHead); a.err != nil {
+			return
+		}
+		if a.insert, a.err = s.db.PrepareContext(ctx, insertAudit); a.err != nil {
+			a.head.Close()
+		}
+	})
+	return a, a.err
+}
+
+func (a *auditStmts) close() {
+	if a.err == nil && a.head != nil {
+		a.head.Close()
+		a.insert.Close()
+	}
+}
+
+// appendAudits seals and inserts rs after the chain's head, in tx. stmts,
+// when not nil, are the DB's prepared statements.
+func appendAudits(ctx context.Context, tx *sql.Tx, rs []audit.Record, now func() time.Time, stmts *auditStmts) ([]audit.Record, error) {
 	var head audit.Head
-	err := tx.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash)
+	var headRow *sql.Row
+	if stmts != nil {
+		headRow = tx.StmtContext(ctx, stmts.head).QueryRowContext(ctx)
+	} else {
+		headRow = tx.QueryRowContext(ctx, selectAuditHead)
+	}
+	err := headRow.Scan(&head.Seq, &head.Hash)
 	if err != nil && err != sql.ErrNoRows {
 		return nil, fmt.Errorf("audit head: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, insertAudit)
-	if err != nil {
+	var stmt *sql.Stmt
+	if stmts != nil {
+		stmt = tx.StmtContext(ctx, stmts.insert)
+	} else if stmt, err = tx.PrepareContext(ctx, insertAudit); err != nil {
 		return nil, fmt.Errorf("append audit records: %w", err)
 	}
 	defer stmt.Close()
@@ -86,10 +129,14 @@ func appendAudits(ctx context.Context, tx *sql.Tx, rs []audit.Record, now func()
 // Append implements [audit.Log]: the records are sealed and stored in one
 // transaction.
 func (s *DB) Append(ctx context.Context, rs ...audit.Record) ([]audit.Record, error) {
+	stmts, err := s.auditPrepared(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("append audit records: %w", err)
+	}
 	var out []audit.Record
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = appendAudits(ctx, tx, rs, s.Now)
+		out, err = appendAudits(ctx, tx, rs, s.Now, stmts)
 		return err
 	})
 	if err != nil {

@@ -25,6 +25,8 @@ type DB struct {
 	path string
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// audit holds the prepared statements of audit appends.
+	audit auditStmts
 }
 
 var (
@@ -169,7 +171,10 @@ func create(ctx context.Context, path string) error {
 func (s *DB) Path() string { return s.path }
 
 // Close closes the database.
-func (s *DB) Close() error { return s.db.Close() }
+func (s *DB) Close() error {
+	s.audit.close()
+	return s.db.Close()
+}
 
 func (s *DB) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
