@@ -234,12 +234,16 @@ func (m *Main) limits(c *Config, maxDepth, maxDirs int) discover.Limits {
 	return lim
 }
 
-// openRegistry opens the store in the data directory.
-func (m *Main) openRegistry(ctx context.Context, lim discover.Limits) (*registry.Registry, func(), error) {
+// openRegistry opens the registry of the data directory. bulk lets a
+// first scan into an empty store skip the write-ahead log
+// (sqlite.DB.BulkFirstScan): only for a process that does nothing else
+// with the store meanwhile.
+func (m *Main) openRegistry(ctx context.Context, lim discover.Limits, bulk bool) (*registry.Registry, func(), error) {
 	st, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
 	if err != nil {
 		return nil, nil, err
 	}
+	st.BulkFirstScan = bulk
 	return registry.New(st, registry.Options{Limits: lim, Logger: m.logger()}), func() { st.Close() }, nil
 }
 

@@ -98,7 +98,7 @@ invokable_by includes it. --json prints seed 002's skill_list: an array of
 
 // list opens the registry and runs one query.
 func (m *Main) list(ctx context.Context, q registry.Query) ([]registry.Entry, error) {
-	reg, closeFn, err := m.openRegistry(ctx, discover.DefaultLimits)
+	reg, closeFn, err := m.openRegistry(ctx, discover.DefaultLimits, false)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ rejected skill can be named by its name or its directory, to read why.
 Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
+			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits, false)
 			if err != nil {
 				return err
 			}
@@ -417,7 +417,7 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 			if ok, err := m.enableImported(cmd.Context(), args[0], enable, asJSON); ok || err != nil {
 				return err
 			}
-			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits)
+			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits, false)
 			if err != nil {
 				return err
 			}

@@ -47,7 +47,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			reg, closeFn, err := m.openRegistry(cmd.Context(), m.limits(cfg, maxDepth, maxDirs))
+			reg, closeFn, err := m.openRegistry(cmd.Context(), m.limits(cfg, maxDepth, maxDirs), true)
 			if err != nil {
 				return err
 			}

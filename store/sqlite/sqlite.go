@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,6 +26,11 @@ type DB struct {
 	path string
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// BulkFirstScan lets the first scan into an empty store run without
+	// the write-ahead log (see bulkLoad). Set it in processes that do
+	// nothing else with the store while they scan, as `skillgate scan`
+	// does: a connection opened meanwhile would wait for the scan's end.
+	BulkFirstScan bool
 	// audit holds the prepared statements of audit appends.
 	audit auditStmts
 }
@@ -290,8 +296,15 @@ func (s *DB) BeginScan(ctx context.Context, roots []string) (store.ScanWriter, e
 }
 
 func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
+		return nil, err
+	}
+	bulk := s.bulkLoad(ctx, conn)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		w := &scanWriter{db: s, conn: conn, bulk: bulk}
+		w.release()
 		return nil, err
 	}
 	keep := make([]any, 0, len(roots))
@@ -306,8 +319,40 @@ func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error)
 		tx.Rollback()
 		return nil, fmt.Errorf("forget old roots: %w", err)
 	}
-	return &scanWriter{db: s, tx: tx, now: s.Now().UnixNano(), nested: nested(roots)}, nil
+	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots)}, nil
 }
+
+// bulkLoad prepares conn for the first scan into an empty store. In WAL
+// mode every page of a scan is written twice, to the log and then to the
+// database at the checkpoint; the first scan writes the whole registry
+// (about 2 KB per skill), and the second copy is most of its commit. A
+// rollback journal records only the pages that existed before a
+// transaction, none here, so the first scan runs in that mode and writes
+// each page once; the store returns to WAL when it ends (see release). The
+// switch needs the database to itself: when another connection, in this
+// process or another, has it open, the mode stays WAL and nothing else
+// changes. A crash in between leaves a journal that the next open rolls
+// back, and that open's pragmas restore WAL.
+func (s *DB) bulkLoad(ctx context.Context, conn *sql.Conn) bool {
+	if !s.BulkFirstScan {
+		return false
+	}
+	var empty bool
+	if err := conn.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM versions) AND NOT EXISTS (SELECT 1 FROM roots)`).Scan(&empty); err != nil || !empty {
+		return false
+	}
+	// This process's idle connections would keep the log open.
+	s.db.SetMaxIdleConns(0)
+	s.db.SetMaxIdleConns(maxIdle)
+	var mode string
+	if err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = DELETE`).Scan(&mode); err != nil || mode != "delete" {
+		return false
+	}
+	return true
+}
+
+// maxIdle is the database/sql default of idle connections kept open.
+const maxIdle = 2
 
 // nested reports whether a root is below another: a skill directory may
 // then be recorded under either, so refs are not packed per root.
@@ -329,9 +374,13 @@ func nested(roots []string) bool {
 
 // scanWriter is the transaction of one scan (store.ScanWriter).
 type scanWriter struct {
-	db  *DB
-	tx  *sql.Tx
-	now int64
+	db *DB
+	// conn holds the transaction; bulk says it runs without the
+	// write-ahead log (see bulkLoad).
+	conn *sql.Conn
+	bulk bool
+	tx   *sql.Tx
+	now  int64
 	// root is the root being recorded; prev its current versions before
 	// its upserts, read at the first one.
 	root string
@@ -522,7 +571,9 @@ func (w *scanWriter) Commit() error {
 		return err
 	}
 	w.closeStmt()
-	if err := w.tx.Commit(); err != nil {
+	err := w.tx.Commit()
+	w.release()
+	if err != nil {
 		return err
 	}
 	w.db.writeWalkStates(w.walks)
@@ -532,7 +583,27 @@ func (w *scanWriter) Commit() error {
 // Rollback implements [store.ScanWriter].
 func (w *scanWriter) Rollback() error {
 	w.closeStmt()
-	return w.tx.Rollback()
+	err := w.tx.Rollback()
+	w.release()
+	return err
+}
+
+// release returns the store to WAL mode after a bulk load and gives the
+// connection back to the pool.
+func (w *scanWriter) release() {
+	if w.conn == nil {
+		return
+	}
+	if w.bulk {
+		var mode string
+		if err := w.conn.QueryRowContext(context.Background(), `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil || mode != "wal" {
+			// The next Open sets WAL again; until then the store works
+			// with a rollback journal.
+			slog.Warn("store: could not return to WAL mode after the first scan", "path", w.db.path, "mode", mode, "err", err)
+		}
+	}
+	w.conn.Close()
+	w.conn = nil
 }
 
 func (w *scanWriter) closeStmt() {
