@@ -135,8 +135,9 @@ type Candidate struct {
 	Category string
 	// Files are the skill's regular files, sorted, nested skills excluded.
 	Files []skill.File
-	// Fingerprint summarises paths, sizes and modification times: equal
-	// fingerprints mean the tree is unchanged without reading it.
+	// Fingerprint summarises paths, sizes, modification and status change
+	// times: equal fingerprints mean the tree is unchanged without reading
+	// it.
 	Fingerprint string
 	// Problem is set when the tree could not be listed completely; the
 	// skill must then be rejected with it.
@@ -457,7 +458,11 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 					}
 					sb.file(e)
 					c := &res.Candidates[owner]
-					c.Files = append(c.Files, skill.File{Path: childTreeRel, Size: e.size, ModTime: time.Unix(0, e.mtime)})
+					f := skill.File{Path: childTreeRel, Size: e.size, ModTime: time.Unix(0, e.mtime)}
+					if e.ctime != 0 {
+						f.Changed = time.Unix(0, e.ctime)
+					}
+					c.Files = append(c.Files, f)
 				}
 			}
 		}
@@ -561,7 +566,9 @@ func category(rel string) string {
 	return dir
 }
 
-// fingerprint hashes what stat reveals about the tree.
+// fingerprint hashes what stat reveals about the tree. The status change
+// time is in it so that an edit which keeps a file's size and sets its
+// modification time back (touch -r, some sync tools) is still seen.
 func fingerprint(fileName string, files []skill.File) string {
 	h := sha256.New()
 	h.Write([]byte(fileName))
@@ -574,6 +581,10 @@ func fingerprint(fileName string, files []skill.File) string {
 		buf = strconv.AppendInt(buf, f.Size, 10)
 		buf = append(buf, 0)
 		buf = strconv.AppendInt(buf, f.ModTime.UnixNano(), 10)
+		if !f.Changed.IsZero() {
+			buf = append(buf, 0)
+			buf = strconv.AppendInt(buf, f.Changed.UnixNano(), 10)
+		}
 		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])

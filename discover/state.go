@@ -38,13 +38,15 @@ import (
 // SKILL.md, 1 skill.md, else 2 and a string), its problem (string), its
 // fingerprint (0 and 16 bytes when it is 32 lowercase hexadecimal digits,
 // else 1 and a string), and its files (uvarint count, each: path (string),
-// size and modification time minus the previous file's (varints)).
+// size, modification time minus the previous file's and status change
+// time minus the modification time (varints); a status change time of 0
+// is unknown).
 //
 // A walk that cannot promise that an unchanged state means an unchanged
 // result makes no state: a directory or file changed within racyWindow of
 // the walk (the clock may not tell a later change apart), a directory that
 // could not be read, a file that could not be stat'ed.
-const stateMagic = "skillgate walk state 1\n"
+const stateMagic = "skillgate walk state 2\n"
 
 // stateBlockDirs is how many directories a block of the stat section holds.
 const stateBlockDirs = 64
@@ -264,6 +266,11 @@ func (b *stateBuilder) finish(res *Result, lim Limits) []byte {
 			out = appendString(out, f.Path)
 			out = binary.AppendVarint(out, f.Size)
 			out = binary.AppendVarint(out, m-prev)
+			ct := int64(0)
+			if !f.Changed.IsZero() {
+				ct = f.Changed.UnixNano()
+			}
+			out = binary.AppendVarint(out, ct-m)
 			prev = m
 		}
 	}
@@ -499,6 +506,9 @@ func decodeResult(root Root, s string, stop *atomic.Bool) (*Result, bool) {
 			p, size := r.str(), r.varint()
 			mtime += r.varint()
 			fs[j] = skill.File{Path: p, Size: size, ModTime: time.Unix(0, mtime)}
+			if ct := mtime + r.varint(); ct != 0 {
+				fs[j].Changed = time.Unix(0, ct)
+			}
 		}
 		c.Files = fs
 		c.Category = category(c.Rel)

@@ -18,7 +18,7 @@ import (
 // state.
 func settle() { time.Sleep(150 * time.Millisecond) }
 
-func stateTree(t *testing.T) string {
+func stateTree(t testing.TB) string {
 	t.Helper()
 	root := writeTree(t, map[string]string{
 		"a/SKILL.md":                sk("a"),
@@ -317,4 +317,32 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// FuzzVerifyState feeds Verify damaged and arbitrary walk states (a state
+// is a file in the data directory, and may be damaged): it must never
+// panic, and whenever it accepts a state, what it returns must be what a
+// walk of the root finds.
+func FuzzVerifyState(f *testing.F) {
+	if runtime.GOOS != "linux" {
+		f.Skip("walk states are Linux-only")
+	}
+	ctx := context.Background()
+	root := stateTree(f)
+	settle()
+	r := discover.Root{Path: root, Scope: discover.ScopeUser}
+	walk, err := discover.Walk(ctx, r, discover.DefaultLimits)
+	if err != nil || walk.State == nil {
+		f.Fatalf("no state to start from: %v", err)
+	}
+	f.Add(walk.State)
+	f.Add(walk.State[:len(walk.State)/2])
+	f.Add([]byte("skillgate walk state 2\n"))
+	f.Add([]byte("skillgate walk state 1\n\x00"))
+	f.Fuzz(func(t *testing.T, state []byte) {
+		got, ok := discover.Verify(ctx, r, discover.DefaultLimits, state)
+		if ok {
+			sameResult(t, got, walk)
+		}
+	})
 }

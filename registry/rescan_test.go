@@ -111,6 +111,21 @@ func TestRescanVerified(t *testing.T) {
 	if beta() == digest {
 		t.Error("the edited resource is not in the new digest")
 	}
+	// Edited again, same size, and its modification time set back.
+	digest = beta()
+	asset := filepath.Join(root, "legal/beta/assets/a.txt")
+	fi, err := os.Stat(asset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{"legal/beta/assets/a.txt": "AS5ET"})
+	if err := os.Chtimes(asset, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	scanned("resource edited, time restored", 1, 0)
+	if beta() == digest {
+		t.Error("the edit with its time restored is not in the new digest")
+	}
 	write(t, root, map[string]string{"alpha/scripts/new.sh": "new"})
 	scanned("file added", 1, 0)
 	if err := os.Remove(filepath.Join(root, "alpha/references/ref.md")); err != nil {

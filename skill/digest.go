@@ -32,6 +32,10 @@ type File struct {
 	Path    string    `json:"path"`
 	Size    int64     `json:"size"`
 	ModTime time.Time `json:"-"`
+	// Changed is the file's status change time (ctime), when known. Unlike
+	// ModTime it cannot be set back: an edit that keeps the size and
+	// restores the modification time still changes it.
+	Changed time.Time `json:"-"`
 }
 
 // Skip reports whether a directory entry is left out of scans and skill
