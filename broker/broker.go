@@ -463,13 +463,8 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 	}
 	a.c = c
 	a.rec.Subject = c.Skill + "#" + c.ID()
-	var args map[string]any
-	dec := json.NewDecoder(bytes.NewReader(rawArgs))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || dec.More() {
-		if err == nil {
-			err = errors.New("data after the object")
-		}
+	args, err := decodeArgs(rawArgs)
+	if err != nil {
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
 			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object (%v)", name, err))
 	}
@@ -499,6 +494,25 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 	}
 	a.rec.Decision, a.rec.Reasons = audit.DecisionAllow, d.Reasons
 	return a
+}
+
+// decodeArgs decodes a call's arguments, numbers kept as json.Number. A
+// nil map with a nil error means they were JSON null. The empty object,
+// which every call of a tool without parameters sends, needs no decoder.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	if string(bytes.Trim(raw, " \t\r\n")) == "{}" { // JSON's whitespace only
+		return map[string]any{}, nil
+	}
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the object")
+	}
+	return args, nil
 }
 
 // allowed audits an allowed call that the upstream server answered.

@@ -71,6 +71,42 @@ type wireRequest struct {
 	} `json:"params"`
 }
 
+// wireKeys and paramKeys are the members parseWire reads, in the order of
+// its values.
+var (
+	wireKeys  = []string{"jsonrpc", "id", "method", "params"}
+	paramKeys = []string{"name", "arguments", "requestId"}
+)
+
+// parseWire decodes line as json.Unmarshal into a wireRequest would, and
+// reports false where that fails. The usual request (plain strings, params
+// an object) is read with stdiotap.ScanObject, which costs a fraction of
+// encoding/json on this path; anything else goes to encoding/json. The
+// raw values are copies: line is the reader's buffer.
+func parseWire(line []byte) (wireRequest, bool) {
+	var top [4][]byte
+	var par [3][]byte
+	if stdiotap.ScanObject(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` &&
+		(top[3] == nil || stdiotap.ScanObject(top[3], paramKeys, par[:])) {
+		method, ok := stdiotap.PlainString(top[2])
+		name := ""
+		if ok && par[0] != nil {
+			name, ok = stdiotap.PlainString(par[0])
+		}
+		if ok {
+			var req wireRequest
+			req.JSONRPC, req.ID, req.Method = "2.0", bytes.Clone(top[1]), method
+			req.Params.Name, req.Params.Arguments, req.Params.RequestID = name, bytes.Clone(par[1]), bytes.Clone(par[2])
+			return req, true
+		}
+	}
+	var req wireRequest
+	if err := json.Unmarshal(line, &req); err != nil {
+		return wireRequest{}, false
+	}
+	return req, true
+}
+
 // relay is the tap of a stdio connection: it takes a tools/call of one of
 // the connection's capability tools and hands it to src, whose answer is
 // written back with the request's id. It runs on the goroutine reading the
@@ -83,8 +119,8 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte)
 	if !bytes.Contains(line, markToolsCall) {
 		return false
 	}
-	var req wireRequest
-	if err := json.Unmarshal(line, &req); err != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || !isRequestID(req.ID) {
+	req, ok := parseWire(line)
+	if !ok || req.JSONRPC != "2.0" || req.Method != "tools/call" || !isRequestID(req.ID) {
 		return false
 	}
 	id := string(req.ID)
@@ -135,8 +171,8 @@ func (c *Conn) sdkReadyLocked() bool {
 
 // cancelRelayed cancels the relayed call a notifications/cancelled names.
 func (c *Conn) cancelRelayed(line []byte) {
-	var n wireRequest
-	if err := json.Unmarshal(line, &n); err != nil || n.Method != "notifications/cancelled" || !isRequestID(n.Params.RequestID) {
+	n, ok := parseWire(line)
+	if !ok || n.Method != "notifications/cancelled" || !isRequestID(n.Params.RequestID) {
 		return
 	}
 	c.mu.Lock()

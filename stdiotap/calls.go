@@ -161,14 +161,42 @@ type response struct {
 	Error  *jsonrpc.Error  `json:"error"`
 }
 
+// responseKeys are the members of a response that decodeResponse reads,
+// in the order of its values.
+var responseKeys = []string{"id", "method", "result", "error"}
+
+// decodeResponse decodes line as json.Unmarshal into a response would, and
+// reports false where that fails. The usual response (a plain string id, a
+// result, no method, no error) is read with ScanObject; anything else goes
+// to encoding/json.
+func decodeResponse(line []byte) (response, bool) {
+	var v [4][]byte
+	if ScanObject(line, responseKeys, v[:]) && isNullOrAbsent(v[1]) && isNullOrAbsent(v[3]) {
+		if id, ok := PlainString(v[0]); ok {
+			r := response{ID: &id}
+			if v[2] != nil {
+				r.Result = bytes.Clone(v[2]) // line is the reader's buffer
+			}
+			return r, true
+		}
+	}
+	var r response
+	if err := json.Unmarshal(line, &r); err != nil {
+		return response{}, false
+	}
+	return r, true
+}
+
+func isNullOrAbsent(raw []byte) bool { return raw == nil || string(raw) == "null" }
+
 // Tap takes line when it is the response to one of c's requests, and calls
 // that request's done. It is meant to be (part of) a [Reader]'s tap.
 func (c *Calls) Tap(line []byte) bool {
 	if !bytes.Contains(line, c.marker) {
 		return false
 	}
-	var r response
-	if err := json.Unmarshal(line, &r); err != nil || r.ID == nil || r.Method != nil || len(*r.ID) <= len(c.prefix) || (*r.ID)[:len(c.prefix)] != c.prefix {
+	r, ok := decodeResponse(line)
+	if !ok || r.ID == nil || r.Method != nil || len(*r.ID) <= len(c.prefix) || (*r.ID)[:len(c.prefix)] != c.prefix {
 		return false
 	}
 	p := c.take(*r.ID)

@@ -15,10 +15,15 @@ import (
 // ./cmd/skillgate (repo is the repository root relative to the test's
 // directory) into a temporary directory, stores the binary's path in bin,
 // runs the tests and removes the directory. It returns the exit code.
+// SKILLGATE_BIN names a binary to use instead (to compare two builds).
 func Main(m *testing.M, repo string, bin *string) int {
 	flag.Parse()
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		return m.Run() // no benchmark asked for: nothing to build
+	}
+	if p := os.Getenv("SKILLGATE_BIN"); p != "" {
+		*bin = p
+		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "skillgate-bench-")
 	if err != nil {

@@ -1,0 +1,306 @@
+package stdiotap
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// maxScanDepth bounds how deeply ScanObject follows nested values; deeper
+// input is left to encoding/json (whose own bound is 10,000).
+const maxScanDepth = 1000
+
+// ScanObject reads data as one JSON object (with optional surrounding
+// whitespace) and sets vals[i] to the raw bytes of the value of member
+// keys[i], or nil when the object has no such member. It is the small,
+// allocation-free reader of the JSON-RPC envelope on the relay's hot path:
+// encoding/json costs several times as much there, mostly in cold caches
+// between two messages.
+//
+// It reports false, leaving the message to encoding/json, whenever its
+// answer might differ from what json.Unmarshal into a struct with these
+// keys would decode: data is not exactly one valid JSON object, is nested
+// deeper than it follows, has a key with an escape sequence, has a wanted
+// key twice, or has a key equal to a wanted key only when case is ignored
+// (encoding/json matches keys case-insensitively). len(vals) must be at
+// least len(keys).
+func ScanObject(data []byte, keys []string, vals [][]byte) bool {
+	for i := range keys {
+		vals[i] = nil
+	}
+	s := scanner{data: data}
+	s.space()
+	if !s.object(keys, vals) {
+		return false
+	}
+	s.space()
+	return s.pos == len(s.data)
+}
+
+type scanner struct {
+	data  []byte
+	pos   int
+	depth int
+}
+
+func (s *scanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// object reads an object at s.pos, filling vals for keys when keys is not
+// nil.
+func (s *scanner) object(keys []string, vals [][]byte) bool {
+	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
+		return false
+	}
+	s.depth++
+	if s.depth > maxScanDepth {
+		return false
+	}
+	s.pos++
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		s.depth--
+		return true
+	}
+	for {
+		start := s.pos
+		escaped, ok := s.str()
+		if !ok {
+			return false
+		}
+		key := s.data[start+1 : s.pos-1]
+		s.space()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return false
+		}
+		s.pos++
+		s.space()
+		want := -1
+		if keys != nil {
+			if escaped {
+				return false
+			}
+			for i, k := range keys {
+				if string(key) == k {
+					want = i
+					break
+				}
+				if strings.EqualFold(string(key), k) {
+					return false
+				}
+			}
+		}
+		vstart := s.pos
+		if !s.value() {
+			return false
+		}
+		if want >= 0 {
+			if vals[want] != nil {
+				return false
+			}
+			vals[want] = s.data[vstart:s.pos]
+		}
+		s.space()
+		if s.pos >= len(s.data) {
+			return false
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+			s.space()
+		case '}':
+			s.pos++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// value reads any JSON value at s.pos.
+func (s *scanner) value() bool {
+	if s.pos >= len(s.data) {
+		return false
+	}
+	switch c := s.data[s.pos]; {
+	case c == '{':
+		return s.object(nil, nil)
+	case c == '[':
+		return s.array()
+	case c == '"':
+		_, ok := s.str()
+		return ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return false
+}
+
+func (s *scanner) array() bool {
+	s.depth++
+	if s.depth > maxScanDepth {
+		return false
+	}
+	s.pos++ // '['
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		s.depth--
+		return true
+	}
+	for {
+		if !s.value() {
+			return false
+		}
+		s.space()
+		if s.pos >= len(s.data) {
+			return false
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+			s.space()
+		case ']':
+			s.pos++
+			s.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
+		return false
+	}
+	s.pos += len(lit)
+	return true
+}
+
+// str reads a string at s.pos, as encoding/json accepts it: no control
+// characters, only JSON's escapes (bytes that are not valid UTF-8 are
+// accepted, as there). escaped reports an escape sequence in it.
+func (s *scanner) str() (escaped, ok bool) {
+	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+		return false, false
+	}
+	s.pos++
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			return escaped, true
+		case c < 0x20:
+			return false, false
+		case c == '\\':
+			escaped = true
+			s.pos++
+			if s.pos >= len(s.data) {
+				return false, false
+			}
+			switch s.data[s.pos] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.pos++
+			case 'u':
+				if len(s.data)-s.pos < 5 {
+					return false, false
+				}
+				for _, h := range s.data[s.pos+1 : s.pos+5] {
+					if !isHex(h) {
+						return false, false
+					}
+				}
+				s.pos += 5
+			default:
+				return false, false
+			}
+		default:
+			s.pos++
+		}
+	}
+	return false, false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number reads a number in JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	if s.data[s.pos] == '-' {
+		s.pos++
+	}
+	if s.pos >= len(s.data) {
+		return false
+	}
+	switch c := s.data[s.pos]; {
+	case c == '0':
+		s.pos++
+	case c >= '1' && c <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '.' {
+		s.pos++
+		if !s.digits() {
+			return false
+		}
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
+			s.pos++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits reads one or more decimal digits.
+func (s *scanner) digits() bool {
+	start := s.pos
+	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
+		s.pos++
+	}
+	return s.pos > start
+}
+
+// PlainString returns the value of the JSON string raw when it is written
+// without escape sequences and is valid UTF-8: its bytes are then exactly
+// what encoding/json decodes (which replaces invalid UTF-8).
+func PlainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(body) {
+		return "", false
+	}
+	return string(body), true
+}
