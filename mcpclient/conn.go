@@ -358,7 +358,7 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	n, _ := json.Marshal(name)
+	n := stdiotap.Quote(name)
 	params := make([]byte, 0, len(n)+len(args)+24)
 	params = append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...)
 	params = append(params, '}')

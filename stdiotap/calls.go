@@ -114,7 +114,7 @@ func (c *Calls) Go(ctx context.Context, method string, params json.RawMessage, d
 		p.sent = true
 		return true
 	}
-	m, _ := json.Marshal(method)
+	m := Quote(method)
 	var err error
 	if len(params) > 0 {
 		err = c.w.writeLineIf(send, []byte(`{"jsonrpc":"2.0","id":`), quote(id), []byte(`,"method":`), m, []byte(`,"params":`), params, []byte(`}`))
@@ -236,7 +236,22 @@ func (c *Calls) Fail(err error) {
 	}
 }
 
-func quote(s string) []byte {
-	b, _ := json.Marshal(s)
-	return b
+func quote(s string) []byte { return Quote(s) }
+
+// Quote returns s as a JSON string, exactly as json.Marshal writes it. A
+// plain string (printable ASCII without quotes, backslashes or the HTML
+// characters json.Marshal escapes), such as a request id, a method or a
+// tool name, is written without encoding/json.
+func Quote(s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			b, _ := json.Marshal(s)
+			return b
+		}
+	}
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

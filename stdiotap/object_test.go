@@ -165,3 +165,16 @@ func normal(r response) response {
 	}
 	return r
 }
+
+// FuzzQuote checks Quote against json.Marshal.
+func FuzzQuote(f *testing.F) {
+	for _, s := range []string{"skillgate-1", "tools/call", `a"b`, "<&>", "é", "\x00", "\xff", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := Quote(s); !bytes.Equal(got, want) {
+			t.Fatalf("Quote(%q) = %s, json.Marshal %s", s, got, want)
+		}
+	})
+}
