@@ -142,9 +142,11 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte)
 		c.mu.Lock()
 		delete(c.relayed, id)
 		c.mu.Unlock()
-		cancelled := ctx.Err() != nil
-		cancel()
-		if cancelled {
+		// The response goes out before the call's context is released:
+		// cancelling it stops the upstream call's timer and watchers, work
+		// the agent need not wait for.
+		defer cancel()
+		if ctx.Err() != nil {
 			return // the agent cancelled, or the connection closed: no response
 		}
 		if err := w.WriteLine(respHead, []byte(id), respResult, result, respTail); err != nil {
