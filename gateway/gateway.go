@@ -107,11 +107,14 @@ type Conn struct {
 	initialized bool
 	closed      bool
 
-	// ctx ends when the connection closes; relayed capability calls run in
-	// it. relayed holds their cancel functions by JSON-RPC id (as sent).
-	ctx     context.Context
-	cancel  context.CancelFunc
-	relayed map[string]context.CancelFunc
+	// ctx ends when the connection closes. Relayed capability calls run in
+	// contexts of their own over relayBase (ctx's values, not its end, so
+	// that a call costs no registration in ctx); relayed holds their cancel
+	// functions by JSON-RPC id (as sent), and Close cancels them.
+	ctx       context.Context
+	cancel    context.CancelFunc
+	relayBase context.Context
+	relayed   map[string]context.CancelFunc
 	// sdkReady is set once the SDK's session has its client's parameters.
 	sdkReady bool
 }
@@ -126,6 +129,7 @@ func (g *Gateway) Connect(ctx context.Context, p session.Principal, sessionID st
 	}
 	c := &Conn{g: g, sess: sess}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.relayBase = context.WithoutCancel(c.ctx)
 	c.server = mcp.NewServer(g.opts.Implementation, &mcp.ServerOptions{
 		Instructions:       instructions(sess),
 		Logger:             g.log,
@@ -184,8 +188,13 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.closed = true
+	relayed := c.relayed
+	c.relayed = nil
 	c.mu.Unlock()
 	c.cancel()
+	for _, cancel := range relayed {
+		cancel()
+	}
 	c.g.mu.Lock()
 	delete(c.g.conns, c)
 	c.g.mu.Unlock()

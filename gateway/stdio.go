@@ -130,7 +130,7 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte)
 		c.mu.Unlock()
 		return false
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := context.WithCancel(c.relayBase)
 	if c.relayed == nil {
 		c.relayed = map[string]context.CancelFunc{}
 	}

@@ -178,8 +178,31 @@ func TestStdioRelay(t *testing.T) {
 		t.Fatalf("unexpected line: %s", got)
 	}
 
+	// Closing the connection ends a relayed call still running, and it is
+	// not answered.
+	send(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	waitRelayed := time.Now().Add(10 * time.Second)
+	for {
+		if async, _ := src.calls(); len(async) == 5 {
+			break
+		}
+		if time.Now().After(waitRelayed) {
+			t.Fatal("the second slow call did not reach the source")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	conn.Close()
+	select {
+	case err := <-src.slowDone:
+		if err != context.Canceled {
+			t.Fatalf("slow call ended with %v at close, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing the connection did not end the relayed call")
+	}
+
 	async, sync := src.calls()
-	wantAsync := []string{`echo {"x":1,"y":[true,null]}`, `echo {}`, `echo {"s":"é\u2028"}`, `slow {}`}
+	wantAsync := []string{`echo {"x":1,"y":[true,null]}`, `echo {}`, `echo {"s":"é\u2028"}`, `slow {}`, `slow {}`}
 	if strings.Join(async, "\n") != strings.Join(wantAsync, "\n") {
 		t.Errorf("relayed calls:\n got %q\nwant %q", async, wantAsync)
 	}

@@ -271,7 +271,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallTo
 	defer cancel()
 	res, err := c.u.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		return nil, c.u.classify(cctx, ctx, "tools/call", c.limits.CallTimeout, err)
+		return nil, c.u.classify(timedOut(cctx), ctx, "tools/call", c.limits.CallTimeout, err)
 	}
 	return res, nil
 }
@@ -362,14 +362,12 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 	params := make([]byte, 0, len(n)+len(args)+24)
 	params = append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...)
 	params = append(params, '}')
-	cctx, cancel := context.WithTimeoutCause(ctx, c.limits.CallTimeout, errPhaseTimeout)
-	calls.Go(cctx, "tools/call", params, func(r stdiotap.Response) {
-		defer cancel()
+	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r stdiotap.Response) {
 		switch {
 		case r.Err != nil:
-			done(nil, c.u.classify(cctx, ctx, "tools/call", c.limits.CallTimeout, r.Err))
+			done(nil, c.u.classify(r.Err == errPhaseTimeout, ctx, "tools/call", c.limits.CallTimeout, r.Err))
 		case r.Error != nil:
-			done(nil, c.u.classify(cctx, ctx, "tools/call", c.limits.CallTimeout, r.Error))
+			done(nil, c.u.classify(false, ctx, "tools/call", c.limits.CallTimeout, r.Error))
 		default:
 			done(r.Result, nil)
 		}

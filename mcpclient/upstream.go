@@ -23,6 +23,9 @@ const maxServerInfoBytes = 256
 // phase timeout is told apart from the caller's own deadline.
 var errPhaseTimeout = errors.New("mcpclient phase limit")
 
+// timedOut reports whether phaseCtx ended because its phase limit expired.
+func timedOut(phaseCtx context.Context) bool { return context.Cause(phaseCtx) == errPhaseTimeout }
+
 // upstream is one connected server: the SDK session plus what this package
 // needs to word errors (the process, the fatal recorder).
 type upstream struct {
@@ -134,7 +137,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		err = ictx.Err()
 	}
 	if err != nil {
-		err = u.classify(ictx, ctx, "initialize", o.limits.InitializeTimeout, err)
+		err = u.classify(timedOut(ictx), ctx, "initialize", o.limits.InitializeTimeout, err)
 		u.abort()
 		u.closeTransport()
 		return nil, err
@@ -244,7 +247,7 @@ func (u *upstream) closeTransport() {
 
 // classify turns an SDK error from one phase into a ServerError that names
 // the cause. phaseCtx carries the phase limit; callerCtx is the caller's.
-func (u *upstream) classify(phaseCtx, callerCtx context.Context, phase string, limit time.Duration, err error) error {
+func (u *upstream) classify(timedOut bool, callerCtx context.Context, phase string, limit time.Duration, err error) error {
 	se := func(cause error) error { return &ServerError{ServerID: u.id, Phase: phase, Err: cause} }
 	if errors.Is(err, ErrServerStart) {
 		return &ServerError{ServerID: u.id, Phase: "start", Err: err}
@@ -255,7 +258,7 @@ func (u *upstream) classify(phaseCtx, callerCtx context.Context, phase string, l
 	if callerCtx.Err() != nil {
 		return se(fmt.Errorf("%w: %w", ErrConnection, callerCtx.Err()))
 	}
-	if context.Cause(phaseCtx) == errPhaseTimeout {
+	if timedOut {
 		return se(fmt.Errorf("%w (limit %s)", ErrTimeout, limit))
 	}
 	var opErr *net.OpError
@@ -307,7 +310,7 @@ func (u *upstream) listTools(ctx context.Context) (pages, tools []json.RawMessag
 			}
 			u.rememberPage(cursor, raw)
 		case callErr != nil:
-			return nil, nil, u.classify(lctx, ctx, "tools/list", l.ListTimeout, callErr)
+			return nil, nil, u.classify(timedOut(lctx), ctx, "tools/list", l.ListTimeout, callErr)
 		default:
 			// Served from the SDK's cache (the server set ttlMs): the bytes
 			// are the ones received for this cursor before.

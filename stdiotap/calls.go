@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -43,6 +44,14 @@ type Calls struct {
 	seq     uint64
 	pending map[string]*pendingCall
 	err     error
+
+	// One timer serves the time limits of every call (GoWithin): it is
+	// armed for the earliest deadline when a call's is earlier than the
+	// one it is armed for, so that with a common limit only the first of
+	// a series of calls touches it.
+	timer      *time.Timer
+	timerArmed bool
+	timerAt    time.Time
 }
 
 type pendingCall struct {
@@ -52,6 +61,9 @@ type pendingCall struct {
 	// before the request is written; a call that ends earlier is never
 	// written, and only a sent request is cancelled.
 	sent bool
+	// deadline, when not zero, is when the call ends with Err = cause.
+	deadline time.Time
+	cause    error
 }
 
 // NewCalls returns a Calls writing to w, whose request ids are prefix
@@ -70,6 +82,23 @@ func NewCalls(w *Writer, prefix string) *Calls {
 // params must be a JSON object or array, or nil. done must not block for
 // long: it holds up the stream.
 func (c *Calls) Go(ctx context.Context, method string, params json.RawMessage, done func(Response)) {
+	c.start(ctx, method, params, 0, nil, done)
+}
+
+// GoWithin is [Calls.Go] with a time limit: when no response has come
+// within d, the call ends with Err set to cause (which must not be nil) and
+// the peer is told to cancel, as when ctx ends. A relay's calls need no
+// timer and no context of their own for their limit: one timer serves every
+// call of c.
+func (c *Calls) GoWithin(ctx context.Context, method string, params json.RawMessage, d time.Duration, cause error, done func(Response)) {
+	if d <= 0 {
+		d = 1 // a limit that has already passed, as with a context
+	}
+	c.start(ctx, method, params, d, cause, done)
+}
+
+// start is Go with an optional time limit d (0: none).
+func (c *Calls) start(ctx context.Context, method string, params json.RawMessage, d time.Duration, cause error, done func(Response)) {
 	if ctx.Err() != nil {
 		done(Response{Err: context.Cause(ctx)})
 		return
@@ -85,20 +114,17 @@ func (c *Calls) Go(ctx context.Context, method string, params json.RawMessage, d
 	id := c.prefix + strconv.FormatUint(c.seq, 10)
 	p := &pendingCall{done: done}
 	c.pending[id] = p
+	if d > 0 {
+		p.deadline, p.cause = time.Now().Add(d), cause
+		c.armLocked(p.deadline)
+	}
 	if ctx.Done() != nil {
 		// Set under the lock: whoever takes p (under the lock) sees stop.
 		p.stop = context.AfterFunc(ctx, func() {
 			if c.take(id) == nil {
 				return
 			}
-			// p.sent no longer changes once p is taken. A sent request
-			// holds the Writer's lock until it is written whole, so the
-			// notification follows it.
-			if p.sent {
-				_ = c.w.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`),
-					quote(id), []byte(`,"reason":`), quote(context.Cause(ctx).Error()), []byte(`}}`))
-			}
-			done(Response{Err: context.Cause(ctx)})
+			c.abandon(id, p, context.Cause(ctx))
 		})
 	}
 	c.mu.Unlock()
@@ -134,6 +160,63 @@ func (c *Calls) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.pending)
+}
+
+// abandon ends the taken call p (id) with err, telling the peer to cancel
+// the request when it was sent. p.sent no longer changes once p is taken,
+// and a sent request holds the Writer's lock until it is written whole, so
+// the notification follows it.
+func (c *Calls) abandon(id string, p *pendingCall, err error) {
+	if p.sent {
+		_ = c.w.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`),
+			quote(id), []byte(`,"reason":`), quote(err.Error()), []byte(`}}`))
+	}
+	p.done(Response{Err: err})
+}
+
+// armLocked makes the timer fire by deadline. c.mu is held.
+func (c *Calls) armLocked(deadline time.Time) {
+	if c.timerArmed && !deadline.Before(c.timerAt) {
+		return
+	}
+	if c.timer == nil {
+		c.timer = time.AfterFunc(time.Until(deadline), c.expire)
+	} else {
+		c.timer.Reset(time.Until(deadline))
+	}
+	c.timerArmed, c.timerAt = true, deadline
+}
+
+// expire ends the calls whose deadline has passed and arms the timer for
+// the earliest deadline left.
+func (c *Calls) expire() {
+	type ended struct {
+		id string
+		p  *pendingCall
+	}
+	var due []ended
+	now := time.Now()
+	c.mu.Lock()
+	c.timerArmed = false
+	var next time.Time
+	for id, p := range c.pending {
+		switch {
+		case p.deadline.IsZero():
+		case !p.deadline.After(now):
+			delete(c.pending, id)
+			due = append(due, ended{id, p})
+		case next.IsZero() || p.deadline.Before(next):
+			next = p.deadline
+		}
+	}
+	if !next.IsZero() && c.err == nil {
+		c.armLocked(next)
+	}
+	c.mu.Unlock()
+	for _, e := range due {
+		e.p.release()
+		c.abandon(e.id, e.p, e.p.cause)
+	}
 }
 
 // take removes and returns the pending call id, or nil when it already
@@ -229,6 +312,10 @@ func (c *Calls) Fail(err error) {
 	c.err = err
 	pending := c.pending
 	c.pending = map[string]*pendingCall{}
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timerArmed = false
+	}
 	c.mu.Unlock()
 	for _, p := range pending {
 		p.release()

@@ -813,6 +813,9 @@ func TestCallsCancelWhileWriting(t *testing.T) {
 // cancellations at random moments, calls on done contexts and a final Fail;
 // every done is called exactly once, and the peer never sees the
 // cancellation of a request before the request.
+// errStressLimit ends TestCallsStress's calls whose time limit passes.
+var errStressLimit = errors.New("stress limit")
+
 func TestCallsStress(t *testing.T) {
 	const n = 400
 	s := newSession(t)
@@ -868,6 +871,7 @@ func TestCallsStress(t *testing.T) {
 	for i := range n {
 		mode := rng.IntN(4)
 		delay := time.Duration(rng.IntN(300)) * time.Microsecond
+		limit := time.Duration(rng.IntN(3000)) * time.Microsecond // used by every third call
 		ctx, cancel := context.WithCancel(context.Background())
 		cancels[i] = cancel
 		wg.Add(1)
@@ -876,7 +880,13 @@ func TestCallsStress(t *testing.T) {
 			if mode == 0 {
 				cancel()
 			}
-			s.calls.Go(ctx, "tools/call", json.RawMessage(`{"i":`+strconv.Itoa(i)+`}`), func(r stdiotap.Response) {
+			start := s.calls.Go
+			if i%3 == 0 {
+				start = func(ctx context.Context, method string, params json.RawMessage, done func(stdiotap.Response)) {
+					s.calls.GoWithin(ctx, method, params, limit, errStressLimit, done)
+				}
+			}
+			start(ctx, "tools/call", json.RawMessage(`{"i":`+strconv.Itoa(i)+`}`), func(r stdiotap.Response) {
 				counts[i].Add(1)
 				set := 0
 				if len(r.Result) > 0 {
@@ -1048,4 +1058,135 @@ func (e *errSink) get() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.err
+}
+
+// TestCallsWithin checks GoWithin's time limits, which one timer serves for
+// all calls: answered in time, expired (in deadline order, whatever the
+// order of the calls), a limit that has already passed, a context that ends
+// first, and Fail.
+func TestCallsWithin(t *testing.T) {
+	errLimit := errors.New(`limit "reached"`)
+	req := func(id string) string {
+		return `{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{}}` + "\n"
+	}
+	cancelled := func(id string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"limit \"reached\""}}` + "\n"
+	}
+
+	t.Run("answered in time", func(t *testing.T) {
+		rec := &recorder{}
+		c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+		o := newOutcome()
+		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), time.Hour, errLimit, o.done)
+		if !c.Tap([]byte(`{"jsonrpc":"2.0","id":"t-1","result":{"ok":true}}`)) {
+			t.Fatal("answer not taken")
+		}
+		checkResponse(t, o.wait(t), want{result: `{"ok":true}`})
+		if got, want := rec.get(), []string{req("t-1")}; !equalStrings(got, want) {
+			t.Fatalf("wrote %q, want %q", got, want)
+		}
+		if c.Pending() != 0 {
+			t.Fatalf("%d pending", c.Pending())
+		}
+	})
+
+	t.Run("expired in deadline order", func(t *testing.T) {
+		rec := &recorder{}
+		c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+		var mu sync.Mutex
+		var order []string
+		track := func(name string, o *outcome) func(stdiotap.Response) {
+			return func(r stdiotap.Response) {
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+				o.done(r)
+			}
+		}
+		slow, fast, open := newOutcome(), newOutcome(), newOutcome()
+		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), 150*time.Millisecond, errLimit, track("slow", slow))
+		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), 30*time.Millisecond, errLimit, track("fast", fast))
+		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), time.Hour, errLimit, track("open", open))
+		for _, o := range []*outcome{fast, slow} {
+			r := o.wait(t)
+			if r.Err != errLimit {
+				t.Fatalf("Err %v, want exactly the cause", r.Err)
+			}
+		}
+		if open.called() || c.Pending() != 1 {
+			t.Fatalf("the call without a near limit ended (%v) or %d pending", open.called(), c.Pending())
+		}
+		mu.Lock()
+		if got := fmt.Sprint(order); got != "[fast slow]" {
+			t.Errorf("ended in order %s, want [fast slow]", got)
+		}
+		mu.Unlock()
+		if got, want := rec.get(), []string{req("t-1"), req("t-2"), req("t-3"), cancelled("t-2"), cancelled("t-1")}; !equalStrings(got, want) {
+			t.Fatalf("wrote %q, want %q", got, want)
+		}
+		// Late answers are taken and dropped; the open call still answers.
+		for _, line := range []string{`{"jsonrpc":"2.0","id":"t-1","result":{}}`, `{"jsonrpc":"2.0","id":"t-3","result":{"n":3}}`} {
+			if !c.Tap([]byte(line)) {
+				t.Fatalf("%s not taken", line)
+			}
+		}
+		checkResponse(t, open.wait(t), want{result: `{"n":3}`})
+		if slow.count() != 1 || fast.count() != 1 || open.count() != 1 || c.Pending() != 0 {
+			t.Fatalf("done calls %d, %d, %d; %d pending", slow.count(), fast.count(), open.count(), c.Pending())
+		}
+	})
+
+	t.Run("limit already passed", func(t *testing.T) {
+		for _, d := range []time.Duration{0, -time.Second, time.Nanosecond} {
+			rec := &recorder{}
+			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+			o := newOutcome()
+			c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), d, errLimit, o.done)
+			if r := o.wait(t); r.Err != errLimit {
+				t.Fatalf("limit %s: Err %v, want exactly the cause", d, r.Err)
+			}
+			// Unless the limit ended the call before the request was
+			// written, the request and then its cancellation were.
+			if got := rec.get(); len(got) != 0 && !equalStrings(got, []string{req("t-1"), cancelled("t-1")}) {
+				t.Fatalf("limit %s: wrote %q", d, got)
+			}
+			if o.count() != 1 || c.Pending() != 0 {
+				t.Fatalf("limit %s: done called %d times, %d pending", d, o.count(), c.Pending())
+			}
+		}
+	})
+
+	t.Run("context ends first", func(t *testing.T) {
+		rec := &recorder{}
+		c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+		ctx, cancel := context.WithCancel(context.Background())
+		o := newOutcome()
+		c.GoWithin(ctx, "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
+		cancel()
+		checkResponse(t, o.wait(t), want{err: context.Canceled})
+		time.Sleep(80 * time.Millisecond) // the timer fires and finds nothing to end
+		if o.count() != 1 || c.Pending() != 0 {
+			t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
+		}
+		if got, want := rec.get(), []string{req("t-1"),
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"t-1","reason":"context canceled"}}` + "\n"}; !equalStrings(got, want) {
+			t.Fatalf("wrote %q, want %q", got, want)
+		}
+	})
+
+	t.Run("Fail", func(t *testing.T) {
+		c := stdiotap.NewCalls(stdiotap.NewWriter(&recorder{}), "t-")
+		o := newOutcome()
+		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
+		errGone := errors.New("gone")
+		c.Fail(errGone)
+		checkResponse(t, o.wait(t), want{err: errGone})
+		time.Sleep(80 * time.Millisecond)
+		if o.count() != 1 || c.Pending() != 0 {
+			t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
+		}
+		later := newOutcome()
+		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), time.Millisecond, errLimit, later.done)
+		checkResponse(t, later.wait(t), want{err: errGone})
+	})
 }
