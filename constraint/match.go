@@ -192,7 +192,7 @@ var specialSchemes = [...]string{"http", "https", "ws", "wss", "ftp"}
 // it is, problem is non-empty if the host cannot be checked safely.
 // It allocates nothing.
 func urlHost(s string) (host string, isURL bool, problem string) {
-	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	s = trimControlSpace(s)
 	// scheme
 	i := 0
 	for i < len(s) {
@@ -209,21 +209,25 @@ func urlHost(s string) (host string, isURL bool, problem string) {
 	scheme, rest := s[:i], s[i+1:]
 	special := false
 	for _, sp := range specialSchemes {
-		if strings.EqualFold(scheme, sp) {
+		if equalFoldASCII(scheme, sp) { // the scheme is ASCII (above)
 			special = true
 		}
 	}
 	if special {
-		rest = strings.TrimLeft(rest, "/\\")
+		for rest != "" && (rest[0] == '/' || rest[0] == '\\') {
+			rest = rest[1:]
+		}
 	} else {
 		if !strings.HasPrefix(rest, "//") {
 			return "", false, ""
 		}
 		rest = rest[2:]
 	}
-	end := strings.IndexAny(rest, "/\\?#")
-	if end >= 0 {
-		rest = rest[:end]
+	for j := 0; j < len(rest); j++ {
+		if c := rest[j]; c == '/' || c == '\\' || c == '?' || c == '#' {
+			rest = rest[:j]
+			break
+		}
 	}
 	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 		rest = rest[at+1:]
@@ -259,7 +263,48 @@ func urlHost(s string) (host string, isURL bool, problem string) {
 
 // hasTabOrNewline reports whether s contains a byte that URL parsers
 // silently delete.
-func hasTabOrNewline(s string) bool { return strings.ContainsAny(s, "\t\n\r") }
+func hasTabOrNewline(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\t' || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// trimControlSpace removes the leading and trailing bytes up to ' ' (C0
+// controls and space), as URL parsers do. No byte of a multi-byte UTF-8
+// sequence is in that range, so this is strings.TrimFunc with r <= ' '.
+func trimControlSpace(s string) string {
+	for s != "" && s[0] <= ' ' {
+		s = s[1:]
+	}
+	for s != "" && s[len(s)-1] <= ' ' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// equalFoldASCII reports whether the ASCII strings a and b are equal
+// ignoring case.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
 
 // stripTabNewline removes tab, CR and LF, as URL parsers do.
 func stripTabNewline(s string) string {
