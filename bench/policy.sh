@@ -26,7 +26,9 @@ done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/skillgate-policy-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-go test -c -o "$work/policy.test" ./policy/ || exit 2
+# The decision code is compiled as it is in the skillgate binary: with the
+# profile-guided optimisation profile `go build` uses (bench/pgo.sh).
+go test -c -pgo=cmd/skillgate/default.pgo -o "$work/policy.test" ./policy/ || exit 2
 # The rows are measured in rounds (every benchmark once per round, COUNT
 # rounds) rather than each benchmark COUNT times in a row, so that the
 # machine's slower and faster periods weigh on every row alike and the ratios
