@@ -83,6 +83,7 @@ type snapshot struct {
 	ix        *index
 	tierCount [5]int // registered capabilities each tier may invoke
 	scopes    sync.Map
+	memo      decisionMemo
 }
 
 // delegation is a registered sub-agent.
@@ -393,7 +394,14 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			ctxRecord = requestContext(ctx, args, dels[0] != nil, s.policies)
 			ctxBuilt = true
 		}
-		dec, diag := cedar.Authorize(&sc.cand, &sc.view, cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord})
+		req := cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord}
+		var dec cedar.Decision
+		var diag cedar.Diagnostic
+		if n == 1 {
+			dec, diag = s.memo.authorize(&sc.cand, &sc.view, req, memoKey{p: chain[0], cap: idx})
+		} else {
+			dec, diag = cedar.Authorize(&sc.cand, &sc.view, req)
+		}
 		if dec != cedar.Allow {
 			return e.cedarDeny(s, chain[i], p, ref, diag)
 		}
