@@ -1,6 +1,7 @@
 package constraint
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -46,4 +47,72 @@ func TestASCIIHelpers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// passSets are constraint sets for the fast-path tests: URL checks on every
+// argument or on named ones, path globs on the default or named arguments,
+// argument values, and all of them at once.
+func passSets(t testing.TB) []*Compiled {
+	t.Helper()
+	var out []*Compiled
+	for _, s := range []Set{
+		{AllowedDomains: []string{"api.github.com", "*.example.com", "10.0.0.1"}},
+		{AllowedDomains: []string{"api.github.com"}, URLArgs: []string{"url", "endpoint"}},
+		{PathGlobs: []string{"/srv/data/**", "/tmp/*.txt"}},
+		{PathGlobs: []string{"/srv/**"}, PathArgs: []string{"src", "dst"}},
+		{ArgValues: map[string][]string{"client": {"github", "git*"}, "mode": {"ro"}}},
+		{AllowedDomains: []string{"api.github.com", "*.example.com"}, PathGlobs: []string{"/srv/data/**"},
+			ArgValues: map[string][]string{"client": {"github"}}},
+	} {
+		c, err := s.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestPassAgrees checks the one-walk fast path of Check against the full
+// listing: pass says yes exactly when there is nothing to list.
+func TestPassAgrees(t *testing.T) {
+	sets := passSets(t)
+	values := []any{
+		"https://api.github.com/x", "http://evil.com", "https://a.example.com", "is:open", "HTTP:\\\\evil.com",
+		"/srv/data/a.csv", "/srv/../etc/passwd", "/tmp/x.txt", "relative", "github", "gitlab", "ro", "rw",
+		float64(3), true, nil, []any{"/srv/data/a", "/srv/data/b"}, []any{"/srv/data/a", 7.0}, []string{"/tmp/a.txt"},
+		map[string]any{"u": "http://evil.com"}, []any{"https://api.github.com"}, json.Number("12"),
+	}
+	names := []string{"url", "endpoint", "path", "paths", "file", "src", "dst", "client", "mode", "q"}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := range 20000 {
+		args := map[string]any{}
+		for range rng.IntN(5) {
+			args[names[rng.IntN(len(names))]] = values[rng.IntN(len(values))]
+		}
+		for j, c := range sets {
+			if got, want := c.pass(args), c.violations(args) == nil; got != want {
+				t.Fatalf("case %d, set %d, args %v: pass %v, violations %v", i, j, args, got, c.violations(args))
+			}
+		}
+	}
+}
+
+// FuzzPass is TestPassAgrees on arguments from the fuzzer.
+func FuzzPass(f *testing.F) {
+	f.Add([]byte(`{"url":"https://api.github.com@evil.com","path":"/srv/../etc","client":"github"}`))
+	f.Add([]byte(`{"paths":["/srv/data/a",1],"src":"/srv/x","endpoint":"http://a.example.com"}`))
+	f.Add([]byte(`{"x":[[[["http:\\\\evil.com"]]]],"mode":"ro","client":"gitx"}`))
+	sets := passSets(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var args map[string]any
+		if json.Unmarshal(data, &args) != nil {
+			return
+		}
+		for j, c := range sets {
+			if got, want := c.pass(args), c.violations(args) == nil; got != want {
+				t.Fatalf("set %d, args %s: pass %v, violations %v", j, data, got, c.violations(args))
+			}
+		}
+	})
 }
