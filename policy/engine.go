@@ -389,8 +389,21 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	}
 	sc.view = entityView{snap: s, chain: sc.ents[:n]}
 	for i := range chain {
-		s.ix.candidates(&sc.cand, sc.ents[i].UID, &ce.uids)
-		if !ctxBuilt && sc.cand.usesContext() {
+		// Without a delegation chain, the candidates and the outcome of
+		// those that do not read the context are kept per snapshot (memo.go).
+		var part *memoPart
+		key := memoKey{p: chain[0], cap: idx}
+		if n == 1 {
+			part = s.memo.lookup(key)
+		}
+		usesCtx := false
+		if part != nil {
+			sc.cand, usesCtx = part.cand, part.usesCtx
+		} else {
+			s.ix.candidates(&sc.cand, sc.ents[i].UID, &ce.uids)
+			usesCtx = sc.cand.usesContext()
+		}
+		if !ctxBuilt && usesCtx {
 			ctxRecord = requestContext(ctx, args, dels[0] != nil, s.policies)
 			ctxBuilt = true
 		}
@@ -398,7 +411,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 		var dec cedar.Decision
 		var diag cedar.Diagnostic
 		if n == 1 {
-			dec, diag = s.memo.authorize(&sc.cand, &sc.view, req, memoKey{p: chain[0], cap: idx})
+			dec, diag = s.memo.authorize(&sc.cand, &sc.view, req, key, part)
 		} else {
 			dec, diag = cedar.Authorize(&sc.cand, &sc.view, req)
 		}

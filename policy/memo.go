@@ -43,31 +43,37 @@ type decisionMemo struct {
 	m  map[memoKey]*memoPart
 }
 
-// memoPart is the memoised outcome of one key's context-free candidates:
-// the entries in candidate order, and the diagnostic they give on their
-// own (shared, read-only: capacity equals length, so an append copies).
+// memoPart is what is kept for one key: the request's candidate policies,
+// the outcome of those that do not read the context, in candidate order,
+// and the diagnostic those give on their own (shared, read-only: capacity
+// equals length, so an append copies).
 type memoPart struct {
+	cand    candidates
+	usesCtx bool // some candidate reads the context
 	entries []memoEntry
 	alone   cedar.Diagnostic
-	forbid  bool // a forbid is satisfied
+	forbid  bool // a context-free forbid is satisfied
 }
 
-// authorize is cedar.Authorize(c, view, req) for a request whose principal
-// has no delegation chain, with the context-free candidates' outcome
-// memoised under key.
-func (m *decisionMemo) authorize(c *candidates, view types.EntityGetter, req cedar.Request, key memoKey) (cedar.Decision, cedar.Diagnostic) {
-	if c.noContext || !c.mixedOrFree() {
-		return cedar.Authorize(c, view, req)
-	}
+// lookup returns what is kept for key, or nil.
+func (m *decisionMemo) lookup(key memoKey) *memoPart {
 	m.mu.RLock()
 	part := m.m[key]
 	m.mu.RUnlock()
+	return part
+}
+
+// authorize is cedar.Authorize(c, view, req) for a request whose principal
+// has no delegation chain, with the outcome of the context-free candidates
+// taken from part (what lookup(key) returned) or, when part is nil,
+// evaluated and kept under key.
+func (m *decisionMemo) authorize(c *candidates, view types.EntityGetter, req cedar.Request, key memoKey, part *memoPart) (cedar.Decision, cedar.Diagnostic) {
 	if part == nil {
 		part = m.fill(c, view, req, key)
 	}
 	var dec cedar.Decision
 	var diag cedar.Diagnostic
-	if c.usesContext() {
+	if part.usesCtx {
 		c.onlyContext = true
 		dec, diag = cedar.Authorize(c, view, req)
 		c.onlyContext = false
@@ -99,7 +105,7 @@ func (m *decisionMemo) fill(c *candidates, view types.EntityGetter, req cedar.Re
 			}
 		}
 	}
-	part := &memoPart{entries: out[:len(out):len(out)]}
+	part := &memoPart{cand: *c, usesCtx: c.usesContext(), entries: out[:len(out):len(out)]}
 	_, part.alone = mergeOutcomes(c, part.entries, cedar.Deny, cedar.Diagnostic{})
 	part.alone.Reasons = part.alone.Reasons[:len(part.alone.Reasons):len(part.alone.Reasons)]
 	part.alone.Errors = part.alone.Errors[:len(part.alone.Errors):len(part.alone.Errors)]
@@ -196,18 +202,6 @@ func mergeOutcomes(c *candidates, free []memoEntry, dec cedar.Decision, diag ced
 		return cedar.Allow, out
 	}
 	return cedar.Deny, out
-}
-
-// mixedOrFree reports whether some candidate does not read the context.
-func (c *candidates) mixedOrFree() bool {
-	for i := 0; i < c.n; i++ {
-		for _, p := range c.lists[i] {
-			if !p.usesContext {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // each yields every candidate in order, whatever the filters.

@@ -51,10 +51,19 @@ func TestMemoMatchesCedar(t *testing.T) {
 			snap.ix.candidates(&cand, ents[0].UID, &ce.uids)
 			wantDec, wantDiag := cedar.Authorize(&cand, view, req)
 			key := memoKey{p: p, cap: idx}
-			snap.memo.mu.RLock()
-			_, hit := snap.memo.m[key]
-			snap.memo.mu.RUnlock()
-			gotDec, gotDiag := snap.memo.authorize(&cand, view, req, key)
+			part := snap.memo.lookup(key)
+			hit := part != nil
+			if hit && (part.cand.n != cand.n || part.usesCtx != cand.usesContext() || func() bool {
+				for i := range cand.n {
+					if len(part.cand.lists[i]) != len(cand.lists[i]) || &part.cand.lists[i][0] != &cand.lists[i][0] {
+						return true
+					}
+				}
+				return false
+			}()) {
+				t.Fatalf("seed %d, %s on %s: the kept candidates differ from the index's", seed, p, ce.ref)
+			}
+			gotDec, gotDiag := snap.memo.authorize(&cand, view, req, key, part)
 			if got, want := ordered(gotDec, gotDiag), ordered(wantDec, wantDiag); got != want {
 				t.Fatalf("seed %d, %s on %s (memo hit %v):\n got %s\nwant %s", seed, p, ce.ref, hit, got, want)
 			}
@@ -105,7 +114,8 @@ func TestMemoBounded(t *testing.T) {
 		var cand candidates
 		snap.ix.candidates(&cand, ents[0].UID, &ce.uids)
 		req := cedar.Request{Principal: ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: requestContext(t.Context(), nil, false, set)}
-		dec, diag := snap.memo.authorize(&cand, &entityView{snap: snap, chain: ents}, req, memoKey{p: p, cap: 0})
+		key := memoKey{p: p, cap: 0}
+		dec, diag := snap.memo.authorize(&cand, &entityView{snap: snap, chain: ents}, req, key, snap.memo.lookup(key))
 		if dec != cedar.Allow || len(diag.Reasons) != 1 || diag.Reasons[0].PolicyID != "all" {
 			t.Fatalf("request %d: %s", i, ordered(dec, diag))
 		}
@@ -151,7 +161,8 @@ func TestMemoConcurrent(t *testing.T) {
 					Context: requestContext(t.Context(), args, false, set)}
 				snap.ix.candidates(&cand, ents[0].UID, &ce.uids)
 				want := ordered(cedar.Authorize(&cand, view, req))
-				if got := ordered(snap.memo.authorize(&cand, view, req, memoKey{p: p, cap: idx})); got != want {
+				key := memoKey{p: p, cap: idx}
+				if got := ordered(snap.memo.authorize(&cand, view, req, key, snap.memo.lookup(key))); got != want {
 					errs <- fmt.Errorf("%s on %s:\n got %s\nwant %s", p, ce.ref, got, want)
 					return
 				}

@@ -167,16 +167,27 @@ func (p Principal) String() string { return p.ID() + "@" + string(p.Tier) }
 // Validate checks the principal's fields.
 func (p Principal) Validate() error {
 	switch {
-	case p.Tenant == "" || strings.ContainsAny(p.Tenant, "/\"") || len(p.Tenant) > 64:
+	case p.Tenant == "" || hasByte(p.Tenant, '/', '"') || len(p.Tenant) > 64:
 		return fmt.Errorf("%w: tenant %q: 1 to 64 characters without '/' or '\"'", ErrInvalidPrincipal, p.Tenant)
-	case p.Agent == "" || len(p.Agent) > 128 || strings.ContainsAny(p.Agent, "\"\x00"):
+	case p.Agent == "" || len(p.Agent) > 128 || hasByte(p.Agent, '"', 0):
 		return fmt.Errorf("%w: agent %q: 1 to 128 characters without '\"'", ErrInvalidPrincipal, p.Agent)
 	case tierLevel(p.Tier) < 0:
 		return fmt.Errorf("%w: tier %q: use one of T0, T1, T2, T3, T4", ErrInvalidPrincipal, p.Tier)
-	case p.Parent == p.ID():
+	case len(p.Parent) == len(p.Tenant)+1+len(p.Agent) && p.Parent == p.ID():
 		return fmt.Errorf("%w: %s cannot be its own parent", ErrInvalidPrincipal, p.ID())
 	}
 	return nil
+}
+
+// hasByte reports whether s contains a or b (strings.ContainsAny for two
+// ASCII bytes, without building a character set per call).
+func hasByte(s string, a, b byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == a || s[i] == b {
+			return true
+		}
+	}
+	return false
 }
 
 // ParsePrincipalID parses `Agent::"tenant/agent"`, "tenant/agent" or a
