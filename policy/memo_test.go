@@ -19,7 +19,6 @@ import (
 // decision, and the deciding policies and the errors in the same order.
 func TestMemoMatchesCedar(t *testing.T) {
 	t.Parallel()
-	tiers := skill.AllAgentTiers
 	requests, hits := 0, 0
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 43))
@@ -36,19 +35,10 @@ func TestMemoMatchesCedar(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 1500 {
-			p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: tiers[r.IntN(5)]}
-			ents := []cedar.Entity{agentEntity(p)}
-			view := &entityView{snap: snap, chain: ents}
-			idx := int32(r.IntN(len(snap.caps)))
-			ce := &snap.caps[idx]
-			args := map[string]any{}
-			if r.IntN(2) == 0 {
-				args["n"] = float64(r.IntN(3))
-			}
-			req := cedar.Request{Principal: ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0],
-				Context: requestContext(t.Context(), args, false, set)}
+			mr := randomMemoRequest(t, r, snap, set)
+			p, view, idx, ce, req := mr.p, mr.view, mr.idx, mr.ce, mr.req
 			var cand candidates
-			snap.ix.candidates(&cand, ents[0].UID, &ce.uids)
+			snap.ix.candidates(&cand, req.Principal, &ce.uids)
 			wantDec, wantDiag := cedar.Authorize(&cand, view, req)
 			key := memoKey{p: p, cap: idx}
 			part := snap.memo.lookup(key)
@@ -94,6 +84,31 @@ func ordered(d cedar.Decision, diag cedar.Diagnostic) string {
 		fmt.Fprintf(&b, " %s@%d:%d=%s", e.PolicyID, e.Position.Line, e.Position.Column, e.Message)
 	}
 	return b.String()
+}
+
+// memoRequest is one random request of the memo tests: an agent a0–a5 of
+// any tier without a delegation chain, a capability of snap, and an
+// argument n half of the time.
+type memoRequest struct {
+	p    Principal
+	view *entityView
+	idx  int32
+	ce   *capEntry
+	req  cedar.Request
+}
+
+func randomMemoRequest(t *testing.T, r *rand.Rand, snap *snapshot, set *PolicySet) memoRequest {
+	p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: skill.AllAgentTiers[r.IntN(5)]}
+	ents := []cedar.Entity{agentEntity(p)}
+	idx := int32(r.IntN(len(snap.caps)))
+	ce := &snap.caps[idx]
+	args := map[string]any{}
+	if r.IntN(2) == 0 {
+		args["n"] = float64(r.IntN(3))
+	}
+	req := cedar.Request{Principal: ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0],
+		Context: requestContext(t.Context(), args, false, set)}
+	return memoRequest{p: p, view: &entityView{snap: snap, chain: ents}, idx: idx, ce: ce, req: req}
 }
 
 // TestMemoBounded checks that a full memo stops growing and still answers.
@@ -148,22 +163,12 @@ func TestMemoConcurrent(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			var cand candidates
 			for range 2000 {
-				p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: skill.AllAgentTiers[r.IntN(5)]}
-				ents := []cedar.Entity{agentEntity(p)}
-				view := &entityView{snap: snap, chain: ents}
-				idx := int32(r.IntN(len(snap.caps)))
-				ce := &snap.caps[idx]
-				args := map[string]any{}
-				if r.IntN(2) == 0 {
-					args["n"] = float64(r.IntN(3))
-				}
-				req := cedar.Request{Principal: ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0],
-					Context: requestContext(t.Context(), args, false, set)}
-				snap.ix.candidates(&cand, ents[0].UID, &ce.uids)
-				want := ordered(cedar.Authorize(&cand, view, req))
-				key := memoKey{p: p, cap: idx}
-				if got := ordered(snap.memo.authorize(&cand, view, req, key, snap.memo.lookup(key))); got != want {
-					errs <- fmt.Errorf("%s on %s:\n got %s\nwant %s", p, ce.ref, got, want)
+				mr := randomMemoRequest(t, r, snap, set)
+				snap.ix.candidates(&cand, mr.req.Principal, &mr.ce.uids)
+				want := ordered(cedar.Authorize(&cand, mr.view, mr.req))
+				key := memoKey{p: mr.p, cap: mr.idx}
+				if got := ordered(snap.memo.authorize(&cand, mr.view, mr.req, key, snap.memo.lookup(key))); got != want {
+					errs <- fmt.Errorf("%s on %s:\n got %s\nwant %s", mr.p, mr.ce.ref, got, want)
 					return
 				}
 			}
