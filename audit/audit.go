@@ -286,9 +286,23 @@ func Seal(prev Head, r Record) (Record, error) {
 // error. A fast canonicaliser writes it for ordinary JSON; anything else
 // goes through jcs itself (see hashargs.go).
 func HashArgs(args json.RawMessage) (string, error) {
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+	if len(args) == 0 || string(args) == "{}" {
+		// The arguments of every call of a tool without parameters.
+		return emptyArgsHash, nil
 	}
+	return hashArgs(args)
+}
+
+// emptyArgsHash is HashArgs of the empty object.
+var emptyArgsHash = func() string {
+	h, err := hashArgs(json.RawMessage("{}"))
+	if err != nil {
+		panic(err)
+	}
+	return h
+}()
+
+func hashArgs(args json.RawMessage) (string, error) {
 	c, canon, _, err := canonicalArgs(args)
 	if err != nil {
 		c.release()

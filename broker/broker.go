@@ -84,6 +84,17 @@ type Capability struct {
 
 	target upstream.Target
 	schema *jsonschema.Schema
+	// emptyErr is the schema's verdict on the empty object, the arguments
+	// of every call of a tool without parameters, found once at load.
+	emptyErr error
+}
+
+// validate checks call arguments against the capability's input schema.
+func (c *Capability) validate(args map[string]any) error {
+	if len(args) == 0 {
+		return c.emptyErr
+	}
+	return c.schema.Validate(args)
 }
 
 // Target is the upstream server the capability is forwarded to.
@@ -239,6 +250,7 @@ func build(skills []Skill) (*snapshot, []string) {
 			}
 			caps = append(caps, &Capability{
 				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
+				emptyErr:  schema.Validate(map[string]any{}),
 				SkillTier: s.Tier, InvokableBy: s.InvokableBy,
 				target: upstream.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, Dir: s.Dir},
 			})
@@ -472,7 +484,7 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
 			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object", name))
 	}
-	if err := c.schema.Validate(map[string]any(args)); err != nil {
+	if err := c.validate(args); err != nil {
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: " + oneLine(err)},
 			fmt.Sprintf("skillgate: invalid arguments for %s: %s", name, oneLine(err)))
 	}

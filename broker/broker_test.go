@@ -185,6 +185,11 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 		{admin, "beta__echo", `{"text":"please deny"}`, "skillgate: call to beta__echo denied: policy no-deny (test.cedar:1).", true},
 		{admin, "beta__echo", `{"text":5}`, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
 		{admin, "beta__echo", `[1]`, "skillgate: invalid arguments for beta__echo: they must be a JSON object", true},
+		// The empty object is validated once per capability, at load.
+		{admin, "beta__echo", `{}`, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
+		{admin, "beta__echo", `{}`, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
+		{admin, "beta__echo", ` { } `, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
+		{admin, "beta__echo", `null`, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
 		{admin, "nope", `{}`, `skillgate: unknown tool "nope": it is not among the capabilities you may call`, true},
 		{session.Principal{Tenant: "acme", Agent: "a2", Tier: "T3"}, "beta__echo", `{"text":"hi"}`, `skillgate: unknown tool "beta__echo"`, true},
 	}
