@@ -39,6 +39,25 @@ func randomPolicyText(r *rand.Rand, i int) string {
 	return fmt.Sprintf("@id(\"p%d\")\n%s (%s, %s, %s)%s;\n", i, effect, principal, action, resource, cond)
 }
 
+// randomSnapshot returns 150 random policies drawn from r and a snapshot of
+// them over diffCaps.
+func randomSnapshot(t *testing.T, r *rand.Rand) (*PolicySet, *snapshot) {
+	t.Helper()
+	var text strings.Builder
+	for i := range 150 {
+		text.WriteString(randomPolicyText(r, i))
+	}
+	set, err := ParsePolicies([]Source{{Name: "rand.cedar", Text: []byte(text.String())}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text.String())
+	}
+	snap, err := buildSnapshot(diffCaps(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, snap
+}
+
 func diffCaps() []Capability {
 	var caps []Capability
 	risks := []RiskLevel{RiskRead, RiskWrite, RiskDestructive}
@@ -83,18 +102,7 @@ func TestSlicedMatchesCedar(t *testing.T) {
 	requests, evaluated, total := 0, 0, 0
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 42))
-		var text strings.Builder
-		for i := range 150 {
-			text.WriteString(randomPolicyText(r, i))
-		}
-		set, err := ParsePolicies([]Source{{Name: "rand.cedar", Text: []byte(text.String())}})
-		if err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, text.String())
-		}
-		snap, err := buildSnapshot(diffCaps(), set)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, snap := randomSnapshot(t, r)
 		for range 500 {
 			p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: tiers[r.IntN(5)]}
 			chain := []Principal{p}

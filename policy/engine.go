@@ -391,9 +391,10 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	for i := range chain {
 		// Without a delegation chain, the candidates and the outcome of
 		// those that do not read the context are kept per snapshot (memo.go).
-		var part *memoPart
+		memoised := n == 1
 		key := memoKey{p: chain[0], cap: idx}
-		if n == 1 {
+		var part *memoPart
+		if memoised {
 			part = s.memo.lookup(key)
 		}
 		usesCtx := false
@@ -410,7 +411,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 		req := cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord}
 		var dec cedar.Decision
 		var diag cedar.Diagnostic
-		if n == 1 {
+		if memoised {
 			dec, diag = s.memo.authorize(&sc.cand, &sc.view, req, key, part)
 		} else {
 			dec, diag = cedar.Authorize(&sc.cand, &sc.view, req)

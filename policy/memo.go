@@ -48,11 +48,11 @@ type decisionMemo struct {
 // and the diagnostic those give on their own (shared, read-only: capacity
 // equals length, so an append copies).
 type memoPart struct {
-	cand    candidates
-	usesCtx bool // some candidate reads the context
-	entries []memoEntry
-	alone   cedar.Diagnostic
-	forbid  bool // a context-free forbid is satisfied
+	cand     candidates
+	usesCtx  bool // some candidate reads the context
+	entries  []memoEntry
+	aloneDec cedar.Decision
+	alone    cedar.Diagnostic
 }
 
 // lookup returns what is kept for key, or nil.
@@ -79,11 +79,7 @@ func (m *decisionMemo) authorize(c *candidates, view types.EntityGetter, req ced
 		c.onlyContext = false
 	}
 	if len(diag.Reasons) == 0 && len(diag.Errors) == 0 {
-		// Only the context-free policies counted.
-		if !part.forbid && len(part.alone.Reasons) > 0 {
-			return cedar.Allow, part.alone
-		}
-		return cedar.Deny, part.alone
+		return part.aloneDec, part.alone // only the context-free policies counted
 	}
 	return mergeOutcomes(c, part.entries, dec, diag)
 }
@@ -106,12 +102,9 @@ func (m *decisionMemo) fill(c *candidates, view types.EntityGetter, req cedar.Re
 		}
 	}
 	part := &memoPart{cand: *c, usesCtx: c.usesContext(), entries: out[:len(out):len(out)]}
-	_, part.alone = mergeOutcomes(c, part.entries, cedar.Deny, cedar.Diagnostic{})
+	part.aloneDec, part.alone = mergeOutcomes(c, part.entries, cedar.Deny, cedar.Diagnostic{})
 	part.alone.Reasons = part.alone.Reasons[:len(part.alone.Reasons):len(part.alone.Reasons)]
 	part.alone.Errors = part.alone.Errors[:len(part.alone.Errors):len(part.alone.Errors)]
-	for _, e := range out {
-		part.forbid = part.forbid || e.forbid
-	}
 	m.mu.Lock()
 	if m.m == nil {
 		m.m = map[memoKey]*memoPart{}

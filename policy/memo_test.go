@@ -22,18 +22,7 @@ func TestMemoMatchesCedar(t *testing.T) {
 	requests, hits := 0, 0
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 43))
-		var text strings.Builder
-		for i := range 150 {
-			text.WriteString(randomPolicyText(r, i))
-		}
-		set, err := ParsePolicies([]Source{{Name: "rand.cedar", Text: []byte(text.String())}})
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		snap, err := buildSnapshot(diffCaps(), set)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, snap := randomSnapshot(t, r)
 		for range 1500 {
 			mr := randomMemoRequest(t, r, snap, set)
 			p, view, idx, ce, req := mr.p, mr.view, mr.idx, mr.ce, mr.req
@@ -144,19 +133,7 @@ func TestMemoBounded(t *testing.T) {
 // one snapshot (run with -race) and checks every answer against Cedar.
 func TestMemoConcurrent(t *testing.T) {
 	t.Parallel()
-	r := rand.New(rand.NewPCG(5, 6))
-	var text strings.Builder
-	for i := range 150 {
-		text.WriteString(randomPolicyText(r, i))
-	}
-	set, err := ParsePolicies([]Source{{Name: "rand.cedar", Text: []byte(text.String())}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := buildSnapshot(diffCaps(), set)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set, snap := randomSnapshot(t, rand.New(rand.NewPCG(5, 6)))
 	errs := make(chan error, 4)
 	for g := range 4 {
 		go func() {

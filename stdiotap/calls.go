@@ -48,10 +48,10 @@ type Calls struct {
 	// One timer serves the time limits of every call (GoWithin): it is
 	// armed for the earliest deadline when a call's is earlier than the
 	// one it is armed for, so that with a common limit only the first of
-	// a series of calls touches it.
-	timer      *time.Timer
-	timerArmed bool
-	timerAt    time.Time
+	// a series of calls touches it. timerAt is when it fires, zero when
+	// it is not armed.
+	timer   *time.Timer
+	timerAt time.Time
 }
 
 type pendingCall struct {
@@ -176,7 +176,7 @@ func (c *Calls) abandon(id string, p *pendingCall, err error) {
 
 // armLocked makes the timer fire by deadline. c.mu is held.
 func (c *Calls) armLocked(deadline time.Time) {
-	if c.timerArmed && !deadline.Before(c.timerAt) {
+	if !c.timerAt.IsZero() && !deadline.Before(c.timerAt) {
 		return
 	}
 	if c.timer == nil {
@@ -184,7 +184,7 @@ func (c *Calls) armLocked(deadline time.Time) {
 	} else {
 		c.timer.Reset(time.Until(deadline))
 	}
-	c.timerArmed, c.timerAt = true, deadline
+	c.timerAt = deadline
 }
 
 // expire ends the calls whose deadline has passed and arms the timer for
@@ -197,7 +197,7 @@ func (c *Calls) expire() {
 	var due []ended
 	now := time.Now()
 	c.mu.Lock()
-	c.timerArmed = false
+	c.timerAt = time.Time{}
 	var next time.Time
 	for id, p := range c.pending {
 		switch {
@@ -314,7 +314,7 @@ func (c *Calls) Fail(err error) {
 	c.pending = map[string]*pendingCall{}
 	if c.timer != nil {
 		c.timer.Stop()
-		c.timerArmed = false
+		c.timerAt = time.Time{}
 	}
 	c.mu.Unlock()
 	for _, p := range pending {
