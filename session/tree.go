@@ -35,6 +35,9 @@ type tree struct {
 	dir   string
 	keys  []string // recorded files, sorted
 	known map[string]bool
+	// beforeOpen, when set (by tests), runs between Get's Lstat and its
+	// open: the window in which a file can be swapped.
+	beforeOpen func(key string)
 }
 
 var (
@@ -126,8 +129,10 @@ func (t *tree) Stat(ctx context.Context, key string) (blob.Info, error) {
 	return blob.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
-// Get implements [blob.Store]. The file is opened only when it is still the
-// regular file that Lstat saw (no symbolic link swapped in between).
+// Get implements [blob.Store]. The file is opened without blocking and kept
+// only when the opened descriptor is still the regular file that Lstat saw:
+// a symbolic link or a FIFO swapped in between is refused, never followed or
+// waited on.
 func (t *tree) Get(ctx context.Context, key string) (io.ReadCloser, blob.Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, blob.Info{}, err
@@ -144,12 +149,15 @@ func (t *tree) Get(ctx context.Context, key string) (io.ReadCloser, blob.Info, e
 	if err != nil {
 		return nil, blob.Info{}, err
 	}
-	f, err := root.Open(key)
+	if t.beforeOpen != nil {
+		t.beforeOpen(key)
+	}
+	f, err := root.OpenFile(key, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, blob.Info{}, fmt.Errorf("%w: %q: %v", blob.ErrNotFound, key, err)
 	}
 	fi, err := f.Stat()
-	if err != nil || !os.SameFile(lfi, fi) {
+	if err != nil || !fi.Mode().IsRegular() || !os.SameFile(lfi, fi) {
 		f.Close()
 		return nil, blob.Info{}, fmt.Errorf("%w: %q changed while being opened", blob.ErrNotFound, key)
 	}

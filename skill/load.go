@@ -50,7 +50,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Skill, error) {
 		return nil, err
 	}
 	s := &Skill{Dir: dir}
-	content, name, err := readSkillFile(dir)
+	content, name, err := ReadFile(dir)
 	if name == "" {
 		fi, serr := os.Stat(dir)
 		switch {
@@ -81,12 +81,13 @@ func Load(ctx context.Context, dir string, opts Options) (*Skill, error) {
 	return p, nil
 }
 
-// readSkillFile opens SKILL.md (else skill.md) in dir without following a
-// link, and reads it within MaxFileBytes. name is "" when neither exists as
+// ReadFile opens SKILL.md (else skill.md) in dir without following a
+// link and without blocking (a FIFO in its place is refused, not waited
+// on), and reads it within MaxFileBytes. name is "" when neither exists as
 // a regular file; err then says nothing useful.
-func readSkillFile(dir string) (content []byte, name string, err error) {
+func ReadFile(dir string) (content []byte, name string, err error) {
 	for _, n := range FileNames {
-		f, err := os.OpenFile(filepath.Join(dir, n), os.O_RDONLY|oNoFollow, 0)
+		f, err := os.OpenFile(filepath.Join(dir, n), os.O_RDONLY|oNoFollow|oNonBlock, 0)
 		if err != nil {
 			continue
 		}

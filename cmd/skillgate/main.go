@@ -7,14 +7,24 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 )
 
+// stopGrace is how long an orderly stop may take after the first SIGINT or
+// SIGTERM before skillgate exits anyway: a command blocked where it cannot
+// see the cancellation must not keep the process alive.
+const stopGrace = 5 * time.Second
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go exitOnSignal(sigs, cancel, stopGrace, os.Stderr, os.Exit)
 	// SKILLGATE_CPUPROFILE=FILE writes a CPU profile of the whole run, for
 	// performance investigations (go tool pprof FILE).
 	if p := os.Getenv("SKILLGATE_CPUPROFILE"); p != "" {
@@ -29,7 +39,36 @@ func main() {
 	}
 	m := &Main{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 	code := m.Run(ctx, os.Args[1:])
-	stop()
+	cancel()
 	pprof.StopCPUProfile()
 	os.Exit(code)
+}
+
+// exitOnSignal cancels the run on the first signal from sigs, then exits
+// with 128+signal number when the run has not ended grace later, or at once
+// on a second signal.
+func exitOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc, grace time.Duration, stderr io.Writer, exit func(int)) {
+	sig, ok := <-sigs
+	if !ok {
+		return
+	}
+	cancel()
+	code := 128 + signalNumber(sig)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		fmt.Fprintf(stderr, "skillgate: %v: still stopping after %v; exiting\n", sig, grace)
+	case sig = <-sigs:
+		fmt.Fprintf(stderr, "skillgate: %v again; exiting at once\n", sig)
+	}
+	exit(code)
+}
+
+// signalNumber is the number of a termination signal (2 for SIGINT).
+func signalNumber(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return int(s)
+	}
+	return int(syscall.SIGINT)
 }

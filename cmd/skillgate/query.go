@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -282,13 +281,12 @@ func readProperties(p string) (catalog.Item, error) {
 			abs = r
 		}
 	}
-	name := skill.FindFile(abs)
+	b, name, err := skill.ReadFile(abs)
 	if name == "" {
 		return catalog.Item{}, fmt.Errorf("SKILL.md not found in %s", dir)
 	}
-	b, err := os.ReadFile(filepath.Join(abs, name))
 	if err != nil {
-		return catalog.Item{}, err
+		return catalog.Item{}, fmt.Errorf("%s: %w", dir, err)
 	}
 	s := skill.Parse(b, filepath.Base(abs), skill.Options{Mode: skill.Strict})
 	if s.Frontmatter == nil {
