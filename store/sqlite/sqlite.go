@@ -182,6 +182,10 @@ func (s *DB) Close() error {
 	return s.db.Close()
 }
 
+// migrate brings the database to the current schema in one immediate
+// transaction: the version is read under the write lock, so of several
+// processes opening a new data directory at once exactly one applies the
+// migrations and the others, waiting on the busy timeout, find them done.
 func (s *DB) migrate(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate %s: %w", s.path, err)
@@ -190,22 +194,26 @@ func (s *DB) migrate(ctx context.Context) error {
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
 		return fmt.Errorf("migrate %s: %w", s.path, err)
 	}
-	if have > len(migrations) {
-		return fmt.Errorf("store %s has schema version %d, newer than this skillgate understands (%d): upgrade skillgate", s.path, have, len(migrations))
+	if have == len(migrations) {
+		return nil
 	}
-	for v := have + 1; v <= len(migrations); v++ {
-		err := s.inTx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, s.Now().UnixNano())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("migrate %s to version %d: %w", s.path, v, err)
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+			return fmt.Errorf("migrate %s: %w", s.path, err)
 		}
-	}
-	return nil
+		if have > len(migrations) {
+			return fmt.Errorf("store %s has schema version %d, newer than this skillgate understands (%d): upgrade skillgate", s.path, have, len(migrations))
+		}
+		for v := have + 1; v <= len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+				return fmt.Errorf("migrate %s to version %d: %w", s.path, v, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, s.Now().UnixNano()); err != nil {
+				return fmt.Errorf("migrate %s to version %d: %w", s.path, v, err)
+			}
+		}
+		return nil
+	})
 }
 
 // SchemaVersion returns the applied schema version.
