@@ -81,8 +81,8 @@ type Tree struct {
 }
 
 // ReadSource reads a skill from a directory, a .tar.gz/.tgz or a .zip file,
-// within lim. Symbolic links, hard links, devices and paths that leave the
-// tree are refused, never followed or extracted; entries that package skill
+// within lim. Symbolic links, hard links (in a directory: regular files with
+// more than one name), devices and paths that leave the tree are refused, never followed or extracted; entries that package skill
 // skips (dot files, node_modules) are left out, as a scan would.
 func ReadSource(ctx context.Context, src string, lim SourceLimits) (*Tree, error) {
 	lim = lim.withDefaults()
@@ -208,7 +208,7 @@ func readDir(ctx context.Context, dir string, lim SourceLimits) (*Tree, error) {
 		case !d.Type().IsRegular():
 			return c.fail("%s is not a regular file", p)
 		}
-		f, err := root.Open(p)
+		f, err := root.OpenFile(p, os.O_RDONLY|openNonblock, 0)
 		if err != nil {
 			return err
 		}
@@ -216,6 +216,12 @@ func readDir(ctx context.Context, dir string, lim SourceLimits) (*Tree, error) {
 		fi, err := f.Stat()
 		if err != nil {
 			return err
+		}
+		if !fi.Mode().IsRegular() {
+			return c.fail("%s is not a regular file", p)
+		}
+		if n := linkCount(fi); n > 1 {
+			return c.fail("%s is a hard link (the file has %d names); skillgate refuses hard links in a skill, since one can expose a file from outside it (copy the file instead)", p, n)
 		}
 		return c.add(p, f, fi.Size())
 	})

@@ -156,6 +156,17 @@ func TestInstallSources(t *testing.T) {
 	if _, err := e.svc.Install(ctx, linked, "operator:ana"); err == nil || !strings.Contains(err.Error(), "passwd is a symbolic link; skillgate never follows links in a skill (copy the file instead)") {
 		t.Errorf("linked: %v", err)
 	}
+	// A hard link to a file outside the skill would copy that file in.
+	hard := writeSkill(t, dir, "hard", "---\nx\n", nil)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("operator's secret"), 0o600)
+	if err := os.Link(secret, filepath.Join(hard, "notes.md")); err != nil {
+		t.Fatal(err)
+	}
+	wantHard := "invalid install source: " + hard + ": notes.md is a hard link (the file has 2 names); skillgate refuses hard links in a skill, since one can expose a file from outside it (copy the file instead)"
+	if _, err := e.svc.Install(ctx, hard, "operator:ana"); err == nil || err.Error() != wantHard {
+		t.Errorf("hard link:\n got %v\nwant %s", err, wantHard)
+	}
 	bad := filepath.Join(dir, "nodesc")
 	os.MkdirAll(bad, 0o755)
 	os.WriteFile(filepath.Join(bad, "SKILL.md"), []byte("---\nname: nodesc\n---\n"), 0o644)

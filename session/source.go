@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,14 +29,24 @@ type Source interface {
 // read-only view of exactly the files recorded for its version, read live
 // through an os.Root on the skill directory. It writes nothing. The zero
 // value is ready to use.
-type LocalSource struct{}
+//
+// A file with more than one name (a hard link) is not served: a hard link
+// inside a skill directory can name any file of the same file system the
+// skill's author could link, outside the skill. Roots whose owners use hard
+// links on purpose can be listed in HardLinkRoots.
+type LocalSource struct {
+	// HardLinkRoots are the scanned roots (as recorded, store.Version.Root)
+	// whose files may have several names.
+	HardLinkRoots []string
+}
 
 // Mount implements [Source].
-func (LocalSource) Mount(_ context.Context, _ string, v store.Version) (blob.Store, string, error) {
+func (l LocalSource) Mount(_ context.Context, _ string, v store.Version) (blob.Store, string, error) {
 	t, err := newTree(v.Dir, v.Files)
 	if err != nil {
 		return nil, "", err
 	}
+	t.allowHardLinks = slices.Contains(l.HardLinkRoots, v.Root)
 	return t, "", nil
 }
 

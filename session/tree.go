@@ -35,6 +35,9 @@ type tree struct {
 	dir   string
 	keys  []string // recorded files, sorted
 	known map[string]bool
+	// allowHardLinks serves files with more than one name; otherwise
+	// they are not found (see [LocalSource]).
+	allowHardLinks bool
 	// beforeOpen, when set (by tests), runs between Get's Lstat and its
 	// open: the window in which a file can be swapped.
 	beforeOpen func(key string)
@@ -78,7 +81,19 @@ func (t *tree) lstat(root *os.Root, key string) (fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %q is not a regular file", blob.ErrNotFound, key)
 	}
+	if err := t.checkLinks(key, fi); err != nil {
+		return nil, err
+	}
 	return fi, nil
+}
+
+// checkLinks refuses a file with more than one name unless the tree allows
+// hard links.
+func (t *tree) checkLinks(key string, fi fs.FileInfo) error {
+	if n := linkCount(fi); n > 1 && !t.allowHardLinks {
+		return fmt.Errorf("%w: %q is a hard link (the file has %d names), not served from %s; list its root under hard_links roots if that is intended", blob.ErrNotFound, key, n, t.dir)
+	}
+	return nil
 }
 
 // gone reports errors that mean the recorded file is no longer there as a
@@ -160,6 +175,10 @@ func (t *tree) Get(ctx context.Context, key string) (io.ReadCloser, blob.Info, e
 	if err != nil || !fi.Mode().IsRegular() || !os.SameFile(lfi, fi) {
 		f.Close()
 		return nil, blob.Info{}, fmt.Errorf("%w: %q changed while being opened", blob.ErrNotFound, key)
+	}
+	if err := t.checkLinks(key, fi); err != nil {
+		f.Close()
+		return nil, blob.Info{}, err
 	}
 	return f, blob.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }

@@ -142,6 +142,10 @@ type Config struct {
 	Roots []struct {
 		Path  string `yaml:"path"`
 		Scope string `yaml:"scope"`
+		// HardLinks is "refuse" (the default: files with several names
+		// are not served to agents) or "allow", for a trusted root that
+		// uses hard links on purpose.
+		HardLinks string `yaml:"hard_links"`
 	} `yaml:"roots"`
 	Limits struct {
 		MaxDepth int `yaml:"max_depth"`
@@ -208,6 +212,26 @@ func (m *Main) roots(flagRoots []string, c *Config) ([]discover.Root, error) {
 		return nil, err
 	}
 	return discover.DefaultRoots(m.Getenv("HOME"), wd), nil
+}
+
+// hardLinkRoots returns the absolute paths of the configured roots whose
+// files may be hard links.
+func (m *Main) hardLinkRoots(c *Config) ([]string, error) {
+	var out []string
+	for i, cr := range c.Roots {
+		switch cr.HardLinks {
+		case "", "refuse":
+		case "allow":
+			abs, err := filepath.Abs(expandHome(cr.Path, m.Getenv("HOME")))
+			if err != nil {
+				return nil, fmt.Errorf("config roots[%d]: %w", i, err)
+			}
+			out = append(out, abs)
+		default:
+			return nil, fmt.Errorf("config roots[%d].hard_links: %q: use allow or refuse", i, cr.HardLinks)
+		}
+	}
+	return out, nil
 }
 
 func expandHome(p, home string) string {

@@ -151,7 +151,11 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 			return nil, err
 		}
 		d.closers = append(d.closers, st.Close)
-		src, ws = session.LocalSource{}, st
+		hl, err := m.hardLinkRoots(cfg)
+		if err != nil {
+			return nil, err
+		}
+		src, ws = session.LocalSource{HardLinkRoots: hl}, st
 	case "s3":
 		st, err := s3.New(s3.Config{
 			Endpoint: sf.endpoint, Bucket: sf.bucket, Region: sf.region, Prefix: sf.prefix,

@@ -1,0 +1,121 @@
+//go:build unix
+
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/store"
+)
+
+// TestTreeGetFIFOSwappedIn: a FIFO swapped in for a recorded file between
+// the tree's check and its open is refused at once, not waited on (an open
+// without O_NONBLOCK blocks until a writer appears, which never happens).
+func TestTreeGetFIFOSwappedIn(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(file, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := newTree(dir, []byte(`[{"path":"notes.md","size":6}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	tr.beforeOpen = func(string) {
+		if err := os.Rename(fifo, file); err != nil {
+			t.Error(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		rc, _, err := tr.Get(context.Background(), "notes.md")
+		if rc != nil {
+			rc.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, blob.ErrNotFound) {
+			t.Fatalf("Get = %v, want blob.ErrNotFound", err)
+		}
+		const want = `blob: object not found: "notes.md" changed while being opened`
+		if err.Error() != want {
+			t.Fatalf("Get error = %q, want %q", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		// Unblock the open so the goroutine ends, then fail.
+		if w, err := os.OpenFile(file, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("Get blocked on a FIFO swapped in for a skill file")
+	}
+}
+
+// TestTreeHardLinks: a recorded file with a second name is not served (it
+// can name a file from outside the skill), unless its root allows it.
+func TestTreeHardLinks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("operator's secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(secret, filepath.Join(dir, "notes.md")); err != nil {
+		t.Skipf("link: %v", err)
+	}
+	v := store.Version{Root: "/roots/a", Dir: dir, Files: []byte(`[{"path":"SKILL.md","size":1},{"path":"notes.md","size":17}]`)}
+	tests := []struct {
+		name    string
+		src     LocalSource
+		wantGet string
+		wantLs  string
+	}{
+		{"refused", LocalSource{}, `blob: object not found: "notes.md" is a hard link (the file has 2 names), not served from ` + dir + `; list its root under hard_links roots if that is intended`, "SKILL.md"},
+		{"other root allowed", LocalSource{HardLinkRoots: []string{"/roots/b"}}, `blob: object not found: "notes.md" is a hard link (the file has 2 names), not served from ` + dir + `; list its root under hard_links roots if that is intended`, "SKILL.md"},
+		{"root allowed", LocalSource{HardLinkRoots: []string{"/roots/a"}}, "operator's secret", "SKILL.md notes.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			st, _, err := tt.src.Mount(ctx, "acme", v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if b, _, err := blob.ReadAll(ctx, st, "notes.md", 1<<20); err != nil {
+				got = err.Error()
+			} else {
+				got = string(b)
+			}
+			if got != tt.wantGet {
+				t.Errorf("Get = %q, want %q", got, tt.wantGet)
+			}
+			infos, err := st.List(ctx, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, in := range infos {
+				names = append(names, in.Key)
+			}
+			if ls := strings.Join(names, " "); ls != tt.wantLs {
+				t.Errorf("List = %q, want %q", ls, tt.wantLs)
+			}
+		})
+	}
+}
