@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/stdiotap"
@@ -35,11 +36,17 @@ type AsyncCapabilitySource interface {
 // calls that arrive before the MCP handshake is complete, is served by the
 // SDK as over any transport. A notifications/cancelled for a relayed call
 // cancels it upstream, and the agent then gets no response, as MCP asks.
+// A line that is not a JSON-RPC message is answered with a JSON-RPC error
+// (parse error, or invalid request) and the connection goes on; blank lines
+// are ignored.
 func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 	writer := stdiotap.NewWriter(w)
-	var tap func([]byte) bool
-	if src, ok := c.g.opts.Capabilities.(AsyncCapabilitySource); ok {
-		tap = func(line []byte) bool { return c.relay(src, writer, line) }
+	src, async := c.g.opts.Capabilities.(AsyncCapabilitySource)
+	tap := func(line []byte) bool {
+		if async && c.relay(src, writer, line) {
+			return true
+		}
+		return c.screen(writer, line)
 	}
 	return &mcp.IOTransport{
 		Reader: io.NopCloser(stdiotap.NewReader(r, 0, tap, nil)),
@@ -56,6 +63,7 @@ var (
 	markCancelled = []byte(`"notifications/cancelled"`)
 	respHead      = []byte(`{"jsonrpc":"2.0","id":`)
 	respResult    = []byte(`,"result":`)
+	respError     = []byte(`,"error":`)
 	respTail      = []byte(`}`)
 )
 
@@ -153,6 +161,50 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte)
 			c.g.log.Warn("writing a relayed result failed", "session", c.sess.ID(), "err", err)
 		}
 	})
+	return true
+}
+
+// screen answers a line the SDK could not read, which would end the
+// connection there, with a JSON-RPC error response, and consumes it; it
+// leaves every JSON-RPC message to the SDK. Messages with the usual envelope
+// are recognised without decoding them.
+func (c *Conn) screen(w *stdiotap.Writer, line []byte) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return true
+	}
+	var top [4][]byte
+	if stdiotap.ScanObject(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` && (top[2] != nil || top[1] != nil) {
+		return false
+	}
+	var code int64
+	var msg string
+	switch {
+	case !json.Valid(line):
+		code, msg = jsonrpc.CodeParseError, "Parse error: the line is not valid JSON; send one JSON-RPC message per line"
+	case line[0] == '[':
+		return false // a batch: the SDK answers it or refuses it by protocol version
+	default:
+		if _, err := jsonrpc.DecodeMessage(line); err == nil {
+			return false
+		}
+		code, msg = jsonrpc.CodeInvalidRequest, `Invalid Request: not a JSON-RPC 2.0 message (it needs "jsonrpc": "2.0" and a method, or an id with a result or an error)`
+	}
+	id := []byte("null")
+	var env struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &env) == nil && isRequestID(env.ID) {
+		id = env.ID
+	}
+	body, _ := json.Marshal(struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, msg})
+	c.g.log.Debug("answered an unreadable line with a JSON-RPC error", "session", c.sess.ID(), "code", code)
+	if err := w.WriteLine(respHead, id, respError, body, respTail); err != nil {
+		c.g.log.Warn("writing a JSON-RPC error failed", "session", c.sess.ID(), "err", err)
+	}
 	return true
 }
 
