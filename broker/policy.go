@@ -168,8 +168,14 @@ func (d *PolicyDecider) principal(p session.Principal) policy.Principal {
 // capabilities ("extension/capability"), within parent's scope: see
 // [policy.Engine.Delegate]. A forward outside the parent's scope is
 // dropped, never an error; the child's tier may not be above the
-// parent's. It returns the child's resulting scope.
+// parent's. Both principals must be well formed ([session.Principal.Validate]). It returns the child's resulting scope.
 func (d *PolicyDecider) Delegate(parent, child session.Principal, forwarded []string) (policy.Scope, error) {
+	if err := parent.Validate(); err != nil {
+		return policy.Scope{}, fmt.Errorf("parent %s/%s: %w", parent.Tenant, parent.Agent, err)
+	}
+	if err := child.Validate(); err != nil {
+		return policy.Scope{}, err
+	}
 	refs := make([]policy.CapabilityRef, 0, len(forwarded))
 	for _, f := range forwarded {
 		r, err := policy.ParseCapabilityRef(f)
