@@ -23,7 +23,7 @@ func (m *Main) openAudit(ctx context.Context) (*sqlite.DB, error) {
 
 func (m *Main) auditCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "audit verify|head|tail|query",
+		Use:   "audit verify|head|checkpoint|tail|query",
 		Short: "Check and read the tamper-evident audit log",
 		Long: `Every state change (install, approval, enable, grant) and every capability
 decision is appended to a hash-chained audit log in the data directory.
@@ -32,32 +32,51 @@ decision is appended to a hash-chained audit log in the data directory.
            reordered record
   head     print the last record's SEQ:HASH; keep it elsewhere and pass it to
            'verify --head' to detect records cut off the end too
+  checkpoint
+           sign the head and append it to a checkpoint file ('serve' does it
+           every --audit-checkpoint-interval); 'verify --checkpoint FILE'
+           detects a log rewritten or cut short since
   tail     print the last records (--follow to keep printing new ones)
   query    print the records matching filters`,
 	}
-	c.AddCommand(m.auditVerifyCommand(), m.auditHeadCommand(), m.auditTailCommand(), m.auditQueryCommand())
+	c.AddCommand(m.auditVerifyCommand(), m.auditHeadCommand(), m.auditCheckpointCommand(), m.auditTailCommand(), m.auditQueryCommand())
 	return c
 }
 
 func (m *Main) auditVerifyCommand() *cobra.Command {
 	var asJSON bool
-	var head string
+	var head, checkpoint, key string
 	c := &cobra.Command{
-		Use:   "verify [--head SEQ:HASH] [--json]",
+		Use:   "verify [--head SEQ:HASH | --checkpoint FILE [--key KEY]] [--json]",
 		Short: "Verify the audit log's hash chain",
 		Long: `Recompute every record's hash and check the chain. Exit 0 when it holds, 1
 naming the first record that was edited, deleted, inserted or reordered.
 With --head (as printed by 'skillgate audit head' earlier), also detect
-records cut off the end of the log since.`,
+records cut off the end of the log since. With --checkpoint, the newest
+checkpoint of a checkpoint file (see 'skillgate audit checkpoint') is the
+head: every line's signature is checked, by --key (ed25519:BASE64) when given,
+else by this data directory's signing key; a whole chain rewritten and
+re-hashed since then fails too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var want audit.Head
-			if head != "" {
+			switch {
+			case head != "" && checkpoint != "":
+				return usageErr("--head and --checkpoint are alternatives: give one")
+			case key != "" && checkpoint == "":
+				return usageErr("--key goes with --checkpoint")
+			case head != "":
 				h, err := audit.ParseHead(head)
 				if err != nil {
 					return usageErr("--head: %v", err)
 				}
 				want = h
+			case checkpoint != "":
+				cp, err := m.verifyCheckpoint(checkpoint, key)
+				if err != nil {
+					return err
+				}
+				want = cp.Head
 			}
 			db, err := m.openAudit(cmd.Context())
 			if err != nil {
@@ -87,6 +106,8 @@ records cut off the end of the log since.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	c.Flags().StringVar(&head, "head", "", "a head kept earlier (SEQ:HASH); fail if the log no longer reaches it unchanged")
+	c.Flags().StringVar(&checkpoint, "checkpoint", "", "a checkpoint file kept elsewhere; its newest checkpoint is the head to reach")
+	c.Flags().StringVar(&key, "key", "", "with --checkpoint: the public key (ed25519:BASE64) the checkpoints must be signed by")
 	return c
 }
 

@@ -19,7 +19,7 @@ import (
 
 func (m *Main) serveCommand() *cobra.Command {
 	var addr string
-	var interval time.Duration
+	var interval, checkpointInterval time.Duration
 	var roots []string
 	var sf storageFlags
 	c := &cobra.Command{
@@ -42,12 +42,16 @@ Rescans cover --root, else the roots the registry was last scanned with.`,
 			if interval < 0 {
 				return usageErr("--rescan-interval must not be negative")
 			}
+			if checkpointInterval < 0 {
+				return usageErr("--audit-checkpoint-interval must not be negative")
+			}
 			d, err := m.openGateway(ctx, &sf)
 			if err != nil {
 				return err
 			}
 			defer d.close()
 			defer d.startWatch(ctx, time.Second)()
+			defer m.checkpointEvery(ctx, d.db, checkpointInterval, d.log)()
 			tokenPath := filepath.Join(m.data(), server.TokensFile)
 			tokens, err := server.OpenTokens(tokenPath)
 			if err != nil {
@@ -128,6 +132,7 @@ Rescans cover --root, else the roots the registry was last scanned with.`,
 	f := c.Flags()
 	f.StringVar(&addr, "addr", envOr(m.Getenv("SKILLGATE_ADDR"), "127.0.0.1:7777"), "address to listen on ($SKILLGATE_ADDR); port 0 picks a free port")
 	f.DurationVar(&interval, "rescan-interval", 0, "rescan the registry this often (0: only on POST /v1/scan and SIGHUP)")
+	f.DurationVar(&checkpointInterval, "audit-checkpoint-interval", time.Hour, "sign the audit head into DATA/"+auditCheckpointFile+" this often when the log grew (0: never)")
 	f.StringArrayVar(&roots, "root", nil, "root to rescan, DIR[=scope] (default: the roots of the last scan); repeatable")
 	m.addStorageFlags(c, &sf)
 	return c
