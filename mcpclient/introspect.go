@@ -139,8 +139,17 @@ func Introspect(ctx context.Context, decl ServerDecl, opts *Options) (*ServerRep
 	return u.snapshot(ctx)
 }
 
-// snapshot lists the tools and builds a report.
+// snapshot lists the tools and builds a report, with the server's
+// credentials scrubbed from it and from its errors.
 func (u *upstream) snapshot(ctx context.Context) (*ServerReport, error) {
+	r, err := u.snapshotRaw(ctx)
+	if err != nil {
+		return nil, u.scrub.err(err)
+	}
+	return u.scrub.report(r)
+}
+
+func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 	start := time.Now()
 	pages, tools, err := u.listTools(ctx)
 	if err != nil {

@@ -29,12 +29,15 @@ func timedOut(phaseCtx context.Context) bool { return context.Cause(phaseCtx) ==
 // upstream is one connected server: the SDK session plus what this package
 // needs to word errors (the process, the fatal recorder).
 type upstream struct {
-	id     string
-	decl   ServerDecl
-	o      resolved
-	cs     *mcp.ClientSession
-	stdio  *stdioTransport // nil for HTTP
-	fatal  *fatalRecorder
+	id    string
+	decl  ServerDecl
+	o     resolved
+	cs    *mcp.ClientSession
+	stdio *stdioTransport // nil for HTTP
+	fatal *fatalRecorder
+	// scrub removes the declared credentials' values from what the
+	// server says: every error and report leaves through it.
+	scrub  scrubber
 	server ServerIdentity
 	title  string
 	proto  string
@@ -55,7 +58,7 @@ type upstream struct {
 // Limits.InitializeTimeout. onListChanged, when non-nil, is called on
 // notifications/tools/list_changed. On error nothing is left running.
 func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()) (*upstream, error) {
-	u := &upstream{id: decl.ID, decl: decl, o: o, fatal: &fatalRecorder{}}
+	u := &upstream{id: decl.ID, decl: decl, o: o, fatal: &fatalRecorder{}, scrub: newScrubber(decl.Credentials(), o.Credentials)}
 	var transport mcp.Transport
 	switch decl.Transport {
 	case TransportStdio:
@@ -246,8 +249,15 @@ func (u *upstream) closeTransport() {
 }
 
 // classify turns an SDK error from one phase into a ServerError that names
-// the cause. phaseCtx carries the phase limit; callerCtx is the caller's.
+// the cause, with the server's credentials scrubbed from its message.
+// phaseCtx carries the phase limit; callerCtx is the caller's.
 func (u *upstream) classify(timedOut bool, callerCtx context.Context, phase string, limit time.Duration, err error) error {
+	return u.scrub.err(u.classifyCause(timedOut, callerCtx, phase, limit, err))
+}
+
+// classifyCause is classify before the credentials are scrubbed from the
+// message.
+func (u *upstream) classifyCause(timedOut bool, callerCtx context.Context, phase string, limit time.Duration, err error) error {
 	se := func(cause error) error { return &ServerError{ServerID: u.id, Phase: phase, Err: cause} }
 	if errors.Is(err, ErrServerStart) {
 		return &ServerError{ServerID: u.id, Phase: "start", Err: err}

@@ -45,8 +45,8 @@ const (
 const (
 	// ModeNormal offers tools with every shape of risk metadata.
 	ModeNormal = "normal"
-	// ModeExit is not an MCP server: it writes to stderr and exits with
-	// status 2 at once.
+	// ModeExit is not an MCP server: it writes to stderr (with EnvError,
+	// when set) and exits with status 2 at once.
 	ModeExit = "exit"
 	// ModeHangInitialize reads stdin and never answers. It ignores SIGTERM
 	// and the end of stdin, and starts a grandchild that does the same.
@@ -94,6 +94,10 @@ func Main() int {
 	ctx := context.Background()
 	switch mode {
 	case ModeExit:
+		if msg := os.Getenv(EnvError); msg != "" {
+			fmt.Fprintln(os.Stderr, "testserver: not an MCP server:", msg)
+			return 2
+		}
 		fmt.Fprintln(os.Stderr, "testserver: not an MCP server")
 		return 2
 	case ModeSleep:
