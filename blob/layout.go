@@ -56,6 +56,16 @@ func SkillPrefix(tenant, category, name string) (string, error) {
 	return base + category + "/" + name + "/", nil
 }
 
+// TenantSessionsPrefix returns "{tenant}/sessions/", the prefix under which
+// all of a tenant's session workspaces are stored. The error wraps
+// [ErrInvalidKey] when tenant is not a single valid key segment.
+func TenantSessionsPrefix(tenant string) (string, error) {
+	if err := validSegment("tenant", tenant); err != nil {
+		return "", err
+	}
+	return tenant + "/" + sessionsDir + "/", nil
+}
+
 // WorkspacePrefix returns "{tenant}/sessions/{sessionID}/workspace/", the
 // prefix of one session's private read-write workspace. The error wraps
 // [ErrInvalidKey] when tenant or sessionID is not a single valid key segment.

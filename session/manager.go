@@ -49,6 +49,10 @@ type Options struct {
 	// FS bounds each session's filesystem; its Mounts, Skills and Logger
 	// fields are ignored.
 	FS vfs.Options
+	// WorkspaceLimits bounds what sessions keep in their /workspace; zero
+	// fields take the defaults (DefaultSessionWorkspaceBytes …), negative
+	// ones mean unlimited.
+	WorkspaceLimits WorkspaceLimits
 	// Logger receives session events; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -63,6 +67,60 @@ type Manager struct {
 	log  *slog.Logger
 	mu   sync.Mutex
 	live map[string]*state
+	// tenantQuota is each tenant's workspace quota, shared by its
+	// sessions in this process. Guarded by mu.
+	tenantQuota map[string]*vfs.Quota
+}
+
+// WorkspaceLimits bounds the /workspace trees: each session's, and all of a
+// tenant's sessions' together. Zero fields take the default; negative ones
+// mean unlimited.
+type WorkspaceLimits struct {
+	SessionBytes, SessionFiles int64
+	TenantBytes, TenantFiles   int64
+}
+
+// The default workspace limits.
+const (
+	DefaultSessionWorkspaceBytes = 256 << 20
+	DefaultSessionWorkspaceFiles = 10_000
+	DefaultTenantWorkspaceBytes  = 4 << 30
+	DefaultTenantWorkspaceFiles  = 200_000
+)
+
+func (l WorkspaceLimits) withDefaults() WorkspaceLimits {
+	pick := func(v, d int64) int64 {
+		switch {
+		case v == 0:
+			return d
+		case v < 0:
+			return 0 // vfs.Quota: 0 is unlimited
+		}
+		return v
+	}
+	return WorkspaceLimits{
+		SessionBytes: pick(l.SessionBytes, DefaultSessionWorkspaceBytes), SessionFiles: pick(l.SessionFiles, DefaultSessionWorkspaceFiles),
+		TenantBytes: pick(l.TenantBytes, DefaultTenantWorkspaceBytes), TenantFiles: pick(l.TenantFiles, DefaultTenantWorkspaceFiles),
+	}
+}
+
+// workspaceQuotas returns the quotas of a session's workspace at prefix:
+// its own, and its tenant's (shared with the tenant's other sessions).
+func (m *Manager) workspaceQuotas(tenant, prefix string) ([]*vfs.Quota, error) {
+	l := m.opts.WorkspaceLimits.withDefaults()
+	own := &vfs.Quota{What: "this session's workspace", MaxBytes: l.SessionBytes, MaxFiles: l.SessionFiles, Store: m.opts.Workspace, Prefix: prefix}
+	tp, err := blob.TenantSessionsPrefix(tenant)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tq := m.tenantQuota[tenant]
+	if tq == nil {
+		tq = &vfs.Quota{What: "the workspaces of tenant " + tenant, MaxBytes: l.TenantBytes, MaxFiles: l.TenantFiles, Store: m.opts.Workspace, Prefix: tp}
+		m.tenantQuota[tenant] = tq
+	}
+	return []*vfs.Quota{own, tq}, nil
 }
 
 // state is one attached session, shared by its open handles.
@@ -113,7 +171,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{opts: opts, log: log, live: map[string]*state{}}, nil
+	return &Manager{opts: opts, log: log, live: map[string]*state{}, tenantQuota: map[string]*vfs.Quota{}}, nil
 }
 
 // Open attaches to the session id on behalf of p and returns a handle;
@@ -211,6 +269,9 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 	}
 	ws, err := vfs.WorkspaceMount(m.opts.Workspace, st.p.Tenant, st.id)
 	if err != nil {
+		return fmt.Errorf("session %s: %w", st.id, err)
+	}
+	if ws.Quotas, err = m.workspaceQuotas(st.p.Tenant, ws.Prefix); err != nil {
 		return fmt.Errorf("session %s: %w", st.id, err)
 	}
 	fsOpts := m.opts.FS

@@ -47,6 +47,9 @@ type Mount struct {
 	Prefix string
 	// ReadOnly refuses Write and Edit under Path.
 	ReadOnly bool
+	// Quotas bound what writes under Path may keep, narrowest first (the
+	// session's, then its tenant's); see [Quota].
+	Quotas []*Quota
 }
 
 // SkillMount is one loaded skill: it appears, read-only, at
@@ -109,6 +112,7 @@ type mount struct {
 	prefix   string
 	readOnly bool
 	skill    bool
+	quotas   []*Quota
 }
 
 // table is an immutable snapshot of the mount points.
@@ -159,7 +163,7 @@ func New(opts Options) (*FS, error) {
 		if err := blob.ValidatePrefix(m.Prefix); err != nil {
 			return nil, fmt.Errorf("vfs: mount %q: prefix: %w", m.Path, err)
 		}
-		f.fixed = append(f.fixed, &mount{path: m.Path, store: m.Store, prefix: m.Prefix, readOnly: m.ReadOnly})
+		f.fixed = append(f.fixed, &mount{path: m.Path, store: m.Store, prefix: m.Prefix, readOnly: m.ReadOnly, quotas: slices.Clone(m.Quotas)})
 	}
 	if err := f.SetSkills(opts.Skills); err != nil {
 		return nil, err

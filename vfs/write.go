@@ -75,7 +75,11 @@ func (f *FS) Write(ctx context.Context, p, content string) error {
 			return f.storeErr("writing", loc.path, err)
 		}
 	}
+	if err := f.charge(ctx, loc, "writing", int64(len(content)), 1); err != nil {
+		return err
+	}
 	if err := st.Put(ctx, loc.key(), strings.NewReader(content), int64(len(content))); err != nil {
+		f.refund(loc, int64(len(content)), 1)
 		if errors.Is(err, blob.ErrConflict) {
 			return newErr(ErrExists, "Error writing file '%s': a file or directory is in the way", loc.path)
 		}
@@ -123,8 +127,37 @@ func (f *FS) Edit(ctx context.Context, p, oldString, newString string, replaceAl
 	if int64(len(updated)) > f.opts.MaxFileSize {
 		return 0, newErr(ErrTooLarge, "Error editing file '%s': the result is %d bytes, limit %d bytes", vpath, len(updated), f.opts.MaxFileSize)
 	}
+	grow := int64(len(updated) - len(content))
+	if err := f.charge(ctx, loc, "editing", grow, 0); err != nil {
+		return 0, err
+	}
 	if err := loc.m.store.Put(ctx, loc.key(), strings.NewReader(updated), int64(len(updated))); err != nil {
+		f.refund(loc, grow, 0)
 		return 0, f.storeErr("editing", vpath, err)
 	}
 	return k, nil
+}
+
+// charge takes what a write adds from the quotas of its mount; the error is
+// the agent-facing refusal.
+func (f *FS) charge(ctx context.Context, loc location, verb string, dBytes, dFiles int64) error {
+	if len(loc.m.quotas) == 0 {
+		return nil
+	}
+	err := charge(ctx, loc.m.quotas, verb, loc.path, dBytes, dFiles)
+	var e *Error
+	if err != nil && !errors.As(err, &e) {
+		return f.storeErr(verb, loc.path, err)
+	}
+	if e != nil {
+		return e
+	}
+	return nil
+}
+
+// refund gives back what a failed write was charged.
+func (f *FS) refund(loc location, dBytes, dFiles int64) {
+	if len(loc.m.quotas) > 0 {
+		_ = charge(context.Background(), loc.m.quotas, "", "", -dBytes, -dFiles)
+	}
 }

@@ -151,6 +151,14 @@ type Config struct {
 		MaxDepth int `yaml:"max_depth"`
 		MaxDirs  int `yaml:"max_dirs"`
 	} `yaml:"limits"`
+	// Workspace bounds the agents' /workspace trees: per session, and per
+	// tenant over all its sessions. 0 takes the default, -1 is unlimited.
+	Workspace struct {
+		MaxBytes       int64 `yaml:"max_bytes"`
+		MaxFiles       int64 `yaml:"max_files"`
+		TenantMaxBytes int64 `yaml:"tenant_max_bytes"`
+		TenantMaxFiles int64 `yaml:"tenant_max_files"`
+	} `yaml:"workspace"`
 }
 
 // config loads the configuration file, if any.

@@ -185,6 +185,10 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 
 	d.sessions, err = session.NewManager(session.Options{
 		Catalog: d.reg, Versions: d.db, Store: d.db, Source: src, Workspace: ws, Mounts: mounts, Logger: d.log,
+		WorkspaceLimits: session.WorkspaceLimits{
+			SessionBytes: cfg.Workspace.MaxBytes, SessionFiles: cfg.Workspace.MaxFiles,
+			TenantBytes: cfg.Workspace.TenantMaxBytes, TenantFiles: cfg.Workspace.TenantMaxFiles,
+		},
 	})
 	if err != nil {
 		return nil, err
