@@ -225,7 +225,9 @@ func TestHTTPBadServers(t *testing.T) {
 			if !errors.Is(err, tc.wantIs) {
 				t.Errorf("errors.Is(err, %v) = false", tc.wantIs)
 			}
-			if d := time.Since(start); d > 5*time.Second {
+			// A bound on hanging, not a performance figure: generous for
+			// the race detector on a busy two-core machine.
+			if d := time.Since(start); d > 30*time.Second {
 				t.Errorf("took %v", d)
 			}
 		})

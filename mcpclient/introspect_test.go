@@ -164,6 +164,10 @@ func TestIntrospectBadServers(t *testing.T) {
 	short := testLimits()
 	short.InitializeTimeout = 300 * time.Millisecond
 	short.ListTimeout = 300 * time.Millisecond
+	// shortList gives the server (this test binary, slow to start under the
+	// race detector on a busy machine) the usual time to initialize.
+	shortList := testLimits()
+	shortList.ListTimeout = 300 * time.Millisecond
 	pidFile := filepath.Join(t.TempDir(), "pids")
 
 	tests := []struct {
@@ -211,7 +215,7 @@ func TestIntrospectBadServers(t *testing.T) {
 			within:  5 * time.Second,
 		},
 		{
-			name: "hangs at tools/list", mode: testserver.ModeHangList, limits: short,
+			name: "hangs at tools/list", mode: testserver.ModeHangList, limits: shortList,
 			wantIs:  mcpclient.ErrTimeout,
 			wantErr: `mcpclient: server "s": tools/list: server did not answer in time (limit 300ms)`,
 			within:  5 * time.Second,
@@ -318,8 +322,10 @@ func TestIntrospectBadServers(t *testing.T) {
 			if !errors.As(err, &se) || se.ServerID != "s" {
 				t.Errorf("error is not a *ServerError for server s: %#v", err)
 			}
-			if elapsed > tc.within {
-				t.Errorf("took %v; want at most %v", elapsed, tc.within)
+			// within bounds a hang, with room for the race detector on a
+			// busy machine; it is not a performance figure.
+			if elapsed > 3*tc.within {
+				t.Errorf("took %v; want at most %v", elapsed, 3*tc.within)
 			}
 			assertGone(t, decl)
 			if tc.pidFile != "" {
