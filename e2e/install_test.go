@@ -197,16 +197,27 @@ func TestInstallCredentialsNeverLeak(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: secretive\ndescription: Uses a token.\nallowed-tools: notes/echo\n---\nx\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "mcp.json"), []byte(`{"mcpServers": {"notes": {"command": "`+testServer(t)+`", "env": {"SKILLGATE_TESTSERVER": "normal", "API_TOKEN": "${NOTES_TOKEN}", "LITERAL": "hunter2-literal"}}}}`), 0o644)
 	const secret = "s3cr3t-value-0123456789"
-	code, _, stderr := f.runCode(t, nil, "install", dir)
-	if code != 0 {
-		t.Fatal(stderr)
+	env := []string{"NOTES_TOKEN=" + secret}
+	// Set in the environment but not named: withheld, the server not started.
+	f.runCode(t, env, "install", dir)
+	code, out, _ := f.runCode(t, nil, "review", "secretive")
+	const withheld = "  error (credentials): mcpclient: server \"notes\": credentials: credential withheld: NOTES_TOKEN not given to the server: a skill not approved yet gets only the credentials an operator names; if you trust it with them, run: skillgate recheck secretive --credential NOTES_TOKEN\n"
+	if !strings.Contains(out, withheld) || !strings.Contains(out, "  credentials: NOTES_TOKEN\n") {
+		t.Errorf("withheld credential not reported:\n%s", out)
 	}
-	code, out, _ := f.runCode(t, nil, "review", "secretive", "--json")
-	if !strings.Contains(out, "missing credential") || !strings.Contains(out, "NOTES_TOKEN") {
+	// Named and set: the server gets it.
+	code, out, stderr := f.runCode(t, env, "recheck", "secretive", "--credential", "NOTES_TOKEN", "--json")
+	if code != 0 || !strings.Contains(out, `"state": "awaiting_approval"`) {
+		t.Fatalf("recheck with credential: %d %s %s", code, out, stderr)
+	}
+	f.runCode(t, nil, "remove", "secretive")
+	// Named but not set: missing.
+	f.runCode(t, nil, "install", dir, "--credential", "NOTES_TOKEN")
+	if _, out, _ = f.runCode(t, nil, "review", "secretive", "--json"); !strings.Contains(out, "missing credential") || !strings.Contains(out, "NOTES_TOKEN") {
 		t.Errorf("missing credential not reported: %s", out)
 	}
 	f.runCode(t, nil, "remove", "secretive")
-	code, out, stderr = f.runCode(t, []string{"NOTES_TOKEN=" + secret}, "install", dir, "--json")
+	code, out, stderr = f.runCode(t, env, "install", dir, "--credential", "NOTES_TOKEN", "--json")
 	if code != 0 || !strings.Contains(out, `"state": "awaiting_approval"`) {
 		t.Fatalf("install with credential: %d %s %s", code, out, stderr)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,7 +25,7 @@ var preApproval = []store.InstallState{store.StatePendingInstall, store.StateAna
 // analyzeLocked runs the analysis of in: introspection of every declared
 // server, the proposal and its validation, and the verdict. The caller
 // holds the storage lock.
-func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, reason string) (*Review, error) {
+func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, reason string, intro Introspection) (*Review, error) {
 	out, err := s.transition(ctx, "analyze-start", store.Transition{Digest: in.Digest, From: preApproval, To: store.StateAnalyzing,
 		Actor: actor, Reason: reason})
 	if err != nil {
@@ -37,7 +38,7 @@ func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, re
 			prevOverrides = old.Overrides
 		}
 	}
-	rep, err := s.analyze(ctx, in, nil)
+	rep, err := s.analyze(ctx, in, nil, intro, false)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,11 @@ func (s *Service) commitVerdict(ctx context.Context, in store.Install, rep *mani
 // analyze introspects every server of in and drafts a report. With keep
 // non-nil the proposal is taken from keep instead of calling the proposer
 // (re-analysis of an approved version: the runtime never proposes).
-func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.ProposalReport) (*manifest.Report, error) {
+//
+// intro is what the operator allows the servers; the servers of an approved
+// skill get every credential and the network whatever intro says. They run
+// in the sandbox, when there is one, unless intro.Unconfined.
+func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.ProposalReport, intro Introspection, approved bool) (*manifest.Report, error) {
 	tree := filepath.Join(in.Dir, SkillDir)
 	sk, err := skill.Load(ctx, tree, skill.Options{Mode: skill.Lenient})
 	if err != nil {
@@ -105,11 +110,24 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	errs := make([]error, len(cfg.Servers))
 	var wg sync.WaitGroup
 	for i, decl := range cfg.Servers {
+		opts := s.mcp
+		opts.Dir = tree
+		if s.sandbox != nil && !intro.Unconfined {
+			sb := *s.sandbox
+			sb.Network = approved || intro.Network
+			opts.Confine = sb
+		}
+		if !approved {
+			if withheld := withheldCredentials(decl, intro.Credentials); len(withheld) > 0 {
+				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: %s",
+					ErrCredentialWithheld, withheldMessage(in.Key, withheld))}
+				continue
+			}
+			opts.Credentials = onlyCredentials(s.mcp.Credentials, intro.Credentials)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			opts := s.mcp
-			opts.Dir = tree
 			results[i], errs[i] = mcpclient.Introspect(ctx, decl, &opts)
 		}()
 	}
@@ -313,4 +331,39 @@ func buildManifest(in store.Install, rep *manifest.Report, names []string, pins 
 		m.Providers = append(m.Providers, p)
 	}
 	return m
+}
+
+// withheldCredentials lists the credentials decl references that are not
+// among given.
+func withheldCredentials(decl mcpclient.ServerDecl, given []string) []string {
+	var out []string
+	for _, n := range decl.Credentials() {
+		if !slices.Contains(given, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// withheldMessage tells the operator how to give the withheld credentials.
+func withheldMessage(key string, names []string) string {
+	flags := ""
+	for _, n := range names {
+		flags += " --credential " + n
+	}
+	return fmt.Sprintf("%s not given to the server: a skill not approved yet gets only the credentials an operator names; if you trust it with them, run: skillgate recheck %s%s",
+		strings.Join(names, ", "), key, flags)
+}
+
+// onlyCredentials is lookup restricted to names.
+func onlyCredentials(lookup mcpclient.CredentialLookup, names []string) mcpclient.CredentialLookup {
+	if lookup == nil {
+		return nil
+	}
+	return func(n string) (string, bool) {
+		if !slices.Contains(names, n) {
+			return "", false
+		}
+		return lookup(n)
+	}
 }

@@ -13,6 +13,10 @@ var (
 	// ErrInvalidSkill means the skill failed validation (SKILL.md or
 	// mcp.json); the message lists every reason.
 	ErrInvalidSkill = errors.New("invalid skill")
+	// ErrCredentialWithheld means a server of a skill not approved yet
+	// needs a credential the operator has not given it (see
+	// [Introspection]); the server was not started.
+	ErrCredentialWithheld = errors.New("credential withheld")
 
 	// ErrNotFound means no install matches a name.
 	ErrNotFound = errors.New("no such install")

@@ -388,6 +388,13 @@ func (s *Service) Remove(ctx context.Context, name, actor string) (*Review, erro
 // the affected capabilities, and the new definitions wait for re-approval.
 // The proposer is never called for an approved version.
 func (s *Service) Recheck(ctx context.Context, name, actor string) (*Review, error) {
+	return s.RecheckWith(ctx, name, actor, Introspection{})
+}
+
+// RecheckWith is [Service.Recheck] with what the operator allows the servers
+// (see [Introspection]); an approved skill's servers get their credentials
+// and the network, as at run time.
+func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Introspection) (*Review, error) {
 	unlock, err := s.storage.lock()
 	if err != nil {
 		return nil, err
@@ -398,7 +405,7 @@ func (s *Service) Recheck(ctx context.Context, name, actor string) (*Review, err
 		return nil, err
 	}
 	if slices.Contains(preApproval, in.State) {
-		return s.analyzeLocked(ctx, in, actor, "recheck requested")
+		return s.analyzeLocked(ctx, in, actor, "recheck requested", intro)
 	}
 	old, err := manifest.ParseReport(in.Report)
 	if err != nil {
@@ -408,7 +415,7 @@ func (s *Service) Recheck(ctx context.Context, name, actor string) (*Review, err
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
-	rep, err := s.analyze(ctx, in, &old.Proposal)
+	rep, err := s.analyze(ctx, in, &old.Proposal, intro, true)
 	if err != nil {
 		return nil, err
 	}

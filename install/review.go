@@ -386,6 +386,22 @@ func (r *Review) Text() string {
 			id = sv.Server.String()
 		}
 		fmt.Fprintf(&b, "server %s: %s, %d tools\n", sv.ServerID, id, sv.Tools)
+		if d := sv.Declaration; d.Command != "" || d.URL != "" {
+			if d.Command != "" {
+				fmt.Fprintf(&b, "  runs: %s\n", shellWords(append([]string{d.Command}, d.Args...)))
+			} else {
+				fmt.Fprintf(&b, "  url: %s\n", d.URL)
+			}
+			if names := sortedNames(d.Env); len(names) > 0 {
+				fmt.Fprintf(&b, "  env: %s\n", strings.Join(names, ", "))
+			}
+			if names := sortedNames(d.Headers); len(names) > 0 {
+				fmt.Fprintf(&b, "  headers: %s\n", strings.Join(names, ", "))
+			}
+			if len(d.Credentials) > 0 {
+				fmt.Fprintf(&b, "  credentials: %s\n", strings.Join(d.Credentials, ", "))
+			}
+		}
 		if sv.Error != nil {
 			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, sv.Error.Message)
 		}
@@ -465,4 +481,35 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// shellWords renders a command line for an operator to read: words with
+// anything but plain characters are single-quoted.
+func shellWords(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		plain := w != ""
+		for _, r := range w {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@%+,", r)) {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			out[i] = w
+		} else {
+			out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// sortedNames returns the keys of m, sorted.
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -55,6 +56,10 @@ type Options struct {
 	Credentials mcpclient.CredentialLookup
 	// MCP are the limits and environment for introspecting servers.
 	MCP mcpclient.Options
+	// Sandbox confines the servers of skills not yet approved while they
+	// are introspected (its Network field is set per install, see
+	// [Introspection]); nil runs them unconfined, as the operator's user.
+	Sandbox *sandbox.Bubblewrap
 	// Source bounds what an install source may hold.
 	Source SourceLimits
 	// Logger receives events; nil discards them.
@@ -74,6 +79,7 @@ type Service struct {
 	now      func() time.Time
 	creds    mcpclient.CredentialLookup
 	mcp      mcpclient.Options
+	sandbox  *sandbox.Bubblewrap
 	lim      SourceLimits
 	log      *slog.Logger
 	crash    func(string)
@@ -86,7 +92,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("install: Options.Store and Options.Root are required")
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
-		creds: opts.Credentials, mcp: opts.MCP, lim: opts.Source, log: opts.Logger, crash: opts.Crash}
+		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash}
 	if s.proposer == nil {
 		s.proposer = propose.Deterministic{}
 	}
@@ -122,6 +128,27 @@ func (s *Service) Generation(ctx context.Context) (int64, error) {
 // already in pending_install or analyzing (an interrupted install) resumes
 // its analysis.
 func (s *Service) Install(ctx context.Context, src, actor string) (*Review, error) {
+	return s.InstallWith(ctx, src, actor, Introspection{})
+}
+
+// Introspection is what the operator lets the servers of a skill that is not
+// approved yet have while they are introspected. By default they get no
+// credential and no network: an install starts code nobody has reviewed.
+type Introspection struct {
+	// Credentials names the credentials the operator gives this skill's
+	// servers now; references to any other are withheld, and the server
+	// that needs one is not started.
+	Credentials []string
+	// Network lets the servers reach the network (with a sandbox).
+	Network bool
+	// Unconfined runs the servers without the sandbox, as the operator's
+	// own user: only for skills the operator trusts already.
+	Unconfined bool
+}
+
+// InstallWith is [Service.Install] with what the operator allows the
+// skill's servers during introspection.
+func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Introspection) (*Review, error) {
 	tree, err := ReadSource(ctx, src, s.lim)
 	if err != nil {
 		return nil, err
@@ -144,7 +171,7 @@ func (s *Service) Install(ctx context.Context, src, actor string) (*Review, erro
 		switch prev[0].State {
 		case store.StatePendingInstall, store.StateAnalyzing:
 			if _, err := os.Stat(filepath.Join(prev[0].Dir, SkillDir)); err == nil {
-				return s.analyzeLocked(ctx, prev[0], actor, "resumed: the earlier install was interrupted")
+				return s.analyzeLocked(ctx, prev[0], actor, "resumed: the earlier install was interrupted", intro)
 			}
 		case store.StateRemoved, store.StateRejected:
 		default:
@@ -170,7 +197,7 @@ func (s *Service) Install(ctx context.Context, src, actor string) (*Review, erro
 	}
 	s.log.Info("install: recorded", "key", in.Key, "digest", digest, "dir", dir)
 	s.crash("install-after-row")
-	return s.analyzeLocked(ctx, in, actor, "analysis started")
+	return s.analyzeLocked(ctx, in, actor, "analysis started", intro)
 }
 
 // validateTree checks a skill tree: SKILL.md valid in lenient mode and

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"time"
 )
 
@@ -124,6 +125,10 @@ type Options struct {
 	// Getenv reads skillgate's environment for InheritEnv. Nil means
 	// os.LookupEnv; tests inject a map.
 	Getenv func(string) (string, bool)
+	// Confine, when set, confines each stdio server's process before it
+	// starts (package sandbox). Nil runs servers as skillgate's own user,
+	// unconfined: only for servers already approved by an operator.
+	Confine Confiner
 	// HTTPClient is the base client for streamable HTTP servers. Nil means a
 	// client using http.DefaultTransport. Its Transport is wrapped, never
 	// modified.
@@ -131,6 +136,13 @@ type Options struct {
 	// ClientName and ClientVersion are sent as clientInfo in initialize.
 	// Defaults "skillgate" and "dev".
 	ClientName, ClientVersion string
+}
+
+// Confiner confines a stdio server's process: Confine rewrites the command,
+// not yet started, to run it confined (exec.Cmd's Path, Args, Env, Dir).
+// *sandbox.Bubblewrap implements it.
+type Confiner interface {
+	Confine(cmd *exec.Cmd) error
 }
 
 // resolved is Options with every default applied.

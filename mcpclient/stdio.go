@@ -31,6 +31,7 @@ type stdioTransport struct {
 	dir     string
 	limits  Limits
 	fatal   *fatalRecorder
+	confine Confiner // nil: the server runs unconfined
 
 	mu   sync.Mutex
 	proc *process
@@ -108,6 +109,11 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 	cmd.Env = t.env
 	cmd.Dir = t.dir
 	setProcessGroup(cmd)
+	if t.confine != nil && cmd.Err == nil {
+		if err := t.confine.Confine(cmd); err != nil {
+			return nil, nil, nil, fmt.Errorf("%w: cannot confine %s: %w", ErrServerStart, quoteBounded(t.command, 256), err)
+		}
+	}
 
 	var files []*os.File
 	closeAll := func() {

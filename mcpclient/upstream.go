@@ -73,6 +73,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 			dir:     o.Dir,
 			limits:  o.limits,
 			fatal:   u.fatal,
+			confine: o.Confine,
 		}
 		u.abort, u.kill = u.stdio.abort, u.stdio.kill
 		transport = u.stdio

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -15,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -68,6 +70,15 @@ func (m *Main) newInstallService(db *sqlite.DB) (*install.Service, error) {
 		},
 		MCP:    mcpclient.Options{ClientVersion: version},
 		Logger: m.logger(),
+	}
+	if runtime.GOOS == "linux" {
+		// Servers are introspected in bubblewrap, with the data directory
+		// (tokens, the store, the audit key) hidden from them.
+		data, err := filepath.Abs(m.data())
+		if err != nil {
+			return nil, err
+		}
+		opts.Sandbox = &sandbox.Bubblewrap{Hide: []string{data}}
 	}
 	if point := m.Getenv(envCrashPoint); point != "" {
 		opts.Crash = func(p string) {
@@ -134,7 +145,18 @@ func (m *Main) installAction(use, short, long string, args cobra.PositionalArgs,
 	return c
 }
 
+// introspectionFlags adds the flags that say what a skill's servers may
+// have while they are introspected.
+func introspectionFlags(intro *install.Introspection) func(*cobra.Command) {
+	return func(c *cobra.Command) {
+		c.Flags().StringArrayVar(&intro.Credentials, "credential", nil, "give this credential (a ${NAME} of mcp.json, read from the environment) to the skill's servers; repeatable; others are withheld until approval")
+		c.Flags().BoolVar(&intro.Network, "allow-network", false, "let the skill's servers reach the network while they are introspected")
+		c.Flags().BoolVar(&intro.Unconfined, "unconfined", false, "run the servers without the sandbox, as your own user (only for code you trust)")
+	}
+}
+
 func (m *Main) installCommands() []*cobra.Command {
+	var intro install.Introspection
 	var comp install.Completion
 	var only []string
 	var why string
@@ -148,14 +170,19 @@ The skill ends blocked (something must be completed or fixed) or awaiting
 approval. Installing never enables it: see 'skillgate review', 'approve' and
 'enable'. Installing a version whose analysis was interrupted resumes it.
 
-${NAME} references in mcp.json env and header values are read from the
-environment of this command. An LLM proposer is used when
+The servers run confined while they are introspected (Linux: bubblewrap; the
+host file system read-only, no home directories, the data directory hidden, no
+network unless --allow-network, a memory bound, killed with skillgate). They
+get no credential: a ${NAME} reference in mcp.json env and header values is
+read from the environment of this command only when named with --credential
+NAME; a server that needs another is not started, and the review says so.
+An LLM proposer is used when
 SKILLGATE_LLM_BASE_URL and SKILLGATE_LLM_MODEL are set (and
 SKILLGATE_LLM_API_KEY when the endpoint needs one); otherwise the
 deterministic proposer.`,
-			cobra.ExactArgs(1), nil,
+			cobra.ExactArgs(1), introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.Install(ctx, args[0], m.actor())
+				return svc.InstallWith(ctx, args[0], m.actor(), intro)
 			}),
 		m.pendingCommand(),
 		m.installAction("review NAME", "Show an install for review: proposal, risk and sources, what is missing, what changed",
@@ -229,10 +256,12 @@ accepts the definitions found by the last 'skillgate recheck'.`,
 new analysis (resuming an interrupted one). After approval the live tools are
 compared with the approved pins: an added, removed or changed tool blocks the
 affected capabilities until 'skillgate approve' accepts them, and 'skillgate
-review' shows the diff. The proposer is never called for an approved version.`,
-			cobra.ExactArgs(1), nil,
+review' shows the diff. The proposer is never called for an approved version.
+Servers run confined as for 'install'; before approval they get only the
+credentials named with --credential, after approval all of theirs.`,
+			cobra.ExactArgs(1), introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.Recheck(ctx, args[0], m.actor())
+				return svc.RecheckWith(ctx, args[0], m.actor(), intro)
 			}),
 	}
 }

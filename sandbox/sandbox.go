@@ -1,0 +1,124 @@
+// Package sandbox confines the processes skillgate starts for servers it
+// does not trust: the MCP servers that a third-party skill declares, which
+// an install starts to read their tool lists before any human has approved
+// them. On Linux it uses bubblewrap (bwrap): the server sees the host's file
+// system read-only, without home directories or the directories skillgate
+// hides (its data directory), a private /tmp, no network unless allowed, its
+// own process tree that dies with skillgate, and a bound on its address
+// space.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+)
+
+// ErrUnavailable means the sandbox cannot run here (bwrap or prlimit is not
+// installed); the error says how to install it.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// DefaultMemoryBytes bounds a confined server's address space (RLIMIT_AS):
+// enough for a Node.js or Python server, which reserve large virtual ranges,
+// and far from what a runaway process could take of a small machine.
+const DefaultMemoryBytes = 4 << 30
+
+// Bubblewrap confines commands with bwrap (and prlimit, from util-linux,
+// for the memory bound). The zero value hides the usual home directories,
+// denies the network and bounds memory to DefaultMemoryBytes.
+type Bubblewrap struct {
+	// Network lets the server reach the network (it shares the host's
+	// network namespace); otherwise it has only a loopback of its own.
+	Network bool
+	// Hide are directories replaced by an empty, private tmpfs, such as
+	// skillgate's data directory. /root and /home are always hidden.
+	Hide []string
+	// MemoryBytes bounds the address space; 0 means DefaultMemoryBytes,
+	// negative means no bound.
+	MemoryBytes int64
+	// LookPath finds bwrap and prlimit; nil means exec.LookPath.
+	LookPath func(string) (string, error)
+}
+
+// Confine rewrites cmd, not yet started, to run its program under the
+// sandbox: same arguments, environment and working directory (which stays
+// readable but, like everything else, not writable). cmd.Path must be the
+// program's resolved path, as exec.Command sets it.
+func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
+	if cmd.Err != nil {
+		return cmd.Err
+	}
+	look := b.LookPath
+	if look == nil {
+		look = exec.LookPath
+	}
+	bwrap, err := look("bwrap")
+	if err != nil {
+		return fmt.Errorf("%w: bwrap not found (install bubblewrap: apt-get install bubblewrap)", ErrUnavailable)
+	}
+	args := b.Args(cmd.Path, cmd.Dir)
+	args = append(args, cmd.Args[1:]...)
+	path := bwrap
+	args = append([]string{bwrap}, args...)
+	if mem := b.memory(); mem > 0 {
+		prlimit, err := look("prlimit")
+		if err != nil {
+			return fmt.Errorf("%w: prlimit not found (install util-linux)", ErrUnavailable)
+		}
+		path = prlimit
+		args = append([]string{prlimit, "--as=" + strconv.FormatInt(mem, 10), "--"}, args...)
+	}
+	cmd.Path, cmd.Args = path, args
+	return nil
+}
+
+func (b Bubblewrap) memory() int64 {
+	switch {
+	case b.MemoryBytes == 0:
+		return DefaultMemoryBytes
+	case b.MemoryBytes < 0:
+		return 0
+	}
+	return b.MemoryBytes
+}
+
+// Args returns bwrap's arguments that run program in dir (without the
+// program's own arguments): what Confine runs, for showing an operator.
+func (b Bubblewrap) Args(program, dir string) []string {
+	args := []string{
+		"--die-with-parent", // killed with skillgate
+		"--unshare-all",     // own pid, ipc, uts, cgroup and (below) network namespaces
+	}
+	if b.Network {
+		args = append(args, "--share-net")
+	}
+	args = append(args,
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--tmpfs", "/root",
+		"--tmpfs", "/home",
+	)
+	for _, h := range b.Hide {
+		if abs, err := filepath.Abs(h); err == nil {
+			args = append(args, "--tmpfs", abs)
+		}
+	}
+	if filepath.IsAbs(program) {
+		// The program itself stays visible (read-only) even when it lies
+		// in a hidden directory such as /tmp.
+		args = append(args, "--ro-bind", program, program)
+	}
+	if dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			// The working directory stays visible (read-only) even when
+			// it lies in a hidden one, as an installed skill's tree lies
+			// in the data directory.
+			args = append(args, "--ro-bind", abs, abs, "--chdir", abs)
+		}
+	}
+	return append(args, "--", program)
+}

@@ -1,0 +1,105 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/skillgate/skillgate/sandbox"
+)
+
+// requireBwrap skips where bwrap cannot run (scripts/test.sh installs it).
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("bubblewrap is Linux only")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed (apt-get install bubblewrap; scripts/test.sh does)")
+	}
+}
+
+func run(t *testing.T, b sandbox.Bubblewrap, dir, script string) string {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if err := b.Confine(cmd); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, out.String())
+	}
+	return out.String()
+}
+
+func TestBubblewrap(t *testing.T) {
+	requireBwrap(t)
+	data := t.TempDir()
+	tree := filepath.Join(data, "imported", "x", "skill")
+	if err := os.MkdirAll(tree, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tree, "SKILL.md"), []byte("the skill\n"), 0o600)
+	os.WriteFile(filepath.Join(data, "tokens.json"), []byte("secret tokens\n"), 0o600)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("reached\n"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	script := `cat SKILL.md
+cat ` + filepath.Join(data, "tokens.json") + ` 2>/dev/null || echo "tokens hidden"
+touch new 2>/dev/null || echo "tree read-only"
+echo x > /tmp/t && echo "tmp writable"
+ls -A /root | wc -l
+grep "Max address space" /proc/self/limits | tr -s ' ' | cut -d' ' -f4
+(exec 3<>/dev/tcp/127.0.0.1/` + itoa(port) + ` && head -1 <&3) 2>/dev/null || echo "no network"
+`
+	tests := []struct {
+		name string
+		b    sandbox.Bubblewrap
+		want string
+	}{
+		{"default", sandbox.Bubblewrap{Hide: []string{data}}, "the skill\ntokens hidden\ntree read-only\ntmp writable\n0\n4294967296\nno network\n"},
+		{"network allowed", sandbox.Bubblewrap{Hide: []string{data}, Network: true, MemoryBytes: 1 << 31}, "the skill\ntokens hidden\ntree read-only\ntmp writable\n0\n2147483648\nreached\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// bash for /dev/tcp.
+			got := run(t, tt.b, tree, "exec /bin/bash -c '"+strings.ReplaceAll(script, "'", `'\''`)+"'")
+			if got != tt.want {
+				t.Errorf("\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBubblewrapUnavailable(t *testing.T) {
+	b := sandbox.Bubblewrap{LookPath: func(string) (string, error) { return "", exec.ErrNotFound }}
+	err := b.Confine(exec.Command("/bin/true"))
+	if !errors.Is(err, sandbox.ErrUnavailable) || err.Error() != "sandbox unavailable: bwrap not found (install bubblewrap: apt-get install bubblewrap)" {
+		t.Fatalf("Confine = %v", err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
