@@ -378,7 +378,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 		return deny(ReasonOutOfScope, fmt.Sprintf("%s is not in the capability scope of %s", ref, p.String()))
 	}
 	// 5. Cedar, for the principal and every ancestor.
-	var reasons []Reason
+	var reasons, evalErrs []Reason
 	var permits [MaxDelegationDepth + 1][]cedar.DiagnosticReason
 	sc := e.scratch.Get().(*scratch)
 	defer e.scratch.Put(sc)
@@ -418,6 +418,16 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 		}
 		if dec != cedar.Allow {
 			return e.cedarDeny(s, chain[i], p, ref, diag)
+		}
+		if len(diag.Errors) > 0 {
+			// skillgate's rule on top of Cedar: a forbid that could not be
+			// evaluated denies (Cedar skips it and would allow); the other
+			// failures are listed with the allow.
+			failed, forbidFailed := e.evalErrors(s, chain[i], p, diag.Errors)
+			if forbidFailed {
+				return Decision{Effect: Deny, Reasons: failed}
+			}
+			evalErrs = append(evalErrs, failed...)
 		}
 		permits[i] = diag.Reasons
 	}
@@ -467,6 +477,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			reasons = append(reasons, Reason{Kind: ReasonPolicy, Policy: pol.ID, Position: pol.Position, Message: msg})
 		}
 	}
+	reasons = append(reasons, evalErrs...)
 	// 8. approval.
 	if ce.needsApproval() {
 		g, err := e.useGrant(ctx, p, ce, args, dry)
@@ -530,6 +541,32 @@ func (e *Engine) cedarDeny(s *snapshot, who, p Principal, ref CapabilityRef, dia
 	}
 	slices.SortStableFunc(reasons, func(a, b Reason) int { return strings.Compare(a.Policy, b.Policy) })
 	return Decision{Effect: Deny, Reasons: reasons}
+}
+
+// evalErrors words the policies that failed to evaluate for who, and says
+// whether one of them is a forbid: then every forbid that failed is a deny
+// reason (failed holds only those), otherwise failed lists the skipped
+// permits.
+func (e *Engine) evalErrors(s *snapshot, who, p Principal, errs []cedar.DiagnosticError) (failed []Reason, forbidFailed bool) {
+	suffix := ""
+	if who != p {
+		suffix = " for ancestor " + who.ID()
+	}
+	for _, er := range errs {
+		if pol := s.policies.byID[er.PolicyID]; pol != nil && pol.Effect == "forbid" {
+			if !forbidFailed {
+				failed, forbidFailed = failed[:0], true
+			}
+			failed = append(failed, Reason{Kind: ReasonPolicy, Policy: string(er.PolicyID), Position: posString(er.Position),
+				Message: "forbid " + string(er.PolicyID) + " failed to evaluate (" + er.Message + "); skillgate denies a call that a forbid cannot rule on" + suffix})
+			continue
+		}
+		if !forbidFailed {
+			failed = append(failed, Reason{Kind: ReasonPolicy, Policy: string(er.PolicyID), Position: posString(er.Position),
+				Message: "policy " + string(er.PolicyID) + " failed to evaluate and was skipped: " + er.Message + suffix})
+		}
+	}
+	return failed, forbidFailed
 }
 
 func posString(p cedar.Position) string {
