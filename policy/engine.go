@@ -36,6 +36,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Buckets keeps rate-limit buckets shared with other processes; nil
+	// keeps them in this engine's memory.
+	Buckets Buckets
 }
 
 // Engine makes policy decisions. It is safe for concurrent use: readers
@@ -56,6 +59,7 @@ type Engine struct {
 	principals map[Principal]types.Entity
 	lmu        sync.RWMutex
 	limiters   map[limiterKey]*rate.Limiter
+	shared     map[limiterKey]*sharedBucket
 	scratch    sync.Pool
 }
 
@@ -103,6 +107,7 @@ func New(opts *Options) *Engine {
 	e.scratch.New = func() any { return new(scratch) }
 	e.principals = map[Principal]types.Entity{}
 	e.limiters = map[limiterKey]*rate.Limiter{}
+	e.shared = map[limiterKey]*sharedBucket{}
 	e.log = e.opts.Logger
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -455,12 +460,10 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	// 7. rate limit, for the principal and every ancestor.
 	if !lim.IsZero() {
 		for i := range chain {
-			l := e.limiter(limiterKey{chain[i].ID(), ce.ref, lim})
-			ok := false
-			if dry {
-				ok = l.Tokens() >= 1
-			} else {
-				ok = l.Allow()
+			ok, err := e.allowRate(ctx, limiterKey{chain[i].ID(), ce.ref, lim}, dry)
+			if err != nil {
+				e.log.Warn("policy: rate-limit store failed; call denied", "principal", chain[i].ID(), "capability", ref.String(), "err", err)
+				return deny(ReasonRateLimit, fmt.Sprintf("the rate limit of %s on %s could not be checked; retry later", lim, ref))
 			}
 			if !ok {
 				return deny(ReasonRateLimit, fmt.Sprintf("%s exceeded the rate limit of %s on %s; retry later", chain[i].ID(), lim, ref))
@@ -632,22 +635,6 @@ func stricter(a, b constraint.Rate) constraint.Rate {
 		return b
 	}
 	return a
-}
-
-func (e *Engine) limiter(k limiterKey) *rate.Limiter {
-	e.lmu.RLock()
-	l := e.limiters[k]
-	e.lmu.RUnlock()
-	if l != nil {
-		return l
-	}
-	e.lmu.Lock()
-	defer e.lmu.Unlock()
-	if l = e.limiters[k]; l == nil {
-		l = rate.NewLimiter(rate.Limit(k.rate.PerSecond()), k.rate.N)
-		e.limiters[k] = l
-	}
-	return l
 }
 
 func riskWords(c *Capability) string {

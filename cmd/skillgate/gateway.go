@@ -225,7 +225,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		return err
 	}
 	d.policyDir = m.policyDir()
-	d.engine = policy.New(&policy.Options{Store: d.db, PolicyDir: d.policyDir, Logger: d.log})
+	d.engine = policy.New(&policy.Options{Store: d.db, Buckets: d.db, PolicyDir: d.policyDir, Logger: d.log})
 	if err := d.engine.Reload(ctx); err != nil {
 		return fmt.Errorf("policies: %w (check them with 'skillgate policy check')", err)
 	}

@@ -29,7 +29,7 @@ func (m *Main) openPolicy(ctx context.Context) (*policy.Engine, *sqlite.DB, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	e := policy.New(&policy.Options{Store: db, PolicyDir: m.policyDir(), Logger: m.logger()})
+	e := policy.New(&policy.Options{Store: db, Buckets: db, PolicyDir: m.policyDir(), Logger: m.logger()})
 	if err := e.Reload(ctx); err != nil {
 		db.Close()
 		return nil, nil, err

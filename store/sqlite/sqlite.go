@@ -113,6 +113,8 @@ var migrations = []string{
 	migrationPolicy,
 	// 7: the packed refs of each root (refs.go).
 	migrationRootRefs,
+	// 8: rate-limit buckets shared by processes (ratelimit.go).
+	migrationRateBuckets,
 }
 
 // LatestSchema is the schema version this build migrates to.
