@@ -534,9 +534,17 @@ func (b *Broker) allowed(ctx context.Context, a admission) {
 }
 
 // failed audits an allowed call whose forwarding failed and returns the tool
-// error text for the agent.
+// error text for the agent. A call the upstream connection refused because
+// the live tool no longer matches its approved pin (or could not be
+// re-checked) never ran: it is audited as denied for drift.
 func (b *Broker) failed(ctx context.Context, a admission, name string, err error) string {
 	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
+	if errors.Is(err, mcpclient.ErrToolBlocked) || errors.Is(err, mcpclient.ErrRecheckFailed) {
+		a.rec.Decision, a.rec.Reasons = audit.DecisionDeny, []string{"drift: " + oneLine(err)}
+		b.record(ctx, a.rec)
+		b.log.WarnContext(ctx, "call refused for drift", "capability", a.rec.Subject, "err", err)
+		return fmt.Sprintf("skillgate: %s was refused: the server's tool no longer matches the definition an operator approved (drift); an operator must review it (skillgate review) before it can be called again", name)
+	}
 	a.rec.Data, _ = json.Marshal(map[string]string{"upstreamError": oneLine(err)})
 	b.record(ctx, a.rec)
 	b.log.WarnContext(ctx, "upstream call failed", "capability", a.rec.Subject, "err", err)

@@ -1,0 +1,80 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/upstream"
+)
+
+// TestDriftRefusalAudited: a call that the upstream connection refuses
+// because the live tool no longer matches its approved pin never ran: the
+// agent is told so and the audit log records a denial for drift, not an
+// allowed call that failed.
+func TestDriftRefusalAudited(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w := audit.NewWriter(db, audit.WriterOptions{})
+	pool := upstream.New(upstream.Options{Limits: limits()})
+	defer pool.Close()
+	sk := skillFor(t, "gamma")
+	// The approved definition of echo differs from what the server offers.
+	pins := sk.Pins["srv"]
+	for i, p := range pins.Tools {
+		if p.Name != "echo" {
+			continue
+		}
+		var def map[string]any
+		json.Unmarshal(p.Definition, &def)
+		def["description"] = "Echo the text (as approved)."
+		raw, _ := json.Marshal(def)
+		np, err := mcpclient.NewToolPin(pins.Server, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pins.Tools[i] = np
+	}
+	sk.Pins["srv"] = pins
+	b, err := broker.New(broker.Options{
+		Load:     func(context.Context) ([]broker.Skill, error) { return []broker.Skill{sk}, nil },
+		Decider:  &listDecider{},
+		Upstream: pool,
+		Audit:    w,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
+	res, err := b.Call(ctx, gatewayCaller(admin), "echo", json.RawMessage(`{"text":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "skillgate: echo was refused: the server's tool no longer matches the definition an operator approved (drift); an operator must review it (skillgate review) before it can be called again"
+	if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != want {
+		t.Fatalf("result %q (error %v), want %q", got, res.IsError, want)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	if len(rs) != 1 || rs[0].Decision != audit.DecisionDeny || len(rs[0].Reasons) != 1 || !strings.HasPrefix(rs[0].Reasons[0], "drift: ") {
+		t.Fatalf("audit records %+v", rs)
+	}
+}
