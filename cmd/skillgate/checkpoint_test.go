@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -100,9 +101,22 @@ func TestAuditCheckpoint(t *testing.T) {
 }
 
 // heads is a log head that tests move.
-type heads struct{ h audit.Head }
+type heads struct {
+	mu sync.Mutex
+	h  audit.Head
+}
 
-func (s *heads) Head(context.Context) (audit.Head, error) { return s.h, nil }
+func (s *heads) Head(context.Context) (audit.Head, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.h, nil
+}
+
+func (s *heads) set(h audit.Head) {
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
+}
 
 // TestCheckpointEvery: serve's periodic checkpoint is written when the log
 // grew since the last one, and not otherwise.
@@ -118,10 +132,10 @@ func TestCheckpointEvery(t *testing.T) {
 		log := &heads{}
 		stop := m.checkpointEvery(context.Background(), log, time.Minute, slog.New(slog.DiscardHandler))
 		time.Sleep(90 * time.Second) // empty log: nothing
-		log.h = audit.Head{Seq: 1, Hash: "sha256:" + strings.Repeat("a", 64)}
+		log.set(audit.Head{Seq: 1, Hash: "sha256:" + strings.Repeat("a", 64)})
 		time.Sleep(time.Minute) // grew: one checkpoint
 		time.Sleep(time.Minute) // unchanged: none
-		log.h = audit.Head{Seq: 2, Hash: "sha256:" + strings.Repeat("b", 64)}
+		log.set(audit.Head{Seq: 2, Hash: "sha256:" + strings.Repeat("b", 64)})
 		time.Sleep(time.Minute) // grew: a second
 		stop()
 		b, err := os.ReadFile(filepath.Join(data, auditCheckpointFile))
