@@ -168,6 +168,10 @@ func TestIntrospectBadServers(t *testing.T) {
 	// race detector on a busy machine) the usual time to initialize.
 	shortList := testLimits()
 	shortList.ListTimeout = 300 * time.Millisecond
+	// hangInit leaves the hanging server time to start and record its
+	// pids before the limit kills it.
+	hangInit := testLimits()
+	hangInit.InitializeTimeout = 2 * time.Second
 	pidFile := filepath.Join(t.TempDir(), "pids")
 
 	tests := []struct {
@@ -209,9 +213,9 @@ func TestIntrospectBadServers(t *testing.T) {
 			name: "hangs at initialize, ignores SIGTERM", mode: testserver.ModeHangInitialize,
 			env:     map[string]string{testserver.EnvPIDFile: pidFile},
 			pidFile: pidFile,
-			limits:  short,
+			limits:  hangInit,
 			wantIs:  mcpclient.ErrTimeout,
-			wantErr: `mcpclient: server "s": initialize: server did not answer in time (limit 300ms)`,
+			wantErr: `mcpclient: server "s": initialize: server did not answer in time (limit 2s)`,
 			within:  5 * time.Second,
 		},
 		{

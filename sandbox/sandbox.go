@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // ErrUnavailable means the sandbox cannot run here (bwrap or prlimit is not
@@ -58,8 +59,7 @@ func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("%w: bwrap not found (install bubblewrap: apt-get install bubblewrap)", ErrUnavailable)
 	}
-	args := b.Args(cmd.Path, cmd.Dir)
-	args = append(args, cmd.Args[1:]...)
+	args := b.Args(cmd.Path, cmd.Dir, cmd.Args[1:]...)
 	path := bwrap
 	args = append([]string{bwrap}, args...)
 	if mem := b.memory(); mem > 0 {
@@ -84,9 +84,21 @@ func (b Bubblewrap) memory() int64 {
 	return b.MemoryBytes
 }
 
-// Args returns bwrap's arguments that run program in dir (without the
-// program's own arguments): what Confine runs, for showing an operator.
-func (b Bubblewrap) Args(program, dir string) []string {
+// Args returns bwrap's arguments that run program with args in dir: what
+// Confine runs, for showing an operator.
+//
+// An argument that is the absolute path of an existing file or directory
+// (a filesystem server's allowed directory, a configuration file) stays
+// visible, read-only, even where it lies in the private /tmp, unless it lies
+// in a home directory or a hidden one: what a server is openly configured
+// with must be there for it to start.
+func (b Bubblewrap) Args(program, dir string, args ...string) []string {
+	out := b.sandboxArgs(program, dir, args)
+	out = append(out, "--", program)
+	return append(out, args...)
+}
+
+func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) []string {
 	args := []string{
 		"--die-with-parent", // killed with skillgate
 		"--unshare-all",     // own pid, ipc, uts, cgroup and (below) network namespaces
@@ -107,6 +119,11 @@ func (b Bubblewrap) Args(program, dir string) []string {
 			args = append(args, "--tmpfs", abs)
 		}
 	}
+	for _, a := range progArgs {
+		if real, ok := b.exposable(a); ok {
+			args = append(args, "--ro-bind", real, a)
+		}
+	}
 	if filepath.IsAbs(program) {
 		// The program itself stays visible (read-only) even when it lies
 		// in a hidden directory such as /tmp.
@@ -120,5 +137,34 @@ func (b Bubblewrap) Args(program, dir string) []string {
 			args = append(args, "--ro-bind", abs, abs, "--chdir", abs)
 		}
 	}
-	return append(args, "--", program)
+	return args
+}
+
+// exposable reports whether a program argument names an existing path that
+// may stay visible in the sandbox, and the path it resolves to: neither may
+// lie in a home directory or a hidden one (a link in /tmp to ~/.ssh is not
+// followed there).
+func (b Bubblewrap) exposable(a string) (string, bool) {
+	if !filepath.IsAbs(a) || filepath.Clean(a) != a || a == "/" {
+		return "", false
+	}
+	real, err := filepath.EvalSymlinks(a)
+	if err != nil {
+		return "", false
+	}
+	for _, h := range append([]string{"/root", "/home"}, b.Hide...) {
+		abs, err := filepath.Abs(h)
+		if err != nil {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+		for _, p := range []string{a, real} {
+			if p == abs || strings.HasPrefix(p, abs+"/") {
+				return "", false
+			}
+		}
+	}
+	return real, true
 }

@@ -103,3 +103,32 @@ func TestBubblewrapUnavailable(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestBubblewrapExposesArguments: an existing absolute path among the
+// program's arguments stays visible (read-only) in the private /tmp, but
+// not one in a hidden directory, nor a link into one.
+func TestBubblewrapExposesArguments(t *testing.T) {
+	requireBwrap(t)
+	hidden := t.TempDir()
+	os.WriteFile(filepath.Join(hidden, "secret"), []byte("secret\n"), 0o600)
+	shared := t.TempDir()
+	os.WriteFile(filepath.Join(shared, "notes.md"), []byte("notes\n"), 0o600)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(hidden, link); err != nil {
+		t.Fatal(err)
+	}
+	b := sandbox.Bubblewrap{Hide: []string{hidden}}
+	cmd := exec.Command("/bin/sh", "-c", `for d in "$@"; do cat "$d"/* 2>/dev/null || echo "$d: not visible"; done`, "sh", shared, hidden, link)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if err := b.Confine(cmd); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := "notes\n" + hidden + ": not visible\n" + link + ": not visible\n"
+	if string(out) != want {
+		t.Errorf("\n got %q\nwant %q", out, want)
+	}
+}
