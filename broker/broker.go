@@ -56,6 +56,9 @@ type Skill struct {
 	Servers map[string]mcpclient.ServerDecl
 	// Pins are the approved pins, by server id.
 	Pins map[string]mcpclient.PinSet
+	// LeftOut lists per server id the tools offered at approval that the
+	// approval left out: not drift when a connection sees them.
+	LeftOut map[string][]string
 	// Manifest is the approved manifest.
 	Manifest *manifest.Manifest
 	// Blocked maps "server/tool" to why the capability is blocked (pin
@@ -252,7 +255,7 @@ func build(skills []Skill) (*snapshot, []string) {
 				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
 				emptyErr:  schema.Validate(map[string]any{}),
 				SkillTier: s.Tier, InvokableBy: s.InvokableBy,
-				target: upstream.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, Dir: s.Dir},
+				target: upstream.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, LeftOut: s.LeftOut[mc.ExtensionID], Dir: s.Dir},
 			})
 		}
 	}
