@@ -51,6 +51,7 @@ Rescans cover --root, else the roots the registry was last scanned with.`,
 			}
 			defer d.close()
 			defer d.startWatch(ctx, time.Second)()
+			defer d.maintainSessions(ctx, true)()
 			defer m.checkpointEvery(ctx, d.db, checkpointInterval, d.log)()
 			tokenPath := filepath.Join(m.data(), server.TokensFile)
 			tokens, err := server.OpenTokens(tokenPath)
