@@ -110,11 +110,24 @@ func (c *Capability) ID() string { return c.Capability.Name() }
 type Decision struct {
 	// Effect is audit.DecisionAllow, DecisionDeny or DecisionRequireApproval.
 	Effect string
-	// Reasons name the policies, constraints or grants that decided.
+	// Reasons name the policies, constraints or grants that decided, as
+	// operators see them (the audit record, the log): with the policy
+	// file's path.
 	Reasons []string
+	// Told are the reasons as the agent is told them: policies by id and
+	// file name, never a host path. Nil means Reasons.
+	Told []string
 	// Remedy, for a refusal, says what a human must do (for example the
 	// grant command to run).
 	Remedy string
+}
+
+// told returns the reasons an agent is told.
+func (d Decision) told() []string {
+	if d.Told != nil {
+		return d.Told
+	}
+	return d.Reasons
 }
 
 // Decider is the policy as the broker uses it. Scope and Decide must be
@@ -495,13 +508,13 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 	switch d.Effect {
 	case audit.DecisionAllow:
 	case audit.DecisionRequireApproval:
-		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s.", name, strings.Join(d.Reasons, "; "))
+		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s.", name, strings.Join(d.told(), "; "))
 		if d.Remedy != "" {
 			msg += " " + d.Remedy
 		}
 		return refuse(audit.DecisionRequireApproval, d.Reasons, msg)
 	default:
-		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.Reasons, "; "))
+		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.told(), "; "))
 		if d.Remedy != "" {
 			msg += " " + d.Remedy
 		}
