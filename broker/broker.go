@@ -56,6 +56,9 @@ type Skill struct {
 	Servers map[string]mcpclient.ServerDecl
 	// Pins are the approved pins, by server id.
 	Pins map[string]mcpclient.PinSet
+	// LeftOut lists per server id the tools offered at approval that the
+	// approval left out: not drift when a connection sees them.
+	LeftOut map[string][]string
 	// Manifest is the approved manifest.
 	Manifest *manifest.Manifest
 	// Blocked maps "server/tool" to why the capability is blocked (pin
@@ -107,11 +110,24 @@ func (c *Capability) ID() string { return c.Capability.Name() }
 type Decision struct {
 	// Effect is audit.DecisionAllow, DecisionDeny or DecisionRequireApproval.
 	Effect string
-	// Reasons name the policies, constraints or grants that decided.
+	// Reasons name the policies, constraints or grants that decided, as
+	// operators see them (the audit record, the log): with the policy
+	// file's path.
 	Reasons []string
+	// Told are the reasons as the agent is told them: policies by id and
+	// file name, never a host path. Nil means Reasons.
+	Told []string
 	// Remedy, for a refusal, says what a human must do (for example the
 	// grant command to run).
 	Remedy string
+}
+
+// told returns the reasons an agent is told.
+func (d Decision) told() []string {
+	if d.Told != nil {
+		return d.Told
+	}
+	return d.Reasons
 }
 
 // Decider is the policy as the broker uses it. Scope and Decide must be
@@ -252,7 +268,7 @@ func build(skills []Skill) (*snapshot, []string) {
 				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
 				emptyErr:  schema.Validate(map[string]any{}),
 				SkillTier: s.Tier, InvokableBy: s.InvokableBy,
-				target: upstream.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, Dir: s.Dir},
+				target: upstream.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, LeftOut: s.LeftOut[mc.ExtensionID], Dir: s.Dir},
 			})
 		}
 	}
@@ -492,13 +508,13 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 	switch d.Effect {
 	case audit.DecisionAllow:
 	case audit.DecisionRequireApproval:
-		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s.", name, strings.Join(d.Reasons, "; "))
+		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s.", name, strings.Join(d.told(), "; "))
 		if d.Remedy != "" {
 			msg += " " + d.Remedy
 		}
 		return refuse(audit.DecisionRequireApproval, d.Reasons, msg)
 	default:
-		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.Reasons, "; "))
+		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.told(), "; "))
 		if d.Remedy != "" {
 			msg += " " + d.Remedy
 		}

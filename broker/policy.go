@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -241,9 +242,10 @@ func (d *PolicyDecider) Decide(ctx context.Context, p session.Principal, session
 			pd = d.Engine.Evaluate(ctx, pp, c.Capability.ExtensionID, c.Capability.CapabilityID, args)
 		}
 	}
-	out := Decision{Reasons: make([]string, 0, len(pd.Reasons))}
+	out := Decision{Reasons: make([]string, 0, len(pd.Reasons)), Told: make([]string, 0, len(pd.Reasons))}
 	for _, r := range pd.Reasons {
 		out.Reasons = append(out.Reasons, reasonText(r))
+		out.Told = append(out.Told, reasonText(withoutHostPath(r)))
 	}
 	switch pd.Effect {
 	case policy.Allow:
@@ -288,4 +290,23 @@ func reasonText(r policy.Reason) string {
 		return r.Message
 	}
 	return r.Message + " [" + strings.Join(who, ", ") + "]"
+}
+
+// withoutHostPath returns r as an agent may see it: a policy from a file
+// is named by its id and, where that id is the file position (no @id), by
+// the file's name and line, never by its directory on the host; the
+// position is left out. Operators get the full position from reasonText
+// in the audit record.
+func withoutHostPath(r policy.Reason) policy.Reason {
+	file := r.Position
+	if i := strings.LastIndexByte(file, ':'); i > 0 {
+		file = file[:i]
+	}
+	if dir := filepath.Dir(file); !strings.HasPrefix(file, "store:") && dir != "." {
+		dir += string(filepath.Separator)
+		r.Policy = strings.ReplaceAll(r.Policy, dir, "")
+		r.Message = strings.ReplaceAll(r.Message, dir, "")
+	}
+	r.Position = ""
+	return r
 }

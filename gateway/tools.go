@@ -69,7 +69,7 @@ type (
 // Tool outputs (structured content).
 type (
 	skillListOut struct {
-		Skills []catalog.Item `json:"skills" jsonschema:"the skills you may load (seed 002's skill_list)"`
+		Skills []catalog.Item `json:"skills" jsonschema:"the skills you may load"`
 	}
 	loadOut struct {
 		Skill    string `json:"skill" jsonschema:"the skill's identity"`

@@ -85,15 +85,20 @@ func (s *Service) commitVerdict(ctx context.Context, in store.Install, rep *mani
 // in the sandbox, when there is one, unless intro.Unconfined.
 func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.ProposalReport, intro Introspection, approved bool) (*manifest.Report, error) {
 	tree := filepath.Join(in.Dir, SkillDir)
-	sk, err := skill.Load(ctx, tree, skill.Options{Mode: skill.Lenient})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	skillMD, file, err := skill.ReadFile(tree)
+	if file == "" {
+		return nil, fmt.Errorf("%w: %s: %s has no SKILL.md", ErrStorage, in.Key, tree)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
-	sk.Name = in.Name // the managed directory is not named after the skill
-	skillMD, err := os.ReadFile(sk.File)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
-	}
+	// The managed directory is named SkillDir, not after the skill: the
+	// name check uses the skill's own name, so that it does not warn
+	// "Directory name 'skill' must match skill name" for every install.
+	sk := skill.Parse(skillMD, in.Name, skill.Options{Mode: skill.Lenient})
 	cfg := &mcpclient.Config{}
 	if b, err := os.ReadFile(filepath.Join(tree, MCPConfigFile)); err == nil {
 		if cfg, err = mcpclient.ParseConfig(b); err != nil {

@@ -487,29 +487,26 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 // dropKnown removes from d's added tools those introspected at analysis and
 // deliberately left out of the approval: they are not new.
 func dropKnown(d mcpclient.Drift, rep *manifest.Report, serverID string) mcpclient.Drift {
-	known := map[string]bool{}
+	return d.Omit(leftOut(rep, serverID))
+}
+
+// leftOut lists the tools of serverID that the analysis behind rep
+// introspected and the approval (rep.Pins) did not pin, sorted.
+func leftOut(rep *manifest.Report, serverID string) []string {
+	approved := rep.Pins[serverID]
+	var out []string
 	for _, sr := range rep.Servers {
-		if sr.ServerID == serverID && sr.Pins != nil {
-			for _, n := range sr.Pins.Names() {
-				known[n] = true
+		if sr.ServerID != serverID || sr.Pins == nil {
+			continue
+		}
+		for _, n := range sr.Pins.Names() {
+			if _, ok := approved.Lookup(n); !ok {
+				out = append(out, n)
 			}
 		}
 	}
-	var added []string
-	for _, a := range d.Added {
-		if !known[a] {
-			added = append(added, a)
-		}
-	}
-	d.Added = added
-	var renamed []mcpclient.Rename
-	for _, r := range d.Renamed {
-		if !known[r.To] {
-			renamed = append(renamed, r)
-		}
-	}
-	d.Renamed = renamed
-	return d
+	sort.Strings(out)
+	return out
 }
 
 func (s *Service) driftRecord(serverID string, d mcpclient.Drift, m *manifest.Manifest, actor string) manifest.DriftRecord {
@@ -622,6 +619,9 @@ type Installed struct {
 	Config *mcpclient.Config `json:"-"`
 	// Pins are the approved pins per server id.
 	Pins map[string]mcpclient.PinSet `json:"pins"`
+	// LeftOut lists per server id the tools it offered at analysis that the
+	// approval left out: connections must not report them as drift.
+	LeftOut map[string][]string `json:"leftOut,omitempty"`
 	// Blocked are approved capabilities not usable now, and why.
 	Blocked []BlockedCapability `json:"blocked"`
 }
@@ -659,6 +659,14 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 		}
 		inst := Installed{Key: in.Key, Name: in.Name, Category: in.Category, Description: in.Description, Digest: in.Digest,
 			Tier: in.Tier, InvokableBy: in.InvokableBy, Dir: tree, Manifest: m, Config: cfg, Pins: pins, Blocked: []BlockedCapability{}}
+		for id := range pins {
+			if lo := leftOut(rep, id); len(lo) > 0 {
+				if inst.LeftOut == nil {
+					inst.LeftOut = map[string][]string{}
+				}
+				inst.LeftOut[id] = lo
+			}
+		}
 		for _, c := range keys(in.Blocked) {
 			inst.Blocked = append(inst.Blocked, BlockedCapability{Capability: c, Reason: in.Blocked[c]})
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +23,11 @@ type ConnOptions struct {
 	// for this connection only), so a change during the session is still
 	// caught.
 	Pins *PinSet
+	// LeftOut names the tools the server offered when Pins were approved
+	// that a human left out of the approval. Offered live, they are not
+	// drift (no warning, no OnDrift); like every unpinned tool they are
+	// refused.
+	LeftOut []string
 	// OnDrift, when set, is called after every re-check that finds drift
 	// (at connect, on notifications/tools/list_changed, and on
 	// [Conn.Recheck]). It runs on the re-checking goroutine while the
@@ -40,6 +46,7 @@ type ConnOptions struct {
 type Conn struct {
 	u       *upstream
 	pins    PinSet
+	leftOut []string
 	onDrift func(Drift)
 	limits  Limits
 	ctx     context.Context // ends at Close
@@ -81,6 +88,7 @@ func Dial(ctx context.Context, decl ServerDecl, opts *ConnOptions) (*Conn, error
 	cctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
 		onDrift: opts.OnDrift,
+		leftOut: slices.Clone(opts.LeftOut),
 		limits:  o.limits,
 		ctx:     cctx,
 		cancel:  cancel,
@@ -134,8 +142,14 @@ func Dial(ctx context.Context, decl ServerDecl, opts *ConnOptions) (*Conn, error
 // c.mu must be held.
 func (c *Conn) apply(r *ServerReport) {
 	c.report = r
-	c.drift = Diff(c.pins, r.Pins)
+	c.drift = Diff(c.pins, r.Pins).Omit(c.leftOut)
 	c.blocked = make(map[string]string)
+	for _, n := range c.leftOut {
+		_, pinned := c.pins.Lookup(n)
+		if _, live := r.Pins.Lookup(n); live && !pinned {
+			c.blocked[n] = "it was left out of the approval"
+		}
+	}
 	for _, n := range c.drift.Added {
 		c.blocked[n] = "it was added after the tools were pinned"
 	}

@@ -251,6 +251,31 @@ func (d Drift) Affected() []string {
 	return slices.Compact(out)
 }
 
+// Omit returns d without the tools named in leftOut among its added tools
+// and renames: tools the server offered when the pins were approved and a
+// human deliberately left out of the approval. They are not new, so their
+// presence is not drift; they stay uncallable because they are not pinned.
+func (d Drift) Omit(leftOut []string) Drift {
+	if len(leftOut) == 0 {
+		return d
+	}
+	var added []string
+	for _, a := range d.Added {
+		if !slices.Contains(leftOut, a) {
+			added = append(added, a)
+		}
+	}
+	d.Added = added
+	var renamed []Rename
+	for _, r := range d.Renamed {
+		if !slices.Contains(leftOut, r.To) {
+			renamed = append(renamed, r)
+		}
+	}
+	d.Renamed = renamed
+	return d
+}
+
 // String renders the drift for a human reviewer, one line per fact.
 func (d Drift) String() string {
 	if d.Empty() {

@@ -267,3 +267,34 @@ func TestDiffFailsClosedOnCorruptPins(t *testing.T) {
 		t.Errorf("Diff = %+v", d)
 	}
 }
+
+// TestDriftOmit: tools left out of an approval are not new; every other
+// fact of the drift stays.
+func TestDriftOmit(t *testing.T) {
+	t.Parallel()
+	d := mcpclient.Drift{
+		Added:   []string{"delete_notes", "exfiltrate", "search"},
+		Removed: []string{"find"},
+		Changed: []mcpclient.ToolChange{{Name: "echo", Fields: []mcpclient.FieldChange{{Field: "description", Before: "a", After: "b"}}}},
+		Renamed: []mcpclient.Rename{{From: "find", To: "search"}},
+	}
+	tests := []struct {
+		name    string
+		leftOut []string
+		want    string
+	}{
+		{"nothing left out", nil, "added tool \"delete_notes\"\nadded tool \"exfiltrate\"\nadded tool \"search\"\nremoved tool \"find\"\nprobably renamed \"find\" -> \"search\"\nchanged tool \"echo\":\n  description:\n    before: a\n    after:  b"},
+		{"some left out", []string{"delete_notes", "search"}, "added tool \"exfiltrate\"\nremoved tool \"find\"\nchanged tool \"echo\":\n  description:\n    before: a\n    after:  b"},
+		{"only additions, all left out", []string{"delete_notes", "exfiltrate", "search", "find", "echo"}, "removed tool \"find\"\nchanged tool \"echo\":\n  description:\n    before: a\n    after:  b"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := d.Omit(tc.leftOut).String(); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+	if got := (mcpclient.Drift{Added: []string{"a"}}).Omit([]string{"a"}); !got.Empty() {
+		t.Errorf("drift of left-out tools only is not empty: %+v", got)
+	}
+}

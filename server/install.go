@@ -35,11 +35,11 @@ const MaxInstallRequestBytes = 64 << 10
 // invalid skill or source).
 func (s *Server) MountInstalls(svc *install.Service) {
 	h := &installAPI{s: s, svc: svc}
-	s.mux.Handle("GET /v1/installs", s.installAPI(h.list))
-	s.mux.Handle("GET /v1/installs/pending", s.installAPI(h.pending))
-	s.mux.Handle("GET /v1/installs/review", s.installAPI(h.review))
-	s.mux.Handle("POST /v1/installs", s.installAPI(h.install))
-	s.mux.Handle("POST /v1/installs/{op}", s.installAPI(h.action))
+	s.handle("GET /v1/installs", s.installAPI(h.list))
+	s.handle("GET /v1/installs/pending", s.installAPI(h.pending))
+	s.handle("GET /v1/installs/review", s.installAPI(h.review))
+	s.handle("POST /v1/installs", s.installAPI(h.install))
+	s.handle("POST /v1/installs/{op}", s.installAPI(h.action))
 }
 
 type installAPI struct {

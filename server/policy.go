@@ -34,10 +34,10 @@ const MaxPolicyRequestBytes = 64 << 10
 // for a token of the wrong tier, 404 for an unknown grant.
 func (s *Server) MountPolicy(e *policy.Engine) {
 	h := &policyAPI{e: e}
-	s.mux.Handle("GET /v1/grants", s.policyAPI(h.list, skill.T0, skill.T1))
-	s.mux.Handle("POST /v1/grants", s.policyAPI(h.add, skill.T0))
-	s.mux.Handle("DELETE /v1/grants/{id}", s.policyAPI(h.revoke, skill.T0))
-	s.mux.Handle("POST /v1/policy/test", s.policyAPI(h.test, skill.T0, skill.T1))
+	s.handle("GET /v1/grants", s.policyAPI(h.list, skill.T0, skill.T1))
+	s.handle("POST /v1/grants", s.policyAPI(h.add, skill.T0))
+	s.handle("DELETE /v1/grants/{id}", s.policyAPI(h.revoke, skill.T0))
+	s.handle("POST /v1/policy/test", s.policyAPI(h.test, skill.T0, skill.T1))
 }
 
 type policyAPI struct{ e *policy.Engine }

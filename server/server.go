@@ -9,10 +9,12 @@
 //	http.ListenAndServe("127.0.0.1:7777", srv)
 //
 // An agent sends "Authorization: Bearer <secret>" on every request (no or
-// an unknown token: 401) and, to resume a session, its id in the
-// Skillgate-Session header of the initialize request; the response carries
-// the session's id in the same header. The MCP session of a token can only
-// be used with a token of the same principal.
+// an unknown token: 401 with a WWW-Authenticate challenge) and, to resume a
+// session, its id in the Skillgate-Session header of the initialize
+// request; the response carries the session's id in the same header. The
+// MCP session of a token can only be used with a token of the same
+// principal. GET /v1/health alone answers without a token, for load
+// balancers, and then says only that the server is up.
 package server
 
 import (
@@ -22,6 +24,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -66,6 +70,9 @@ type Server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	probe *mcp.Server // answers the SDK's per-request version check only
+
+	routesMu sync.Mutex
+	routes   []string // the endpoints as the 404 body lists them, in order
 }
 
 // New returns the HTTP handler described by opts.
@@ -88,16 +95,64 @@ func New(opts Options) (*Server, error) {
 		Logger:         log,
 		SessionTimeout: opts.SessionTimeout,
 	})
-	bearer := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	s.mux.Handle("/mcp", bearer(s.connect(mcpHandler)))
-	s.mux.Handle("POST /v1/scan", s.api(s.scan))
-	s.mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "connections": opts.Gateway.Connections()})
-	})
+	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.connect(mcpHandler)))
+	s.handle("POST /v1/scan", s.api(s.scan))
+	s.handle("GET /v1/health", http.HandlerFunc(s.health))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, fmt.Errorf("%w: %s %s; the endpoints are /mcp (MCP over streamable HTTP), POST /v1/scan and GET /v1/health", errNotFound, r.Method, r.URL.Path))
+		s.routesMu.Lock()
+		list := strings.Join(s.routes, ", ")
+		s.routesMu.Unlock()
+		s.fail(w, r, fmt.Errorf("%w: %s %s; the endpoints are %s", errNotFound, r.Method, r.URL.Path, list))
 	})
 	return s, nil
+}
+
+// handle serves pattern with h and lists it among the endpoints that a
+// 404 names: every route is added through here, so the list is complete.
+func (s *Server) handle(pattern string, h http.Handler) { s.handleNamed(pattern, pattern, h) }
+
+// handleNamed is handle with the text the 404 shows for the route.
+func (s *Server) handleNamed(pattern, shown string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	s.routesMu.Lock()
+	s.routes = append(s.routes, shown)
+	s.routesMu.Unlock()
+}
+
+// health is GET /v1/health. Without a token (a load balancer's probe) it
+// says only {"status": "ok"}; with a valid token it adds the number of
+// connections; an invalid token gets 401, as everywhere.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	body := map[string]any{"status": "ok"}
+	if r.Header.Get("Authorization") != "" {
+		if _, err := s.authenticate(r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		body["connections"] = s.opts.Gateway.Connections()
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// verifiedKey holds the TokenInfo mcpAuth verified, so that the SDK's
+// bearer middleware, which verifies again to put it in the context the SDK
+// reads, does not look the token up twice.
+type verifiedKey struct{}
+
+// mcpAuth authenticates a request to /mcp: a missing or unknown token gets
+// 401 with the WWW-Authenticate challenge and a JSON-RPC error body; a
+// valid one goes through the SDK's bearer middleware, which binds the MCP
+// session to the token's principal.
+func (s *Server) mcpAuth(next http.Handler) http.Handler {
+	sdk := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ti, err := s.bearer(r)
+		if err != nil {
+			s.failMCP(w, err)
+			return
+		}
+		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+	})
 }
 
 // ServeHTTP implements [http.Handler].
@@ -109,6 +164,9 @@ const principalKey = "skillgate.principal"
 // verify is the bearer token verifier. UserID is the principal, so the SDK
 // refuses an MCP session to a token of another principal.
 func (s *Server) verify(ctx context.Context, secret string, _ *http.Request) (*auth.TokenInfo, error) {
+	if ti, ok := ctx.Value(verifiedKey{}).(*auth.TokenInfo); ok {
+		return ti, nil
+	}
 	tok, ok, err := s.opts.Tokens.Verify(secret)
 	if err != nil {
 		s.log.ErrorContext(ctx, "token file unreadable; using the tokens last loaded", "path", s.opts.Tokens.Path(), "err", err)
@@ -181,16 +239,26 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request, session.Principa
 }
 
 func (s *Server) authenticate(r *http.Request) (session.Principal, error) {
+	ti, err := s.bearer(r)
+	if err != nil {
+		return session.Principal{}, err
+	}
+	return ti.Extra[principalKey].(session.Principal), nil
+}
+
+// bearer verifies the request's bearer token. Errors: errUnauthorized (no
+// bearer token), errInvalidToken (an unknown one).
+func (s *Server) bearer(r *http.Request) (*auth.TokenInfo, error) {
 	const prefix = "Bearer "
 	h := r.Header.Get("Authorization")
 	if len(h) <= len(prefix) || !equalFold(h[:len(prefix)], prefix) {
-		return session.Principal{}, errUnauthorized
+		return nil, errUnauthorized
 	}
-	ti, err := s.verify(r.Context(), h[len(prefix):], r)
+	ti, err := s.verify(r.Context(), strings.TrimSpace(h[len(prefix):]), r)
 	if err != nil {
-		return session.Principal{}, errUnauthorized
+		return nil, errInvalidToken
 	}
-	return ti.Extra[principalKey].(session.Principal), nil
+	return ti, nil
 }
 
 func equalFold(a, b string) bool {

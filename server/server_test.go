@@ -14,9 +14,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/server"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store/sqlite"
 )
 
 var examples = filepath.Join("..", "examples", "skills")
@@ -25,6 +28,7 @@ type fixture struct {
 	env    *gatewaytest.Env
 	url    string
 	tokens string // token file
+	srv    *server.Server
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -47,7 +51,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return &fixture{env: env, url: ts.URL, tokens: path}
+	return &fixture{env: env, url: ts.URL, tokens: path, srv: srv}
 }
 
 func (f *fixture) token(t *testing.T, agent string, tier skill.AgentTier) string {
@@ -132,24 +136,51 @@ func TestSeedWalkHTTP(t *testing.T) {
 	gatewaytest.Run(t, gatewaytest.Walk(t, examples, true), c.call)
 }
 
-// TestAuth: no token, a malformed or unknown token: 401 with a JSON or
-// plain error; a token of another principal cannot use a session.
+// TestAuth: no token, a malformed or unknown token: 401 with the
+// WWW-Authenticate challenge and a JSON body (a JSON-RPC error on /mcp); a
+// token of another principal cannot use a session. Health answers without
+// a token and then says only "ok"; a 404 lists every endpoint.
 func TestAuth(t *testing.T) {
 	f := newFixture(t)
+	// Mount the install and policy APIs too: the 404 must list them.
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(t.TempDir(), "imported")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.MountInstalls(svc)
+	f.srv.MountPolicy(policy.New(&policy.Options{Store: db}))
 	good := f.token(t, "drafter", skill.T3)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
+	const (
+		noToken  = `unauthorized: send 'Authorization: Bearer \u003ctoken\u003e' with a token from 'skillgate token add'`
+		badToken = noToken + ` (this token is unknown: mistyped, or removed with 'skillgate token rm')`
+		realm    = `Bearer realm="skillgate"`
+		invalid  = `Bearer realm="skillgate", error="invalid_token"`
+	)
 	tests := []struct {
 		name, method, path, auth, body string
 		status                         int
-		want                           string // substring of the body
+		want                           string // the body
+		challenge                      string // WWW-Authenticate
 	}{
-		{"mcp without token", "POST", "/mcp", "", init, 401, "no bearer token"},
-		{"mcp with unknown token", "POST", "/mcp", "Bearer sgt_nope", init, 401, "invalid token: unknown bearer token"},
-		{"mcp with basic auth", "POST", "/mcp", "Basic Zm9vOmJhcg==", init, 401, "no bearer token"},
-		{"scan without token", "POST", "/v1/scan", "", "", 401, `{"error":"unauthorized: send 'Authorization: Bearer \u003ctoken\u003e' with a token from 'skillgate token add'"}`},
-		{"scan as T3", "POST", "/v1/scan", "Bearer " + good, "", 403, `{"error":"forbidden: rescanning needs an agent tier of T0 or T1 (this token is T3)"}`},
-		{"unknown path", "GET", "/nope", "", "", 404, `{"error":"not found: GET /nope; the endpoints are /mcp (MCP over streamable HTTP), POST /v1/scan and GET /v1/health"}`},
-		{"health", "GET", "/v1/health", "", "", 200, `{"connections":0,"status":"ok"}`},
+		{"mcp without token", "POST", "/mcp", "", init, 401, `{"error":{"code":-32001,"message":"` + noToken + `"},"id":null,"jsonrpc":"2.0"}`, realm},
+		{"mcp with unknown token", "POST", "/mcp", "Bearer sgt_nope", init, 401, `{"error":{"code":-32001,"message":"` + badToken + `"},"id":null,"jsonrpc":"2.0"}`, invalid},
+		{"mcp with basic auth", "POST", "/mcp", "Basic Zm9vOmJhcg==", init, 401, `{"error":{"code":-32001,"message":"` + noToken + `"},"id":null,"jsonrpc":"2.0"}`, realm},
+		{"mcp get without token", "GET", "/mcp", "", "", 401, `{"error":{"code":-32001,"message":"` + noToken + `"},"id":null,"jsonrpc":"2.0"}`, realm},
+		{"scan without token", "POST", "/v1/scan", "", "", 401, `{"error":"` + noToken + `"}`, realm},
+		{"scan with unknown token", "POST", "/v1/scan", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, invalid},
+		{"scan as T3", "POST", "/v1/scan", "Bearer " + good, "", 403, `{"error":"forbidden: rescanning needs an agent tier of T0 or T1 (this token is T3)"}`, ""},
+		{"unknown path", "GET", "/nope", "", "", 404, `{"error":"not found: GET /nope; the endpoints are /mcp (MCP over streamable HTTP), POST /v1/scan, GET /v1/health, ` +
+			`GET /v1/installs, GET /v1/installs/pending, GET /v1/installs/review, POST /v1/installs, POST /v1/installs/{op}, ` +
+			`GET /v1/grants, POST /v1/grants, DELETE /v1/grants/{id}, POST /v1/policy/test"}`, ""},
+		{"health without token", "GET", "/v1/health", "", "", 200, `{"status":"ok"}`, ""},
+		{"health with token", "GET", "/v1/health", "Bearer " + good, "", 200, `{"connections":0,"status":"ok"}`, ""},
+		{"health with unknown token", "GET", "/v1/health", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, invalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,8 +196,14 @@ func TestAuth(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
-				t.Errorf("%s %s = %d %s, want %d containing %s", tc.method, tc.path, resp.StatusCode, body, tc.status, tc.want)
+			if got := strings.TrimSpace(string(body)); resp.StatusCode != tc.status || got != tc.want {
+				t.Errorf("%s %s = %d %s, want %d %s", tc.method, tc.path, resp.StatusCode, got, tc.status, tc.want)
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); got != tc.challenge {
+				t.Errorf("%s %s: WWW-Authenticate %q, want %q", tc.method, tc.path, got, tc.challenge)
+			}
+			if ct := resp.Header.Get("Content-Type"); tc.status != 200 && ct != "application/json" {
+				t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, ct)
 			}
 		})
 	}

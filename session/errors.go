@@ -29,4 +29,9 @@ var (
 	ErrMountInUse = errors.New("mount name in use")
 	// ErrClosed: the session handle was closed.
 	ErrClosed = errors.New("session closed")
+	// ErrNoSession: no stored session has this id (operator commands).
+	ErrNoSession = errors.New("no such session")
+	// ErrSessionInUse: the session has open handles in this process, so it
+	// is not removed.
+	ErrSessionInUse = errors.New("session in use")
 )

@@ -53,6 +53,11 @@ type Options struct {
 	// fields take the defaults (DefaultSessionWorkspaceBytes …), negative
 	// ones mean unlimited.
 	WorkspaceLimits WorkspaceLimits
+	// IdleExpiry, when positive, is how long a session may go unused before
+	// it expires: [Manager.Maintain] prunes it, and resuming it starts a
+	// fresh session under the same id (see expiry.go). Zero keeps sessions
+	// until an operator removes them.
+	IdleExpiry time.Duration
 	// Logger receives session events; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -243,16 +248,23 @@ func recordPrincipal(rec store.Session) Principal {
 // release drops one handle; the last one detaches the session.
 func (m *Manager) release(st *state) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	st.refs--
-	if st.refs == 0 && m.live[st.id] == st {
+	last := st.refs == 0 && m.live[st.id] == st
+	if last {
 		delete(m.live, st.id)
+	}
+	m.mu.Unlock()
+	if last && st.err == nil {
+		m.detached(st)
 	}
 }
 
 // attach loads or creates the stored session and builds its filesystem.
 func (m *Manager) attach(ctx context.Context, st *state) error {
 	rec, err := m.opts.Store.Session(ctx, st.id)
+	if err == nil {
+		rec, err = m.resume(ctx, st, rec)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		rec = store.Session{ID: st.id, Tenant: st.p.Tenant, Agent: st.p.Agent, Tier: string(st.p.Tier)}
 		err = m.opts.Store.CreateSession(ctx, rec)

@@ -20,6 +20,16 @@ type Session struct {
 	Skills    []LoadedSkill `json:"skills"`
 	CreatedAt time.Time     `json:"created_at"`
 	UpdatedAt time.Time     `json:"updated_at"`
+	// LastUsed is when the session was last attached, detached, changed or
+	// seen in use (see [SessionStore.TouchSessions]); idle expiry counts
+	// from it. It is not written per tool call.
+	LastUsed time.Time `json:"last_used"`
+}
+
+// SessionFilter selects sessions in [SessionStore.Sessions].
+type SessionFilter struct {
+	// UnusedSince, when not zero, keeps the sessions last used before it.
+	UnusedSince time.Time
 }
 
 // LoadedSkill is one skill loaded in a session.
@@ -51,4 +61,15 @@ type SessionStore interface {
 	// DeleteSession forgets a session and its skills. Returns ErrNotFound
 	// when there is none.
 	DeleteSession(ctx context.Context, id string) error
+	// Sessions returns the sessions f selects, with their skills, least
+	// recently used first (then by id).
+	Sessions(ctx context.Context, f SessionFilter) ([]Session, error)
+	// TouchSessions records that the sessions ids were in use at at: their
+	// LastUsed moves forward to at (never back). Unknown ids are ignored.
+	TouchSessions(ctx context.Context, at time.Time, ids ...string) error
+	// DeleteIdleSession forgets a session only if it was last used before
+	// before, in one transaction, so that a session resumed meanwhile (by
+	// another process) is kept. Returns ErrNotFound when there is none and
+	// ErrConflict when it was used since.
+	DeleteIdleSession(ctx context.Context, id string, before time.Time) error
 }

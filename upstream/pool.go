@@ -38,6 +38,9 @@ type Target struct {
 	Server mcpclient.ServerDecl
 	// Pins are the approved pins of this server's tools.
 	Pins mcpclient.PinSet
+	// LeftOut names the tools the server offered at approval that were
+	// left out of it; they are not drift (see mcpclient.ConnOptions).
+	LeftOut []string
 	// Dir is the working directory of a stdio server (the skill's
 	// directory in managed storage).
 	Dir string
@@ -251,7 +254,8 @@ func (p *Pool) dial(ctx context.Context, t Target) (*mcpclient.Conn, error) {
 			Logger: p.log, Credentials: p.opts.Credentials, Limits: p.opts.Limits, Dir: t.Dir,
 			ClientName: "skillgate", ClientVersion: p.opts.ClientVersion,
 		},
-		Pins: &pins,
+		Pins:    &pins,
+		LeftOut: t.LeftOut,
 	}
 	if p.opts.OnDrift != nil {
 		opts.OnDrift = func(d mcpclient.Drift) { p.opts.OnDrift(t, d) }

@@ -57,6 +57,19 @@ func (q *Quota) measureLocked(ctx context.Context) error {
 	return nil
 }
 
+// Release gives back bytes and files deleted outside the filesystem (a
+// removed session's workspace). A quota not yet measured ignores it: its
+// first measurement lists what is left. Usage never drops below zero.
+func (q *Quota) Release(bytes, files int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.measured {
+		return
+	}
+	q.bytes = max(q.bytes-bytes, 0)
+	q.files = max(q.files-files, 0)
+}
+
 // Usage returns the bytes and files counted so far (measuring first).
 func (q *Quota) Usage(ctx context.Context) (bytes, files int64, err error) {
 	q.mu.Lock()

@@ -113,6 +113,7 @@ skill, drift, not found), 2 usage error.`,
 		m.tokenCommand(),
 		m.discloseCommand(),
 		m.auditCommand(),
+		m.sessionCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand())
@@ -159,6 +160,8 @@ type Config struct {
 		TenantMaxBytes int64 `yaml:"tenant_max_bytes"`
 		TenantMaxFiles int64 `yaml:"tenant_max_files"`
 	} `yaml:"workspace"`
+	// Sessions configures agent sessions; see configSessions.
+	Sessions configSessions `yaml:"sessions"`
 }
 
 // config loads the configuration file, if any.

@@ -142,31 +142,13 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	d.closers = append(d.closers, d.db.Close)
 	d.reg = registry.New(d.db, registry.Options{Limits: d.limits, Logger: d.log})
 
-	var src session.Source
-	var ws blob.Store
-	switch sf.kind {
-	case "local":
-		st, err := local.Open(filepath.Join(m.data(), "workspaces"), nil)
-		if err != nil {
-			return nil, err
-		}
-		d.closers = append(d.closers, st.Close)
-		hl, err := m.hardLinkRoots(cfg)
-		if err != nil {
-			return nil, err
-		}
-		src, ws = session.LocalSource{HardLinkRoots: hl}, st
-	case "s3":
-		st, err := s3.New(s3.Config{
-			Endpoint: sf.endpoint, Bucket: sf.bucket, Region: sf.region, Prefix: sf.prefix,
-			AccessKey: m.Getenv("SKILLGATE_S3_ACCESS_KEY"), SecretKey: m.Getenv("SKILLGATE_S3_SECRET_KEY"),
-		})
-		if err != nil {
-			return nil, usageErr("--skills-store s3: %v (credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)", err)
-		}
-		src, ws = &session.BlobSource{Store: st, Logger: d.log}, st
-	default:
-		return nil, usageErr("--skills-store must be local or s3, not %q", sf.kind)
+	src, ws, err := m.openSkillStorage(sf, cfg, d.log, &d.closers)
+	if err != nil {
+		return nil, err
+	}
+	idle, err := cfg.idleExpiry()
+	if err != nil {
+		return nil, err
 	}
 
 	var mounts []vfs.Mount
@@ -189,6 +171,7 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 			SessionBytes: cfg.Workspace.MaxBytes, SessionFiles: cfg.Workspace.MaxFiles,
 			TenantBytes: cfg.Workspace.TenantMaxBytes, TenantFiles: cfg.Workspace.TenantMaxFiles,
 		},
+		IdleExpiry: idle,
 	})
 	if err != nil {
 		return nil, err
@@ -209,6 +192,34 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	}
 	ok = true
 	return d, nil
+}
+
+// openSkillStorage opens where sessions' skill trees and workspaces live,
+// as the storage flags say; what it opens is closed by closers.
+func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger, closers *[]func() error) (session.Source, blob.Store, error) {
+	switch sf.kind {
+	case "local":
+		st, err := local.Open(filepath.Join(m.data(), "workspaces"), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		*closers = append(*closers, st.Close)
+		hl, err := m.hardLinkRoots(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return session.LocalSource{HardLinkRoots: hl}, st, nil
+	case "s3":
+		st, err := s3.New(s3.Config{
+			Endpoint: sf.endpoint, Bucket: sf.bucket, Region: sf.region, Prefix: sf.prefix,
+			AccessKey: m.Getenv("SKILLGATE_S3_ACCESS_KEY"), SecretKey: m.Getenv("SKILLGATE_S3_SECRET_KEY"),
+		})
+		if err != nil {
+			return nil, nil, usageErr("--skills-store s3: %v (credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)", err)
+		}
+		return &session.BlobSource{Store: st, Logger: log}, st, nil
+	}
+	return nil, nil, usageErr("--skills-store must be local or s3, not %q", sf.kind)
 }
 
 // openCapabilities wires the capability path: the install service (whose

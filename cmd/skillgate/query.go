@@ -32,7 +32,8 @@ func (m *Main) lsCommand() *cobra.Command {
 		Long: `List registered skills: enabled, valid, and winning precedence, unless --all.
 
 --invokable-by T3 gives the pool of an agent of tier T3: the skills whose
-invokable_by includes it. --json prints seed 002's skill_list: an array of
+invokable_by includes it. --json prints the skill_list JSON that agents get
+over MCP: an array of
 {name, description, tier, invokable_by, source, category, version}.`,
 		Example: "  skillgate ls\n  skillgate ls --invokable-by T4 --json",
 		Args:    cobra.NoArgs,
@@ -85,7 +86,7 @@ invokable_by includes it. --json prints seed 002's skill_list: an array of
 		},
 	}
 	f := c.Flags()
-	f.BoolVar(&asJSON, "json", false, "print seed 002's skill_list JSON")
+	f.BoolVar(&asJSON, "json", false, "print the skill_list JSON that agents get over MCP")
 	f.IntVar(&tier, "tier", 0, "only skills of this tier (1, 2 or 3)")
 	f.StringVar(&inv, "invokable-by", "", "only skills an agent of this tier may invoke (T0–T4)")
 	f.StringVar(&category, "category", "", "only skills of this category")

@@ -26,15 +26,20 @@ func (m *Main) serveCommand() *cobra.Command {
 		Use:   "serve [--addr 127.0.0.1:7777] [--rescan-interval D] [--root DIR]...",
 		Short: "Serve agents over MCP (streamable HTTP at /mcp) with bearer tokens",
 		Long: `Serve agents over MCP, streamable HTTP at http://ADDR/mcp (loopback by
-default). Every request needs 'Authorization: Bearer <token>'; tokens map to
-principals and are managed with 'skillgate token' (DATA/tokens.json, re-read
-when it changes). Send 'Skillgate-Session: ID' on the initialize request to
+default). Every request except GET /v1/health (for load balancers: it says
+only {"status":"ok"} without a token) needs 'Authorization: Bearer <token>';
+a missing or unknown token gets 401 with 'WWW-Authenticate: Bearer
+realm="skillgate"'. Tokens map to principals and are managed with
+'skillgate token' (DATA/tokens.json, re-read when it changes). Send 'Skillgate-Session: ID' on the initialize request to
 resume a session; new connections get their id in that response header.
 
 The registry is rescanned on POST /v1/scan (a T0 or T1 token), on SIGHUP,
 and every --rescan-interval when set; connected clients are notified
 (tools/list_changed, resources/updated) when what they may load changed.
-Rescans cover --root, else the roots the registry was last scanned with.`,
+Rescans cover --root, else the roots the registry was last scanned with.
+
+With 'sessions: idle_expiry' in the configuration file, sessions unused
+that long are pruned with their workspaces (see 'skillgate session').`,
 		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme\n  skillgate serve --addr 127.0.0.1:7777 --rescan-interval 1m",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,6 +56,7 @@ Rescans cover --root, else the roots the registry was last scanned with.`,
 			}
 			defer d.close()
 			defer d.startWatch(ctx, time.Second)()
+			defer d.maintainSessions(ctx, true)()
 			defer m.checkpointEvery(ctx, d.db, checkpointInterval, d.log)()
 			tokenPath := filepath.Join(m.data(), server.TokensFile)
 			tokens, err := server.OpenTokens(tokenPath)

@@ -115,6 +115,8 @@ var migrations = []string{
 	migrationRootRefs,
 	// 8: rate-limit buckets shared by processes (ratelimit.go).
 	migrationRateBuckets,
+	// 9: when each session was last used, for idle expiry (session.go).
+	migrationSessionLastUsed,
 }
 
 // LatestSchema is the schema version this build migrates to.

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+// configSessions is the sessions: section of the configuration file.
+type configSessions struct {
+	// IdleExpiry is how long a session may go unused before it expires
+	// ("30d", "12h"); empty or "0" keeps sessions until an operator
+	// removes them.
+	IdleExpiry string `yaml:"idle_expiry"`
+}
+
+// idleExpiry returns the configured idle expiry (0: none).
+func (c *Config) idleExpiry() (time.Duration, error) {
+	s := c.Sessions.IdleExpiry
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	d, err := parseIdle(s)
+	if err != nil {
+		return 0, fmt.Errorf("config sessions.idle_expiry: %w (0 or empty keeps sessions)", err)
+	}
+	return d, nil
+}
+
+// parseIdle reads a positive idle time: a Go duration (90m, 12h) or whole
+// days (30d).
+func parseIdle(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok && err != nil {
+		d, err = time.ParseDuration(days + "h")
+		d *= 24
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration like 90m, 12h or 30d", s)
+	}
+	return d, nil
+}
+
+// maintainSessions runs the session manager's background pass (heartbeat
+// of attached sessions and, with prune, pruning of expired ones) while the
+// command runs; the returned stop ends it and waits.
+func (d *gatewayDeps) maintainSessions(ctx context.Context, prune bool) (stop func()) {
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.sessions.Maintain(mctx, 0, prune)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// openSessions opens the session manager of the data directory for the
+// operator commands; close releases it.
+func (m *Main) openSessions(ctx context.Context, sf *storageFlags) (mgr *session.Manager, idle time.Duration, close func(), err error) {
+	cfg, err := m.config()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if idle, err = cfg.idleExpiry(); err != nil {
+		return nil, 0, nil, err
+	}
+	var closers []func() error
+	close = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	closers = append(closers, db.Close)
+	log := m.logger()
+	src, ws, err := m.openSkillStorage(sf, cfg, log, &closers)
+	if err != nil {
+		close()
+		return nil, 0, nil, err
+	}
+	mgr, err = session.NewManager(session.Options{
+		Catalog: registry.New(db, registry.Options{Logger: log}), Versions: db, Store: db,
+		Source: src, Workspace: ws, IdleExpiry: idle, Logger: log,
+	})
+	if err != nil {
+		close()
+		return nil, 0, nil, err
+	}
+	return mgr, idle, close, nil
+}
+
+func (m *Main) sessionCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "session ls|rm|prune",
+		Short: "List, remove and prune agent sessions",
+		Long: `Manage stored agent sessions: who each belongs to, the skills it has loaded,
+when it was created and last used, and its /workspace files.
+
+A session is "used" when it is created, resumed, changes its loaded skills
+or ends, and every few minutes while a connection keeps it open; not on
+every tool call. With 'sessions: idle_expiry: 30d' in the configuration
+file, 'skillgate serve' prunes sessions unused that long, and a client that
+resumes an expired session gets a fresh one under the same id (no loaded
+skills, empty workspace). Removing a session deletes its workspace.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usageErr("session needs a subcommand: ls, rm or prune (see 'skillgate session --help')")
+		},
+	}
+
+	var lsSF storageFlags
+	var lsJSON bool
+	ls := &cobra.Command{
+		Use:   "ls [--json]",
+		Short: "List sessions, least recently used first",
+		Long: `List the stored sessions, least recently used first: id, principal
+(tenant/agent@tier), loaded skills, created and last used (UTC). --json
+prints [{"id", "principal", "skills", "created", "last_used"}].`,
+		Example: "  skillgate session ls\n  skillgate session ls --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			mgr, _, closeAll, err := m.openSessions(cmd.Context(), &lsSF)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			list, err := mgr.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if lsJSON {
+				return writeJSON(m.Stdout, list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(m.Stderr, "no sessions")
+				return nil
+			}
+			return m.printSessions(list)
+		},
+	}
+	ls.Flags().BoolVar(&lsJSON, "json", false, "print as JSON")
+	m.addStorageFlags(ls, &lsSF)
+
+	var rmSF storageFlags
+	rm := &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Remove sessions and their workspaces",
+		Long: `Remove the named sessions: their record (principal, loaded skills) and
+their /workspace files. A client that resumes a removed id gets a fresh
+session. Remove sessions whose connections have ended: a connection still
+open in another process keeps working, but can no longer save its loaded
+skills. Exits 1 when an id does not exist (the others are still removed).`,
+		Example: "  skillgate session rm 7f3a9c0e1b2d4a5f",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, id := range args {
+				if err := session.ValidID(id); err != nil {
+					return usageErr("%v", err)
+				}
+			}
+			mgr, _, closeAll, err := m.openSessions(cmd.Context(), &rmSF)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			failed := false
+			for _, id := range args {
+				in, err := mgr.Remove(cmd.Context(), id)
+				switch {
+				case errors.Is(err, session.ErrNoSession) || errors.Is(err, session.ErrSessionInUse):
+					fmt.Fprintf(m.Stderr, "skillgate session rm: %v\n", err)
+					failed = true
+				case err != nil:
+					return err
+				default:
+					fmt.Fprintf(m.Stdout, "removed %s (%s)\n", in.ID, in.Principal)
+				}
+			}
+			if failed {
+				return errFailed
+			}
+			return nil
+		},
+	}
+	m.addStorageFlags(rm, &rmSF)
+
+	var prSF storageFlags
+	var idleFlag string
+	var dryRun, prJSON bool
+	prune := &cobra.Command{
+		Use:   "prune [--idle DURATION] [--dry-run] [--json]",
+		Short: "Remove the sessions unused for longer than an idle time",
+		Long: `Remove the sessions unused for longer than --idle (90m, 12h, 30d; default:
+sessions.idle_expiry from the configuration file), with their workspaces,
+and list them. --dry-run lists them without removing anything. --json
+prints the sessions as 'session ls --json' does.`,
+		Example: "  skillgate session prune --idle 30d --dry-run\n  skillgate session prune --idle 7d",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var idle time.Duration
+			if idleFlag != "" {
+				d, err := parseIdle(idleFlag)
+				if err != nil {
+					return usageErr("--idle: %v", err)
+				}
+				idle = d
+			}
+			mgr, configured, closeAll, err := m.openSessions(cmd.Context(), &prSF)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			if idle == 0 {
+				idle = configured
+			}
+			if idle == 0 {
+				return usageErr("prune needs --idle DURATION (e.g. --idle 30d), or sessions.idle_expiry in the configuration file")
+			}
+			pruned, err := mgr.Prune(cmd.Context(), idle, dryRun)
+			if err != nil {
+				return err
+			}
+			if prJSON {
+				return writeJSON(m.Stdout, pruned)
+			}
+			verb := "pruned"
+			if dryRun {
+				verb = "would prune"
+			}
+			noun := "sessions"
+			if len(pruned) == 1 {
+				noun = "session"
+			}
+			fmt.Fprintf(m.Stderr, "%s %d %s unused for more than %s\n", verb, len(pruned), noun, idleText(idle))
+			if len(pruned) == 0 {
+				return nil
+			}
+			return m.printSessions(pruned)
+		},
+	}
+	prune.Flags().StringVar(&idleFlag, "idle", "", "remove sessions unused for longer than this (90m, 12h, 30d)")
+	prune.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be removed, remove nothing")
+	prune.Flags().BoolVar(&prJSON, "json", false, "print the sessions as JSON")
+	m.addStorageFlags(prune, &prSF)
+
+	c.AddCommand(ls, rm, prune)
+	return c
+}
+
+// printSessions prints sessions as a table.
+func (m *Main) printSessions(list []session.Info) error {
+	tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPRINCIPAL\tSKILLS\tCREATED\tLAST USED")
+	for _, s := range list {
+		skills := "-"
+		if len(s.Skills) > 0 {
+			skills = strings.Join(s.Skills, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Principal, skills,
+			s.Created.UTC().Format(time.RFC3339), s.LastUsed.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+// idleText renders an idle time in days when it is whole days.
+func idleText(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}

@@ -1,0 +1,318 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blob/local"
+	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+// clock is a settable clock shared by the store and the manager.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// expiryFixture is a registry with one skill, a workspace store and a
+// manager with the given idle expiry, on a clock the test moves.
+type expiryFixture struct {
+	db    *sqlite.DB
+	ws    blob.Store
+	mgr   *session.Manager
+	clock *clock
+}
+
+var t0 = time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
+
+func newExpiryFixture(t *testing.T, idle time.Duration) *expiryFixture {
+	t.Helper()
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "skills")
+	write(t, filepath.Join(root, "docs", "pdf", "SKILL.md"), skillMD("pdf", "PDF files.", "1", "# PDF\n"))
+	c := &clock{t: t0}
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.Now = c.now
+	reg := registry.New(db, registry.Options{})
+	if _, err := reg.Scan(ctx, []discover.Root{{Path: root, Scope: discover.ScopeProject}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := local.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	mgr, err := session.NewManager(session.Options{Catalog: reg, Versions: db, Store: db, Workspace: ws, IdleExpiry: idle, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &expiryFixture{db: db, ws: ws, mgr: mgr, clock: c}
+}
+
+// use opens id for p, loads pdf when load is set, writes a workspace file
+// (unless it is there), and closes the session.
+func (f *expiryFixture) use(t *testing.T, p session.Principal, id string, load bool) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := f.mgr.Open(ctx, p, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if load {
+		if _, err := s.Load(ctx, "docs/pdf"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.FS().Read(ctx, "/workspace/notes.md", 0, 0); err == nil {
+		return
+	}
+	if err := s.FS().Write(ctx, "/workspace/notes.md", "notes of "+id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// workspace returns the keys under a session's workspace.
+func (f *expiryFixture) workspace(t *testing.T, tenant, id string) []string {
+	t.Helper()
+	prefix, err := blob.WorkspacePrefix(tenant, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := f.ws.List(context.Background(), prefix, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, in := range infos {
+		out = append(out, in.Key)
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var reviewer = session.Principal{Tenant: "acme", Agent: "reviewer", Tier: skill.T2}
+
+// TestSessionListRemove: sessions are listed least recently used first
+// with their principal, skills, creation and last use (attach and detach
+// move it); removing one deletes its workspace; unknown and attached
+// sessions are refused with what to do.
+func TestSessionListRemove(t *testing.T) {
+	ctx := context.Background()
+	f := newExpiryFixture(t, 0)
+	f.use(t, t3, "s1", true)
+	f.clock.add(time.Hour)
+	f.use(t, reviewer, "s2", false)
+	f.clock.add(time.Hour)
+	// Resuming s1 at 12:00 and closing it at 13:00 makes it the most
+	// recently used.
+	s, err := f.mgr.Open(ctx, t3, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.add(time.Hour)
+	s.Close()
+
+	list, err := f.mgr.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[{"id":"s2","principal":"acme/reviewer@T2","skills":[],"created":"2026-08-01T11:00:00Z","last_used":"2026-08-01T11:00:00Z"},` +
+		`{"id":"s1","principal":"acme/drafter@T3","skills":["docs/pdf"],"created":"2026-08-01T10:00:00Z","last_used":"2026-08-01T13:00:00Z"}]`
+	if got := mustJSON(t, list); got != want {
+		t.Errorf("list\n got %s\nwant %s", got, want)
+	}
+
+	if got := f.workspace(t, "acme", "s1"); mustJSON(t, got) != `["acme/sessions/s1/workspace/notes.md"]` {
+		t.Fatalf("workspace before rm: %q", got)
+	}
+	in, err := f.mgr.Remove(ctx, "s1")
+	if err != nil || in.ID != "s1" {
+		t.Fatalf("Remove(s1) = %+v, %v", in, err)
+	}
+	if got := f.workspace(t, "acme", "s1"); len(got) != 0 {
+		t.Errorf("workspace after rm: %q", got)
+	}
+	if got := f.workspace(t, "acme", "s2"); len(got) != 1 {
+		t.Errorf("other workspace after rm: %q", got)
+	}
+
+	live, err := f.mgr.Open(ctx, reviewer, "s2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	tests := []struct {
+		id      string
+		want    string
+		wantErr error
+	}{
+		{"s1", "no such session: s1 (list them with skillgate session ls)", session.ErrNoSession},
+		{"s2", "session in use: s2 has open connections; remove it once they end", session.ErrSessionInUse},
+		{"../x", `invalid session id: session id "../x" must be letters, digits, '.', '_' and '-', starting with a letter or digit`, session.ErrInvalidSessionID},
+	}
+	for _, tc := range tests {
+		_, err := f.mgr.Remove(ctx, tc.id)
+		if err == nil || err.Error() != tc.want || !errors.Is(err, tc.wantErr) {
+			t.Errorf("Remove(%s) = %v, want %s", tc.id, err, tc.want)
+		}
+	}
+}
+
+// TestSessionPrune: prune removes the sessions idle longer than the given
+// time, with their workspaces, and keeps recent and attached ones; a dry
+// run removes nothing.
+func TestSessionPrune(t *testing.T) {
+	ctx := context.Background()
+	f := newExpiryFixture(t, 0)
+	f.use(t, t3, "old", true)
+	f.use(t, reviewer, "held", false)
+	f.clock.add(10 * 24 * time.Hour)
+	f.use(t, t3, "recent", false)
+	held, err := f.mgr.Open(ctx, reviewer, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	f.clock.add(24 * time.Hour)
+
+	ids := func(in []session.Info) string {
+		var out []string
+		for _, i := range in {
+			out = append(out, i.ID)
+		}
+		return mustJSON(t, out)
+	}
+	dry, err := f.mgr.Prune(ctx, 7*24*time.Hour, true)
+	if err != nil || ids(dry) != `["old"]` {
+		t.Fatalf("dry run = %s, %v", ids(dry), err)
+	}
+	if got := f.workspace(t, "acme", "old"); len(got) != 1 {
+		t.Errorf("dry run deleted the workspace: %q", got)
+	}
+	pruned, err := f.mgr.Prune(ctx, 7*24*time.Hour, false)
+	if err != nil || ids(pruned) != `["old"]` {
+		t.Fatalf("prune = %s, %v", ids(pruned), err)
+	}
+	if got := f.workspace(t, "acme", "old"); len(got) != 0 {
+		t.Errorf("workspace of a pruned session: %q", got)
+	}
+	list, _ := f.mgr.List(ctx)
+	if ids(list) != `["held","recent"]` {
+		t.Errorf("left = %s", ids(list))
+	}
+	if _, err := f.mgr.Prune(ctx, 0, false); err == nil || err.Error() != "session: prune: the idle time must be positive, not 0s" {
+		t.Errorf("prune 0 = %v", err)
+	}
+}
+
+// TestSessionExpiresOnResume: with an idle expiry, a session resumed after
+// it expired starts afresh under its id (no skills, empty workspace, new
+// creation time), as if it had been pruned; one resumed in time keeps all.
+func TestSessionExpiresOnResume(t *testing.T) {
+	ctx := context.Background()
+	f := newExpiryFixture(t, 30*24*time.Hour)
+	f.use(t, t3, "kept", true)
+	f.use(t, t3, "expired", true)
+	f.clock.add(29 * 24 * time.Hour)
+	f.use(t, t3, "kept", false) // used on day 30
+	f.clock.add(2 * 24 * time.Hour)
+
+	s, err := f.mgr.Open(ctx, t3, "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(s.Loaded()); got != 1 {
+		t.Errorf("kept: %d skills loaded, want 1", got)
+	}
+	s.Close()
+
+	s, err = f.mgr.Open(ctx, t3, "expired")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := len(s.Loaded()); got != 0 {
+		t.Errorf("expired: %d skills loaded, want 0", got)
+	}
+	if got := f.workspace(t, "acme", "expired"); len(got) != 0 {
+		t.Errorf("expired workspace kept: %q", got)
+	}
+	rec, err := f.db.Session(ctx, "expired")
+	if err != nil || !rec.CreatedAt.Equal(t0.Add(31*24*time.Hour)) || len(rec.Skills) != 0 {
+		t.Errorf("stored = %+v, %v", rec, err)
+	}
+}
+
+// TestSessionMaintain: the background pass records attached sessions as in
+// use, so it never prunes them, and prunes the expired ones.
+func TestSessionMaintain(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := newExpiryFixture(t, time.Hour)
+	f.use(t, t3, "idle", false)
+	held, err := f.mgr.Open(ctx, reviewer, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	f.clock.add(2 * time.Hour)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.mgr.Maintain(ctx, time.Millisecond, true)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		list, err := f.mgr.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 1 {
+			if list[0].ID != "held" || !list[0].LastUsed.Equal(t0.Add(2*time.Hour)) {
+				t.Errorf("left %+v", list)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not pruned: %+v", list)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
