@@ -49,6 +49,9 @@ func serve() int {
 	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "contents of " + in.Path}}}, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wrote " + in.Path}}}, nil, nil
+	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		return 1
 	}
@@ -154,7 +157,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	}
 	// echo is offered by two skills and read_file is a gateway tool: all
 	// are namespaced by skill.
-	if got := strings.Join(names, " "); got != "beta__echo beta__read_file tools--alpha__echo tools--alpha__read_file" {
+	if got := strings.Join(names, " "); got != "beta__echo beta__read_file beta__write_file tools--alpha__echo tools--alpha__read_file tools--alpha__write_file" {
 		t.Fatalf("names: %s", got)
 	}
 	if tools[0].Description != "Echo the text." {
@@ -222,7 +225,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, _ = b.Tools(ctx, admin)
-	if len(tools) != 2 || tools[0].Name != "echo" || tools[1].Name != "tools--alpha__read_file" {
+	if len(tools) != 3 || tools[0].Name != "echo" || tools[1].Name != "tools--alpha__read_file" || tools[2].Name != "tools--alpha__write_file" {
 		t.Fatalf("after reload: %v %v", tools[0].Name, tools[1].Name)
 	}
 	for _, st := range pool.Stats() {
