@@ -121,7 +121,7 @@ func (d *listDecider) Decide(_ context.Context, _ session.Principal, _ string, c
 		return broker.Decision{Effect: audit.DecisionDeny, Reasons: []string{"policy no-deny (test.cedar:1)"}}
 	}
 	if strings.Contains(c.Skill, "approval") {
-		return broker.Decision{Effect: audit.DecisionRequireApproval, Reasons: []string{"destructive capability"}, Remedy: "A human must run: skillgate grant add …"}
+		return broker.Decision{Effect: audit.DecisionRequireApproval, Reasons: []string{"destructive capability"}, Approve: "skillgate grant add …"}
 	}
 	return broker.Decision{Effect: audit.DecisionAllow, Reasons: []string{"policy allow-all"}}
 }
@@ -209,7 +209,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	if len(rs) != len(tests) {
 		t.Fatalf("%d audit records for %d calls", len(rs), len(tests))
 	}
-	if r := rs[0]; r.Subject != "beta#srv/echo" || r.Decision != audit.DecisionAllow || r.Actor != "agent:acme/a1" || !strings.HasPrefix(r.ArgsHash, "sha256:") || r.LatencyNS <= 0 {
+	if r := rs[0]; r.Subject != "beta:srv/echo" || r.Decision != audit.DecisionAllow || r.Actor != "agent:acme/a1" || !strings.HasPrefix(r.ArgsHash, "sha256:") || r.LatencyNS <= 0 {
 		t.Fatalf("first record %+v", r)
 	}
 	if r := rs[2]; r.Decision != audit.DecisionDeny || r.Reasons[0] != "policy no-deny (test.cedar:1)" {
