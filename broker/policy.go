@@ -34,7 +34,7 @@ type PolicyDecider struct {
 	mu      sync.Mutex
 	caps    []*Capability
 	byID    map[string]*Capability // "skill:ext/cap" → the capability
-	scopes  sync.Map                 // principal ID → *cachedScope
+	scopes  sync.Map               // principal ID → *cachedScope
 }
 
 type cachedScope struct {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/policy"
@@ -137,5 +138,34 @@ func TestPolicyCLI(t *testing.T) {
 	wantAudit := "grant.add operator:tester tools/fs:fs/delete_file [tidy /srv]\ngrant.revoke operator:local tools/fs:fs/delete_file [revoked]"
 	if strings.Join(got, "\n") != wantAudit {
 		t.Fatalf("audit:\n%s\nwant\n%s", strings.Join(got, "\n"), wantAudit)
+	}
+}
+
+// TestPendingListsApprovalRequests: calls refused until a human approves
+// them are listed for the operator with the command that approves them
+// (the agent was only told that a human must approve).
+func TestPendingListsApprovalRequests(t *testing.T) {
+	data := t.TempDir()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(data, "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	approve := `{"approve":"skillgate grant add acme/a1 notes:fs/write_file --level destructive --uses 1 --reason '…'"}`
+	if _, err := db.Append(ctx,
+		audit.Record{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: audit.DecisionRequireApproval, Data: json.RawMessage(approve)},
+		audit.Record{Time: at.Add(time.Minute), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: audit.DecisionRequireApproval, Data: json.RawMessage(approve)},
+		audit.Record{Time: at.Add(2 * time.Minute), Actor: "agent:acme/a2", Action: "capability.invoke", Subject: "notes:fs/read_file", Decision: audit.DecisionAllow},
+	); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	code, out, errs := run(t, data, "pending")
+	want := "Calls waiting for a human's approval (last 24h):\n" +
+		"  agent:acme/a1 notes:fs/write_file: 2 refused, last " + at.Add(time.Minute).Format(time.RFC3339) + "\n" +
+		"    approve one call: skillgate grant add acme/a1 notes:fs/write_file --level destructive --uses 1 --reason '…'\n"
+	if code != 0 || out != want {
+		t.Fatalf("pending: %d %q\n got %s\nwant %s", code, errs, out, want)
 	}
 }
