@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -169,7 +170,8 @@ func (d *PolicyDecider) principal(p session.Principal) policy.Principal {
 // Delegate makes child a sub-agent of parent that may use the forwarded
 // capabilities ("skill:extension/capability", or "extension/capability"
 // when only one installed skill offers it: see
-// [policy.Engine.ResolveCapability]), within parent's scope: see
+// [policy.Engine.ResolveCapability]; a short form no skill offers is
+// dropped, an ambiguous one is an error), within parent's scope: see
 // [policy.Engine.Delegate]. A forward outside the parent's scope is
 // dropped, never an error; the child's tier may not be above the
 // parent's. Both principals must be well formed ([session.Principal.Validate]). It returns the child's resulting scope.
@@ -183,6 +185,9 @@ func (d *PolicyDecider) Delegate(parent, child session.Principal, forwarded []st
 	refs := make([]policy.CapabilityRef, 0, len(forwarded))
 	for _, f := range forwarded {
 		r, err := d.Engine.ResolveCapability(f)
+		if errors.Is(err, policy.ErrNoSuchCapability) {
+			continue // could not be in the parent's scope either
+		}
 		if err != nil {
 			return policy.Scope{}, err
 		}

@@ -14,7 +14,8 @@ import (
 // strictly ([ParseCapabilityRef]). The short form "extensionId/
 // capabilityId" is accepted only when exactly one capability record of the
 // engine (the installed skills) has it; otherwise the error lists the
-// candidates to choose from. It is for the CLI: a request from a program
+// candidates to choose from, or wraps [ErrNoSuchCapability] when there are
+// none. It is for the CLI: a request from a program
 // should name the skill.
 func (e *Engine) ResolveCapability(s string) (CapabilityRef, error) {
 	if strings.Contains(s, ":") {
@@ -35,7 +36,7 @@ func (e *Engine) ResolveCapability(s string) (CapabilityRef, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return CapabilityRef{}, fmt.Errorf("%w: no installed skill offers %s; name the skill: %s", ErrInvalidCapability, s, refFormHelp)
+		return CapabilityRef{}, fmt.Errorf("%w: %s: %w; name the skill: %s", ErrInvalidCapability, s, ErrNoSuchCapability, refFormHelp)
 	}
 	return CapabilityRef{}, fmt.Errorf("%w: %s is offered by %d skills (%s); name one of them", ErrInvalidCapability, s, len(found), refList(found))
 }

@@ -73,7 +73,7 @@ func TestResolveCapability(t *testing.T) {
 		// The full form is parsed, not looked up: out of scope is decided later.
 		{in: "nobody:fs/write_file", want: "nobody:fs/write_file"},
 		{in: "fs/write_file", wantErr: "invalid capability: fs/write_file is offered by 2 skills (alpha:fs/write_file, beta:fs/write_file); name one of them"},
-		{in: "fs/nope", wantErr: "invalid capability: no installed skill offers fs/nope; name the skill: write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file"},
+		{in: "fs/nope", wantErr: "invalid capability: fs/nope: no installed skill offers it; name the skill: write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file"},
 		{in: "fs", wantErr: `invalid capability: capability "fs": write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file`},
 	}
 	for _, tt := range tests {
