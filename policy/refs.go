@@ -26,8 +26,9 @@ func (e *Engine) ResolveCapability(s string) (CapabilityRef, error) {
 		return CapabilityRef{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidCapability, s, refFormHelp)
 	}
 	var found []CapabilityRef
-	for i := range e.snap.Load().caps {
-		ce := &e.snap.Load().caps[i]
+	caps := e.snap.Load().caps
+	for i := range caps {
+		ce := &caps[i]
 		if ce.ExtensionID == ext && ce.CapabilityID == c {
 			found = append(found, ce.Ref())
 		}
@@ -57,8 +58,9 @@ func (e *Engine) ResolveGrantCapability(pattern string) (string, error) {
 		return "", fmt.Errorf("%w: capability %q: %s", ErrInvalidGrant, pattern, grantFormHelp)
 	}
 	var skills []string
-	for i := range e.snap.Load().caps {
-		ce := &e.snap.Load().caps[i]
+	caps := e.snap.Load().caps
+	for i := range caps {
+		ce := &caps[i]
 		if constraint.MatchWildcard(pattern, ce.Ref().Short()) && !slices.Contains(skills, ce.SkillKey) {
 			skills = append(skills, ce.SkillKey)
 		}

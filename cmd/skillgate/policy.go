@@ -230,6 +230,9 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					}
 					fmt.Fprintf(m.Stdout, "  %s: %s%s\n", r.Kind, r.Message, where)
 				}
+				if cmd, ok := e.GrantCommand(p, ref); ok && rep.Effect == policy.RequireApproval {
+					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", cmd)
+				}
 			}
 			if rep.Effect != policy.Allow {
 				return errFailed

@@ -83,7 +83,8 @@ func TestPolicyCLI(t *testing.T) {
 
 	// Grants.
 	code, out, _ = run(t, data, "policy", "test", "--principal", "acme/a", "--capability", "fs/delete_file", "--capabilities", caps)
-	if code != 1 || !strings.Contains(out, "→ require_approval") {
+	if code != 1 || !strings.Contains(out, "→ require_approval") ||
+		!strings.HasSuffix(out, "  approve one call with: skillgate grant add acme/a tools/fs:fs/delete_file --level destructive --uses 1 --reason '…'\n") {
 		t.Fatalf("needs approval: %d %q", code, out)
 	}
 	// No installed skill offers fs/delete_file (the records above are a
