@@ -90,6 +90,7 @@ type Capability struct {
 	InvokableBy []string
 
 	target upstream.Target
+	id     string // ID(), computed once at load
 	schema *jsonschema.Schema
 	// emptyErr is the schema's verdict on the empty object, the arguments
 	// of every call of a tool without parameters, found once at load.
@@ -110,7 +111,12 @@ func (c *Capability) Target() upstream.Target { return c.target }
 // ID returns the capability's identity, "skill:extension/capability"
 // ([policy.CapabilityRef.String]): the name grants, policies and audit
 // records use.
-func (c *Capability) ID() string { return c.Ref().String() }
+func (c *Capability) ID() string {
+	if c.id != "" {
+		return c.id
+	}
+	return c.Ref().String()
+}
 
 // Ref returns the capability's reference: its skill, server and tool.
 func (c *Capability) Ref() policy.CapabilityRef {
@@ -313,6 +319,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		t := *c.Tool
 		t.Name = c.Name
 		c.Tool = &t
+		c.id = c.Ref().String()
 	}
 	return &snapshot{caps: caps}, problems
 }
