@@ -107,7 +107,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		isError bool
 	}{
 		{"alpha__write_file", "wrote /x", false},
-		{"beta__write_file", "skillgate: beta__write_file needs a human's approval before you may call it: permitted by skillgate-default-permit [policy skillgate-default-permit, (default):4]; beta:fs/write_file is destructive: a human must approve it. Ask a human operator to approve it; the request is recorded for them.", true},
+		{"beta__write_file", "skillgate: beta__write_file needs a human's approval before you may call it: permitted by skillgate-default-permit [policy skillgate-default-permit]; beta:fs/write_file is destructive: a human must approve it. Ask a human operator to approve it; the request is recorded for them.", true},
 	}
 	for _, tt := range tests {
 		res, err := b.Call(ctx, gatewayCaller(agent), tt.name, json.RawMessage(`{"path":"/x"}`))
