@@ -16,8 +16,11 @@
 //  5. audited: who, session, capability, a hash of the arguments, the
 //     decision, its reasons and the latency.
 //
-// A refusal is an MCP tool error whose text tells the agent why and what a
-// human must do; it never reaches the upstream server.
+// A refusal is an MCP tool error whose text tells the agent why, and that a
+// human must approve where one must; it never reaches the upstream server.
+// The command that approves is never sent to the agent (an agent with a
+// shell on the host could run it): operators find it in the log, in the
+// audit record and in `skillgate pending`.
 package broker
 
 import (
@@ -40,6 +43,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
@@ -86,6 +90,7 @@ type Capability struct {
 	InvokableBy []string
 
 	target upstream.Target
+	id     string // ID(), computed once at load
 	schema *jsonschema.Schema
 	// emptyErr is the schema's verdict on the empty object, the arguments
 	// of every call of a tool without parameters, found once at load.
@@ -103,8 +108,20 @@ func (c *Capability) validate(args map[string]any) error {
 // Target is the upstream server the capability is forwarded to.
 func (c *Capability) Target() upstream.Target { return c.target }
 
-// ID returns "extension/capability".
-func (c *Capability) ID() string { return c.Capability.Name() }
+// ID returns the capability's identity, "skill:extension/capability"
+// ([policy.CapabilityRef.String]): the name grants, policies and audit
+// records use.
+func (c *Capability) ID() string {
+	if c.id != "" {
+		return c.id
+	}
+	return c.Ref().String()
+}
+
+// Ref returns the capability's reference: its skill, server and tool.
+func (c *Capability) Ref() policy.CapabilityRef {
+	return policy.CapabilityRef{Skill: c.Skill, ExtensionID: c.Capability.ExtensionID, CapabilityID: c.Capability.CapabilityID}
+}
 
 // Decision is a policy decision on one call.
 type Decision struct {
@@ -117,9 +134,14 @@ type Decision struct {
 	// Told are the reasons as the agent is told them: policies by id and
 	// file name, never a host path. Nil means Reasons.
 	Told []string
-	// Remedy, for a refusal, says what a human must do (for example the
-	// grant command to run).
-	Remedy string
+	// Approve, for require_approval, is the command an operator runs to
+	// approve the call. It is for operators only (the log, the audit
+	// record, `skillgate pending`), never shown to the agent.
+	Approve string
+	// Release, when set on an allowed decision, gives back what the
+	// decision consumed (a one-use grant's use); the broker calls it when
+	// the call then never reached the server.
+	Release func(context.Context) error
 }
 
 // told returns the reasons an agent is told.
@@ -297,6 +319,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		t := *c.Tool
 		t.Name = c.Name
 		c.Tool = &t
+		c.id = c.Ref().String()
 	}
 	return &snapshot{caps: caps}, problems
 }
@@ -458,6 +481,7 @@ type admission struct {
 	c       *Capability
 	args    json.RawMessage
 	refusal string // the tool error text when the call is refused
+	release func(context.Context) error
 }
 
 // admit does everything before forwarding: scope lookup, argument
@@ -490,7 +514,7 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 	}
 	a.c = c
-	a.rec.Subject = c.Skill + "#" + c.ID()
+	a.rec.Subject = c.ID()
 	args, err := decodeArgs(rawArgs)
 	if err != nil {
 		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
@@ -508,19 +532,19 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 	switch d.Effect {
 	case audit.DecisionAllow:
 	case audit.DecisionRequireApproval:
-		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s.", name, strings.Join(d.told(), "; "))
-		if d.Remedy != "" {
-			msg += " " + d.Remedy
+		if d.Approve != "" {
+			a.rec.Data, _ = json.Marshal(map[string]string{"approve": d.Approve})
+			b.log.WarnContext(ctx, "capability call needs a human's approval", "principal", p.String(), "session", who.SessionID,
+				"capability", c.ID(), "approve", d.Approve)
 		}
+		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s. Ask a human operator to approve it; the request is recorded for them.", name, strings.Join(d.told(), "; "))
 		return refuse(audit.DecisionRequireApproval, d.Reasons, msg)
 	default:
 		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.told(), "; "))
-		if d.Remedy != "" {
-			msg += " " + d.Remedy
-		}
 		return refuse(audit.DecisionDeny, d.Reasons, msg)
 	}
 	a.rec.Decision, a.rec.Reasons = audit.DecisionAllow, d.Reasons
+	a.release = d.Release
 	return a
 }
 
@@ -553,17 +577,40 @@ func (b *Broker) allowed(ctx context.Context, a admission) {
 // error text for the agent. A call the upstream connection refused because
 // the live tool no longer matches its approved pin (or could not be
 // re-checked) never ran: it is audited as denied for drift.
+//
+// A call that never reached the server (upstream.ErrNotSent: a missing
+// credential, a server that does not start, drift) gives back the grant use
+// its decision consumed, so a one-use grant still serves the call that
+// reaches the server.
 func (b *Broker) failed(ctx context.Context, a admission, name string, err error) string {
 	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
+	released := false
+	if a.release != nil && errors.Is(err, upstream.ErrNotSent) {
+		if rerr := a.release(ctx); rerr != nil {
+			b.log.ErrorContext(ctx, "grant use not given back", "capability", a.rec.Subject, "err", rerr)
+		} else {
+			released = true
+		}
+	}
 	if errors.Is(err, mcpclient.ErrToolBlocked) || errors.Is(err, mcpclient.ErrRecheckFailed) {
 		a.rec.Decision, a.rec.Reasons = audit.DecisionDeny, []string{"drift: " + oneLine(err)}
+		if released {
+			a.rec.Data = json.RawMessage(`{"grantReleased":true}`)
+		}
 		b.record(ctx, a.rec)
 		b.log.WarnContext(ctx, "call refused for drift", "capability", a.rec.Subject, "err", err)
 		return fmt.Sprintf("skillgate: %s was refused: the server's tool no longer matches the definition an operator approved (drift); an operator must review it (skillgate review) before it can be called again", name)
 	}
-	a.rec.Data, _ = json.Marshal(map[string]string{"upstreamError": oneLine(err)})
+	data := map[string]any{"upstreamError": oneLine(err)}
+	if released {
+		data["grantReleased"] = true
+	}
+	a.rec.Data, _ = json.Marshal(data)
 	b.record(ctx, a.rec)
 	b.log.WarnContext(ctx, "upstream call failed", "capability", a.rec.Subject, "err", err)
+	if errors.Is(err, upstream.ErrNotSent) {
+		return fmt.Sprintf("skillgate: %s was allowed but never reached its server: %s", name, oneLine(err))
+	}
 	return fmt.Sprintf("skillgate: %s was allowed but the upstream server failed: %s", name, oneLine(err))
 }
 

@@ -49,6 +49,9 @@ func serve() int {
 	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "contents of " + in.Path}}}, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wrote " + in.Path}}}, nil, nil
+	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		return 1
 	}
@@ -118,7 +121,7 @@ func (d *listDecider) Decide(_ context.Context, _ session.Principal, _ string, c
 		return broker.Decision{Effect: audit.DecisionDeny, Reasons: []string{"policy no-deny (test.cedar:1)"}}
 	}
 	if strings.Contains(c.Skill, "approval") {
-		return broker.Decision{Effect: audit.DecisionRequireApproval, Reasons: []string{"destructive capability"}, Remedy: "A human must run: skillgate grant add …"}
+		return broker.Decision{Effect: audit.DecisionRequireApproval, Reasons: []string{"destructive capability"}, Approve: "skillgate grant add …"}
 	}
 	return broker.Decision{Effect: audit.DecisionAllow, Reasons: []string{"policy allow-all"}}
 }
@@ -154,7 +157,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	}
 	// echo is offered by two skills and read_file is a gateway tool: all
 	// are namespaced by skill.
-	if got := strings.Join(names, " "); got != "beta__echo beta__read_file tools--alpha__echo tools--alpha__read_file" {
+	if got := strings.Join(names, " "); got != "beta__echo beta__read_file beta__write_file tools--alpha__echo tools--alpha__read_file tools--alpha__write_file" {
 		t.Fatalf("names: %s", got)
 	}
 	if tools[0].Description != "Echo the text." {
@@ -206,7 +209,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	if len(rs) != len(tests) {
 		t.Fatalf("%d audit records for %d calls", len(rs), len(tests))
 	}
-	if r := rs[0]; r.Subject != "beta#srv/echo" || r.Decision != audit.DecisionAllow || r.Actor != "agent:acme/a1" || !strings.HasPrefix(r.ArgsHash, "sha256:") || r.LatencyNS <= 0 {
+	if r := rs[0]; r.Subject != "beta:srv/echo" || r.Decision != audit.DecisionAllow || r.Actor != "agent:acme/a1" || !strings.HasPrefix(r.ArgsHash, "sha256:") || r.LatencyNS <= 0 {
 		t.Fatalf("first record %+v", r)
 	}
 	if r := rs[2]; r.Decision != audit.DecisionDeny || r.Reasons[0] != "policy no-deny (test.cedar:1)" {
@@ -222,7 +225,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, _ = b.Tools(ctx, admin)
-	if len(tools) != 2 || tools[0].Name != "echo" || tools[1].Name != "tools--alpha__read_file" {
+	if len(tools) != 3 || tools[0].Name != "echo" || tools[1].Name != "tools--alpha__read_file" || tools[2].Name != "tools--alpha__write_file" {
 		t.Fatalf("after reload: %v %v", tools[0].Name, tools[1].Name)
 	}
 	for _, st := range pool.Stats() {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -33,8 +34,8 @@ type PolicyDecider struct {
 	parents sync.Map // child principal ID → parent principal ID
 	mu      sync.Mutex
 	caps    []*Capability
-	byID    map[string][]*Capability // "ext/cap" → the capabilities of every skill offering it
-	scopes  sync.Map                 // principal ID → *cachedScope
+	byID    map[string]*Capability // "skill:ext/cap" → the capability
+	scopes  sync.Map               // principal ID → *cachedScope
 }
 
 type cachedScope struct {
@@ -47,20 +48,21 @@ var _ Decider = (*PolicyDecider)(nil)
 
 // NewPolicyDecider returns a decider over e.
 func NewPolicyDecider(e *policy.Engine) *PolicyDecider {
-	return &PolicyDecider{Engine: e, byID: map[string][]*Capability{}}
+	return &PolicyDecider{Engine: e, byID: map[string]*Capability{}}
 }
 
 // SetCapabilities implements [Decider]: every capability the broker offers
-// becomes a policy.Capability of an enabled imported skill. When two skills
-// declare the same extension id and tool, policy sees the capability once,
-// with the most severe metadata of the two.
+// becomes a policy.Capability of an enabled imported skill, named with its
+// skill ("notes:fs/write_file"): two skills that both declare a server "fs"
+// with a tool write_file offer two capabilities, each with its own
+// metadata, scope, policies and grants.
 func (d *PolicyDecider) SetCapabilities(caps []*Capability) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.caps = caps
-	d.byID = map[string][]*Capability{}
+	d.byID = make(map[string]*Capability, len(caps))
 	for _, c := range caps {
-		d.byID[c.ID()] = append(d.byID[c.ID()], c)
+		d.byID[c.ID()] = c
 	}
 	pcs := policyRecords(caps)
 	if err := d.Engine.SetCapabilities(pcs); err != nil {
@@ -82,8 +84,8 @@ func PolicyCapabilities(skills []Skill) []policy.Capability {
 }
 
 // policyRecords converts capabilities to policy records, one per
-// extension/capability: when two skills declare the same one, policy sees
-// it once with the most severe metadata of the two.
+// skill:extension/capability (should a skill declare one twice, policy sees
+// it once with the most severe metadata of the two).
 func policyRecords(caps []*Capability) []policy.Capability {
 	merged := map[string]int{}
 	var pcs []policy.Capability
@@ -166,7 +168,10 @@ func (d *PolicyDecider) principal(p session.Principal) policy.Principal {
 }
 
 // Delegate makes child a sub-agent of parent that may use the forwarded
-// capabilities ("extension/capability"), within parent's scope: see
+// capabilities ("skill:extension/capability", or "extension/capability"
+// when only one installed skill offers it: see
+// [policy.Engine.ResolveCapability]; a short form no skill offers is
+// dropped, an ambiguous one is an error), within parent's scope: see
 // [policy.Engine.Delegate]. A forward outside the parent's scope is
 // dropped, never an error; the child's tier may not be above the
 // parent's. Both principals must be well formed ([session.Principal.Validate]). It returns the child's resulting scope.
@@ -179,7 +184,10 @@ func (d *PolicyDecider) Delegate(parent, child session.Principal, forwarded []st
 	}
 	refs := make([]policy.CapabilityRef, 0, len(forwarded))
 	for _, f := range forwarded {
-		r, err := policy.ParseCapabilityRef(f)
+		r, err := d.Engine.ResolveCapability(f)
+		if errors.Is(err, policy.ErrNoSuchCapability) {
+			continue // could not be in the parent's scope either
+		}
 		if err != nil {
 			return policy.Scope{}, err
 		}
@@ -218,8 +226,9 @@ func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
 	if err == nil {
 		d.mu.Lock()
 		for _, e := range scope.Entries {
-			// Every skill offering this capability is reachable.
-			out = append(out, d.byID[e.CapabilityRef.String()]...)
+			if c := d.byID[e.CapabilityRef.String()]; c != nil {
+				out = append(out, c)
+			}
 		}
 		d.mu.Unlock()
 	}
@@ -235,36 +244,33 @@ func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
 func (d *PolicyDecider) Decide(ctx context.Context, p session.Principal, sessionID string, c *Capability, args map[string]any) Decision {
 	ctx = policy.WithSession(ctx, sessionID)
 	pp := d.principal(p)
-	pd := d.Engine.Evaluate(ctx, pp, c.Capability.ExtensionID, c.Capability.CapabilityID, args)
+	ref := c.Ref()
+	pd := d.Engine.Evaluate(ctx, pp, ref, args)
 	if pd.Effect == policy.RequireApproval && d.Reload != nil {
 		if err := d.Reload(ctx); err == nil {
 			d.Invalidate()
-			pd = d.Engine.Evaluate(ctx, pp, c.Capability.ExtensionID, c.Capability.CapabilityID, args)
+			pd = d.Engine.Evaluate(ctx, pp, ref, args)
 		}
 	}
 	out := Decision{Reasons: make([]string, 0, len(pd.Reasons)), Told: make([]string, 0, len(pd.Reasons))}
 	for _, r := range pd.Reasons {
 		out.Reasons = append(out.Reasons, reasonText(r))
 		out.Told = append(out.Told, reasonText(withoutHostPath(r)))
+		if r.Kind == policy.ReasonGrant && r.Grant != "" && pd.Effect == policy.Allow {
+			id, eng := r.Grant, d.Engine
+			out.Release = func(ctx context.Context) error { return eng.ReleaseGrant(ctx, id) }
+		}
 	}
 	switch pd.Effect {
 	case policy.Allow:
 		out.Effect = audit.DecisionAllow
 	case policy.RequireApproval:
 		out.Effect = audit.DecisionRequireApproval
-		out.Remedy = fmt.Sprintf("A human must grant it first, for example: skillgate grant add %s %s --level %s --uses 1 --reason \"…\"",
-			principalOf(p).ID(), c.ID(), grantLevel(c))
+		out.Approve, _ = d.Engine.GrantCommand(pp, ref)
 	default:
 		out.Effect = audit.DecisionDeny
 	}
 	return out
-}
-
-func grantLevel(c *Capability) string {
-	if l := string(c.Capability.Risk.RiskLevel.Value); l != "" {
-		return l
-	}
-	return "destructive"
 }
 
 // reasonText renders a policy reason as one line naming what decided.

@@ -226,7 +226,7 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 
 	// A policy edited while the agent is connected takes effect within a
 	// second: a forbidden capability leaves its tool list.
-	forbid := "\n@id(\"no-memory-reads\")\nforbid (principal, action, resource == Capability::\"mem/read_graph\");\n"
+	forbid := "\n@id(\"no-memory-reads\")\nforbid (principal, action, resource == Capability::\"memory:mem/read_graph\");\n"
 	if err := os.WriteFile(filepath.Join(f.data, "policies", "files.cedar"), []byte(policy+forbid), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -253,15 +253,15 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 		decisions = append(decisions, r.Subject+" "+r.Decision)
 	}
 	want := []string{
-		"memory#mem/read_graph allow",
-		"files#fs/read_text_file allow",
-		"files#fs/write_file deny",
-		"files#fs/write_file require_approval",
-		"files#fs/write_file deny",
-		"files#fs/write_file allow",
-		"files#fs/write_file require_approval",
-		"memory#mem/create_entities allow",
-		"files#fs/read_text_file allow",
+		"memory:mem/read_graph allow",
+		"files:fs/read_text_file allow",
+		"files:fs/write_file deny",
+		"files:fs/write_file require_approval",
+		"files:fs/write_file deny",
+		"files:fs/write_file allow",
+		"files:fs/write_file require_approval",
+		"memory:mem/create_entities allow",
+		"files:fs/read_text_file allow",
 	}
 	if !slices.Equal(decisions, want) {
 		t.Fatalf("audit decisions:\n%s\nwant\n%s", strings.Join(decisions, "\n"), strings.Join(want, "\n"))

@@ -31,6 +31,11 @@ const (
 	benchToolsPer   = 100
 )
 
+// benchRef names tool c of server e, declared by skill skills/s<e>.
+func benchRef(e, c int) CapabilityRef {
+	return CapabilityRef{Skill: fmt.Sprintf("skills/s%d", e), ExtensionID: fmt.Sprintf("ext%d", e), CapabilityID: fmt.Sprintf("cap%d", c)}
+}
+
 func benchCapabilities() []Capability {
 	caps := make([]Capability, 0, benchExtensions*benchToolsPer)
 	for e := range benchExtensions {
@@ -55,7 +60,7 @@ func benchCapabilities() []Capability {
 func benchPolicies(n int) string {
 	shared := []string{
 		`@id("shared-no-destructive-for-small") forbid (principal, action, resource) when { principal.tierLevel > 3 && resource.riskLevel == "destructive" };`,
-		`@id("shared-t3-ext0") permit (principal is Agent, action == Action::"invoke", resource in Extension::"ext0") when { principal.tier == "T3" };`,
+		`@id("shared-t3-ext0") permit (principal is Agent, action == Action::"invoke", resource in Extension::"skills/s0:ext0") when { principal.tier == "T3" };`,
 		`@id("shared-no-imported") forbid (principal, action == Action::"invoke", resource) when { resource.trust == "imported" && principal.tierLevel >= 3 };`,
 		`@id("shared-query") forbid (principal, action, resource) when { context.args has limit && context.args.limit > 1000 };`,
 	}
@@ -69,10 +74,10 @@ func benchPolicies(n int) string {
 	for i := len(shared); i < n; i++ {
 		agent, ext := i%500, i%benchExtensions
 		if i%10 == 0 {
-			fmt.Fprintf(&b, "@id(\"p%d\") forbid (principal == Agent::\"acme/agent%d\", action, resource == Capability::\"ext%d/cap%d\") when { context.args has danger };\n", i, agent, ext, i%benchToolsPer)
+			fmt.Fprintf(&b, "@id(\"p%d\") forbid (principal == Agent::\"acme/agent%d\", action, resource == Capability::\"skills/s%d:ext%d/cap%d\") when { context.args has danger };\n", i, agent, ext, ext, i%benchToolsPer)
 			continue
 		}
-		fmt.Fprintf(&b, "@id(\"p%d\") permit (principal == Agent::\"acme/agent%d\", action == Action::\"invoke\", resource in Extension::\"ext%d\") when { context.args has q };\n", i, agent, ext)
+		fmt.Fprintf(&b, "@id(\"p%d\") permit (principal == Agent::\"acme/agent%d\", action == Action::\"invoke\", resource in Extension::\"skills/s%d:ext%d\") when { context.args has q };\n", i, agent, ext, ext)
 	}
 	return b.String()
 }
@@ -117,7 +122,7 @@ func newBenchEnv(tb testing.TB, policies int) *benchEnv {
 	if err := json.Unmarshal([]byte(benchArgsJSON), &env.args); err != nil {
 		tb.Fatal(err)
 	}
-	env.req = cedar.Request{Principal: pe.UID, Action: ActionInvoke, Resource: types.NewEntityUID(TypeCapability, "ext0/cap0"),
+	env.req = cedar.Request{Principal: pe.UID, Action: ActionInvoke, Resource: types.NewEntityUID(TypeCapability, types.String(benchRef(0, 0).String())),
 		Context: requestContext(context.Background(), env.args, false, set)}
 	return env
 }
@@ -149,7 +154,7 @@ func (l *latencies) report(b *testing.B) {
 func benchmarkEvaluate(b *testing.B, policies int) {
 	env := newBenchEnv(b, policies)
 	ctx := context.Background()
-	if d := env.engine.Evaluate(ctx, env.p, "ext0", "cap0", env.args); d.Effect != Allow {
+	if d := env.engine.Evaluate(ctx, env.p, benchRef(0, 0), env.args); d.Effect != Allow {
 		b.Fatalf("%+v", d)
 	}
 	lat := newLatencies()
@@ -157,7 +162,7 @@ func benchmarkEvaluate(b *testing.B, policies int) {
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		d := env.engine.Evaluate(ctx, env.p, "ext0", "cap0", env.args)
+		d := env.engine.Evaluate(ctx, env.p, benchRef(0, 0), env.args)
 		lat.add(time.Since(t0))
 		if d.Effect != Allow {
 			b.Fatal(d)
@@ -188,7 +193,7 @@ func benchmarkEvaluateUncached(b *testing.B, policies int) {
 		a := argSets[i%len(argSets)]
 		i++
 		t0 := time.Now()
-		d := env.engine.Evaluate(ctx, env.p, "ext0", "cap0", a)
+		d := env.engine.Evaluate(ctx, env.p, benchRef(0, 0), a)
 		lat.add(time.Since(t0))
 		if d.Effect != Allow {
 			b.Fatal(d)
@@ -248,7 +253,7 @@ func TestBenchDecisionsAgree(t *testing.T) {
 		env := newBenchEnv(t, n)
 		for i := 0; i < 2000; i += 7 {
 			p := Principal{Tenant: "acme", Agent: fmt.Sprintf("agent%d", i%600), Tier: skill.AllAgentTiers[i%5]}
-			ref := CapabilityRef{fmt.Sprintf("ext%d", i%benchExtensions), fmt.Sprintf("cap%d", (i/3)%benchToolsPer)}
+			ref := benchRef(i%benchExtensions, (i/3)%benchToolsPer)
 			pe := agentEntity(p)
 			env.ents[pe.UID] = pe
 			req := cedar.Request{Principal: pe.UID, Action: ActionInvoke, Resource: types.NewEntityUID(TypeCapability, types.String(ref.String())), Context: env.req.Context}

@@ -46,8 +46,8 @@ func TestDelegationNeverWidens(t *testing.T) {
 		var text strings.Builder
 		text.WriteString("permit (principal, action, resource);\n")
 		for i := range 10 {
-			fmt.Fprintf(&text, "forbid (principal == Agent::\"acme/a%d\", action, resource == Capability::\"e%d/c%d\");\n", r.IntN(4), i%5, r.IntN(40))
-			fmt.Fprintf(&text, "forbid (principal, action, resource in Extension::\"e%d\") when { principal.tierLevel == %d && context.args has x };\n", r.IntN(5), r.IntN(5))
+			fmt.Fprintf(&text, "forbid (principal == Agent::\"acme/a%d\", action, resource == Capability::\"tools/e%d:e%d/c%d\");\n", r.IntN(4), i%5, i%5, r.IntN(40))
+			fmt.Fprintf(&text, "forbid (principal, action, resource in Extension::\"tools/e%d:e%d\") when { principal.tierLevel == %d && context.args has x };\n", i%5, i%5, r.IntN(5))
 		}
 		set, err := policy.ParsePolicies([]policy.Source{{Name: "r.cedar", Text: []byte(text.String())}})
 		if err != nil {
@@ -72,7 +72,7 @@ func TestDelegationNeverWidens(t *testing.T) {
 					fwd = append(fwd, ref)
 				}
 			}
-			fwd = append(fwd, policy.CapabilityRef{"ghost", "tool"})
+			fwd = append(fwd, policy.CapabilityRef{Skill: "ghost", ExtensionID: "ghost", CapabilityID: "tool"})
 			cs, err := e.Delegate(parent, child, fwd)
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)

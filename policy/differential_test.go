@@ -19,14 +19,24 @@ import (
 func randomPolicyText(r *rand.Rand, i int) string {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	agentUID := func() string { return fmt.Sprintf(`Agent::"t/a%d"`, r.IntN(6)) }
-	capUID := func() string { return fmt.Sprintf(`Capability::"e%d/c%d"`, r.IntN(3), r.IntN(4)) }
+	// Mostly the skill that declares e/c ((e+c)%3, or s3 for e0), sometimes
+	// another skill, whose capability of that name does not exist.
+	capUID := func() string {
+		e, c := r.IntN(3), r.IntN(4)
+		sk := (e + c) % 3
+		if r.IntN(4) == 0 {
+			sk = r.IntN(4)
+		}
+		return fmt.Sprintf(`Capability::"s%d:e%d/c%d"`, sk, e, c)
+	}
+	extUID := func() string { return fmt.Sprintf(`Extension::"s%d:e%d"`, r.IntN(4), r.IntN(3)) }
 	principal := pick("principal", "principal == "+agentUID(), "principal == "+agentUID(), "principal == "+agentUID(),
 		"principal in "+agentUID(), "principal is Agent", "principal is Other", "principal is Agent in "+agentUID(), `principal == Other::"x"`)
 	action := pick("action", `action == Action::"invoke"`, `action == Action::"invoke"`, `action == Action::"read"`,
 		`action in [Action::"invoke", Action::"read"]`, `action in [Action::"read"]`, `action in Action::"invoke"`)
 	resource := pick("resource", "resource == "+capUID(), "resource == "+capUID(), fmt.Sprintf(`resource == Skill::"s%d"`, r.IntN(3)),
-		fmt.Sprintf(`resource in Skill::"s%d"`, r.IntN(3)), fmt.Sprintf(`resource in Extension::"e%d"`, r.IntN(3)), "resource in "+capUID(),
-		"resource is Capability", "resource is Skill", fmt.Sprintf(`resource is Capability in Extension::"e%d"`, r.IntN(3)))
+		fmt.Sprintf(`resource in Skill::"s%d"`, r.IntN(3)), "resource in "+extUID(), "resource in "+capUID(),
+		"resource is Capability", "resource is Skill", "resource is Capability in "+extUID())
 	cond := pick("", "", fmt.Sprintf(" when { principal.tierLevel >= %d }", r.IntN(5)),
 		fmt.Sprintf(` when { context.args has n && context.args.n == %d }`, r.IntN(3)),
 		` unless { resource.riskLevel == "destructive" }`, " when { principal has parent }",
@@ -69,6 +79,13 @@ func diffCaps() []Capability {
 				RiskLevel: risks[(e*4+c)%3], SideEffects: SideEffectsNone, DataEgress: EgressNone,
 			})
 		}
+	}
+	// Skill s3 names its server e0 too, with the same tools: different
+	// capabilities, which policies tell apart.
+	for c := range 4 {
+		dup := caps[c]
+		dup.SkillKey, dup.RiskLevel = "s3", risks[(c+1)%3]
+		caps = append(caps, dup)
 	}
 	return caps
 }

@@ -8,7 +8,8 @@
 //	eng := policy.New(&policy.Options{Store: db, PolicyDir: filepath.Join(data, "policies")})
 //	if err := eng.Reload(ctx); err != nil { ... }            // policies and grants
 //	if err := eng.SetCapabilities(caps); err != nil { ... }  // from the registry
-//	d := eng.Evaluate(ctx, principal, "github", "search_issues", args)
+//	ref, _ := policy.ParseCapabilityRef("dev/issues:github/search_issues")
+//	d := eng.Evaluate(ctx, principal, ref, args)
 //	switch d.Effect {
 //	case policy.Allow:           // call it
 //	case policy.RequireApproval: // ask a human for a grant
@@ -21,9 +22,11 @@
 // tierLevel (3), tenant, agent and, for a sub-agent, parent (its parent's
 // Agent entity, which is also its Cedar parent, so `principal in
 // Agent::"acme/lead"` matches lead's sub-agents). The resource is
-// Capability::"extensionId/capabilityId" with riskLevel, sideEffects,
-// egress, extension, capability, skill, trust and skillTier; its Cedar
-// parents are Skill::"key" (trust, tier, state) and Extension::"id". The
+// Capability::"skill:extensionId/capabilityId" ([CapabilityRef]: server
+// ids are only unique within a skill, so the skill is part of every
+// capability's identity) with riskLevel, sideEffects, egress, extension,
+// capability, skill, trust and skillTier; its Cedar parents are
+// Skill::"skill" (trust, tier, state) and Extension::"skill:extensionId". The
 // action is Action::"invoke". The context holds args (the call's arguments
 // as a record), session when known, and delegated (true) for a sub-agent.
 //

@@ -196,7 +196,7 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 			return nil, fmt.Errorf("capability %d (%s): %w", i, c.Ref(), err)
 		}
 		if j, dup := s.byRef[c.Ref()]; dup {
-			return nil, fmt.Errorf("%w: %s is declared by skill %q and by skill %q; capability references must be unique", ErrInvalidCapability, c.Ref(), caps[j].SkillKey, c.SkillKey)
+			return nil, fmt.Errorf("%w: %s is declared twice (records %d and %d); a skill's capability references must be unique", ErrInvalidCapability, c.Ref(), j, i)
 		}
 		m, err := c.Constraints.Compile()
 		if err != nil {
@@ -238,13 +238,10 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 }
 
 func validateCapability(c Capability) error {
+	if err := c.Ref().validate(); err != nil {
+		return err
+	}
 	switch {
-	case c.ExtensionID == "" || strings.Contains(c.ExtensionID, "/") || len(c.ExtensionID) > 128:
-		return fmt.Errorf("%w: extensionId %q: 1 to 128 characters without '/'", ErrInvalidCapability, c.ExtensionID)
-	case c.CapabilityID == "" || len(c.CapabilityID) > 128:
-		return fmt.Errorf("%w: capabilityId %q: 1 to 128 characters", ErrInvalidCapability, c.CapabilityID)
-	case c.SkillKey == "":
-		return fmt.Errorf("%w: skill key is empty", ErrInvalidCapability)
 	case !c.SkillTrust.valid():
 		return fmt.Errorf("%w: trust %q: use core, first_party or imported", ErrInvalidCapability, c.SkillTrust)
 	case c.ApprovedTrust != "" && !c.ApprovedTrust.valid():
@@ -331,12 +328,14 @@ type limiterKey struct {
 	rate      constraint.Rate
 }
 
-// Evaluate decides whether principal may invoke extensionID/capabilityID
-// with args. The checks run in the documented order and the first failure
-// decides; a passing call that needs approval consumes one use of a
-// matching grant, and every passing call takes a rate-limit token.
-func (e *Engine) Evaluate(ctx context.Context, p Principal, extensionID, capabilityID string, args map[string]any) Decision {
-	return e.evaluate(ctx, p, CapabilityRef{extensionID, capabilityID}, args, false)
+// Evaluate decides whether principal may invoke the capability ref (which
+// names its skill) with args. The checks run in the documented order and
+// the first failure decides; a passing call that needs approval consumes
+// one use of a matching grant (named in a [ReasonGrant] reason; give it
+// back with [Engine.ReleaseGrant] when the call is not relayed after all),
+// and every passing call takes a rate-limit token.
+func (e *Engine) Evaluate(ctx context.Context, p Principal, ref CapabilityRef, args map[string]any) Decision {
+	return e.evaluate(ctx, p, ref, args, false)
 }
 
 // Test is Evaluate without side effects: it takes no rate-limit token and
@@ -485,7 +484,10 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	if ce.needsApproval() {
 		g, err := e.useGrant(ctx, p, ce, args, dry)
 		if err != nil || g == nil {
-			msg := fmt.Sprintf("%s is %s: a human must grant it (skillgate grant add %s %s --level %s)", ref, riskWords(&ce.Capability), p.ID(), ref, grantLevel(ce.RiskLevel))
+			// The message reaches the agent: it says a human must approve,
+			// never the command that approves (an agent with a shell on
+			// the host could run it). GrantCommand gives it to operators.
+			msg := fmt.Sprintf("%s is %s: a human must approve it", ref, riskWords(&ce.Capability))
 			if err != nil {
 				msg += "; the grant store failed: " + err.Error()
 			}
@@ -658,10 +660,33 @@ func grantLevel(r RiskLevel) RiskLevel {
 	return r
 }
 
+// GrantCommand is the command line an operator runs to approve one call
+// of ref by p: a one-use grant at the capability's risk level. It is for
+// operators (logs, the audit record, `skillgate pending`), never for the
+// agent that asked. ok is false when ref is not a known capability.
+func (e *Engine) GrantCommand(p Principal, ref CapabilityRef) (cmd string, ok bool) {
+	s := e.snap.Load()
+	i, known := s.byRef[ref]
+	if !known {
+		return "", false
+	}
+	return "skillgate grant add " + shellWord(p.ID()) + " " + shellWord(ref.String()) + " --level " + string(grantLevel(s.caps[i].RiskLevel)) + " --uses 1 --reason '…'", true
+}
+
+// shellWord quotes s for a POSIX shell unless it is made of characters
+// that need no quoting.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // ScopeEntry is one capability in a principal's scope.
 type ScopeEntry struct {
 	CapabilityRef
-	SkillKey    string      `json:"skill"`
 	RiskLevel   RiskLevel   `json:"riskLevel"`
 	SideEffects SideEffects `json:"sideEffects"`
 	DataEgress  DataEgress  `json:"dataEgress"`
@@ -680,11 +705,13 @@ type Scope struct {
 	Entries   []ScopeEntry `json:"capabilities"`
 }
 
-// Allowed returns the scope as allowed capability ids per extension.
+// Allowed returns the scope as allowed capability ids per extension, the
+// extension named "skill:extensionId" (the Cedar Extension entity id).
 func (s Scope) Allowed() map[string][]string {
 	out := map[string][]string{}
 	for _, e := range s.Entries {
-		out[e.ExtensionID] = append(out[e.ExtensionID], e.CapabilityID)
+		ext := e.Skill + ":" + e.ExtensionID
+		out[ext] = append(out[ext], e.CapabilityID)
 	}
 	return out
 }
@@ -731,7 +758,7 @@ func (e *Engine) Scope(p Principal) (Scope, error) {
 			continue
 		}
 		out.Entries = append(out.Entries, ScopeEntry{
-			CapabilityRef: ce.Ref(), SkillKey: ce.SkillKey, RiskLevel: ce.RiskLevel, SideEffects: ce.SideEffects,
+			CapabilityRef: ce.Ref(), RiskLevel: ce.RiskLevel, SideEffects: ce.SideEffects,
 			DataEgress: ce.DataEgress, NeedsApproval: ce.needsApproval(), Constraints: ce.manifest.Set(),
 		})
 	}

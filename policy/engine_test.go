@@ -28,6 +28,11 @@ func capability(ext, id string, mods ...func(*policy.Capability)) policy.Capabil
 	return c
 }
 
+// ref names capability id of server ext in its fixture skill "tools/"+ext.
+func ref(ext, id string) policy.CapabilityRef {
+	return policy.CapabilityRef{Skill: "tools/" + ext, ExtensionID: ext, CapabilityID: id}
+}
+
 func fixtureCaps() []policy.Capability {
 	return []policy.Capability{
 		capability("fs", "read_file", func(c *policy.Capability) {
@@ -66,14 +71,14 @@ const fixturePolicies = `
 permit (principal, action == Action::"invoke", resource);
 
 @id("no-fs-for-t4")
-forbid (principal, action, resource in Extension::"fs") when { principal.tierLevel >= 4 };
+forbid (principal, action, resource in Extension::"tools/fs:fs") when { principal.tierLevel >= 4 };
 
 @id("github-only-repos")
 @constraints("{\"argValues\":{\"repo\":[\"acme/*\"]}}")
-permit (principal == Agent::"acme/searcher", action == Action::"invoke", resource == Capability::"github/search");
+permit (principal == Agent::"acme/searcher", action == Action::"invoke", resource == Capability::"tools/github:github/search");
 
 @id("no-big-queries")
-forbid (principal, action, resource == Capability::"github/search") when { context.args has limit && context.args.limit > 100 };
+forbid (principal, action, resource == Capability::"tools/github:github/search") when { context.args has limit && context.args.limit > 100 };
 `
 
 func newEngine(t testing.TB, opts *policy.Options) *policy.Engine {
@@ -115,37 +120,37 @@ func TestEvaluateOrder(t *testing.T) {
 		ref, args string
 		want      policy.Decision
 	}{
-		{"allowed", agent("a", "T3"), "fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: policy.Allow, Reasons: []policy.Reason{
+		{"allowed", agent("a", "T3"), "tools/fs:fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: policy.Allow, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "default-permit", Position: "policies/test.cedar:2", Message: "permitted by default-permit"}}}},
-		{"trust mismatch first", agent("a", "T3"), "imported/run", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"trust mismatch first", agent("a", "T3"), "third/run:imported/run", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "trust_mismatch", Message: `skill "third/run" is served as imported but its manifest was approved as first_party; approve it again for its new trust`}}}},
-		{"drift blocks", agent("a", "T3"), "drifty/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
-			{Kind: "blocked", Message: "drifty/tool is blocked: the live tool no longer matches its approved definition; review the drift and approve it again"}}}},
-		{"blocked skill", agent("a", "T3"), "blocked/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"drift blocks", agent("a", "T3"), "tools/drifty:drifty/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+			{Kind: "blocked", Message: "tools/drifty:drifty/tool is blocked: the live tool no longer matches its approved definition; review the drift and approve it again"}}}},
+		{"blocked skill", agent("a", "T3"), "tools/blocked:blocked/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "blocked", Message: `skill "tools/blocked" is blocked; complete its missing metadata and approve it`}}}},
-		{"disabled is out of scope", agent("a", "T3"), "off/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
-			{Kind: "out_of_scope", Message: "off/tool is not in the capability scope of acme/a@T3"}}}},
-		{"unknown is out of scope", agent("a", "T3"), "nope/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
-			{Kind: "out_of_scope", Message: "nope/tool is not in the capability scope of acme/a@T3"}}}},
-		{"tier out of scope", agent("a", "T3"), "mail/send", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
-			{Kind: "out_of_scope", Message: "mail/send is not in the capability scope of acme/a@T3"}}}},
-		{"cedar forbid", agent("small", "T4"), "fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"disabled is out of scope", agent("a", "T3"), "tools/off:off/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+			{Kind: "out_of_scope", Message: "tools/off:off/tool is not in the capability scope of acme/a@T3"}}}},
+		{"unknown is out of scope", agent("a", "T3"), "tools/nope:nope/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+			{Kind: "out_of_scope", Message: "tools/nope:nope/tool is not in the capability scope of acme/a@T3"}}}},
+		{"tier out of scope", agent("a", "T3"), "tools/mail:mail/send", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+			{Kind: "out_of_scope", Message: "tools/mail:mail/send is not in the capability scope of acme/a@T3"}}}},
+		{"cedar forbid", agent("small", "T4"), "tools/fs:fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "no-fs-for-t4", Position: "policies/test.cedar:5", Message: "forbidden by no-fs-for-t4"}}}},
-		{"cedar forbid on context", agent("a", "T3"), "github/search", `{"client":"github","limit":500}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"cedar forbid on context", agent("a", "T3"), "tools/github:github/search", `{"client":"github","limit":500}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "no-big-queries", Position: "policies/test.cedar:12", Message: "forbidden by no-big-queries"}}}},
-		{"manifest constraint", agent("a", "T3"), "fs/read_file", `{"path":"/srv/../etc/passwd"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"manifest constraint", agent("a", "T3"), "tools/fs:fs/read_file", `{"path":"/srv/../etc/passwd"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "constraint", Policy: "manifest", Constraint: "pathGlobs", Arg: "path", Message: `path "/srv/../etc/passwd" (cleaned: "/etc/passwd") is outside the allowed paths "/srv/**"`}}}},
-		{"manifest and policy constraints", agent("searcher", "T3"), "github/search", `{"client":"gitlab","repo":"evil/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"manifest and policy constraints", agent("searcher", "T3"), "tools/github:github/search", `{"client":"gitlab","repo":"evil/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "constraint", Policy: "manifest", Constraint: "argValues", Arg: "client", Message: `"gitlab" is not allowed; allowed: "github"`},
 			{Kind: "constraint", Policy: "github-only-repos", Position: "policies/test.cedar:8", Constraint: "argValues", Arg: "repo", Message: `"evil/x" is not allowed; allowed: "acme/*"`}}}},
-		{"approval needed", agent("a", "T3"), "web/fetch", `{"url":"https://api.github.com/x"}`, policy.Decision{Effect: policy.RequireApproval, Reasons: []policy.Reason{
+		{"approval needed", agent("a", "T3"), "tools/web:web/fetch", `{"url":"https://api.github.com/x"}`, policy.Decision{Effect: policy.RequireApproval, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "default-permit", Position: "policies/test.cedar:2", Message: "permitted by default-permit"},
-			{Kind: "approval", Message: "web/fetch is sending data over the network: a human must grant it (skillgate grant add acme/a web/fetch --level read)"}}}},
-		{"constraint before approval", agent("a", "T3"), "web/fetch", `{"url":"https://evil.com/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+			{Kind: "approval", Message: "tools/web:web/fetch is sending data over the network: a human must approve it"}}}},
+		{"constraint before approval", agent("a", "T3"), "tools/web:web/fetch", `{"url":"https://evil.com/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "constraint", Policy: "manifest", Constraint: "allowedDomains", Arg: "url", Message: `host "evil.com" is not allowed; allowed: "*.example.com", "api.github.com"`}}}},
-		{"bad principal", policy.Principal{Tenant: "acme", Agent: "a", Tier: "T9"}, "fs/read_file", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"bad principal", policy.Principal{Tenant: "acme", Agent: "a", Tier: "T9"}, "tools/fs:fs/read_file", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "empty_scope", Message: `invalid principal: tier "T9": use one of T0, T1, T2, T3, T4`}}}},
-		{"unknown sub-agent", policy.Principal{Tenant: "acme", Agent: "kid", Tier: "T3", Parent: "acme/a"}, "fs/read_file", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"unknown sub-agent", policy.Principal{Tenant: "acme", Agent: "kid", Tier: "T3", Parent: "acme/a"}, "tools/fs:fs/read_file", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
 			{Kind: "empty_scope", Message: "sub-agent acme/kid has no delegation from acme/a as T3; its parent must delegate capabilities to it first"}}}},
 	}
 	for _, tt := range tests {
@@ -154,7 +159,7 @@ func TestEvaluateOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := e.Evaluate(ctx, tt.p, ref.ExtensionID, ref.CapabilityID, args(t, tt.args))
+			got := e.Evaluate(ctx, tt.p, ref, args(t, tt.args))
 			if !reflect.DeepEqual(got, tt.want) {
 				gj, _ := json.MarshalIndent(got, "", " ")
 				wj, _ := json.MarshalIndent(tt.want, "", " ")
@@ -167,7 +172,7 @@ func TestEvaluateOrder(t *testing.T) {
 func TestEmptyScope(t *testing.T) {
 	t.Parallel()
 	e := policy.New(nil)
-	d := e.Evaluate(context.Background(), agent("a", "T3"), "fs", "read_file", nil)
+	d := e.Evaluate(context.Background(), agent("a", "T3"), ref("fs", "read_file"), nil)
 	want := policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{{Kind: "empty_scope", Message: "acme/a has an empty capability scope: no enabled capability is invokable by T3"}}}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("%+v", d)
@@ -184,8 +189,8 @@ func TestNoPermit(t *testing.T) {
 	if err := e.SetPolicies(set); err != nil {
 		t.Fatal(err)
 	}
-	d := e.Evaluate(context.Background(), agent("a", "T3"), "fs", "read_file", map[string]any{"path": "/srv/a"})
-	want := []policy.Reason{{Kind: "policy", Message: "no policy permits acme/a to invoke fs/read_file (Cedar denies by default)"}}
+	d := e.Evaluate(context.Background(), agent("a", "T3"), ref("fs", "read_file"), map[string]any{"path": "/srv/a"})
+	want := []policy.Reason{{Kind: "policy", Message: "no policy permits acme/a to invoke tools/fs:fs/read_file (Cedar denies by default)"}}
 	if d.Effect != policy.Deny || !reflect.DeepEqual(d.Reasons, want) {
 		t.Fatalf("%+v", d)
 	}
@@ -197,21 +202,21 @@ func TestRateLimit(t *testing.T) {
 	ctx := context.Background()
 	a := args(t, `{"client":"github"}`)
 	p := agent("a", "T3")
-	if d := e.Test(ctx, p, policy.CapabilityRef{"github", "search"}, a); d.Effect != policy.Allow {
+	if d := e.Test(ctx, p, ref("github", "search"), a); d.Effect != policy.Allow {
 		t.Fatalf("dry run: %+v", d)
 	}
 	for i := range 2 {
-		if d := e.Evaluate(ctx, p, "github", "search", a); d.Effect != policy.Allow {
+		if d := e.Evaluate(ctx, p, ref("github", "search"), a); d.Effect != policy.Allow {
 			t.Fatalf("call %d: %+v", i, d)
 		}
 	}
-	d := e.Evaluate(ctx, p, "github", "search", a)
-	want := policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{{Kind: "rate_limit", Message: "acme/a exceeded the rate limit of 2/minute on github/search; retry later"}}}
+	d := e.Evaluate(ctx, p, ref("github", "search"), a)
+	want := policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{{Kind: "rate_limit", Message: "acme/a exceeded the rate limit of 2/minute on tools/github:github/search; retry later"}}}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("%+v", d)
 	}
 	// Another principal has its own bucket.
-	if d := e.Evaluate(ctx, agent("b", "T3"), "github", "search", a); d.Effect != policy.Allow {
+	if d := e.Evaluate(ctx, agent("b", "T3"), ref("github", "search"), a); d.Effect != policy.Allow {
 		t.Fatalf("other principal: %+v", d)
 	}
 }
@@ -223,17 +228,17 @@ func TestGrantsInMemory(t *testing.T) {
 	ctx := context.Background()
 	p := agent("a", "T3")
 	del := args(t, `{"path":"/srv/x"}`)
-	if d := e.Evaluate(ctx, p, "fs", "delete_file", del); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.RequireApproval {
 		t.Fatalf("%+v", d)
 	}
 	// A write-level grant does not cover a destructive call.
-	if _, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "fs/*", Level: policy.RiskWrite, CreatedBy: "alice"}); err != nil {
+	if _, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "tools/fs:fs/*", Level: policy.RiskWrite, CreatedBy: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Evaluate(ctx, p, "fs", "delete_file", del); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.RequireApproval {
 		t.Fatalf("write grant covered a destructive call: %+v", d)
 	}
-	g, err := e.AddGrant(ctx, policy.Grant{Principal: `Agent::"acme/a"`, Capability: "fs/delete_file", Level: policy.RiskDestructive, Uses: 2,
+	g, err := e.AddGrant(ctx, policy.Grant{Principal: `Agent::"acme/a"`, Capability: "tools/fs:fs/delete_file", Level: policy.RiskDestructive, Uses: 2,
 		Args: map[string][]string{"path": {"/srv/*"}}, CreatedBy: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -241,28 +246,28 @@ func TestGrantsInMemory(t *testing.T) {
 	if g.Principal != "acme/a" || !strings.HasPrefix(g.ID, "g_") {
 		t.Fatalf("%+v", g)
 	}
-	if d := e.Evaluate(ctx, p, "fs", "delete_file", args(t, `{"path":"/etc/y"}`)); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), args(t, `{"path":"/etc/y"}`)); d.Effect != policy.RequireApproval {
 		t.Fatalf("args pattern ignored: %+v", d)
 	}
-	if d := e.Test(ctx, p, policy.CapabilityRef{"fs", "delete_file"}, del); d.Effect != policy.Allow || d.Reasons[1].Message != "would use grant "+g.ID+" (use 0 of 2)" {
+	if d := e.Test(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.Allow || d.Reasons[1].Message != "would use grant "+g.ID+" (use 0 of 2)" {
 		t.Fatalf("%+v", d)
 	}
 	for i := 1; i <= 2; i++ {
-		d := e.Evaluate(ctx, p, "fs", "delete_file", del)
+		d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del)
 		if d.Effect != policy.Allow || d.Reasons[1].Grant != g.ID {
 			t.Fatalf("use %d: %+v", i, d)
 		}
 	}
-	if d := e.Evaluate(ctx, p, "fs", "delete_file", del); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.RequireApproval {
 		t.Fatalf("used-up grant matched: %+v", d)
 	}
 	if got := e.Grants()[1]; got.Used != 2 || got.Status(now) != "used_up" {
 		t.Fatalf("%+v", got)
 	}
-	if err := e.RevokeGrant(ctx, g.ID); err != nil {
+	if err := e.RevokeGrant(ctx, g.ID, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.RevokeGrant(ctx, g.ID); !errors.Is(err, policy.ErrGrantNotFound) {
+	if err := e.RevokeGrant(ctx, g.ID, "alice"); !errors.Is(err, policy.ErrGrantNotFound) {
 		t.Fatalf("second revoke: %v", err)
 	}
 }
@@ -275,12 +280,15 @@ func TestNewGrantErrors(t *testing.T) {
 		g    policy.Grant
 		want string
 	}{
-		{policy.Grant{Capability: "a/b"}, "invalid grant: principal: write tenant/agent, or a pattern like acme/*"},
-		{policy.Grant{Principal: "a/b", Capability: "ab"}, `invalid grant: capability "ab": write extensionId/capabilityId, or a pattern like github/*`},
-		{policy.Grant{Principal: "a/b", Capability: "a/b", Uses: -1}, "invalid grant: uses -1: give a positive count, or 0 for unlimited"},
-		{policy.Grant{Principal: "a/b", Capability: "a/b", ExpiresAt: &past}, "invalid grant: expires " + past.Format(time.RFC3339) + " is not in the future"},
-		{policy.Grant{Principal: "a/b", Capability: "a/b", Level: "admin"}, `invalid grant: level "admin": use read, write or destructive`},
-		{policy.Grant{Principal: "a/b", Capability: "a/b", Args: map[string][]string{"": {"x"}}}, `invalid grant: args: invalid constraints: argValues key "": an argument name is empty; write the top-level argument's name`},
+		{policy.Grant{Capability: "s:a/b"}, "invalid grant: principal: write tenant/agent, or a pattern like acme/*"},
+		{policy.Grant{Principal: "a/b", Capability: "ab"}, `invalid grant: capability "ab" does not name its skill: write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything`},
+		{policy.Grant{Principal: "a/b", Capability: "fs/write_file"}, `invalid grant: capability "fs/write_file" does not name its skill: write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything`},
+		{policy.Grant{Principal: "a/b", Capability: "notes:fs"}, `invalid grant: capability "notes:fs": write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything`},
+		{policy.Grant{Principal: "a/b", Capability: ":fs/x"}, `invalid grant: capability ":fs/x": write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything`},
+		{policy.Grant{Principal: "a/b", Capability: "s:a/b", Uses: -1}, "invalid grant: uses -1: give a positive count, or 0 for unlimited"},
+		{policy.Grant{Principal: "a/b", Capability: "s:a/b", ExpiresAt: &past}, "invalid grant: expires " + past.Format(time.RFC3339) + " is not in the future"},
+		{policy.Grant{Principal: "a/b", Capability: "s:a/b", Level: "admin"}, `invalid grant: level "admin": use read, write or destructive`},
+		{policy.Grant{Principal: "a/b", Capability: "s:a/b", Args: map[string][]string{"": {"x"}}}, `invalid grant: args: invalid constraints: argValues key "": an argument name is empty; write the top-level argument's name`},
 	}
 	for _, tt := range tests {
 		_, err := policy.NewGrant(tt.g, now)
@@ -297,17 +305,17 @@ func TestScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{"fs": {"delete_file", "read_file"}, "github": {"search"}, "web": {"fetch"}}
+	want := map[string][]string{"tools/fs:fs": {"delete_file", "read_file"}, "tools/github:github": {"search"}, "tools/web:web": {"fetch"}}
 	if got := s.Allowed(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("T3 scope %v, want %v", got, want)
 	}
 	s, _ = e.Scope(agent("small", "T4"))
-	want = map[string][]string{"github": {"search"}, "web": {"fetch"}}
+	want = map[string][]string{"tools/github:github": {"search"}, "tools/web:web": {"fetch"}}
 	if got := s.Allowed(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("T4 scope %v, want %v", got, want)
 	}
 	s, _ = e.Scope(agent("boss", "T1"))
-	if !s.Contains(policy.CapabilityRef{"mail", "send"}) {
+	if !s.Contains(ref("mail", "send")) {
 		t.Fatalf("T1 scope lacks mail/send: %v", s.Allowed())
 	}
 }
@@ -318,19 +326,19 @@ func TestDelegate(t *testing.T) {
 	ctx := context.Background()
 	lead := agent("lead", "T2")
 	kid := agent("kid", "T3")
-	s, err := e.Delegate(lead, kid, []policy.CapabilityRef{{"fs", "read_file"}, {"mail", "send"}, {"nope", "x"}})
+	s, err := e.Delegate(lead, kid, []policy.CapabilityRef{ref("fs", "read_file"), ref("mail", "send"), ref("nope", "x")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// mail/send is outside lead's (T2) scope, nope/x does not exist.
-	if got := s.Allowed(); !reflect.DeepEqual(got, map[string][]string{"fs": {"read_file"}}) {
+	if got := s.Allowed(); !reflect.DeepEqual(got, map[string][]string{"tools/fs:fs": {"read_file"}}) {
 		t.Fatalf("child scope %v", got)
 	}
 	kid.Parent = lead.ID()
-	if d := e.Evaluate(ctx, kid, "fs", "read_file", map[string]any{"path": "/srv/a"}); d.Effect != policy.Allow {
+	if d := e.Evaluate(ctx, kid, ref("fs", "read_file"), map[string]any{"path": "/srv/a"}); d.Effect != policy.Allow {
 		t.Fatalf("%+v", d)
 	}
-	if d := e.Evaluate(ctx, kid, "github", "search", map[string]any{"client": "github"}); d.Effect != policy.Deny || d.Reasons[0].Kind != policy.ReasonOutOfScope {
+	if d := e.Evaluate(ctx, kid, ref("github", "search"), map[string]any{"client": "github"}); d.Effect != policy.Deny || d.Reasons[0].Kind != policy.ReasonOutOfScope {
 		t.Fatalf("not forwarded but allowed: %+v", d)
 	}
 	// A sub-agent above its parent's tier.
@@ -348,7 +356,7 @@ func TestDelegate(t *testing.T) {
 		t.Fatalf("cycle: %v", err)
 	}
 	e.Undelegate(kid)
-	if d := e.Evaluate(ctx, kid, "fs", "read_file", map[string]any{"path": "/srv/a"}); d.Effect != policy.Deny || d.Reasons[0].Kind != policy.ReasonEmptyScope {
+	if d := e.Evaluate(ctx, kid, ref("fs", "read_file"), map[string]any{"path": "/srv/a"}); d.Effect != policy.Deny || d.Reasons[0].Kind != policy.ReasonEmptyScope {
 		t.Fatalf("undelegated child allowed: %+v", d)
 	}
 }
@@ -373,13 +381,27 @@ func TestParsePoliciesErrors(t *testing.T) {
 func TestSetCapabilitiesErrors(t *testing.T) {
 	t.Parallel()
 	e := policy.New(nil)
-	dup := []policy.Capability{capability("a", "b"), capability("a", "b", func(c *policy.Capability) { c.SkillKey = "other" })}
-	if err := e.SetCapabilities(dup); err == nil || err.Error() != `invalid capability: a/b is declared by skill "tools/a" and by skill "other"; capability references must be unique` {
+	dup := []policy.Capability{capability("a", "b"), capability("a", "b", func(c *policy.Capability) { c.RiskLevel = policy.RiskWrite })}
+	if err := e.SetCapabilities(dup); err == nil || err.Error() != `invalid capability: tools/a:a/b is declared twice (records 0 and 1); a skill's capability references must be unique` {
 		t.Fatalf("%v", err)
 	}
-	bad := []policy.Capability{capability("a", "b", func(c *policy.Capability) { c.RiskLevel = "huge" })}
-	if err := e.SetCapabilities(bad); err == nil || err.Error() != `capability 0 (a/b): invalid capability: riskLevel "huge": use read, write or destructive` {
-		t.Fatalf("%v", err)
+	// The same server and tool in two skills are two capabilities.
+	if err := e.SetCapabilities([]policy.Capability{capability("a", "b"), capability("a", "b", func(c *policy.Capability) { c.SkillKey = "other" })}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		mod  func(*policy.Capability)
+		want string
+	}{
+		{func(c *policy.Capability) { c.RiskLevel = "huge" }, `capability 0 (tools/a:a/b): invalid capability: riskLevel "huge": use read, write or destructive`},
+		{func(c *policy.Capability) { c.SkillKey = "a:b" }, `capability 0 (a:b:a/b): invalid capability: skill key "a:b": 1 to 256 characters without ':', '"' or control characters`},
+		{func(c *policy.Capability) { c.SkillKey = "" }, `capability 0 (:a/b): invalid capability: skill key "": 1 to 256 characters without ':', '"' or control characters`},
+		{func(c *policy.Capability) { c.ExtensionID = "x:y" }, `capability 0 (tools/a:x:y/b): invalid capability: extensionId "x:y": 1 to 128 characters without '/' or ':'`},
+	}
+	for _, tt := range tests {
+		if err := e.SetCapabilities([]policy.Capability{capability("a", "b", tt.mod)}); err == nil || err.Error() != tt.want {
+			t.Errorf("got  %v\nwant %s", err, tt.want)
+		}
 	}
 }
 
@@ -392,7 +414,7 @@ func TestDefaultPolicies(t *testing.T) {
 	if !e.Policies().Default {
 		t.Fatal("a new engine should use the default policies")
 	}
-	d := e.Evaluate(context.Background(), agent("a", "T3"), "fs", "read_file", map[string]any{"path": "/srv/a"})
+	d := e.Evaluate(context.Background(), agent("a", "T3"), ref("fs", "read_file"), map[string]any{"path": "/srv/a"})
 	if d.Effect != policy.Allow || d.Reasons[0].Policy != "skillgate-default-permit" || d.Reasons[0].Position != "(default):4" {
 		t.Fatalf("%+v", d)
 	}

@@ -34,10 +34,12 @@ func agentEntity(p Principal) types.Entity {
 }
 
 // capabilityEntities returns the Cedar entities of a capability, its skill
-// and its extension.
+// and its extension. Every id names the skill, because server ids are only
+// unique within a skill: Capability::"skill:ext/cap", Skill::"skill",
+// Extension::"skill:ext".
 func capabilityEntities(c *Capability) (capE, skillE, extE types.Entity) {
 	skillUID := types.NewEntityUID(TypeSkill, types.String(c.SkillKey))
-	extUID := types.NewEntityUID(TypeExtension, types.String(c.ExtensionID))
+	extUID := types.NewEntityUID(TypeExtension, types.String(c.SkillKey+":"+c.ExtensionID))
 	capE = types.Entity{
 		UID:     types.NewEntityUID(TypeCapability, types.String(c.Ref().String())),
 		Parents: types.NewEntityUIDSet(skillUID, extUID),

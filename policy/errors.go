@@ -10,9 +10,15 @@ var (
 	// annotation.
 	ErrInvalidPolicy = errors.New("invalid policy")
 
-	// ErrInvalidCapability means a capability record is malformed or
-	// duplicates another's extensionId/capabilityId.
+	// ErrInvalidCapability means a capability record or reference is
+	// malformed, a record duplicates another of its skill, or a short
+	// reference is ambiguous.
 	ErrInvalidCapability = errors.New("invalid capability")
+
+	// ErrNoSuchCapability means a capability given in the short form
+	// extensionId/capabilityId is offered by no installed skill. Errors
+	// wrapping it wrap ErrInvalidCapability too.
+	ErrNoSuchCapability = errors.New("no installed skill offers it")
 
 	// ErrInvalidPrincipal means a principal is malformed.
 	ErrInvalidPrincipal = errors.New("invalid principal")

@@ -24,11 +24,20 @@ forbid (principal, action, resource) when { principal.tierLevel >= 4 && resource
 		RiskLevel: policy.RiskDestructive, SideEffects: policy.SideEffectsInternal, DataEgress: policy.EgressNone,
 	}})
 	ctx := context.Background()
+	// The skill is part of the capability's identity; an operator may type
+	// the short form when only one skill offers it.
+	ref, _ := e.ResolveCapability("fs/delete_file")
 	for _, tier := range []skill.AgentTier{"T4", "T3"} {
-		d := e.Evaluate(ctx, policy.Principal{Tenant: "acme", Agent: "bot", Tier: tier}, "fs", "delete_file", map[string]any{"path": "/tmp/x"})
+		p := policy.Principal{Tenant: "acme", Agent: "bot", Tier: tier}
+		d := e.Evaluate(ctx, p, ref, map[string]any{"path": "/tmp/x"})
 		fmt.Println(tier, d.Effect, d.Reasons[len(d.Reasons)-1].Message)
+		if d.Effect == policy.RequireApproval {
+			cmd, _ := e.GrantCommand(p, ref) // for the operator, never the agent
+			fmt.Println("operator:", cmd)
+		}
 	}
 	// Output:
 	// T4 deny forbidden by no-deletes-for-small-models
-	// T3 require_approval fs/delete_file is destructive: a human must grant it (skillgate grant add acme/bot fs/delete_file --level destructive)
+	// T3 require_approval tools/fs:fs/delete_file is destructive: a human must approve it
+	// operator: skillgate grant add acme/bot tools/fs:fs/delete_file --level destructive --uses 1 --reason '…'
 }

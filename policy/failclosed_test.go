@@ -56,7 +56,7 @@ permit (principal, action, resource) when { context.args has dir && context.args
 			if err := json.Unmarshal([]byte(tt.args), &a); err != nil {
 				t.Fatal(err)
 			}
-			got := e.Evaluate(context.Background(), agent("a", "T3"), "fs", "read_file", a)
+			got := e.Evaluate(context.Background(), agent("a", "T3"), ref("fs", "read_file"), a)
 			if !reflect.DeepEqual(got, tt.want) {
 				gj, _ := json.MarshalIndent(got, "", " ")
 				wj, _ := json.MarshalIndent(tt.want, "", " ")

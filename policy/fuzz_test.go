@@ -12,7 +12,7 @@ import (
 // unique ids, indexes without panicking, and its context-argument scan
 // never misses a name the text reads with context.args.NAME.
 func FuzzParsePolicies(f *testing.F) {
-	f.Add([]byte(`@id("a") @constraints("{\"argValues\":{\"m\":[\"r*\"]}}") permit (principal == Agent::"t/a", action == Action::"invoke", resource in Extension::"e") when { context.args has m && context.args.m like "r*" };`))
+	f.Add([]byte(`@id("a") @constraints("{\"argValues\":{\"m\":[\"r*\"]}}") permit (principal == Agent::"t/a", action == Action::"invoke", resource in Extension::"s:e") when { context.args has m && context.args.m like "r*" };`))
 	f.Add([]byte(`forbid (principal in Agent::"t/lead", action in [Action::"invoke"], resource is Capability in Skill::"s") unless { context["args"]["x"] == 1 };`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		set, err := ParsePolicies([]Source{{Name: "f.cedar", Text: data}})

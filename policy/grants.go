@@ -31,14 +31,19 @@ type Store interface {
 	Grants(ctx context.Context) ([]Grant, error)
 	// CreateGrant records a new grant.
 	CreateGrant(ctx context.Context, g Grant) error
-	// RevokeGrant marks a grant revoked at the given time. It returns an
-	// error wrapping ErrGrantNotFound when no unrevoked grant has the id.
-	RevokeGrant(ctx context.Context, id string, at time.Time) error
+	// RevokeGrant marks a grant revoked at the given time by the named
+	// operator. It returns an error wrapping ErrGrantNotFound when no
+	// unrevoked grant has the id.
+	RevokeGrant(ctx context.Context, id, by string, at time.Time) error
 	// UseGrant atomically consumes one use of a grant that is unrevoked,
 	// unexpired at the given time and not used up, and returns it with its
 	// new use count. Otherwise it returns an error wrapping
 	// ErrGrantUnusable (or ErrGrantNotFound).
 	UseGrant(ctx context.Context, id string, at time.Time) (Grant, error)
+	// ReleaseGrant gives back one use consumed by UseGrant for a call that
+	// was then not relayed to its server. A grant with no use consumed is
+	// left as it is.
+	ReleaseGrant(ctx context.Context, id string) error
 }
 
 // Grant is a human's approval for risky calls: a principal pattern may
@@ -49,8 +54,11 @@ type Grant struct {
 	// Principal is "tenant/agent"; '*' matches any run of characters
 	// ("acme/*").
 	Principal string `json:"principal"`
-	// Capability is "extensionId/capabilityId"; '*' as in Principal
-	// ("github/*").
+	// Capability is "skill:extensionId/capabilityId" (the skill, then the
+	// server id in its mcp.json, then the tool); '*' as in Principal
+	// ("acme/notes:fs/*", "acme/notes:*"), and "*" alone is every
+	// capability of every skill. It always names the skill: two skills may
+	// both call a server "fs".
 	Capability string `json:"capability"`
 	// Args binds the grant to argument values, as constraint argValues:
 	// each named argument must be present and match one of its values.
@@ -111,14 +119,17 @@ func NewGrant(g Grant, now time.Time) (Grant, error) {
 	switch {
 	case g.Principal == "" || len(g.Principal) > 200:
 		return Grant{}, fmt.Errorf("%w: principal: write tenant/agent, or a pattern like acme/*", ErrInvalidGrant)
-	case g.Capability == "" || len(g.Capability) > 260 || !strings.Contains(g.Capability, "/") && g.Capability != "*":
-		return Grant{}, fmt.Errorf("%w: capability %q: write extensionId/capabilityId, or a pattern like github/*", ErrInvalidGrant, g.Capability)
+	case len(g.Capability) > 520:
+		return Grant{}, fmt.Errorf("%w: capability is longer than 520 characters", ErrInvalidGrant)
 	case g.Uses < 0:
 		return Grant{}, fmt.Errorf("%w: uses %d: give a positive count, or 0 for unlimited", ErrInvalidGrant, g.Uses)
 	case g.ExpiresAt != nil && !g.ExpiresAt.After(now):
 		return Grant{}, fmt.Errorf("%w: expires %s is not in the future", ErrInvalidGrant, g.ExpiresAt.Format(time.RFC3339))
 	case len(g.Reason) > 1000:
 		return Grant{}, fmt.Errorf("%w: reason is longer than 1000 characters", ErrInvalidGrant)
+	}
+	if err := checkGrantCapability(g.Capability); err != nil {
+		return Grant{}, err
 	}
 	if g.Level == "" {
 		g.Level = RiskWrite
@@ -240,14 +251,15 @@ func (e *Engine) AddGrant(ctx context.Context, g Grant) (Grant, error) {
 	return g, nil
 }
 
-// RevokeGrant revokes a grant: it stops matching at once.
-func (e *Engine) RevokeGrant(ctx context.Context, id string) error {
+// RevokeGrant revokes a grant on behalf of the operator by: it stops
+// matching at once.
+func (e *Engine) RevokeGrant(ctx context.Context, id, by string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	cur := *e.grants.Load()
 	i := slices.IndexFunc(cur, func(ge *grantEntry) bool { return ge.g.ID == id })
 	if e.opts.Store != nil {
-		if err := e.opts.Store.RevokeGrant(ctx, id, e.now()); err != nil {
+		if err := e.opts.Store.RevokeGrant(ctx, id, by, e.now()); err != nil {
 			return err
 		}
 	} else if i < 0 {
@@ -258,7 +270,39 @@ func (e *Engine) RevokeGrant(ctx context.Context, id string) error {
 		next := slices.Delete(slices.Clone(cur), i, i+1)
 		e.grants.Store(&next)
 	}
-	e.log.InfoContext(ctx, "grant revoked", "grant", id)
+	e.log.InfoContext(ctx, "grant revoked", "grant", id, "by", by)
+	return nil
+}
+
+// ReleaseGrant gives back the use of grant id that a decision consumed
+// ([Engine.Evaluate] names it in a [ReasonGrant] reason) when the call was
+// then not relayed to its server: a one-use grant stays usable for the
+// call that will reach it. Releasing more uses than were consumed is not
+// possible; an unknown id is not an error (the grant may have been
+// revoked meanwhile, and a revoked grant is never used again).
+func (e *Engine) ReleaseGrant(ctx context.Context, id string) error {
+	var ge *grantEntry
+	for _, g := range *e.grants.Load() {
+		if g.g.ID == id {
+			ge = g
+			break
+		}
+	}
+	if e.opts.Store != nil {
+		if err := e.opts.Store.ReleaseGrant(ctx, id); err != nil {
+			return fmt.Errorf("release grant %s: %w", id, err)
+		}
+	}
+	if ge == nil {
+		return nil
+	}
+	for {
+		u := ge.used.Load()
+		if u <= 0 || ge.used.CompareAndSwap(u, u-1) {
+			break
+		}
+	}
+	e.log.InfoContext(ctx, "grant use released: the call was not relayed", "grant", id)
 	return nil
 }
 

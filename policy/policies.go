@@ -244,6 +244,9 @@ func newPolicy(name string, cp *cedar.Policy) (*Policy, error) {
 		p.Constraints, p.compiled = &set, c
 	}
 	text := string(cp.MarshalCedar())
+	if err := checkEntityRefs(text); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidPolicy, p.Position, err)
+	}
 	p.usesContext = strings.Contains(text, "context")
 	if p.usesContext {
 		p.argNames, p.fullArgs = contextArgNames(text)

@@ -40,7 +40,7 @@ func TestRateLimitAcrossProcesses(t *testing.T) {
 	p := agent("a", "T3")
 	var got []string
 	for _, e := range []*policy.Engine{a, b, a, b, a} {
-		got = append(got, string(e.Evaluate(ctx, p, "notes", "search", nil).Effect))
+		got = append(got, string(e.Evaluate(ctx, p, ref("notes", "search"), nil).Effect))
 	}
 	want := []string{"allow", "allow", "allow", "deny", "deny"}
 	if len(got) != len(want) {
@@ -51,22 +51,22 @@ func TestRateLimitAcrossProcesses(t *testing.T) {
 			t.Fatalf("decisions %v, want %v", got, want)
 		}
 	}
-	d := b.Evaluate(ctx, p, "notes", "search", nil)
-	if len(d.Reasons) != 1 || d.Reasons[0].Message != "acme/a exceeded the rate limit of 3/hour on notes/search; retry later" {
+	d := b.Evaluate(ctx, p, ref("notes", "search"), nil)
+	if len(d.Reasons) != 1 || d.Reasons[0].Message != "acme/a exceeded the rate limit of 3/hour on tools/notes:notes/search; retry later" {
 		t.Errorf("reason %+v", d.Reasons)
 	}
 	// policy test (a dry run) sees the shared bucket too, and takes nothing.
-	if d := a.Test(ctx, p, policy.CapabilityRef{ExtensionID: "notes", CapabilityID: "search"}, nil); d.Effect != policy.Deny {
+	if d := a.Test(ctx, p, ref("notes", "search"), nil); d.Effect != policy.Deny {
 		t.Errorf("dry run at the limit: %s", d.Effect)
 	}
 	// Twenty minutes refill one token, for whichever process asks first.
 	now = now.Add(20 * time.Minute)
-	if d := a.Test(ctx, p, policy.CapabilityRef{ExtensionID: "notes", CapabilityID: "search"}, nil); d.Effect != policy.Allow {
+	if d := a.Test(ctx, p, ref("notes", "search"), nil); d.Effect != policy.Allow {
 		t.Errorf("dry run after a refill: %s", d.Effect)
 	}
 	got = got[:0]
 	for _, e := range []*policy.Engine{b, a} {
-		got = append(got, string(e.Evaluate(ctx, p, "notes", "search", nil).Effect))
+		got = append(got, string(e.Evaluate(ctx, p, ref("notes", "search"), nil).Effect))
 	}
 	if got[0] != "allow" || got[1] != "deny" {
 		t.Errorf("after 20 minutes: %v, want [allow deny]", got)

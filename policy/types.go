@@ -110,30 +110,79 @@ type Capability struct {
 }
 
 // Ref returns the capability's reference.
-func (c Capability) Ref() CapabilityRef { return CapabilityRef{c.ExtensionID, c.CapabilityID} }
+func (c Capability) Ref() CapabilityRef {
+	return CapabilityRef{Skill: c.SkillKey, ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID}
+}
 
 // needsApproval reports whether a call needs a grant.
 func (c Capability) needsApproval() bool {
 	return c.RiskLevel == RiskDestructive || c.SideEffects == SideEffectsExternal || c.DataEgress == EgressNetwork
 }
 
-// CapabilityRef names a capability: an MCP server id and a tool name.
+// CapabilityRef names a capability: the skill that declares it, the MCP
+// server id in that skill's mcp.json, and the tool name. Server ids are
+// chosen by each skill's author, so two skills may both name a server "fs"
+// with a tool write_file: they are different capabilities, and a grant or
+// a policy for one never covers the other.
 type CapabilityRef struct {
+	Skill        string `json:"skill"`
 	ExtensionID  string `json:"extensionId"`
 	CapabilityID string `json:"capabilityId"`
 }
 
-// String renders r as "extensionId/capabilityId", the Cedar entity id.
-func (r CapabilityRef) String() string { return r.ExtensionID + "/" + r.CapabilityID }
+// String renders r as "skill:extensionId/capabilityId"
+// ("acme/notes:fs/write_file"), the Cedar entity id of the capability. It
+// parses back unambiguously ([ParseCapabilityRef]): a skill key has no ':'
+// and a server id has neither ':' nor '/'.
+func (r CapabilityRef) String() string { return r.Skill + ":" + r.ExtensionID + "/" + r.CapabilityID }
 
-// ParseCapabilityRef parses "extensionId/capabilityId" (split at the first
-// '/').
+// Short renders r without its skill, "extensionId/capabilityId": the name
+// of the tool inside its skill, and the short form the CLI accepts when
+// only one installed skill offers it.
+func (r CapabilityRef) Short() string { return r.ExtensionID + "/" + r.CapabilityID }
+
+// refFormHelp is how every capability-reference error says what to write.
+const refFormHelp = "write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file"
+
+// ParseCapabilityRef parses "skill:extensionId/capabilityId": the skill is
+// everything before the first ':', the extension id what follows up to the
+// next '/', the capability id the rest. The short form "extensionId/
+// capabilityId" is refused here, because it may name a capability of
+// several skills; [Engine.ResolveCapability] accepts it when only one
+// installed skill offers it.
 func ParseCapabilityRef(s string) (CapabilityRef, error) {
-	ext, c, ok := strings.Cut(s, "/")
-	if !ok || ext == "" || c == "" {
-		return CapabilityRef{}, fmt.Errorf("%w: capability %q: write it as extensionId/capabilityId, like github/search_issues", ErrInvalidCapability, s)
+	sk, rest, hasSkill := strings.Cut(s, ":")
+	if !hasSkill {
+		if ext, c, ok := strings.Cut(s, "/"); ok && ext != "" && c != "" {
+			return CapabilityRef{}, fmt.Errorf("%w: capability %q does not name its skill (several skills may name a server %q): %s", ErrInvalidCapability, s, ext, refFormHelp)
+		}
+		return CapabilityRef{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidCapability, s, refFormHelp)
 	}
-	return CapabilityRef{ext, c}, nil
+	ext, c, ok := strings.Cut(rest, "/")
+	r := CapabilityRef{Skill: sk, ExtensionID: ext, CapabilityID: c}
+	if !ok || sk == "" || ext == "" || c == "" || strings.Contains(ext, ":") {
+		return CapabilityRef{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidCapability, s, refFormHelp)
+	}
+	if err := r.validate(); err != nil {
+		return CapabilityRef{}, err
+	}
+	return r, nil
+}
+
+// validate checks the parts of a reference: a skill key of 1 to 256
+// characters without ':', '"' or control characters, an extension id of 1
+// to 128 characters without '/' or ':', a capability id of 1 to 128
+// characters.
+func (r CapabilityRef) validate() error {
+	switch {
+	case r.Skill == "" || len(r.Skill) > 256 || strings.ContainsFunc(r.Skill, func(c rune) bool { return c == ':' || c == '"' || c < 0x20 || c == 0x7f }):
+		return fmt.Errorf("%w: skill key %q: 1 to 256 characters without ':', '\"' or control characters", ErrInvalidCapability, r.Skill)
+	case r.ExtensionID == "" || strings.ContainsAny(r.ExtensionID, "/:") || len(r.ExtensionID) > 128:
+		return fmt.Errorf("%w: extensionId %q: 1 to 128 characters without '/' or ':'", ErrInvalidCapability, r.ExtensionID)
+	case r.CapabilityID == "" || len(r.CapabilityID) > 128:
+		return fmt.Errorf("%w: capabilityId %q: 1 to 128 characters", ErrInvalidCapability, r.CapabilityID)
+	}
+	return nil
 }
 
 // CapabilitySource supplies the registry's capability records, for

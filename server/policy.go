@@ -27,7 +27,11 @@ const MaxPolicyRequestBytes = 64 << 10
 //
 // POST /v1/grants takes {"principal", "capability", "args", "level",
 // "expires_at" (RFC 3339) or "expires" (a duration: "2h", "7d"), "uses",
-// "reason"}; the grant is recorded as created by the calling operator.
+// "reason"}; the grant is recorded as created by the calling operator, and
+// adding and revoking are audited (grant.add, grant.revoke). Capabilities
+// name their skill here ("acme/notes:fs/write_file", or a pattern such as
+// "acme/notes:fs/*"): unlike the CLI, the API does not complete the short
+// form "fs/write_file".
 // POST /v1/policy/test takes {"principal" (Agent::"t/a", t/a or an agent
 // id), "tier", "parent", "capability", "args"}; it has no side effects.
 // Errors are {"error": message}: 400 for a malformed request or grant, 403
@@ -144,9 +148,9 @@ func parseDays(s string) (time.Duration, error) {
 	return time.ParseDuration(s)
 }
 
-func (h *policyAPI) revoke(r *http.Request, _ session.Principal) (any, error) {
+func (h *policyAPI) revoke(r *http.Request, p session.Principal) (any, error) {
 	id := r.PathValue("id")
-	if err := h.e.RevokeGrant(r.Context(), id); err != nil {
+	if err := h.e.RevokeGrant(r.Context(), id, operator(p)); err != nil {
 		return nil, err
 	}
 	return map[string]string{"revoked": id}, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/server"
@@ -66,7 +68,7 @@ func TestPolicyAPI(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	testBody := `{"principal":"Agent::\"acme/a\"","tier":"T3","capability":"fs/delete_file","args":{"path":"/tmp/x"}}`
+	testBody := `{"principal":"Agent::\"acme/a\"","tier":"T3","capability":"tools/fs:fs/delete_file","args":{"path":"/tmp/x"}}`
 	code, body := do("POST", "/v1/policy/test", human, testBody)
 	if code != 200 || !strings.Contains(body, `"effect": "require_approval"`) {
 		t.Fatalf("test: %d %s", code, body)
@@ -74,13 +76,20 @@ func TestPolicyAPI(t *testing.T) {
 	if code, body = do("POST", "/v1/grants", agent, `{}`); code != 403 || !strings.Contains(body, "needs a token of agent tier [T0]") {
 		t.Fatalf("agent adds grant: %d %s", code, body)
 	}
-	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"fs/delete_file","level":"destructive","uses":1,"expires":"1h","bogus":1}`); code != 400 || !strings.Contains(body, `unknown field \"bogus\"`) {
+	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_file","level":"destructive","uses":1,"expires":"1h","bogus":1}`); code != 400 || !strings.Contains(body, `unknown field \"bogus\"`) {
 		t.Fatalf("unknown field: %d %s", code, body)
 	}
-	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"fs/delete_file","level":"root"}`); code != 400 || !strings.Contains(body, `invalid grant: level \"root\"`) {
+	// The API takes capabilities with their skill only.
+	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"fs/delete_file","level":"destructive"}`); code != 400 || !strings.Contains(body, `invalid grant: capability \"fs/delete_file\" does not name its skill`) {
+		t.Fatalf("short form: %d %s", code, body)
+	}
+	if code, body = do("POST", "/v1/policy/test", human, `{"principal":"acme/a","capability":"fs/delete_file"}`); code != 400 || !strings.Contains(body, `does not name its skill`) {
+		t.Fatalf("short form in policy test: %d %s", code, body)
+	}
+	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_file","level":"root"}`); code != 400 || !strings.Contains(body, `invalid grant: level \"root\"`) {
 		t.Fatalf("bad level: %d %s", code, body)
 	}
-	code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"fs/delete_file","level":"destructive","uses":1,"expires":"1h","reason":"cleanup"}`)
+	code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_file","level":"destructive","uses":1,"expires":"1h","reason":"cleanup"}`)
 	var g policy.Grant
 	if err := json.Unmarshal([]byte(body), &g); code != 200 || err != nil || g.CreatedBy != "operator:acme/op-T0@T0" || g.Uses != 1 || g.ExpiresAt == nil {
 		t.Fatalf("add: %d %s", code, body)
@@ -94,7 +103,7 @@ func TestPolicyAPI(t *testing.T) {
 	if body != want.String() {
 		t.Fatalf("body is not the CLI's JSON:\n%s\nwant\n%s", body, want.String())
 	}
-	if d := eng.Evaluate(ctx, policy.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}, "fs", "delete_file", nil); d.Effect != policy.Allow {
+	if d := eng.Evaluate(ctx, policy.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}, policy.CapabilityRef{Skill: "tools/fs", ExtensionID: "fs", CapabilityID: "delete_file"}, nil); d.Effect != policy.Allow {
 		t.Fatalf("grant not effective at once: %+v", d)
 	}
 	code, body = do("GET", "/v1/grants", agent, "")
@@ -111,6 +120,23 @@ func TestPolicyAPI(t *testing.T) {
 	}
 	if code, body = do("DELETE", "/v1/grants/"+g.ID, human, ""); code != 404 || !strings.Contains(body, "grant not found") {
 		t.Fatalf("revoke again: %d %s", code, body)
+	}
+	// Adding and revoking are in the audit log, by the calling operator;
+	// refused requests change nothing and record nothing.
+	rs, err := db.Query(ctx, audit.Filter{Action: "grant."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%s %s %s %v %s", r.Action, r.Actor, r.Subject, r.Reasons, r.Data))
+	}
+	wantAudit := []string{
+		fmt.Sprintf(`grant.add operator:acme/op-T0@T0 tools/fs:fs/delete_file [cleanup] {"expires_at":%q,"grant":%q,"level":"destructive","principal":"acme/a","uses":1}`, g.ExpiresAt.Format(time.RFC3339), g.ID),
+		fmt.Sprintf(`grant.revoke operator:acme/op-T0@T0 tools/fs:fs/delete_file [revoked] {"grant":%q,"principal":"acme/a"}`, g.ID),
+	}
+	if strings.Join(got, "\n") != strings.Join(wantAudit, "\n") {
+		t.Fatalf("audit records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantAudit, "\n"))
 	}
 	if code, body = do("POST", "/v1/policy/test", human, `{"principal":"acme/a","capability":"fs"}`); code != 400 || !strings.Contains(body, "invalid capability") {
 		t.Fatalf("bad capability: %d %s", code, body)

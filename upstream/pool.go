@@ -30,6 +30,35 @@ import (
 // fail fast until Options.RetryAfter has passed since the last attempt.
 var ErrUnavailable = errors.New("upstream server unavailable")
 
+// ErrNotSent marks an error of [Pool.Call] or [Pool.CallRaw] after which
+// the call certainly never reached the server: the connection could not be
+// made (a missing credential, a server that does not start, one in its
+// retry pause), the connection refused the call before sending it (pin
+// drift, a failed re-check), or it closed before the call was written.
+// Other errors (a timeout, a server error) may come after the server ran
+// the call. It is matched with [errors.Is] alongside the error's own kind;
+// the message is the underlying error's.
+var ErrNotSent = errors.New("call not sent to the server")
+
+// notSent wraps an error after which the call never reached the server.
+type notSent struct{ err error }
+
+func (e notSent) Error() string   { return e.err.Error() }
+func (e notSent) Unwrap() []error { return []error{e.err, ErrNotSent} }
+
+// markNotSent marks err with ErrNotSent when it comes from a connection
+// that refused the call before sending it (or from dialling, when dial is
+// set); other errors, and nil, are returned as they are.
+func markNotSent(err error, dial bool) error {
+	if err == nil || errors.Is(err, ErrNotSent) {
+		return err
+	}
+	if dial || errors.Is(err, mcpclient.ErrToolBlocked) || errors.Is(err, mcpclient.ErrRecheckFailed) || errors.Is(err, mcpclient.ErrClosed) {
+		return notSent{err}
+	}
+	return err
+}
+
 // Target is one server of one installed skill version.
 type Target struct {
 	// Skill is the skill's key and Digest its version.
@@ -106,22 +135,23 @@ func New(opts Options) *Pool {
 // restarting it as needed. A connection that died is replaced once per call:
 // if the call fails because the server exited, it is retried on a fresh
 // connection only when the first attempt never reached the server
-// (ErrClosed), so a tool call is never executed twice.
+// (ErrClosed), so a tool call is never executed twice. An error after
+// which the call never reached the server also matches [ErrNotSent].
 func (p *Pool) Call(ctx context.Context, t Target, tool string, args any) (*mcp.CallToolResult, error) {
 	conn, err := p.Conn(ctx, t)
 	if err != nil {
-		return nil, err
+		return nil, markNotSent(err, true)
 	}
 	res, err := conn.CallTool(ctx, tool, args)
 	if err != nil && errors.Is(err, mcpclient.ErrClosed) {
 		p.drop(t.ID(), conn)
 		conn, err = p.Conn(ctx, t)
 		if err != nil {
-			return nil, err
+			return nil, markNotSent(err, true)
 		}
-		return conn.CallTool(ctx, tool, args)
+		res, err = conn.CallTool(ctx, tool, args)
 	}
-	return res, err
+	return res, markNotSent(err, false)
 }
 
 // CallRaw is [Pool.Call] for a relay: args are the call's arguments, a JSON
@@ -143,7 +173,7 @@ func (p *Pool) CallRaw(ctx context.Context, t Target, tool string, args json.Raw
 			go p.callRawDialling(ctx, t, tool, bytes.Clone(args), conn, done)
 			return
 		}
-		done(res, err)
+		done(res, markNotSent(err, false))
 	})
 }
 
@@ -155,10 +185,10 @@ func (p *Pool) callRawDialling(ctx context.Context, t Target, tool string, args 
 	}
 	conn, err := p.Conn(ctx, t)
 	if err != nil {
-		done(nil, err)
+		done(nil, markNotSent(err, true))
 		return
 	}
-	conn.CallToolRaw(ctx, tool, args, done)
+	conn.CallToolRaw(ctx, tool, args, func(res json.RawMessage, err error) { done(res, markNotSent(err, false)) })
 }
 
 // live returns the connection of target id when it is up, without dialling.

@@ -153,7 +153,7 @@ func (f *auditFilterFlags) add(c *cobra.Command, defLimit int) {
 	fl.StringVar(&f.actor, "actor", "", "only records by this actor (operator:NAME, agent:TENANT/ID, system)")
 	fl.StringVar(&f.session, "session", "", "only records of this agent session")
 	fl.StringVar(&f.action, "action", "", "only this action, or a prefix ending in '.' (install.)")
-	fl.StringVar(&f.subject, "subject", "", "only records about this skill key or capability (ext/tool)")
+	fl.StringVar(&f.subject, "subject", "", "only records about this skill key or capability (skill:ext/tool)")
 	fl.StringVar(&f.decision, "decision", "", "only decisions: allow, deny or require_approval")
 	fl.StringVar(&f.since, "since", "", "only records at or after this time (RFC 3339) or this long ago (1h)")
 	fl.StringVar(&f.until, "until", "", "only records before this time (RFC 3339) or this long ago")

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
@@ -275,6 +277,12 @@ func (m *Main) pendingCommand() *cobra.Command {
 installs, installs awaiting approval, and approved skills with capabilities
 blocked by drift. --all lists every install in every state.
 
+Then, in text output, the capability calls of the last 24 hours that were
+refused until a human approves them (and not allowed since), each with the
+command that grants one call. Agents are only told that a human must
+approve: the command is for operators (it is also in the audit record and
+the server's log).
+
 Exit codes: 0 done, 1 failure, 2 usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -294,21 +302,50 @@ Exit codes: 0 done, 1 failure, 2 usage error.`,
 			if asJSON {
 				return install.WriteJSON(m.Stdout, ps)
 			}
-			if len(ps) == 0 {
+			reqs, err := m.approvalRequests(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if len(ps) == 0 && len(reqs) == 0 {
 				fmt.Fprintln(m.Stderr, "nothing waits for review; install a skill with 'skillgate install PATH'")
 				return nil
 			}
 			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATE\tVERSION\tNEXT")
-			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key, p.State, shortDigest(p.Digest), strings.Join(p.Next, "; "))
+			if len(ps) > 0 {
+				fmt.Fprintln(tw, "NAME\tSTATE\tVERSION\tNEXT")
+				for _, p := range ps {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key, p.State, shortDigest(p.Digest), strings.Join(p.Next, "; "))
+				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(reqs) > 0 {
+				if len(ps) > 0 {
+					fmt.Fprintln(m.Stdout)
+				}
+				fmt.Fprintln(m.Stdout, "Calls waiting for a human's approval (last 24h):")
+				for _, r := range reqs {
+					fmt.Fprintf(m.Stdout, "  %s %s: %d refused, last %s\n    approve one call: %s\n", r.Agent, r.Capability, r.Times, r.Last.UTC().Format(time.RFC3339), r.Approve)
+				}
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (the same body as GET /v1/installs/pending)")
 	c.Flags().BoolVar(&all, "all", false, "list every install, whatever its state")
 	return c
+}
+
+// approvalRequests reads the calls of the last 24 hours waiting for a
+// grant from the audit log.
+func (m *Main) approvalRequests(ctx context.Context) ([]broker.ApprovalRequest, error) {
+	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return broker.ApprovalRequests(ctx, db, time.Now().Add(-24*time.Hour))
 }
 
 func shortDigest(d string) string {

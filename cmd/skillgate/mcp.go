@@ -81,7 +81,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 	m.addStorageFlags(c, &sf)
 	c.Flags().StringVar(&parent, "parent", "", "run as a sub-agent of this agent (TENANT/AGENT)")
 	c.Flags().StringVar(&parentTier, "parent-tier", "", "the parent agent's tier, T0–T4 (with --parent)")
-	c.Flags().StringSliceVar(&forward, "forward", nil, "capabilities the parent forwards to the sub-agent, EXT/CAP,… (with --parent)")
+	c.Flags().StringSliceVar(&forward, "forward", nil, "capabilities the parent forwards to the sub-agent, SKILL:EXT/CAP,… (EXT/CAP when one skill offers it; with --parent)")
 	return c
 }
 

@@ -171,15 +171,17 @@ func (m *Main) policyTestCommand() *cobra.Command {
 	var principal, capability, argsJSON, tier, parent, capsFile string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   `test --principal Agent::"tenant/agent" --capability ext/tool [--args JSON] [--tier T3] [--json]`,
+		Use:   `test --principal Agent::"tenant/agent" --capability skill:ext/tool [--args JSON] [--tier T3] [--json]`,
 		Short: "Replay a request against the current registry and policy",
 		Long: `Decide a capability call as the gateway would, without side effects (no
 rate-limit token is taken, no grant use consumed), and print the decision
 with the reasons: which check, which policy (@id or file:line), which
-constraint. Exit 0 when the call would be allowed, 1 when it would be
-denied or need approval.`,
+constraint. The capability names its skill, skill:server/tool
+(acme/notes:fs/write_file); the short form server/tool is accepted when
+only one installed skill offers it. Exit 0 when the call would be allowed,
+1 when it would be denied or need approval, 2 on a usage error.`,
 		Example: `  skillgate policy test --principal 'Agent::"acme/drafter"' --tier T3 \
-    --capability github/search_issues --args '{"client":"github"}' --capabilities caps.json`,
+    --capability dev/issues:github/search_issues --args '{"client":"github"}' --capabilities caps.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -190,10 +192,6 @@ denied or need approval.`,
 			t, err := skill.ParseAgentTier(tier)
 			if err != nil {
 				return usageErr("--tier: %v", err)
-			}
-			ref, err := policy.ParseCapabilityRef(capability)
-			if err != nil {
-				return usageErr("--capability: %v", err)
 			}
 			args := map[string]any{}
 			if argsJSON != "" {
@@ -213,6 +211,10 @@ denied or need approval.`,
 			if err := e.LoadCapabilities(ctx, src); err != nil {
 				return err
 			}
+			ref, err := e.ResolveCapability(capability)
+			if err != nil {
+				return usageErr("--capability: %v", err)
+			}
 			p := policy.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}
 			rep := policy.TestReport{Principal: p, Capability: ref.String(), Args: args, Decision: e.Test(ctx, p, ref, args)}
 			if asJSON {
@@ -228,6 +230,9 @@ denied or need approval.`,
 					}
 					fmt.Fprintf(m.Stdout, "  %s: %s%s\n", r.Kind, r.Message, where)
 				}
+				if cmd, ok := e.GrantCommand(p, ref); ok && rep.Effect == policy.RequireApproval {
+					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", cmd)
+				}
 			}
 			if rep.Effect != policy.Allow {
 				return errFailed
@@ -237,7 +242,7 @@ denied or need approval.`,
 	}
 	f := c.Flags()
 	f.StringVar(&principal, "principal", "", `principal: Agent::"tenant/agent", tenant/agent, or an agent id (tenant "default")`)
-	f.StringVar(&capability, "capability", "", "capability: extensionId/capabilityId")
+	f.StringVar(&capability, "capability", "", "capability: skill:extensionId/capabilityId (extensionId/capabilityId when only one skill offers it)")
 	f.StringVar(&argsJSON, "args", "", "the call's arguments as a JSON object")
 	f.StringVar(&tier, "tier", "T3", "the principal's agent tier, T0–T4")
 	f.StringVar(&parent, "parent", "", "the parent principal (tenant/agent) of a sub-agent")
@@ -255,9 +260,12 @@ func (m *Main) grantCommand() *cobra.Command {
 		Long: `A call to a destructive, externally side-effecting or network-egress
 capability needs a grant: a human's approval for a principal (pattern) to
 invoke a capability (pattern), optionally with certain argument values, up to
-a risk level, until it expires or its uses run out. Grants are stored in the
-registry; a running server sees new grants at its next policy reload (POST
-/v1/grants takes effect at once), and revocations at the grant's next use.`,
+a risk level, until it expires or its uses run out. A capability names its
+skill (skill:server/tool), so a grant never covers another skill's tool of
+the same name. Grants are stored in the registry, and adding and revoking
+one are written to the audit log (grant.add, grant.revoke); a running
+server sees new grants at its next policy reload (POST /v1/grants takes
+effect at once), and revocations at the grant's next use.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return usageErr("grant needs a subcommand: add, ls or revoke (see 'skillgate grant --help')")
@@ -323,9 +331,15 @@ func (m *Main) grantAddCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "add PRINCIPAL CAPABILITY [--level L] [--uses N] [--expires 2h] [--args JSON] [--json]",
 		Short: "Grant a principal (pattern) a risky capability (pattern)",
-		Example: `  skillgate grant add acme/drafter fs/delete_file --level destructive --uses 1 --expires 1h \
+		Long: `Grant a principal (pattern) a risky capability (pattern). CAPABILITY is
+skill:server/tool (files/notes:fs/delete_file), a pattern naming the skill
+(files/notes:fs/*, files/notes:*, *:fs/delete_file for every skill), or *.
+The short form server/tool (or a pattern such as fs/*) is accepted when the
+capabilities it matches belong to one installed skill, and is bound to it;
+otherwise the error lists the skills to choose from.`,
+		Example: `  skillgate grant add acme/drafter files/notes:fs/delete_file --level destructive --uses 1 --expires 1h \
     --args '{"path":"/srv/tmp/*"}' --reason "clean the scratch area"
-  skillgate grant add 'acme/*' 'web/*' --level read --expires 7d`,
+  skillgate grant add 'acme/*' 'research/web:web/*' --level read --expires 7d`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -345,7 +359,18 @@ func (m *Main) grantAddCommand() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			g, err := e.AddGrant(ctx, policy.Grant{Principal: args[0], Capability: args[1], Args: ga, Level: policy.RiskLevel(level),
+			capability := args[1]
+			if capability != "*" && !strings.Contains(capability, ":") {
+				// The short form: bind it to the one installed skill
+				// that offers it.
+				if err := e.LoadCapabilities(ctx, installedCapabilities{m}); err != nil {
+					return err
+				}
+				if capability, err = e.ResolveGrantCapability(capability); err != nil {
+					return usageErr("%v", err)
+				}
+			}
+			g, err := e.AddGrant(ctx, policy.Grant{Principal: args[0], Capability: capability, Args: ga, Level: policy.RiskLevel(level),
 				ExpiresAt: exp, Uses: uses, Reason: reason, CreatedBy: by})
 			if errors.Is(err, policy.ErrInvalidGrant) {
 				return usageErr("%v", err)
@@ -422,7 +447,7 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			if err := e.RevokeGrant(cmd.Context(), args[0]); err != nil {
+			if err := e.RevokeGrant(cmd.Context(), args[0], m.actor()); err != nil {
 				if errors.Is(err, policy.ErrGrantNotFound) {
 					return &exitError{code: exitFail, err: err}
 				}

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-
-	"github.com/skillgate/skillgate/policy"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/store/sqlite"
 )
 
 const cliCaps = `[
@@ -49,7 +54,7 @@ func TestPolicyCLI(t *testing.T) {
 
 	// policy test.
 	code, out, _ = run(t, data, "policy", "test", "--principal", `Agent::"acme/a"`, "--capability", "fs/read_file", "--args", `{"path":"/srv/x"}`, "--capabilities", caps)
-	if code != 0 || out != "acme/a@T3 fs/read_file → allow\n  policy: permitted by permit-all ("+filepath.Join(data, "policies", "base.cedar")+":1)\n" {
+	if code != 0 || out != "acme/a@T3 tools/fs:fs/read_file → allow\n  policy: permitted by permit-all ("+filepath.Join(data, "policies", "base.cedar")+":1)\n" {
 		t.Fatalf("test allow: %d %q", code, out)
 	}
 	code, out, _ = run(t, data, "policy", "test", "--principal", "acme/small", "--tier", "T4", "--capability", "fs/read_file", "--capabilities", caps, "--json")
@@ -61,13 +66,34 @@ func TestPolicyCLI(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--capability: invalid capability") {
 		t.Fatalf("usage: %d %q", code, errs)
 	}
+	// The full form names the skill; the short form is completed when one
+	// skill offers it, and refused with the candidates when several do.
+	code, out, _ = run(t, data, "policy", "test", "--principal", "acme/a", "--capability", "tools/fs:fs/read_file", "--args", `{"path":"/srv/x"}`, "--capabilities", caps)
+	if code != 0 || !strings.HasPrefix(out, "acme/a@T3 tools/fs:fs/read_file → allow\n") {
+		t.Fatalf("full form: %d %q", code, out)
+	}
+	two := filepath.Join(t.TempDir(), "two.json")
+	other := `{"skill":"other/fs","trust":"core","tier":1,"invokableBy":["T3"],"state":"enabled",
+  "extensionId":"fs","capabilityId":"read_file","enabled":true,"riskLevel":"read","sideEffects":"none","dataEgress":"none"}`
+	write(t, filepath.Dir(two), map[string]string{"two.json": strings.Replace(cliCaps, "[\n", "[\n"+other+",\n", 1)})
+	code, _, errs = run(t, data, "policy", "test", "--principal", "acme/a", "--capability", "fs/read_file", "--capabilities", two)
+	if code != 2 || errs != "Error: --capability: invalid capability: fs/read_file is offered by 2 skills (other/fs:fs/read_file, tools/fs:fs/read_file); name one of them\n" {
+		t.Fatalf("short form, two skills: %d %q", code, errs)
+	}
 
 	// Grants.
 	code, out, _ = run(t, data, "policy", "test", "--principal", "acme/a", "--capability", "fs/delete_file", "--capabilities", caps)
-	if code != 1 || !strings.Contains(out, "→ require_approval") {
+	if code != 1 || !strings.Contains(out, "→ require_approval") ||
+		!strings.HasSuffix(out, "  approve one call with: skillgate grant add acme/a tools/fs:fs/delete_file --level destructive --uses 1 --reason '…'\n") {
 		t.Fatalf("needs approval: %d %q", code, out)
 	}
-	code, out, errs = run(t, data, "grant", "add", "acme/*", "fs/delete_file", "--level", "destructive", "--uses", "1", "--expires", "1h", "--args", `{"path":"/srv/*"}`, "--json")
+	// No installed skill offers fs/delete_file (the records above are a
+	// file): the short form cannot be bound to a skill.
+	code, _, errs = run(t, data, "grant", "add", "acme/*", "fs/delete_file", "--level", "destructive")
+	if code != 2 || errs != "Error: invalid grant: no installed skill offers a capability matching fs/delete_file; name the skill: write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything\n" {
+		t.Fatalf("short form without installs: %d %q", code, errs)
+	}
+	code, out, errs = run(t, data, "grant", "add", "acme/*", "tools/fs:fs/delete_file", "--level", "destructive", "--uses", "1", "--expires", "1h", "--args", `{"path":"/srv/*"}`, "--reason", "tidy /srv", "--by", "tester", "--json")
 	var g struct {
 		ID   string              `json:"id"`
 		Uses int                 `json:"uses"`
@@ -81,10 +107,10 @@ func TestPolicyCLI(t *testing.T) {
 		t.Fatalf("with grant: %d %q", code, out)
 	}
 	code, out, _ = run(t, data, "grant", "ls")
-	if code != 0 || !strings.Contains(out, g.ID+"  acme/*     fs/delete_file  destructive  0/1") {
+	if code != 0 || !strings.Contains(out, g.ID+"  acme/*     tools/fs:fs/delete_file  destructive  0/1") {
 		t.Fatalf("ls: %d %q", code, out)
 	}
-	if code, _, errs = run(t, data, "grant", "add", "acme/a", "fs/x", "--level", "root"); code != 2 || !strings.Contains(errs, `invalid grant: level "root"`) {
+	if code, _, errs = run(t, data, "grant", "add", "acme/a", "tools/fs:fs/x", "--level", "root"); code != 2 || !strings.Contains(errs, `invalid grant: level "root"`) {
 		t.Fatalf("bad level: %d %q", code, errs)
 	}
 	if code, out, _ = run(t, data, "grant", "revoke", g.ID); code != 0 || out != "revoked "+g.ID+"\n" {
@@ -95,5 +121,52 @@ func TestPolicyCLI(t *testing.T) {
 	}
 	if code, out, _ = run(t, data, "grant", "ls", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("ls after revoke: %d %q", code, out)
+	}
+	// Adding and revoking are audited, by the operator running the CLI.
+	db, err := sqlite.Open(context.Background(), filepath.Join(data, "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rs, err := db.Query(context.Background(), audit.Filter{Action: "grant."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%s %s %s %v", r.Action, r.Actor, r.Subject, r.Reasons))
+	}
+	wantAudit := "grant.add operator:tester tools/fs:fs/delete_file [tidy /srv]\ngrant.revoke operator:local tools/fs:fs/delete_file [revoked]"
+	if strings.Join(got, "\n") != wantAudit {
+		t.Fatalf("audit:\n%s\nwant\n%s", strings.Join(got, "\n"), wantAudit)
+	}
+}
+
+// TestPendingListsApprovalRequests: calls refused until a human approves
+// them are listed for the operator with the command that approves them
+// (the agent was only told that a human must approve).
+func TestPendingListsApprovalRequests(t *testing.T) {
+	data := t.TempDir()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(data, "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	approve := `{"approve":"skillgate grant add acme/a1 notes:fs/write_file --level destructive --uses 1 --reason '…'"}`
+	if _, err := db.Append(ctx,
+		audit.Record{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: audit.DecisionRequireApproval, Data: json.RawMessage(approve)},
+		audit.Record{Time: at.Add(time.Minute), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: audit.DecisionRequireApproval, Data: json.RawMessage(approve)},
+		audit.Record{Time: at.Add(2 * time.Minute), Actor: "agent:acme/a2", Action: "capability.invoke", Subject: "notes:fs/read_file", Decision: audit.DecisionAllow},
+	); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	code, out, errs := run(t, data, "pending")
+	want := "Calls waiting for a human's approval (last 24h):\n" +
+		"  agent:acme/a1 notes:fs/write_file: 2 refused, last " + at.Add(time.Minute).Format(time.RFC3339) + "\n" +
+		"    approve one call: skillgate grant add acme/a1 notes:fs/write_file --level destructive --uses 1 --reason '…'\n"
+	if code != 0 || out != want {
+		t.Fatalf("pending: %d %q\n got %s\nwant %s", code, errs, out, want)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/policy"
 )
 
@@ -123,7 +125,8 @@ func (s *DB) Grants(ctx context.Context) ([]policy.Grant, error) {
 	return out, rows.Err()
 }
 
-// CreateGrant implements [policy.Store].
+// CreateGrant implements [policy.Store]. The grant and its "grant.add"
+// audit record commit together.
 func (s *DB) CreateGrant(ctx context.Context, g policy.Grant) error {
 	var args any
 	if g.Args != nil {
@@ -137,22 +140,76 @@ func (s *DB) CreateGrant(ctx context.Context, g policy.Grant) error {
 	if g.ExpiresAt != nil {
 		expires = g.ExpiresAt.UnixNano()
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO grants (`+grantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
-		g.ID, g.Principal, g.Capability, args, string(g.Level), expires, g.Uses, g.Used, g.Reason, g.CreatedBy, g.CreatedAt.UnixNano())
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO grants (`+grantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			g.ID, g.Principal, g.Capability, args, string(g.Level), expires, g.Uses, g.Used, g.Reason, g.CreatedBy, g.CreatedAt.UnixNano()); err != nil {
+			return err
+		}
+		data := map[string]any{"grant": g.ID, "principal": g.Principal, "level": g.Level, "uses": g.Uses}
+		if g.ExpiresAt != nil {
+			data["expires_at"] = g.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		if g.Args != nil {
+			data["args"] = g.Args
+		}
+		reason := g.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return auditGrant(ctx, tx, g.CreatedAt, operatorActor(g.CreatedBy), "grant.add", g.Capability, reason, data)
+	})
 	if err != nil {
 		return fmt.Errorf("create grant %s: %w", g.ID, err)
 	}
 	return nil
 }
 
-// RevokeGrant implements [policy.Store].
-func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at = 0`, at.UnixNano(), id)
-	if err != nil {
-		return fmt.Errorf("revoke grant %s: %w", id, err)
+// operatorActor names who changed a grant in audit records:
+// "operator:NAME" (the REST API passes it so already, the CLI passes
+// $USER).
+func operatorActor(by string) string {
+	switch {
+	case strings.HasPrefix(by, "operator:"):
+		return by
+	case by == "":
+		return "operator:local"
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w: %q; list them with 'skillgate grant ls'", policy.ErrGrantNotFound, id)
+	return "operator:" + by
+}
+
+// auditGrant appends the audit record of a grant change inside tx.
+func auditGrant(ctx context.Context, tx *sql.Tx, at time.Time, actor, action, capability, reason string, data map[string]any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	_, err = appendAudit(ctx, tx, audit.Record{Time: at, Actor: actor, Action: action, Subject: capability, Reasons: []string{reason}, Data: raw})
+	return err
+}
+
+// RevokeGrant implements [policy.Store]. The revocation and its
+// "grant.revoke" audit record commit together.
+func (s *DB) RevokeGrant(ctx context.Context, id, by string, at time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var capability, principal string
+		err := tx.QueryRowContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at = 0 RETURNING capability, principal`, at.UnixNano(), id).Scan(&capability, &principal)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %q; list them with 'skillgate grant ls'", policy.ErrGrantNotFound, id)
+		}
+		if err != nil {
+			return fmt.Errorf("revoke grant %s: %w", id, err)
+		}
+		if err := auditGrant(ctx, tx, at, operatorActor(by), "grant.revoke", capability, "revoked", map[string]any{"grant": id, "principal": principal}); err != nil {
+			return fmt.Errorf("revoke grant %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// ReleaseGrant implements [policy.Store].
+func (s *DB) ReleaseGrant(ctx context.Context, id string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE grants SET used = used - 1 WHERE id = ? AND used > 0`, id); err != nil {
+		return fmt.Errorf("release grant %s: %w", id, err)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func TestGrantsRoundTrip(t *testing.T) {
 	db := openPolicyDB(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	exp := now.Add(time.Hour)
-	g, err := policy.NewGrant(policy.Grant{Principal: "acme/a", Capability: "fs/delete_file", Args: map[string][]string{"path": {"/srv/*"}},
+	g, err := policy.NewGrant(policy.Grant{Principal: "acme/a", Capability: "tools/fs:fs/delete_file", Args: map[string][]string{"path": {"/srv/*"}},
 		Level: policy.RiskDestructive, ExpiresAt: &exp, Uses: 2, Reason: "cleanup", CreatedBy: "alice"}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -89,21 +89,38 @@ func TestGrantsRoundTrip(t *testing.T) {
 	if _, err := db.UseGrant(ctx, "g_nope", now); !errors.Is(err, policy.ErrGrantNotFound) {
 		t.Fatalf("unknown: %v", err)
 	}
-	g2, _ := policy.NewGrant(policy.Grant{Principal: "acme/*", Capability: "web/*", ExpiresAt: &exp}, now)
+	g2, _ := policy.NewGrant(policy.Grant{Principal: "acme/*", Capability: "tools/web:web/*", ExpiresAt: &exp}, now)
 	if err := db.CreateGrant(ctx, g2); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.UseGrant(ctx, g2.ID, exp); !errors.Is(err, policy.ErrGrantUnusable) {
 		t.Fatalf("expired: %v", err)
 	}
-	if err := db.RevokeGrant(ctx, g2.ID, now); err != nil {
+	if err := db.RevokeGrant(ctx, g2.ID, "alice", now); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.RevokeGrant(ctx, g2.ID, now); !errors.Is(err, policy.ErrGrantNotFound) {
+	if err := db.RevokeGrant(ctx, g2.ID, "alice", now); !errors.Is(err, policy.ErrGrantNotFound) {
 		t.Fatalf("second revoke: %v", err)
 	}
 	if got, _ := db.Grants(ctx); len(got) != 1 {
 		t.Fatalf("revoked grant listed: %+v", got)
+	}
+	// A released use can be used again; nothing is released below zero.
+	if err := db.ReleaseGrant(ctx, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := db.UseGrant(ctx, g.ID, now); err != nil || u.Used != 2 {
+		t.Fatalf("use after release: %+v %v", u, err)
+	}
+	g3, _ := policy.NewGrant(policy.Grant{Principal: "acme/*", Capability: "*"}, now)
+	if err := db.CreateGrant(ctx, g3); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ReleaseGrant(ctx, g3.ID); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := db.UseGrant(ctx, g3.ID, now); err != nil || u.Used != 1 {
+		t.Fatalf("release below zero: %+v %v", u, err)
 	}
 }
 
@@ -124,7 +141,7 @@ func TestGrantUsesAreAtomic(t *testing.T) {
 		}
 		engines = append(engines, e)
 	}
-	if _, err := engines[0].AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "fs/delete_file", Level: policy.RiskDestructive, Uses: 5}); err != nil {
+	if _, err := engines[0].AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "tools/fs:fs/delete_file", Level: policy.RiskDestructive, Uses: 5}); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range engines[1:] {
@@ -137,7 +154,7 @@ func TestGrantUsesAreAtomic(t *testing.T) {
 	for i := range 30 {
 		wg.Go(func() {
 			p := policy.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}
-			if d := engines[i%3].Evaluate(ctx, p, "fs", "delete_file", nil); d.Effect == policy.Allow {
+			if d := engines[i%3].Evaluate(ctx, p, policy.CapabilityRef{Skill: "tools/fs", ExtensionID: "fs", CapabilityID: "delete_file"}, nil); d.Effect == policy.Allow {
 				allowed.Add(1)
 			} else if d.Effect != policy.RequireApproval {
 				t.Errorf("%+v", d)

@@ -1,0 +1,156 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/upstream"
+)
+
+// fsSkill is a skill whose mcp.json names the test server "fs", as many
+// imported skills name their filesystem server; write_file is approved as
+// destructive (every call needs a grant), the other tools as reads.
+func fsSkill(t testing.TB, key string) broker.Skill {
+	t.Helper()
+	exe, _ := os.Executable()
+	decl := mcpclient.ServerDecl{ID: "fs", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &manifest.Manifest{SkillID: key, Version: "sha256:" + key}
+	for _, c := range rep.Capabilities {
+		level := mcpclient.RiskRead
+		if c.CapabilityID == "write_file" {
+			level = mcpclient.RiskDestructive
+		}
+		risk := manifest.Risk{
+			RiskLevel:   manifest.Field[mcpclient.RiskLevel]{Value: level, Source: mcpclient.SourceOperator, Basis: "test"},
+			SideEffects: manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffectsInternal, Source: mcpclient.SourceOperator, Basis: "test"},
+			DataEgress:  manifest.Field[mcpclient.DataEgress]{Value: mcpclient.EgressNone, Source: mcpclient.SourceOperator, Basis: "test"},
+		}
+		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "fs", CapabilityID: c.CapabilityID, Risk: risk})
+	}
+	return broker.Skill{Key: key, Digest: "sha256:" + key, Servers: map[string]mcpclient.ServerDecl{"fs": decl},
+		Pins: map[string]mcpclient.PinSet{"fs": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T0", "T1", "T2", "T3"}}
+}
+
+// capabilityOf returns the broker's capability tool of skill key.
+func capabilityOf(t testing.TB, b *broker.Broker, key, tool string) *broker.Capability {
+	t.Helper()
+	for _, c := range b.Capabilities() {
+		if c.Skill == key && c.Capability.CapabilityID == tool {
+			return c
+		}
+	}
+	t.Fatalf("no capability %s of %s", tool, key)
+	return nil
+}
+
+// TestGrantIsScopedBySkill: two imported skills both name their server
+// "fs" and both offer write_file. A human's grant for one skill's
+// write_file must not let an agent call the other's.
+func TestGrantIsScopedBySkill(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	eng := policy.New(&policy.Options{Store: db})
+	if err := eng.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pool := upstream.New(upstream.Options{Limits: limits()})
+	defer pool.Close()
+	skills := []broker.Skill{fsSkill(t, "alpha"), fsSkill(t, "beta")}
+	w := audit.NewWriter(db, audit.WriterOptions{})
+	var logs bytes.Buffer
+	b, err := broker.New(broker.Options{
+		Load:     func(context.Context) ([]broker.Skill, error) { return skills, nil },
+		Decider:  broker.NewPolicyDecider(eng),
+		Upstream: pool,
+		Audit:    w,
+		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The grant names the capability as the gateway identifies it.
+	granted := capabilityOf(t, b, "alpha", "write_file")
+	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: granted.ID(), Level: policy.RiskDestructive, CreatedBy: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	agent := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
+	tests := []struct {
+		name    string
+		want    string
+		isError bool
+	}{
+		{"alpha__write_file", "wrote /x", false},
+		{"beta__write_file", "skillgate: beta__write_file needs a human's approval before you may call it: permitted by skillgate-default-permit [policy skillgate-default-permit]; beta:fs/write_file is destructive: a human must approve it. Ask a human operator to approve it; the request is recorded for them.", true},
+	}
+	for _, tt := range tests {
+		res, err := b.Call(ctx, gatewayCaller(agent), tt.name, json.RawMessage(`{"path":"/x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Content[0].(*mcp.TextContent).Text
+		if got != tt.want || res.IsError != tt.isError {
+			t.Errorf("%s:\n got %q (error %v)\nwant %q (error %v)", tt.name, got, res.IsError, tt.want, tt.isError)
+		}
+	}
+	// The agent is told a human must approve, never how: the command is
+	// for operators, in the audit record, the log and ApprovalRequests.
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const approve = "skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"
+	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != audit.DecisionAllow ||
+		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != audit.DecisionRequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
+		t.Fatalf("audit records %+v", rs)
+	}
+	if !strings.Contains(logs.String(), "approve=\""+strings.ReplaceAll(approve, "'", "'")+"\"") {
+		t.Fatalf("the log does not give operators the command:\n%s", logs.String())
+	}
+	reqs, err := broker.ApprovalRequests(ctx, db, time.Time{})
+	if err != nil || len(reqs) != 1 || reqs[0].Agent != "agent:acme/a1" || reqs[0].Capability != "beta:fs/write_file" || reqs[0].Times != 1 || reqs[0].Approve != approve {
+		t.Fatalf("approval requests %+v %v", reqs, err)
+	}
+	// Once the operator grants it and the call goes through, it no longer waits.
+	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "beta:fs/write_file", Level: policy.RiskDestructive, Uses: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w = audit.NewWriter(db, audit.WriterOptions{})
+	b2, _ := broker.New(broker.Options{Load: func(context.Context) ([]broker.Skill, error) { return skills, nil }, Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: w})
+	if err := b2.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := b2.Call(ctx, gatewayCaller(agent), "beta__write_file", json.RawMessage(`{"path":"/y"}`)); res.IsError {
+		t.Fatalf("granted call refused: %+v", res.Content[0])
+	}
+	w.Close()
+	if reqs, err := broker.ApprovalRequests(ctx, db, time.Time{}); err != nil || len(reqs) != 0 {
+		t.Fatalf("answered request still listed: %+v %v", reqs, err)
+	}
+}
