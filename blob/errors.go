@@ -32,4 +32,8 @@ var (
 	// example through a symbolic link in a local directory that points outside
 	// of it. The object is refused, not followed.
 	ErrEscape = errors.New("blob: key resolves outside the store root")
+
+	// ErrReadOnly means the store was opened read-only (a directory the
+	// operator lends agents to read) and refuses Put and Delete.
+	ErrReadOnly = errors.New("blob: store is read-only")
 )

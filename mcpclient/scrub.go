@@ -81,8 +81,11 @@ func (s scrubber) err(err error) error {
 	return &scrubbedError{msg: clean, err: err}
 }
 
-// report scrubs every text of r but its pins: a pin keeps the definition
-// it hashes, as received, or it could not be verified.
+// report scrubs every text of r, pins included: a pinned definition that
+// held a credential value is pinned again as scrubbed, so the digest
+// matches what is stored (the pin verifies) and the live tool, scrubbed
+// the same way at every re-check, compares equal. A rotated credential
+// echoed in a definition is therefore not drift.
 func (s scrubber) report(r *ServerReport) (*ServerReport, error) {
 	if s.r == nil || r == nil {
 		return r, nil
@@ -99,7 +102,25 @@ func (s scrubber) report(r *ServerReport) (*ServerReport, error) {
 	if err := json.Unmarshal([]byte(clean), &out); err != nil {
 		return nil, err
 	}
-	out.Pins = r.Pins
+	digests := make(map[string]string) // old digest → new
+	for i, p := range out.Pins.Tools {
+		if string(p.Definition) == string(r.Pins.Tools[i].Definition) && out.Pins.Server == r.Pins.Server {
+			out.Pins.Tools[i] = r.Pins.Tools[i]
+			continue
+		}
+		np, err := NewToolPin(out.Pins.Server, p.Definition)
+		if err != nil {
+			return nil, err
+		}
+		digests[r.Pins.Tools[i].Digest] = np.Digest
+		out.Pins.Tools[i] = np
+	}
+	for i, c := range out.Capabilities {
+		if d, ok := digests[c.Pin]; ok {
+			out.Capabilities[i].Pin = d
+		}
+	}
+	sort.Slice(out.Pins.Tools, func(i, j int) bool { return out.Pins.Tools[i].Name < out.Pins.Tools[j].Name })
 	return &out, nil
 }
 

@@ -13,7 +13,8 @@ import (
 
 // TestScrubCredentials: a server that echoes its credential in stderr, in
 // an error or in its tool list never gets the value into an error or a
-// report; pins keep the definitions they hash.
+// report, pins included, and the scrubbed pins still verify and match the
+// live tool.
 func TestScrubCredentials(t *testing.T) {
 	t.Parallel()
 	const secret = "tok-S3CRET-0123456789"
@@ -65,6 +66,23 @@ func TestScrubCredentials(t *testing.T) {
 		}
 		if err := r.Pins.Verify(); err != nil {
 			t.Errorf("pins no longer verify: %v", err)
+		}
+		pins, _ := json.Marshal(r.Pins)
+		if strings.Contains(string(pins), secret) || !strings.Contains(string(pins), "[redacted:API_TOKEN]") {
+			t.Errorf("pins not scrubbed: %s", pins)
+		}
+		if r.Capabilities[0].Pin != r.Pins.Tools[0].Digest {
+			t.Errorf("capability pin %s, pinned %s", r.Capabilities[0].Pin, r.Pins.Tools[0].Digest)
+		}
+		// A connection re-checking the live tool against the scrubbed pins
+		// sees no drift: both sides are scrubbed alike.
+		c, err := mcpclient.Dial(context.Background(), testDecl(t, "s", testserver.ModeRaw, map[string]string{testserver.EnvResult: result}), &mcpclient.ConnOptions{Options: *opts, Pins: &r.Pins})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if d := c.Drift(); !d.Empty() {
+			t.Errorf("drift against scrubbed pins: %+v", d)
 		}
 	})
 }

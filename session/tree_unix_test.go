@@ -119,3 +119,59 @@ func TestTreeHardLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeGetFIFOSwapLoop: under a loop of FIFOs swapped in for a skill
+// file, every Get returns and no descriptor is left open.
+func TestTreeGetFIFOSwapLoop(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.md")
+	tr, err := newTree(dir, []byte(`[{"path":"notes.md","size":6}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	tr.beforeOpen = func(string) {
+		if err := os.Rename(fifo, file); err != nil {
+			t.Error(err)
+		}
+	}
+	openFDs := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("no /proc/self/fd: %v", err)
+		}
+		return len(ents)
+	}
+	before := openFDs()
+	for i := range 300 {
+		if err := os.WriteFile(file, []byte("hello\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			rc, _, err := tr.Get(context.Background(), "notes.md")
+			if rc != nil {
+				rc.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, blob.ErrNotFound) {
+				t.Fatalf("swap %d: Get = %v, want blob.ErrNotFound", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			if w, err := os.OpenFile(file, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+			t.Fatalf("swap %d: Get blocked on a FIFO", i)
+		}
+		os.Remove(file)
+	}
+	if after := openFDs(); after > before {
+		t.Errorf("%d descriptors open after 300 swaps, %d before", after, before)
+	}
+}

@@ -57,6 +57,10 @@ type Options struct {
 	FileMode fs.FileMode
 	// DirMode is the permission of new directories; zero means 0o755.
 	DirMode fs.FileMode
+	// ReadOnly opens an existing directory without writing to it: Open
+	// neither creates it nor its temporary directory, nor removes stale
+	// temporary files, and Put and Delete return [blob.ErrReadOnly].
+	ReadOnly bool
 }
 
 // Store is a [blob.Store] over one local directory. It is safe for concurrent
@@ -66,6 +70,7 @@ type Store struct {
 	maxSize  int64
 	fileMode fs.FileMode
 	dirMode  fs.FileMode
+	readOnly bool
 	// escapeErr is the error value os.Root uses for "path escapes from
 	// parent". The os package does not export it, so Open captures it once by
 	// asking the root for "..", and errors.Is matches it afterwards.
@@ -80,6 +85,8 @@ var (
 
 // Open opens (creating it if needed) the directory dir as a Store. opts may be
 // nil. Temporary files older than an hour left by crashed writers are removed.
+// With [Options.ReadOnly], dir must exist (an error wrapping
+// [fs.ErrNotExist] otherwise) and nothing is written to it.
 // Close the Store to release the directory handle.
 func Open(dir string, opts *Options) (*Store, error) {
 	var o Options
@@ -95,16 +102,21 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.DirMode == 0 {
 		o.DirMode = 0o755
 	}
-	if err := os.MkdirAll(dir, o.DirMode); err != nil {
-		return nil, fmt.Errorf("local: create %s: %w", dir, err)
+	if !o.ReadOnly {
+		if err := os.MkdirAll(dir, o.DirMode); err != nil {
+			return nil, fmt.Errorf("local: create %s: %w", dir, err)
+		}
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("local: open %s: %w", dir, err)
 	}
-	s := &Store{root: root, maxSize: o.MaxObjectSize, fileMode: o.FileMode, dirMode: o.DirMode}
+	s := &Store{root: root, maxSize: o.MaxObjectSize, fileMode: o.FileMode, dirMode: o.DirMode, readOnly: o.ReadOnly}
 	if _, err := root.Stat(".."); err != nil {
 		s.escapeErr = errors.Unwrap(err)
+	}
+	if o.ReadOnly {
+		return s, nil
 	}
 	if err := root.MkdirAll(tmpDir, 0o700); err != nil {
 		root.Close()
@@ -426,6 +438,9 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader, size int64) er
 	if err := s.checkKey(key); err != nil {
 		return err
 	}
+	if s.readOnly {
+		return fmt.Errorf("%w: put %q in %s", blob.ErrReadOnly, key, s.root.Name())
+	}
 	if size < 0 {
 		return fmt.Errorf("%w: %q: negative size %d", blob.ErrSizeMismatch, key, size)
 	}
@@ -534,6 +549,9 @@ func (s *Store) conflictErr(key string, err error) error {
 func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := s.checkKey(key); err != nil {
 		return err
+	}
+	if s.readOnly {
+		return fmt.Errorf("%w: delete %q in %s", blob.ErrReadOnly, key, s.root.Name())
 	}
 	if err := ctx.Err(); err != nil {
 		return err

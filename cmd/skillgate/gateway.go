@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -51,7 +54,7 @@ func (m *Main) addStorageFlags(c *cobra.Command, sf *storageFlags) {
 	f.StringVar(&sf.bucket, "s3-bucket", m.Getenv("SKILLGATE_S3_BUCKET"), "S3 bucket ($SKILLGATE_S3_BUCKET)")
 	f.StringVar(&sf.region, "s3-region", m.Getenv("SKILLGATE_S3_REGION"), "S3 region (default us-east-1; $SKILLGATE_S3_REGION)")
 	f.StringVar(&sf.prefix, "s3-prefix", m.Getenv("SKILLGATE_S3_PREFIX"), "key prefix inside the bucket, ending in / ($SKILLGATE_S3_PREFIX)")
-	f.StringArrayVar(&sf.mounts, "mount", nil, "extra read-only mount for every session, PATH=DIR (e.g. /ticket=./ticket); repeatable")
+	f.StringArrayVar(&sf.mounts, "mount", nil, "extra read-only mount for every session, PATH=DIR (e.g. /ticket=./ticket); DIR must exist and is never written to; repeatable")
 }
 
 func envOr(v, def string) string {
@@ -157,7 +160,18 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 		if !found || path == "" || dir == "" {
 			return nil, usageErr("--mount %q: use PATH=DIR, e.g. /ticket=./ticket", spec)
 		}
-		st, err := local.Open(dir, nil)
+		// A mount is read-only: it must exist, and nothing is written to it
+		// (no directory created, no temporary files).
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			what := "is not a directory"
+			if errors.Is(err, fs.ErrNotExist) {
+				what = "does not exist"
+			} else if err != nil {
+				what = "cannot be read: " + err.Error()
+			}
+			return nil, usageErr("--mount %s: %s %s; a mount lends agents an existing directory to read: create it or fix the path", spec, dir, what)
+		}
+		st, err := local.Open(dir, &local.Options{ReadOnly: true})
 		if err != nil {
 			return nil, fmt.Errorf("--mount %s: %w", spec, err)
 		}

@@ -22,6 +22,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	var interval, checkpointInterval time.Duration
 	var roots []string
 	var sf storageFlags
+	lim := server.DefaultLimits()
 	c := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7777] [--rescan-interval D] [--root DIR]...",
 		Short: "Serve agents over MCP (streamable HTTP at /mcp) with bearer tokens",
@@ -39,7 +40,18 @@ and every --rescan-interval when set; connected clients are notified
 Rescans cover --root, else the roots the registry was last scanned with.
 
 With 'sessions: idle_expiry' in the configuration file, sessions unused
-that long are pruned with their workspaces (see 'skillgate session').`,
+that long are pruned with their workspaces (see 'skillgate session').
+
+Connections are bounded: a keep-alive connection idle for --idle-timeout is
+closed; a request body not received within --body-timeout gets 408; each write
+of a response must finish within --write-timeout (a client that stops reading
+is dropped), while event streams (the MCP standalone stream, streamed calls)
+last as long as the session and get an SSE comment every --stream-ping; one
+client address holds at most --max-client-conns connections (the next gets
+429). 0 turns a bound off. Behind a reverse proxy every client shares the
+proxy's address: raise --max-client-conns or bound clients at the proxy.
+
+Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme\n  skillgate serve --addr 127.0.0.1:7777 --rescan-interval 1m",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -49,6 +61,17 @@ that long are pruned with their workspaces (see 'skillgate session').`,
 			}
 			if checkpointInterval < 0 {
 				return usageErr("--audit-checkpoint-interval must not be negative")
+			}
+			for _, b := range []struct {
+				flag string
+				d    time.Duration
+			}{{"--header-timeout", lim.HeaderTimeout}, {"--idle-timeout", lim.IdleTimeout}, {"--body-timeout", lim.BodyTimeout}, {"--write-timeout", lim.WriteTimeout}, {"--stream-ping", lim.StreamPing}} {
+				if b.d < 0 {
+					return usageErr("%s must not be negative (0 turns it off)", b.flag)
+				}
+			}
+			if lim.MaxClientConns < 0 {
+				return usageErr("--max-client-conns must not be negative (0: no limit)")
 			}
 			d, err := m.openGateway(ctx, &sf)
 			if err != nil {
@@ -90,7 +113,12 @@ that long are pruned with their workspaces (see 'skillgate session').`,
 			if tokens.Len() == 0 {
 				fmt.Fprintf(m.Stderr, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
 			}
-			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+			hs, err := server.NewHTTPServer(srv, &lim, d.log)
+			if err != nil {
+				ln.Close()
+				return usageErr("%v", err)
+			}
+			hs.BaseContext = func(net.Listener) context.Context { return ctx }
 			served := make(chan error, 1)
 			go func() { served <- hs.Serve(ln) }()
 
@@ -140,6 +168,12 @@ that long are pruned with their workspaces (see 'skillgate session').`,
 	f.DurationVar(&interval, "rescan-interval", 0, "rescan the registry this often (0: only on POST /v1/scan and SIGHUP)")
 	f.DurationVar(&checkpointInterval, "audit-checkpoint-interval", time.Hour, "sign the audit head into DATA/"+auditCheckpointFile+" this often when the log grew (0: never)")
 	f.StringArrayVar(&roots, "root", nil, "root to rescan, DIR[=scope] (default: the roots of the last scan); repeatable")
+	f.DurationVar(&lim.HeaderTimeout, "header-timeout", lim.HeaderTimeout, "close a connection whose request headers take longer (0: no bound)")
+	f.DurationVar(&lim.IdleTimeout, "idle-timeout", lim.IdleTimeout, "close a keep-alive connection idle this long between requests (0: never)")
+	f.DurationVar(&lim.BodyTimeout, "body-timeout", lim.BodyTimeout, "answer 408 and close when a request body takes longer to arrive (0: no bound)")
+	f.DurationVar(&lim.WriteTimeout, "write-timeout", lim.WriteTimeout, "drop a client when one write of a response takes longer; event streams stay open as long as they write (0: no bound)")
+	f.DurationVar(&lim.StreamPing, "stream-ping", lim.StreamPing, "write an SSE comment on event streams this often (0: never)")
+	f.IntVar(&lim.MaxClientConns, "max-client-conns", lim.MaxClientConns, "open connections per client IP address; more get 429 (0: no limit)")
 	m.addStorageFlags(c, &sf)
 	return c
 }
