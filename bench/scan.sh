@@ -2,7 +2,7 @@
 # scan.sh: benchmark skillgate's scan (discover + parse + validate + index)
 # against the npm skills-ref library on the same generated tree of skills.
 #
-# Usage: bench/scan.sh [-n N] [--seed S] [--runs R] [--gen-dir DIR]
+# Usage: bench/scan.sh [-n N | --skills N] [--seed S] [--runs R] [--gen-dir DIR]
 #                      [--skillgate BIN] [--json-out FILE] [--clean]
 #
 # See bench/README.md for what each number means. Exit status: 0 when every
@@ -13,7 +13,7 @@ usage() {
 	cat <<'EOF'
 usage: bench/scan.sh [options]
 
-  -n N             number of skills to generate (default 10000, env BENCH_N)
+  -n N, --skills N number of skills to generate (default 10000, env BENCH_N)
   --seed S         generator seed (default 1, env BENCH_SEED)
   --runs R         measured repetitions of each measurement (default 5, env BENCH_RUNS)
   --gen-dir DIR    where the generated tree lives; reused when it already holds
@@ -35,7 +35,7 @@ json_out=""
 clean=0
 while (($# > 0)); do
 	case "$1" in
-	-n) n="${2:?-n needs a value}"; shift 2 ;;
+	-n | --skills) n="${2:?$1 needs a value}"; shift 2 ;;
 	--seed) seed="${2:?--seed needs a value}"; shift 2 ;;
 	--runs) runs="${2:?--runs needs a value}"; shift 2 ;;
 	--gen-dir) gen_dir="${2:?--gen-dir needs a value}"; shift 2 ;;

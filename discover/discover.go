@@ -155,6 +155,9 @@ type Result struct {
 	// Notes are findings about the root: bounds hit, links skipped,
 	// unreadable directories.
 	Notes []string
+	// Dropped are the skills found below the depth limit, which the walk
+	// does not index (see [Dropped]).
+	Dropped []Dropped
 	// Missing is true when the root does not exist (not an error: default
 	// roots are often absent).
 	Missing bool
@@ -170,6 +173,42 @@ type Result struct {
 	// the next walk would find the same. It is nil when the walk cannot
 	// promise that (see Verify), and on platforms other than Linux.
 	State []byte
+}
+
+// Dropped is a skill directory deeper below its root than the depth limit.
+// A walk does not index it, but it looks for such skills below the limit
+// (in directories it counts against MaxDirs) so that none is left out
+// silently: each is a warning with the fix (see [Dropped.Warning]).
+type Dropped struct {
+	// Dir is the skill directory (absolute); Rel is it relative to the root.
+	Dir string
+	Rel string
+	// Depth is how many directories below the root it is: the depth
+	// limit that would find it.
+	Depth int
+}
+
+// Warning says that d was not scanned under the depth limit, and how to
+// scan it: raise the limit (the scan flag or the configuration key), or
+// make its parent a root.
+func (d Dropped) Warning(limit int) string {
+	return fmt.Sprintf("%s%s not scanned: it is %d directories below the root, deeper than the depth limit %d; "+
+		"raise the limit with --max-depth %d (configuration file: limits.max_depth), or add %s as a root",
+		droppedPrefix, d.Dir, d.Depth, limit, d.Depth, filepath.Dir(d.Dir))
+}
+
+// droppedPrefix starts every [Dropped.Warning].
+const droppedPrefix = "skill "
+
+// DroppedDir returns the skill directory a [Dropped.Warning] is about, or
+// false when warning is not one.
+func DroppedDir(warning string) (string, bool) {
+	rest, ok := strings.CutPrefix(warning, droppedPrefix)
+	if !ok {
+		return "", false
+	}
+	dir, _, ok := strings.Cut(rest, " not scanned: it is ")
+	return dir, ok && filepath.IsAbs(dir)
 }
 
 // ErrNotDir means a root exists but is not a directory.
@@ -320,10 +359,13 @@ const maxTreeDepth = 16
 type queued struct {
 	abs, rel string
 	depth    int
-	owner    int // index of the skill this dir belongs to, or -1
-	treeRel  string
-	treeDep  int
-	parent   int32 // the state record of the directory that queued it, or -1
+	// beyond is true below the depth limit, where skills are looked for
+	// only to be reported as dropped.
+	beyond  bool
+	owner   int // index of the skill this dir belongs to, or -1
+	treeRel string
+	treeDep int
+	parent  int32 // the state record of the directory that queued it, or -1
 }
 
 // Walk scans one root. It reads each directory once, in a breadth-first,
@@ -365,7 +407,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 	level := []queued{{abs: abs, rel: ".", owner: -1, parent: -1}}
 	treeDirs := map[int]int{}
 	enqueued := 1 // directories outside skill trees queued so far, root included
-	var depthNoted, dirsNoted bool
+	var depthNoted, dirsNoted, beyondDirsNoted bool
 	// walkLevel takes the directories of one level as they are read, in
 	// order, and returns the next level.
 	walkLevel := func(lr *levelRead, level []queued) ([]queued, error) {
@@ -397,6 +439,11 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 			self := sb.dir(q.rel, q.parent, rd.stat, rd.listing != nil)
 			owner, treeDep := q.owner, q.treeDep
 			name := rd.skill
+			if q.beyond && name != "" {
+				// Not indexed, nor its tree read: reported.
+				res.Dropped = append(res.Dropped, Dropped{Dir: q.abs, Rel: q.rel, Depth: q.depth})
+				continue
+			}
 			if name != "" && q.rel == "." {
 				res.Notes = append(res.Notes, fmt.Sprintf("root %s is itself a skill; skills are found in the subdirectories of a root, so give its parent directory as the root", abs))
 			}
@@ -418,6 +465,9 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 					continue
 				}
 				if e.isSymlink() {
+					if q.beyond {
+						continue
+					}
 					res.Notes = append(res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", filepath.Join(q.abs, name)))
 					continue
 				}
@@ -432,12 +482,19 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 					treeDirs[owner]++
 					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1, parent: self})
 				case e.isDir():
-					if q.depth+1 > lim.MaxDepth {
+					beyond := q.beyond || q.depth+1 > lim.MaxDepth
+					if beyond {
 						if !depthNoted {
-							res.Notes = append(res.Notes, fmt.Sprintf("depth limit %d reached at %s: deeper skills are not found; add a deeper directory as a root", lim.MaxDepth, childAbs))
+							res.Notes = append(res.Notes, fmt.Sprintf("depth limit %d reached at %s: deeper skills are not indexed (each one found is a warning); raise the limit with --max-depth (configuration file: limits.max_depth)", lim.MaxDepth, childAbs))
 							depthNoted = true
 						}
 						res.Truncated = true
+					}
+					if enqueued >= lim.MaxDirs && beyond {
+						if !beyondDirsNoted {
+							res.Notes = append(res.Notes, fmt.Sprintf("directory limit %d reached below the depth limit in %s: deeper directories were searched for skills only in part; raise --max-dirs or --max-depth", lim.MaxDirs, abs))
+							beyondDirsNoted = true
+						}
 						continue
 					}
 					if enqueued >= lim.MaxDirs {
@@ -449,7 +506,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 						continue
 					}
 					enqueued++
-					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: -1, parent: self})
+					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, beyond: beyond, owner: -1, parent: self})
 				case e.isRegular() && owner >= 0:
 					if e.statErr != nil {
 						sb.fail()

@@ -19,6 +19,8 @@ import (
 //	magic, root (string), limits (5 varints),
 //	stat section length (uvarint), stat section,
 //	result: dirs (uvarint), truncated (byte), notes (uvarint count, strings),
+//	        dropped skills (uvarint count, each its path relative to the
+//	        root (string) and depth (uvarint)),
 //	        files in all (uvarint), candidates (uvarint count, each below)
 //
 // A string is its length (uvarint) and bytes; times are nanoseconds since
@@ -46,7 +48,7 @@ import (
 // result makes no state: a directory or file changed within racyWindow of
 // the walk (the clock may not tell a later change apart), a directory that
 // could not be read, a file that could not be stat'ed.
-const stateMagic = "skillgate walk state 2\n"
+const stateMagic = "skillgate walk state 3\n"
 
 // stateBlockDirs is how many directories a block of the stat section holds.
 const stateBlockDirs = 64
@@ -209,6 +211,9 @@ func (b *stateBuilder) finish(res *Result, lim Limits) []byte {
 	for _, n := range res.Notes {
 		size += len(n) + binary.MaxVarintLen64
 	}
+	for _, d := range res.Dropped {
+		size += len(d.Rel) + 2*binary.MaxVarintLen64
+	}
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
 		size += len(c.Rel) + len(c.FileName) + len(c.Problem) + len(c.Fingerprint) + 6*binary.MaxVarintLen64
@@ -232,6 +237,11 @@ func (b *stateBuilder) finish(res *Result, lim Limits) []byte {
 	out = binary.AppendUvarint(out, uint64(len(res.Notes)))
 	for _, n := range res.Notes {
 		out = appendString(out, n)
+	}
+	out = binary.AppendUvarint(out, uint64(len(res.Dropped)))
+	for _, d := range res.Dropped {
+		out = appendString(out, d.Rel)
+		out = binary.AppendUvarint(out, uint64(d.Depth))
 	}
 	out = binary.AppendUvarint(out, uint64(nfiles))
 	out = binary.AppendUvarint(out, uint64(len(res.Candidates)))
@@ -430,6 +440,18 @@ func decodeResult(root Root, s string, stop *atomic.Bool) (*Result, bool) {
 			res.Notes[i] = r.str()
 		}
 	}
+	if n := r.count(2); n > 0 {
+		res.Dropped = make([]Dropped, n)
+		for i := range res.Dropped {
+			d := &res.Dropped[i]
+			d.Rel = r.str()
+			d.Depth = int(r.uvarint())
+			if !validRel([]byte(d.Rel)) {
+				return nil, false
+			}
+			d.Dir = filepath.Join(root.Path, d.Rel)
+		}
+	}
 	files := make([]skill.File, r.count(3))
 	ncand := r.count(6)
 	if r.bad {
@@ -530,7 +552,7 @@ const hexDigits = "0123456789abcdef"
 // goroutines, and stops at the first difference; false means the root must
 // be walked (with [WalkCached]).
 //
-// The result has the walk's Candidates, Dirs, Truncated and Notes, and its
+// The result has the walk's Candidates, Dirs, Truncated, Notes and Dropped, and its
 // State is state. Listings is nil and Reused 0: the listings the earlier
 // walk returned still hold.
 func Verify(ctx context.Context, root Root, lim Limits, state []byte) (*Result, bool) {

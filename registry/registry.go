@@ -81,6 +81,9 @@ type RootReport struct {
 	Dirs      int      `json:"dirs"`
 	Skills    int      `json:"skills"`
 	Notes     []string `json:"notes,omitempty"`
+	// Warnings are the skills left out by the depth limit, each with how
+	// to scan it (discover.Dropped.Warning).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Rejection is a skill that failed validation, with its reasons.
@@ -171,6 +174,9 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		}
 		progress("walk", i+1, len(roots))
 		rr := RootReport{Path: res.Root.Path, Scope: root.Scope.String(), Missing: res.Missing, Truncated: res.Truncated, Dirs: res.Dirs, Skills: len(res.Candidates), Notes: res.Notes}
+		for _, d := range res.Dropped {
+			rr.Warnings = append(rr.Warnings, d.Warning(r.opts.Limits.MaxDepth))
+		}
 		rep.Roots = append(rep.Roots, rr)
 		if res.Missing || seen[res.Root.Path] {
 			continue
@@ -180,7 +186,8 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		if err != nil {
 			return nil, err
 		}
-		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Position: i, Notes: res.Notes}
+		// The root's record keeps the warnings with its notes, for show.
+		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
 		if verified {
 			sc.KeepWalkState = true
 		} else {
@@ -439,6 +446,11 @@ func summaryDiagnostics(valid bool, diags json.RawMessage) json.RawMessage {
 
 // listingChanges compares the cached listings with the walk's.
 func listingChanges(old map[string]store.Listing, now discover.Cache) (map[string]store.Listing, []string) {
+	if len(old) == 0 {
+		// A first scan: every listing is new, and a copy of them all
+		// would only add to its peak memory.
+		return now, nil
+	}
 	put := map[string]store.Listing{}
 	for p, l := range now {
 		if o, ok := old[p]; !ok || o != l {
@@ -498,7 +510,17 @@ func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [
 		t := time.Now()
 		var parsed time.Time
 		scans[i].Upserts, parsed, err = r.parseAll(ctx, scans[i].Root, changes[i], progress, func(vs []store.Version) error {
-			return w.Upsert(ctx, vs)
+			if err := w.Upsert(ctx, vs); err != nil {
+				return err
+			}
+			// Until the commit, the scan needs only what a Ref holds of
+			// each version: holding every frontmatter, file list and
+			// description instead doubled the live heap of a scan of
+			// 100,000 skills (about 150 MB more).
+			for j := range vs {
+				vs[j] = slim(&vs[j])
+			}
+			return nil
 		})
 		if err != nil {
 			return 0, 0, err
@@ -509,6 +531,17 @@ func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [
 		return 0, 0, err
 	}
 	return parseD, time.Since(t0) - parseD, nil
+}
+
+// slim returns what the rest of a scan reads of a written version (see
+// store.ScanWriter.Upsert and applied). Key and Name are copied: they may
+// share the memory of the whole parsed frontmatter.
+func slim(v *store.Version) store.Version {
+	s := store.Version{Key: strings.Clone(v.Key), Name: strings.Clone(v.Name), Dir: v.Dir, Fingerprint: v.Fingerprint, Valid: v.Valid}
+	if !v.Valid {
+		s.Diagnostics = v.Diagnostics
+	}
+	return s
 }
 
 // alongside runs meanwhile (when not nil) on another goroutine while f runs,
@@ -529,6 +562,9 @@ func alongside(meanwhile func(), f func() error) error {
 
 // streamBatch is how many parsed skills record hands to the store at once.
 const streamBatch = 64
+
+// streamAhead is how many batches the parse may run ahead of the store.
+const streamAhead = 8
 
 // parseAll parses and hashes changed candidates on a worker pool, keeping
 // their order. When write is not nil it is given the results in order, in
@@ -557,11 +593,27 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 	var firstErr error
 	var next atomic.Int64
 	var done int
+	// When the results are written as they come, the workers parse at most
+	// streamAhead batches ahead of the writer: the single-threaded index
+	// writes are the slower side, and parsed skills waiting for them were
+	// most of a large scan's live heap. Candidates are taken in order, so
+	// the batch the writer waits for always gets its tokens.
+	var ahead chan struct{}
+	if write != nil {
+		ahead = make(chan struct{}, streamAhead*streamBatch)
+	}
 	for w := 0; w < r.opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
+				if ahead != nil {
+					select {
+					case ahead <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+				}
 				i := int(next.Add(1)) - 1
 				if i >= len(cs) || ctx.Err() != nil {
 					return
@@ -592,7 +644,11 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 		for b := 0; b < nb && werr == nil; b++ {
 			select {
 			case <-ready[b]:
-				werr = write(out[b*streamBatch : min((b+1)*streamBatch, len(cs))])
+				batch := out[b*streamBatch : min((b+1)*streamBatch, len(cs))]
+				werr = write(batch)
+				for range batch {
+					<-ahead
+				}
 			case <-ctx.Done():
 				werr = ctx.Err()
 			}
@@ -858,6 +914,26 @@ func resolveBy[T any](all []T, id func(*T) (key, scope, dir string)) ([]int, []S
 
 // Roots returns the configured roots as last scanned.
 func (r *Registry) Roots(ctx context.Context) ([]store.Root, error) { return r.store.Roots(ctx) }
+
+// NotScanned returns the warnings of the last scan about skills it left
+// out for their depth whose directory is dir, or whose directory's name
+// (what a skill's name must be) is dir: why show finds no such skill.
+func (r *Registry) NotScanned(ctx context.Context, dir string) ([]string, error) {
+	roots, err := r.store.Roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	abs, _ := filepath.Abs(dir)
+	var out []string
+	for _, rt := range roots {
+		for _, n := range rt.Notes {
+			if d, ok := discover.DroppedDir(n); ok && (d == abs || filepath.Base(d) == dir) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
+}
 
 // SetEnabled enables or disables a skill by name or key.
 func (r *Registry) SetEnabled(ctx context.Context, name string, enabled bool) error {

@@ -117,6 +117,9 @@ type ScanWriter interface {
 	// come in the order of BeginScan's, each at most once.
 	Root(ctx context.Context, sc RootScan) error
 	// Upsert records more new or changed versions of the current root.
+	// Once it returns, the writer reads only the Dir, Fingerprint, Key,
+	// Name, Valid and Diagnostics of vs (until Commit): the caller may
+	// drop the other fields.
 	Upsert(ctx context.Context, vs []Version) error
 	// Commit makes the scan visible; Rollback forgets it.
 	Commit() error

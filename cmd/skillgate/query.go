@@ -142,6 +142,16 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 			defer closeFn()
 			d, err := reg.Show(cmd.Context(), args[0])
 			if err != nil {
+				if errors.Is(err, registry.ErrNotFound) {
+					// A skill the last scan left out for its depth says so.
+					ws, werr := reg.NotScanned(cmd.Context(), args[0])
+					if werr != nil {
+						return werr
+					}
+					if len(ws) > 0 {
+						return &exitError{code: exitFail, err: fmt.Errorf("%w\n%s", err, strings.Join(ws, "\n"))}
+					}
+				}
 				if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrAmbiguous) {
 					return &exitError{code: exitFail, err: err}
 				}
