@@ -261,7 +261,7 @@ func benchItems(n int) []catalog.Item {
 
 // BenchmarkBudget is `prompt --budget 8000` (the discovery fragment's
 // default budget) over n skills, which all have to be measured and most
-// omitted. bench/catalog.sh compares it with BenchmarkBudgetReference.
+// omitted. bench/budget.sh compares it with BenchmarkBudgetReference.
 func BenchmarkBudget(b *testing.B) {
 	for _, f := range formats {
 		for _, n := range []int{1000, 10000, 100000} {

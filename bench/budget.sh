@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# catalog.sh: budgeted catalogs (catalog.Budget, behind `skillgate prompt --budget`,
+# budget.sh: budgeted catalogs (catalog.Budget, behind `skillgate prompt --budget`,
 # the disclosure resource and the `skills` prompt) against the implementation it
 # replaced, kept as the reference in catalog/reference_test.go, in one run.
 #
@@ -8,7 +8,7 @@
 #   sizes where it finishes: up to --ref-max skills (default 2,000; it takes about
 #   2 s at 1,000 and grows with the square)
 #
-# Usage: bench/catalog.sh [-count N] [--ref-max N]   (default 5 rounds)
+# Usage: bench/budget.sh [-count N] [--ref-max N]   (default 5 rounds)
 # Targets: 10,000 skills in < 100 ms, and 100,000 skills in < 20x the time of
 # 10,000 (no quadratic term). Exit status 0 when they hold, 1 when one does not,
 # 2 on a set-up error.
@@ -22,11 +22,11 @@ while (($# > 0)); do
 	-count) count="${2:?-count needs a value}"; shift 2 ;;
 	--ref-max) ref_max="${2:?--ref-max needs a value}"; shift 2 ;;
 	-h | --help) sed -n '2,14p' "$0"; exit 0 ;;
-	*) echo "catalog.sh: unknown argument: $1" >&2; exit 2 ;;
+	*) echo "budget.sh: unknown argument: $1" >&2; exit 2 ;;
 	esac
 done
-[[ "$count" =~ ^[1-9][0-9]*$ ]] || { echo "catalog.sh: -count must be a positive integer" >&2; exit 2; }
-[[ "$ref_max" =~ ^[0-9]+$ ]] || { echo "catalog.sh: --ref-max must be a non-negative integer" >&2; exit 2; }
+[[ "$count" =~ ^[1-9][0-9]*$ ]] || { echo "budget.sh: -count must be a positive integer" >&2; exit 2; }
+[[ "$ref_max" =~ ^[0-9]+$ ]] || { echo "budget.sh: --ref-max must be a non-negative integer" >&2; exit 2; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/skillgate-catalog-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -39,7 +39,7 @@ for ((round = 1; round <= count; round++)); do
 		-test.bench '^BenchmarkBudget(Reference)?$' -test.benchtime 1x -test.count 1 -test.benchmem)" ||
 		{ echo "$r" >&2; exit 2; }
 	out+="$r"$'\n'
-	echo "catalog.sh: round $round/$count done" >&2
+	echo "budget.sh: round $round/$count done" >&2
 done
 echo "$out" | grep '^Benchmark' >&2
 
@@ -63,7 +63,7 @@ for f in xml json; do
 	for n in 1000 10000 100000; do
 		fast="$(median "BenchmarkBudget/format=$f/items=$n")"
 		ref="$(median "BenchmarkBudgetReference/format=$f/items=$n")"
-		[[ "$fast" != 0 ]] || { echo "catalog.sh: no result for $f/$n" >&2; exit 2; }
+		[[ "$fast" != 0 ]] || { echo "budget.sh: no result for $f/$n" >&2; exit 2; }
 		if [[ "$ref" != 0 ]]; then
 			refcol="$(awk -v r="$ref" 'BEGIN { printf "%.1f ms", r/1e6 }') ($(spread "BenchmarkBudgetReference/format=$f/items=$n"))"
 			ratio="$(awk -v r="$ref" -v f="$fast" 'BEGIN { printf "%.0fx", r/f }')"
@@ -81,4 +81,4 @@ for f in xml json; do
 	echo "| $f: 10,000 skills < 100 ms; 100,000 / 10,000 < 20x | $(awk -v v="$t10" 'BEGIN { printf "%.1f ms", v/1e6 }'); ${growth}x | | |"
 done
 echo
-if ((ok)); then echo "catalog.sh: PASS"; else echo "catalog.sh: FAIL"; exit 1; fi
+if ((ok)); then echo "budget.sh: PASS"; else echo "budget.sh: FAIL"; exit 1; fi
