@@ -74,7 +74,7 @@ func (r *Report) Correct() bool {
 // Print writes the tables.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nskillgate load test: %d agents over streamable HTTP, %d generated skills, loopback (wall %s)\n", r.Agents, r.Skills, r.Wall.Round(time.Second))
-	fmt.Fprintf(w, "skill_list pages read: %d (the first agent listed %d skills)\n\n", r.Pages, r.Listed)
+	fmt.Fprintf(w, "skill_list pages read: %d (one agent listed at most %d skills)\n\n", r.Pages, r.Listed)
 	fmt.Fprintf(w, "| operation | n | p50 | p99 | max | errors |\n|---|---|---|---|---|---|\n")
 	for _, op := range Ops {
 		l := r.Latency[op]

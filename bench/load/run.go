@@ -59,7 +59,7 @@ type Report struct {
 	// Latency per operation: all samples, sorted.
 	Latency map[string][]time.Duration
 	// Pages is the number of skill_list pages read by all agents, Listed
-	// the skills the first agent saw over its pages.
+	// the most skills one agent saw over its pages.
 	Pages, Listed int
 	// Errors per operation, and the first few messages.
 	Errors    map[string]int
@@ -420,9 +420,7 @@ func runAgents(ctx context.Context, cfg Config, url string, secrets []string, no
 				mu.Lock()
 				rep.CapCalls += calls
 				rep.Pages += pages
-				if i == 0 {
-					rep.Listed = listed
-				}
+				rep.Listed = max(rep.Listed, listed)
 				mu.Unlock()
 			})
 		}()
