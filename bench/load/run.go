@@ -547,4 +547,3 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
-
