@@ -138,6 +138,8 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 		closeAll()
 		return nil, nil, nil, fmt.Errorf("%w: creating pipes: %w", ErrServerStart, err)
 	}
+	// Results of tens of kilobytes pass in one write, not in 64 KiB turns.
+	stdiotap.GrowPipe(outR)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	startErr := cmd.Start()
 	// The child holds its own copies now (or never started).

@@ -46,6 +46,7 @@ type tree struct {
 var (
 	_ blob.Store     = (*tree)(nil)
 	_ blob.DirLister = (*tree)(nil)
+	_ blob.DirOpener = (*tree)(nil)
 )
 
 // newTree returns the tree of the skill in dir whose recorded file list
@@ -71,7 +72,13 @@ func newTree(dir string, filesJSON json.RawMessage) (*tree, error) {
 
 // lstat returns the metadata of a recorded regular file.
 func (t *tree) lstat(root *os.Root, key string) (fs.FileInfo, error) {
-	fi, err := root.Lstat(key)
+	return t.lstatIn(root, key, key)
+}
+
+// lstatIn is lstat of key, found as name in r (the skill directory, or the
+// key's directory opened in it).
+func (t *tree) lstatIn(r *os.Root, key, name string) (fs.FileInfo, error) {
+	fi, err := r.Lstat(name)
 	if err != nil {
 		if gone(err) {
 			return nil, fmt.Errorf("%w: %q", blob.ErrNotFound, key)
@@ -160,14 +167,20 @@ func (t *tree) Get(ctx context.Context, key string) (io.ReadCloser, blob.Info, e
 		return nil, blob.Info{}, err
 	}
 	defer root.Close()
-	lfi, err := t.lstat(root, key)
+	return t.getIn(root, key, key)
+}
+
+// getIn is Get of the recorded key, found as name in r (the skill
+// directory, or the key's directory opened in it).
+func (t *tree) getIn(r *os.Root, key, name string) (io.ReadCloser, blob.Info, error) {
+	lfi, err := t.lstatIn(r, key, name)
 	if err != nil {
 		return nil, blob.Info{}, err
 	}
 	if t.beforeOpen != nil {
 		t.beforeOpen(key)
 	}
-	f, err := root.OpenFile(key, os.O_RDONLY|openNonblock, 0)
+	f, err := r.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, blob.Info{}, fmt.Errorf("%w: %q: %v", blob.ErrNotFound, key, err)
 	}
@@ -194,6 +207,8 @@ func (t *tree) List(ctx context.Context, prefix string, limit int) ([]blob.Info,
 		return nil, err
 	}
 	defer root.Close()
+	w := dirWalker{t: t, root: root}
+	defer w.close()
 	i, _ := slices.BinarySearch(t.keys, prefix)
 	var out []blob.Info
 	for ; i < len(t.keys) && strings.HasPrefix(t.keys[i], prefix); i++ {
@@ -203,7 +218,7 @@ func (t *tree) List(ctx context.Context, prefix string, limit int) ([]blob.Info,
 		if limit > 0 && len(out) >= limit {
 			break
 		}
-		fi, err := t.lstat(root, t.keys[i])
+		fi, err := w.lstat(t.keys[i])
 		if errors.Is(err, blob.ErrNotFound) {
 			continue
 		}
@@ -226,6 +241,8 @@ func (t *tree) ListDir(ctx context.Context, prefix string, limit int) (blob.Dir,
 		return blob.Dir{}, err
 	}
 	defer root.Close()
+	w := dirWalker{t: t, root: root}
+	defer w.close()
 	var d blob.Dir
 	lastDir := ""
 	i, _ := slices.BinarySearch(t.keys, prefix)
@@ -244,7 +261,7 @@ func (t *tree) ListDir(ctx context.Context, prefix string, limit int) (blob.Dir,
 			}
 			continue
 		}
-		fi, err := t.lstat(root, t.keys[i])
+		fi, err := w.lstat(t.keys[i])
 		if errors.Is(err, blob.ErrNotFound) {
 			continue
 		}

@@ -256,11 +256,10 @@ func decodeResponse(line []byte) (response, bool) {
 	var v [4][]byte
 	if ScanObject(line, responseKeys, v[:]) && isNullOrAbsent(v[1]) && isNullOrAbsent(v[3]) {
 		if id, ok := PlainString(v[0]); ok {
-			r := response{ID: &id}
-			if v[2] != nil {
-				r.Result = bytes.Clone(v[2]) // line is the reader's buffer
-			}
-			return r, true
+			// Result is the reader's buffer, not a copy: Response.Result is
+			// valid only while done runs, which is before the reader reads
+			// again. A relay copies it once, into the message it writes.
+			return response{ID: &id, Result: v[2]}, true
 		}
 	}
 	var r response
@@ -274,26 +273,59 @@ func isNullOrAbsent(raw []byte) bool { return raw == nil || string(raw) == "null
 
 // Tap takes line when it is the response to one of c's requests, and calls
 // that request's done. It is meant to be (part of) a [Reader]'s tap.
+//
+// A line is read once: the usual message (a response with a plain string
+// id, or a message of the SDK's with another id or a method) is told apart
+// by ScanObject alone, which reads every byte of it anyway (a result the
+// relay passes on must be valid JSON); only what it cannot decide (an id
+// with escapes, a response with an error, a line that is not plain JSON)
+// goes to encoding/json, after a search for the prefix.
 func (c *Calls) Tap(line []byte) bool {
+	var v [4][]byte
+	if ScanObject(line, responseKeys, v[:]) {
+		id := v[0]
+		switch {
+		case !bytes.HasPrefix(id, c.marker):
+			// Not ours, unless an escape sequence spells the prefix.
+			if len(id) == 0 || id[0] != '"' || bytes.IndexByte(id, '\\') < 0 {
+				return false
+			}
+		case !isNullOrAbsent(v[1]):
+			return false // a request or notification that reuses our id
+		case isNullOrAbsent(v[3]):
+			if s, ok := PlainString(id); ok {
+				return c.answer(s, v[2], nil)
+			}
+		}
+	}
 	if !bytes.Contains(line, c.marker) {
 		return false
 	}
 	r, ok := decodeResponse(line)
-	if !ok || r.ID == nil || r.Method != nil || len(*r.ID) <= len(c.prefix) || (*r.ID)[:len(c.prefix)] != c.prefix {
+	if !ok || r.ID == nil || r.Method != nil {
 		return false
 	}
-	p := c.take(*r.ID)
+	return c.answer(*r.ID, r.Result, r.Error)
+}
+
+// answer ends the call id, when it is one of c's, with its result or error.
+// It reports whether the response was c's.
+func (c *Calls) answer(id string, result json.RawMessage, rerr *jsonrpc.Error) bool {
+	if len(id) <= len(c.prefix) || id[:len(c.prefix)] != c.prefix {
+		return false
+	}
+	p := c.take(id)
 	if p == nil {
 		return true // the answer to a call that already ended: nobody waits for it
 	}
 	p.release()
 	switch {
-	case r.Error != nil:
-		p.done(Response{Error: r.Error})
-	case len(r.Result) == 0:
-		p.done(Response{Err: fmt.Errorf("response to %s has neither result nor error", *r.ID)})
+	case rerr != nil:
+		p.done(Response{Error: rerr})
+	case len(result) == 0:
+		p.done(Response{Err: fmt.Errorf("response to %s has neither result nor error", id)})
 	default:
-		p.done(Response{Result: r.Result})
+		p.done(Response{Result: result})
 	}
 	return true
 }

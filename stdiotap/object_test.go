@@ -2,7 +2,9 @@ package stdiotap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -175,6 +177,134 @@ func FuzzQuote(f *testing.F) {
 		want, _ := json.Marshal(s)
 		if got := Quote(s); !bytes.Equal(got, want) {
 			t.Fatalf("Quote(%q) = %s, json.Marshal %s", s, got, want)
+		}
+	})
+}
+
+// TestScanObjectLongStrings is the differential test of the eight-bytes-at-
+// a-time string reader (plainRun) against encoding/json: strings of every
+// length up to 40 with each byte that ends, escapes or is not allowed in a
+// string (and some that are) at every position, so that each lands in
+// every lane of a group of eight and in the tail after the last group.
+func TestScanObjectLongStrings(t *testing.T) {
+	specials := []string{`"`, `\`, `\"`, `\\`, `\n`, `\u00e9`, `\x`, "\x00", "\x1f", "\n", " ", "\x7f", "\x80", "é", "\xff", "~", "!", "#", "[", "]"}
+	keys := []string{"id", "result"}
+	vals := make([][]byte, 2)
+	for n := 0; n <= 40; n++ {
+		for _, sp := range specials {
+			for at := 0; at <= n; at++ {
+				body := strings.Repeat("a", at) + sp + strings.Repeat("b", n-at)
+				line := []byte(`{"id":"skillgate-1","result":{"text":"` + body + `"}}`)
+				ok := ScanObject(line, keys, vals)
+				var w struct {
+					ID     json.RawMessage `json:"id"`
+					Result json.RawMessage `json:"result"`
+				}
+				err := json.Unmarshal(line, &w)
+				if ok != (err == nil) {
+					t.Fatalf("%q: ScanObject %v, encoding/json %v", line, ok, err)
+				}
+				if ok && (!bytes.Equal(vals[0], w.ID) || !bytes.Equal(vals[1], w.Result)) {
+					t.Fatalf("%q: ScanObject %q %q, encoding/json %q %q", line, vals[0], vals[1], w.ID, w.Result)
+				}
+			}
+		}
+	}
+}
+
+// TestPlainRun checks plainRun against the byte-at-a-time rule it
+// shortcuts: it stops at a whole group of eight holding a '"', a '\\' or a
+// control character, and never passes one.
+func TestPlainRun(t *testing.T) {
+	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
+	for c := range 256 {
+		for at := range 8 {
+			b := []byte(strings.Repeat("x", 24))
+			b[8+at] = byte(c)
+			got := plainRun(b)
+			want := 24
+			if special(byte(c)) {
+				want = 8
+			}
+			if got != want {
+				t.Fatalf("byte %#x at %d: plainRun = %d, want %d", c, 8+at, got, want)
+			}
+		}
+	}
+	if got := plainRun([]byte("abcdefg")); got != 0 {
+		t.Fatalf("a partial group: plainRun = %d, want 0", got)
+	}
+}
+
+// FuzzTapDecides is the differential test of Calls.Tap's one-pass reading
+// against encoding/json: a line is taken exactly when it names the prefix
+// and decodes (as json.Unmarshal into a response) to a response, not a
+// request, whose id is longer than the prefix and starts with it; and the
+// result, error or failure the call gets is what encoding/json decodes.
+func FuzzTapDecides(f *testing.F) {
+	long := strings.Repeat(`abc \"quoted\"\n`, 40)
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"skillgate-1","result":{"content":[{"type":"text","text":"` + long + `"}]}}`,
+		`{"result":{"content":[{"type":"text","text":"` + long + `"}]},"jsonrpc":"2.0","id":"skillgate-1"}`,
+		`{"jsonrpc":"2.0","id":"skillgate-1","error":{"code":-1,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":"skill\u0067ate-1","result":{}}`,
+		`{"jsonrpc":"2.0","id":"skillgate-1","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"skillgate-1","method":null,"result":1}`,
+		`{"jsonrpc":"2.0","id":7,"result":{"text":"\"skillgate-1"}}`,
+		`{"jsonrpc":"2.0","id":"skillgate-","result":{}}`,
+		`{"jsonrpc":"2.0","id":"other","result":{"x":"skillgate-1"}}`,
+		`{"id":"skillgate-1","result":{},"id":"skillgate-2"}`,
+		"{\"id\":\"skillgate-1\xff\",\"result\":1}",
+		`{"id":"skillgate-1"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		const prefix = "skillgate-"
+		var want response
+		err := json.Unmarshal(line, &want)
+		ours := bytes.Contains(line, []byte(`"`+prefix)) && err == nil && want.ID != nil && want.Method == nil &&
+			len(*want.ID) > len(prefix) && strings.HasPrefix(*want.ID, prefix)
+		if got := NewCalls(NewWriter(io.Discard), prefix).Tap(line); got != ours {
+			t.Fatalf("Tap(%q) with no call pending = %v, want %v", line, got, ours)
+		}
+		if !ours {
+			return
+		}
+		c := NewCalls(NewWriter(io.Discard), prefix)
+		for range 3 {
+			c.Go(context.Background(), "m", nil, func(Response) {})
+		}
+		var got Response
+		called := false
+		c.mu.Lock()
+		if p := c.pending[*want.ID]; p != nil {
+			p.done = func(r Response) {
+				called = true
+				got = Response{Result: bytes.Clone(r.Result), Error: r.Error, Err: r.Err}
+			}
+		}
+		c.mu.Unlock()
+		c.Tap(line)
+		if _, pending := c.pending[*want.ID]; !called && (*want.ID == "skillgate-1" || *want.ID == "skillgate-2" || *want.ID == "skillgate-3") || pending {
+			t.Fatalf("Tap(%q) did not end call %s", line, *want.ID)
+		}
+		if !called {
+			return
+		}
+		switch {
+		case want.Error != nil:
+			if !reflect.DeepEqual(got.Error, want.Error) {
+				t.Fatalf("Tap(%q): error %+v, encoding/json %+v", line, got.Error, want.Error)
+			}
+		case len(want.Result) == 0:
+			if got.Err == nil {
+				t.Fatalf("Tap(%q): no result yet no failure: %+v", line, got)
+			}
+		default:
+			if !bytes.Equal(got.Result, want.Result) {
+				t.Fatalf("Tap(%q): result %q, encoding/json %q", line, got.Result, want.Result)
+			}
 		}
 	})
 }

@@ -131,6 +131,11 @@ func trimEOL(line []byte) []byte {
 	return bytes.TrimSuffix(line, []byte("\r"))
 }
 
+// keepBuffer is the largest message buffer a [Writer] keeps for the next
+// message: results of tens of kilobytes (a file's text) are common, and
+// allocating (and clearing) such a buffer for each costs more than the copy.
+const keepBuffer = 256 << 10
+
 // Writer serialises writes so that each one is a whole message: the SDK's
 // stdio connection writes a message and its newline in one Write, and
 // [Writer.WriteLine] does the same for raw messages.
@@ -163,13 +168,20 @@ func (w *Writer) writeLineIf(ok func() bool, parts ...[]byte) error {
 	if ok != nil && !ok() {
 		return nil
 	}
+	n := 1
+	for _, p := range parts {
+		n += len(p)
+	}
 	b := w.buf[:0]
+	if cap(b) < n {
+		b = make([]byte, 0, n) // one allocation, not one per doubling
+	}
 	for _, p := range parts {
 		b = append(b, p...)
 	}
 	b = append(b, '\n')
 	_, err := w.w.Write(b)
-	if cap(b) <= 64<<10 { // keep a small buffer, not the largest result ever seen
+	if cap(b) <= keepBuffer { // keep a buffer for results of this size, not the largest ever seen
 		w.buf = b[:0]
 	} else {
 		w.buf = nil

@@ -13,6 +13,7 @@ import (
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/stdiotap"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -71,6 +72,11 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			}
 			defer conn.Close()
 			fmt.Fprintf(m.Stderr, "skillgate mcp: session %s for %s (resume with --session %s)\n", conn.Session().ID(), p, conn.Session().ID())
+			// The pipe results go to the agent in: a result of tens of
+			// kilobytes in one write.
+			if f, ok := m.Stdout.(*os.File); ok {
+				stdiotap.GrowPipe(f)
+			}
 			if err := conn.Server().Run(ctx, conn.StdioTransport(stdin, m.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 				return err
 			}
