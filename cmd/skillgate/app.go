@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
@@ -218,10 +217,8 @@ func (m *Main) config() (*Config, error) {
 		return nil, fmt.Errorf("config %s: larger than 1 MiB", p)
 	}
 	var c Config
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config %s: %w", p, err)
+	if err := decodeConfig(p, b, &c); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
