@@ -267,19 +267,13 @@ registry; a running server sees new grants at its next policy reload (POST
 	return c
 }
 
-// parseExpiry reads --expires: a duration from now ("2h", "7d") or an
-// RFC 3339 time.
+// parseExpiry reads --expires: a duration from now (policy.ParseDuration:
+// "2h", "7d") or an RFC 3339 time.
 func parseExpiry(s string, now time.Time) (*time.Time, error) {
 	if s == "" {
 		return nil, nil
 	}
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if d, err := time.ParseDuration(days + "h"); err == nil {
-			t := now.Add(24 * d)
-			return &t, nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil {
+	if d, err := policy.ParseDuration(s); err == nil {
 		t := now.Add(d)
 		return &t, nil
 	}
