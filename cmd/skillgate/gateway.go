@@ -146,7 +146,9 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	var ws blob.Store
 	switch sf.kind {
 	case "local":
-		st, err := local.Open(filepath.Join(m.data(), "workspaces"), nil)
+		// Workspaces hold what agents wrote: the owner's only, like
+		// the rest of the data directory.
+		st, err := local.Open(filepath.Join(m.data(), "workspaces"), &local.Options{FileMode: 0o600, DirMode: 0o700})
 		if err != nil {
 			return nil, err
 		}
