@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillgate/skillgate/policy"
 )
 
 // decodeConfig decodes a configuration file's bytes into c. Unknown keys
@@ -85,7 +87,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *[]string) {
 			if !ok {
 				valid := yamlKeys(t)
 				hint := ""
-				if s := closest(k.Value, valid); s != "" {
+				if s := policy.Suggest(k.Value, valid); s != "" {
 					hint = fmt.Sprintf(" (did you mean %s?)", s)
 				}
 				*problems = append(*problems, fmt.Sprintf("%d: unknown key %s%s; valid keys %s: %s",
@@ -167,38 +169,4 @@ func under(path string) string {
 		return "at the top level"
 	}
 	return "under " + path
-}
-
-// closest returns the candidate nearest to s by edit distance, when it is
-// near enough to be a likely misspelling (at most a third of its length).
-func closest(s string, candidates []string) string {
-	best, bestD := "", len(s)/3+1
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, counting
-// bytes (keys are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
