@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -11,16 +12,19 @@ import (
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
 )
 
-// TestConcurrentStartsOnFreshDataDir starts eight processes at once on a
-// data directory that does not exist yet, four `scan` and four `mcp` (whose
-// standard input is closed, so each opens the store and ends): every one
-// must succeed, the schema being created exactly once while the others
-// wait for it.
+// TestConcurrentStartsOnFreshDataDir starts eight processes at once on an
+// empty data directory (no registry yet; `mcp` refuses a directory that does
+// not exist), four `scan` and four `mcp` (whose standard input is closed, so
+// each opens the store and ends): every one must succeed, the schema being
+// created exactly once while the others wait for it.
 func TestConcurrentStartsOnFreshDataDir(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "skills")
 	gatewaytest.CopyTree(t, examples, root)
 	for round := range 3 {
 		data := filepath.Join(t.TempDir(), "data")
+		if err := os.Mkdir(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
 		var wg sync.WaitGroup
 		errs := make([]error, 8)
 		for i := range 8 {

@@ -83,11 +83,12 @@ func TestInstallCLIAndREST(t *testing.T) {
 	f := newFixture(t)
 	src := importable(t, "notes", "allowed-tools: notes/echo notes/bare\n")
 
-	code, _, stderr := f.runCode(t, nil, "install", src)
-	if code != 0 {
-		t.Fatalf("install: %d %s", code, stderr)
+	// An install that ends blocked exits 1 after printing its review.
+	code, out, stderr := f.runCode(t, nil, "install", src)
+	if code != 1 || !strings.HasPrefix(out, "notes  blocked  ") {
+		t.Fatalf("install: %d %s\n%s", code, stderr, out)
 	}
-	code, out, _ := f.runCode(t, nil, "pending", "--json")
+	code, out, _ = f.runCode(t, nil, "pending", "--json")
 	var pend []struct{ Key, State string }
 	if json.Unmarshal([]byte(out), &pend); code != 0 || len(pend) != 1 || pend[0].State != "blocked" {
 		t.Fatalf("pending: %d %s", code, out)

@@ -38,10 +38,10 @@ func (s Storage) VersionDir(digest string) string {
 // lock takes the storage lock, creating the directory if needed. It blocks
 // while another skillgate process holds it.
 func (s Storage) lock() (func(), error) {
-	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+	if err := os.MkdirAll(s.Root, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	f, err := os.OpenFile(filepath.Join(s.Root, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(s.Root, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
@@ -59,7 +59,7 @@ func (s Storage) lock() (func(), error) {
 // renames it to the version directory. An existing version directory is
 // replaced.
 func (s Storage) writeTree(t *Tree, digest string, crash func(string)) (string, error) {
-	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+	if err := os.MkdirAll(s.Root, 0o700); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	tmp, err := os.MkdirTemp(s.Root, tmpPrefix)
@@ -79,7 +79,7 @@ func (s Storage) writeTree(t *Tree, digest string, crash func(string)) (string, 
 	sort.Strings(paths)
 	for i, p := range paths {
 		dst := filepath.Join(tmp, SkillDir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return "", fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 		if err := writeSync(dst, t.Files[p]); err != nil {
@@ -133,7 +133,7 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 func writeSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}

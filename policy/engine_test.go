@@ -364,7 +364,7 @@ func TestDelegate(t *testing.T) {
 func TestParsePoliciesErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ text, want string }{
-		{"permit(principal, action, resource)\n  when { principal.tier = 3 };", "invalid policy: p.cedar:2:27 \"3\": exact got = want }"},
+		{"permit(principal, action, resource)\n  when { principal.tier = 3 };", "invalid policy: p.cedar:2:27: expected \"}\" but found \"=\"; compare with ==, not ="},
 		{`@id("a") permit(principal, action, resource); @id("a") forbid(principal, action, resource);`, `invalid policy: p.cedar:1: @id "a" is already used at p.cedar:1; ids must be unique`},
 		{`@constraints("{\"rateLimit\":\"9/week\"}") permit(principal, action, resource);`, `invalid policy: p.cedar:1: @constraints: invalid constraints: rateLimit "9/week": the unit must be second, minute, hour or day`},
 		{`@constraints("{}") forbid(principal, action, resource);`, `invalid policy: p.cedar:1: @constraints has no meaning on a forbid; move it to the permit it narrows`},

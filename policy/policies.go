@@ -10,6 +10,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,14 +201,73 @@ func parseErrorText(name string, err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "parser error: ")
 	msg = strings.TrimPrefix(msg, "parse error at ")
-	if strings.HasPrefix(msg, "<input>:") {
-		rest := strings.TrimPrefix(msg, "<input>:")
-		if i := strings.Index(rest, " "); i > 0 {
-			return name + ":" + rest[:i] + " " + rest[i+1:]
+	if m := reParseError.FindStringSubmatch(msg); m != nil {
+		file := m[1]
+		if file == "<input>" {
+			file = name
 		}
-		return name + ":" + rest
+		return file + ":" + m[2] + ":" + m[3] + ": " + explainParse(m[4], m[5])
+	}
+	if strings.HasPrefix(msg, "<input>:") {
+		return name + ":" + strings.TrimPrefix(msg, "<input>:")
 	}
 	return name + ": " + msg
+}
+
+// reParseError splits cedar-go's `FILE:LINE:COL "TOKEN": PROBLEM`.
+// (the tokenizer's errors have no token).
+var reParseError = regexp.MustCompile(`^(.*?):(\d+):(\d+):? ("(?:[^"\\]|\\.)*")?:? ?(.*)$`)
+
+var reGotWant = regexp.MustCompile(`^(?:exact )?got (.*) want (\S+)$`)
+
+// explainParse words one of cedar-go's parse problems as what was found,
+// what was expected, and the usual fix. tok is the quoted token there.
+func explainParse(tok, problem string) string {
+	found := "found " + tok
+	switch tok {
+	case `""`:
+		found = "the text ended"
+	case "":
+		found = "found an error"
+	}
+	if m := reGotWant.FindStringSubmatch(problem); m != nil {
+		if m[1] == "" {
+			found = "the text ended"
+		} else {
+			found = "found " + strconv.Quote(m[1])
+		}
+		hint := map[string]string{
+			";": "end each policy with ;",
+			",": "the scope is (principal …, action …, resource …) separated by commas, and compares with ==",
+			"{": "conditions go in braces: when { … } or unless { … }",
+			"}": "close the condition's brace",
+			"(": "the scope follows permit or forbid in parentheses: permit (principal, action, resource)",
+			")": "close the parenthesis",
+		}[m[2]]
+		if m[1] == "=" {
+			hint = "compare with ==, not ="
+		}
+		text := fmt.Sprintf("expected %q but %s", m[2], found)
+		if hint != "" {
+			text += "; " + hint
+		}
+		return text
+	}
+	switch {
+	case strings.HasPrefix(problem, "unexpected effect: "):
+		return fmt.Sprintf("a policy starts with permit or forbid (after any @annotations), not %q", strings.TrimPrefix(problem, "unexpected effect: "))
+	case problem == "literal not terminated":
+		return `a string is not closed; end it with "`
+	case problem == "invalid primary":
+		return found + ` where a value was expected: a string, a number, true or false, principal, action, resource, context, or an entity such as Agent::"acme/drafter" (compare with ==, not = or ===)`
+	case problem == "expected ident" || problem == "expected ident or reserved keyword":
+		return found + " where a name was expected"
+	case problem == "expected string literal" || problem == "expected string":
+		return found + ` where a string in double quotes was expected`
+	case strings.HasPrefix(problem, "duplicate annotation: "):
+		return "the annotation " + strings.TrimPrefix(problem, "duplicate annotation: ") + " is given twice; keep one"
+	}
+	return problem + " (" + found + ")"
 }
 
 func newPolicy(name string, cp *cedar.Policy) (*Policy, error) {

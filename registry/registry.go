@@ -108,15 +108,18 @@ type ScanReport struct {
 	// Skills is how many skill directories were found; Valid and Rejected
 	// split them. Parsed were new or changed, Unchanged cost a stat only,
 	// Removed left the registry.
-	Skills     int         `json:"skills"`
-	Valid      int         `json:"valid"`
-	Rejected   int         `json:"rejected"`
-	Parsed     int         `json:"parsed"`
-	Unchanged  int         `json:"unchanged"`
-	Removed    int         `json:"removed"`
-	Shadowed   []Shadow    `json:"shadowed"`
-	Rejections []Rejection `json:"rejections"`
-	DurationMS float64     `json:"duration_ms"`
+	Skills    int `json:"skills"`
+	Valid     int `json:"valid"`
+	Rejected  int `json:"rejected"`
+	Parsed    int `json:"parsed"`
+	Unchanged int `json:"unchanged"`
+	Removed   int `json:"removed"`
+	// Forgotten are the roots of earlier scans this scan left out, whose
+	// skills (counted in Removed) left the registry.
+	Forgotten  []ForgottenRoot `json:"forgotten"`
+	Shadowed   []Shadow        `json:"shadowed"`
+	Rejections []Rejection     `json:"rejections"`
+	DurationMS float64         `json:"duration_ms"`
 	// Phases splits DurationMS: walking the roots (with reading the
 	// cached listings), reading, parsing and hashing changed skills, and
 	// writing the index. The index is written while skills are parsed, so
@@ -133,8 +136,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Scan walks roots (in precedence order among equal scopes), parses what
 // changed since the last scan, and records the result atomically. Roots not
-// given are forgotten with their skills: the registry mirrors the
-// configuration.
+// given (or no longer present) are forgotten with their skills: the
+// registry mirrors the configuration. The report lists them in Forgotten
+// and counts their skills in Removed.
 func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Progress) (*ScanReport, error) {
 	r.scanMu.Lock()
 	defer r.scanMu.Unlock()
@@ -142,7 +146,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	if progress == nil {
 		progress = func(string, int, int) {}
 	}
-	rep := &ScanReport{Shadowed: []Shadow{}, Rejections: []Rejection{}}
+	rep := &ScanReport{Shadowed: []Shadow{}, Rejections: []Rejection{}, Forgotten: []ForgottenRoot{}}
 	var scans []store.RootScan
 	var kept []map[string]store.Ref    // per scan, the refs it leaves untouched
 	var changes [][]discover.Candidate // per scan, what to parse
@@ -226,6 +230,14 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		scans = append(scans, sc)
 		changes = append(changes, changed)
 		kept = append(kept, refs)
+	}
+	forgotten, err := r.forgotten(ctx, seen, changes)
+	if err != nil {
+		return nil, err
+	}
+	rep.Forgotten = forgotten
+	for _, f := range rep.Forgotten {
+		rep.Removed += f.Skills
 	}
 	// The report is computed while the scan is committed, when it can be
 	// computed without the store.

@@ -128,7 +128,7 @@ func (h *policyAPI) add(r *http.Request, p session.Principal) (any, error) {
 		if exp != nil {
 			return nil, fmt.Errorf("%w: give expires or expires_at, not both", errBadPolicyRequest)
 		}
-		d, err := parseDays(req.Expires)
+		d, err := policy.ParseDuration(req.Expires)
 		if err != nil {
 			return nil, fmt.Errorf("%w: expires %q: a duration like 30m, 2h or 7d", errBadPolicyRequest, req.Expires)
 		}
@@ -137,15 +137,6 @@ func (h *policyAPI) add(r *http.Request, p session.Principal) (any, error) {
 	}
 	return h.e.AddGrant(r.Context(), policy.Grant{Principal: req.Principal, Capability: req.Capability, Args: req.Args, Level: req.Level,
 		ExpiresAt: exp, Uses: req.Uses, Reason: req.Reason, CreatedBy: operator(p)})
-}
-
-// parseDays is time.ParseDuration that also accepts whole days ("7d").
-func parseDays(s string) (time.Duration, error) {
-	if n := len(s); n > 1 && s[n-1] == 'd' {
-		d, err := time.ParseDuration(s[:n-1] + "h")
-		return 24 * d, err
-	}
-	return time.ParseDuration(s)
 }
 
 func (h *policyAPI) revoke(r *http.Request, p session.Principal) (any, error) {

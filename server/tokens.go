@@ -83,7 +83,7 @@ func writeTokens(path string, toks []Token) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("tokens: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tokens-*.json")

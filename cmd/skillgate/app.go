@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
@@ -86,10 +86,15 @@ func (m *Main) rootCommand() *cobra.Command {
 with a SKILL.md), and serves them to agents.
 
 Data (the SQLite registry) lives in ./.skillgate unless --data or
-SKILLGATE_DATA says otherwise. Exit codes: 0 success, 1 failure (invalid
-skill, drift, not found), 2 usage error.`,
+SKILLGATE_DATA says otherwise. Only scan, install and token add create it;
+other commands refuse a data directory that does not exist (exit 2).
+Exit codes: 0 success, 1 failure (invalid skill, drift, not found), 2 usage
+error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(c *cobra.Command, args []string) error {
+			return m.checkData(c, args)
+		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%v (see '%s --help')", err, c.CommandPath())
@@ -129,6 +134,39 @@ func (m *Main) data() string {
 		return d
 	}
 	return ".skillgate"
+}
+
+// checkData refuses to run a command that reads the data directory when
+// the directory does not exist: a mistyped --data must not silently start
+// an empty registry. Commands that create it (scan, install, token add),
+// commands that do not use it, and commands given their input as
+// arguments (prompt PATH, policy check FILE) run anyway.
+func (m *Main) checkData(c *cobra.Command, args []string) error {
+	if c.HasSubCommands() { // a group: it only prints its usage
+		return nil
+	}
+	switch strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") {
+	case "scan", "install", "token add", // they create it
+		"validate", "drift", "version", "help", "completion", "completion bash", "completion zsh",
+		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		return nil
+	case "prompt", "policy check":
+		if len(args) > 0 {
+			return nil
+		}
+	}
+	dir := m.data()
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	from := "the default"
+	switch {
+	case m.dataDir != "":
+		from = "--data"
+	case m.Getenv("SKILLGATE_DATA") != "":
+		from = "$SKILLGATE_DATA"
+	}
+	return usageErr("data directory %s (%s) does not exist: run 'skillgate scan' to create a registry there, or give an existing one with --data DIR or SKILLGATE_DATA", dir, from)
 }
 
 func (m *Main) logger() *slog.Logger {
@@ -182,10 +220,8 @@ func (m *Main) config() (*Config, error) {
 		return nil, fmt.Errorf("config %s: larger than 1 MiB", p)
 	}
 	var c Config
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config %s: %w", p, err)
+	if err := decodeConfig(p, b, &c); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

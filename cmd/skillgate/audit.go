@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -155,8 +156,8 @@ func (f *auditFilterFlags) add(c *cobra.Command, defLimit int) {
 	fl.StringVar(&f.action, "action", "", "only this action, or a prefix ending in '.' (install.)")
 	fl.StringVar(&f.subject, "subject", "", "only records about this skill key or capability (skill:ext/tool)")
 	fl.StringVar(&f.decision, "decision", "", "only decisions: allow, deny or require_approval")
-	fl.StringVar(&f.since, "since", "", "only records at or after this time (RFC 3339) or this long ago (1h)")
-	fl.StringVar(&f.until, "until", "", "only records before this time (RFC 3339) or this long ago")
+	fl.StringVar(&f.since, "since", "", "only records at or after this time (RFC 3339) or this long ago (90m, 1h, 7d)")
+	fl.StringVar(&f.until, "until", "", "only records before this time (RFC 3339) or this long ago (90m, 1h, 7d)")
 	fl.IntVarP(&f.limit, "limit", "n", defLimit, "at most this many records (0: all)")
 	fl.BoolVar(&f.asJSON, "json", false, "print records as JSON lines")
 }
@@ -178,17 +179,18 @@ func (f *auditFilterFlags) filter(now time.Time) (audit.Filter, error) {
 	return q, nil
 }
 
-// parseWhen reads an RFC 3339 time or a duration ago.
+// parseWhen reads an RFC 3339 time or a duration ago, written as for
+// grant expiries (policy.ParseDuration: 90m, 7d).
 func parseWhen(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if d, err := time.ParseDuration(s); err == nil {
+	if d, err := policy.ParseDuration(s); err == nil {
 		return now.Add(-d), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-22T10:00:00Z) nor a duration (90m)", s)
+		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-22T10:00:00Z) nor a duration ago (90m, 7d)", s)
 	}
 	return t, nil
 }
@@ -266,11 +268,21 @@ func (m *Main) auditQueryCommand() *cobra.Command {
 	var f auditFilterFlags
 	var after int64
 	c := &cobra.Command{
-		Use:   "query [filters] [--after SEQ] [--json]",
+		Use:   "query [filters] [-n N] [--after SEQ] [--json]",
 		Short: "Print the audit records matching filters, oldest first",
-		Args:  cobra.NoArgs,
+		Long: `Print the audit records matching the filters, in the order they were
+written (oldest first). With -n N, the newest N of them (still oldest
+first); with --after SEQ as well, the first N after record SEQ, to page
+forward through the log. --since and --until take an RFC 3339 time or a
+duration ago, written as for grant expiries (90m, 2h, 7d).`,
+		Example: "  skillgate audit query --since 1h -n 3\n  skillgate audit query --action install. --since 7d --json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, _, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) { q.AfterSeq = after })
+			db, _, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) {
+				q.AfterSeq = after
+				// Without a place to page from, a limit keeps the newest.
+				q.Last = after == 0 && q.Limit > 0
+			})
 			if err != nil {
 				return err
 			}

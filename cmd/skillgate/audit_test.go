@@ -84,3 +84,56 @@ func TestAuditCLI(t *testing.T) {
 		t.Fatalf("truncated: %d %q", code, errs)
 	}
 }
+
+// TestAuditQueryNewestAndDays checks that `audit query -n N` keeps the
+// newest N matching records (printed oldest first), that --after pages
+// forward, and that --since takes days as grant expiries do.
+func TestAuditQueryNewestAndDays(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	db, err := sqlite.Open(ctx, filepath.Join(data, "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	var rs []audit.Record
+	for i := range 6 { // one record a day, the last one now
+		rs = append(rs, audit.Record{Time: now.Add(time.Duration(i-5) * 24 * time.Hour), Actor: "system", Action: "test.tick", Subject: "s" + string(rune('0'+i))})
+	}
+	if _, err := db.Append(ctx, rs...); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	seqs := func(out string) string {
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				got = append(got, f[0])
+			}
+		}
+		return strings.Join(got, ",")
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "3"}, "4,5,6"},
+		{[]string{"--since", "1h", "-n", "3"}, "6"},
+		{[]string{"--since", "3d12h", "-n", "2"}, "5,6"},
+		{[]string{"--since", "7d", "-n", "2"}, "5,6"},
+		{[]string{"--since", "2.5d"}, "4,5,6"},
+		{[]string{"--until", "2.5d"}, "1,2,3"},
+		{[]string{"--after", "1", "-n", "2"}, "2,3"},
+		{[]string{}, "1,2,3,4,5,6"},
+	}
+	for _, tc := range tests {
+		code, out, errs := run(t, data, append([]string{"audit", "query"}, tc.args...)...)
+		if got := seqs(out); code != 0 || got != tc.want {
+			t.Errorf("query %v: %d %q %s; want %s", tc.args, code, got, errs, tc.want)
+		}
+	}
+	code, _, errs := run(t, data, "audit", "query", "--since", "7 days")
+	if want := "Error: --since: \"7 days\" is neither an RFC 3339 time (2026-11-22T10:00:00Z) nor a duration ago (90m, 7d)\n"; code != 2 || errs != want {
+		t.Errorf("bad --since: %d %q", code, errs)
+	}
+}

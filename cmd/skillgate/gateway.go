@@ -213,7 +213,9 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger, closers *[]func() error) (session.Source, blob.Store, error) {
 	switch sf.kind {
 	case "local":
-		st, err := local.Open(filepath.Join(m.data(), "workspaces"), nil)
+		// Workspaces hold what agents wrote: the owner's only, like the
+		// rest of the data directory.
+		st, err := local.Open(filepath.Join(m.data(), "workspaces"), &local.Options{FileMode: 0o600, DirMode: 0o700})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
 	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -109,6 +110,22 @@ func installErr(err error) error {
 	return &exitError{code: exitFail, err: err}
 }
 
+// endedBlocked is returned by an analysis (install, recheck) that left
+// the install blocked: its review is printed and the command exits 1, as
+// docs/cli.md says.
+type endedBlocked struct{ review *install.Review }
+
+func (e *endedBlocked) Error() string { return "blocked" }
+
+// failBlocked turns an analysis whose install ends blocked into an
+// endedBlocked error.
+func failBlocked(r *install.Review, err error) (*install.Review, error) {
+	if err == nil && r != nil && r.State == store.StateBlocked {
+		return nil, &endedBlocked{review: r}
+	}
+	return r, err
+}
+
 // reviewOut prints a review as JSON or text.
 func (m *Main) reviewOut(r *install.Review, asJSON bool) error {
 	if asJSON {
@@ -134,6 +151,15 @@ func (m *Main) installAction(use, short, long string, args cobra.PositionalArgs,
 			}
 			defer closeFn()
 			r, err := act(cmd.Context(), svc, args)
+			var eb *endedBlocked
+			if errors.As(err, &eb) {
+				// The review says what to complete or fix; the exit code
+				// says the install is not done.
+				if err := m.reviewOut(eb.review, asJSON); err != nil {
+					return err
+				}
+				return errFailed
+			}
 			if err != nil {
 				return installErr(err)
 			}
@@ -168,8 +194,9 @@ func (m *Main) installCommands() []*cobra.Command {
 links, absolute paths or paths that leave them), validate SKILL.md and mcp.json,
 copy the skill into managed storage (DATA/imported, one directory per content
 digest), introspect every MCP server mcp.json declares, and propose a manifest.
-The skill ends blocked (something must be completed or fixed) or awaiting
-approval. Installing never enables it: see 'skillgate review', 'approve' and
+The skill ends blocked (something must be completed or fixed; the review is
+printed and the exit code is 1) or awaiting approval (exit 0). Installing
+never enables it: see 'skillgate review', 'approve' and
 'enable'. Installing a version whose analysis was interrupted resumes it.
 
 The servers run confined while they are introspected (Linux: bubblewrap; the
@@ -184,7 +211,7 @@ SKILLGATE_LLM_API_KEY when the endpoint needs one); otherwise the
 deterministic proposer.`,
 			cobra.ExactArgs(1), introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.InstallWith(ctx, args[0], m.actor(), intro)
+				return failBlocked(svc.InstallWith(ctx, args[0], m.actor(), intro))
 			}),
 		m.pendingCommand(),
 		m.installAction("review NAME", "Show an install for review: proposal, risk and sources, what is missing, what changed",
@@ -260,10 +287,11 @@ compared with the approved pins: an added, removed or changed tool blocks the
 affected capabilities until 'skillgate approve' accepts them, and 'skillgate
 review' shows the diff. The proposer is never called for an approved version.
 Servers run confined as for 'install'; before approval they get only the
-credentials named with --credential, after approval all of theirs.`,
+credentials named with --credential, after approval all of theirs. A recheck
+that leaves the install blocked prints its review and exits 1.`,
 			cobra.ExactArgs(1), introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.RecheckWith(ctx, args[0], m.actor(), intro)
+				return failBlocked(svc.RecheckWith(ctx, args[0], m.actor(), intro))
 			}),
 	}
 }

@@ -80,6 +80,8 @@ type CheckReport struct {
 	Sources  []string         `json:"sources"`
 	Policies []*policy.Policy `json:"policies"`
 	Errors   []string         `json:"errors"`
+	// Warnings are schema findings that do not make the set invalid.
+	Warnings []string `json:"warnings"`
 }
 
 func (m *Main) policyCheckCommand() *cobra.Command {
@@ -88,10 +90,16 @@ func (m *Main) policyCheckCommand() *cobra.Command {
 		Use:   "check [FILE...] [--json]",
 		Short: "Validate policy files (default: DATA/policies and the stored policies)",
 		Long: `Parse and validate Cedar policy files: syntax, @id annotations (unique),
-@constraints annotations (a valid constraint set, on permits only). Errors
-are reported as file:line. Without FILE arguments, checks the policy set
-skillgate would load: DATA/policies/*.cedar and the stored policies.
-Exit 1 when a policy is invalid.`,
+@constraints annotations (a valid constraint set, on permits only), and
+every policy against skillgate's Cedar schema (docs/schemas/skillgate.cedarschema)
+with Cedar's validator. Errors are policies that can never apply as written
+(an unknown entity type, action or attribute, such as resource.riskLvel);
+warnings are policies that may fail to evaluate for some calls (a type
+mismatch, an optional attribute read without has). Syntax errors are
+reported as file:line:col, the others as file:line of the policy.
+Without FILE arguments, checks the policy set skillgate would load:
+DATA/policies/*.cedar and the stored policies.
+Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 		Example: "  skillgate policy check\n  skillgate policy check --json my.cedar",
 		RunE: func(cmd *cobra.Command, files []string) error {
 			ctx := cmd.Context()
@@ -123,7 +131,7 @@ Exit 1 when a policy is invalid.`,
 					sources = append(sources, policy.Source{Name: "store:" + p.ID, Text: []byte(p.Text)})
 				}
 			}
-			rep := CheckReport{Sources: []string{}, Policies: []*policy.Policy{}, Errors: []string{}}
+			rep := CheckReport{Sources: []string{}, Policies: []*policy.Policy{}, Errors: []string{}, Warnings: []string{}}
 			for _, s := range sources {
 				rep.Sources = append(rep.Sources, s.Name)
 			}
@@ -139,8 +147,17 @@ Exit 1 when a policy is invalid.`,
 					rep.Errors = append(rep.Errors, strings.TrimPrefix(line, policy.ErrInvalidPolicy.Error()+": "))
 				}
 			} else {
-				rep.OK = true
-				rep.Policies = set.Policies()
+				for _, f := range policy.ValidatePolicies(set) {
+					if f.Severity == policy.SeverityError {
+						rep.Errors = append(rep.Errors, f.String())
+					} else {
+						rep.Warnings = append(rep.Warnings, f.String())
+					}
+				}
+				rep.OK = len(rep.Errors) == 0
+				if rep.OK {
+					rep.Policies = set.Policies()
+				}
 			}
 			if asJSON {
 				if err := writeJSON(m.Stdout, rep); err != nil {
@@ -149,6 +166,9 @@ Exit 1 when a policy is invalid.`,
 			} else {
 				for _, e := range rep.Errors {
 					fmt.Fprintln(m.Stderr, e)
+				}
+				for _, w := range rep.Warnings {
+					fmt.Fprintln(m.Stderr, w)
 				}
 				switch {
 				case rep.Default:
@@ -275,19 +295,13 @@ effect at once), and revocations at the grant's next use.`,
 	return c
 }
 
-// parseExpiry reads --expires: a duration from now ("2h", "7d") or an
-// RFC 3339 time.
+// parseExpiry reads --expires: a duration from now (policy.ParseDuration:
+// "2h", "7d") or an RFC 3339 time.
 func parseExpiry(s string, now time.Time) (*time.Time, error) {
 	if s == "" {
 		return nil, nil
 	}
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		if d, err := time.ParseDuration(days + "h"); err == nil {
-			t := now.Add(24 * d)
-			return &t, nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil {
+	if d, err := policy.ParseDuration(s); err == nil {
 		t := now.Add(d)
 		return &t, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -343,11 +345,17 @@ func (m *Main) driftCommand() *cobra.Command {
 .claude/skills (its mirror): skills only on one side, skills whose files
 differ (and which), skills whose frontmatter differs (and which keys).
 
-Exit codes: 0 in sync, 1 drift found, 2 usage error.`,
+Exit codes: 0 in sync, 1 drift found (or a folder could not be read), 2
+usage error (a missing argument, or a folder that does not exist).`,
 		Example: "  skillgate drift .agents/skills .claude/skills",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageErr("drift needs CANONICAL and MIRROR (see 'skillgate drift --help')")
+			}
+			for _, p := range args {
+				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+					return usageErr("drift: %s does not exist; give two existing skill folders (see 'skillgate drift --help')", p)
+				}
 			}
 			return nil
 		},

@@ -25,7 +25,9 @@ default), else from the configuration file, else the conventional locations:
 ~/.agents/skills (user), ./.agents/skills and ./.claude/skills (project).
 A higher scope shadows a skill with the same identity in a lower one, and
 the shadowing is reported. Rescans are incremental: an unchanged skill costs
-a stat, not a parse. Roots not scanned are forgotten with their skills.
+a stat, not a parse. The registry mirrors the roots of the last scan: roots
+scanned before but not now (or no longer present) are forgotten with their
+skills, and the report counts and names them ("removed: ...").
 
 Rejected skills are reported with their reasons; they do not fail the scan.
 Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
@@ -114,6 +116,19 @@ func printScan(m *Main, rep *registry.ScanReport) {
 		for _, w := range r.Warnings {
 			fmt.Fprintf(m.Stdout, "  warning: %s\n", w)
 		}
+	}
+	for _, f := range rep.Forgotten {
+		why := "which this scan did not include; scan it again (--root " + f.Path + ", or the roots of the configuration) to bring them back"
+		for _, r := range rep.Roots {
+			if r.Path == f.Path && r.Missing {
+				why = "which no longer exists"
+			}
+		}
+		unit := "skills"
+		if f.Skills == 1 {
+			unit = "skill"
+		}
+		fmt.Fprintf(m.Stdout, "removed: %d %s of root %s (%s), %s\n", f.Skills, unit, f.Path, f.Scope, why)
 	}
 	for _, s := range rep.Shadowed {
 		fmt.Fprintf(m.Stdout, "shadowed: %s at %s (%s) is hidden by %s (%s)\n", s.Key, s.Loser, s.Scope, s.Winner, s.WinScope)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -37,14 +38,10 @@ func (c *Config) idleExpiry() (time.Duration, error) {
 	return d, nil
 }
 
-// parseIdle reads a positive idle time: a Go duration (90m, 12h) or whole
-// days (30d).
+// parseIdle reads a positive idle time, as policy.ParseDuration writes
+// durations everywhere (90m, 12h, 30d).
 func parseIdle(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if days, ok := strings.CutSuffix(s, "d"); ok && err != nil {
-		d, err = time.ParseDuration(days + "h")
-		d *= 24
-	}
+	d, err := policy.ParseDuration(s)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("%q is not a positive duration like 90m, 12h or 30d", s)
 	}

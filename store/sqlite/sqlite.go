@@ -8,7 +8,9 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -125,8 +127,11 @@ func LatestSchema() int { return len(migrations) }
 // Open opens (creating if needed) the database file at path and migrates
 // it to the current schema.
 func Open(ctx context.Context, path string) (*DB, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := private(path); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	if err := create(ctx, path); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -156,6 +161,31 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // calls of SQLite's default 4 KiB and hold a registry row (about 1.5 KiB)
 // without overflow pages. Existing databases keep theirs.
 const pageSize = 16384
+
+// private makes the database file readable by its owner only: it holds
+// the registry, sessions, grants and the audit log. A missing file is
+// created empty with mode 0600 (SQLite then gives its -wal and -shm files
+// the same mode); an existing one made by an earlier version with a looser
+// mode is narrowed to 0600, with its -wal and -shm files.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		// Best effort: a file of another user (read through group
+		// permissions) stays as it is.
+		_ = os.Chmod(p, fi.Mode().Perm()&0o700)
+	}
+	return nil
+}
 
 // create makes a new, empty database file with pageSize pages in WAL mode.
 // The page size must be chosen before anything is written, and the DSN's

@@ -56,7 +56,7 @@ func (s *DB) writeWalkStates(roots []*rootChanges) {
 			os.Remove(p)
 		default:
 			if !made {
-				if os.MkdirAll(dir, 0o755) != nil {
+				if os.MkdirAll(dir, 0o700) != nil {
 					return
 				}
 				made = true

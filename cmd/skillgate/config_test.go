@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfigErrors checks that configuration mistakes name the file, the
+// line, the key and what is valid there, never Go types.
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, errs string
+	}{
+		{"misspelt nested key", "limits:\n  max_dpeth: 3\n",
+			"CFG:2: unknown key limits.max_dpeth (did you mean max_depth?); valid keys under limits: max_depth, max_dirs\n"},
+		{"misspelt top key", "root:\n  - path: x\n",
+			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: limits, roots, workspace\n"},
+		{"unknown key, nothing close", "roots:\n  - path: x\n    colour: blue\n",
+			"CFG:3: unknown key roots[0].colour; valid keys under roots[0]: hard_links, path, scope\n"},
+		{"two problems", "limits:\n  max_dirs: many\nworkspace:\n  max_byte: 1\n",
+			"CFG:2: limits.max_dirs must be a whole number, not \"many\"\nCFG:4: unknown key workspace.max_byte (did you mean max_bytes?); valid keys under workspace: max_bytes, max_files, tenant_max_bytes, tenant_max_files\n"},
+		{"list expected", "roots: x\n", "CFG:1: roots must be a list, not \"x\"\n"},
+		{"mapping expected", "limits: [1]\n", "CFG:1: limits must be a mapping of keys (max_depth, max_dirs), not a list\n"},
+		{"syntax", "limits:\n  max_depth: [\n", "CFG:2: did not find expected node content (YAML syntax)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			cfg := filepath.Join(data, "config.yaml")
+			if err := os.WriteFile(cfg, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs := run(t, data, "scan", "--root", t.TempDir())
+			want := "Error: " + strings.ReplaceAll(tc.errs, "CFG", "config "+cfg)
+			if code != 1 || out != "" || errs != want {
+				t.Errorf("%d %q\n got %q\nwant %q", code, out, errs, want)
+			}
+		})
+	}
+	// A valid file still loads.
+	data := t.TempDir()
+	os.WriteFile(filepath.Join(data, "config.yaml"), []byte("limits:\n  max_depth: 3\nroots: []\nworkspace: {max_bytes: -1}\n"), 0o600)
+	if code, _, errs := run(t, data, "scan", "--root", t.TempDir()); code != 0 {
+		t.Errorf("valid config: %d %s", code, errs)
+	}
+}
+
+// FuzzDecodeConfig checks that any configuration file either decodes or
+// fails with a message naming the file, never panics.
+func FuzzDecodeConfig(f *testing.F) {
+	for _, s := range []string{"", "limits:\n  max_dpeth: 3\n", "roots:\n  - path: x\n    scope: user\n", "a: &x [*x]\n",
+		"roots: [{path: a, hard_links: allow}]\n", "workspace: {max_bytes: -1, max_files: 0x10}\n", "limits: !!binary aGk=\n", "---\n...\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c Config
+		if err := decodeConfig("F", b, &c); err != nil && !strings.HasPrefix(err.Error(), "config F") {
+			t.Errorf("%q: %v", b, err)
+		}
+	})
+}

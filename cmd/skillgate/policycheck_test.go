@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPolicyCheckSchema checks that `policy check` refuses policies that
+// can never apply under skillgate's schema (exit 1), reports policies that
+// may fail to evaluate as warnings (exit 0), and words syntax errors as
+// file:line:col, what and the fix.
+func TestPolicyCheckSchema(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	typo := file("typo.cedar", "@id(\"read\")\npermit (principal, action == Action::\"invoke\", resource) when { resource.riskLvel == \"read\" };\n")
+	user := file("user.cedar", "permit (principal is User, action, resource);\n")
+	warn := file("warn.cedar", "forbid (principal, action, resource) when { principal.parent.tier == \"T1\" };\n")
+	args := file("args.cedar", "permit (principal, action, resource) when { context.args has path && context.args.path like \"/srv/*\" };\n")
+	syntax := file("syntax.cedar", "permit (principal, action = Action::\"invoke\", resource);\n")
+	tests := []struct {
+		name      string
+		files     []string
+		code      int
+		out, errs string
+	}{
+		{"misspelt attribute", []string{typo}, 1, "",
+			typo + `:1: error: policy "read": Capability has no attribute riskLvel (did you mean riskLevel?); its attributes are capability, egress, extension, riskLevel, sideEffects, skill, skillTier, trust (see docs/schemas/skillgate.cedarschema)` + "\n"},
+		{"unknown entity type", []string{user}, 1, "",
+			user + `:1: error: unknown entity type User; skillgate's types are Agent, Capability, Extension, Skill, Action (see docs/schemas/skillgate.cedarschema)` + "\n"},
+		{"warning", []string{warn}, 0, "ok: 1 policies in 1 sources\n",
+			warn + `:1: warning: Agent.parent may be absent and the policy then fails to evaluate; test it first: … has parent && …` + "\n"},
+		{"arguments", []string{args}, 0, "ok: 1 policies in 1 sources\n", ""},
+		{"syntax", []string{syntax}, 1, "", syntax + `:1:29: expected "," but found "="; compare with ==, not =` + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, t.TempDir(), append([]string{"policy", "check"}, tc.files...)...)
+			if code != tc.code || out != tc.out || errs != tc.errs {
+				t.Errorf("%d %q %q\nwant %d %q %q", code, out, errs, tc.code, tc.out, tc.errs)
+			}
+		})
+	}
+	code, out, _ := run(t, t.TempDir(), "policy", "check", "--json", warn, typo)
+	var rep CheckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || rep.OK || len(rep.Errors) != 1 || len(rep.Warnings) != 1 {
+		t.Errorf("--json: %d %v %s", code, err, out)
+	}
+}

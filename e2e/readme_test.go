@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/skillgate/skillgate/gateway/gatewaytest"
+)
+
+// tourCommand is one command of a README code block, with the exit code
+// its trailing comment announces ("# exit 1: …"), else 0.
+type tourCommand struct {
+	line int // in README.md
+	text string
+	exit int
+}
+
+var (
+	wantExit = regexp.MustCompile(`#.*\bexit (\d)\b`)
+	goBuild  = "go build -o skillgate ./cmd/skillgate"
+)
+
+// readmeBlock returns the commands of the first ```sh block after the
+// heading, joining continuation lines.
+func readmeBlock(t *testing.T, heading string) []tourCommand {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	i := 0
+	for i < len(lines) && lines[i] != heading {
+		i++
+	}
+	for i < len(lines) && lines[i] != "```sh" {
+		i++
+	}
+	if i == len(lines) {
+		t.Fatalf("README.md has no sh block under %q", heading)
+	}
+	var out []tourCommand
+	var cur *tourCommand
+	for i++; i < len(lines) && lines[i] != "```"; i++ {
+		l := lines[i]
+		if cur == nil {
+			if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "#") {
+				continue
+			}
+			out = append(out, tourCommand{line: i + 1})
+			cur = &out[len(out)-1]
+		}
+		cur.text += l + "\n"
+		if !strings.HasSuffix(l, "\\") {
+			if m := wantExit.FindStringSubmatch(l); m != nil {
+				cur.exit, _ = strconv.Atoi(m[1])
+			}
+			cur = nil
+		}
+	}
+	return out
+}
+
+// TestReadmeTour runs README.md's "A short tour" as written, command by
+// command in one shell, in a fresh directory holding a copy of the
+// examples: every command must exit as the README says (0 unless its
+// comment says "exit N"). The one substitution: the first line's go build
+// is replaced by a link to the binary TestMain built from the same tree.
+func TestReadmeTour(t *testing.T) {
+	cmds := readmeBlock(t, "## A short tour")
+	if len(cmds) < 10 || strings.TrimSpace(cmds[0].text) != goBuild {
+		t.Fatalf("the tour no longer starts with %q or is shorter than expected: %+v", goBuild, cmds)
+	}
+	work, home := t.TempDir(), t.TempDir()
+	gatewaytest.CopyTree(t, examples, filepath.Join(work, "examples", "skills"))
+	var script strings.Builder
+	script.WriteString("set -u\n")
+	for i, c := range cmds {
+		text := c.text
+		if i == 0 {
+			text = "ln -s " + strconv.Quote(bin) + " skillgate\n"
+		}
+		fmt.Fprintf(&script, "echo '### README.md:%d' >&2\n%src=$?\nif [ $rc -ne %d ]; then echo \"README.md:%d: exit $rc, want %d\" >&2; exit 99; fi\n",
+			c.line, text, c.exit, c.line, c.exit)
+	}
+	cmd := exec.Command("bash", "-c", script.String())
+	cmd.Dir = work
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + t.TempDir(), "LANG=C.UTF-8"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tour: %v\nstderr:\n%s\nstdout:\n%s", err, errb.String(), out.String())
+	}
+	for _, want := range []string{
+		"4 skills (4 valid, 0 rejected)",
+		"root " + filepath.Join(home, ".agents", "skills") + " (user): not present\n",
+		"identity:     escrituras/compraventa\n",
+		"disabled hipoteca\n",
+		"differ",
+		"pdf-forms",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("tour output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "removed: ") {
+		t.Errorf("the tour drops skills from the registry:\n%s", out.String())
+	}
+}
