@@ -35,7 +35,7 @@ func TestValidatePolicies(t *testing.T) {
 		{"valid", `@id("r") permit (principal, action == Action::"invoke", resource) when { resource.riskLevel == "read" && principal.tierLevel <= 3 };`, nil},
 		{"default", policy.DefaultPolicyText, nil},
 		{"scopes", `permit (principal in Agent::"acme/lead", action, resource in Skill::"tools/github");
-forbid (principal, action, resource in Extension::"fs") when { resource.skill == "x" && resource.skillTier > 1 && principal.tenant == "acme" };`, nil},
+forbid (principal, action, resource in Extension::"acme/notes:fs") when { resource.skill == "x" && resource.skillTier > 1 && principal.tenant == "acme" };`, nil},
 		{"arguments", `permit (principal, action, resource) when { context.args has path && context.args.path like "/srv/*" };
 permit (principal, action, resource) when { context.args.limit > 3 && context has delegated };`, nil},
 		{"misspelt attribute", `@id("w") permit (principal, action, resource) when { resource.riskLvel == "read" };`,
