@@ -174,6 +174,13 @@ type Store interface {
 	WalkState(ctx context.Context, root string) ([]byte, error)
 	// Roots returns the configured roots in precedence order.
 	Roots(ctx context.Context) ([]Root, error)
+	// RegistryGeneration increases with every committed change of what
+	// Versions returns of current versions (a scan that changed, added or
+	// removed a version or changed a root's scope or order, SetEnabled
+	// that changed a state), made by this process or another on the same
+	// store. It never decreases; one read is cheap, so a catalog built
+	// from Versions is checked against it before it is served.
+	RegistryGeneration(ctx context.Context) (int64, error)
 	// Close releases the store.
 	Close() error
 }

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -115,6 +116,9 @@ var migrations = []string{
 	migrationRootRefs,
 	// 8: rate-limit buckets shared by processes (ratelimit.go).
 	migrationRateBuckets,
+	// 9: the registry generation, bumped by every change of what the
+	// registry serves (generation.go).
+	migrationRegistryGeneration,
 }
 
 // LatestSchema is the schema version this build migrates to.
@@ -325,11 +329,13 @@ func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error)
 	if len(keep) > 0 {
 		q += ` WHERE path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-1) + `)`
 	}
-	if _, err := tx.ExecContext(ctx, q, keep...); err != nil {
+	res, err := tx.ExecContext(ctx, q, keep...)
+	if err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("forget old roots: %w", err)
 	}
-	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots)}, nil
+	forgot, _ := res.RowsAffected()
+	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), changed: forgot > 0}, nil
 }
 
 // bulkLoad prepares conn for the first scan into an empty store. In WAL
@@ -409,6 +415,9 @@ type scanWriter struct {
 	changes *rootChanges
 	walks   []*rootChanges
 	nested  bool
+	// changed says the scan changed what the registry serves: the commit
+	// then bumps the registry generation.
+	changed bool
 }
 
 // current is what an upsert needs to know of a directory's current version.
@@ -471,6 +480,17 @@ func (w *scanWriter) flushListings(ctx context.Context) error {
 }
 
 func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
+	// A root whose scope or position changed changes precedence.
+	var scope string
+	var pos int
+	switch err := w.tx.QueryRowContext(ctx, `SELECT scope, position FROM roots WHERE path = ?`, sc.Root).Scan(&scope, &pos); {
+	case err == nil:
+		if scope != sc.Scope || pos != sc.Position {
+			w.changed = true
+		}
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
 	notes, _ := json.Marshal(nonNil(sc.Notes))
 	if _, err := w.tx.ExecContext(ctx, `INSERT INTO roots (path, scope, position, last_scan, notes) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
@@ -478,8 +498,12 @@ func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
 		return err
 	}
 	for _, dir := range sc.Gone {
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM versions WHERE dir = ?`, dir); err != nil {
+		res, err := w.tx.ExecContext(ctx, `DELETE FROM versions WHERE dir = ?`, dir)
+		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			w.changed = true
 		}
 	}
 	return nil
@@ -496,6 +520,7 @@ func (w *scanWriter) Upsert(ctx context.Context, vs []store.Version) error {
 	if err := w.upsert(ctx, vs); err != nil {
 		return fmt.Errorf("apply scan of %s: %w", w.root, err)
 	}
+	w.changed = true
 	if rc := w.changes; rc != nil {
 		rc.upserts = append(rc.upserts, vs)
 		rc.prevEmpty = len(w.prev) == 0
@@ -579,6 +604,12 @@ func (w *scanWriter) Commit() error {
 	if err := w.endRoot(context.Background()); err != nil {
 		w.Rollback()
 		return err
+	}
+	if w.changed {
+		if err := bumpRegistry(context.Background(), w.tx); err != nil {
+			w.Rollback()
+			return err
+		}
 	}
 	w.closeStmt()
 	err := w.tx.Commit()
@@ -926,15 +957,29 @@ func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
 }
 
 // SetEnabled implements [store.Store].
+// The registry generation is bumped when a version's state changed.
 func (s *DB) SetEnabled(ctx context.Context, key string, enabled bool) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE versions SET enabled = ? WHERE key = ? AND current = 1`, enabled, key)
-	if err != nil {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE versions SET enabled = ? WHERE key = ? AND current = 1 AND enabled != ?`, enabled, key, enabled)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			return bumpRegistry(ctx, tx)
+		}
+		var found bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM versions WHERE key = ? AND current = 1)`, key).Scan(&found); err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("skill %q: %w", key, store.ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("set enabled %s: %w", key, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("skill %q: %w", key, store.ErrNotFound)
-	}
-	return nil
+	return err
 }
 
 // Roots implements [store.Store].
