@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -217,5 +218,44 @@ func TestSkillListPaging(t *testing.T) {
 		if tool.Name == gateway.ToolLoadSkill && !strings.Contains(tool.Description, "Skills you can load: cat0/skill-00000, cat0/skill-00010, cat0/skill-00020, cat1/skill-00001,") {
 			t.Errorf("load_skill description: %q", tool.Description)
 		}
+	}
+}
+
+// TestSyncRegistrySeesOtherProcess: a skill disabled through another store
+// handle on the same file (the CLI, another process) reaches a connected
+// agent at the next SyncRegistry: its load_skill definition changes
+// (tools/list_changed); with nothing changed, nobody is notified.
+func TestSyncRegistrySeesOtherProcess(t *testing.T) {
+	ctx := context.Background()
+	e := newCatalogEnv(t, 5)
+	c := e.connect(t, "watcher")
+	if notified, err := e.gw.SyncRegistry(ctx); err != nil || notified {
+		t.Fatalf("first SyncRegistry = %v, %v; want a baseline, no notification", notified, err)
+	}
+	if notified, err := e.gw.SyncRegistry(ctx); err != nil || notified {
+		t.Fatalf("SyncRegistry with nothing changed = %v, %v", notified, err)
+	}
+	other, err := sqlite.Open(ctx, e.st.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.SetEnabled(ctx, "cat2/skill-00002", false); err != nil {
+		t.Fatal(err)
+	}
+	if notified, err := e.gw.SyncRegistry(ctx); err != nil || !notified {
+		t.Fatalf("SyncRegistry after another process disabled a skill = %v, %v", notified, err)
+	}
+	select {
+	case <-c.tools:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list_changed")
+	}
+	var out struct {
+		Total int `json:"total"`
+	}
+	c.structured(t, "skill_list", map[string]any{}, &out)
+	if out.Total != 4 {
+		t.Errorf("skill_list total = %d after one of 5 was disabled elsewhere, want 4", out.Total)
 	}
 }

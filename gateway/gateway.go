@@ -64,6 +64,11 @@ type Gateway struct {
 
 	mu    sync.Mutex
 	conns map[*Conn]struct{}
+
+	// seen is the registry fingerprint agents were last brought up to
+	// date with (SyncRegistry); syncMu guards it.
+	syncMu sync.Mutex
+	seen   string
 }
 
 // New returns a gateway over opts.
@@ -336,20 +341,34 @@ func (g *Gateway) Fingerprint(ctx context.Context) (string, error) {
 // Rescan runs scan (a registry scan) and, when what agents can see changed,
 // calls [Gateway.RegistryChanged]. It reports whether it did.
 func (g *Gateway) Rescan(ctx context.Context, scan func(context.Context) error) (bool, error) {
-	before, err := g.Fingerprint(ctx)
-	if err != nil {
+	if _, err := g.SyncRegistry(ctx); err != nil {
 		return false, err
 	}
 	if err := scan(ctx); err != nil {
 		return false, err
 	}
-	after, err := g.Fingerprint(ctx)
+	return g.SyncRegistry(ctx)
+}
+
+// SyncRegistry calls [Gateway.RegistryChanged] when what agents can see of
+// the registry ([Gateway.Fingerprint]) changed since the gateway last
+// looked: a change made by another process on the same store (the CLI's
+// scan, enable, disable) is found by polling it. The first call only
+// records what agents see. It reports whether it notified; while nothing
+// changed it costs one read of the registry generation. Calls are
+// serialised.
+func (g *Gateway) SyncRegistry(ctx context.Context) (bool, error) {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	fp, err := g.Fingerprint(ctx)
 	if err != nil {
 		return false, err
 	}
-	if before == after {
+	if g.seen == "" || fp == g.seen {
+		g.seen = fp
 		return false, nil
 	}
+	g.seen = fp
 	return true, g.RegistryChanged(ctx)
 }
 
