@@ -22,8 +22,8 @@ import (
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
-// countingStore counts the store reads a connection makes: whole-registry
-// reads (Versions) and generation reads.
+// countingStore counts the store reads a connection makes: reads of the
+// versions (Versions, EachVersion) and of the generation.
 type countingStore struct {
 	*sqlite.DB
 	versions, generations atomic.Int64
@@ -32,6 +32,11 @@ type countingStore struct {
 func (s *countingStore) Versions(ctx context.Context, f store.Filter) ([]store.Version, error) {
 	s.versions.Add(1)
 	return s.DB.Versions(ctx, f)
+}
+
+func (s *countingStore) EachVersion(ctx context.Context, f store.Filter, fn func(store.Version) error) error {
+	s.versions.Add(1)
+	return s.DB.EachVersion(ctx, f, fn)
 }
 
 func (s *countingStore) RegistryGeneration(ctx context.Context) (int64, error) {

@@ -5,11 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -80,35 +81,79 @@ type pool struct {
 // tierIndex returns the index of t in skill.AllAgentTiers, or -1.
 func tierIndex(t skill.AgentTier) int { return slices.Index(skill.AllAgentTiers, t) }
 
-// buildSnapshot makes the snapshot of generation gen from the store's
-// current versions (in the store's order).
-func buildSnapshot(gen int64, all []store.Version) *Snapshot {
-	winners, _ := resolve(all)
-	s := &Snapshot{gen: gen, byName: map[string][]int32{}}
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	shared := map[string][]string{} // invokable_by lists, shared
-	for i := range winners {
-		v := &winners[i]
-		if !v.Valid {
-			continue
-		}
-		// What agents can see of the registry, disabled skills included
-		// (a skill enabled again is a change): Gateway.Fingerprint's.
-		_ = enc.Encode([]any{v.Key, v.Dir, v.Digest, v.Enabled, v.Tier, v.InvokableBy, v.Name, v.Description, v.Category, v.Version})
-		if !v.Enabled {
-			continue
-		}
-		j := strings.Join(v.InvokableBy, "\x00")
-		inv, ok := shared[j]
-		if !ok {
-			inv = slices.Clip(append([]string{}, v.InvokableBy...))
-			shared[j] = inv
-		}
-		s.entries = append(s.entries, Brief{Key: v.Key, Name: v.Name, Description: v.Description, Category: v.Category,
-			Version: v.Version, Tier: v.Tier, InvokableBy: inv, Scope: v.Scope, Dir: v.Dir, Digest: v.Digest})
+// snapshotBuilder builds a snapshot from the store's current versions,
+// taken one at a time in the store's order (by key): precedence is
+// decided per key as each key's versions end, so the rows are never all
+// held at once.
+type snapshotBuilder struct {
+	s      *Snapshot
+	h      hash.Hash
+	buf    []byte
+	shared map[string][]string // invokable_by lists, shared
+	group  []store.Version     // the versions of the current key
+}
+
+func newSnapshotBuilder(gen int64) *snapshotBuilder {
+	return &snapshotBuilder{s: &Snapshot{gen: gen, byName: map[string][]int32{}}, h: sha256.New(), shared: map[string][]string{}}
+}
+
+// add takes the next version in the store's order.
+func (b *snapshotBuilder) add(v store.Version) {
+	if len(b.group) > 0 && b.group[0].Key != v.Key {
+		b.flush()
 	}
-	s.fingerprint = hex.EncodeToString(h.Sum(nil))
+	b.group = append(b.group, v)
+}
+
+// flush decides the precedence among the current key's versions and keeps
+// the winner.
+func (b *snapshotBuilder) flush() {
+	winners, _ := resolveIndex(b.group)
+	for _, i := range winners {
+		b.take(&b.group[i])
+	}
+	clear(b.group)
+	b.group = b.group[:0]
+}
+
+// take keeps a version that won precedence.
+func (b *snapshotBuilder) take(v *store.Version) {
+	if !v.Valid {
+		return
+	}
+	// What agents can see of the registry, disabled skills included (a
+	// skill enabled again is a change): the fingerprint's input, each
+	// field length-prefixed.
+	b.buf = b.buf[:0]
+	for _, f := range []string{v.Key, v.Dir, v.Digest, v.Name, v.Description, v.Category, v.Version, strconv.Itoa(v.Tier), strconv.FormatBool(v.Enabled)} {
+		b.buf = strconv.AppendInt(b.buf, int64(len(f)), 10)
+		b.buf = append(b.buf, ':')
+		b.buf = append(b.buf, f...)
+	}
+	for _, t := range v.InvokableBy {
+		b.buf = append(b.buf, ',')
+		b.buf = append(b.buf, t...)
+	}
+	b.buf = append(b.buf, '\n')
+	b.h.Write(b.buf)
+	if !v.Enabled {
+		return
+	}
+	j := strings.Join(v.InvokableBy, "\x00")
+	inv, ok := b.shared[j]
+	if !ok {
+		inv = slices.Clip(append([]string{}, v.InvokableBy...))
+		b.shared[j] = inv
+	}
+	b.s.entries = append(b.s.entries, Brief{Key: v.Key, Name: v.Name, Description: v.Description, Category: v.Category,
+		Version: v.Version, Tier: v.Tier, InvokableBy: inv, Scope: v.Scope, Dir: v.Dir, Digest: v.Digest})
+}
+
+// done indexes the kept skills and returns the snapshot.
+func (b *snapshotBuilder) done() *Snapshot {
+	b.flush()
+	s := b.s
+	s.fingerprint = hex.EncodeToString(b.h.Sum(nil))
 	if !slices.IsSortedFunc(s.entries, func(a, b Brief) int { return strings.Compare(a.Key, b.Key) }) {
 		slices.SortStableFunc(s.entries, func(a, b Brief) int { return strings.Compare(a.Key, b.Key) })
 	}
@@ -128,6 +173,13 @@ func buildSnapshot(gen int64, all []store.Version) *Snapshot {
 	for k := range skill.AllAgentTiers {
 		p := &s.pools[k]
 		p.byCategory = map[string][]int32{}
+		n := 0
+		for i := range s.entries {
+			if s.tiers[i]&(1<<k) != 0 {
+				n++
+			}
+		}
+		p.all = make([]int32, 0, n)
 		for i := range s.entries {
 			if s.tiers[i]&(1<<k) == 0 {
 				continue
@@ -138,6 +190,16 @@ func buildSnapshot(gen int64, all []store.Version) *Snapshot {
 		}
 	}
 	return s
+}
+
+// buildSnapshot makes the snapshot of generation gen from the store's
+// current versions (in the store's order).
+func buildSnapshot(gen int64, all []store.Version) *Snapshot {
+	b := newSnapshotBuilder(gen)
+	for _, v := range all {
+		b.add(v)
+	}
+	return b.done()
 }
 
 // Generation returns the registry generation the snapshot was built at
@@ -359,11 +421,20 @@ func (r *Registry) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if gen, err = r.store.RegistryGeneration(ctx); err != nil {
 		return nil, err
 	}
-	all, err := r.store.Versions(ctx, store.Filter{Brief: true})
-	if err != nil {
-		return nil, err
+	var s *Snapshot
+	if vs, ok := r.store.(store.VersionStreamer); ok {
+		b := newSnapshotBuilder(gen)
+		if err := vs.EachVersion(ctx, store.Filter{Brief: true}, func(v store.Version) error { b.add(v); return nil }); err != nil {
+			return nil, err
+		}
+		s = b.done()
+	} else {
+		all, err := r.store.Versions(ctx, store.Filter{Brief: true})
+		if err != nil {
+			return nil, err
+		}
+		s = buildSnapshot(gen, all)
 	}
-	s := buildSnapshot(gen, all)
 	r.snap.Store(s)
 	r.log.DebugContext(ctx, "catalog snapshot", "generation", gen, "skills", len(s.entries))
 	return s, nil

@@ -123,6 +123,16 @@ type ScanWriter interface {
 	Rollback() error
 }
 
+// VersionStreamer is implemented by a Store that can hand the versions
+// Versions would return to fn one at a time, in the same order, without
+// holding them all: building a catalog of 100,000 skills then never holds
+// every row at once. fn's error stops the iteration and is returned. The
+// InvokableBy lists handed over may be shared between versions: never
+// modify them.
+type VersionStreamer interface {
+	EachVersion(ctx context.Context, f Filter, fn func(Version) error) error
+}
+
 // Root is a configured root as last scanned.
 type Root struct {
 	Path     string    `json:"path"`

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,8 +38,9 @@ type DB struct {
 }
 
 var (
-	_ store.Store        = (*DB)(nil)
-	_ store.ScanStreamer = (*DB)(nil)
+	_ store.Store           = (*DB)(nil)
+	_ store.ScanStreamer    = (*DB)(nil)
+	_ store.VersionStreamer = (*DB)(nil)
 )
 
 // migrations are applied in order; each runs once, in its own transaction,
@@ -135,7 +137,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// mmap_size: reads map the file instead of a pread per page, which
 	// halves the cost of reading the registry back on a rescan.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(134217728)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(" + strconv.Itoa(mmapSize) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -147,6 +149,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	return s, nil
 }
+
+// mmapSize is how much of the database file reads map (PRAGMA mmap_size).
+const mmapSize = 134217728
 
 // pageSize is the page size of new databases. A scan writes every page
 // twice (to the write-ahead log, then to the database at the checkpoint),
@@ -879,8 +884,22 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 	if f.Summary {
 		return s.summaries(ctx)
 	}
+	var out []store.Version
+	err := s.EachVersion(ctx, f, func(v store.Version) error {
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachVersion implements [store.VersionStreamer]. Filter.Summary is
+// ignored (Brief applies).
+func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Version) error) error {
 	bulky := `v.frontmatter, v.diagnostics, v.files`
-	if f.Brief {
+	if f.Brief || f.Summary {
 		bulky = `NULL, CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END, NULL`
 	}
 	q := `SELECT v.id, v.key, v.name, v.description, v.category, v.version, v.tier, v.invokable_by,
@@ -899,12 +918,31 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 		}
 	}
 	q += ` ORDER BY v.key, r.position, v.dir, v.first_seen`
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	var qr querier = s.db
+	if f.Brief && f.Key == "" && f.Name == "" && f.Dir == "" {
+		// A brief read of the whole registry (a catalog) goes through the
+		// page cache instead of the memory map: mapped pages count in the
+		// process's resident set, and this read touches every row's page
+		// (with its frontmatter and files) for a few columns.
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("query versions: %w", err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`); err != nil {
+			return fmt.Errorf("query versions: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(mmapSize))
+		qr = conn
+	}
+	rows, err := qr.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("query versions: %w", err)
+		return fmt.Errorf("query versions: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Version
+	// Invokable_by lists repeat across skills: each distinct one is decoded
+	// once and shared (callers never modify them).
+	invs := map[string][]string{}
 	for rows.Next() {
 		var v store.Version
 		var inv string
@@ -914,10 +952,17 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 		if err := rows.Scan(&v.ID, &v.Key, &v.Name, &v.Description, &v.Category, &v.Version, &v.Tier, &inv,
 			&v.Root, &v.Scope, &v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &v.Valid, &v.Enabled,
 			&fm, &diags, &files, &v.Current, &first, &last); err != nil {
-			return nil, fmt.Errorf("query versions: %w", err)
+			return fmt.Errorf("query versions: %w", err)
 		}
-		if err := json.Unmarshal([]byte(inv), &v.InvokableBy); err != nil {
-			return nil, fmt.Errorf("version %d: invokable_by: %w", v.ID, err)
+		if shared, ok := invs[inv]; ok {
+			v.InvokableBy = shared
+		} else {
+			if err := json.Unmarshal([]byte(inv), &v.InvokableBy); err != nil {
+				return fmt.Errorf("version %d: invokable_by: %w", v.ID, err)
+			}
+			if len(invs) < 64 {
+				invs[inv] = slices.Clip(v.InvokableBy)
+			}
 		}
 		if fm.Valid {
 			v.Frontmatter = json.RawMessage(fm.String)
@@ -927,9 +972,14 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 		}
 		v.Diagnostics = json.RawMessage(diags)
 		v.FirstSeen, v.LastSeen = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
-		out = append(out, v)
+		if err := fn(v); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query versions: %w", err)
+	}
+	return nil
 }
 
 // summaries is Versions with Filter.Summary: current versions, few columns.
