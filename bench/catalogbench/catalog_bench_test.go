@@ -1,8 +1,9 @@
 // Package catalogbench measures what many agents cost `skillgate serve` on
 // a large registry: AGENTS agents connect over streamable HTTP on loopback
-// at once (initialize and tools/list, each a new session), then each pages
-// through skill_list (100 skills a page) for PAGES pages, all at the same
-// time. The same is done against an anchor in the same run: a minimal
+// at once (initialize and tools/list, each a new session); then one of them
+// pages through skill_list (100 skills a page) for 10×PAGES pages while the
+// others stay connected; then every agent pages for PAGES pages, all at the
+// same time. The same is done against an anchor in the same run: a minimal
 // go-sdk server (this test binary, re-executed) whose skill_list returns a
 // static page of the same size, captured from skillgate. Run it with
 // bench/catalog.sh, which generates and scans the registry, or:
@@ -14,8 +15,10 @@
 // (10) and SKILLGATE_BENCH_RUNS (5) tune it. It reports, per server
 // (prefix skillgate- or anchor-): connect-ms-{med,min,max} (the time for
 // every agent to be connected, over the runs), page-p50-ms and page-p99-ms
-// (over all pages of a run: the median, min and max over the runs) and
-// rss-peak-MB (the server's VmHWM at the end).
+// (one agent paging), load-page-p50-ms and load-page-p99-ms (every agent
+// paging at once), each the median, min and max over the runs, and
+// rss-peak-MB (the server's VmHWM at the end). A warm-up run of each server
+// is not counted.
 package catalogbench
 
 import (
