@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/vfs"
 )
@@ -32,7 +33,7 @@ func (c *Conn) toolError(ctx context.Context, tool, arg string, err error) error
 		return fmt.Errorf("Error: Skill '%s' not found. Call skill_list to see the skills you can load.", clip(arg))
 	case errors.Is(err, session.ErrNotLoaded):
 		return fmt.Errorf("Error: Skill '%s' is not loaded.", clip(arg))
-	case errors.Is(err, session.ErrAmbiguous), errors.Is(err, session.ErrMountInUse):
+	case errors.Is(err, session.ErrAmbiguous), errors.Is(err, session.ErrMountInUse), errors.Is(err, registry.ErrBadPage):
 		return errors.New("Error: " + err.Error())
 	case errors.Is(err, session.ErrClosed):
 		return errors.New("Error: the session is closed; reconnect to resume it")

@@ -2,13 +2,9 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +64,11 @@ type Gateway struct {
 
 	mu    sync.Mutex
 	conns map[*Conn]struct{}
+
+	// seen is the registry fingerprint agents were last brought up to
+	// date with (SyncRegistry); syncMu guards it.
+	syncMu sync.Mutex
+	seen   string
 }
 
 // New returns a gateway over opts.
@@ -322,40 +323,52 @@ func (g *Gateway) RegistryChanged(ctx context.Context) error {
 
 // Fingerprint summarises what agents can see of the registry (identity,
 // digest, state, tiers and catalog fields of every valid skill), so that a
-// rescan that changed nothing notifies nobody. It needs Options.Catalog.
+// rescan that changed nothing notifies nobody. It is the catalog snapshot's
+// ([registry.Snapshot.Fingerprint]), computed once per registry change: a
+// call costs one read of the registry generation. It needs
+// Options.Catalog.
 func (g *Gateway) Fingerprint(ctx context.Context) (string, error) {
 	if g.opts.Catalog == nil {
 		return "", errors.New("gateway: Options.Catalog is required for change detection")
 	}
-	es, err := g.opts.Catalog.List(ctx, registry.Query{Disabled: true})
+	snap, err := g.opts.Catalog.Snapshot(ctx)
 	if err != nil {
 		return "", fmt.Errorf("gateway: fingerprint: %w", err)
 	}
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	for _, e := range es {
-		_ = enc.Encode([]any{e.Key, e.Dir, e.Digest, e.Enabled, e.Tier, e.InvokableBy, e.Name, e.Description, e.Category, e.Version.Version})
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return snap.Fingerprint(), nil
 }
 
 // Rescan runs scan (a registry scan) and, when what agents can see changed,
 // calls [Gateway.RegistryChanged]. It reports whether it did.
 func (g *Gateway) Rescan(ctx context.Context, scan func(context.Context) error) (bool, error) {
-	before, err := g.Fingerprint(ctx)
-	if err != nil {
+	if _, err := g.SyncRegistry(ctx); err != nil {
 		return false, err
 	}
 	if err := scan(ctx); err != nil {
 		return false, err
 	}
-	after, err := g.Fingerprint(ctx)
+	return g.SyncRegistry(ctx)
+}
+
+// SyncRegistry calls [Gateway.RegistryChanged] when what agents can see of
+// the registry ([Gateway.Fingerprint]) changed since the gateway last
+// looked: a change made by another process on the same store (the CLI's
+// scan, enable, disable) is found by polling it. The first call only
+// records what agents see. It reports whether it notified; while nothing
+// changed it costs one read of the registry generation. Calls are
+// serialised.
+func (g *Gateway) SyncRegistry(ctx context.Context) (bool, error) {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	fp, err := g.Fingerprint(ctx)
 	if err != nil {
 		return false, err
 	}
-	if before == after {
+	if g.seen == "" || fp == g.seen {
+		g.seen = fp
 		return false, nil
 	}
+	g.seen = fp
 	return true, g.RegistryChanged(ctx)
 }
 
@@ -368,36 +381,36 @@ const maxLoadDescList = 2000
 // the tool definition changes (and clients are notified) exactly when that
 // list changes.
 func (c *Conn) loadSkillDescription(ctx context.Context) (string, error) {
-	es, err := c.sess.Available(ctx, "")
+	snap, err := c.sess.Catalog(ctx)
 	if err != nil {
 		return "", err
 	}
+	tier := c.sess.Principal().Tier
 	var b strings.Builder
 	b.WriteString("Load a skill into this session. Its files appear, read-only, under /skills/<name> " +
 		"(or /skills/<category>--<name> when another loaded skill already has that name); the result gives the mount path " +
 		"and the skill's SKILL.md instructions. Pass the skill's category/name as listed by skill_list.")
-	if len(es) == 0 {
+	total := snap.Len(tier)
+	if total == 0 {
 		b.WriteString(" No skills are available to you now.")
 		return b.String(), nil
 	}
-	keys := make([]string, len(es))
-	for i, e := range es {
-		keys[i] = e.Key
-	}
-	slices.Sort(keys)
+	// The pool is in identity order: only the listed keys are visited.
 	b.WriteString(" Skills you can load: ")
-	n := 0
-	for i, k := range keys {
-		if n+len(k) > maxLoadDescList {
-			fmt.Fprintf(&b, "… and %d more (see skill_list)", len(keys)-i)
-			break
+	i, n := 0, 0
+	snap.Skills(tier, "", func(e registry.Brief) bool {
+		if n+len(e.Key) > maxLoadDescList {
+			fmt.Fprintf(&b, "… and %d more (see skill_list)", total-i)
+			return false
 		}
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(k)
-		n += len(k) + 2
-	}
+		b.WriteString(e.Key)
+		n += len(e.Key) + 2
+		i++
+		return true
+	})
 	b.WriteString(".")
 	return b.String(), nil
 }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/catalog"
+	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/vfs"
 )
@@ -31,7 +34,11 @@ const (
 // refused (the inferred schemas set additionalProperties: false).
 type (
 	skillListIn struct {
+		Query    string `json:"query,omitempty" jsonschema:"only skills whose name or description contains this text, ignoring case"`
 		Category string `json:"category,omitempty" jsonschema:"only skills of this category, e.g. escrituras"`
+		Tier     int    `json:"tier,omitempty" jsonschema:"only skills of this skill tier: 1, 2 or 3"`
+		Limit    int    `json:"limit,omitempty" jsonschema:"how many skills per page, 1 to 1000 (default 100)"`
+		Cursor   string `json:"cursor,omitempty" jsonschema:"the next_cursor of the previous page, to continue; omit for the first page"`
 	}
 	skillIn struct {
 		Skill string `json:"skill" jsonschema:"the skill's category/name, e.g. escrituras/compraventa; a bare name works when only one category has it"`
@@ -69,7 +76,9 @@ type (
 // Tool outputs (structured content).
 type (
 	skillListOut struct {
-		Skills []catalog.Item `json:"skills" jsonschema:"the skills you may load"`
+		Skills     []catalog.Item `json:"skills" jsonschema:"this page of the skills you may load, by category/name"`
+		Total      int            `json:"total" jsonschema:"how many skills match the filters, on every page"`
+		NextCursor string         `json:"next_cursor" jsonschema:"pass it as cursor to get the next page; empty on the last page"`
 	}
 	loadOut struct {
 		Skill    string `json:"skill" jsonschema:"the skill's identity"`
@@ -132,8 +141,11 @@ func text(s string) *mcp.CallToolResult {
 func (c *Conn) addTools(loadDesc string) {
 	s := c.server
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        ToolSkillList,
-		Description: "List the skills you may load: a JSON array of {name, description, tier, invokable_by, source, category, version}. Optionally only one category.",
+		Name: ToolSkillList,
+		Description: "List the skills you may load, a page at a time, by category/name: the total that match, one line per skill " +
+			"(category/name: description), and next_cursor to pass as cursor for the next page (empty on the last). " +
+			"Filters: query (text in the name or description, ignoring case), category, tier (1-3). limit is 1-1000 (default 100). " +
+			"The structured result holds each skill's {name, description, tier, invokable_by, source, category, version}.",
 		Annotations: readOnly("List skills"),
 	}, c.skillList)
 	c.addLoadSkill(loadDesc)
@@ -191,12 +203,44 @@ func (c *Conn) addLoadSkill(desc string) {
 }
 
 func (c *Conn) skillList(ctx context.Context, _ *mcp.CallToolRequest, in skillListIn) (*mcp.CallToolResult, skillListOut, error) {
-	es, err := c.sess.Available(ctx, in.Category)
+	page, err := c.sess.Skills(ctx, registry.PageQuery{Category: in.Category, Tier: in.Tier, Query: in.Query, Cursor: in.Cursor, Limit: in.Limit})
 	if err != nil {
 		return nil, skillListOut{}, c.toolError(ctx, ToolSkillList, in.Category, err)
 	}
-	items := session.CatalogItems(es)
-	return text(catalog.JSON(items)), skillListOut{Skills: items}, nil
+	out := skillListOut{Skills: session.CatalogItems(page.Skills), Total: page.Total, NextCursor: page.NextCursor}
+	return text(skillListText(page)), out, nil
+}
+
+// maxListDescription bounds a description in skill_list's text, in
+// characters; the structured result has it whole.
+const maxListDescription = 160
+
+// skillListText is skill_list's text: a line saying what the page holds
+// and how to get the next, then one line per skill.
+func skillListText(p registry.Page) string {
+	var b strings.Builder
+	switch {
+	case p.Total == 0:
+		b.WriteString("No skills match.")
+	case len(p.Skills) == 0:
+		fmt.Fprintf(&b, "%d skills match; none after this cursor.", p.Total)
+	case p.NextCursor == "":
+		fmt.Fprintf(&b, "%d skills match; this page has %d, the last.", p.Total, len(p.Skills))
+	default:
+		fmt.Fprintf(&b, "%d skills match; this page has %d. Next page: cursor %q.", p.Total, len(p.Skills), p.NextCursor)
+	}
+	for _, e := range p.Skills {
+		b.WriteString("\n")
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+		d := strings.Join(strings.Fields(e.Description), " ")
+		if utf8.RuneCountInString(d) > maxListDescription {
+			r := []rune(d)
+			d = string(r[:maxListDescription-1]) + "…"
+		}
+		b.WriteString(d)
+	}
+	return b.String()
 }
 
 func (c *Conn) loadSkill(ctx context.Context, _ *mcp.CallToolRequest, in skillIn) (*mcp.CallToolResult, loadOut, error) {

@@ -51,6 +51,9 @@ type Registry struct {
 	opts   Options
 	log    *slog.Logger
 	scanMu sync.Mutex
+	// snap is the latest catalog snapshot; snapMu serialises its builds.
+	snap   atomic.Pointer[Snapshot]
+	snapMu sync.Mutex
 }
 
 // New returns a registry over st.

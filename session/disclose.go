@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/blob"
@@ -40,21 +41,26 @@ type DiscloseOptions struct {
 	MaxResources int
 }
 
-// CatalogItems turns registry entries into catalog items for agents: seed
+// CatalogItems turns catalog entries into catalog items for agents: seed
 // 002's skill_list shape, with Source set to the scope of the root the
 // skill came from ("project", "user", "builtin"), never a host path, and no
 // location.
-func CatalogItems(es []registry.Entry) []catalog.Item {
+func CatalogItems(es []registry.Brief) []catalog.Item {
 	out := make([]catalog.Item, 0, len(es))
 	for _, e := range es {
-		inv := e.InvokableBy
-		if inv == nil {
-			inv = []string{}
-		}
-		out = append(out, catalog.Item{Name: e.Name, Description: e.Description, Tier: e.Tier, InvokableBy: inv,
-			Source: e.Scope, Category: e.Category, Version: e.Version.Version, Location: e.Key})
+		out = append(out, CatalogItem(e))
 	}
 	return out
+}
+
+// CatalogItem is [CatalogItems] of one entry.
+func CatalogItem(e registry.Brief) catalog.Item {
+	inv := e.InvokableBy
+	if inv == nil {
+		inv = []string{}
+	}
+	return catalog.Item{Name: e.Name, Description: e.Description, Tier: e.Tier, InvokableBy: inv,
+		Source: e.Scope, Category: e.Category, Version: e.Version, Location: e.Key}
 }
 
 // Discovery renders the discovery fragment for an agent of tier: one line
@@ -65,19 +71,27 @@ func CatalogItems(es []registry.Entry) []catalog.Item {
 // [catalog.Budget] shortens descriptions first, then leaves skills out
 // from the end. It returns NoSkillsText when no skill is available.
 func Discovery(ctx context.Context, cat Catalog, tier skill.AgentTier, opts DiscloseOptions) (string, error) {
-	es, err := cat.List(ctx, registry.Query{AgentTier: tier, Category: opts.Category})
+	snap, err := cat.Snapshot(ctx)
 	if err != nil {
 		return "", fmt.Errorf("session: list skills: %w", err)
 	}
-	return discovery(es, opts), nil
+	return discovery(snap, tier, opts), nil
 }
 
 // discoveryHead precedes the catalog in the discovery fragment.
 const discoveryHead = "Skills you can load with the load_skill tool: pass a skill's <location> (its category/name). " +
 	"Its instructions are returned and its files appear under /skills/<name>.\n"
 
-func discovery(es []registry.Entry, opts DiscloseOptions) string {
-	if len(es) == 0 {
+// discovery renders the discovery fragment of tier's skills in snap. It
+// costs what catalog.Budget costs over the tier's pool; see
+// Manager.discovery for the shared copy sessions use.
+func discovery(snap *registry.Snapshot, tier skill.AgentTier, opts DiscloseOptions) string {
+	var items []catalog.Item
+	snap.Skills(tier, opts.Category, func(e registry.Brief) bool {
+		items = append(items, CatalogItem(e))
+		return true
+	})
+	if len(items) == 0 {
 		return NoSkillsText
 	}
 	budget := opts.Budget
@@ -87,8 +101,55 @@ func discovery(es []registry.Entry, opts DiscloseOptions) string {
 	if budget > 0 {
 		budget = max(budget-utf8.RuneCountInString(discoveryHead), 1)
 	}
-	body, _ := catalog.Budget(CatalogItems(es), catalog.FormatXML, budget)
+	body, _ := catalog.Budget(items, catalog.FormatXML, budget)
 	return discoveryHead + body
+}
+
+// discoveryKey names one rendering of the discovery fragment.
+type discoveryKey struct {
+	tier     skill.AgentTier
+	category string
+	budget   int
+}
+
+// maxDiscoveries bounds the renderings kept per registry generation (the
+// budget and category of the prompt are the agent's to choose).
+const maxDiscoveries = 64
+
+// discoveries are the discovery fragments rendered at one registry
+// generation, shared by every session: the fragment depends on the
+// principal's tier, not on the session, and rendering it costs the whole
+// pool.
+type discoveries struct {
+	mu   sync.Mutex
+	snap *registry.Snapshot
+	m    map[discoveryKey]string
+}
+
+// discovery returns the discovery fragment of tier in snap, rendered once
+// per snapshot and arguments.
+func (m *Manager) discovery(snap *registry.Snapshot, tier skill.AgentTier, opts DiscloseOptions) string {
+	k := discoveryKey{tier: tier, category: opts.Category, budget: opts.Budget}
+	if k.budget == 0 {
+		k.budget = DefaultBudget
+	}
+	d := &m.disco
+	d.mu.Lock()
+	if d.snap != snap {
+		d.snap, d.m = snap, map[discoveryKey]string{}
+	}
+	s, ok := d.m[k]
+	d.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = discovery(snap, tier, opts)
+	d.mu.Lock()
+	if d.snap == snap && len(d.m) < maxDiscoveries {
+		d.m[k] = s
+	}
+	d.mu.Unlock()
+	return s
 }
 
 // Disclose renders what the session's agent should have in its context
@@ -115,11 +176,11 @@ func (s *Session) Disclose(ctx context.Context, opts DiscloseOptions) (string, e
 	}
 	skills := s.snapshot()
 	if len(skills) == 0 {
-		es, err := s.Available(ctx, opts.Category)
+		snap, err := s.Catalog(ctx)
 		if err != nil {
 			return "", err
 		}
-		return discovery(es, opts), nil
+		return s.m.discovery(snap, s.st.p.Tier, opts), nil
 	}
 	var b strings.Builder
 	for i, l := range skills {

@@ -17,10 +17,11 @@ import (
 	"github.com/skillgate/skillgate/vfs"
 )
 
-// Catalog is what the session layer asks of the registry: the skills that
-// win precedence, filtered by a query. *registry.Registry implements it.
+// Catalog is what the session layer asks of the registry: the catalog
+// snapshot at the current registry generation, shared by every session.
+// *registry.Registry implements it.
 type Catalog interface {
-	List(ctx context.Context, q registry.Query) ([]registry.Entry, error)
+	Snapshot(ctx context.Context) (*registry.Snapshot, error)
 }
 
 // Versions returns full registry versions, with their recorded file lists.
@@ -75,6 +76,8 @@ type Manager struct {
 	// tenantQuota is each tenant's workspace quota, shared by its
 	// sessions in this process. Guarded by mu.
 	tenantQuota map[string]*vfs.Quota
+	// disco holds the discovery fragments of the current catalog snapshot.
+	disco discoveries
 }
 
 // WorkspaceLimits bounds the /workspace trees: each session's, and all of a
@@ -293,14 +296,14 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 	if st.fs, err = vfs.New(fsOpts); err != nil {
 		return fmt.Errorf("session %s: %w", st.id, err)
 	}
-	byKey, err := m.available(ctx, st.p)
+	snap, err := m.available(ctx)
 	if err != nil {
 		return err
 	}
 	var skills []*loaded
 	dropped := 0
 	for _, ls := range rec.Skills {
-		e, ok := byKey[ls.Key]
+		e, ok := snap.Lookup(st.p.Tier, ls.Key)
 		if !ok {
 			dropped++
 			continue
@@ -325,21 +328,19 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 	return nil
 }
 
-// available returns the skills p may use, by identity.
-func (m *Manager) available(ctx context.Context, p Principal) (map[string]registry.Entry, error) {
-	es, err := m.opts.Catalog.List(ctx, registry.Query{AgentTier: p.Tier})
+// available returns the catalog snapshot: the skills every principal may
+// use, by agent tier. It costs one read of the registry generation unless
+// the registry changed; no session holds a copy of the catalog.
+func (m *Manager) available(ctx context.Context) (*registry.Snapshot, error) {
+	snap, err := m.opts.Catalog.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("session: list skills: %w", err)
 	}
-	out := make(map[string]registry.Entry, len(es))
-	for _, e := range es {
-		out[e.Key] = e
-	}
-	return out, nil
+	return snap, nil
 }
 
 // mount resolves the current version of e and mounts its tree.
-func (m *Manager) mount(ctx context.Context, p Principal, e registry.Entry, mountName string, at time.Time) (*loaded, error) {
+func (m *Manager) mount(ctx context.Context, p Principal, e registry.Brief, mountName string, at time.Time) (*loaded, error) {
 	vs, err := m.opts.Versions.Versions(ctx, store.Filter{Dir: e.Dir})
 	if err != nil {
 		return nil, fmt.Errorf("session: version of %s: %w", e.Key, err)
@@ -414,14 +415,14 @@ func (m *Manager) Refresh(ctx context.Context) ([]string, error) {
 func (m *Manager) refresh(ctx context.Context, st *state) (bool, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	byKey, err := m.available(ctx, st.p)
+	snap, err := m.available(ctx)
 	if err != nil {
 		return false, err
 	}
 	next := make([]*loaded, 0, len(st.skills))
 	changed, dropped := false, false
 	for _, l := range st.skills {
-		e, ok := byKey[l.key]
+		e, ok := snap.Lookup(st.p.Tier, l.key)
 		switch {
 		case !ok:
 			changed, dropped = true, true

@@ -76,18 +76,29 @@ func (s *Session) open() error {
 	return nil
 }
 
-// Available returns the skills the session's principal may use (those
-// whose invokable_by includes its tier; enabled, valid, winning
-// precedence), optionally of one category, ordered by identity.
-func (s *Session) Available(ctx context.Context, category string) ([]registry.Entry, error) {
+// Catalog returns the catalog snapshot the session's principal sees:
+// the skills whose invokable_by includes its tier (enabled, valid,
+// winning precedence) are those of [registry.Snapshot]'s methods called
+// with [Session.Principal]'s tier. The snapshot is shared; it costs one
+// read of the registry generation unless the registry changed.
+func (s *Session) Catalog(ctx context.Context) (*registry.Snapshot, error) {
 	if err := s.open(); err != nil {
 		return nil, err
 	}
-	es, err := s.m.opts.Catalog.List(ctx, registry.Query{AgentTier: s.st.p.Tier, Category: category})
+	return s.m.available(ctx)
+}
+
+// Skills returns one page of the skills the session's principal may use,
+// by identity; q.AgentTier is set to the principal's. Errors:
+// registry.ErrBadPage for arguments out of range, [ErrClosed], storage
+// errors.
+func (s *Session) Skills(ctx context.Context, q registry.PageQuery) (registry.Page, error) {
+	snap, err := s.Catalog(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("session: list skills: %w", err)
+		return registry.Page{}, err
 	}
-	return es, nil
+	q.AgentTier = s.st.p.Tier
+	return snap.Page(q)
 }
 
 // Loaded returns the loaded skills in load order.
@@ -126,11 +137,11 @@ func (s *Session) Load(ctx context.Context, name string) (Loaded, error) {
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	avail, err := s.Available(ctx, "")
+	snap, err := s.Catalog(ctx)
 	if err != nil {
 		return Loaded{}, err
 	}
-	e, err := resolve(avail, name)
+	e, err := resolve(snap, st.p.Tier, name)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -191,27 +202,22 @@ func (s *Session) Unload(ctx context.Context, name string) (Loaded, error) {
 	return l.public(), nil
 }
 
-// resolve finds the skill a caller means among those available: an exact
-// identity, else a bare name that exactly one available skill has. Only
-// available skills are considered, so the errors reveal nothing about the
-// others.
-func resolve(avail []registry.Entry, name string) (registry.Entry, error) {
+// resolve finds the skill a caller means among those available to tier:
+// an exact identity, else a bare name that exactly one available skill
+// has. Only available skills are considered, so the errors reveal nothing
+// about the others.
+func resolve(snap *registry.Snapshot, tier skill.AgentTier, name string) (registry.Brief, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > maxSkillArg || strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return registry.Entry{}, fmt.Errorf("%w: %q", ErrSkillNotFound, name)
+		return registry.Brief{}, fmt.Errorf("%w: %q", ErrSkillNotFound, name)
 	}
-	var byName []registry.Entry
-	for _, e := range avail {
-		if e.Key == name {
-			return e, nil
-		}
-		if e.Name == name {
-			byName = append(byName, e)
-		}
+	if e, ok := snap.Lookup(tier, name); ok {
+		return e, nil
 	}
+	byName := snap.Named(tier, name)
 	switch len(byName) {
 	case 0:
-		return registry.Entry{}, fmt.Errorf("%w: %q", ErrSkillNotFound, name)
+		return registry.Brief{}, fmt.Errorf("%w: %q", ErrSkillNotFound, name)
 	case 1:
 		return byName[0], nil
 	}
@@ -219,7 +225,7 @@ func resolve(avail []registry.Entry, name string) (registry.Entry, error) {
 	for i, e := range byName {
 		keys[i] = e.Key
 	}
-	return registry.Entry{}, fmt.Errorf("%w: %q is %s; name one of them with its category", ErrAmbiguous, name, strings.Join(keys, ", "))
+	return registry.Brief{}, fmt.Errorf("%w: %q is %s; name one of them with its category", ErrAmbiguous, name, strings.Join(keys, ", "))
 }
 
 // chooseMount applies the mount-name rule: the skill's name when no loaded

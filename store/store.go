@@ -126,6 +126,16 @@ type ScanWriter interface {
 	Rollback() error
 }
 
+// VersionStreamer is implemented by a Store that can hand the versions
+// Versions would return to fn one at a time, in the same order, without
+// holding them all: building a catalog of 100,000 skills then never holds
+// every row at once. fn's error stops the iteration and is returned. The
+// InvokableBy lists handed over may be shared between versions: never
+// modify them.
+type VersionStreamer interface {
+	EachVersion(ctx context.Context, f Filter, fn func(Version) error) error
+}
+
 // Root is a configured root as last scanned.
 type Root struct {
 	Path     string    `json:"path"`
@@ -177,6 +187,13 @@ type Store interface {
 	WalkState(ctx context.Context, root string) ([]byte, error)
 	// Roots returns the configured roots in precedence order.
 	Roots(ctx context.Context) ([]Root, error)
+	// RegistryGeneration increases with every committed change of what
+	// Versions returns of current versions (a scan that changed, added or
+	// removed a version or changed a root's scope or order, SetEnabled
+	// that changed a state), made by this process or another on the same
+	// store. It never decreases; one read is cheap, so a catalog built
+	// from Versions is checked against it before it is served.
+	RegistryGeneration(ctx context.Context) (int64, error)
 	// Close releases the store.
 	Close() error
 }

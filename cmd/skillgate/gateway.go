@@ -144,6 +144,10 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	}
 	d.closers = append(d.closers, d.db.Close)
 	d.reg = registry.New(d.db, registry.Options{Limits: d.limits, Logger: d.log})
+	// The catalog snapshot is built now, not by the first agent to connect.
+	if _, err := d.reg.Snapshot(ctx); err != nil {
+		return nil, err
+	}
 
 	src, ws, err := m.openSkillStorage(sf, cfg, d.log, &d.closers)
 	if err != nil {
@@ -311,8 +315,9 @@ func (d *gatewayDeps) requestRefresh() {
 }
 
 // watchCapabilities keeps the capability tools current until ctx ends:
-// every interval it re-reads the policies and the install generation
-// (other processes — the CLI, REST — change them), and it reloads at once
+// every interval it re-reads the policies, the install generation and the
+// registry generation (other processes — the CLI, REST — change them;
+// agents are told of a registry change), and it reloads at once
 // when asked (pin drift). Only a change does any work: new policies are
 // swapped into the engine, installed skills reloaded, scopes recomputed and
 // connections whose tools changed told so. Grants added elsewhere need no
@@ -320,6 +325,7 @@ func (d *gatewayDeps) requestRefresh() {
 func (d *gatewayDeps) watchCapabilities(ctx context.Context, every time.Duration) {
 	gen, _ := d.installs.Generation(ctx)
 	policies := policyFingerprint(d.engine.Policies())
+	_, _ = d.gw.SyncRegistry(ctx) // records what agents see now
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -330,6 +336,12 @@ func (d *gatewayDeps) watchCapabilities(ctx context.Context, every time.Duration
 		case <-t.C:
 		case <-d.refresh:
 			forced = true
+		}
+		// A registry change made by another process (scan, enable,
+		// disable) reaches connected agents: one read of the registry
+		// generation while nothing changed.
+		if _, err := d.gw.SyncRegistry(ctx); err != nil {
+			d.log.Error("registry change", "err", err)
 		}
 		changed := forced
 		if set, err := policy.LoadPolicies(ctx, d.policyDir, d.db); err != nil {

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,8 +39,9 @@ type DB struct {
 }
 
 var (
-	_ store.Store        = (*DB)(nil)
-	_ store.ScanStreamer = (*DB)(nil)
+	_ store.Store           = (*DB)(nil)
+	_ store.ScanStreamer    = (*DB)(nil)
+	_ store.VersionStreamer = (*DB)(nil)
 )
 
 // migrations are applied in order; each runs once, in its own transaction,
@@ -119,6 +121,9 @@ var migrations = []string{
 	migrationRateBuckets,
 	// 9: when each session was last used, for idle expiry (session.go).
 	migrationSessionLastUsed,
+	// 10: the registry generation, bumped by every change of what the
+	// registry serves (generation.go).
+	migrationRegistryGeneration,
 }
 
 // LatestSchema is the schema version this build migrates to.
@@ -138,7 +143,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	// mmap_size: reads map the file instead of a pread per page, which
 	// halves the cost of reading the registry back on a rescan.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(134217728)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(" + strconv.Itoa(mmapSize) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -154,6 +159,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	return s, nil
 }
+
+// mmapSize is how much of the database file reads map (PRAGMA mmap_size).
+const mmapSize = 134217728
 
 // pageSize is the page size of new databases. A scan writes every page
 // twice (to the write-ahead log, then to the database at the checkpoint),
@@ -361,11 +369,13 @@ func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error)
 	if len(keep) > 0 {
 		q += ` WHERE path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-1) + `)`
 	}
-	if _, err := tx.ExecContext(ctx, q, keep...); err != nil {
+	res, err := tx.ExecContext(ctx, q, keep...)
+	if err != nil {
 		tx.Rollback()
 		return nil, fmt.Errorf("forget old roots: %w", err)
 	}
-	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots)}, nil
+	forgot, _ := res.RowsAffected()
+	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), changed: forgot > 0}, nil
 }
 
 // bulkLoad prepares conn for the first scan into an empty store. In WAL
@@ -445,6 +455,9 @@ type scanWriter struct {
 	changes *rootChanges
 	walks   []*rootChanges
 	nested  bool
+	// changed says the scan changed what the registry serves: the commit
+	// then bumps the registry generation.
+	changed bool
 }
 
 // current is what an upsert needs to know of a directory's current version.
@@ -507,6 +520,17 @@ func (w *scanWriter) flushListings(ctx context.Context) error {
 }
 
 func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
+	// A root whose scope or position changed changes precedence.
+	var scope string
+	var pos int
+	switch err := w.tx.QueryRowContext(ctx, `SELECT scope, position FROM roots WHERE path = ?`, sc.Root).Scan(&scope, &pos); {
+	case err == nil:
+		if scope != sc.Scope || pos != sc.Position {
+			w.changed = true
+		}
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
 	notes, _ := json.Marshal(nonNil(sc.Notes))
 	if _, err := w.tx.ExecContext(ctx, `INSERT INTO roots (path, scope, position, last_scan, notes) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
@@ -514,8 +538,12 @@ func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
 		return err
 	}
 	for _, dir := range sc.Gone {
-		if _, err := w.tx.ExecContext(ctx, `DELETE FROM versions WHERE dir = ?`, dir); err != nil {
+		res, err := w.tx.ExecContext(ctx, `DELETE FROM versions WHERE dir = ?`, dir)
+		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			w.changed = true
 		}
 	}
 	return nil
@@ -532,6 +560,7 @@ func (w *scanWriter) Upsert(ctx context.Context, vs []store.Version) error {
 	if err := w.upsert(ctx, vs); err != nil {
 		return fmt.Errorf("apply scan of %s: %w", w.root, err)
 	}
+	w.changed = true
 	if rc := w.changes; rc != nil {
 		rc.upserts = append(rc.upserts, vs)
 		rc.prevEmpty = len(w.prev) == 0
@@ -615,6 +644,12 @@ func (w *scanWriter) Commit() error {
 	if err := w.endRoot(context.Background()); err != nil {
 		w.Rollback()
 		return err
+	}
+	if w.changed {
+		if err := bumpRegistry(context.Background(), w.tx); err != nil {
+			w.Rollback()
+			return err
+		}
 	}
 	w.closeStmt()
 	err := w.tx.Commit()
@@ -884,8 +919,22 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 	if f.Summary {
 		return s.summaries(ctx)
 	}
+	var out []store.Version
+	err := s.EachVersion(ctx, f, func(v store.Version) error {
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachVersion implements [store.VersionStreamer]. Filter.Summary is
+// ignored (Brief applies).
+func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Version) error) error {
 	bulky := `v.frontmatter, v.diagnostics, v.files`
-	if f.Brief {
+	if f.Brief || f.Summary {
 		bulky = `NULL, CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END, NULL`
 	}
 	q := `SELECT v.id, v.key, v.name, v.description, v.category, v.version, v.tier, v.invokable_by,
@@ -904,12 +953,31 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 		}
 	}
 	q += ` ORDER BY v.key, r.position, v.dir, v.first_seen`
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	var qr querier = s.db
+	if f.Brief && f.Key == "" && f.Name == "" && f.Dir == "" {
+		// A brief read of the whole registry (a catalog) goes through the
+		// page cache instead of the memory map: mapped pages count in the
+		// process's resident set, and this read touches every row's page
+		// (with its frontmatter and files) for a few columns.
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("query versions: %w", err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`); err != nil {
+			return fmt.Errorf("query versions: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(mmapSize))
+		qr = conn
+	}
+	rows, err := qr.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("query versions: %w", err)
+		return fmt.Errorf("query versions: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Version
+	// Invokable_by lists repeat across skills: each distinct one is decoded
+	// once and shared (callers never modify them).
+	invs := map[string][]string{}
 	for rows.Next() {
 		var v store.Version
 		var inv string
@@ -919,10 +987,17 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 		if err := rows.Scan(&v.ID, &v.Key, &v.Name, &v.Description, &v.Category, &v.Version, &v.Tier, &inv,
 			&v.Root, &v.Scope, &v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &v.Valid, &v.Enabled,
 			&fm, &diags, &files, &v.Current, &first, &last); err != nil {
-			return nil, fmt.Errorf("query versions: %w", err)
+			return fmt.Errorf("query versions: %w", err)
 		}
-		if err := json.Unmarshal([]byte(inv), &v.InvokableBy); err != nil {
-			return nil, fmt.Errorf("version %d: invokable_by: %w", v.ID, err)
+		if shared, ok := invs[inv]; ok {
+			v.InvokableBy = shared
+		} else {
+			if err := json.Unmarshal([]byte(inv), &v.InvokableBy); err != nil {
+				return fmt.Errorf("version %d: invokable_by: %w", v.ID, err)
+			}
+			if len(invs) < 64 {
+				invs[inv] = slices.Clip(v.InvokableBy)
+			}
 		}
 		if fm.Valid {
 			v.Frontmatter = json.RawMessage(fm.String)
@@ -932,9 +1007,14 @@ func (s *DB) Versions(ctx context.Context, f store.Filter) ([]store.Version, err
 		}
 		v.Diagnostics = json.RawMessage(diags)
 		v.FirstSeen, v.LastSeen = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
-		out = append(out, v)
+		if err := fn(v); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query versions: %w", err)
+	}
+	return nil
 }
 
 // summaries is Versions with Filter.Summary: current versions, few columns.
@@ -962,15 +1042,29 @@ func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
 }
 
 // SetEnabled implements [store.Store].
+// The registry generation is bumped when a version's state changed.
 func (s *DB) SetEnabled(ctx context.Context, key string, enabled bool) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE versions SET enabled = ? WHERE key = ? AND current = 1`, enabled, key)
-	if err != nil {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE versions SET enabled = ? WHERE key = ? AND current = 1 AND enabled != ?`, enabled, key, enabled)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			return bumpRegistry(ctx, tx)
+		}
+		var found bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM versions WHERE key = ? AND current = 1)`, key).Scan(&found); err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("skill %q: %w", key, store.ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("set enabled %s: %w", key, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("skill %q: %w", key, store.ErrNotFound)
-	}
-	return nil
+	return err
 }
 
 // Roots implements [store.Store].
