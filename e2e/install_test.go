@@ -305,3 +305,27 @@ func TestInstallCrashCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestRecheckDriftExits1: after approval, a recheck that finds a tool
+// changed since its pin (a rug pull) blocks the capability, prints the
+// review and exits 1, as drift does.
+func TestRecheckDriftExits1(t *testing.T) {
+	f := newFixture(t)
+	dir := filepath.Join(t.TempDir(), "adder")
+	os.MkdirAll(dir, 0o755)
+	state := filepath.Join(t.TempDir(), "starts")
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: adder\ndescription: Adds numbers through the test server.\nallowed-tools: calc/add\n---\nAdd.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "mcp.json"), []byte(`{"mcpServers": {"calc": {"command": "`+testServer(t)+`", "env": {"SKILLGATE_TESTSERVER": "rug-pull", "SKILLGATE_TESTSERVER_STATE": "`+state+`"}}}}`), 0o644)
+	if code, out, stderr := f.runCode(t, nil, "install", "--unconfined", dir); code != 0 {
+		t.Fatalf("install: %d\n%s\n%s", code, out, stderr)
+	}
+	for _, step := range [][]string{{"approve", "adder"}, {"enable", "adder"}} {
+		if code, out, stderr := f.runCode(t, nil, step...); code != 0 {
+			t.Fatalf("%s: %d\n%s\n%s", step[0], code, out, stderr)
+		}
+	}
+	code, out, stderr := f.runCode(t, nil, "recheck", "--unconfined", "adder")
+	if code != 1 || stderr != "" || !strings.Contains(out, "blocked since approval: calc/add: drift: definition changed (description)") {
+		t.Errorf("recheck after a rug pull: %d\n%s\n%s", code, out, stderr)
+	}
+}

@@ -118,9 +118,10 @@ type endedBlocked struct{ review *install.Review }
 func (e *endedBlocked) Error() string { return "blocked" }
 
 // failBlocked turns an analysis whose install ends blocked into an
-// endedBlocked error.
+// endedBlocked error: the install itself blocked, or, after approval,
+// capabilities blocked by drift from their approved pins.
 func failBlocked(r *install.Review, err error) (*install.Review, error) {
-	if err == nil && r != nil && r.State == store.StateBlocked {
+	if err == nil && r != nil && (r.State == store.StateBlocked || len(r.Blocked) > 0) {
 		return nil, &endedBlocked{review: r}
 	}
 	return r, err
@@ -288,7 +289,8 @@ affected capabilities until 'skillgate approve' accepts them, and 'skillgate
 review' shows the diff. The proposer is never called for an approved version.
 Servers run confined as for 'install'; before approval they get only the
 credentials named with --credential, after approval all of theirs. A recheck
-that leaves the install blocked prints its review and exits 1.`,
+that leaves the install blocked, or finds drift that blocks capabilities of
+an approved install, prints its review and exits 1.`,
 			cobra.ExactArgs(1), introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 				return failBlocked(svc.RecheckWith(ctx, args[0], m.actor(), intro))
