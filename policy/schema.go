@@ -84,7 +84,7 @@ func (f Finding) String() string {
 // ValidatePolicies checks every policy of set against skillgate's Cedar
 // schema with Cedar's validator and returns the findings in policy order.
 // Reads of context.args attributes are not reported: the arguments differ
-// per capability (see [SchemaText]).
+// per capability, and [ValidateArguments] checks them against each one.
 func ValidatePolicies(set *PolicySet) []Finding {
 	rs, err := resolvedSchema()
 	if err != nil {
