@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -117,6 +118,12 @@ func toPolicy(c *Capability) policy.Capability {
 		RiskLevel:   policy.RiskLevel(mc.Risk.RiskLevel.Value),
 		SideEffects: policy.SideEffects(mc.Risk.SideEffects.Value),
 		DataEgress:  policy.DataEgress(mc.Risk.DataEgress.Value),
+	}
+	if c.Tool != nil {
+		// The pinned input schema the broker checks calls against.
+		if raw, ok := c.Tool.InputSchema.(json.RawMessage); ok {
+			pc.InputSchema = raw
+		}
 	}
 	if len(mc.Constraints) > 0 {
 		if set, err := constraint.Parse(mc.Constraints); err == nil {

@@ -59,12 +59,23 @@ type Finding struct {
 	PolicyID string   `json:"policy"`
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
+	// Capabilities are the capabilities ("skill:server/tool") for which
+	// the policy fails to evaluate, for findings of [ValidateArguments].
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // String formats a finding as "file:line: severity: message", naming the
-// policy's @id when it has one.
+// policy's @id when it has one ("policy "id" fails to evaluate for
+// capability …" for findings about capabilities).
 func (f Finding) String() string {
-	if f.PolicyID != f.Position {
+	switch {
+	case f.Position == "":
+		return fmt.Sprintf("%s: %s", f.Severity, f.Message)
+	case len(f.Capabilities) > 0 && f.PolicyID != f.Position:
+		return fmt.Sprintf("%s: %s: policy %q %s", f.Position, f.Severity, f.PolicyID, f.Message)
+	case len(f.Capabilities) > 0:
+		return fmt.Sprintf("%s: %s: the policy %s", f.Position, f.Severity, f.Message)
+	case f.PolicyID != f.Position:
 		return fmt.Sprintf("%s: %s: policy %q: %s", f.Position, f.Severity, f.PolicyID, f.Message)
 	}
 	return fmt.Sprintf("%s: %s: %s", f.Position, f.Severity, f.Message)
@@ -73,7 +84,7 @@ func (f Finding) String() string {
 // ValidatePolicies checks every policy of set against skillgate's Cedar
 // schema with Cedar's validator and returns the findings in policy order.
 // Reads of context.args attributes are not reported: the arguments differ
-// per capability (see [SchemaText]).
+// per capability, and [ValidateArguments] checks them against each one.
 func ValidatePolicies(set *PolicySet) []Finding {
 	rs, err := resolvedSchema()
 	if err != nil {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -104,6 +105,11 @@ type Capability struct {
 	DataEgress  DataEgress  `json:"dataEgress"`
 	// Constraints are the manifest's constraints for this capability.
 	Constraints constraint.Set `json:"constraints,omitzero"`
+	// InputSchema is the approved JSON Schema of the call's arguments
+	// (the broker checks every call against it before the policy
+	// decides). `policy check` types context.args from it
+	// ([ValidateArguments]); decisions do not read it.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 	// BlockedByDrift is set when the live tool no longer matches its
 	// approved pin.
 	BlockedByDrift bool `json:"blockedByDrift,omitempty"`

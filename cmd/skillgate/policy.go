@@ -82,12 +82,17 @@ type CheckReport struct {
 	Errors   []string         `json:"errors"`
 	// Warnings are schema findings that do not make the set invalid.
 	Warnings []string `json:"warnings"`
+	// Findings are the schema and argument findings (errors and
+	// warnings) as data: position, policy, severity, message and, for
+	// argument reads, the capabilities affected.
+	Findings []policy.Finding `json:"findings"`
 }
 
 func (m *Main) policyCheckCommand() *cobra.Command {
 	var asJSON bool
+	var capsFile string
 	c := &cobra.Command{
-		Use:   "check [FILE...] [--json]",
+		Use:   "check [FILE...] [--capabilities FILE] [--json]",
 		Short: "Validate policy files (default: DATA/policies and the stored policies)",
 		Long: `Parse and validate Cedar policy files: syntax, @id annotations (unique),
 @constraints annotations (a valid constraint set, on permits only), and
@@ -97,6 +102,17 @@ with Cedar's validator. Errors are policies that can never apply as written
 warnings are policies that may fail to evaluate for some calls (a type
 mismatch, an optional attribute read without has). Syntax errors are
 reported as file:line:col, the others as file:line of the policy.
+
+Reads of call arguments (context.args.NAME) are checked against each
+installed, enabled capability the policy's scope can apply to, with the
+arguments typed from the capability's approved input schema: a read that
+fails to evaluate for valid arguments (like on an array, an argument the
+tool does not take or may leave out read without has, a JSON Schema number
+compared with <) is a warning naming the capability, the argument and the
+fix. skillgate denies a call when a forbid fails to evaluate. With
+--capabilities, the capability records come from that JSON file instead
+(as in 'policy test'); with FILE arguments and no data directory, only the
+schema checks run.
 Without FILE arguments, checks the policy set skillgate would load:
 DATA/policies/*.cedar and the stored policies.
 Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
@@ -131,7 +147,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 					sources = append(sources, policy.Source{Name: "store:" + p.ID, Text: []byte(p.Text)})
 				}
 			}
-			rep := CheckReport{Sources: []string{}, Policies: []*policy.Policy{}, Errors: []string{}, Warnings: []string{}}
+			rep := CheckReport{Sources: []string{}, Policies: []*policy.Policy{}, Errors: []string{}, Warnings: []string{}, Findings: []policy.Finding{}}
 			for _, s := range sources {
 				rep.Sources = append(rep.Sources, s.Name)
 			}
@@ -147,7 +163,13 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 					rep.Errors = append(rep.Errors, strings.TrimPrefix(line, policy.ErrInvalidPolicy.Error()+": "))
 				}
 			} else {
-				for _, f := range policy.ValidatePolicies(set) {
+				caps, err := m.checkCapabilities(ctx, capsFile)
+				if err != nil {
+					return err
+				}
+				findings := append(policy.ValidatePolicies(set), policy.ValidateArguments(set, caps)...)
+				rep.Findings = append(rep.Findings, findings...)
+				for _, f := range findings {
 					if f.Severity == policy.SeverityError {
 						rep.Errors = append(rep.Errors, f.String())
 					} else {
@@ -184,7 +206,24 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().StringVar(&capsFile, "capabilities", "", "a JSON file of capability records (with inputSchema) to check call arguments against, instead of the installed skills")
 	return c
+}
+
+// checkCapabilities are the capabilities `policy check` checks argument
+// reads against: the --capabilities file, else the installed skills' when
+// the data directory holds a registry, else none.
+func (m *Main) checkCapabilities(ctx context.Context, file string) ([]policy.Capability, error) {
+	if file == "" {
+		if _, err := os.Stat(filepath.Join(m.data(), "skillgate.db")); err != nil {
+			return nil, nil
+		}
+	}
+	src, err := m.capabilitySource(file)
+	if err != nil {
+		return nil, err
+	}
+	return src.Capabilities(ctx)
 }
 
 func (m *Main) policyTestCommand() *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,45 @@ func TestPolicyCheckSchema(t *testing.T) {
 	var rep CheckReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || rep.OK || len(rep.Errors) != 1 || len(rep.Warnings) != 1 {
 		t.Errorf("--json: %d %v %s", code, err, out)
+	}
+}
+
+// TestPolicyCheckArguments checks that `policy check` types call arguments
+// from the capabilities' input schemas: a forbid that fails to evaluate
+// for a capability is a warning naming it, the argument and the fix, in
+// text and in --json, and the exit code stays 0.
+func TestPolicyCheckArguments(t *testing.T) {
+	dir := t.TempDir()
+	caps := filepath.Join(dir, "caps.json")
+	pol := filepath.Join(dir, "files.cedar")
+	write(t, dir, map[string]string{
+		"caps.json": `[
+ {"skill":"files","trust":"imported","tier":2,"invokableBy":["T3"],"state":"enabled","extensionId":"fs","capabilityId":"write_file","enabled":true,
+  "riskLevel":"write","sideEffects":"internal","dataEgress":"none",
+  "inputSchema":{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}},"content":{"type":"string"}},"required":["paths","content"]}},
+ {"skill":"files","trust":"imported","tier":2,"invokableBy":["T3"],"state":"enabled","extensionId":"fs","capabilityId":"read_file","enabled":true,
+  "riskLevel":"read","sideEffects":"none","dataEgress":"none",
+  "inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}
+]`,
+		"files.cedar": "@id(\"permit-all\")\npermit (principal, action, resource);\n\n@id(\"no-etc\")\nforbid (principal, action, resource in Skill::\"files\")\n  when { context.args.paths like \"/etc/*\" };\n",
+	})
+	want := []string{
+		pol + `:4: warning: policy "no-etc" fails to evaluate for capability files:fs/read_file: reads context.args.paths, which it does not take; test it first: context.args has paths && …`,
+		pol + `:4: warning: policy "no-etc" fails to evaluate for capability files:fs/write_file: context.args.paths is a Set of String, and like needs a String; test its elements with .contains("…") or .containsAny([…]), or constrain the argument with @constraints`,
+	}
+	code, out, errs := run(t, t.TempDir(), "policy", "check", "--capabilities", caps, pol)
+	if code != 0 || out != "ok: 2 policies in 1 sources\n" || errs != strings.Join(want, "\n")+"\n" {
+		t.Errorf("text: %d %q\n got %q\nwant %q", code, out, errs, strings.Join(want, "\n")+"\n")
+	}
+	code, out, _ = run(t, t.TempDir(), "policy", "check", "--json", "--capabilities", caps, pol)
+	var rep CheckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK || strings.Join(rep.Warnings, "\n") != strings.Join(want, "\n") ||
+		len(rep.Findings) != 2 || strings.Join(rep.Findings[1].Capabilities, ",") != "files:fs/write_file" {
+		t.Errorf("--json: %d %v %s", code, err, out)
+	}
+	// Without capabilities (no registry, no file) only the schema checks run.
+	code, out, errs = run(t, filepath.Join(t.TempDir(), "none"), "policy", "check", pol)
+	if code != 0 || out != "ok: 2 policies in 1 sources\n" || errs != "" {
+		t.Errorf("no capabilities: %d %q %q", code, out, errs)
 	}
 }
