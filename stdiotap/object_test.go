@@ -213,21 +213,46 @@ func TestScanObjectLongStrings(t *testing.T) {
 }
 
 // TestPlainRun checks plainRun against the byte-at-a-time rule it
-// shortcuts: it stops at a whole group of eight holding a '"', a '\\' or a
-// control character, and never passes one.
+// shortcuts: it stops exactly at the first '"', '\\' or control character
+// in a whole group of eight, never passes one, and never looks into a last
+// partial group. Every byte is tried in every lane of both groups of a
+// two-group step and of a lone group, and every pair of bytes in every two
+// lanes of a group: a byte that matches makes the ones above it look like
+// matches too (a borrow carries), so the first must still be found.
 func TestPlainRun(t *testing.T) {
 	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
-	for c := range 256 {
-		for at := range 8 {
-			b := []byte(strings.Repeat("x", 24))
-			b[8+at] = byte(c)
-			got := plainRun(b)
-			want := 24
-			if special(byte(c)) {
-				want = 8
+	// first is the byte-at-a-time answer, limited to whole groups of eight.
+	first := func(b []byte) int {
+		whole := len(b) &^ 7
+		for i, c := range b[:whole] {
+			if special(c) {
+				return i
 			}
-			if got != want {
-				t.Fatalf("byte %#x at %d: plainRun = %d, want %d", c, 8+at, got, want)
+		}
+		return whole
+	}
+	for _, size := range []int{8, 16, 24, 31, 40} {
+		for c := range 256 {
+			for at := range size {
+				b := []byte(strings.Repeat("x", size))
+				b[at] = byte(c)
+				if got, want := plainRun(b), first(b); got != want {
+					t.Fatalf("%d bytes, byte %#x at %d: plainRun = %d, want %d", size, c, at, got, want)
+				}
+			}
+		}
+	}
+	b := make([]byte, 16)
+	for c := range 256 {
+		for d := range 256 {
+			for i := range 8 {
+				for j := i + 1; j < 8; j++ {
+					copy(b, "xxxxxxxxxxxxxxxx")
+					b[i], b[j] = byte(c), byte(d)
+					if got, want := plainRun(b), first(b); got != want {
+						t.Fatalf("bytes %#x at %d and %#x at %d: plainRun = %d, want %d", c, i, d, j, got, want)
+					}
+				}
 			}
 		}
 	}
