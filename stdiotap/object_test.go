@@ -99,6 +99,12 @@ func FuzzScanObject(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_graph","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":"skillgate-3","result":{"content":[{"type":"text","text":"{}"}]}}`,
 		`{"id":null,"ID":2}`, `{"a":[1,-2.5E+7,"\u00e9"]}`, `[]`, `{"x":tru}`, "{\"\u017fd\":1}",
+		// Strings long enough for the two-groups-a-step reader, with a byte
+		// it must stop at in the first group, in the second, and after both.
+		`{"result":{"text":"0123456789abcdef0123456789abcdef\n0123456789abcdef\"0123456789\\u00e9"}}`,
+		"{\"result\":{\"text\":\"0123456789\tabcdef0123456789abcdef\"}}",
+		"{\"result\":{\"text\":\"0123456789abcdef0123\x1f456789abcdef\"}}",
+		"{\"result\":{\"text\":\"0123456789abcdef0123456789abcdef0123456\x00\"}}",
 	} {
 		f.Add([]byte(s))
 	}
