@@ -440,7 +440,8 @@ type RawCaller interface {
 // result as JSON: the upstream server's own bytes when the pool is a
 // [RawCaller], or a tool error saying why the call was refused or failed.
 // The decision, the audit record and the forwarding are those of
-// [Broker.Call].
+// [Broker.Call]; the record of a call the server answered is queued once
+// done has returned.
 func (b *Broker) CallAsync(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage, done func(json.RawMessage)) {
 	a := b.admit(ctx, who, name, rawArgs)
 	if a.refusal != "" {
@@ -469,8 +470,13 @@ func (b *Broker) CallAsync(ctx context.Context, who gateway.Caller, name string,
 			done(toolErrorJSON(b.failed(ctx, a, name, fmt.Errorf("%w: the result is not a JSON object", mcpclient.ErrServerError))))
 			return
 		}
-		b.allowed(ctx, a)
+		// The result goes to the agent before the record is queued: queuing
+		// wakes the audit writer, whose work (and the thread it wakes on a
+		// machine of few cores) would otherwise run while the result is
+		// still being passed on. The record is the same; only its latency
+		// now includes passing the result on.
 		done(res)
+		b.allowed(ctx, a)
 	})
 }
 

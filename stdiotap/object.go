@@ -2,6 +2,7 @@ package stdiotap
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -249,28 +250,47 @@ const (
 	tops = 0x8080808080808080
 )
 
-// plainRun returns how many leading bytes of b, in whole groups of eight,
-// hold no byte that ends or escapes a JSON string or is not allowed in one:
-// no '"', no '\\' and no control character. Those bytes need no look one at
-// a time (str accepts any other byte), so a long string is read eight bytes
-// per step instead of one: the relay reads every byte of every result it
-// passes on (a file's text of tens of kilobytes), and this loop is most of
-// that time. It may stop early (it never looks at a last partial group),
-// never late: each test below is exact.
+// plainRun returns how many leading bytes of b hold no byte that ends or
+// escapes a JSON string or is not allowed in one: no '"', no '\\' and no
+// control character. It reads eight bytes per step instead of one (the
+// relay reads every byte of every result it passes on, a file's text of
+// tens of kilobytes, and this loop is most of that time) and, when a group
+// holds such a byte, returns its exact position, so that str handles it at
+// once instead of looking at the plain bytes before it one at a time. It
+// never looks at a last partial group: it may stop up to seven bytes
+// early at the end of b, never late.
 func plainRun(b []byte) int {
 	n := 0
-	for len(b)-n >= 8 {
-		w := binary.LittleEndian.Uint64(b[n:])
-		q := w ^ (ones * '"')
-		e := w ^ (ones * '\\')
-		// A byte below 0x20, a zero byte of q (a '"') or of e (a '\\')
-		// sets its top bit here; bytes of 0x80 and above never do.
-		if ((w-ones*0x20)&^w|(q-ones)&^q|(e-ones)&^e)&tops != 0 {
-			break
+	for len(b)-n >= 16 { // two groups per step: fewer branches on long runs
+		m0 := specialBytes(binary.LittleEndian.Uint64(b[n:]))
+		m1 := specialBytes(binary.LittleEndian.Uint64(b[n+8:]))
+		if m0|m1 != 0 {
+			if m0 != 0 {
+				return n + bits.TrailingZeros64(m0)>>3
+			}
+			return n + 8 + bits.TrailingZeros64(m1)>>3
+		}
+		n += 16
+	}
+	if len(b)-n >= 8 {
+		if m := specialBytes(binary.LittleEndian.Uint64(b[n:])); m != 0 {
+			return n + bits.TrailingZeros64(m)>>3
 		}
 		n += 8
 	}
 	return n
+}
+
+// specialBytes returns w (eight bytes, the first in the low byte) with the
+// top bit of a byte set where that byte is below 0x20, a '"' or a '\\'.
+// Bytes above the lowest such byte may be flagged too (a borrow carries
+// into them), but the lowest flagged byte is always a real one: a borrow
+// only starts at a byte that matched, and only carries upwards. Bytes of
+// 0x80 and above never match.
+func specialBytes(w uint64) uint64 {
+	q := w ^ (ones * '"')
+	e := w ^ (ones * '\\')
+	return ((w-ones*0x20)&^w | (q-ones)&^q | (e-ones)&^e) & tops
 }
 
 func isHex(c byte) bool {

@@ -99,6 +99,12 @@ func FuzzScanObject(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_graph","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":"skillgate-3","result":{"content":[{"type":"text","text":"{}"}]}}`,
 		`{"id":null,"ID":2}`, `{"a":[1,-2.5E+7,"\u00e9"]}`, `[]`, `{"x":tru}`, "{\"\u017fd\":1}",
+		// Strings long enough for the two-groups-a-step reader, with a byte
+		// it must stop at in the first group, in the second, and after both.
+		`{"result":{"text":"0123456789abcdef0123456789abcdef\n0123456789abcdef\"0123456789\\u00e9"}}`,
+		"{\"result\":{\"text\":\"0123456789\tabcdef0123456789abcdef\"}}",
+		"{\"result\":{\"text\":\"0123456789abcdef0123\x1f456789abcdef\"}}",
+		"{\"result\":{\"text\":\"0123456789abcdef0123456789abcdef0123456\x00\"}}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -213,21 +219,46 @@ func TestScanObjectLongStrings(t *testing.T) {
 }
 
 // TestPlainRun checks plainRun against the byte-at-a-time rule it
-// shortcuts: it stops at a whole group of eight holding a '"', a '\\' or a
-// control character, and never passes one.
+// shortcuts: it stops exactly at the first '"', '\\' or control character
+// in a whole group of eight, never passes one, and never looks into a last
+// partial group. Every byte is tried in every lane of both groups of a
+// two-group step and of a lone group, and every pair of bytes in every two
+// lanes of a group: a byte that matches makes the ones above it look like
+// matches too (a borrow carries), so the first must still be found.
 func TestPlainRun(t *testing.T) {
 	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
-	for c := range 256 {
-		for at := range 8 {
-			b := []byte(strings.Repeat("x", 24))
-			b[8+at] = byte(c)
-			got := plainRun(b)
-			want := 24
-			if special(byte(c)) {
-				want = 8
+	// first is the byte-at-a-time answer, limited to whole groups of eight.
+	first := func(b []byte) int {
+		whole := len(b) &^ 7
+		for i, c := range b[:whole] {
+			if special(c) {
+				return i
 			}
-			if got != want {
-				t.Fatalf("byte %#x at %d: plainRun = %d, want %d", c, 8+at, got, want)
+		}
+		return whole
+	}
+	for _, size := range []int{8, 16, 24, 31, 40} {
+		for c := range 256 {
+			for at := range size {
+				b := []byte(strings.Repeat("x", size))
+				b[at] = byte(c)
+				if got, want := plainRun(b), first(b); got != want {
+					t.Fatalf("%d bytes, byte %#x at %d: plainRun = %d, want %d", size, c, at, got, want)
+				}
+			}
+		}
+	}
+	b := make([]byte, 16)
+	for c := range 256 {
+		for d := range 256 {
+			for i := range 8 {
+				for j := i + 1; j < 8; j++ {
+					copy(b, "xxxxxxxxxxxxxxxx")
+					b[i], b[j] = byte(c), byte(d)
+					if got, want := plainRun(b), first(b); got != want {
+						t.Fatalf("bytes %#x at %d and %#x at %d: plainRun = %d, want %d", c, i, d, j, got, want)
+					}
+				}
 			}
 		}
 	}

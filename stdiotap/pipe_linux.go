@@ -37,3 +37,35 @@ func GrowPipe(f *os.File) {
 		}
 	})
 }
+
+// PollPipe returns a file that reads the pipe f through the Go runtime's
+// poller, or f itself when f is not a pipe or the poller cannot take it.
+// A process's standard input is a blocking descriptor, which Go reads with
+// a blocking read on its own thread: between two messages that thread sits
+// in the kernel holding a scheduler slot, and the runtime's monitor wakes
+// every 20 µs for milliseconds after each message to take it back (tens of
+// context switches per message on a machine of two cores, most of the
+// relay's CPU). Through the poller, a goroutine waiting for the next
+// message costs nothing. The pipe's file description is made non-blocking;
+// only the process reading it is affected, since a pipe's read end is not
+// shared with its writer (a terminal, which a shell shares, is left as it
+// is). f must not be read after PollPipe returns another file.
+func PollPipe(f *os.File) *os.File {
+	if f == nil {
+		return f
+	}
+	fd := int(f.Fd()) // Fd keeps f blocking; it stays open while f does
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return f
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return f
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		_ = unix.Close(dup)
+		return f
+	}
+	return os.NewFile(uintptr(dup), f.Name())
+}

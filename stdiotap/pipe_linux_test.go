@@ -1,9 +1,12 @@
 package stdiotap_test
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -50,4 +53,59 @@ func TestGrowPipe(t *testing.T) {
 	defer f.Close()
 	stdiotap.GrowPipe(f)
 	stdiotap.GrowPipe(nil)
+}
+
+// TestPollPipe: a blocking pipe (what a process's standard input is) comes
+// back as another file that the poller reads (a read deadline applies to
+// it, which it cannot to a blocking descriptor), reading the same stream;
+// a file that is not a pipe, and nil, come back as they are.
+func TestPollPipe(t *testing.T) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	// As a child's standard input: a blocking descriptor, outside the poller.
+	r, w := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "agent")
+	defer w.Close()
+	if err := r.SetReadDeadline(time.Now()); err == nil {
+		t.Fatal("a blocking pipe took a deadline")
+	}
+	p := stdiotap.PollPipe(r)
+	if p == r {
+		t.Fatal("PollPipe returned the blocking pipe")
+	}
+	defer p.Close()
+	r.Close() // p has its own descriptor
+	if err := p.SetReadDeadline(time.Now().Add(time.Millisecond)); err != nil {
+		t.Fatalf("the polled pipe takes no deadline: %v", err)
+	}
+	buf := make([]byte, 16)
+	if _, err := p.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read from an empty polled pipe: %v, want the deadline", err)
+	}
+	if err := p.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.Read(buf); err != nil || string(buf[:n]) != "{}\n" {
+		t.Fatalf("read %q, %v; want the message", buf[:n], err)
+	}
+	w.Close()
+	if n, err := p.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("read at the end %d, %v; want io.EOF", n, err)
+	}
+
+	f, err := os.Create(filepath.Join(t.TempDir(), "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := stdiotap.PollPipe(f); got != f {
+		t.Fatal("a regular file was replaced")
+	}
+	if got := stdiotap.PollPipe(nil); got != nil {
+		t.Fatal("nil was replaced")
+	}
 }

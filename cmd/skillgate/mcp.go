@@ -77,7 +77,11 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			if f, ok := m.Stdout.(*os.File); ok {
 				stdiotap.GrowPipe(f)
 			}
-			if err := conn.Server().Run(ctx, conn.StdioTransport(stdin, m.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+			in := stdin
+			if f, ok := in.(*os.File); ok {
+				in = stdiotap.PollPipe(f) // no thread parked in a read between messages
+			}
+			if err := conn.Server().Run(ctx, conn.StdioTransport(in, m.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 				return err
 			}
 			return nil

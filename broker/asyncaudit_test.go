@@ -1,0 +1,113 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/upstream"
+)
+
+// rawUpstream answers every raw call at once with result, or fails it
+// with err; it stands in for the pool, whose relaying is tested in
+// upstream and mcpclient.
+type rawUpstream struct {
+	result json.RawMessage
+	err    error
+}
+
+func (u rawUpstream) Call(context.Context, upstream.Target, string, any) (*mcp.CallToolResult, error) {
+	return nil, errors.New("rawUpstream: only raw calls")
+}
+
+func (u rawUpstream) Retain(map[string]bool) {}
+
+func (u rawUpstream) CallRaw(_ context.Context, _ upstream.Target, _ string, _ json.RawMessage, done func(json.RawMessage, error)) {
+	done(u.result, u.err)
+}
+
+// memRecorder keeps the records it is given.
+type memRecorder struct {
+	mu   sync.Mutex
+	recs []audit.Record
+}
+
+func (m *memRecorder) Record(r audit.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs = append(m.recs, r)
+	return nil
+}
+
+func (m *memRecorder) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.recs)
+}
+
+// TestCallAsyncAuditsAfterResult checks the audit of a relayed call: an
+// allowed call the server answered is recorded (allowed, with its subject
+// and latency) once its result has been passed on, not while it is being
+// passed on; a refusal and an upstream failure are recorded before the
+// agent is told, as before.
+func TestCallAsyncAuditsAfterResult(t *testing.T) {
+	ctx := context.Background()
+	sk := skillFor(t, "beta")
+	admin := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
+	tests := []struct {
+		name       string
+		up         rawUpstream
+		args       string
+		want       string // the result done receives
+		recsInDone int    // records already queued while done runs
+		decision   string
+	}{
+		{"allowed", rawUpstream{result: json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)}, `{"text":"hi"}`,
+			`{"content":[{"type":"text","text":"ok"}]}`, 0, audit.DecisionAllow},
+		{"denied", rawUpstream{result: json.RawMessage(`{}`)}, `{"text":"deny"}`,
+			`{"content":[{"type":"text","text":"skillgate: call to echo denied: policy no-deny (test.cedar:1)."}],"isError":true}`, 1, audit.DecisionDeny},
+		{"upstream failed", rawUpstream{err: errors.New("boom")}, `{"text":"hi"}`,
+			`{"content":[{"type":"text","text":"skillgate: echo was allowed but the upstream server failed: boom"}],"isError":true}`, 1, audit.DecisionAllow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &memRecorder{}
+			b, err := broker.New(broker.Options{
+				Load:     func(context.Context) ([]broker.Skill, error) { return []broker.Skill{sk}, nil },
+				Decider:  &listDecider{},
+				Upstream: tt.up,
+				Audit:    rec,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Reload(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			inDone := -1
+			b.CallAsync(ctx, gatewayCaller(admin), "echo", json.RawMessage(tt.args), func(res json.RawMessage) {
+				got, inDone = string(res), rec.count()
+			})
+			if got != tt.want {
+				t.Fatalf("result %s, want %s", got, tt.want)
+			}
+			if inDone != tt.recsInDone {
+				t.Fatalf("%d records queued while done ran, want %d", inDone, tt.recsInDone)
+			}
+			if len(rec.recs) != 1 {
+				t.Fatalf("%d records, want 1", len(rec.recs))
+			}
+			if r := rec.recs[0]; r.Subject != "beta:srv/echo" || r.Decision != tt.decision || r.Action != "capability.invoke" || r.LatencyNS <= 0 {
+				t.Fatalf("record %+v", r)
+			}
+		})
+	}
+}
