@@ -61,6 +61,11 @@ type Engine struct {
 	limiters   map[limiterKey]*rate.Limiter
 	shared     map[limiterKey]*sharedBucket
 	scratch    sync.Pool
+	// plainCedar makes every decision with cedar.Authorize over the
+	// candidate policies and a built context, without the memo's plans and
+	// native conditions: the reference the differential tests compare the
+	// fast path with.
+	plainCedar bool
 }
 
 // capEntry is a capability with what decisions precompute about it.
@@ -68,6 +73,7 @@ type capEntry struct {
 	Capability
 	ref      string
 	uids     [3]types.EntityUID // capability, skill, extension
+	attrs    types.Record       // the capability entity's attributes
 	tiers    uint8              // bit i: tier Ti may invoke
 	manifest *constraint.Compiled
 	// trustProblem and blockedProblem are the deny messages of the first
@@ -222,6 +228,7 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 		ce.registered = c.Enabled && c.SkillState == SkillEnabled && ce.trustProblem == "" && ce.blockedProblem == ""
 		capE, skillE, extE := capabilityEntities(&c)
 		ce.uids = [3]types.EntityUID{capE.UID, skillE.UID, extE.UID}
+		ce.attrs = capE.Attributes
 		s.entities[capE.UID] = capE
 		s.entities[skillE.UID] = skillE
 		s.entities[extE.UID] = extE
@@ -385,40 +392,33 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	var reasons, evalErrs []Reason
 	var permits [MaxDelegationDepth + 1][]cedar.DiagnosticReason
 	sc := e.scratch.Get().(*scratch)
-	defer e.scratch.Put(sc)
+	defer func() {
+		sc.fb = cedarFallback{}
+		sc.env = callEnv{}
+		e.scratch.Put(sc)
+	}()
 	var ctxRecord types.Record
 	ctxBuilt := false
 	for i := range chain {
-		sc.ents[i] = e.principalEntity(chain[i])
-	}
-	sc.view = entityView{snap: s, chain: sc.ents[:n]}
-	for i := range chain {
-		// Without a delegation chain, the candidates and the outcome of
-		// those that do not read the context are kept per snapshot (memo.go).
-		memoised := n == 1
-		key := memoKey{p: chain[0], cap: idx}
-		var part *memoPart
-		if memoised {
-			part = s.memo.lookup(key)
-		}
-		usesCtx := false
-		if part != nil {
-			sc.cand, usesCtx = part.cand, part.usesCtx
-		} else {
-			s.ix.candidates(&sc.cand, sc.ents[i].UID, &ce.uids)
-			usesCtx = sc.cand.usesContext()
-		}
-		if !ctxBuilt && usesCtx {
-			ctxRecord = requestContext(ctx, args, dels[0] != nil, s.policies)
-			ctxBuilt = true
-		}
-		req := cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord}
 		var dec cedar.Decision
 		var diag cedar.Diagnostic
-		if memoised {
-			dec, diag = s.memo.authorize(&sc.cand, &sc.view, req, key, part)
+		if n == 1 && !e.plainCedar {
+			// Without a delegation chain, the pair's plan is kept per
+			// snapshot (memo.go).
+			dec, diag = e.authorizeMemo(ctx, s, sc, p, idx, ce, args)
 		} else {
-			dec, diag = cedar.Authorize(&sc.cand, &sc.view, req)
+			if i == 0 {
+				for j := range chain {
+					sc.ents[j] = e.principalEntity(chain[j])
+				}
+				sc.view = entityView{snap: s, chain: sc.ents[:n]}
+			}
+			s.ix.candidates(&sc.cand, sc.ents[i].UID, &ce.uids)
+			if !ctxBuilt && sc.cand.usesContext() {
+				ctxRecord = requestContext(ctx, args, dels[0] != nil, s.policies)
+				ctxBuilt = true
+			}
+			dec, diag = cedar.Authorize(&sc.cand, &sc.view, cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord})
 		}
 		if dec != cedar.Allow {
 			return e.cedarDeny(s, chain[i], p, ref, diag)
@@ -515,6 +515,63 @@ type scratch struct {
 	cand candidates
 	view entityView
 	ents [MaxDelegationDepth + 1]types.Entity
+	env  callEnv
+	fb   cedarFallback
+	out  outcomes
+}
+
+// authorizeMemo is cedar.Authorize over the candidate policies of p (who
+// has no delegation chain) invoking ce, from the pair's plan (memo.go),
+// built on its first call on the snapshot.
+func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p Principal, idx int32, ce *capEntry, args map[string]any) (cedar.Decision, cedar.Diagnostic) {
+	sc.fb = cedarFallback{e: e, ctx: ctx, s: s, sc: sc, p: p, ce: ce, args: args}
+	mv, ok := s.memo.lookup(p, idx)
+	if !ok {
+		sc.fb.entities()
+		s.ix.candidates(&sc.cand, sc.ents[0].UID, &ce.uids)
+		mv = s.memo.add(&sc.cand, &sc.view, cedar.Request{Principal: sc.ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0]}, p, idx, sc.ents[0].Attributes)
+	}
+	if mv.plan.fixed {
+		return mv.plan.dec, mv.plan.diag
+	}
+	sid, hasSID := ctx.Value(sessionKey{}).(string)
+	sc.env = callEnv{args: args, principal: mv.attrs, resource: ce.attrs, sid: sid, hasSID: hasSID}
+	return mv.plan.run(&sc.env, &sc.fb, &sc.out)
+}
+
+// cedarFallback evaluates single policies with Cedar for a plan's run,
+// building the principal's entity and the Cedar context on first use.
+type cedarFallback struct {
+	e    *Engine
+	ctx  context.Context
+	s    *snapshot
+	sc   *scratch
+	p    Principal
+	ce   *capEntry
+	args map[string]any
+
+	haveEnts, haveReq bool
+	req               cedar.Request
+}
+
+// entities puts the principal's entity and the view in the scratch.
+func (f *cedarFallback) entities() {
+	if f.haveEnts {
+		return
+	}
+	f.sc.ents[0] = f.e.principalEntity(f.p)
+	f.sc.view = entityView{snap: f.s, chain: f.sc.ents[:1]}
+	f.haveEnts = true
+}
+
+func (f *cedarFallback) authorizeOne(pol *Policy) (cedar.Decision, cedar.Diagnostic) {
+	f.entities()
+	if !f.haveReq {
+		f.req = cedar.Request{Principal: f.sc.ents[0].UID, Action: ActionInvoke, Resource: f.ce.uids[0],
+			Context: requestContext(f.ctx, f.args, false, f.s.policies)}
+		f.haveReq = true
+	}
+	return cedar.Authorize(single{pol.ID, pol.cedar}, &f.sc.view, f.req)
 }
 
 // cedarDeny turns a Cedar deny into a decision naming the forbids, or the
