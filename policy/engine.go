@@ -81,6 +81,8 @@ type capEntry struct {
 	trustProblem, blockedProblem string
 	// registered: enabled capability of an enabled, unblocked skill.
 	registered bool
+	// approval: a call needs a grant (needsApproval).
+	approval bool
 }
 
 // snapshot is everything a decision reads. It is never modified after
@@ -225,6 +227,7 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 		case c.BlockedByDrift:
 			ce.blockedProblem = fmt.Sprintf("%s is blocked: the live tool no longer matches its approved definition; review the drift and approve it again", ce.ref)
 		}
+		ce.approval = c.needsApproval()
 		ce.registered = c.Enabled && c.SkillState == SkillEnabled && ce.trustProblem == "" && ce.blockedProblem == ""
 		capE, skillE, extE := capabilityEntities(&c)
 		ce.uids = [3]types.EntityUID{capE.UID, skillE.UID, extE.UID}
@@ -391,6 +394,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	// 5. Cedar, for the principal and every ancestor.
 	var reasons, evalErrs []Reason
 	var permits [MaxDelegationDepth + 1][]cedar.DiagnosticReason
+	var permitPols [MaxDelegationDepth + 1][]*Policy // when known, the policies of permits
 	sc := e.scratch.Get().(*scratch)
 	defer func() {
 		sc.fb = cedarFallback{}
@@ -402,10 +406,11 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	for i := range chain {
 		var dec cedar.Decision
 		var diag cedar.Diagnostic
+		var pols []*Policy
 		if n == 1 && !e.plainCedar {
 			// Without a delegation chain, the pair's plan is kept per
 			// snapshot (memo.go).
-			dec, diag = e.authorizeMemo(ctx, s, sc, p, idx, ce, args)
+			dec, diag, pols = e.authorizeMemo(ctx, s, sc, p, idx, ce, args)
 		} else {
 			if i == 0 {
 				for j := range chain {
@@ -433,7 +438,13 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			}
 			evalErrs = append(evalErrs, failed...)
 		}
-		permits[i] = diag.Reasons
+		permits[i], permitPols[i] = diag.Reasons, pols
+	}
+	policyOf := func(i, j int) *Policy {
+		if permitPols[i] != nil {
+			return permitPols[i][j]
+		}
+		return s.policies.byID[permits[i][j].PolicyID]
 	}
 	// 6. typed constraints: the manifest's and the deciding permits'.
 	var violations []Reason
@@ -442,8 +453,8 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	}
 	lim := ce.manifest.Rate()
 	for i := range chain {
-		for _, r := range permits[i] {
-			pol := s.policies.byID[r.PolicyID]
+		for j := range permits[i] {
+			pol := policyOf(i, j)
 			if pol == nil || pol.compiled == nil {
 				continue
 			}
@@ -469,9 +480,19 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			}
 		}
 	}
+	// One allocation for the reasons: the permits, the failures, and the
+	// approval or grant.
+	nr := len(evalErrs)
+	if ce.approval {
+		nr++
+	}
 	for i := range chain {
-		for _, r := range permits[i] {
-			pol := s.policies.byID[r.PolicyID]
+		nr += len(permits[i])
+	}
+	reasons = make([]Reason, 0, nr)
+	for i := range chain {
+		for j := range permits[i] {
+			pol := policyOf(i, j)
 			msg := pol.permitMsg
 			if i > 0 {
 				msg += " for ancestor " + chain[i].ID()
@@ -481,7 +502,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	}
 	reasons = append(reasons, evalErrs...)
 	// 8. approval.
-	if ce.needsApproval() {
+	if ce.approval {
 		g, err := e.useGrant(ctx, p, ce, args, dry)
 		if err != nil || g == nil {
 			// The message reaches the agent: it says a human must approve,
@@ -522,8 +543,9 @@ type scratch struct {
 
 // authorizeMemo is cedar.Authorize over the candidate policies of p (who
 // has no delegation chain) invoking ce, from the pair's plan (memo.go),
-// built on its first call on the snapshot.
-func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p Principal, idx int32, ce *capEntry, args map[string]any) (cedar.Decision, cedar.Diagnostic) {
+// built on its first call on the snapshot; with the policies of the
+// diagnostic's reasons.
+func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p Principal, idx int32, ce *capEntry, args map[string]any) (cedar.Decision, cedar.Diagnostic, []*Policy) {
 	sc.fb = cedarFallback{e: e, ctx: ctx, s: s, sc: sc, p: p, ce: ce, args: args}
 	mv, ok := s.memo.lookup(p, idx)
 	if !ok {
@@ -532,7 +554,7 @@ func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p 
 		mv = s.memo.add(&sc.cand, &sc.view, cedar.Request{Principal: sc.ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0]}, p, idx, sc.ents[0].Attributes)
 	}
 	if mv.plan.fixed {
-		return mv.plan.dec, mv.plan.diag
+		return mv.plan.dec, mv.plan.diag, mv.plan.pols
 	}
 	sid, hasSID := ctx.Value(sessionKey{}).(string)
 	sc.env = callEnv{args: args, principal: mv.attrs, resource: ce.attrs, sid: sid, hasSID: hasSID}

@@ -78,11 +78,14 @@ const (
 	stepNone
 )
 
-// step is one policy of a plan that counts or may count.
+// step is one policy of a plan that counts or may count, with what a run
+// reads of it at hand.
 type step struct {
-	pol  *Policy
-	kind stepKind
-	err  int32 // stepFailed: its error in plan.errs
+	pol    *Policy
+	native *nativeCond // stepNative: pol.native
+	kind   stepKind
+	forbid bool  // pol is a forbid
+	err    int32 // stepFailed: its error in plan.errs
 }
 
 // plan is the evaluation of one pair's candidates: the steps in candidate
@@ -97,6 +100,7 @@ type plan struct {
 	fixed   bool
 	dec     cedar.Decision
 	diag    cedar.Diagnostic
+	pols    []*Policy // the policies of diag.Reasons
 }
 
 // policyEvaluator evaluates one policy with Cedar, for the steps the plan
@@ -108,8 +112,9 @@ type policyEvaluator interface {
 
 // outcomes holds the diagnostic of one run, reused between calls.
 type outcomes struct {
-	forbids, permits []cedar.DiagnosticReason
-	errs             []cedar.DiagnosticError
+	forbids, permits       []cedar.DiagnosticReason
+	forbidPols, permitPols []*Policy
+	errs                   []cedar.DiagnosticError
 }
 
 // lookup returns what is kept for p invoking capability cap.
@@ -214,24 +219,25 @@ func newPlan(c *candidates, view types.EntityGetter, req cedar.Request) *plan {
 					continue // the scope never holds for this pair
 				}
 			}
-			pl.steps = append(pl.steps, step{pol: p, kind: kind})
+			pl.steps = append(pl.steps, step{pol: p, native: p.native, kind: kind, forbid: p.Effect == "forbid"})
 			pl.perCall = true
 			continue
 		}
 		switch {
 		case len(errs) > 0 && errs[0].PolicyID == id:
-			pl.steps = append(pl.steps, step{pol: p, kind: stepFailed, err: int32(len(pl.errs))})
+			pl.steps = append(pl.steps, step{pol: p, kind: stepFailed, forbid: p.Effect == "forbid", err: int32(len(pl.errs))})
 			pl.errs = append(pl.errs, errs[0])
 			errs = errs[1:]
 		case len(reasons) > 0 && reasons[0].PolicyID == id:
-			pl.steps = append(pl.steps, step{pol: p, kind: satisfied})
+			pl.steps = append(pl.steps, step{pol: p, kind: satisfied, forbid: p.Effect == "forbid"})
 			reasons = reasons[1:]
 		}
 	}
 	pl.steps = pl.steps[:len(pl.steps):len(pl.steps)]
 	if !pl.perCall {
 		var out outcomes
-		pl.dec, pl.diag = pl.run(nil, nil, &out)
+		pl.dec, pl.diag, pl.pols = pl.run(nil, nil, &out)
+		pl.pols = pl.pols[:len(pl.pols):len(pl.pols)]
 		pl.diag.Reasons = pl.diag.Reasons[:len(pl.diag.Reasons):len(pl.diag.Reasons)]
 		pl.diag.Errors = pl.diag.Errors[:len(pl.diag.Errors):len(pl.diag.Errors)]
 		pl.fixed = true
@@ -273,12 +279,15 @@ func (pl *plan) key() string {
 
 // run is cedar.Authorize over the pair's candidates for one call: the kept
 // outcomes, and those of the per-call steps, natively (env) or by Cedar
-// (ev). The diagnostic's slices live in out until its next run.
-func (pl *plan) run(env *callEnv, ev policyEvaluator, out *outcomes) (cedar.Decision, cedar.Diagnostic) {
+// (ev). It also returns the policies of the diagnostic's reasons, in
+// order. The diagnostic's slices and the policies live in out until its
+// next run.
+func (pl *plan) run(env *callEnv, ev policyEvaluator, out *outcomes) (cedar.Decision, cedar.Diagnostic, []*Policy) {
 	if pl.fixed {
-		return pl.dec, pl.diag
+		return pl.dec, pl.diag, pl.pols
 	}
 	forbids, permits, errs := out.forbids[:0], out.permits[:0], out.errs[:0]
+	forbidPols, permitPols := out.forbidPols[:0], out.permitPols[:0]
 	for i := range pl.steps {
 		s := &pl.steps[i]
 		kind := s.kind
@@ -287,18 +296,20 @@ func (pl *plan) run(env *callEnv, ev policyEvaluator, out *outcomes) (cedar.Deci
 		case stepFailed:
 			failed = pl.errs[s.err]
 		case stepNative, stepCedar:
-			kind, failed = pl.decide(s, env, ev)
+			kind, failed = s.decide(env, ev)
 		}
 		switch kind {
 		case stepPermit:
-			permits = append(permits, cedar.DiagnosticReason{PolicyID: cedar.PolicyID(s.pol.ID), Position: s.pol.cedar.Position()})
+			permits = append(permits, s.pol.reason)
+			permitPols = append(permitPols, s.pol)
 		case stepForbid:
-			forbids = append(forbids, cedar.DiagnosticReason{PolicyID: cedar.PolicyID(s.pol.ID), Position: s.pol.cedar.Position()})
+			forbids = append(forbids, s.pol.reason)
+			forbidPols = append(forbidPols, s.pol)
 		case stepFailed:
 			errs = append(errs, failed)
 		}
 	}
-	out.forbids, out.permits, out.errs = forbids, permits, errs
+	out.forbids, out.permits, out.errs, out.forbidPols, out.permitPols = forbids, permits, errs, forbidPols, permitPols
 	var diag cedar.Diagnostic
 	if len(errs) > 0 {
 		diag.Errors = errs
@@ -306,23 +317,23 @@ func (pl *plan) run(env *callEnv, ev policyEvaluator, out *outcomes) (cedar.Deci
 	switch {
 	case len(forbids) > 0:
 		diag.Reasons = forbids
-		return cedar.Deny, diag
+		return cedar.Deny, diag, forbidPols
 	case len(permits) > 0:
 		diag.Reasons = permits
-		return cedar.Allow, diag
+		return cedar.Allow, diag, permitPols
 	}
-	return cedar.Deny, diag
+	return cedar.Deny, diag, nil
 }
 
 // decide gives the outcome of a per-call step: stepPermit, stepForbid,
 // stepNone, or stepFailed with the error.
-func (pl *plan) decide(s *step, env *callEnv, ev policyEvaluator) (stepKind, cedar.DiagnosticError) {
+func (s *step) decide(env *callEnv, ev policyEvaluator) (stepKind, cedar.DiagnosticError) {
 	if s.kind == stepNative {
-		if sat, ok := s.pol.native.eval(env); ok {
+		if sat, ok := s.native.eval(env); ok {
 			switch {
 			case !sat:
 				return stepNone, cedar.DiagnosticError{}
-			case s.pol.Effect == "forbid":
+			case s.forbid:
 				return stepForbid, cedar.DiagnosticError{}
 			}
 			return stepPermit, cedar.DiagnosticError{}

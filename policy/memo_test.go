@@ -98,7 +98,15 @@ func decideMemo(snap *snapshot, mr memoRequest, out *outcomes) (cedar.Decision, 
 	}
 	env := mr.env
 	env.principal = mv.attrs
-	dec, diag := mv.plan.run(&env, testEvaluator{mr.view, mr.req}, out)
+	dec, diag, pols := mv.plan.run(&env, testEvaluator{mr.view, mr.req}, out)
+	if len(pols) != len(diag.Reasons) {
+		panic("the policies do not match the reasons")
+	}
+	for i, p := range pols {
+		if p.reason != diag.Reasons[i] {
+			panic(fmt.Sprintf("policy %s does not match reason %s", p.ID, diag.Reasons[i].PolicyID))
+		}
+	}
 	return dec, diag, hit
 }
 

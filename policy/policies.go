@@ -95,9 +95,10 @@ type Policy struct {
 	// the context (native.go).
 	native    *nativeCond
 	scope     *cedar.Policy
-	permitMsg string // "permitted by <id>"
-	forbidMsg string // "forbidden by <id>"
-	seq       int    // order in the set
+	reason    cedar.DiagnosticReason // what Authorize reports when it is satisfied
+	permitMsg string                 // "permitted by <id>"
+	forbidMsg string                 // "forbidden by <id>"
+	seq       int                    // order in the set
 }
 
 // PolicySet is a parsed, immutable set of policies.
@@ -321,6 +322,7 @@ func newPolicy(name string, cp *cedar.Policy) (*Policy, error) {
 		p.native, p.scope = compileNative(a, p.argNames, p.fullArgs), scopeOnly(a)
 	}
 	p.permitMsg, p.forbidMsg = "permitted by "+p.ID, "forbidden by "+p.ID
+	p.reason = cedar.DiagnosticReason{PolicyID: cedar.PolicyID(p.ID), Position: cp.Position()}
 	return p, nil
 }
 
