@@ -49,6 +49,7 @@ func randomPolicyText(r *rand.Rand, i int) string {
 			fmt.Sprintf(` when { context.args has n && context.args.n >= %d || principal.tierLevel < 2 }`, r.IntN(3)),
 			` when { !(context.args has flag) || context.args.flag }`, ` unless { context.args has flag && context.args.flag }`,
 			` when { context has session && context.session == "s1" }`, ` when { context.session like "s*" }`,
+			` unless { context has session }`, ` when { context has args && context has other }`,
 			` when { context.args has n && context.args.n < resource.skillTier }`, ` when { 1 <= context.args.n }`,
 			` when { principal.tier == "T1" && context.args has s }`, ` when { context.args["n"] > 0 }`,
 			` when { context.args has n && context.args.n like "1*" }`, ` when { context.delegated == true }`,

@@ -82,7 +82,7 @@ const (
 // reads of it at hand.
 type step struct {
 	pol    *Policy
-	native *nativeCond // stepNative: pol.native
+	code   []ninstr // stepNative: pol.native's program, in the plan's code
 	kind   stepKind
 	forbid bool  // pol is a forbid
 	err    int32 // stepFailed: its error in plan.errs
@@ -93,6 +93,8 @@ type step struct {
 type plan struct {
 	steps []step
 	errs  []cedar.DiagnosticError
+	// code holds the programs of the stepNative steps one after another.
+	code []ninstr
 	// perCall is set when a step must be evaluated on each call. Otherwise
 	// fixed is set and dec and diag are the decision (the diagnostic's
 	// slices have capacity equal to length, so that an append copies).
@@ -184,7 +186,7 @@ func principalBytes(p Principal) int {
 }
 
 func planBytes(pl *plan, keyLen int) int {
-	return 200 + keyLen + 24*len(pl.steps) + 96*len(pl.errs) + 64*(len(pl.diag.Reasons)+len(pl.diag.Errors))
+	return 200 + keyLen + 48*len(pl.steps) + 48*len(pl.code) + 96*len(pl.errs) + 64*(len(pl.diag.Reasons)+len(pl.diag.Errors))
 }
 
 // newPlan evaluates the context-free candidates together, and the scopes
@@ -219,7 +221,7 @@ func newPlan(c *candidates, view types.EntityGetter, req cedar.Request) *plan {
 					continue // the scope never holds for this pair
 				}
 			}
-			pl.steps = append(pl.steps, step{pol: p, native: p.native, kind: kind, forbid: p.Effect == "forbid"})
+			pl.steps = append(pl.steps, step{pol: p, kind: kind, forbid: p.Effect == "forbid"})
 			pl.perCall = true
 			continue
 		}
@@ -234,6 +236,20 @@ func newPlan(c *candidates, view types.EntityGetter, req cedar.Request) *plan {
 		}
 	}
 	pl.steps = pl.steps[:len(pl.steps):len(pl.steps)]
+	n := 0
+	for _, s := range pl.steps {
+		if s.kind == stepNative {
+			n += len(s.pol.native.code)
+		}
+	}
+	pl.code = make([]ninstr, 0, n)
+	for i := range pl.steps {
+		if s := &pl.steps[i]; s.kind == stepNative {
+			at := len(pl.code)
+			pl.code = append(pl.code, s.pol.native.code...)
+			s.code = pl.code[at:len(pl.code):len(pl.code)]
+		}
+	}
 	if !pl.perCall {
 		var out outcomes
 		pl.dec, pl.diag, pl.pols = pl.run(nil, nil, &out)
@@ -329,7 +345,7 @@ func (pl *plan) run(env *callEnv, ev policyEvaluator, out *outcomes) (cedar.Deci
 // stepNone, or stepFailed with the error.
 func (s *step) decide(env *callEnv, ev policyEvaluator) (stepKind, cedar.DiagnosticError) {
 	if s.kind == stepNative {
-		if sat, ok := s.native.eval(env); ok {
+		if sat, ok := evalCode(s.code, env); ok {
 			switch {
 			case !sat:
 				return stepNone, cedar.DiagnosticError{}

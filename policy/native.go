@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 
 	cedar "github.com/cedar-policy/cedar-go"
@@ -29,9 +30,46 @@ import (
 // to that.
 
 // nativeCond is the conjunction of a policy's conditions (an unless as its
-// negation), in order; nil when some condition has a shape it does not
-// evaluate.
-type nativeCond struct{ root nnode }
+// negation), in order, as a flat program: each instruction's operands come
+// before it and the last one is the result. A plan copies the programs of
+// its per-call policies into one array (memo.go), so that a call reads
+// them from consecutive memory. nil when some condition has a shape it
+// does not evaluate.
+type nativeCond struct{ code []ninstr }
+
+// ninstr is one instruction: an operation, its operands (indices into the
+// program) and its literal or the name it reads.
+type ninstr struct {
+	op   nop
+	k    nkind // nconst: the literal's kind
+	b    bool  // nconst: a Boolean literal; neq: negate (!=)
+	cmp  cmpOp
+	l, r int16
+	i    int64  // nconst: a Long literal
+	s    string // nconst: a String literal; the name an access or has reads
+	pat  *types.Pattern
+}
+
+// nop is an instruction's operation.
+type nop uint8
+
+const (
+	nconst   nop = iota + 1
+	nand         // Cedar's &&: the left side must be a Boolean, a false one decides
+	nor          // Cedar's ||
+	nnot         // !
+	neq          // == (or != when b): values of different types are not equal
+	ncmp         // <, <=, >, >= over two Longs; anything else is left to Cedar
+	nlike        // like over a String
+	nargHas      // context.args has s
+	narg         // context.args.s
+	nprinHas     // principal has s
+	nprin        // principal.s
+	nresHas      // resource has s
+	nres         // resource.s
+	nctxHas      // context has s
+	nctx         // context.s (session or delegated)
+)
 
 // nval is a value during native evaluation: a Boolean, Long or String.
 type nval struct {
@@ -49,6 +87,19 @@ const (
 	kString
 )
 
+type cmpOp uint8
+
+const (
+	cmpLT cmpOp = iota
+	cmpLE
+	cmpGT
+	cmpGE
+)
+
+// maxNativeCode bounds a compiled program; longer conditions are left to
+// Cedar (operand indices are int16).
+const maxNativeCode = 256
+
 // callEnv is what a call's native evaluation reads.
 type callEnv struct {
 	args      map[string]any
@@ -59,34 +110,33 @@ type callEnv struct {
 	delegated bool
 }
 
-// nnode is one compiled expression. eval returns ok false when the value
-// is not one nval models, or when Cedar might report an error.
-type nnode interface {
-	eval(env *callEnv) (v nval, ok bool)
-}
-
 // compileNative compiles the conditions of a policy, or returns nil. argNames
 // and fullArgs are the policy's (what its text reads from context.args): an
 // argument the policy reads but its text scan did not find might be left
 // out of the context Cedar sees, so such a read is not compiled.
 func compileNative(a *xast.Policy, argNames []string, fullArgs bool) *nativeCond {
 	c := compiler{argNames: argNames, fullArgs: fullArgs}
-	var root nnode = nconst{nval{k: kBool, b: true}}
+	root := int16(-1)
 	for i := len(a.Conditions) - 1; i >= 0; i-- {
 		n, ok := c.expr(a.Conditions[i].Body)
 		if !ok {
 			return nil
 		}
 		if a.Conditions[i].Condition == xast.ConditionUnless {
-			n = nnot{n}
+			n = c.emit(ninstr{op: nnot, l: n})
 		}
-		if i == len(a.Conditions)-1 {
-			root = n
-		} else {
-			root = nand{n, root}
+		if root >= 0 {
+			n = c.emit(ninstr{op: nand, l: n, r: root})
 		}
+		root = n
 	}
-	return &nativeCond{root: root}
+	if root < 0 {
+		c.emit(ninstr{op: nconst, k: kBool, b: true})
+	}
+	if len(c.code) > maxNativeCode {
+		return nil
+	}
+	return &nativeCond{code: c.code[:len(c.code):len(c.code)]}
 }
 
 // scopeOnly is a permit with the policy's scope and without its
@@ -98,100 +148,89 @@ func scopeOnly(a *xast.Policy) *cedar.Policy {
 type compiler struct {
 	argNames []string
 	fullArgs bool
+	code     []ninstr
+}
+
+func (c *compiler) emit(in ninstr) int16 {
+	c.code = append(c.code, in)
+	return int16(min(len(c.code)-1, maxNativeCode))
 }
 
 func (c *compiler) readsArg(name string) bool {
-	if c.fullArgs {
-		return true
-	}
-	for _, n := range c.argNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return c.fullArgs || slices.Contains(c.argNames, name)
 }
 
-func (c *compiler) expr(n xast.IsNode) (nnode, bool) {
+func (c *compiler) expr(n xast.IsNode) (int16, bool) {
 	switch n := n.(type) {
 	case xast.NodeValue:
-		v, ok := literal(n.Value)
-		return nconst{v}, ok
+		switch v := n.Value.(type) {
+		case types.Boolean:
+			return c.emit(ninstr{op: nconst, k: kBool, b: bool(v)}), true
+		case types.Long:
+			return c.emit(ninstr{op: nconst, k: kLong, i: int64(v)}), true
+		case types.String:
+			return c.emit(ninstr{op: nconst, k: kString, s: string(v)}), true
+		}
 	case xast.NodeTypeAnd:
-		l, lok := c.expr(n.Left)
-		r, rok := c.expr(n.Right)
-		return nand{l, r}, lok && rok
+		return c.binary(ninstr{op: nand}, n.Left, n.Right)
 	case xast.NodeTypeOr:
-		l, lok := c.expr(n.Left)
-		r, rok := c.expr(n.Right)
-		return nor{l, r}, lok && rok
+		return c.binary(ninstr{op: nor}, n.Left, n.Right)
 	case xast.NodeTypeNot:
 		a, ok := c.expr(n.Arg)
-		return nnot{a}, ok
+		return c.emit(ninstr{op: nnot, l: a}), ok
 	case xast.NodeTypeEquals:
-		return c.binary(n.Left, n.Right, func(l, r nnode) nnode { return neq{l, r, false} })
+		return c.binary(ninstr{op: neq}, n.Left, n.Right)
 	case xast.NodeTypeNotEquals:
-		return c.binary(n.Left, n.Right, func(l, r nnode) nnode { return neq{l, r, true} })
+		return c.binary(ninstr{op: neq, b: true}, n.Left, n.Right)
 	case xast.NodeTypeLessThan:
-		return c.binary(n.Left, n.Right, func(l, r nnode) nnode { return ncmp{l, r, cmpLT} })
+		return c.binary(ninstr{op: ncmp, cmp: cmpLT}, n.Left, n.Right)
 	case xast.NodeTypeLessThanOrEqual:
-		return c.binary(n.Left, n.Right, func(l, r nnode) nnode { return ncmp{l, r, cmpLE} })
+		return c.binary(ninstr{op: ncmp, cmp: cmpLE}, n.Left, n.Right)
 	case xast.NodeTypeGreaterThan:
-		return c.binary(n.Left, n.Right, func(l, r nnode) nnode { return ncmp{l, r, cmpGT} })
+		return c.binary(ninstr{op: ncmp, cmp: cmpGT}, n.Left, n.Right)
 	case xast.NodeTypeGreaterThanOrEqual:
-		return c.binary(n.Left, n.Right, func(l, r nnode) nnode { return ncmp{l, r, cmpGE} })
+		return c.binary(ninstr{op: ncmp, cmp: cmpGE}, n.Left, n.Right)
 	case xast.NodeTypeLike:
 		a, ok := c.expr(n.Arg)
-		return nlike{a, n.Value}, ok
+		pat := n.Value
+		return c.emit(ninstr{op: nlike, l: a, pat: &pat}), ok
 	case xast.NodeTypeHas:
-		return c.has(n.Arg, string(n.Value))
+		return c.read(n.Arg, string(n.Value), true)
 	case xast.NodeTypeAccess:
-		return c.access(n.Arg, string(n.Value))
+		return c.read(n.Arg, string(n.Value), false)
 	}
-	return nil, false
+	return 0, false
 }
 
-func (c *compiler) binary(l, r xast.IsNode, mk func(l, r nnode) nnode) (nnode, bool) {
-	ln, lok := c.expr(l)
-	rn, rok := c.expr(r)
-	if !lok || !rok {
-		return nil, false
-	}
-	return mk(ln, rn), true
+func (c *compiler) binary(in ninstr, l, r xast.IsNode) (int16, bool) {
+	var lok, rok bool
+	in.l, lok = c.expr(l)
+	in.r, rok = c.expr(r)
+	return c.emit(in), lok && rok
 }
 
-// has compiles `obj has name` for obj one of context.args, context,
-// principal, resource.
-func (c *compiler) has(obj xast.IsNode, name string) (nnode, bool) {
+// read compiles `obj has name` (has) or `obj.name` for obj one of
+// context.args, context (session or delegated for an access), principal,
+// resource.
+func (c *compiler) read(obj xast.IsNode, name string, has bool) (int16, bool) {
+	pick := func(hasOp, getOp nop) nop {
+		if has {
+			return hasOp
+		}
+		return getOp
+	}
 	switch variable(obj) {
 	case "principal":
-		return nattrHas{resource: false, name: types.String(name)}, true
+		return c.emit(ninstr{op: pick(nprinHas, nprin), s: name}), true
 	case "resource":
-		return nattrHas{resource: true, name: types.String(name)}, true
+		return c.emit(ninstr{op: pick(nresHas, nres), s: name}), true
 	case "context":
-		return nctxHas{name}, true
+		return c.emit(ninstr{op: pick(nctxHas, nctx), s: name}), has || name == "session" || name == "delegated"
 	}
 	if isContextArgs(obj) {
-		return nargHas{name}, c.readsArg(name)
+		return c.emit(ninstr{op: pick(nargHas, narg), s: name}), c.readsArg(name)
 	}
-	return nil, false
-}
-
-// access compiles `obj.name` for obj one of context.args, context (session
-// or delegated), principal, resource.
-func (c *compiler) access(obj xast.IsNode, name string) (nnode, bool) {
-	switch variable(obj) {
-	case "principal":
-		return nattr{resource: false, name: types.String(name)}, true
-	case "resource":
-		return nattr{resource: true, name: types.String(name)}, true
-	case "context":
-		return nctx{name}, name == "session" || name == "delegated"
-	}
-	if isContextArgs(obj) {
-		return narg{name}, c.readsArg(name)
-	}
-	return nil, false
+	return 0, false
 }
 
 func variable(n xast.IsNode) string {
@@ -204,6 +243,133 @@ func variable(n xast.IsNode) string {
 func isContextArgs(n xast.IsNode) bool {
 	a, ok := n.(xast.NodeTypeAccess)
 	return ok && a.Value == "args" && variable(a.Arg) == "context"
+}
+
+// eval evaluates the conditions; ok false means Cedar must decide.
+func (c *nativeCond) eval(env *callEnv) (satisfied, ok bool) {
+	return evalCode(c.code, env)
+}
+
+// evalCode evaluates a program (its last instruction).
+func evalCode(code []ninstr, env *callEnv) (satisfied, ok bool) {
+	v, ok := evalAt(code, int16(len(code)-1), env)
+	if !ok || v.k != kBool {
+		return false, false
+	}
+	return v.b, true
+}
+
+// evalAt evaluates instruction at of code. ok false: the value is not one
+// nval models, or Cedar might report an error.
+func evalAt(code []ninstr, at int16, env *callEnv) (nval, bool) {
+	in := &code[at]
+	switch in.op {
+	case nconst:
+		return nval{k: in.k, b: in.b, i: in.i, s: in.s}, true
+	case nand, nor:
+		l, ok := evalAt(code, in.l, env)
+		if !ok || l.k != kBool {
+			return nval{}, false
+		}
+		if l.b == (in.op == nor) {
+			return l, true // false && …, true || …
+		}
+		r, ok := evalAt(code, in.r, env)
+		if !ok || r.k != kBool {
+			return nval{}, false
+		}
+		return r, true
+	case nnot:
+		v, ok := evalAt(code, in.l, env)
+		if !ok || v.k != kBool {
+			return nval{}, false
+		}
+		v.b = !v.b
+		return v, true
+	case neq:
+		l, ok := evalAt(code, in.l, env)
+		if !ok {
+			return nval{}, false
+		}
+		r, ok := evalAt(code, in.r, env)
+		if !ok {
+			return nval{}, false
+		}
+		eq := l.k == r.k && l.b == r.b && l.i == r.i && l.s == r.s
+		return nval{k: kBool, b: eq != in.b}, true
+	case ncmp:
+		l, ok := evalAt(code, in.l, env)
+		if !ok || l.k != kLong {
+			return nval{}, false
+		}
+		r, ok := evalAt(code, in.r, env)
+		if !ok || r.k != kLong {
+			return nval{}, false
+		}
+		var b bool
+		switch in.cmp {
+		case cmpLT:
+			b = l.i < r.i
+		case cmpLE:
+			b = l.i <= r.i
+		case cmpGT:
+			b = l.i > r.i
+		default:
+			b = l.i >= r.i
+		}
+		return nval{k: kBool, b: b}, true
+	case nlike:
+		v, ok := evalAt(code, in.l, env)
+		if !ok || v.k != kString {
+			return nval{}, false
+		}
+		return nval{k: kBool, b: in.pat.Match(types.String(v.s))}, true
+	case nargHas:
+		// True when the argument is there and the context would hold it
+		// (cedarValue converts it).
+		v, ok := env.args[in.s]
+		return nval{k: kBool, b: ok && inContext(v)}, true
+	case narg:
+		return argValue(env.args[in.s])
+	case nprinHas, nresHas:
+		rec := env.principal
+		if in.op == nresHas {
+			rec = env.resource
+		}
+		_, ok := rec.Get(types.String(in.s))
+		return nval{k: kBool, b: ok}, true
+	case nprin, nres:
+		rec := env.principal
+		if in.op == nres {
+			rec = env.resource
+		}
+		v, ok := rec.Get(types.String(in.s))
+		if !ok {
+			return nval{}, false
+		}
+		return literal(v)
+	case nctxHas:
+		// The context holds args always, session and delegated when set
+		// (buildContext).
+		var b bool
+		switch in.s {
+		case "args":
+			b = true
+		case "session":
+			b = env.hasSID
+		case "delegated":
+			b = env.delegated
+		}
+		return nval{k: kBool, b: b}, true
+	case nctx:
+		switch {
+		case in.s == "session" && env.hasSID:
+			return nval{k: kString, s: env.sid}, true
+		case in.s == "delegated" && env.delegated:
+			return nval{k: kBool, b: true}, true
+		}
+	}
+	return nval{}, false
 }
 
 // literal converts a Cedar value nval models.
@@ -219,146 +385,6 @@ func literal(v types.Value) (nval, bool) {
 	return nval{}, false
 }
 
-// eval evaluates the conditions; ok false means Cedar must decide.
-func (c *nativeCond) eval(env *callEnv) (satisfied, ok bool) {
-	v, ok := c.root.eval(env)
-	if !ok || v.k != kBool {
-		return false, false
-	}
-	return v.b, true
-}
-
-type nconst struct{ v nval }
-
-func (n nconst) eval(*callEnv) (nval, bool) { return n.v, true }
-
-// nand is Cedar's &&: the left side must be a Boolean, a false one
-// decides without evaluating the right side.
-type nand struct{ l, r nnode }
-
-func (n nand) eval(env *callEnv) (nval, bool) {
-	l, ok := n.l.eval(env)
-	if !ok || l.k != kBool {
-		return nval{}, false
-	}
-	if !l.b {
-		return l, true
-	}
-	r, ok := n.r.eval(env)
-	if !ok || r.k != kBool {
-		return nval{}, false
-	}
-	return r, true
-}
-
-// nor is Cedar's ||.
-type nor struct{ l, r nnode }
-
-func (n nor) eval(env *callEnv) (nval, bool) {
-	l, ok := n.l.eval(env)
-	if !ok || l.k != kBool {
-		return nval{}, false
-	}
-	if l.b {
-		return l, true
-	}
-	r, ok := n.r.eval(env)
-	if !ok || r.k != kBool {
-		return nval{}, false
-	}
-	return r, true
-}
-
-type nnot struct{ a nnode }
-
-func (n nnot) eval(env *callEnv) (nval, bool) {
-	v, ok := n.a.eval(env)
-	if !ok || v.k != kBool {
-		return nval{}, false
-	}
-	v.b = !v.b
-	return v, true
-}
-
-// neq is == (or != when neg): values of different types are not equal.
-type neq struct {
-	l, r nnode
-	neg  bool
-}
-
-func (n neq) eval(env *callEnv) (nval, bool) {
-	l, ok := n.l.eval(env)
-	if !ok {
-		return nval{}, false
-	}
-	r, ok := n.r.eval(env)
-	if !ok {
-		return nval{}, false
-	}
-	eq := l.k == r.k && l.b == r.b && l.i == r.i && l.s == r.s
-	return nval{k: kBool, b: eq != n.neg}, true
-}
-
-type cmpOp uint8
-
-const (
-	cmpLT cmpOp = iota
-	cmpLE
-	cmpGT
-	cmpGE
-)
-
-// ncmp compares two Longs; anything else is left to Cedar.
-type ncmp struct {
-	l, r nnode
-	op   cmpOp
-}
-
-func (n ncmp) eval(env *callEnv) (nval, bool) {
-	l, ok := n.l.eval(env)
-	if !ok || l.k != kLong {
-		return nval{}, false
-	}
-	r, ok := n.r.eval(env)
-	if !ok || r.k != kLong {
-		return nval{}, false
-	}
-	var b bool
-	switch n.op {
-	case cmpLT:
-		b = l.i < r.i
-	case cmpLE:
-		b = l.i <= r.i
-	case cmpGT:
-		b = l.i > r.i
-	default:
-		b = l.i >= r.i
-	}
-	return nval{k: kBool, b: b}, true
-}
-
-type nlike struct {
-	a   nnode
-	pat types.Pattern
-}
-
-func (n nlike) eval(env *callEnv) (nval, bool) {
-	v, ok := n.a.eval(env)
-	if !ok || v.k != kString {
-		return nval{}, false
-	}
-	return nval{k: kBool, b: n.pat.Match(types.String(v.s))}, true
-}
-
-// nargHas is `context.args has name`: true when the argument is there and
-// the context would hold it (cedarValue converts it).
-type nargHas struct{ name string }
-
-func (n nargHas) eval(env *callEnv) (nval, bool) {
-	v, ok := env.args[n.name]
-	return nval{k: kBool, b: ok && inContext(v)}, true
-}
-
 // inContext reports whether cedarValue(v, 1) succeeds, without building
 // the value for the common kinds.
 func inContext(v any) bool {
@@ -372,12 +398,10 @@ func inContext(v any) bool {
 	return false
 }
 
-// narg is `context.args.name` for an argument that converts to a Long, a
-// String or a Boolean as cedarValue converts it.
-type narg struct{ name string }
-
-func (n narg) eval(env *callEnv) (nval, bool) {
-	switch v := env.args[n.name].(type) {
+// argValue is an argument that converts to a Long, a String or a Boolean
+// as cedarValue converts it.
+func argValue(v any) (nval, bool) {
+	switch v := v.(type) {
 	case string:
 		return nval{k: kString, s: v}, true
 	case bool:
@@ -394,69 +418,6 @@ func (n narg) eval(env *callEnv) (nval, bool) {
 		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
 			return nval{k: kLong, i: i}, true
 		}
-	}
-	return nval{}, false
-}
-
-// nattrHas is `principal has name` or `resource has name`.
-type nattrHas struct {
-	resource bool
-	name     types.String
-}
-
-func (n nattrHas) eval(env *callEnv) (nval, bool) {
-	rec := env.principal
-	if n.resource {
-		rec = env.resource
-	}
-	_, ok := rec.Get(n.name)
-	return nval{k: kBool, b: ok}, true
-}
-
-// nattr is `principal.name` or `resource.name`.
-type nattr struct {
-	resource bool
-	name     types.String
-}
-
-func (n nattr) eval(env *callEnv) (nval, bool) {
-	rec := env.principal
-	if n.resource {
-		rec = env.resource
-	}
-	v, ok := rec.Get(n.name)
-	if !ok {
-		return nval{}, false
-	}
-	return literal(v)
-}
-
-// nctxHas is `context has name`: the context holds args always, session
-// and delegated when set (buildContext).
-type nctxHas struct{ name string }
-
-func (n nctxHas) eval(env *callEnv) (nval, bool) {
-	var b bool
-	switch n.name {
-	case "args":
-		b = true
-	case "session":
-		b = env.hasSID
-	case "delegated":
-		b = env.delegated
-	}
-	return nval{k: kBool, b: b}, true
-}
-
-// nctx is context.session or context.delegated.
-type nctx struct{ name string }
-
-func (n nctx) eval(env *callEnv) (nval, bool) {
-	switch {
-	case n.name == "session" && env.hasSID:
-		return nval{k: kString, s: env.sid}, true
-	case n.name == "delegated" && env.delegated:
-		return nval{k: kBool, b: true}, true
 	}
 	return nval{}, false
 }
