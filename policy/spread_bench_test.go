@@ -41,7 +41,8 @@ func spreadAgent(i int) Principal {
 // spreadRef is the k-th capability the traffic calls: 50 extensions with
 // two each.
 func spreadRef(k int) CapabilityRef {
-	return CapabilityRef{"ext" + strconv.Itoa(k%50), "cap" + strconv.Itoa(k)}
+	e := strconv.Itoa(k % 50)
+	return CapabilityRef{Skill: "skills/s" + e, ExtensionID: "ext" + e, CapabilityID: "cap" + strconv.Itoa(k)}
 }
 
 // spreadCapabilities is benchCapabilities with varied risk: one in ten is
@@ -66,14 +67,16 @@ func spreadPolicies(n int, seed uint64) string {
 	agentUID := func() string { return fmt.Sprintf(`Agent::"acme/agent%d"`, r.IntN(spreadAgents)) }
 	// Mostly extensions and capabilities the traffic calls, some others.
 	ext := func() string {
+		e := r.IntN(50)
 		if r.IntN(5) == 0 {
-			return fmt.Sprintf(`Extension::"ext%d"`, 50+r.IntN(50))
+			e += 50
 		}
-		return fmt.Sprintf(`Extension::"ext%d"`, r.IntN(50))
+		return fmt.Sprintf(`Extension::"skills/s%d:ext%d"`, e, e)
 	}
 	capUID := func() string {
 		if r.IntN(5) == 0 {
-			return fmt.Sprintf(`Capability::"ext%d/cap%d"`, 50+r.IntN(50), r.IntN(benchToolsPer))
+			e := 50 + r.IntN(50)
+			return fmt.Sprintf(`Capability::"skills/s%d:ext%d/cap%d"`, e, e, r.IntN(benchToolsPer))
 		}
 		ref := spreadRef(r.IntN(spreadCaps))
 		return fmt.Sprintf(`Capability::"%s"`, ref)
@@ -275,7 +278,7 @@ func warmSpread(e *Engine) {
 	for _, i := range tr.r.Perm(spreadAgents * spreadCaps) {
 		c := tr.next()
 		c.p, c.ref = tr.agents[i/spreadCaps], tr.refs[i%spreadCaps]
-		e.Evaluate(context.Background(), c.p, c.ref.ExtensionID, c.ref.CapabilityID, c.args)
+		e.Evaluate(context.Background(), c.p, c.ref, c.args)
 	}
 }
 
@@ -313,7 +316,7 @@ func benchmarkEvaluateSpread(b *testing.B, policies int, cold bool) {
 		c := &calls[next]
 		next++
 		t0 := time.Now()
-		d := env.engine.Evaluate(ctx, c.p, c.ref.ExtensionID, c.ref.CapabilityID, c.args)
+		d := env.engine.Evaluate(ctx, c.p, c.ref, c.args)
 		lat.add(time.Since(t0))
 		mix.add(d.Effect)
 	}
