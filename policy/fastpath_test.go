@@ -11,6 +11,7 @@ import (
 
 	cedar "github.com/cedar-policy/cedar-go"
 
+	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -166,4 +167,26 @@ func TestEvaluateMatchesPlainCedar(t *testing.T) {
 		}
 	}
 	t.Logf("%d decisions agree", decisions)
+}
+
+// TestCompiledConstraintsShared: capabilities with equal constraints share
+// one compiled form in a snapshot; different ones, including an absent
+// list against an empty one (which allows nothing), do not.
+func TestCompiledConstraintsShared(t *testing.T) {
+	caps := diffCaps()[:4]
+	caps[0].Constraints = constraint.Set{AllowedDomains: []string{"a.example"}, ArgValues: map[string][]string{"m": {"x", "y"}}}
+	caps[1].Constraints = constraint.Set{ArgValues: map[string][]string{"m": {"x", "y"}}, AllowedDomains: []string{"a.example"}}
+	caps[2].Constraints = constraint.Set{AllowedDomains: []string{"a.example"}, ArgValues: map[string][]string{"m": {"x", "y"}}, PathGlobs: []string{}}
+	caps[3].Constraints = constraint.Set{AllowedDomains: []string{"a.example"}, ArgValues: map[string][]string{"m": {"x"}}}
+	snap, err := buildSnapshot(caps, DefaultPolicies())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := func(i int) *constraint.Compiled { return snap.caps[i].manifest }
+	if m(0) != m(1) || m(0) == m(2) || m(0) == m(3) || m(2) == m(3) {
+		t.Fatalf("compiled forms shared wrongly: %p %p %p %p", m(0), m(1), m(2), m(3))
+	}
+	if v := m(2).Check(map[string]any{"path": "/x", "m": "x"}); len(v) != 1 || v[0].Constraint != constraint.KindPath {
+		t.Fatalf("the empty pathGlobs of capability 2 should refuse a path: %+v", v)
+	}
 }
