@@ -71,19 +71,22 @@ type Engine struct {
 
 // capEntry is a capability with what decisions precompute about it.
 type capEntry struct {
-	Capability
-	ref      string
-	uids     [3]types.EntityUID // capability, skill, extension
-	attrs    types.Record       // the capability entity's attributes
-	tiers    uint8              // bit i: tier Ti may invoke
-	manifest *constraint.Compiled
+	// What every decision reads comes first, in two cache lines; the
+	// record and what only some decisions read follow.
+	//
 	// trustProblem and blockedProblem are the deny messages of the first
 	// two checks, empty when they pass.
 	trustProblem, blockedProblem string
+	manifest                     *constraint.Compiled
+	attrs                        types.Record // the capability entity's attributes
+	tiers                        uint8        // bit i: tier Ti may invoke
 	// registered: enabled capability of an enabled, unblocked skill.
 	registered bool
 	// approval: a call needs a grant (needsApproval).
 	approval bool
+	ref      string
+	uids     [3]types.EntityUID // capability, skill, extension
+	Capability
 }
 
 // snapshot is everything a decision reads. It is never modified after

@@ -326,7 +326,7 @@ func benchmarkEvaluateSpread(b *testing.B, policies int, cold bool) {
 }
 
 // spreadChunk is how many calls are made ahead, with the timer stopped.
-const spreadChunk = 4096
+const spreadChunk = 256
 
 func benchmarkBareCedarSpread(b *testing.B, policies int) {
 	env := newSpreadEnv(b, policies)
@@ -369,7 +369,7 @@ func BenchmarkDecisionSpread1000(b *testing.B) { benchmarkEvaluateSpread(b, 1000
 
 // spreadColdChunks is how often (in chunks of spreadChunk calls)
 // BenchmarkDecisionSpreadCold1000 publishes a new snapshot.
-const spreadColdChunks = 2
+const spreadColdChunks = 32
 
 // BenchmarkDecisionSpreadCold1000 is BenchmarkDecisionSpread1000 without
 // the warm-up and with a new snapshot every 8,192 calls (the same
