@@ -45,7 +45,7 @@ func benchCapabilities() []Capability {
 				SkillState: SkillEnabled, ExtensionID: fmt.Sprintf("ext%d", e), CapabilityID: fmt.Sprintf("cap%d", c), Enabled: true,
 				RiskLevel: RiskRead, SideEffects: SideEffectsNone, DataEgress: EgressNone,
 				Constraints: constraint.Set{
-					AllowedDomains: []string{"api.github.com", "*.example.com"},
+					AllowedDomains: []string{"api.github.com", fmt.Sprintf("*.ext%d.example.com", e)},
 					PathGlobs:      []string{"/srv/data/**", "/tmp/*.txt"},
 					ArgValues:      map[string][]string{"client": {"github", "gitlab"}},
 				},
@@ -154,7 +154,8 @@ func (l *latencies) report(b *testing.B) {
 func benchmarkEvaluate(b *testing.B, policies int) {
 	env := newBenchEnv(b, policies)
 	ctx := context.Background()
-	if d := env.engine.Evaluate(ctx, env.p, benchRef(0, 0), env.args); d.Effect != Allow {
+	ref := benchRef(0, 0)
+	if d := env.engine.Evaluate(ctx, env.p, ref, env.args); d.Effect != Allow {
 		b.Fatalf("%+v", d)
 	}
 	lat := newLatencies()
@@ -162,7 +163,7 @@ func benchmarkEvaluate(b *testing.B, policies int) {
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		d := env.engine.Evaluate(ctx, env.p, benchRef(0, 0), env.args)
+		d := env.engine.Evaluate(ctx, env.p, ref, env.args)
 		lat.add(time.Since(t0))
 		if d.Effect != Allow {
 			b.Fatal(d)
@@ -179,6 +180,7 @@ func benchmarkEvaluate(b *testing.B, policies int) {
 func benchmarkEvaluateUncached(b *testing.B, policies int) {
 	env := newBenchEnv(b, policies)
 	ctx := context.Background()
+	ref := benchRef(0, 0)
 	argSets := make([]map[string]any, 1<<16)
 	for i := range argSets {
 		a := maps.Clone(env.args)
@@ -193,7 +195,7 @@ func benchmarkEvaluateUncached(b *testing.B, policies int) {
 		a := argSets[i%len(argSets)]
 		i++
 		t0 := time.Now()
-		d := env.engine.Evaluate(ctx, env.p, benchRef(0, 0), a)
+		d := env.engine.Evaluate(ctx, env.p, ref, a)
 		lat.add(time.Since(t0))
 		if d.Effect != Allow {
 			b.Fatal(d)

@@ -41,7 +41,23 @@ func randomPolicyText(r *rand.Rand, i int) string {
 		fmt.Sprintf(` when { context.args has n && context.args.n == %d }`, r.IntN(3)),
 		` unless { resource.riskLevel == "destructive" }`, " when { principal has parent }",
 		` when { principal in Agent::"t/a0" }`, ` when { context.args.n > 1 }`, // errors when n is absent
-		fmt.Sprintf(` when { resource.skill == "s%d" }`, r.IntN(3)))
+		fmt.Sprintf(` when { resource.skill == "s%d" }`, r.IntN(3)),
+		// The shapes the native conditions evaluate (native.go), and some
+		// they leave to Cedar, each erroring on some arguments.
+		pick(` when { context.args has s && context.args.s like "a*" }`, ` when { context.args.s like "*b*" }`,
+			fmt.Sprintf(` when { context.args.s == "%s" }`, pick("a", "abc", "b")), ` unless { context.args.s != "b" }`,
+			fmt.Sprintf(` when { context.args has n && context.args.n >= %d || principal.tierLevel < 2 }`, r.IntN(3)),
+			` when { !(context.args has flag) || context.args.flag }`, ` unless { context.args has flag && context.args.flag }`,
+			` when { context has session && context.session == "s1" }`, ` when { context.session like "s*" }`,
+			` unless { context has session }`, ` when { context has args && context has other }`,
+			` when { context.args has n && context.args.n < resource.skillTier }`, ` when { 1 <= context.args.n }`,
+			` when { principal.tier == "T1" && context.args has s }`, ` when { context.args["n"] > 0 }`,
+			` when { context.args has n && context.args.n like "1*" }`, ` when { context.delegated == true }`,
+			` when { context has delegated }`, ` when { context.args.n == resource.riskLevel }`,
+			` when { context.args has n } when { context.args.n != 1 } unless { principal.tierLevel > 3 }`,
+			` when { context.args.s == principal.tier || context.args has other }`, ` when { context.args.xs.contains(1) }`,
+			` when { context.args has s && (context.args.s == "a" || context.args.s == "abc") && !(principal.tierLevel == 0) }`,
+			` when { principal.parent == Agent::"t/a1" || context.args has n }`, ` when { context.args has n && true }`))
 	effect := "permit"
 	if r.IntN(10) < 3 {
 		effect = "forbid"
@@ -136,13 +152,7 @@ func TestSlicedMatchesCedar(t *testing.T) {
 			}
 			view := &entityView{snap: snap, chain: ents}
 			ce := &snap.caps[r.IntN(len(snap.caps))]
-			args := map[string]any{}
-			if r.IntN(2) == 0 {
-				args["n"] = float64(r.IntN(3))
-			}
-			if r.IntN(2) == 0 {
-				args["other"] = "x" // read by no policy
-			}
+			args := randomArgs(r)
 			// The reference gets every argument; the sliced evaluation the
 			// ones the policies read, as Evaluate passes them.
 			full := cedar.Request{Principal: ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: requestContext(t.Context(), args, p.Parent != "", &PolicySet{fullArgs: true})}

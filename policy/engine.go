@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -61,20 +62,31 @@ type Engine struct {
 	limiters   map[limiterKey]*rate.Limiter
 	shared     map[limiterKey]*sharedBucket
 	scratch    sync.Pool
+	// plainCedar makes every decision with cedar.Authorize over the
+	// candidate policies and a built context, without the memo's plans and
+	// native conditions: the reference the differential tests compare the
+	// fast path with.
+	plainCedar bool
 }
 
 // capEntry is a capability with what decisions precompute about it.
 type capEntry struct {
-	Capability
-	ref      string
-	uids     [3]types.EntityUID // capability, skill, extension
-	tiers    uint8              // bit i: tier Ti may invoke
-	manifest *constraint.Compiled
+	// What every decision reads comes first, in two cache lines; the
+	// record and what only some decisions read follow.
+	//
 	// trustProblem and blockedProblem are the deny messages of the first
 	// two checks, empty when they pass.
 	trustProblem, blockedProblem string
+	manifest                     *constraint.Compiled
+	attrs                        types.Record // the capability entity's attributes
+	tiers                        uint8        // bit i: tier Ti may invoke
 	// registered: enabled capability of an enabled, unblocked skill.
 	registered bool
+	// approval: a call needs a grant (needsApproval).
+	approval bool
+	ref      string
+	uids     [3]types.EntityUID // capability, skill, extension
+	Capability
 }
 
 // snapshot is everything a decision reads. It is never modified after
@@ -191,6 +203,7 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 		policies: set,
 		ix:       newIndex(set),
 	}
+	compiled := compiledSets{}
 	for i, c := range caps {
 		if err := validateCapability(c); err != nil {
 			return nil, fmt.Errorf("capability %d (%s): %w", i, c.Ref(), err)
@@ -198,7 +211,7 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 		if j, dup := s.byRef[c.Ref()]; dup {
 			return nil, fmt.Errorf("%w: %s is declared twice (records %d and %d); a skill's capability references must be unique", ErrInvalidCapability, c.Ref(), j, i)
 		}
-		m, err := c.Constraints.Compile()
+		m, err := compiled.compile(c.Constraints)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: constraints: %w", ErrInvalidCapability, c.Ref(), err)
 		}
@@ -219,9 +232,11 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 		case c.BlockedByDrift:
 			ce.blockedProblem = fmt.Sprintf("%s is blocked: the live tool no longer matches its approved definition; review the drift and approve it again", ce.ref)
 		}
+		ce.approval = c.needsApproval()
 		ce.registered = c.Enabled && c.SkillState == SkillEnabled && ce.trustProblem == "" && ce.blockedProblem == ""
 		capE, skillE, extE := capabilityEntities(&c)
 		ce.uids = [3]types.EntityUID{capE.UID, skillE.UID, extE.UID}
+		ce.attrs = capE.Attributes
 		s.entities[capE.UID] = capE
 		s.entities[skillE.UID] = skillE
 		s.entities[extE.UID] = extE
@@ -235,6 +250,27 @@ func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// compiledSets shares one compiled form between the capabilities of a
+// snapshot whose constraints are equal (the tools of a skill often declare
+// the same ones): less memory, and a decision reads a compiled form other
+// calls keep in the CPU's caches. Compiled forms are immutable.
+type compiledSets map[string]*constraint.Compiled
+
+func (cs compiledSets) compile(set constraint.Set) (*constraint.Compiled, error) {
+	key, err := json.Marshal(set) // struct fields in order, map keys sorted
+	if err != nil {
+		return set.Compile()
+	}
+	if c, ok := cs[string(key)]; ok {
+		return c, nil
+	}
+	c, err := set.Compile()
+	if err == nil {
+		cs[string(key)] = c
+	}
+	return c, err
 }
 
 func validateCapability(c Capability) error {
@@ -384,41 +420,36 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	// 5. Cedar, for the principal and every ancestor.
 	var reasons, evalErrs []Reason
 	var permits [MaxDelegationDepth + 1][]cedar.DiagnosticReason
+	var permitPols [MaxDelegationDepth + 1][]*Policy // when known, the policies of permits
 	sc := e.scratch.Get().(*scratch)
-	defer e.scratch.Put(sc)
+	defer func() {
+		sc.fb = cedarFallback{}
+		sc.env = callEnv{}
+		e.scratch.Put(sc)
+	}()
 	var ctxRecord types.Record
 	ctxBuilt := false
 	for i := range chain {
-		sc.ents[i] = e.principalEntity(chain[i])
-	}
-	sc.view = entityView{snap: s, chain: sc.ents[:n]}
-	for i := range chain {
-		// Without a delegation chain, the candidates and the outcome of
-		// those that do not read the context are kept per snapshot (memo.go).
-		memoised := n == 1
-		key := memoKey{p: chain[0], cap: idx}
-		var part *memoPart
-		if memoised {
-			part = s.memo.lookup(key)
-		}
-		usesCtx := false
-		if part != nil {
-			sc.cand, usesCtx = part.cand, part.usesCtx
-		} else {
-			s.ix.candidates(&sc.cand, sc.ents[i].UID, &ce.uids)
-			usesCtx = sc.cand.usesContext()
-		}
-		if !ctxBuilt && usesCtx {
-			ctxRecord = requestContext(ctx, args, dels[0] != nil, s.policies)
-			ctxBuilt = true
-		}
-		req := cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord}
 		var dec cedar.Decision
 		var diag cedar.Diagnostic
-		if memoised {
-			dec, diag = s.memo.authorize(&sc.cand, &sc.view, req, key, part)
+		var pols []*Policy
+		if n == 1 && !e.plainCedar {
+			// Without a delegation chain, the pair's plan is kept per
+			// snapshot (memo.go).
+			dec, diag, pols = e.authorizeMemo(ctx, s, sc, p, idx, ce, args)
 		} else {
-			dec, diag = cedar.Authorize(&sc.cand, &sc.view, req)
+			if i == 0 {
+				for j := range chain {
+					sc.ents[j] = e.principalEntity(chain[j])
+				}
+				sc.view = entityView{snap: s, chain: sc.ents[:n]}
+			}
+			s.ix.candidates(&sc.cand, sc.ents[i].UID, &ce.uids)
+			if !ctxBuilt && sc.cand.usesContext() {
+				ctxRecord = requestContext(ctx, args, dels[0] != nil, s.policies)
+				ctxBuilt = true
+			}
+			dec, diag = cedar.Authorize(&sc.cand, &sc.view, cedar.Request{Principal: sc.ents[i].UID, Action: ActionInvoke, Resource: ce.uids[0], Context: ctxRecord})
 		}
 		if dec != cedar.Allow {
 			return e.cedarDeny(s, chain[i], p, ref, diag)
@@ -433,7 +464,13 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			}
 			evalErrs = append(evalErrs, failed...)
 		}
-		permits[i] = diag.Reasons
+		permits[i], permitPols[i] = diag.Reasons, pols
+	}
+	policyOf := func(i, j int) *Policy {
+		if permitPols[i] != nil {
+			return permitPols[i][j]
+		}
+		return s.policies.byID[permits[i][j].PolicyID]
 	}
 	// 6. typed constraints: the manifest's and the deciding permits'.
 	var violations []Reason
@@ -442,8 +479,8 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	}
 	lim := ce.manifest.Rate()
 	for i := range chain {
-		for _, r := range permits[i] {
-			pol := s.policies.byID[r.PolicyID]
+		for j := range permits[i] {
+			pol := policyOf(i, j)
 			if pol == nil || pol.compiled == nil {
 				continue
 			}
@@ -469,9 +506,19 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			}
 		}
 	}
+	// One allocation for the reasons: the permits, the failures, and the
+	// approval or grant.
+	nr := len(evalErrs)
+	if ce.approval {
+		nr++
+	}
 	for i := range chain {
-		for _, r := range permits[i] {
-			pol := s.policies.byID[r.PolicyID]
+		nr += len(permits[i])
+	}
+	reasons = make([]Reason, 0, nr)
+	for i := range chain {
+		for j := range permits[i] {
+			pol := policyOf(i, j)
 			msg := pol.permitMsg
 			if i > 0 {
 				msg += " for ancestor " + chain[i].ID()
@@ -481,7 +528,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 	}
 	reasons = append(reasons, evalErrs...)
 	// 8. approval.
-	if ce.needsApproval() {
+	if ce.approval {
 		g, err := e.useGrant(ctx, p, ce, args, dry)
 		if err != nil || g == nil {
 			// The message reaches the agent: it says a human must approve,
@@ -515,6 +562,64 @@ type scratch struct {
 	cand candidates
 	view entityView
 	ents [MaxDelegationDepth + 1]types.Entity
+	env  callEnv
+	fb   cedarFallback
+	out  outcomes
+}
+
+// authorizeMemo is cedar.Authorize over the candidate policies of p (who
+// has no delegation chain) invoking ce, from the pair's plan (memo.go),
+// built on its first call on the snapshot; with the policies of the
+// diagnostic's reasons.
+func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p Principal, idx int32, ce *capEntry, args map[string]any) (cedar.Decision, cedar.Diagnostic, []*Policy) {
+	sc.fb = cedarFallback{e: e, ctx: ctx, s: s, sc: sc, p: p, ce: ce, args: args}
+	mv, ok := s.memo.lookup(p, idx)
+	if !ok {
+		sc.fb.entities()
+		s.ix.candidates(&sc.cand, sc.ents[0].UID, &ce.uids)
+		mv = s.memo.add(&sc.cand, &sc.view, cedar.Request{Principal: sc.ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0]}, p, idx, sc.ents[0].Attributes)
+	}
+	if mv.plan.fixed {
+		return mv.plan.dec, mv.plan.diag, mv.plan.pols
+	}
+	sid, hasSID := ctx.Value(sessionKey{}).(string)
+	sc.env = callEnv{args: args, principal: mv.attrs, resource: ce.attrs, sid: sid, hasSID: hasSID}
+	return mv.plan.run(&sc.env, &sc.fb, &sc.out)
+}
+
+// cedarFallback evaluates single policies with Cedar for a plan's run,
+// building the principal's entity and the Cedar context on first use.
+type cedarFallback struct {
+	e    *Engine
+	ctx  context.Context
+	s    *snapshot
+	sc   *scratch
+	p    Principal
+	ce   *capEntry
+	args map[string]any
+
+	haveEnts, haveReq bool
+	req               cedar.Request
+}
+
+// entities puts the principal's entity and the view in the scratch.
+func (f *cedarFallback) entities() {
+	if f.haveEnts {
+		return
+	}
+	f.sc.ents[0] = f.e.principalEntity(f.p)
+	f.sc.view = entityView{snap: f.s, chain: f.sc.ents[:1]}
+	f.haveEnts = true
+}
+
+func (f *cedarFallback) authorizeOne(pol *Policy) (cedar.Decision, cedar.Diagnostic) {
+	f.entities()
+	if !f.haveReq {
+		f.req = cedar.Request{Principal: f.sc.ents[0].UID, Action: ActionInvoke, Resource: f.ce.uids[0],
+			Context: requestContext(f.ctx, f.args, false, f.s.policies)}
+		f.haveReq = true
+	}
+	return cedar.Authorize(single{pol.ID, pol.cedar}, &f.sc.view, f.req)
 }
 
 // cedarDeny turns a Cedar deny into a decision naming the forbids, or the

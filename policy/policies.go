@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	cedar "github.com/cedar-policy/cedar-go"
+	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
 
 	"github.com/skillgate/skillgate/constraint"
 )
@@ -86,11 +87,18 @@ type Policy struct {
 	usesContext bool
 	// argNames are the context.args attributes the policy reads; fullArgs
 	// is set when it reads context.args (or the context) as a whole.
-	argNames  []string
-	fullArgs  bool
-	permitMsg string // "permitted by <id>"
-	forbidMsg string // "forbidden by <id>"
-	seq       int    // order in the set
+	argNames []string
+	fullArgs bool
+	// native is the policy's conditions compiled for evaluation without a
+	// Cedar context (nil when they have a shape it does not handle), scope
+	// the policy without its conditions; both only for policies that read
+	// the context (native.go).
+	native    *nativeCond
+	scope     *cedar.Policy
+	reason    cedar.DiagnosticReason // what Authorize reports when it is satisfied
+	permitMsg string                 // "permitted by <id>"
+	forbidMsg string                 // "forbidden by <id>"
+	seq       int                    // order in the set
 }
 
 // PolicySet is a parsed, immutable set of policies.
@@ -310,8 +318,11 @@ func newPolicy(name string, cp *cedar.Policy) (*Policy, error) {
 	p.usesContext = strings.Contains(text, "context")
 	if p.usesContext {
 		p.argNames, p.fullArgs = contextArgNames(text)
+		a := (*xast.Policy)(cp.AST())
+		p.native, p.scope = compileNative(a, p.argNames, p.fullArgs), scopeOnly(a)
 	}
 	p.permitMsg, p.forbidMsg = "permitted by "+p.ID, "forbidden by "+p.ID
+	p.reason = cedar.DiagnosticReason{PolicyID: cedar.PolicyID(p.ID), Position: cp.Position()}
 	return p, nil
 }
 
