@@ -76,6 +76,18 @@ type Report struct {
 	Wall        time.Duration
 }
 
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
 func (c *Config) logf(format string, a ...any) {
 	if c.Log != nil {
 		fmt.Fprintf(c.Log, "load: "+format+"\n", a...)
@@ -86,6 +98,10 @@ func (c *Config) logf(format string, a ...any) {
 // harness; what the agents met is in the report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
+	if cfg.Log != nil {
+		// The run and the server's log reader write to it at once.
+		cfg.Log = &syncWriter{w: cfg.Log}
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	if cfg.MaxPages <= 0 {
