@@ -196,18 +196,23 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 				sc.PutListings, sc.GoneListings = listingChanges(old, res.Listings)
 			}
 		}
-		var changed []discover.Candidate
+		// With nothing recorded under the root (a first scan) every
+		// candidate is parsed, without a copy of them all.
+		changed := res.Candidates
 		known := 0 // candidates with a ref; directories are distinct
-		for _, c := range res.Candidates {
-			ref, ok := refs[c.Dir]
-			if ok {
-				known++
+		if len(refs) > 0 {
+			changed = nil
+			for _, c := range res.Candidates {
+				ref, ok := refs[c.Dir]
+				if ok {
+					known++
+				}
+				if ok && ref.Fingerprint == c.Fingerprint {
+					rep.Unchanged++
+					continue
+				}
+				changed = append(changed, c)
 			}
-			if ok && ref.Fingerprint == c.Fingerprint {
-				rep.Unchanged++
-				continue
-			}
-			changed = append(changed, c)
 		}
 		if known < len(refs) {
 			found := make(map[string]bool, len(res.Candidates))
