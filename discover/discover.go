@@ -405,7 +405,8 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 	defer dr.close()
 	sb := newStateBuilder(now)
 	level := []queued{{abs: abs, rel: ".", owner: -1, parent: -1}}
-	treeDirs := map[int]int{}
+	// treeDirs counts the subdirectories of each candidate, by index.
+	var treeDirs []int32
 	enqueued := 1 // directories outside skill trees queued so far, root included
 	var depthNoted, dirsNoted, beyondDirsNoted bool
 	// walkLevel takes the directories of one level as they are read, in
@@ -457,6 +458,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 					Category: category(q.rel),
 				})
 				owner, treeDep = len(res.Candidates)-1, 0
+				treeDirs = append(treeDirs, 0)
 			}
 			for ei := range entries {
 				e := &entries[ei]
@@ -475,7 +477,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 				childAbs, rel, childTreeRel := kid.abs, kid.rel, kid.treeRel
 				switch {
 				case e.isDir() && owner >= 0:
-					if treeDep+1 > maxTreeDepth || treeDirs[owner] >= lim.MaxTreeDirs {
+					if treeDep+1 > maxTreeDepth || int(treeDirs[owner]) >= lim.MaxTreeDirs {
 						res.Candidates[owner].problem(fmt.Sprintf("skill tree is deeper than %d levels or has more than %d directories; flatten it", maxTreeDepth, lim.MaxTreeDirs))
 						continue
 					}
@@ -537,9 +539,14 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 	finish(res.Candidates, lim.Tree)
 	res.State = sb.finish(res, lim)
 	res.Reused = len(reused)
-	if cache != nil && len(fresh) == 0 && len(reused) == len(cache) {
+	switch {
+	case cache != nil && len(fresh) == 0 && len(reused) == len(cache):
 		res.Listings = cache
-	} else {
+	case len(reused) == 0:
+		// Nothing came from the cache (a first walk): the listings read
+		// are the result, without a copy of a map of every directory.
+		res.Listings = fresh
+	default:
 		res.Listings = make(Cache, len(reused)+len(fresh))
 		for _, p := range reused {
 			res.Listings[p] = cache[p]

@@ -172,3 +172,47 @@ func mustGlob(t *testing.T, pattern string) []string {
 	}
 	return ps
 }
+
+// TestFirstScanRecordsListings checks that a first scan, streamed into the
+// store, records the listing of every directory it read (the registry
+// lets go of them during the parse, after handing them to the store), and
+// that the listings match a walk of the same tree.
+func TestFirstScanRecordsListings(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"alpha/SKILL.md":          sk("alpha", ""),
+		"alpha/scripts/run.sh":    "echo",
+		"alpha/references/ref.md": "ref",
+		"legal/beta/SKILL.md":     sk("beta", ""),
+		"legal/beta/assets/a.txt": "asset",
+		"gamma/SKILL.md":          sk("gamma", ""),
+	})
+	settle() // listings of directories changed just now are not cached
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	reg := registry.New(db, registry.Options{})
+	rep, err := reg.Scan(ctx, []discover.Root{{Path: root, Scope: discover.ScopeProject}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Listings(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked, err := discover.Walk(ctx, discover.Root{Path: root}, discover.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// root, alpha, alpha/scripts, alpha/references, legal, legal/beta,
+	// legal/beta/assets, gamma
+	if len(got) != 8 || rep.Roots[0].Dirs != 8 {
+		t.Fatalf("recorded %d listings for %d directories read, want 8 and 8", len(got), rep.Roots[0].Dirs)
+	}
+	if !reflect.DeepEqual(map[string]store.Listing(walked.Listings), got) {
+		t.Fatalf("recorded listings differ from a walk's:\n got %v\nwant %v", got, walked.Listings)
+	}
+}

@@ -175,7 +175,7 @@ func splitDocument(content []byte, withBody bool) (document, error) {
 			line = line[:i]
 			next = off + i + 1
 		}
-		if t := string(bytes.TrimRight(line, " \t")); t == "---" || t == "..." {
+		if t := bytes.TrimRight(line, " \t"); string(t) == "---" || string(t) == "..." {
 			d.yaml = string(rest[:off])
 			if withBody && next <= len(rest) {
 				d.body = string(bytes.TrimSpace(rest[next:]))
