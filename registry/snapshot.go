@@ -65,7 +65,7 @@ type Snapshot struct {
 	gen         int64
 	fingerprint string
 	entries     []Brief  // by identity
-	search      []string // per entry: its name and description, lower-cased
+	ascii       []bool   // per entry: its name and description are ASCII (see matcher)
 	tiers       []uint8  // per entry: bit i set when AllAgentTiers[i] may invoke it
 	byName      map[string][]int32
 	pools       [8]pool // by index in skill.AllAgentTiers
@@ -90,11 +90,12 @@ type snapshotBuilder struct {
 	h      hash.Hash
 	buf    []byte
 	shared map[string][]string // invokable_by lists, shared
+	words  map[string]string   // categories, scopes and version labels, shared
 	group  []store.Version     // the versions of the current key
 }
 
 func newSnapshotBuilder(gen int64) *snapshotBuilder {
-	return &snapshotBuilder{s: &Snapshot{gen: gen, byName: map[string][]int32{}}, h: sha256.New(), shared: map[string][]string{}}
+	return &snapshotBuilder{s: &Snapshot{gen: gen, byName: map[string][]int32{}}, h: sha256.New(), shared: map[string][]string{}, words: map[string]string{}}
 }
 
 // add takes the next version in the store's order.
@@ -145,8 +146,24 @@ func (b *snapshotBuilder) take(v *store.Version) {
 		inv = slices.Clip(append([]string{}, v.InvokableBy...))
 		b.shared[j] = inv
 	}
-	b.s.entries = append(b.s.entries, Brief{Key: v.Key, Name: v.Name, Description: v.Description, Category: v.Category,
-		Version: v.Version, Tier: v.Tier, InvokableBy: inv, Scope: v.Scope, Dir: v.Dir, Digest: v.Digest})
+	// A name is most often the end of its identity (category/name), and
+	// categories, scopes and version labels repeat: one copy of each.
+	name := v.Name
+	if strings.HasSuffix(v.Key, name) {
+		name = v.Key[len(v.Key)-len(name):]
+	}
+	b.s.entries = append(b.s.entries, Brief{Key: v.Key, Name: name, Description: v.Description, Category: b.word(v.Category),
+		Version: b.word(v.Version), Tier: v.Tier, InvokableBy: inv, Scope: b.word(v.Scope), Dir: v.Dir, Digest: v.Digest})
+}
+
+// word returns the snapshot's copy of a short string that many skills
+// share.
+func (b *snapshotBuilder) word(w string) string {
+	if c, ok := b.words[w]; ok {
+		return c
+	}
+	b.words[w] = w
+	return w
 }
 
 // done indexes the kept skills and returns the snapshot.
@@ -158,11 +175,11 @@ func (b *snapshotBuilder) done() *Snapshot {
 		slices.SortStableFunc(s.entries, func(a, b Brief) int { return strings.Compare(a.Key, b.Key) })
 	}
 	s.entries = slices.Clip(s.entries)
-	s.search = make([]string, len(s.entries))
+	s.ascii = make([]bool, len(s.entries))
 	s.tiers = make([]uint8, len(s.entries))
 	for i := range s.entries {
 		e := &s.entries[i]
-		s.search[i] = strings.ToLower(e.Name + "\n" + e.Description)
+		s.ascii[i] = isASCII(e.Name) && isASCII(e.Description)
 		s.byName[e.Name] = append(s.byName[e.Name], int32(i))
 		for _, t := range e.InvokableBy {
 			if k := tierIndex(skill.AgentTier(t)); k >= 0 {
@@ -338,13 +355,13 @@ func (s *Snapshot) Page(q PageQuery) (Page, error) {
 		}
 		return out, nil
 	}
-	needle := strings.ToLower(q.Query)
+	m := newMatcher(q.Query)
 	more := false
 	for n, i := range idx {
 		if q.Tier != 0 && s.entries[i].Tier != q.Tier {
 			continue
 		}
-		if needle != "" && !strings.Contains(s.search[i], needle) {
+		if e := &s.entries[i]; !m.match(e.Name, e.Description, s.ascii[i]) {
 			continue
 		}
 		out.Total++
