@@ -64,9 +64,9 @@ type Brief struct {
 type Snapshot struct {
 	gen         int64
 	fingerprint string
-	entries     []Brief  // by identity
-	ascii       []bool   // per entry: its name and description are ASCII (see matcher)
-	tiers       []uint8  // per entry: bit i set when AllAgentTiers[i] may invoke it
+	entries     []Brief // by identity
+	ascii       []bool  // per entry: its name and description are ASCII (see matcher)
+	tiers       []uint8 // per entry: bit i set when AllAgentTiers[i] may invoke it
 	byName      map[string][]int32
 	pools       [8]pool // by index in skill.AllAgentTiers
 }
