@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,11 +93,12 @@ func decodeSkillListIn(args json.RawMessage) (skillListIn, error) {
 	return in, nil
 }
 
-// sdkUnmarshal decodes as the go-sdk's internal JSON package does.
+// sdkUnmarshal decodes as the go-sdk's internal JSON package does (its
+// Decoder, which matches field names exactly), without the decoder's 32 KB
+// read buffer: b is one JSON value (arguments arrive parsed).
 func sdkUnmarshal(b []byte, v any) error {
-	d := segjson.NewDecoder(bytes.NewReader(b))
-	d.DontMatchCaseInsensitiveStructFields()
-	return d.Decode(v)
+	_, err := segjson.Parse(b, v, segjson.DontMatchCaseInsensitiveStructFields)
+	return err
 }
 
 // skillListPlain is skill_list's handler (see skillListTool).
