@@ -139,7 +139,9 @@ func start(b *testing.B, cmd *exec.Cmd) *serverProc {
 	}()
 	select {
 	case u := <-found:
-		return &serverProc{cmd: cmd, url: u}
+		p := &serverProc{cmd: cmd, url: u}
+		b.Cleanup(p.stop) // also when a measurement fails
+		return p
 	case <-time.After(5 * time.Minute):
 		cmd.Process.Kill()
 		b.Fatalf("%s did not announce its endpoint", cmd.Path)
@@ -163,6 +165,9 @@ func (p *serverProc) peakRSS() float64 {
 }
 
 func (p *serverProc) stop() {
+	if p.cmd.ProcessState != nil {
+		return // stopped already
+	}
 	p.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() { p.cmd.Wait(); close(done) }()
