@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/catalog"
-	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/vfs"
 )
@@ -140,14 +137,7 @@ func text(s string) *mcp.CallToolResult {
 // addTools registers every tool on the connection's server.
 func (c *Conn) addTools(loadDesc string) {
 	s := c.server
-	mcp.AddTool(s, &mcp.Tool{
-		Name: ToolSkillList,
-		Description: "List the skills you may load, a page at a time, by category/name: the total that match, one line per skill " +
-			"(category/name: description), and next_cursor to pass as cursor for the next page (empty on the last). " +
-			"Filters: query (text in the name or description, ignoring case), category, tier (1-3). limit is 1-1000 (default 100). " +
-			"The structured result holds each skill's {name, description, tier, invokable_by, source, category, version}.",
-		Annotations: readOnly("List skills"),
-	}, c.skillList)
+	s.AddTool(skillListTool(), c.skillListPlain)
 	c.addLoadSkill(loadDesc)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        ToolUnloadSkill,
@@ -200,47 +190,6 @@ func (c *Conn) addLoadSkill(desc string) {
 		Description: desc,
 		Annotations: additive("Load a skill", true),
 	}, c.loadSkill)
-}
-
-func (c *Conn) skillList(ctx context.Context, _ *mcp.CallToolRequest, in skillListIn) (*mcp.CallToolResult, skillListOut, error) {
-	page, err := c.sess.Skills(ctx, registry.PageQuery{Category: in.Category, Tier: in.Tier, Query: in.Query, Cursor: in.Cursor, Limit: in.Limit})
-	if err != nil {
-		return nil, skillListOut{}, c.toolError(ctx, ToolSkillList, in.Category, err)
-	}
-	out := skillListOut{Skills: session.CatalogItems(page.Skills), Total: page.Total, NextCursor: page.NextCursor}
-	return text(skillListText(page)), out, nil
-}
-
-// maxListDescription bounds a description in skill_list's text, in
-// characters; the structured result has it whole.
-const maxListDescription = 160
-
-// skillListText is skill_list's text: a line saying what the page holds
-// and how to get the next, then one line per skill.
-func skillListText(p registry.Page) string {
-	var b strings.Builder
-	switch {
-	case p.Total == 0:
-		b.WriteString("No skills match.")
-	case len(p.Skills) == 0:
-		fmt.Fprintf(&b, "%d skills match; none after this cursor.", p.Total)
-	case p.NextCursor == "":
-		fmt.Fprintf(&b, "%d skills match; this page has %d, the last.", p.Total, len(p.Skills))
-	default:
-		fmt.Fprintf(&b, "%d skills match; this page has %d. Next page: cursor %q.", p.Total, len(p.Skills), p.NextCursor)
-	}
-	for _, e := range p.Skills {
-		b.WriteString("\n")
-		b.WriteString(e.Key)
-		b.WriteString(": ")
-		d := strings.Join(strings.Fields(e.Description), " ")
-		if utf8.RuneCountInString(d) > maxListDescription {
-			r := []rune(d)
-			d = string(r[:maxListDescription-1]) + "…"
-		}
-		b.WriteString(d)
-	}
-	return b.String()
 }
 
 func (c *Conn) loadSkill(ctx context.Context, _ *mcp.CallToolRequest, in skillIn) (*mcp.CallToolResult, loadOut, error) {

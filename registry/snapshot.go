@@ -64,12 +64,35 @@ type Brief struct {
 type Snapshot struct {
 	gen         int64
 	fingerprint string
-	entries     []Brief  // by identity
-	search      []string // per entry: its name and description, lower-cased
-	tiers       []uint8  // per entry: bit i set when AllAgentTiers[i] may invoke it
-	byName      map[string][]int32
-	pools       [8]pool // by index in skill.AllAgentTiers
+	// The skills hold no pointers (see arena.go): entries name their
+	// strings in text, and invokable_by lists by index in invokable.
+	text      arena
+	entries   []entry    // by identity
+	invokable [][]string // the distinct invokable_by lists
+	byName    []int32    // indexes into entries, by name, then identity
+	pools     [8]pool    // by index in skill.AllAgentTiers
 }
+
+// entry is a Brief in the snapshot's arena.
+type entry struct {
+	key, name, description, category, version, scope, dir, digest span
+	tier                                                          int8
+	ascii                                                         bool   // name and description are ASCII (see matcher)
+	tiers                                                         uint8  // bit i set when AllAgentTiers[i] may invoke it
+	invokable                                                     uint32 // index in Snapshot.invokable
+}
+
+// brief returns entry i as a Brief: its strings are slices of the arena
+// (no copy), its InvokableBy shared.
+func (s *Snapshot) brief(i int32) Brief {
+	e := &s.entries[i]
+	return Brief{Key: s.text.str(e.key), Name: s.text.str(e.name), Description: s.text.str(e.description),
+		Category: s.text.str(e.category), Version: s.text.str(e.version), Tier: int(e.tier), InvokableBy: s.invokable[e.invokable],
+		Scope: s.text.str(e.scope), Dir: s.text.str(e.dir), Digest: s.text.str(e.digest)}
+}
+
+// key returns entry i's identity.
+func (s *Snapshot) key(i int32) string { return s.text.str(s.entries[i].key) }
 
 // pool is the skills one agent tier may use: indexes into entries, by
 // identity, and the same per category.
@@ -89,12 +112,13 @@ type snapshotBuilder struct {
 	s      *Snapshot
 	h      hash.Hash
 	buf    []byte
-	shared map[string][]string // invokable_by lists, shared
-	group  []store.Version     // the versions of the current key
+	shared map[string]uint32 // invokable_by lists, by index in Snapshot.invokable
+	words  map[string]span   // categories, scopes and version labels, shared
+	group  []store.Version   // the versions of the current key
 }
 
 func newSnapshotBuilder(gen int64) *snapshotBuilder {
-	return &snapshotBuilder{s: &Snapshot{gen: gen, byName: map[string][]int32{}}, h: sha256.New(), shared: map[string][]string{}}
+	return &snapshotBuilder{s: &Snapshot{gen: gen}, h: sha256.New(), shared: map[string]uint32{}, words: map[string]span{}}
 }
 
 // add takes the next version in the store's order.
@@ -142,11 +166,37 @@ func (b *snapshotBuilder) take(v *store.Version) {
 	j := strings.Join(v.InvokableBy, "\x00")
 	inv, ok := b.shared[j]
 	if !ok {
-		inv = slices.Clip(append([]string{}, v.InvokableBy...))
+		inv = uint32(len(b.s.invokable))
+		b.s.invokable = append(b.s.invokable, slices.Clip(append([]string{}, v.InvokableBy...)))
 		b.shared[j] = inv
 	}
-	b.s.entries = append(b.s.entries, Brief{Key: v.Key, Name: v.Name, Description: v.Description, Category: v.Category,
-		Version: v.Version, Tier: v.Tier, InvokableBy: inv, Scope: v.Scope, Dir: v.Dir, Digest: v.Digest})
+	t := &b.s.text
+	e := entry{key: t.add(v.Key), description: t.add(v.Description), dir: t.add(v.Dir), digest: t.add(v.Digest),
+		category: b.word(v.Category), version: b.word(v.Version), scope: b.word(v.Scope),
+		tier: int8(v.Tier), ascii: isASCII(v.Name) && isASCII(v.Description), invokable: inv}
+	// A name is most often the end of its identity (category/name).
+	if strings.HasSuffix(v.Key, v.Name) {
+		e.name = span{off: e.key.off + uint32(len(v.Key)-len(v.Name)), n: uint32(len(v.Name))}
+	} else {
+		e.name = t.add(v.Name)
+	}
+	for _, at := range v.InvokableBy {
+		if k := tierIndex(skill.AgentTier(at)); k >= 0 {
+			e.tiers |= 1 << k
+		}
+	}
+	b.s.entries = append(b.s.entries, e)
+}
+
+// word returns the arena's copy of a short string that many skills share
+// (a category, a scope, a version label).
+func (b *snapshotBuilder) word(w string) span {
+	if sp, ok := b.words[w]; ok {
+		return sp
+	}
+	sp := b.s.text.add(w)
+	b.words[w] = sp
+	return sp
 }
 
 // done indexes the kept skills and returns the snapshot.
@@ -154,38 +204,36 @@ func (b *snapshotBuilder) done() *Snapshot {
 	b.flush()
 	s := b.s
 	s.fingerprint = hex.EncodeToString(b.h.Sum(nil))
-	if !slices.IsSortedFunc(s.entries, func(a, b Brief) int { return strings.Compare(a.Key, b.Key) }) {
-		slices.SortStableFunc(s.entries, func(a, b Brief) int { return strings.Compare(a.Key, b.Key) })
+	s.text.seal()
+	byKey := func(x, y entry) int { return strings.Compare(s.text.str(x.key), s.text.str(y.key)) }
+	if !slices.IsSortedFunc(s.entries, byKey) {
+		slices.SortStableFunc(s.entries, byKey)
 	}
 	s.entries = slices.Clip(s.entries)
-	s.search = make([]string, len(s.entries))
-	s.tiers = make([]uint8, len(s.entries))
-	for i := range s.entries {
-		e := &s.entries[i]
-		s.search[i] = strings.ToLower(e.Name + "\n" + e.Description)
-		s.byName[e.Name] = append(s.byName[e.Name], int32(i))
-		for _, t := range e.InvokableBy {
-			if k := tierIndex(skill.AgentTier(t)); k >= 0 {
-				s.tiers[i] |= 1 << k
-			}
-		}
+	s.byName = make([]int32, len(s.entries))
+	for i := range s.byName {
+		s.byName[i] = int32(i)
 	}
+	// Stable on identity order: by name, then identity.
+	slices.SortStableFunc(s.byName, func(x, y int32) int {
+		return strings.Compare(s.text.str(s.entries[x].name), s.text.str(s.entries[y].name))
+	})
 	for k := range skill.AllAgentTiers {
 		p := &s.pools[k]
 		p.byCategory = map[string][]int32{}
 		n := 0
 		for i := range s.entries {
-			if s.tiers[i]&(1<<k) != 0 {
+			if s.entries[i].tiers&(1<<k) != 0 {
 				n++
 			}
 		}
 		p.all = make([]int32, 0, n)
 		for i := range s.entries {
-			if s.tiers[i]&(1<<k) == 0 {
+			if s.entries[i].tiers&(1<<k) == 0 {
 				continue
 			}
 			p.all = append(p.all, int32(i))
-			c := s.entries[i].Category
+			c := s.text.str(s.entries[i].category)
 			p.byCategory[c] = append(p.byCategory[c], int32(i))
 		}
 	}
@@ -228,9 +276,9 @@ func (s *Snapshot) pool(tier skill.AgentTier) *pool {
 // it. It costs a binary search.
 func (s *Snapshot) Lookup(tier skill.AgentTier, key string) (Brief, bool) {
 	p := s.pool(tier).all
-	i := sort.Search(len(p), func(i int) bool { return s.entries[p[i]].Key >= key })
-	if i < len(p) && s.entries[p[i]].Key == key {
-		return s.entries[p[i]], true
+	i := sort.Search(len(p), func(i int) bool { return s.key(p[i]) >= key })
+	if i < len(p) && s.key(p[i]) == key {
+		return s.brief(p[i]), true
 	}
 	return Brief{}, false
 }
@@ -243,9 +291,13 @@ func (s *Snapshot) Named(tier skill.AgentTier, name string) []Brief {
 		return nil
 	}
 	var out []Brief
-	for _, i := range s.byName[name] {
-		if s.tiers[i]&(1<<k) != 0 {
-			out = append(out, s.entries[i])
+	n := sort.Search(len(s.byName), func(j int) bool { return s.text.str(s.entries[s.byName[j]].name) >= name })
+	for _, i := range s.byName[n:] {
+		if s.text.str(s.entries[i].name) != name {
+			break
+		}
+		if s.entries[i].tiers&(1<<k) != 0 {
+			out = append(out, s.brief(i))
 		}
 	}
 	return out
@@ -261,7 +313,7 @@ func (s *Snapshot) Skills(tier skill.AgentTier, category string, yield func(Brie
 		idx = p.byCategory[category]
 	}
 	for _, i := range idx {
-		if !yield(s.entries[i]) {
+		if !yield(s.brief(i)) {
 			return
 		}
 	}
@@ -324,34 +376,35 @@ func (s *Snapshot) Page(q PageQuery) (Page, error) {
 	}
 	start := 0
 	if q.Cursor != "" {
-		start = sort.Search(len(idx), func(i int) bool { return s.entries[idx[i]].Key > after })
+		start = sort.Search(len(idx), func(i int) bool { return s.key(idx[i]) > after })
 	}
 	out := Page{Skills: []Brief{}}
 	if q.Query == "" && q.Tier == 0 {
 		out.Total = len(idx)
 		end := min(start+limit, len(idx))
 		for _, i := range idx[start:end] {
-			out.Skills = append(out.Skills, s.entries[i])
+			out.Skills = append(out.Skills, s.brief(i))
 		}
 		if end < len(idx) {
-			out.NextCursor = encodeCursor(s.entries[idx[end-1]].Key)
+			out.NextCursor = encodeCursor(s.key(idx[end-1]))
 		}
 		return out, nil
 	}
-	needle := strings.ToLower(q.Query)
+	m := newMatcher(q.Query)
 	more := false
 	for n, i := range idx {
-		if q.Tier != 0 && s.entries[i].Tier != q.Tier {
+		e := &s.entries[i]
+		if q.Tier != 0 && int(e.tier) != q.Tier {
 			continue
 		}
-		if needle != "" && !strings.Contains(s.search[i], needle) {
+		if !m.match(s.text.str(e.name), s.text.str(e.description), e.ascii) {
 			continue
 		}
 		out.Total++
 		switch {
 		case n < start:
 		case len(out.Skills) < limit:
-			out.Skills = append(out.Skills, s.entries[i])
+			out.Skills = append(out.Skills, s.brief(i))
 		default:
 			more = true
 		}

@@ -37,9 +37,16 @@ func main() {
 			fmt.Fprintln(os.Stderr, "skillgate: SKILLGATE_CPUPROFILE:", err)
 		}
 	}
+	// SKILLGATE_MEMPROFILE=FILE writes a heap profile taken when the heap
+	// in use was highest (see writeHeapProfiles).
+	stopHeap := func() {}
+	if p := os.Getenv("SKILLGATE_MEMPROFILE"); p != "" {
+		stopHeap = writeHeapProfiles(ctx, p, os.Stderr)
+	}
 	m := &Main{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 	code := m.Run(ctx, os.Args[1:])
 	cancel()
+	stopHeap()
 	pprof.StopCPUProfile()
 	os.Exit(code)
 }
