@@ -289,7 +289,9 @@ type server struct {
 var listenRE = regexp.MustCompile(`MCP at (http://127\.0\.0\.1:\d+)/mcp`)
 
 func startServe(ctx context.Context, bin, data string, log io.Writer) (*server, error) {
-	cmd := exec.Command(bin, "--data", data, "serve", "--addr", "127.0.0.1:0")
+	// Every agent connects from 127.0.0.1, so the per-client connection
+	// limit (meant for one remote host) is lifted.
+	cmd := exec.Command(bin, "--data", data, "serve", "--addr", "127.0.0.1:0", "--max-client-conns", "0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
