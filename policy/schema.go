@@ -114,6 +114,14 @@ func ValidatePolicies(set *PolicySet) []Finding {
 		if scopeErr {
 			fs = slices.DeleteFunc(fs, func(f Finding) bool { return f.Message == noActionText })
 		}
+		// The validator's messages come in no fixed order: errors first,
+		// then by text, so that the same policies always read the same.
+		slices.SortStableFunc(fs, func(a, b Finding) int {
+			if c := strings.Compare(string(a.Severity), string(b.Severity)); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Message, b.Message)
+		})
 		out = append(out, fs...)
 	}
 	return out
