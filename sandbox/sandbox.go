@@ -91,7 +91,10 @@ func (b Bubblewrap) memory() int64 {
 // (a filesystem server's allowed directory, a configuration file) stays
 // visible, read-only, even where it lies in the private /tmp, unless it lies
 // in a home directory or a hidden one: what a server is openly configured
-// with must be there for it to start.
+// with must be there for it to start. For a script inside a node_modules
+// tree (an npm server run as node DIR/node_modules/PKG/dist/index.js), that
+// whole node_modules tree stays visible, read-only, on the same terms: the
+// script imports its dependencies from it.
 func (b Bubblewrap) Args(program, dir string, args ...string) []string {
 	out := b.sandboxArgs(program, dir, args)
 	out = append(out, "--", program)
@@ -120,9 +123,18 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) []string
 		}
 	}
 	for _, a := range progArgs {
-		if real, ok := b.exposable(a); ok {
-			args = append(args, "--ro-bind", real, a)
+		real, ok := b.exposable(a)
+		if !ok {
+			continue
 		}
+		// A script inside a node_modules tree resolves its packages from
+		// that tree: the whole tree stays visible with it.
+		if nm := nodeModules(a); nm != "" {
+			if realNM, ok := b.exposable(nm); ok {
+				args = append(args, "--ro-bind", realNM, nm)
+			}
+		}
+		args = append(args, "--ro-bind", real, a)
 	}
 	if filepath.IsAbs(program) {
 		// The program itself stays visible (read-only) even when it lies
@@ -138,6 +150,17 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) []string
 		}
 	}
 	return args
+}
+
+// nodeModules returns the outermost node_modules directory that holds
+// path, or "" when there is none.
+func nodeModules(path string) string {
+	const seg = "/node_modules/"
+	i := strings.Index(path, seg)
+	if i < 0 {
+		return ""
+	}
+	return path[:i+len(seg)-1]
 }
 
 // exposable reports whether a program argument names an existing path that

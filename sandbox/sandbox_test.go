@@ -132,3 +132,36 @@ func TestBubblewrapExposesArguments(t *testing.T) {
 		t.Errorf("\n got %q\nwant %q", out, want)
 	}
 }
+
+// TestBubblewrapExposesNodeModules: a script inside a node_modules tree in
+// the private /tmp finds its dependencies there (an npm server installed
+// under /tmp), and nothing beside that tree becomes visible.
+func TestBubblewrapExposesNodeModules(t *testing.T) {
+	requireBwrap(t)
+	prefix := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(prefix, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("node_modules/@scope/server/dist/index.sh", `cat "$(dirname "$0")/../../../dep/lib.txt"; cat "$(dirname "$0")/../../../../beside.txt" 2>/dev/null || echo "beside: not visible"`)
+	write("node_modules/dep/lib.txt", "dependency\n")
+	write("beside.txt", "beside\n")
+	script := filepath.Join(prefix, "node_modules", "@scope", "server", "dist", "index.sh")
+	cmd := exec.Command("/bin/sh", script)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if err := (sandbox.Bubblewrap{}).Confine(cmd); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if want := "dependency\nbeside: not visible\n"; string(out) != want {
+		t.Errorf("\n got %q\nwant %q", out, want)
+	}
+}
