@@ -127,10 +127,8 @@ func resourceKey(n xast.IsResourceScopeNode) (types.EntityUID, bool) {
 type candidates struct {
 	lists [8][]*Policy
 	n     int
-	// noContext skips policies that read the context (scope projection);
-	// onlyContext skips those that do not (the memo has their outcome).
-	noContext   bool
-	onlyContext bool
+	// noContext skips policies that read the context (scope projection).
+	noContext bool
 }
 
 func (ix *index) candidates(c *candidates, principal types.EntityUID, res *[3]types.EntityUID) {
@@ -161,7 +159,7 @@ func (c *candidates) All() iter.Seq2[cedar.PolicyID, *cedar.Policy] {
 	return func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
 		for i := 0; i < c.n; i++ {
 			for _, p := range c.lists[i] {
-				if c.noContext && p.usesContext || c.onlyContext && !p.usesContext {
+				if c.noContext && p.usesContext {
 					continue
 				}
 				if !yield(cedar.PolicyID(p.ID), p.cedar) {
