@@ -58,6 +58,17 @@ func serve() int {
 	return 0
 }
 
+// openStore opens a fresh SQLite store, closed when the test ends.
+func openStore(t testing.TB) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func limits() mcpclient.Limits {
 	return mcpclient.Limits{InitializeTimeout: 10 * time.Second, ListTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, TerminateTimeout: 200 * time.Millisecond}
 }
@@ -128,11 +139,7 @@ func (d *listDecider) Decide(_ context.Context, _ session.Principal, _ string, c
 
 func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t)
 	w := audit.NewWriter(db, audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()

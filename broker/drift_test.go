@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -23,11 +21,7 @@ import (
 // allowed call that failed.
 func TestDriftRefusalAudited(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t)
 	w := audit.NewWriter(db, audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()

@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -23,11 +21,7 @@ import (
 // in the audit record.
 func TestPolicyErrorsAudited(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t)
 	const policies = `
 @id("default-permit")
 permit (principal, action == Action::"invoke", resource);

@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -25,11 +23,7 @@ import (
 // the server consumes it.
 func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t)
 	eng := policy.New(&policy.Options{Store: db})
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)

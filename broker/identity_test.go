@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -68,11 +66,7 @@ func capabilityOf(t testing.TB, b *broker.Broker, key, tool string) *broker.Capa
 // write_file must not let an agent call the other's.
 func TestGrantIsScopedBySkill(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t)
 	eng := policy.New(&policy.Options{Store: db})
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)
