@@ -94,9 +94,11 @@ type benchEnv struct {
 	args   map[string]any
 }
 
-func newBenchEnv(tb testing.TB, policies int) *benchEnv {
+// benchEngine returns an engine over the policies in text (as file name)
+// and caps, and the parsed policy set.
+func benchEngine(tb testing.TB, name, text string, caps []Capability) (*Engine, *PolicySet) {
 	tb.Helper()
-	set, err := ParsePolicies([]Source{{Name: "bench.cedar", Text: []byte(benchPolicies(policies))}})
+	set, err := ParsePolicies([]Source{{Name: name, Text: []byte(text)}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -104,10 +106,16 @@ func newBenchEnv(tb testing.TB, policies int) *benchEnv {
 	if err := e.SetPolicies(set); err != nil {
 		tb.Fatal(err)
 	}
-	caps := benchCapabilities()
 	if err := e.SetCapabilities(caps); err != nil {
 		tb.Fatal(err)
 	}
+	return e, set
+}
+
+func newBenchEnv(tb testing.TB, policies int) *benchEnv {
+	tb.Helper()
+	caps := benchCapabilities()
+	e, set := benchEngine(tb, "bench.cedar", benchPolicies(policies), caps)
 	env := &benchEnv{engine: e, set: set, cset: cedar.NewPolicySet(), ents: cedar.EntityMap{},
 		p: Principal{Tenant: "acme", Agent: "agent0", Tier: "T3"}}
 	for id, p := range set.All() {

@@ -205,18 +205,8 @@ type spreadEnv struct {
 
 func newSpreadEnv(tb testing.TB, policies int) *spreadEnv {
 	tb.Helper()
-	set, err := ParsePolicies([]Source{{Name: "spread.cedar", Text: []byte(spreadPolicies(policies, spreadSeed))}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	e := New(nil)
-	if err := e.SetPolicies(set); err != nil {
-		tb.Fatal(err)
-	}
 	caps := spreadCapabilities()
-	if err := e.SetCapabilities(caps); err != nil {
-		tb.Fatal(err)
-	}
+	e, set := benchEngine(tb, "spread.cedar", spreadPolicies(policies, spreadSeed), caps)
 	env := &spreadEnv{engine: e, set: set, cset: cedar.NewPolicySet(), ents: cedar.EntityMap{}}
 	for id, p := range set.All() {
 		env.cset.Add(id, p)
