@@ -135,20 +135,22 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if err := private(path); err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
 	if err := create(ctx, path); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	private(path)
 	// mmap_size: reads map the file instead of a pread per page, which
 	// halves the cost of reading the registry back on a rescan.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(" + strconv.Itoa(mmapSize) + ")&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)&_pragma=mmap_size(" + strconv.Itoa(mmapSize) + ")&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s := &DB{db: db, path: path, Now: time.Now}
+	if err := s.wal(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -158,6 +160,39 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// walWait bounds how long Open waits to return a store to WAL mode while
+// another process holds it (the first scan runs with a rollback journal).
+const walWait = 10 * time.Second
+
+// wal puts the store in WAL mode, which new stores are made in and the
+// first scan leaves for its duration. Changing the journal mode needs the
+// database to itself and SQLite answers SQLITE_BUSY at once, without its
+// busy timeout, while another process holds it: Open retries for walWait,
+// then goes on with the rollback journal, which works, more slowly, until
+// the next Open.
+func (s *DB) wal(ctx context.Context) error {
+	deadline := time.Now().Add(walWait)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var mode string
+		err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		if err == nil && mode == "wal" {
+			return nil
+		}
+		if err != nil && !strings.Contains(err.Error(), "SQLITE_BUSY") {
+			return err
+		}
+		if time.Now().After(deadline) {
+			slog.Warn("store: another process holds the database; going on without WAL", "path", s.path, "mode", mode, "err", err)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 // mmapSize is how much of the database file reads map (PRAGMA mmap_size).
@@ -170,38 +205,70 @@ const mmapSize = 134217728
 // without overflow pages. Existing databases keep theirs.
 const pageSize = 16384
 
-// private makes the database file readable by its owner only: it holds
-// the registry, sessions, grants and the audit log. A missing file is
-// created empty with mode 0600 (SQLite then gives its -wal and -shm files
-// the same mode); an existing one made by an earlier version with a looser
-// mode is narrowed to 0600, with its -wal and -shm files.
-func private(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		return f.Close()
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		return err
-	}
+// private narrows a database made by an earlier version with a looser mode
+// to 0600, with its -wal and -shm files: it holds the registry, sessions,
+// grants and the audit log. Best effort: a file of another user (read
+// through group permissions) stays as it is.
+func private(path string) {
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		fi, err := os.Stat(p)
 		if err != nil || fi.Mode().Perm()&0o077 == 0 {
 			continue
 		}
-		// Best effort: a file of another user (read through group
-		// permissions) stays as it is.
 		_ = os.Chmod(p, fi.Mode().Perm()&0o700)
 	}
-	return nil
 }
 
-// create makes a new, empty database file with pageSize pages in WAL mode.
-// The page size must be chosen before anything is written, and the DSN's
-// pragmas run with journal_mode first, which would fix the default.
+// create makes a new database at path, when there is none, with pageSize
+// pages, in WAL mode and readable by its owner only (SQLite gives its -wal
+// and -shm files the same mode). The page size must be chosen before
+// anything is written, and setting the journal mode would fix the default.
+// The database is made under a name of its
+// own and linked into place, which fails if another process got there
+// first: processes opening a new data directory at once never configure
+// the same file together (that could fail at once with SQLITE_BUSY).
 func create(ctx context.Context, path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.Size() > 0:
+		return nil
+	case err == nil:
+		// An empty file made by someone else: configure it in place.
+		return configure(ctx, path)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	tmp := fmt.Sprintf("%s.new-%d", path, os.Getpid())
+	defer func() {
+		for _, p := range []string{tmp, tmp + "-wal", tmp + "-shm"} {
+			os.Remove(p)
+		}
+	}()
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := configure(ctx, tmp); err != nil {
+		return err
+	}
+	err = os.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
 		return nil
 	}
+	// A file system without hard links: rename, unless another process
+	// made the database meanwhile.
+	if _, serr := os.Stat(path); serr == nil {
+		return nil
+	}
+	return os.Rename(tmp, path)
+}
+
+// configure sets the page size and WAL mode of the empty database file at
+// path and writes its first table, so that the file is no longer empty.
+func configure(ctx context.Context, path string) error {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		return err
@@ -212,11 +279,16 @@ func create(ctx context.Context, path string) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "PRAGMA page_size = "+strconv.Itoa(pageSize)); err != nil {
-		return err
+	for _, stmt := range []string{
+		"PRAGMA page_size = " + strconv.Itoa(pageSize),
+		"PRAGMA journal_mode = WAL",
+		schemaMigrationsTable,
+	} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
 	}
-	_, err = conn.ExecContext(ctx, "PRAGMA journal_mode = WAL")
-	return err
+	return nil
 }
 
 // Path returns the database file's path.
@@ -228,12 +300,15 @@ func (s *DB) Close() error {
 	return s.db.Close()
 }
 
+// schemaMigrationsTable records the schema versions applied.
+const schemaMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`
+
 // migrate brings the database to the current schema in one immediate
 // transaction: the version is read under the write lock, so of several
 // processes opening a new data directory at once exactly one applies the
 // migrations and the others, waiting on the busy timeout, find them done.
 func (s *DB) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+	if _, err := s.db.ExecContext(ctx, schemaMigrationsTable); err != nil {
 		return fmt.Errorf("migrate %s: %w", s.path, err)
 	}
 	var have int
