@@ -40,6 +40,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
@@ -59,7 +60,7 @@ type Skill struct {
 	// Servers are the declarations from the skill's mcp.json, by id.
 	Servers map[string]mcpclient.ServerDecl
 	// Pins are the approved pins, by server id.
-	Pins map[string]mcpclient.PinSet
+	Pins map[string]capability.PinSet
 	// LeftOut lists per server id the tools offered at approval that the
 	// approval left out: not drift when a connection sees them.
 	LeftOut map[string][]string
@@ -341,7 +342,7 @@ func namespaced(skill, tool string) string {
 
 // toolFromPin rebuilds the tool definition agents see from the approved
 // pin (never from a live listing) and compiles its input schema.
-func toolFromPin(pin mcpclient.ToolPin) (*mcp.Tool, *jsonschema.Schema, error) {
+func toolFromPin(pin capability.ToolPin) (*mcp.Tool, *jsonschema.Schema, error) {
 	var def struct {
 		Name         string               `json:"name"`
 		Title        string               `json:"title"`

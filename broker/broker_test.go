@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
@@ -78,22 +79,22 @@ func limits() mcpclient.Limits {
 func skillFor(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "srv", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "srv", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &manifest.Manifest{SkillID: key, Version: "sha256:1"}
 	for _, c := range rep.Capabilities {
-		risk := manifest.FromServer(c.Risk)
+		risk := c.Risk.Risk
 		// The test server states no risk; an operator would complete it.
-		risk.RiskLevel = manifest.Field[mcpclient.RiskLevel]{Value: mcpclient.RiskRead, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
-		risk.SideEffects = manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffectsNone, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
-		risk.DataEgress = manifest.Field[mcpclient.DataEgress]{Value: mcpclient.EgressNone, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
+		risk.RiskLevel = capability.RiskField[capability.RiskLevel]{Value: capability.RiskRead, Source: capability.SourceOperator, Basis: "echoes its input"}
+		risk.SideEffects = capability.RiskField[capability.SideEffects]{Value: capability.SideEffectsNone, Source: capability.SourceOperator, Basis: "echoes its input"}
+		risk.DataEgress = capability.RiskField[capability.DataEgress]{Value: capability.EgressNone, Source: capability.SourceOperator, Basis: "echoes its input"}
 		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "srv", CapabilityID: c.CapabilityID, Risk: risk})
 	}
 	return broker.Skill{Key: key, Digest: "sha256:1", Servers: map[string]mcpclient.ServerDecl{"srv": decl},
-		Pins: map[string]mcpclient.PinSet{"srv": rep.Pins}, Manifest: m}
+		Pins: map[string]capability.PinSet{"srv": rep.Pins}, Manifest: m}
 }
 
 // listDecider lets tier T0 call everything and refuses echo with "deny" in

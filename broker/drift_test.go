@@ -10,7 +10,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
@@ -36,7 +36,7 @@ func TestDriftRefusalAudited(t *testing.T) {
 		json.Unmarshal(p.Definition, &def)
 		def["description"] = "Echo the text (as approved)."
 		raw, _ := json.Marshal(def)
-		np, err := mcpclient.NewToolPin(pins.Server, raw)
+		np, err := capability.NewToolPin(pins.Server, raw)
 		if err != nil {
 			t.Fatal(err)
 		}

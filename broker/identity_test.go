@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
@@ -27,26 +28,26 @@ import (
 func fsSkill(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "fs", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "fs", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &manifest.Manifest{SkillID: key, Version: "sha256:" + key}
 	for _, c := range rep.Capabilities {
-		level := mcpclient.RiskRead
+		level := capability.RiskRead
 		if c.CapabilityID == "write_file" {
-			level = mcpclient.RiskDestructive
+			level = capability.RiskDestructive
 		}
-		risk := manifest.Risk{
-			RiskLevel:   manifest.Field[mcpclient.RiskLevel]{Value: level, Source: mcpclient.SourceOperator, Basis: "test"},
-			SideEffects: manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffectsInternal, Source: mcpclient.SourceOperator, Basis: "test"},
-			DataEgress:  manifest.Field[mcpclient.DataEgress]{Value: mcpclient.EgressNone, Source: mcpclient.SourceOperator, Basis: "test"},
+		risk := capability.Risk{
+			RiskLevel:   capability.RiskField[capability.RiskLevel]{Value: level, Source: capability.SourceOperator, Basis: "test"},
+			SideEffects: capability.RiskField[capability.SideEffects]{Value: capability.SideEffectsInternal, Source: capability.SourceOperator, Basis: "test"},
+			DataEgress:  capability.RiskField[capability.DataEgress]{Value: capability.EgressNone, Source: capability.SourceOperator, Basis: "test"},
 		}
 		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "fs", CapabilityID: c.CapabilityID, Risk: risk})
 	}
 	return broker.Skill{Key: key, Digest: "sha256:" + key, Servers: map[string]mcpclient.ServerDecl{"fs": decl},
-		Pins: map[string]mcpclient.PinSet{"fs": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T0", "T1", "T2", "T3"}}
+		Pins: map[string]capability.PinSet{"fs": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T0", "T1", "T2", "T3"}}
 }
 
 // capabilityOf returns the broker's capability tool of skill key.

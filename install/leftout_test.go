@@ -11,9 +11,9 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
@@ -95,7 +95,7 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 	pool := upstream.New(upstream.Options{
 		Limits: testLimits(),
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnDrift: func(_ upstream.Target, d mcpclient.Drift) {
+		OnDrift: func(_ upstream.Target, d capability.Drift) {
 			mu.Lock()
 			drifts = append(drifts, d.String())
 			mu.Unlock()

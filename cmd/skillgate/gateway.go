@@ -17,8 +17,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/upstream"
 
@@ -269,7 +269,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 			v := m.Getenv(name)
 			return v, v != ""
 		},
-		OnDrift: func(t upstream.Target, drift mcpclient.Drift) {
+		OnDrift: func(t upstream.Target, drift capability.Drift) {
 			// RecordDrift takes the storage lock: never on the
 			// connection's re-check goroutine.
 			go func() {
