@@ -18,7 +18,6 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -92,10 +91,10 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	}
 	// The grant names the capability as the gateway identifies it.
 	granted := capabilityOf(t, b, "alpha", "write_file")
-	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: granted.ID(), Level: policy.RiskDestructive, CreatedBy: "test"}); err != nil {
+	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: granted.ID(), Level: capability.RiskDestructive, CreatedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	agent := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
+	agent := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
 	tests := []struct {
 		name    string
 		want    string
@@ -121,8 +120,8 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	}
 	const approve = "skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"
 	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
-	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != audit.DecisionAllow ||
-		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != audit.DecisionRequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
+	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != capability.Allow ||
+		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != capability.RequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
 		t.Fatalf("audit records %+v", rs)
 	}
 	if !strings.Contains(logs.String(), "approve=\""+strings.ReplaceAll(approve, "'", "'")+"\"") {
@@ -133,7 +132,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		t.Fatalf("approval requests %+v %v", reqs, err)
 	}
 	// Once the operator grants it and the call goes through, it no longer waits.
-	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "beta:fs/write_file", Level: policy.RiskDestructive, Uses: 1}); err != nil {
+	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "beta:fs/write_file", Level: capability.RiskDestructive, Uses: 1}); err != nil {
 		t.Fatal(err)
 	}
 	w = audit.NewWriter(db, audit.WriterOptions{})

@@ -33,8 +33,8 @@ func (r Ref) String() string { return r.Skill + ":" + r.ExtensionID + "/" + r.Ca
 // only one installed skill offers it.
 func (r Ref) Short() string { return r.ExtensionID + "/" + r.CapabilityID }
 
-// refFormHelp is how every capability-reference error says what to write.
-const refFormHelp = "write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file"
+// RefFormHelp is how every capability-reference error says what to write.
+const RefFormHelp = "write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file"
 
 // ParseRef parses "skill:extensionId/capabilityId": the skill is everything
 // before the first ':', the extension id what follows up to the next '/',
@@ -46,14 +46,14 @@ func ParseRef(s string) (Ref, error) {
 	sk, rest, hasSkill := strings.Cut(s, ":")
 	if !hasSkill {
 		if ext, c, ok := strings.Cut(s, "/"); ok && ext != "" && c != "" {
-			return Ref{}, fmt.Errorf("%w: capability %q does not name its skill (several skills may name a server %q): %s", ErrInvalidRef, s, ext, refFormHelp)
+			return Ref{}, fmt.Errorf("%w: capability %q does not name its skill (several skills may name a server %q): %s", ErrInvalidRef, s, ext, RefFormHelp)
 		}
-		return Ref{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidRef, s, refFormHelp)
+		return Ref{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidRef, s, RefFormHelp)
 	}
 	ext, c, ok := strings.Cut(rest, "/")
 	r := Ref{Skill: sk, ExtensionID: ext, CapabilityID: c}
 	if !ok || sk == "" || ext == "" || c == "" || strings.Contains(ext, ":") {
-		return Ref{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidRef, s, refFormHelp)
+		return Ref{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidRef, s, RefFormHelp)
 	}
 	if err := r.Validate(); err != nil {
 		return Ref{}, err

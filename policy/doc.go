@@ -8,12 +8,12 @@
 //	eng := policy.New(&policy.Options{Store: db, PolicyDir: filepath.Join(data, "policies")})
 //	if err := eng.Reload(ctx); err != nil { ... }            // policies and grants
 //	if err := eng.SetCapabilities(caps); err != nil { ... }  // from the registry
-//	ref, _ := policy.ParseCapabilityRef("dev/issues:github/search_issues")
+//	ref, _ := capability.ParseRef("dev/issues:github/search_issues")
 //	d := eng.Evaluate(ctx, principal, ref, args)
 //	switch d.Effect {
-//	case policy.Allow:           // call it
-//	case policy.RequireApproval: // ask a human for a grant
-//	case policy.Deny:            // d.Reasons say which check and which policy
+//	case capability.Allow:           // call it
+//	case capability.RequireApproval: // ask a human for a grant
+//	case capability.Deny:            // d.Reasons say which check and which policy
 //	}
 //
 // # Entities
