@@ -22,7 +22,7 @@
 // tierLevel (3), tenant, agent and, for a sub-agent, parent (its parent's
 // Agent entity, which is also its Cedar parent, so `principal in
 // Agent::"acme/lead"` matches lead's sub-agents). The resource is
-// Capability::"skill:extensionId/capabilityId" ([CapabilityRef]: server
+// Capability::"skill:extensionId/capabilityId" ([capability.Ref]: server
 // ids are only unique within a skill, so the skill is part of every
 // capability's identity) with riskLevel, sideEffects, egress, extension,
 // capability, skill, trust and skillTier; its Cedar parents are

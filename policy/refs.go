@@ -12,7 +12,7 @@ import (
 
 // ResolveCapability turns what an operator typed into a capability
 // reference. The full form "skill:extensionId/capabilityId" is parsed
-// strictly ([ParseCapabilityRef]). The short form "extensionId/
+// strictly ([capability.ParseRef]). The short form "extensionId/
 // capabilityId" is accepted only when exactly one capability record of the
 // engine (the installed skills) has it; otherwise the error lists the
 // candidates to choose from, or wraps [ErrNoSuchCapability] when there are
