@@ -109,3 +109,26 @@ func (p Problem) Err() error {
 	}
 	return fmt.Errorf("%w: %s: %s", sentinel, p.Field, p.Message)
 }
+
+// Tool is one tool of one server as introspected: its identity (the
+// declared server id and the tool name) and its definition fields as the
+// server sent them. The MCP client's introspected capabilities and the
+// install report's capabilities both begin with it.
+type Tool struct {
+	// ExtensionID is the declared server id.
+	ExtensionID string `json:"extensionId"`
+	// CapabilityID is the tool name.
+	CapabilityID string `json:"capabilityId"`
+	// Title is the tool's title, if any.
+	Title string `json:"title,omitempty"`
+	// Description is the tool's description; empty when it broke a limit.
+	Description string `json:"description,omitempty"`
+	// InputSchema and OutputSchema are the schemas as received.
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are the tool annotations as received.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+}
+
+// Name returns "extensionId/capabilityId", the name operators type.
+func (t Tool) Name() string { return t.ExtensionID + "/" + t.CapabilityID }

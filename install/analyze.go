@@ -163,9 +163,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		for _, c := range r.Capabilities {
 			caps = append(caps, c)
 			rep.Capabilities = append(rep.Capabilities, manifest.CapabilityReport{
-				ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID, Title: c.Title, Description: c.Description,
-				InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations,
-				ServerRisk: c.Risk.Risk, Conflicts: c.Risk.Conflicts, Problems: c.Problems, Pin: c.Pin,
+				Tool: c.Tool, ServerRisk: c.Risk.Risk, Conflicts: c.Risk.Conflicts, Problems: c.Problems, Pin: c.Pin,
 			})
 		}
 	}

@@ -82,13 +82,8 @@ const (
 
 // CapabilityReport is one introspected tool.
 type CapabilityReport struct {
-	ExtensionID  string          `json:"extensionId"`
-	CapabilityID string          `json:"capabilityId"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Tool is the tool's identity and definition as introspected.
+	capability.Tool
 	// ServerRisk is what the server stated (derived by the MCP client from the tool definition).
 	ServerRisk capability.Risk `json:"serverRisk"`
 	// Risk is the effective metadata: the server's, completed or overridden
@@ -104,9 +99,6 @@ type CapabilityReport struct {
 	Blockers []string `json:"blockers,omitempty"`
 	Pin      string   `json:"pin,omitempty"`
 }
-
-// Name returns "extensionId/capabilityId".
-func (c CapabilityReport) Name() string { return c.ExtensionID + "/" + c.CapabilityID }
 
 // ProposalReport records the proposal and its corrections.
 type ProposalReport struct {

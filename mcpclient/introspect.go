@@ -21,20 +21,9 @@ var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // Capability is one tool of one server, as introspected: the unit a human
 // approves and policy allows.
 type Capability struct {
-	// ExtensionID is the declared server id.
-	ExtensionID string `json:"extensionId"`
-	// CapabilityID is the tool name.
-	CapabilityID string `json:"capabilityId"`
-	// Title is the tool's title, if any.
-	Title string `json:"title,omitempty"`
-	// Description is the tool's description; empty when it broke a limit
-	// (see Problems).
-	Description string `json:"description,omitempty"`
-	// InputSchema and OutputSchema are the schemas as received.
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	// Annotations are the tool annotations as received.
-	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Tool is the tool's identity and definition as received; its
+	// Description is empty when it broke a limit (see Problems).
+	capability.Tool
 	// Risk is the risk metadata derived from the server; see [DeriveRisk].
 	Risk capability.RiskMetadata `json:"risk"`
 	// Pin is the tool's pin digest; empty when the definition cannot be
@@ -190,7 +179,7 @@ func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 // tool has no usable identity (not an object, no string name); every other
 // fault becomes a Problem.
 func buildCapability(serverID string, server capability.ServerIdentity, raw json.RawMessage, l Limits) (Capability, *capability.ToolPin, error) {
-	c := Capability{ExtensionID: serverID}
+	c := Capability{Tool: capability.Tool{ExtensionID: serverID}}
 	members, err := objectMembers(raw)
 	if err != nil {
 		// A duplicate key, for example. Recover the name the way most
