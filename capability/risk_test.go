@@ -15,15 +15,7 @@ import (
 // a known one nor treated as less risky.
 func TestSeverityOrder(t *testing.T) {
 	t.Parallel()
-	sign := func(n int) int {
-		switch {
-		case n < 0:
-			return -1
-		case n > 0:
-			return 1
-		}
-		return 0
-	}
+	sign := func(n int) int { return max(-1, min(n, 1)) }
 	risk := []struct {
 		a, b  capability.RiskLevel
 		want  int
