@@ -31,6 +31,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // Genesis is the Prev of the first record in a log.
@@ -39,13 +41,6 @@ const Genesis = "sha256:00000000000000000000000000000000000000000000000000000000
 // hashTag separates audit hashes from every other SHA-256 skillgate
 // computes, so a hash from one domain is never valid in another.
 const hashTag = "skillgate/audit/v1\x00"
-
-// Decisions recorded for capability calls.
-const (
-	DecisionAllow           = "allow"
-	DecisionDeny            = "deny"
-	DecisionRequireApproval = "require_approval"
-)
 
 // Record is one audit entry.
 type Record struct {
@@ -64,8 +59,9 @@ type Record struct {
 	// Subject is what it happened to: a skill key, or a capability as
 	// "extension/capability".
 	Subject string `json:"subject"`
-	// Decision is allow, deny or require_approval, for decisions.
-	Decision string `json:"decision,omitempty"`
+	// Decision is the effect of a decision (allow, deny or
+	// require_approval), for decisions; empty for other events.
+	Decision capability.Effect `json:"decision,omitempty"`
 	// Reasons say why, each naming the policy, constraint or human note.
 	Reasons []string `json:"reasons,omitempty"`
 	// ArgsHash is [HashArgs] of a call's arguments: the log proves what was
@@ -116,9 +112,7 @@ func (r Record) Check() error {
 	case r.Subject == "":
 		return fmt.Errorf("%w: subject is empty", ErrInvalidRecord)
 	}
-	switch r.Decision {
-	case "", DecisionAllow, DecisionDeny, DecisionRequireApproval:
-	default:
+	if r.Decision != "" && !r.Decision.Valid() {
 		return fmt.Errorf("%w: decision %q is not allow, deny or require_approval", ErrInvalidRecord, r.Decision)
 	}
 	if len(r.Data) > 0 {
@@ -154,7 +148,7 @@ func (r Record) ComputeHash() (string, error) {
 func (r Record) canonicalGeneric() ([]byte, error) {
 	h := hashed{
 		Seq: r.Seq, TimeNS: strconv.FormatInt(r.Time.UnixNano(), 10), Actor: r.Actor, Session: r.Session,
-		Action: r.Action, Subject: r.Subject, Decision: r.Decision, Reasons: r.Reasons,
+		Action: r.Action, Subject: r.Subject, Decision: string(r.Decision), Reasons: r.Reasons,
 		ArgsHash: r.ArgsHash, LatencyNS: r.LatencyNS, Data: r.Data, Prev: r.Prev,
 	}
 	if h.Reasons == nil {
@@ -196,7 +190,7 @@ func (r Record) appendCanonical(b []byte) ([]byte, bool) {
 	str(`,"actor":`, r.Actor)
 	str(`,"argsHash":`, r.ArgsHash)
 	b = append(b, `,"data":null`...)
-	str(`,"decision":`, r.Decision)
+	str(`,"decision":`, string(r.Decision))
 	b = append(b, `,"latencyNs":`...)
 	b = strconv.AppendInt(b, r.LatencyNS, 10)
 	prev := r.Prev
@@ -341,7 +335,8 @@ type Filter struct {
 	// AfterSeq selects records with Seq > AfterSeq.
 	AfterSeq int64
 	// Actor, Session, Subject and Decision match exactly when set.
-	Actor, Session, Subject, Decision string
+	Actor, Session, Subject string
+	Decision                capability.Effect
 	// Action matches exactly, or as a prefix when it ends in "." or "*"
 	// ("install." or "install.*" selects every install transition).
 	Action string

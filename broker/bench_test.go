@@ -12,8 +12,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/upstream"
 )
@@ -49,7 +49,7 @@ func BenchmarkCall(b *testing.B) {
 	if err := br.Reload(ctx); err != nil {
 		b.Fatal(err)
 	}
-	p := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
+	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
 	var target upstream.Target
 	for _, c := range br.Capabilities() {
 		if c.Capability.CapabilityID == "echo" {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -54,7 +54,7 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	caller := gatewayCaller(session.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"})
+	caller := gatewayCaller(capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"})
 	tests := []struct {
 		text, agent, audit string
 	}{

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 )
 
@@ -65,7 +66,7 @@ type Grant struct {
 	Args map[string][]string `json:"args,omitempty"`
 	// Level is the highest risk level the grant covers: a destructive call
 	// needs a destructive grant.
-	Level RiskLevel `json:"level"`
+	Level capability.RiskLevel `json:"level"`
 	// ExpiresAt ends the grant; nil never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Uses is how many calls the grant allows; 0 is unlimited. Used counts
@@ -132,9 +133,9 @@ func NewGrant(g Grant, now time.Time) (Grant, error) {
 		return Grant{}, err
 	}
 	if g.Level == "" {
-		g.Level = RiskWrite
+		g.Level = capability.RiskWrite
 	}
-	if g.Level.rank() > 2 {
+	if !g.Level.Valid() {
 		return Grant{}, fmt.Errorf("%w: level %q: use read, write or destructive", ErrInvalidGrant, g.Level)
 	}
 	if _, err := (constraint.Set{ArgValues: g.Args}).Compile(); err != nil && g.Args != nil {
@@ -166,12 +167,12 @@ func newGrantEntry(g Grant) (*grantEntry, error) {
 }
 
 // matches reports whether the grant covers this call now, ignoring uses.
-func (ge *grantEntry) matches(p Principal, ce *capEntry, args map[string]any, now time.Time) bool {
+func (ge *grantEntry) matches(p capability.Principal, ce *capEntry, args map[string]any, now time.Time) bool {
 	g := &ge.g
 	if ge.dead.Load() || g.ExpiresAt != nil && !now.Before(*g.ExpiresAt) {
 		return false
 	}
-	if g.Level.rank() < ce.RiskLevel.rank() {
+	if g.Level.Compare(ce.RiskLevel) < 0 {
 		return false
 	}
 	if !constraint.MatchWildcard(g.Principal, p.ID()) || !constraint.MatchWildcard(g.Capability, ce.ref) {
@@ -182,7 +183,7 @@ func (ge *grantEntry) matches(p Principal, ce *capEntry, args map[string]any, no
 
 // useGrant finds a grant covering the call and consumes one use (unless
 // dry). It returns nil when none covers it.
-func (e *Engine) useGrant(ctx context.Context, p Principal, ce *capEntry, args map[string]any, dry bool) (*Grant, error) {
+func (e *Engine) useGrant(ctx context.Context, p capability.Principal, ce *capEntry, args map[string]any, dry bool) (*Grant, error) {
 	now := e.now()
 	for _, ge := range *e.grants.Load() {
 		if !ge.matches(p, ce, args, now) {

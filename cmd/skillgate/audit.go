@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
@@ -163,10 +164,8 @@ func (f *auditFilterFlags) add(c *cobra.Command, defLimit int) {
 }
 
 func (f *auditFilterFlags) filter(now time.Time) (audit.Filter, error) {
-	q := audit.Filter{Actor: f.actor, Session: f.session, Action: f.action, Subject: f.subject, Decision: f.decision, Limit: f.limit}
-	switch f.decision {
-	case "", audit.DecisionAllow, audit.DecisionDeny, audit.DecisionRequireApproval:
-	default:
+	q := audit.Filter{Actor: f.actor, Session: f.session, Action: f.action, Subject: f.subject, Decision: capability.Effect(f.decision), Limit: f.limit}
+	if q.Decision != "" && !q.Decision.Valid() {
 		return q, usageErr("--decision must be allow, deny or require_approval, not %q", f.decision)
 	}
 	var err error
@@ -309,7 +308,7 @@ func printAudit(w io.Writer, rs []audit.Record, asJSON bool) {
 			line += " session=" + r.Session
 		}
 		if r.Decision != "" {
-			line += " " + strings.ToUpper(r.Decision)
+			line += " " + strings.ToUpper(string(r.Decision))
 		}
 		if len(r.Data) > 0 {
 			line += " " + string(r.Data)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -23,8 +24,8 @@ func TestAuditCLI(t *testing.T) {
 	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	_, err = db.Append(ctx,
 		audit.Record{Time: at, Actor: "operator:ana", Action: "install.approve", Subject: "escrituras/compraventa", Reasons: []string{"reviewed"}, Data: json.RawMessage(`{"from":"awaiting_approval","to":"installed"}`)},
-		audit.Record{Time: at.Add(time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/write_file", Decision: audit.DecisionDeny, Reasons: []string{"constraint pathGlobs: /etc/x is outside /srv/**"}},
-		audit.Record{Time: at.Add(2 * time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow},
+		audit.Record{Time: at.Add(time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/write_file", Decision: capability.Deny, Reasons: []string{"constraint pathGlobs: /etc/x is outside /srv/**"}},
+		audit.Record{Time: at.Add(2 * time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow},
 	)
 	if err != nil {
 		t.Fatal(err)

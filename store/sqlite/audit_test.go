@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -29,7 +30,7 @@ func auditLog(t *testing.T, n int) (*sqlite.DB, string) {
 	for i := 0; i < n; i++ {
 		r := audit.Record{
 			Time: base.Add(time.Duration(i) * time.Second), Actor: "agent:acme/a1", Session: "s1",
-			Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow,
+			Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow,
 			Reasons: []string{"policy permit-read"}, ArgsHash: "sha256:x", LatencyNS: int64(1000 + i),
 		}
 		if i%3 == 1 {
@@ -147,7 +148,7 @@ func TestAuditQuery(t *testing.T) {
 		{"action star", audit.Filter{Action: "install.*"}, []int64{2, 5, 8}},
 		{"action exact", audit.Filter{Action: "capability.invoke", Limit: 2}, []int64{1, 3}},
 		{"last", audit.Filter{Subject: "fs/read_file", Limit: 2, Last: true}, []int64{7, 9}},
-		{"decision", audit.Filter{Decision: audit.DecisionAllow, Actor: "agent:acme/a1", Session: "s1"}, []int64{1, 3, 4, 6, 7, 9}},
+		{"decision", audit.Filter{Decision: capability.Allow, Actor: "agent:acme/a1", Session: "s1"}, []int64{1, 3, 4, 6, 7, 9}},
 		{"time window", audit.Filter{Since: base.Add(2 * time.Second), Until: base.Add(4 * time.Second)}, []int64{3, 4}},
 	}
 	for _, tt := range tests {
@@ -237,7 +238,7 @@ func TestAuditWriterGroupCommit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
-				if err := w.Record(audit.Record{Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow}); err != nil {
+				if err := w.Record(audit.Record{Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 )
 
@@ -89,7 +90,7 @@ func scanGrant(r grantRow) (policy.Grant, error) {
 	if err := r.Scan(&g.ID, &g.Principal, &g.Capability, &args, &level, &expires, &g.Uses, &g.Used, &g.Reason, &g.CreatedBy, &created, &revoked); err != nil {
 		return policy.Grant{}, err
 	}
-	g.Level = policy.RiskLevel(level)
+	g.Level = capability.RiskLevel(level)
 	if args.Valid {
 		if err := json.Unmarshal([]byte(args.String), &g.Args); err != nil {
 			return policy.Grant{}, fmt.Errorf("grant %s: args: %w", g.ID, err)

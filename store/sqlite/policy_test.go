@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -63,7 +64,7 @@ func TestGrantsRoundTrip(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	exp := now.Add(time.Hour)
 	g, err := policy.NewGrant(policy.Grant{Principal: "acme/a", Capability: "tools/fs:fs/delete_file", Args: map[string][]string{"path": {"/srv/*"}},
-		Level: policy.RiskDestructive, ExpiresAt: &exp, Uses: 2, Reason: "cleanup", CreatedBy: "alice"}, now)
+		Level: capability.RiskDestructive, ExpiresAt: &exp, Uses: 2, Reason: "cleanup", CreatedBy: "alice"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestGrantUsesAreAtomic(t *testing.T) {
 	db := openPolicyDB(t)
 	caps := []policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
-		RiskLevel: policy.RiskDestructive, SideEffects: policy.SideEffectsInternal, DataEgress: policy.EgressNone}}
+		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}
 	var engines []*policy.Engine
 	for range 3 {
 		e := policy.New(&policy.Options{Store: db})
@@ -141,7 +142,7 @@ func TestGrantUsesAreAtomic(t *testing.T) {
 		}
 		engines = append(engines, e)
 	}
-	if _, err := engines[0].AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "tools/fs:fs/delete_file", Level: policy.RiskDestructive, Uses: 5}); err != nil {
+	if _, err := engines[0].AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "tools/fs:fs/delete_file", Level: capability.RiskDestructive, Uses: 5}); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range engines[1:] {
@@ -153,10 +154,10 @@ func TestGrantUsesAreAtomic(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 30 {
 		wg.Go(func() {
-			p := policy.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}
-			if d := engines[i%3].Evaluate(ctx, p, policy.CapabilityRef{Skill: "tools/fs", ExtensionID: "fs", CapabilityID: "delete_file"}, nil); d.Effect == policy.Allow {
+			p := capability.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}
+			if d := engines[i%3].Evaluate(ctx, p, capability.Ref{Skill: "tools/fs", ExtensionID: "fs", CapabilityID: "delete_file"}, nil); d.Effect == capability.Allow {
 				allowed.Add(1)
-			} else if d.Effect != policy.RequireApproval {
+			} else if d.Effect != capability.RequireApproval {
 				t.Errorf("%+v", d)
 			}
 		})

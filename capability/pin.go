@@ -1,4 +1,4 @@
-package mcpclient
+package capability
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -64,16 +65,11 @@ func NewToolPin(server ServerIdentity, rawTool json.RawMessage) (ToolPin, error)
 	if err != nil {
 		return ToolPin{}, fmt.Errorf("%w: not canonical JSON: %w", ErrInvalidTool, err)
 	}
-	members, err := objectMembers(canon)
-	if err != nil {
-		return ToolPin{}, fmt.Errorf("%w: %s", ErrInvalidTool, describeObjectErr(err, "a tool"))
+	members, ok := canonicalObject(canon)
+	if !ok {
+		return ToolPin{}, fmt.Errorf("%w: a tool must be a JSON object", ErrInvalidTool)
 	}
-	var name string
-	for _, m := range members {
-		if m.key == "name" {
-			name, _ = decodeString(m.value)
-		}
-	}
+	name, _ := decodeString(members["name"])
 	if name == "" {
 		return ToolPin{}, fmt.Errorf("%w: name is missing, empty or not a string", ErrInvalidTool)
 	}
@@ -354,18 +350,10 @@ func Diff(pinned, live PinSet) Drift {
 // fieldChanges lists the top-level fields that differ between two canonical
 // definitions, in key order.
 func fieldChanges(before, after json.RawMessage) []FieldChange {
-	bm, errB := objectMembers(before)
-	am, errA := objectMembers(after)
-	if errB != nil || errA != nil {
+	bv, okB := canonicalObject(before)
+	av, okA := canonicalObject(after)
+	if !okB || !okA {
 		return []FieldChange{{Field: "definition", Before: string(before), After: string(after)}}
-	}
-	bv := make(map[string]json.RawMessage, len(bm))
-	for _, m := range bm {
-		bv[m.key] = m.value
-	}
-	av := make(map[string]json.RawMessage, len(am))
-	for _, m := range am {
-		av[m.key] = m.value
 	}
 	keys := make([]string, 0, len(bv)+len(av))
 	for k := range bv {
@@ -407,16 +395,21 @@ func renames(removed, added []string, pinned, live map[string]ToolPin) []Rename 
 		return nil
 	}
 	withoutName := func(def json.RawMessage) string {
-		ms, err := objectMembers(def)
-		if err != nil {
+		// A removed tool's recorded definition was not verified: read it
+		// only when it is canonical (a duplicate key is not).
+		if canon, err := jcs.Transform(def); err != nil || !bytes.Equal(canon, def) {
+			return ""
+		}
+		ms, ok := canonicalObject(def)
+		if !ok {
 			return ""
 		}
 		var b strings.Builder
-		for _, m := range ms {
-			if m.key != "name" {
-				b.WriteString(m.key)
+		for _, k := range slices.Sorted(maps.Keys(ms)) {
+			if k != "name" {
+				b.WriteString(k)
 				b.WriteByte(0)
-				b.Write(m.value)
+				b.Write(ms[k])
 				b.WriteByte(0)
 			}
 		}
@@ -436,4 +429,31 @@ func renames(removed, added []string, pinned, live map[string]ToolPin) []Rename 
 		}
 	}
 	return out
+}
+
+// canonicalObject returns the members of def, a JSON object in RFC 8785
+// canonical form (as [jcs.Transform] writes it: no whitespace, keys unique),
+// by key. It reports false when def is not an object. Only canonical input
+// may be read this way: encoding/json would let a duplicate key through.
+func canonicalObject(def []byte) (map[string]json.RawMessage, bool) {
+	if len(def) == 0 || def[0] != '{' {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(def, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// decodeString decodes raw as a JSON string.
+func decodeString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
 }
