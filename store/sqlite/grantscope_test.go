@@ -93,7 +93,7 @@ func TestScopeOldGrants(t *testing.T) {
 		if want := "g_1 alpha:fs/read_file, g_3 *:*/read_file, g_5 *, g_6 delta:web/*, g_8 beta:fs/write_file"; strings.Join(got, ", ") != want {
 			t.Fatalf("grants in force:\n got %s\nwant %s", strings.Join(got, ", "), want)
 		}
-		rs, err := db.Query(ctx, audit.Filter{Action: "grant.scope"})
+		rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "grant.scope"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestScopeOldGrants(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("audit:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		if _, err := audit.Verify(ctx, db, audit.Head{}); err != nil {
+		if _, err := audit.Verify(ctx, audit.NewLog(db), audit.Head{}); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/store"
 )
 
 // migrationPolicy creates the tables of stored Cedar policies and approval
@@ -183,7 +184,7 @@ func auditGrant(ctx context.Context, tx *sql.Tx, at time.Time, actor, action, ca
 	if err != nil {
 		return err
 	}
-	_, err = appendAudit(ctx, tx, audit.Record{Time: at, Actor: actor, Action: action, Subject: capability, Reasons: []string{reason}, Data: raw})
+	_, err = appendAudit(ctx, tx, audit.SealStored, store.AuditRecord{Time: at, Actor: actor, Action: action, Subject: capability, Reasons: []string{reason}, Data: raw})
 	return err
 }
 
