@@ -1,4 +1,4 @@
-package sqlite_test
+package policy_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -16,7 +17,8 @@ import (
 // skill are bound to the one installed skill that offers what they cover,
 // kept with the same meaning when they span servers, and revoked when that
 // is ambiguous or nothing installed offers it, each with an audit record
-// saying what happened. Opening the store again changes nothing more.
+// saying what happened, when an engine first loads its grants. Loading
+// them again changes nothing more.
 func TestScopeOldGrants(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -80,6 +82,9 @@ func TestScopeOldGrants(t *testing.T) {
 	for range 2 {
 		db, err = sqlite.Open(ctx, path)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := policy.New(&policy.Options{Store: db}).Reload(ctx); err != nil {
 			t.Fatal(err)
 		}
 		gs, err := db.Grants(ctx)
