@@ -33,7 +33,7 @@ func BenchmarkCall(b *testing.B) {
 	sk.Tier, sk.InvokableBy = 2, []string{"T0", "T1", "T2", "T3"}
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	defer w.Close()
 	eng := policy.New(&policy.Options{})
 	if err := eng.Reload(ctx); err != nil {

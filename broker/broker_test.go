@@ -140,7 +140,7 @@ func (d *listDecider) Decide(_ context.Context, _ capability.Principal, _ string
 func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{skillFor(t, "tools/alpha"), skillFor(t, "beta")}
@@ -212,7 +212,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if len(rs) != len(tests) {
 		t.Fatalf("%d audit records for %d calls", len(rs), len(tests))
 	}
@@ -222,7 +222,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	if r := rs[2]; r.Decision != capability.Deny || r.Reasons[0] != "policy no-deny (test.cedar:1)" {
 		t.Fatalf("deny record %+v", r)
 	}
-	if _, err := audit.Verify(ctx, db, audit.Head{}); err != nil {
+	if _, err := audit.Verify(ctx, audit.NewLog(db), audit.Head{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -21,7 +21,7 @@ import (
 func TestDriftRefusalAudited(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	sk := skillFor(t, "gamma")
@@ -66,7 +66,7 @@ func TestDriftRefusalAudited(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if len(rs) != 1 || rs[0].Decision != capability.Deny || len(rs[0].Reasons) != 1 || !strings.HasPrefix(rs[0].Reasons[0], "drift: ") {
 		t.Fatalf("audit records %+v", rs)
 	}

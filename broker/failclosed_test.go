@@ -40,7 +40,7 @@ permit (principal, action, resource) when { context.args has text && context.arg
 	if err := engine.SetPolicies(set); err != nil {
 		t.Fatal(err)
 	}
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	sk := skillFor(t, "gamma")
@@ -86,7 +86,7 @@ permit (principal, action, resource) when { context.args has text && context.arg
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if err != nil || len(rs) != len(tests) {
 		t.Fatalf("%d audit records (%v), want %d", len(rs), err, len(tests))
 	}

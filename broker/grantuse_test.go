@@ -36,7 +36,7 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	decl := sk.Servers["fs"]
 	decl.Env = map[string]string{envMode: "1", "FS_TOKEN": "${FS_TOKEN}"}
 	sk.Servers["fs"] = decl
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	b, err := broker.New(broker.Options{
 		Load:     func(context.Context) ([]broker.Skill, error) { return []broker.Skill{sk}, nil },
 		Decider:  broker.NewPolicyDecider(eng),
@@ -95,7 +95,7 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if len(rs) != 4 || string(rs[0].Data) == "" || !strings.Contains(string(rs[0].Data), `"grantReleased":true`) || rs[2].Decision != capability.Allow {
 		t.Fatalf("audit %+v", rs)
 	}

@@ -41,7 +41,7 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	}
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	sk := skillFor(t, "tools/alpha")
 	sk.Tier, sk.InvokableBy = 1, []string{"T0", "T1", "T2", "T3", "T4"}
 	b, err := broker.New(broker.Options{
@@ -76,7 +76,7 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if err != nil || len(rs) != len(tests) {
 		t.Fatalf("audit records %+v %v", rs, err)
 	}

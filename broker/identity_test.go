@@ -74,7 +74,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{fsSkill(t, "alpha"), fsSkill(t, "beta")}
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	var logs bytes.Buffer
 	b, err := broker.New(broker.Options{
 		Load:     func(context.Context) ([]broker.Skill, error) { return skills, nil },
@@ -119,7 +119,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	const approve = "skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != capability.Allow ||
 		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != capability.RequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
 		t.Fatalf("audit records %+v", rs)
@@ -127,7 +127,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	if !strings.Contains(logs.String(), "approve=\""+strings.ReplaceAll(approve, "'", "'")+"\"") {
 		t.Fatalf("the log does not give operators the command:\n%s", logs.String())
 	}
-	reqs, err := broker.ApprovalRequests(ctx, db, time.Time{})
+	reqs, err := broker.ApprovalRequests(ctx, audit.NewLog(db), time.Time{})
 	if err != nil || len(reqs) != 1 || reqs[0].Agent != "agent:acme/a1" || reqs[0].Capability != "beta:fs/write_file" || reqs[0].Times != 1 || reqs[0].Approve != approve {
 		t.Fatalf("approval requests %+v %v", reqs, err)
 	}
@@ -135,7 +135,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "beta:fs/write_file", Level: capability.RiskDestructive, Uses: 1}); err != nil {
 		t.Fatal(err)
 	}
-	w = audit.NewWriter(db, audit.WriterOptions{})
+	w = audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	b2, _ := broker.New(broker.Options{Load: func(context.Context) ([]broker.Skill, error) { return skills, nil }, Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: w})
 	if err := b2.Reload(ctx); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		t.Fatalf("granted call refused: %+v", res.Content[0])
 	}
 	w.Close()
-	if reqs, err := broker.ApprovalRequests(ctx, db, time.Time{}); err != nil || len(reqs) != 0 {
+	if reqs, err := broker.ApprovalRequests(ctx, audit.NewLog(db), time.Time{}); err != nil || len(reqs) != 0 {
 		t.Fatalf("answered request still listed: %+v %v", reqs, err)
 	}
 }

@@ -27,7 +27,7 @@ var preApproval = []store.InstallState{store.StatePendingInstall, store.StateAna
 // server, the proposal and its validation, and the verdict. The caller
 // holds the storage lock.
 func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, reason string, intro Introspection) (*Review, error) {
-	out, err := s.transition(ctx, "analyze-start", store.Transition{Digest: in.Digest, From: preApproval, To: store.StateAnalyzing,
+	out, err := s.transition(ctx, "analyze-start", transition{Digest: in.Digest, From: preApproval, To: store.StateAnalyzing,
 		Actor: actor, Reason: reason})
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (s *Service) commitVerdict(ctx context.Context, in store.Install, rep *mani
 		action = "install.complete"
 	}
 	rj := json.RawMessage(repJSON)
-	out, err := s.transition(ctx, point, store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
+	out, err := s.transition(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
 		Actor: actor, Reason: why, Action: action, Change: store.InstallChange{Proposed: &proposed, Report: &rj}})
 	if err != nil {
 		return nil, err

@@ -127,7 +127,7 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 			return nil, err
 		}
 		pj := json.RawMessage(b)
-		out, err := s.transition(ctx, "complete", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		out, err := s.transition(ctx, "complete", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 			Actor: actor, Reason: "operator completed " + c.Capability + ": " + strings.TrimSpace(c.Why), Action: "install.complete",
 			Change: store.InstallChange{Pending: &pj}, Data: map[string]any{"capability": c.Capability}})
 		if err != nil {
@@ -178,7 +178,7 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	if len(only) > 0 {
 		why += " (only " + strings.Join(m.Approval.Only, ", ") + ")"
 	}
-	out, err := s.transition(ctx, "approve", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
+	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
 		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: map[string]any{"capabilities": names}})
 	if err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, only []string
 	}
 	none := json.RawMessage(nil)
 	empty := map[string]string{}
-	out, err := s.transition(ctx, "approve", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities after drift", len(m.Capabilities)), Action: "install.approve",
 		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: map[string]any{"capabilities": names}})
 	if err != nil {
@@ -292,7 +292,7 @@ func (s *Service) Reject(ctx context.Context, name, why, actor string) (*Review,
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.transition(ctx, "reject", store.Transition{Digest: in.Digest, From: preApproval, To: store.StateRejected,
+	out, err := s.transition(ctx, "reject", transition{Digest: in.Digest, From: preApproval, To: store.StateRejected,
 		Actor: actor, Reason: strings.TrimSpace(why)})
 	if err != nil {
 		return nil, err
@@ -315,16 +315,16 @@ func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, erro
 	if in.State == store.StateEnabled {
 		return s.review(ctx, in)
 	}
-	ts := []store.Transition{}
+	ts := []transition{}
 	others, err := s.st.Installs(ctx, store.InstallFilter{Key: in.Key, States: []store.InstallState{store.StateEnabled}})
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range others {
-		ts = append(ts, store.Transition{Digest: o.Digest, From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled,
+		ts = append(ts, transition{Digest: o.Digest, From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled,
 			Actor: actor, Reason: "replaced by version " + in.Digest})
 	}
-	ts = append(ts, store.Transition{Digest: in.Digest, From: []store.InstallState{store.StateInstalled, store.StateDisabled},
+	ts = append(ts, transition{Digest: in.Digest, From: []store.InstallState{store.StateInstalled, store.StateDisabled},
 		To: store.StateEnabled, Actor: actor, Reason: "enabled by the operator"})
 	out, err := s.transition(ctx, "enable", ts...)
 	if err != nil {
@@ -347,7 +347,7 @@ func (s *Service) Disable(ctx context.Context, name, actor string) (*Review, err
 	if in.State == store.StateDisabled {
 		return s.review(ctx, in)
 	}
-	out, err := s.transition(ctx, "disable", store.Transition{Digest: in.Digest, From: []store.InstallState{store.StateEnabled},
+	out, err := s.transition(ctx, "disable", transition{Digest: in.Digest, From: []store.InstallState{store.StateEnabled},
 		To: store.StateDisabled, Actor: actor, Reason: "disabled by the operator"})
 	if err != nil {
 		return nil, err
@@ -372,7 +372,7 @@ func (s *Service) Remove(ctx context.Context, name, actor string) (*Review, erro
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.transition(ctx, "remove", store.Transition{Digest: in.Digest, From: all, To: store.StateRemoved,
+	out, err := s.transition(ctx, "remove", transition{Digest: in.Digest, From: all, To: store.StateRemoved,
 		Actor: actor, Reason: "removed by the operator"})
 	if err != nil {
 		return nil, err
@@ -457,7 +457,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 			return nil, err
 		}
 		praw := json.RawMessage(pj)
-		out, err := s.transition(ctx, "recheck", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		out, err := s.transition(ctx, "recheck", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 			Actor: actor, Reason: "recheck found no new drift; the current definitions await re-approval", Action: "install.recheck",
 			Change: store.InstallChange{Pending: &praw}})
 		if err != nil {
@@ -476,7 +476,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 		return nil, err
 	}
 	oraw, praw := json.RawMessage(oj), json.RawMessage(pj)
-	out, err := s.transition(ctx, "drift", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	out, err := s.transition(ctx, "drift", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("recheck found drift; %d capabilities blocked until re-approved", len(blocked)), Action: "install.drift",
 		Change: store.InstallChange{Report: &oraw, Pending: &praw, Blocked: &blocked}, Data: map[string]any{"blocked": keys(blocked)}})
 	if err != nil {
@@ -597,7 +597,7 @@ func (s *Service) RecordDrift(ctx context.Context, key, serverID string, d capab
 		return err
 	}
 	raw := json.RawMessage(rj)
-	_, err = s.transition(ctx, "drift", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	_, err = s.transition(ctx, "drift", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("drift on %s: %d capabilities blocked until re-approved", serverID, len(rec.Blocked)), Action: "install.drift",
 		Change: store.InstallChange{Report: &raw, Blocked: &blocked}, Data: map[string]any{"server": serverID, "blocked": rec.Blocked}})
 	return err

@@ -11,41 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
+	"github.com/skillgate/skillgate/store"
 )
 
 // MaxGrants bounds the grants the engine keeps in memory.
 const MaxGrants = 10_000
-
-// Store persists stored policies and approval grants. store/sqlite
-// implements it. Every method is safe for concurrent use and every change
-// is one transaction.
-type Store interface {
-	PolicyStore
-	// PutPolicy creates or replaces a stored policy.
-	PutPolicy(ctx context.Context, p StoredPolicy) error
-	// DeletePolicy removes a stored policy; deleting a missing id is not
-	// an error.
-	DeletePolicy(ctx context.Context, id string) error
-	// Grants returns every grant that is not revoked, ordered by creation.
-	Grants(ctx context.Context) ([]Grant, error)
-	// CreateGrant records a new grant.
-	CreateGrant(ctx context.Context, g Grant) error
-	// RevokeGrant marks a grant revoked at the given time by the named
-	// operator. It returns an error wrapping ErrGrantNotFound when no
-	// unrevoked grant has the id.
-	RevokeGrant(ctx context.Context, id, by string, at time.Time) error
-	// UseGrant atomically consumes one use of a grant that is unrevoked,
-	// unexpired at the given time and not used up, and returns it with its
-	// new use count. Otherwise it returns an error wrapping
-	// ErrGrantUnusable (or ErrGrantNotFound).
-	UseGrant(ctx context.Context, id string, at time.Time) (Grant, error)
-	// ReleaseGrant gives back one use consumed by UseGrant for a call that
-	// was then not relayed to its server. A grant with no use consumed is
-	// left as it is.
-	ReleaseGrant(ctx context.Context, id string) error
-}
 
 // Grant is a human's approval for risky calls: a principal pattern may
 // invoke a capability pattern, optionally only with certain argument
@@ -198,11 +171,15 @@ func (e *Engine) useGrant(ctx context.Context, p capability.Principal, ce *capEn
 			return &g, nil
 		}
 		if e.opts.Store != nil {
-			stored, err := e.opts.Store.UseGrant(ctx, g.ID, now)
-			if errors.Is(err, ErrGrantUnusable) || errors.Is(err, ErrGrantNotFound) {
+			row, err := e.opts.Store.UseGrant(ctx, g.ID, now)
+			if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 				ge.dead.Store(true)
 				continue
 			}
+			if err != nil {
+				return nil, err
+			}
+			stored, err := grantOf(row)
 			if err != nil {
 				return nil, err
 			}
@@ -242,7 +219,11 @@ func (e *Engine) AddGrant(ctx context.Context, g Grant) (Grant, error) {
 		return Grant{}, fmt.Errorf("%w: there are already %d grants; revoke unused ones first", ErrInvalidGrant, MaxGrants)
 	}
 	if e.opts.Store != nil {
-		if err := e.opts.Store.CreateGrant(ctx, g); err != nil {
+		row, rec, err := addRecord(g)
+		if err == nil {
+			err = e.opts.Store.CreateGrant(ctx, row, rec, audit.SealStored)
+		}
+		if err != nil {
 			return Grant{}, fmt.Errorf("store grant: %w", err)
 		}
 	}
@@ -260,7 +241,11 @@ func (e *Engine) RevokeGrant(ctx context.Context, id, by string) error {
 	cur := *e.grants.Load()
 	i := slices.IndexFunc(cur, func(ge *grantEntry) bool { return ge.g.ID == id })
 	if e.opts.Store != nil {
-		if err := e.opts.Store.RevokeGrant(ctx, id, by, e.now()); err != nil {
+		err := e.opts.Store.RevokeGrant(ctx, id, e.now(), revokeRecord(by), audit.SealStored)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: %q; list them with 'skillgate grant ls'", ErrGrantNotFound, id)
+		}
+		if err != nil {
 			return err
 		}
 	} else if i < 0 {
@@ -324,7 +309,7 @@ func (e *Engine) reloadGrants(ctx context.Context) error {
 	if e.opts.Store == nil {
 		return nil
 	}
-	gs, err := e.opts.Store.Grants(ctx)
+	gs, err := e.storedGrants(ctx)
 	if err != nil {
 		return fmt.Errorf("load grants: %w", err)
 	}

@@ -123,7 +123,7 @@ func TestPolicyAPI(t *testing.T) {
 	}
 	// Adding and revoking are in the audit log, by the calling operator;
 	// refused requests change nothing and record nothing.
-	rs, err := db.Query(ctx, audit.Filter{Action: "grant."})
+	rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "grant."})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ re-hashed since then fails too.`,
 				return err
 			}
 			defer db.Close()
-			rep, err := audit.Verify(cmd.Context(), db, want)
+			rep, err := audit.Verify(cmd.Context(), audit.NewLog(db), want)
 			if errors.Is(err, audit.ErrTampered) {
 				if asJSON {
 					_ = writeJSON(m.Stdout, map[string]any{"ok": false, "records": rep.Records, "error": err.Error()})
@@ -125,7 +125,7 @@ func (m *Main) auditHeadCommand() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			h, err := db.Head(cmd.Context())
+			h, err := audit.NewLog(db).Head(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -206,7 +206,7 @@ func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*
 	if err != nil {
 		return nil, q, nil, err
 	}
-	rs, err := db.Query(ctx, q)
+	rs, err := audit.NewLog(db).Query(ctx, q)
 	if err != nil {
 		db.Close()
 		return nil, q, nil, err
@@ -230,7 +230,7 @@ func (m *Main) auditTailCommand() *cobra.Command {
 			last := int64(0)
 			if len(rs) > 0 {
 				last = rs[len(rs)-1].Seq
-			} else if h, err := db.Head(cmd.Context()); err == nil {
+			} else if h, err := audit.NewLog(db).Head(cmd.Context()); err == nil {
 				last = h.Seq
 			}
 			printAudit(m.Stdout, rs, f.asJSON)
@@ -247,7 +247,7 @@ func (m *Main) auditTailCommand() *cobra.Command {
 				case <-t.C:
 				}
 				q.AfterSeq = last
-				rs, err := db.Query(cmd.Context(), q)
+				rs, err := audit.NewLog(db).Query(cmd.Context(), q)
 				if err != nil {
 					return err
 				}

@@ -28,7 +28,7 @@ func TestAuditCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	if _, err := db.Append(ctx,
+	if _, err := audit.NewLog(db).Append(ctx,
 		audit.Record{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/write_file", Decision: capability.Deny, Reasons: []string{"constraint"}},
 		audit.Record{Time: at.Add(time.Second), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow},
 	); err != nil {

@@ -283,7 +283,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		ClientVersion: version,
 	})
 	d.closers = append(d.closers, pool.Close)
-	w := audit.NewWriter(d.db, audit.WriterOptions{Logger: d.log})
+	w := audit.NewWriter(audit.NewLog(d.db), audit.WriterOptions{Logger: d.log})
 	d.closers = append(d.closers, w.Close)
 	d.broker, err = broker.New(broker.Options{
 		Load: broker.LoadInstalled(d.installs), Decider: d.decider, Upstream: pool, Audit: w, Logger: d.log,
