@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -210,70 +211,78 @@ func TestResume(t *testing.T) {
 
 // TestRegistryChangeNotifies: a rescan that changes what an agent may load
 // sends tools/list_changed and resources/updated; a rescan that changes
-// nothing sends nothing; a skill that leaves the registry is unloaded.
+// nothing sends nothing; a skill that leaves the registry is unloaded. It
+// runs in a synctest bubble (the gateway, its SQLite store and the in-memory
+// MCP client all live in it), so that "nothing was sent" is checked once
+// every goroutine that could still send is idle, not after a guessed pause.
 func TestRegistryChangeNotifies(t *testing.T) {
-	e := newEnv(t, storages[0])
-	c := e.connect(t, principal("drafter", skill.T3), "")
-	ctx := context.Background()
-	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: gateway.DisclosureURI}); err != nil {
-		t.Fatal(err)
-	}
-	c.call(t, "load_skill", map[string]any{"skill": "pdf-forms"})
-	drain(c.res) // the load itself updates the disclosure
-	rescan := func() bool {
-		t.Helper()
-		changed, err := e.gw.Rescan(ctx, func(ctx context.Context) error { e.scan(t); return nil })
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, storages[0])
+		c := e.connect(t, principal("drafter", skill.T3), "")
+		ctx := context.Background()
+		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: gateway.DisclosureURI}); err != nil {
+			t.Fatal(err)
+		}
+		c.call(t, "load_skill", map[string]any{"skill": "pdf-forms"})
+		synctest.Wait()
+		drain(c.res) // the load itself updates the disclosure
+		rescan := func() bool {
+			t.Helper()
+			changed, err := e.gw.Rescan(ctx, func(ctx context.Context) error { e.scan(t); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return changed
+		}
+		if rescan() {
+			t.Fatal("a rescan with no change reported a change")
+		}
+		synctest.Wait() // every notification the rescan sent has arrived
+		select {
+		case <-c.tools:
+			t.Fatal("tools/list_changed without a change")
+		case uri := <-c.res:
+			t.Fatalf("resources/updated %s without a change", uri)
+		default:
+		}
+
+		writeFile(t, filepath.Join(e.root, "notas", "acta", "SKILL.md"), "---\nname: acta\ndescription: Drafts minutes.\nmetadata:\n  tier: \"1\"\n---\n# Acta\n")
+		if !rescan() {
+			t.Fatal("adding a skill was not seen as a change")
+		}
+		waitFor(t, c.tools, "tools/list_changed")
+		if uri := waitFor(t, c.res, "resources/updated"); uri != gateway.DisclosureURI {
+			t.Errorf("updated %q", uri)
+		}
+		res, err := c.cs.ListTools(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return changed
-	}
-	if rescan() {
-		t.Fatal("a rescan with no change reported a change")
-	}
-	select {
-	case <-c.tools:
-		t.Fatal("tools/list_changed without a change")
-	case uri := <-c.res:
-		t.Fatalf("resources/updated %s without a change", uri)
-	case <-time.After(100 * time.Millisecond):
-	}
-
-	writeFile(t, filepath.Join(e.root, "notas", "acta", "SKILL.md"), "---\nname: acta\ndescription: Drafts minutes.\nmetadata:\n  tier: \"1\"\n---\n# Acta\n")
-	if !rescan() {
-		t.Fatal("adding a skill was not seen as a change")
-	}
-	waitFor(t, c.tools, "tools/list_changed")
-	if uri := waitFor(t, c.res, "resources/updated"); uri != gateway.DisclosureURI {
-		t.Errorf("updated %q", uri)
-	}
-	res, err := c.cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range res.Tools {
-		if tool.Name == "load_skill" && !strings.Contains(tool.Description, "notas/acta") {
-			t.Errorf("load_skill description not updated: %q", tool.Description)
+		for _, tool := range res.Tools {
+			if tool.Name == "load_skill" && !strings.Contains(tool.Description, "notas/acta") {
+				t.Errorf("load_skill description not updated: %q", tool.Description)
+			}
 		}
-	}
 
-	// The loaded skill leaves the registry: it is unloaded everywhere.
-	if err := os.RemoveAll(filepath.Join(e.root, "pdf-forms")); err != nil {
-		t.Fatal(err)
-	}
-	if !rescan() {
-		t.Fatal("removing a skill was not seen as a change")
-	}
-	if got, _ := c.call(t, "ls", map[string]any{"path": "/"}); got != "['/ticket/', '/workspace/']" {
-		t.Errorf("ls / after the loaded skill left = %q", got)
-	}
-	if got, _ := c.call(t, "read_file", map[string]any{"file_path": "/skills/pdf-forms/SKILL.md"}); got != "Error: File '/skills/pdf-forms/SKILL.md' not found" {
-		t.Errorf("read after removal = %q", got)
-	}
+		// The loaded skill leaves the registry: it is unloaded everywhere.
+		if err := os.RemoveAll(filepath.Join(e.root, "pdf-forms")); err != nil {
+			t.Fatal(err)
+		}
+		if !rescan() {
+			t.Fatal("removing a skill was not seen as a change")
+		}
+		if got, _ := c.call(t, "ls", map[string]any{"path": "/"}); got != "['/ticket/', '/workspace/']" {
+			t.Errorf("ls / after the loaded skill left = %q", got)
+		}
+		if got, _ := c.call(t, "read_file", map[string]any{"file_path": "/skills/pdf-forms/SKILL.md"}); got != "Error: File '/skills/pdf-forms/SKILL.md' not found" {
+			t.Errorf("read after removal = %q", got)
+		}
+	})
 }
 
+// drain empties ch of what has arrived; call it after synctest.Wait, when
+// nothing more is on its way.
 func drain[T any](ch chan T) {
-	time.Sleep(50 * time.Millisecond)
 	for {
 		select {
 		case <-ch:
@@ -293,4 +302,54 @@ func waitFor[T any](t *testing.T, ch chan T, what string) T {
 	}
 	var zero T
 	return zero
+}
+
+// TestInitTimeout: a connection whose client has not finished the MCP
+// handshake within ConnectOptions.InitTimeout is closed (its session handle
+// released), and not a moment before; one whose client finished it stays
+// open. It runs in a synctest bubble, so the limit passes on the bubble's
+// clock and each check sees everything the timer did.
+func TestInitTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 30 * time.Second
+		ctx := context.Background()
+		e := newEnv(t, storages[0])
+		opts := &gateway.ConnectOptions{InitTimeout: limit}
+		silent, err := e.gw.Connect(ctx, principal("drafter", skill.T3), "silent", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer silent.Close()
+		greeted, err := e.gw.Connect(ctx, principal("drafter", skill.T3), "greeted", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer greeted.Close()
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := greeted.Server().Connect(ctx, st, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The initialize handshake is that of protocol 2025-11-25; a client
+		// of 2026-07-28 may skip it (server/discover, SEP-2575).
+		legacy := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, legacy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+
+		time.Sleep(limit - time.Nanosecond)
+		synctest.Wait()
+		if got := strings.Join(e.mgr.Attached(), ","); got != "greeted,silent" {
+			t.Fatalf("just before the limit: attached %s, want greeted,silent", got)
+		}
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		if got := strings.Join(e.mgr.Attached(), ","); got != "greeted" {
+			t.Fatalf("at the limit: attached %s, want greeted", got)
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatalf("the connection that finished the handshake: %v", err)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skillgate/skillgate/blob"
@@ -280,40 +281,54 @@ func TestSessionExpiresOnResume(t *testing.T) {
 }
 
 // TestSessionMaintain: the background pass records attached sessions as in
-// use, so it never prunes them, and prunes the expired ones.
+// use, so it never prunes them, and prunes the expired ones, at each tick
+// and not before. It runs in a synctest bubble: the pass's ticker runs on the
+// bubble's clock, and synctest.Wait returns once the pass is idle again, so
+// the test sees exactly what one tick did.
 func TestSessionMaintain(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f := newExpiryFixture(t, time.Hour)
-	f.use(t, t3, "idle", false)
-	held, err := f.mgr.Open(ctx, reviewer, "held")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	f.clock.add(2 * time.Hour)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f.mgr.Maintain(ctx, time.Millisecond, true)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f := newExpiryFixture(t, time.Hour)
+		f.use(t, t3, "idle", false)
+		held, err := f.mgr.Open(ctx, reviewer, "held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		f.clock.add(2 * time.Hour)
+		ids := func() []string {
+			t.Helper()
+			list, err := f.mgr.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, s := range list {
+				ids = append(ids, s.ID)
+			}
+			return ids
+		}
+		const every = time.Minute
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			f.mgr.Maintain(ctx, every, true)
+		}()
+		synctest.Wait()
+		if got := ids(); len(got) != 2 {
+			t.Fatalf("before the first tick: sessions %v, want both (idle and held)", got)
+		}
+		time.Sleep(every)
+		synctest.Wait()
 		list, err := f.mgr.List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(list) == 1 {
-			if list[0].ID != "held" || !list[0].LastUsed.Equal(t0.Add(2*time.Hour)) {
-				t.Errorf("left %+v", list)
-			}
-			break
+		if len(list) != 1 || list[0].ID != "held" || !list[0].LastUsed.Equal(t0.Add(2*time.Hour)) {
+			t.Fatalf("after one tick: %+v, want only held, last used at %s", list, t0.Add(2*time.Hour))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not pruned: %+v", list)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	<-done
+		cancel()
+		<-done
+	})
 }
