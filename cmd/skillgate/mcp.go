@@ -105,7 +105,7 @@ func (m *Main) delegate(d *gatewayDeps, child session.Principal, parent, parentT
 	if err != nil {
 		return usageErr("--parent-tier: %v", err)
 	}
-	scope, err := d.decider.Delegate(session.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
+	scope, err := d.caps.Decider.Delegate(session.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
 	if err != nil {
 		return usageErr("delegation refused: %v", err)
 	}
