@@ -9,7 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // AsyncCapabilitySource is a [CapabilitySource] that can also answer a call
@@ -32,7 +33,7 @@ type AsyncCapabilitySource interface {
 // decodes it, decided, and relayed: the request goes upstream and the
 // upstream's result comes back to the agent as bytes, with the agent's
 // request id, and nothing in between is decoded into typed values or
-// re-encoded (see package stdiotap). Everything else, including capability
+// re-encoded (see package internal/jsonrpcline). Everything else, including capability
 // calls that arrive before the MCP handshake is complete, is served by the
 // SDK as over any transport. A notifications/cancelled for a relayed call
 // cancels it upstream, and the agent then gets no response, as MCP asks.
@@ -40,7 +41,7 @@ type AsyncCapabilitySource interface {
 // (parse error, or invalid request) and the connection goes on; blank lines
 // are ignored.
 func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	writer := stdiotap.NewWriter(w)
+	writer := jsonrpcline.NewWriter(w)
 	src, async := c.g.opts.Capabilities.(AsyncCapabilitySource)
 	tap := func(line []byte) bool {
 		if async && c.relay(src, writer, line) {
@@ -49,7 +50,7 @@ func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 		return c.screen(writer, line)
 	}
 	return &mcp.IOTransport{
-		Reader: io.NopCloser(stdiotap.NewReader(r, 0, tap, nil)),
+		Reader: io.NopCloser(jsonrpcline.NewReader(r, 0, tap, nil)),
 		Writer: nopWriteCloser{writer},
 	}
 }
@@ -88,18 +89,18 @@ var (
 
 // parseWire decodes line as json.Unmarshal into a wireRequest would, and
 // reports false where that fails. The usual request (plain strings, params
-// an object) is read with stdiotap.ScanObject, which costs a fraction of
+// an object) is read with jsonscan.Object, which costs a fraction of
 // encoding/json on this path; anything else goes to encoding/json. The
 // raw values are copies: line is the reader's buffer.
 func parseWire(line []byte) (wireRequest, bool) {
 	var top [4][]byte
 	var par [3][]byte
-	if stdiotap.ScanObject(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` &&
-		(top[3] == nil || stdiotap.ScanObject(top[3], paramKeys, par[:])) {
-		method, ok := stdiotap.PlainString(top[2])
+	if jsonscan.Object(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` &&
+		(top[3] == nil || jsonscan.Object(top[3], paramKeys, par[:])) {
+		method, ok := jsonscan.PlainString(top[2])
 		name := ""
 		if ok && par[0] != nil {
-			name, ok = stdiotap.PlainString(par[0])
+			name, ok = jsonscan.PlainString(par[0])
 		}
 		if ok {
 			var req wireRequest
@@ -119,7 +120,7 @@ func parseWire(line []byte) (wireRequest, bool) {
 // the connection's capability tools and hands it to src, whose answer is
 // written back with the request's id. It runs on the goroutine reading the
 // agent's stream.
-func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte) bool {
+func (c *Conn) relay(src AsyncCapabilitySource, w *jsonrpcline.Writer, line []byte) bool {
 	if bytes.Contains(line, markCancelled) {
 		c.cancelRelayed(line)
 		return false // the SDK sees it too, for the calls it serves
@@ -168,13 +169,13 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte)
 // connection there, with a JSON-RPC error response, and consumes it; it
 // leaves every JSON-RPC message to the SDK. Messages with the usual envelope
 // are recognised without decoding them.
-func (c *Conn) screen(w *stdiotap.Writer, line []byte) bool {
+func (c *Conn) screen(w *jsonrpcline.Writer, line []byte) bool {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return true
 	}
 	var top [4][]byte
-	if stdiotap.ScanObject(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` && (top[2] != nil || top[1] != nil) {
+	if jsonscan.Object(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` && (top[2] != nil || top[1] != nil) {
 		return false
 	}
 	var code int64

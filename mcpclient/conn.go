@@ -12,7 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // ConnOptions configures [Dial].
@@ -339,7 +340,7 @@ func (c *Conn) admit(ctx context.Context, name string) error {
 // know is dropped); over HTTP, and while a re-check is outstanding, it is
 // CallTool on another goroutine.
 func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) {
-	var calls *stdiotap.Calls
+	var calls *jsonrpcline.Calls
 	if c.u.stdio != nil {
 		if _, conn := c.u.stdio.current(); conn != nil {
 			calls = conn.calls
@@ -372,11 +373,11 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	n := stdiotap.Quote(name)
+	n := jsonscan.Quote(name)
 	params := make([]byte, 0, len(n)+len(args)+24)
 	params = append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...)
 	params = append(params, '}')
-	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r stdiotap.Response) {
+	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r jsonrpcline.Response) {
 		switch {
 		case r.Err != nil:
 			done(nil, c.u.classify(r.Err == errPhaseTimeout, ctx, "tools/call", c.limits.CallTimeout, r.Err))
