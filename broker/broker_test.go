@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/store/sqlite"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 const envMode = "SKILLGATE_BROKER_TEST_SERVER"
@@ -141,7 +141,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
 	w := audit.NewWriter(db, audit.WriterOptions{})
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{skillFor(t, "tools/alpha"), skillFor(t, "beta")}
 	b, err := broker.New(broker.Options{
@@ -177,7 +177,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	}
 	call := func(p session.Principal, name, args string) (string, bool) {
 		t.Helper()
-		res, err := b.Call(ctx, gatewayCaller(p), name, json.RawMessage(args))
+		res, err := call(b, ctx, gatewayCaller(p), name, json.RawMessage(args))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,6 +208,11 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 		if !strings.HasPrefix(got, tt.want) || isErr != tt.isError {
 			t.Errorf("%s %s: got %q (error %v), want prefix %q", tt.name, tt.args, got, isErr, tt.want)
 		}
+	}
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -244,4 +249,16 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 
 func gatewayCaller(p session.Principal) gateway.Caller {
 	return gateway.Caller{Principal: p, SessionID: "s1"}
+}
+
+// call makes a call through b and decodes its result, as the gateway does
+// for a connection whose calls it does not relay.
+func call(b *broker.Broker, ctx context.Context, who gateway.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	ch := make(chan []byte, 1)
+	b.Call(ctx, who, name, args, func(res json.RawMessage) { ch <- bytes.Clone(res) })
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(<-ch, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // fsSkill is a skill whose mcp.json names the test server "fs", as many
@@ -71,7 +70,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{fsSkill(t, "alpha"), fsSkill(t, "beta")}
 	w := audit.NewWriter(db, audit.WriterOptions{})
@@ -104,7 +103,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		{"beta__write_file", "skillgate: beta__write_file needs a human's approval before you may call it: permitted by skillgate-default-permit [policy skillgate-default-permit]; beta:fs/write_file is destructive: a human must approve it. Ask a human operator to approve it; the request is recorded for them.", true},
 	}
 	for _, tt := range tests {
-		res, err := b.Call(ctx, gatewayCaller(agent), tt.name, json.RawMessage(`{"path":"/x"}`))
+		res, err := call(b, ctx, gatewayCaller(agent), tt.name, json.RawMessage(`{"path":"/x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,6 +114,11 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	}
 	// The agent is told a human must approve, never how: the command is
 	// for operators, in the audit record, the log and ApprovalRequests.
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +144,11 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	if err := b2.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := b2.Call(ctx, gatewayCaller(agent), "beta__write_file", json.RawMessage(`{"path":"/y"}`)); res.IsError {
+	if res, _ := call(b2, ctx, gatewayCaller(agent), "beta__write_file", json.RawMessage(`{"path":"/y"}`)); res.IsError {
 		t.Fatalf("granted call refused: %+v", res.Content[0])
+	}
+	if err := b2.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	w.Close()
 	if reqs, err := broker.ApprovalRequests(ctx, db, time.Time{}); err != nil || len(reqs) != 0 {

@@ -13,7 +13,6 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // Installs is what the capability runtime needs of the install service
@@ -82,7 +81,7 @@ type Runtime struct {
 
 	opts    RuntimeOptions
 	log     *slog.Logger
-	pool    *upstream.Pool
+	pool    *mcpclient.Pool
 	audit   *audit.Writer
 	refresh chan struct{}
 	drift   sync.WaitGroup // drift being recorded
@@ -110,10 +109,10 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	r.Decider = NewPolicyDecider(r.Engine)
 	r.Decider.Reload = r.Engine.Reload
 	r.Decider.Logger = log
-	r.pool = upstream.New(upstream.Options{
+	r.pool = mcpclient.NewPool(mcpclient.PoolOptions{
 		Credentials: opts.Credentials,
 		Limits:      opts.Limits,
-		OnDrift: func(t upstream.Target, d mcpclient.Drift) {
+		OnDrift: func(t mcpclient.Target, d mcpclient.Drift) {
 			// RecordDrift takes the storage lock: never on the
 			// connection's re-check goroutine.
 			r.drift.Add(1)
@@ -208,16 +207,27 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 	}
 }
 
-// Close closes the upstream connections and flushes the audit records
-// still queued; drift being recorded is waited for. Stop Watch first. It
-// is idempotent.
+// Close closes the upstream connections, waits (a few seconds at most)
+// for the audit records of the calls they answered to be queued, and
+// flushes the audit records; drift being recorded is waited for. Stop
+// Watch first. It is idempotent.
 func (r *Runtime) Close() error {
 	r.closeOnce.Do(func() {
-		r.closeErr = errors.Join(r.pool.Close(), r.audit.Close())
+		errs := []error{r.pool.Close()}
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		if err := r.Broker.Drain(ctx); err != nil {
+			r.log.Error("closing with calls not audited", "err", err)
+		}
+		cancel()
+		r.closeErr = errors.Join(append(errs, r.audit.Close())...)
 		r.drift.Wait()
 	})
 	return r.closeErr
 }
+
+// drainTimeout bounds how long Close waits for the audit records of calls
+// still being answered.
+const drainTimeout = 5 * time.Second
 
 // policyFingerprint identifies a policy set's content: each statement's
 // id, position and Cedar text.

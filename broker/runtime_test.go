@@ -164,7 +164,7 @@ func TestRuntimeFollowsInstalls(t *testing.T) {
 	if got, want := toolNames(t, rt.Broker, p), []string{"echo", "tools--alpha__read_file", "tools--alpha__write_file"}; !slices.Equal(got, want) {
 		t.Fatalf("tools after the install: %v, want %v", got, want)
 	}
-	res, err := rt.Broker.Call(context.Background(), gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err := call(rt.Broker, context.Background(), gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}
@@ -198,7 +198,7 @@ func TestRuntimeFollowsPolicies(t *testing.T) {
 	if got := toolNames(t, rt.Broker, other); len(got) != 3 {
 		t.Fatalf("another agent's tools: %v", got)
 	}
-	res, err := rt.Broker.Call(context.Background(), gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err := call(rt.Broker, context.Background(), gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil || !res.IsError {
 		t.Fatalf("call after the forbid: %v %+v", err, res)
 	}
@@ -236,7 +236,7 @@ func TestRuntimeClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
-	res, err := rt.Broker.Call(ctx, gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err := call(rt.Broker, ctx, gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}
@@ -250,7 +250,7 @@ func TestRuntimeClose(t *testing.T) {
 	if len(recs) != 1 || recs[0].Subject != "tools/alpha:srv/echo" || recs[0].Decision != audit.DecisionAllow {
 		t.Fatalf("audit after Close: %+v", recs)
 	}
-	res, err = rt.Broker.Call(ctx, gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err = call(rt.Broker, ctx, gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil || !res.IsError {
 		t.Fatalf("call after Close: %v %+v", err, res)
 	}

@@ -13,23 +13,9 @@ import (
 	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
-// AsyncCapabilitySource is a [CapabilitySource] that can also answer a call
-// without holding a goroutine while the upstream server works. Connections
-// served over stdio ([Conn.StdioTransport]) use it to relay capability
-// calls as raw bytes. *broker.Broker implements it.
-type AsyncCapabilitySource interface {
-	CapabilitySource
-	// CallAsync is Call with the result delivered to done as the JSON of a
-	// tools/call result (a refusal is a result with isError set). done is
-	// called exactly once, possibly before CallAsync returns; result is only
-	// valid while done runs, and done must not block for long.
-	CallAsync(ctx context.Context, c Caller, name string, args json.RawMessage, done func(result json.RawMessage))
-}
-
 // StdioTransport returns a transport that serves this connection over a
 // newline-delimited JSON stream: what `skillgate mcp` does on its stdin and
-// stdout. When the capability source is an [AsyncCapabilitySource], a
-// tools/call of a capability tool is taken off the stream before the SDK
+// stdout. A tools/call of a capability tool is taken off the stream before the SDK
 // decodes it, decided, and relayed: the request goes upstream and the
 // upstream's result comes back to the agent as bytes, with the agent's
 // request id, and nothing in between is decoded into typed values or
@@ -42,9 +28,9 @@ type AsyncCapabilitySource interface {
 // are ignored.
 func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 	writer := jsonrpcline.NewWriter(w)
-	src, async := c.g.opts.Capabilities.(AsyncCapabilitySource)
+	src := c.g.opts.Capabilities
 	tap := func(line []byte) bool {
-		if async && c.relay(src, writer, line) {
+		if src != nil && c.relay(src, writer, line) {
 			return true
 		}
 		return c.screen(writer, line)
@@ -120,7 +106,7 @@ func parseWire(line []byte) (wireRequest, bool) {
 // the connection's capability tools and hands it to src, whose answer is
 // written back with the request's id. It runs on the goroutine reading the
 // agent's stream.
-func (c *Conn) relay(src AsyncCapabilitySource, w *jsonrpcline.Writer, line []byte) bool {
+func (c *Conn) relay(src CapabilitySource, w *jsonrpcline.Writer, line []byte) bool {
 	if bytes.Contains(line, markCancelled) {
 		c.cancelRelayed(line)
 		return false // the SDK sees it too, for the calls it serves
@@ -147,7 +133,7 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *jsonrpcline.Writer, line []by
 	c.mu.Unlock()
 
 	who := Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}
-	src.CallAsync(ctx, who, req.Params.Name, req.Params.Arguments, func(result json.RawMessage) {
+	src.Call(ctx, who, req.Params.Name, req.Params.Arguments, func(result json.RawMessage) {
 		c.mu.Lock()
 		delete(c.relayed, id)
 		c.mu.Unlock()

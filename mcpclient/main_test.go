@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
 
 // TestMain doubles as the test server: the tests start this binary again
