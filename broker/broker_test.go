@@ -16,46 +16,27 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
-const envMode = "SKILLGATE_BROKER_TEST_SERVER"
-
+// TestMain doubles as the upstream server, the shared test server in its
+// files mode (echo, and read_file and write_file, whose names clash with
+// the gateway's): the tests start this binary again with
+// testserver.EnvMode set.
 func TestMain(m *testing.M) {
-	if os.Getenv(envMode) != "" {
-		os.Exit(serve())
+	if os.Getenv(testserver.EnvMode) != "" {
+		os.Exit(testserver.Main())
 	}
 	os.Exit(m.Run())
 }
 
-type echoIn struct {
-	Text string `json:"text" jsonschema:"the text to echo"`
-}
-
-type readIn struct {
-	Path string `json:"path"`
-}
-
-// serve is a small upstream server with a tool whose name clashes with the
-// gateway's read_file.
-func serve() int {
-	s := mcp.NewServer(&mcp.Implementation{Name: "broker-test", Version: "1.0.0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "contents of " + in.Path}}}, nil, nil
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wrote " + in.Path}}}, nil, nil
-	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		return 1
-	}
-	return 0
+// serverEnv is the environment of a declaration of the test server.
+func serverEnv() map[string]string {
+	return map[string]string{testserver.EnvMode: testserver.ModeFiles}
 }
 
 // openStore opens a fresh SQLite store, closed when the test ends.
@@ -78,7 +59,7 @@ func limits() mcpclient.Limits {
 func skillFor(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "srv", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "srv", Transport: mcpclient.TransportStdio, Command: exe, Env: serverEnv()}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,8 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	defer pool.Close()
 	sk := fsSkill(t, "alpha")
 	decl := sk.Servers["fs"]
-	decl.Env = map[string]string{envMode: "1", "FS_TOKEN": "${FS_TOKEN}"}
+	decl.Env = serverEnv()
+	decl.Env["FS_TOKEN"] = "${FS_TOKEN}"
 	sk.Servers["fs"] = decl
 	w := audit.NewWriter(db, audit.WriterOptions{})
 	b, err := broker.New(broker.Options{

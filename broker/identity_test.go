@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ import (
 func fsSkill(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "fs", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "fs", Transport: mcpclient.TransportStdio, Command: exe, Env: serverEnv()}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +125,9 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	}
 	const approve = "skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"
 	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	// An answered call is recorded once its result is passed on, so a
+	// refusal right after it may be queued first: compare in call order.
+	slices.SortFunc(rs, func(a, b audit.Record) int { return a.Time.Compare(b.Time) })
 	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != audit.DecisionAllow ||
 		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != audit.DecisionRequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
 		t.Fatalf("audit records %+v", rs)
