@@ -333,7 +333,7 @@ func BenchmarkGateway(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := server{id: "text", command: self, env: map[string]string{testserver.EnvMode: testserver.ModeText, testserver.EnvTextFile: file}}
+		srv := server{id: "text", command: self, args: []string{file}, env: map[string]string{testserver.EnvMode: testserver.ModeText}}
 		run(b, "text", srv, "read_text", map[string]any{}, len(text))
 	})
 }

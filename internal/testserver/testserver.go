@@ -42,7 +42,10 @@ const (
 	// EnvError, in ModeRaw, makes tools/list answer a JSON-RPC error with
 	// this message instead.
 	EnvError = "SKILLGATE_TESTSERVER_ERROR"
-	// EnvTextFile names the file whose text ModeText's read_text returns.
+	// EnvTextFile names the file whose text ModeText's read_text returns;
+	// without it, [Main] takes the last command-line argument (an install
+	// sandbox shows a server the files its arguments name, not those of
+	// its environment).
 	EnvTextFile = "SKILLGATE_TESTSERVER_TEXT_FILE"
 )
 
@@ -133,7 +136,11 @@ func Main() int {
 		}
 		return 0
 	}
-	s, err := New(mode, Config{StateFile: os.Getenv(EnvState), Tools: atoi(os.Getenv(EnvTools)), TextFile: os.Getenv(EnvTextFile)})
+	text := os.Getenv(EnvTextFile)
+	if text == "" && len(os.Args) > 1 {
+		text = os.Args[len(os.Args)-1]
+	}
+	s, err := New(mode, Config{StateFile: os.Getenv(EnvState), Tools: atoi(os.Getenv(EnvTools)), TextFile: text})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 		return 1
