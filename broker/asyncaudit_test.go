@@ -7,29 +7,23 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/upstream"
+	"github.com/skillgate/skillgate/mcpclient"
 )
 
 // rawUpstream answers every raw call at once with result, or fails it
 // with err; it stands in for the pool, whose relaying is tested in
-// upstream and mcpclient.
+// mcpclient.
 type rawUpstream struct {
 	result json.RawMessage
 	err    error
 }
 
-func (u rawUpstream) Call(context.Context, upstream.Target, string, any) (*mcp.CallToolResult, error) {
-	return nil, errors.New("rawUpstream: only raw calls")
-}
-
 func (u rawUpstream) Retain(map[string]bool) {}
 
-func (u rawUpstream) CallRaw(_ context.Context, _ upstream.Target, _ string, _ json.RawMessage, done func(json.RawMessage, error)) {
+func (u rawUpstream) Call(_ context.Context, _ mcpclient.Target, _ string, _ json.RawMessage, done mcpclient.ResultFunc) {
 	done(u.result, u.err)
 }
 
@@ -52,12 +46,12 @@ func (m *memRecorder) count() int {
 	return len(m.recs)
 }
 
-// TestCallAsyncAuditsAfterResult checks the audit of a relayed call: an
+// TestCallAuditsAfterResult checks the audit of a relayed call: an
 // allowed call the server answered is recorded (allowed, with its subject
 // and latency) once its result has been passed on, not while it is being
 // passed on; a refusal and an upstream failure are recorded before the
 // agent is told, as before.
-func TestCallAsyncAuditsAfterResult(t *testing.T) {
+func TestCallAuditsAfterResult(t *testing.T) {
 	ctx := context.Background()
 	sk := skillFor(t, "beta")
 	admin := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
@@ -93,7 +87,7 @@ func TestCallAsyncAuditsAfterResult(t *testing.T) {
 			}
 			var got string
 			inDone := -1
-			b.CallAsync(ctx, gatewayCaller(admin), "echo", json.RawMessage(tt.args), func(res json.RawMessage) {
+			b.Call(ctx, gatewayCaller(admin), "echo", json.RawMessage(tt.args), func(res json.RawMessage) {
 				got, inDone = string(res), rec.count()
 			})
 			if got != tt.want {

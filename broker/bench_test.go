@@ -13,9 +13,9 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // BenchmarkCall compares a call through the broker (scope lookup, schema
@@ -31,7 +31,7 @@ func BenchmarkCall(b *testing.B) {
 	defer db.Close()
 	sk := skillFor(b, "tools/alpha")
 	sk.Tier, sk.InvokableBy = 2, []string{"T0", "T1", "T2", "T3"}
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	defer w.Close()
@@ -50,7 +50,7 @@ func BenchmarkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
-	var target upstream.Target
+	var target mcpclient.Target
 	for _, c := range br.Capabilities() {
 		if c.Capability.CapabilityID == "echo" {
 			target = c.Target()
@@ -77,31 +77,16 @@ func BenchmarkCall(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
 	}
+	wait := make(chan error, 1)
 	b.Run("pool", func(b *testing.B) {
 		run(b, func() error {
-			_, err := pool.Call(ctx, target, "echo", args)
-			return err
+			pool.Call(ctx, target, "echo", args, func(_ json.RawMessage, err error) { wait <- err })
+			return <-wait
 		})
 	})
 	b.Run("broker", func(b *testing.B) {
 		run(b, func() error {
-			res, err := br.Call(ctx, gatewayCaller(p), "echo", args)
-			if err == nil && res.IsError {
-				b.Fatalf("refused: %+v", res.Content[0])
-			}
-			return err
-		})
-	})
-	wait := make(chan error, 1)
-	b.Run("pool-raw", func(b *testing.B) {
-		run(b, func() error {
-			pool.CallRaw(ctx, target, "echo", args, func(_ json.RawMessage, err error) { wait <- err })
-			return <-wait
-		})
-	})
-	b.Run("broker-async", func(b *testing.B) {
-		run(b, func() error {
-			br.CallAsync(ctx, gatewayCaller(p), "echo", args, func(res json.RawMessage) {
+			br.Call(ctx, gatewayCaller(p), "echo", args, func(res json.RawMessage) {
 				if bytes.Contains(res, []byte(`"isError":true`)) {
 					wait <- fmt.Errorf("refused: %s", res)
 					return

@@ -44,7 +44,6 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // Skill is one enabled, installed skill version as the broker serves it:
@@ -88,7 +87,7 @@ type Capability struct {
 	SkillTier   int
 	InvokableBy []string
 
-	target upstream.Target
+	target mcpclient.Target
 	id     string // ID(), computed once at load
 	schema *jsonschema.Schema
 	// emptyErr is the schema's verdict on the empty object, the arguments
@@ -105,7 +104,7 @@ func (c *Capability) validate(args map[string]any) error {
 }
 
 // Target is the upstream server the capability is forwarded to.
-func (c *Capability) Target() upstream.Target { return c.target }
+func (c *Capability) Target() mcpclient.Target { return c.target }
 
 // ID returns the capability's identity, "skill:extension/capability"
 // ([capability.Ref.String]): the name grants, policies and audit
@@ -167,10 +166,14 @@ type Decider interface {
 	Decide(ctx context.Context, p capability.Principal, sessionID string, c *Capability, args map[string]any) Decision
 }
 
-// Caller is the pool the broker forwards through; *upstream.Pool
+// Caller is the pool the broker forwards through; *mcpclient.Pool
 // implements it.
 type Caller interface {
-	Call(ctx context.Context, t upstream.Target, tool string, args any) (*mcp.CallToolResult, error)
+	// Call calls tool on t's server: args, a JSON object, are read only
+	// before Call returns; done receives the server's result object (see
+	// [mcpclient.ResultFunc]) or the error, exactly once.
+	Call(ctx context.Context, t mcpclient.Target, tool string, args json.RawMessage, done mcpclient.ResultFunc)
+	// Retain closes the connections of targets not in keep.
 	Retain(keep map[string]bool)
 }
 
@@ -199,6 +202,9 @@ type Broker struct {
 	opts Options
 	log  *slog.Logger
 	snap atomic.Pointer[snapshot]
+	// forwarding counts allowed calls whose audit record is not yet
+	// queued (see Drain).
+	forwarding atomic.Int64
 
 	reloadMu sync.Mutex
 }
@@ -290,7 +296,7 @@ func build(skills []Skill) (*snapshot, []string) {
 				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
 				emptyErr:  schema.Validate(map[string]any{}),
 				SkillTier: s.Tier, InvokableBy: s.InvokableBy,
-				target: upstream.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, LeftOut: s.LeftOut[mc.ExtensionID], Dir: s.Dir},
+				target: mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, LeftOut: s.LeftOut[mc.ExtensionID], Dir: s.Dir},
 			})
 		}
 	}
@@ -408,60 +414,23 @@ func (b *Broker) Tools(_ context.Context, p capability.Principal) ([]*mcp.Tool, 
 // may call it.
 func (b *Broker) Capabilities() []*Capability { return b.snap.Load().caps }
 
-// Call implements [gateway.CapabilitySource].
-func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage) (*mcp.CallToolResult, error) {
-	a := b.admit(ctx, who, name, rawArgs)
-	if a.refusal != "" {
-		return toolError(a.refusal), nil
-	}
-	res, err := b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, json.RawMessage(a.args))
-	return b.outcome(ctx, a, name, res, err), nil
-}
-
-// outcome audits an allowed call forwarded through Caller.Call and returns
-// what the agent gets: the result, or a tool error when forwarding failed.
-func (b *Broker) outcome(ctx context.Context, a admission, name string, res *mcp.CallToolResult, err error) *mcp.CallToolResult {
-	if err != nil {
-		return toolError(b.failed(ctx, a, name, err))
-	}
-	b.allowed(ctx, a)
-	return res
-}
-
-// RawCaller is what an upstream pool offers a relay ([upstream.Pool]
-// implements it): a call whose result comes back as the server's bytes,
-// without waiting. See [upstream.Pool.CallRaw].
-type RawCaller interface {
-	CallRaw(ctx context.Context, t upstream.Target, tool string, args json.RawMessage, done func(json.RawMessage, error))
-}
-
-// CallAsync implements [gateway.AsyncCapabilitySource]: it decides the call
-// at once and, when it is allowed, forwards it; done receives the tools/call
-// result as JSON: the upstream server's own bytes when the pool is a
-// [RawCaller], or a tool error saying why the call was refused or failed.
-// The decision, the audit record and the forwarding are those of
-// [Broker.Call]; the record of a call the server answered is queued once
-// done has returned.
-func (b *Broker) CallAsync(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage, done func(json.RawMessage)) {
+// Call implements [gateway.CapabilitySource]: it decides the call at once
+// and, when it is allowed, forwards it; done receives the tools/call result
+// as JSON, exactly once: the upstream server's own bytes, or a tool error
+// saying why the call was refused or failed. The result is valid only
+// while done runs (see [mcpclient.ResultFunc]). A refusal is audited before
+// done runs; the record of a call the server answered is queued once done
+// has returned, on the goroutine that read the result ([Broker.Drain]
+// waits for it).
+func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage, done func(result json.RawMessage)) {
 	a := b.admit(ctx, who, name, rawArgs)
 	if a.refusal != "" {
 		done(toolErrorJSON(a.refusal))
 		return
 	}
-	raw, ok := b.opts.Upstream.(RawCaller)
-	if !ok {
-		args := bytes.Clone(a.args)
-		go func() {
-			res, err := b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, json.RawMessage(args))
-			out, err := json.Marshal(b.outcome(ctx, a, name, res, err))
-			if err != nil {
-				out = toolErrorJSON(fmt.Sprintf("skillgate: %s ran but its result cannot be encoded: %v", name, err))
-			}
-			done(out)
-		}()
-		return
-	}
-	raw.CallRaw(ctx, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
+	b.forwarding.Add(1)
+	b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
+		defer b.forwarding.Add(-1)
 		if err != nil {
 			done(toolErrorJSON(b.failed(ctx, a, name, err)))
 			return
@@ -478,6 +447,23 @@ func (b *Broker) CallAsync(ctx context.Context, who gateway.Caller, name string,
 		done(res)
 		b.allowed(ctx, a)
 	})
+}
+
+// Drain waits until every call forwarded so far has its audit record
+// queued, or until ctx ends. Close the upstream pool first, so that no
+// call waits for a server, then drain, then close the audit writer: no
+// record is lost.
+func (b *Broker) Drain(ctx context.Context) error {
+	for b.forwarding.Load() > 0 {
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("broker: %d calls not yet audited: %w", b.forwarding.Load(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // admission is a call that was looked up, validated and decided.
@@ -584,14 +570,14 @@ func (b *Broker) allowed(ctx context.Context, a admission) {
 // the live tool no longer matches its approved pin (or could not be
 // re-checked) never ran: it is audited as denied for drift.
 //
-// A call that never reached the server (upstream.ErrNotSent: a missing
+// A call that never reached the server (mcpclient.ErrNotSent: a missing
 // credential, a server that does not start, drift) gives back the grant use
 // its decision consumed, so a one-use grant still serves the call that
 // reaches the server.
 func (b *Broker) failed(ctx context.Context, a admission, name string, err error) string {
 	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
 	released := false
-	if a.release != nil && errors.Is(err, upstream.ErrNotSent) {
+	if a.release != nil && errors.Is(err, mcpclient.ErrNotSent) {
 		if rerr := a.release(ctx); rerr != nil {
 			b.log.ErrorContext(ctx, "grant use not given back", "capability", a.rec.Subject, "err", rerr)
 		} else {
@@ -614,7 +600,7 @@ func (b *Broker) failed(ctx context.Context, a admission, name string, err error
 	a.rec.Data, _ = json.Marshal(data)
 	b.record(ctx, a.rec)
 	b.log.WarnContext(ctx, "upstream call failed", "capability", a.rec.Subject, "err", err)
-	if errors.Is(err, upstream.ErrNotSent) {
+	if errors.Is(err, mcpclient.ErrNotSent) {
 		return fmt.Sprintf("skillgate: %s was allowed but never reached its server: %s", name, oneLine(err))
 	}
 	return fmt.Sprintf("skillgate: %s was allowed but the upstream server failed: %s", name, oneLine(err))

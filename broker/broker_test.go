@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -16,46 +17,26 @@ import (
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/store/sqlite"
-	"github.com/skillgate/skillgate/upstream"
 )
 
-const envMode = "SKILLGATE_BROKER_TEST_SERVER"
-
+// TestMain doubles as the upstream server, the shared test server in its
+// files mode (echo, and read_file and write_file, whose names clash with
+// the gateway's): the tests start this binary again with
+// testserver.EnvMode set.
 func TestMain(m *testing.M) {
-	if os.Getenv(envMode) != "" {
-		os.Exit(serve())
+	if os.Getenv(testserver.EnvMode) != "" {
+		os.Exit(testserver.Main())
 	}
 	os.Exit(m.Run())
 }
 
-type echoIn struct {
-	Text string `json:"text" jsonschema:"the text to echo"`
-}
-
-type readIn struct {
-	Path string `json:"path"`
-}
-
-// serve is a small upstream server with a tool whose name clashes with the
-// gateway's read_file.
-func serve() int {
-	s := mcp.NewServer(&mcp.Implementation{Name: "broker-test", Version: "1.0.0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "contents of " + in.Path}}}, nil, nil
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in readIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wrote " + in.Path}}}, nil, nil
-	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		return 1
-	}
-	return 0
+// serverEnv is the environment of a declaration of the test server.
+func serverEnv() map[string]string {
+	return map[string]string{testserver.EnvMode: testserver.ModeFiles}
 }
 
 // openStore opens a fresh SQLite store, closed when the test ends.
@@ -78,7 +59,7 @@ func limits() mcpclient.Limits {
 func skillFor(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "srv", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "srv", Transport: capability.TransportStdio, Command: exe, Env: serverEnv()}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +122,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{skillFor(t, "tools/alpha"), skillFor(t, "beta")}
 	b, err := broker.New(broker.Options{
@@ -177,7 +158,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	}
 	call := func(p capability.Principal, name, args string) (string, bool) {
 		t.Helper()
-		res, err := b.Call(ctx, gatewayCaller(p), name, json.RawMessage(args))
+		res, err := call(b, ctx, gatewayCaller(p), name, json.RawMessage(args))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,6 +189,11 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 		if !strings.HasPrefix(got, tt.want) || isErr != tt.isError {
 			t.Errorf("%s %s: got %q (error %v), want prefix %q", tt.name, tt.args, got, isErr, tt.want)
 		}
+	}
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -244,4 +230,16 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 
 func gatewayCaller(p capability.Principal) gateway.Caller {
 	return gateway.Caller{Principal: p, SessionID: "s1"}
+}
+
+// call makes a call through b and decodes its result, as the gateway does
+// for a connection whose calls it does not relay.
+func call(b *broker.Broker, ctx context.Context, who gateway.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	ch := make(chan []byte, 1)
+	b.Call(ctx, who, name, args, func(res json.RawMessage) { ch <- bytes.Clone(res) })
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(<-ch, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }

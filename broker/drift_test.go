@@ -11,7 +11,7 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/upstream"
+	"github.com/skillgate/skillgate/mcpclient"
 )
 
 // TestDriftRefusalAudited: a call that the upstream connection refuses
@@ -22,7 +22,7 @@ func TestDriftRefusalAudited(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	sk := skillFor(t, "gamma")
 	// The approved definition of echo differs from what the server offers.
@@ -55,13 +55,18 @@ func TestDriftRefusalAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
-	res, err := b.Call(ctx, gatewayCaller(admin), "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err := call(b, ctx, gatewayCaller(admin), "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const want = "skillgate: echo was refused: the server's tool no longer matches the definition an operator approved (drift); an operator must review it (skillgate review) before it can be called again"
 	if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != want {
 		t.Fatalf("result %q (error %v), want %q", got, res.IsError, want)
+	}
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // TestPolicyErrorsAudited: through the real policy engine, a call for
@@ -41,7 +41,7 @@ permit (principal, action, resource) when { context.args has text && context.arg
 		t.Fatal(err)
 	}
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	sk := skillFor(t, "gamma")
 	sk.Tier, sk.InvokableBy = 1, []string{"T0", "T1", "T2", "T3", "T4"}
@@ -75,13 +75,18 @@ permit (principal, action, resource) when { context.args has text && context.arg
 			"policy warn-permit failed to evaluate and was skipped: " + typeErr + " [policy warn-permit, policies/test.cedar:8]"}},
 	}
 	for _, tc := range tests {
-		res, err := b.Call(ctx, gatewayCaller(p), "echo", json.RawMessage(`{"text":"`+tc.text+`"}`))
+		res, err := call(b, ctx, gatewayCaller(p), "echo", json.RawMessage(`{"text":"`+tc.text+`"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := res.Content[0].(*mcp.TextContent).Text; got != tc.result || res.IsError != tc.isError {
 			t.Errorf("%s: result %q (error %v), want %q (error %v)", tc.text, got, res.IsError, tc.result, tc.isError)
 		}
+	}
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // TestOneUseGrantKeptWhenCallNotRelayed: a call whose server cannot be
@@ -29,12 +29,13 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var haveToken atomic.Bool
-	pool := upstream.New(upstream.Options{Limits: limits(), RetryAfter: time.Nanosecond,
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), RetryAfter: time.Nanosecond,
 		Credentials: func(name string) (string, bool) { return "secret", name == "FS_TOKEN" && haveToken.Load() }})
 	defer pool.Close()
 	sk := fsSkill(t, "alpha")
 	decl := sk.Servers["fs"]
-	decl.Env = map[string]string{envMode: "1", "FS_TOKEN": "${FS_TOKEN}"}
+	decl.Env = serverEnv()
+	decl.Env["FS_TOKEN"] = "${FS_TOKEN}"
 	sk.Servers["fs"] = decl
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	b, err := broker.New(broker.Options{
@@ -56,7 +57,7 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	agent := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
 	call := func() (string, bool) {
 		t.Helper()
-		res, err := b.Call(ctx, gatewayCaller(agent), "alpha__write_file", json.RawMessage(`{"path":"/x"}`))
+		res, err := call(b, ctx, gatewayCaller(agent), "alpha__write_file", json.RawMessage(`{"path":"/x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,6 +92,11 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	}
 	if got, isErr := call(); !isErr || !strings.Contains(got, "needs a human's approval") {
 		t.Fatalf("after the grant's one use: %q (error %v)", got, isErr)
+	}
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // TestRefusalHidesPolicyPaths: a refusal tells the agent which policy
@@ -39,7 +39,7 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	sk := skillFor(t, "tools/alpha")
@@ -65,13 +65,18 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	}
 	for _, tc := range tests {
 		args, _ := json.Marshal(map[string]string{"text": tc.text})
-		res, err := b.Call(ctx, caller, "echo", args)
+		res, err := call(b, ctx, caller, "echo", args)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := res.Content[0].(*mcp.TextContent).Text; !res.IsError || got != tc.agent {
 			t.Errorf("%q: agent told\n %q\nwant\n %q", tc.text, got, tc.agent)
 		}
+	}
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // fsSkill is a skill whose mcp.json names the test server "fs", as many
@@ -27,7 +27,7 @@ import (
 func fsSkill(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "fs", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "fs", Transport: capability.TransportStdio, Command: exe, Env: serverEnv()}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pool := upstream.New(upstream.Options{Limits: limits()})
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{fsSkill(t, "alpha"), fsSkill(t, "beta")}
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
@@ -104,7 +104,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		{"beta__write_file", "skillgate: beta__write_file needs a human's approval before you may call it: permitted by skillgate-default-permit [policy skillgate-default-permit]; beta:fs/write_file is destructive: a human must approve it. Ask a human operator to approve it; the request is recorded for them.", true},
 	}
 	for _, tt := range tests {
-		res, err := b.Call(ctx, gatewayCaller(agent), tt.name, json.RawMessage(`{"path":"/x"}`))
+		res, err := call(b, ctx, gatewayCaller(agent), tt.name, json.RawMessage(`{"path":"/x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,11 +115,19 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	}
 	// The agent is told a human must approve, never how: the command is
 	// for operators, in the audit record, the log and ApprovalRequests.
+	// The records of answered calls are queued after their results are
+	// passed on.
+	if err := b.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	const approve = "skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"
 	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
+	// An answered call is recorded once its result is passed on, so a
+	// refusal right after it may be queued first: compare in call order.
+	slices.SortFunc(rs, func(a, b audit.Record) int { return a.Time.Compare(b.Time) })
 	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != capability.Allow ||
 		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != capability.RequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
 		t.Fatalf("audit records %+v", rs)
@@ -140,8 +148,11 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	if err := b2.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := b2.Call(ctx, gatewayCaller(agent), "beta__write_file", json.RawMessage(`{"path":"/y"}`)); res.IsError {
+	if res, _ := call(b2, ctx, gatewayCaller(agent), "beta__write_file", json.RawMessage(`{"path":"/y"}`)); res.IsError {
 		t.Fatalf("granted call refused: %+v", res.Content[0])
+	}
+	if err := b2.Drain(ctx); err != nil {
+		t.Fatal(err)
 	}
 	w.Close()
 	if reqs, err := broker.ApprovalRequests(ctx, audit.NewLog(db), time.Time{}); err != nil || len(reqs) != 0 {

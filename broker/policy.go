@@ -19,8 +19,9 @@ import (
 
 // PolicyDecider is the [Decider] backed by the policy engine: scopes come
 // from [policy.Engine.Scope], decisions from [policy.Engine.Evaluate].
-// Scopes are cached per principal until the capabilities or the policies
-// change (call Invalidate after reloading policies or changing grants).
+// It keeps no scope cache of its own: the engine caches each principal's
+// scope per policy snapshot, so new policies, capabilities or delegations
+// take effect without anyone telling the decider.
 type PolicyDecider struct {
 	Engine *policy.Engine
 	// Logger receives capability sets the engine refuses; nil discards.
@@ -30,25 +31,27 @@ type PolicyDecider struct {
 	// process (the CLI) takes effect at once. It runs only on that path.
 	Reload func(context.Context) error
 
-	gen     atomic.Int64
-	parents sync.Map // child principal ID → parent principal ID
-	mu      sync.Mutex
-	caps    []*Capability
-	byID    map[string]*Capability // "skill:ext/cap" → the capability
-	scopes  sync.Map               // principal ID → *cachedScope
+	parents sync.Map   // child principal ID → parent principal ID
+	mu      sync.Mutex // serialises SetCapabilities
+	index   atomic.Pointer[capIndex]
 }
 
-type cachedScope struct {
-	gen    int64
-	caps   []*Capability
-	byName map[string]*Capability
+// capIndex finds the capabilities of the last set given to
+// SetCapabilities; it is replaced, never modified.
+type capIndex struct {
+	byID map[string]*Capability // "skill:ext/cap" → the capability
+	// byName holds the capabilities offered under each tool name: one,
+	// unless names collide after namespacing (then the last in scope wins).
+	byName map[string][]*Capability
 }
 
 var _ Decider = (*PolicyDecider)(nil)
 
 // NewPolicyDecider returns a decider over e.
 func NewPolicyDecider(e *policy.Engine) *PolicyDecider {
-	return &PolicyDecider{Engine: e, byID: map[string]*Capability{}}
+	d := &PolicyDecider{Engine: e}
+	d.index.Store(&capIndex{})
+	return d
 }
 
 // SetCapabilities implements [Decider]: every capability the broker offers
@@ -59,10 +62,10 @@ func NewPolicyDecider(e *policy.Engine) *PolicyDecider {
 func (d *PolicyDecider) SetCapabilities(caps []*Capability) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.caps = caps
-	d.byID = make(map[string]*Capability, len(caps))
+	ix := &capIndex{byID: make(map[string]*Capability, len(caps)), byName: make(map[string][]*Capability, len(caps))}
 	for _, c := range caps {
-		d.byID[c.ID()] = c
+		ix.byID[c.ID()] = c
+		ix.byName[c.Name] = append(ix.byName[c.Name], c)
 	}
 	pcs := policyRecords(caps)
 	if err := d.Engine.SetCapabilities(pcs); err != nil {
@@ -72,7 +75,7 @@ func (d *PolicyDecider) SetCapabilities(caps []*Capability) {
 		}
 		_ = d.Engine.SetCapabilities(nil)
 	}
-	d.gen.Add(1)
+	d.index.Store(ix)
 }
 
 // PolicyCapabilities returns the policy records of the skills' offered
@@ -100,9 +103,6 @@ func policyRecords(caps []*Capability) []policy.Capability {
 	}
 	return pcs
 }
-
-// Invalidate drops the cached scopes, after policies or grants changed.
-func (d *PolicyDecider) Invalidate() { d.gen.Add(1) }
 
 func toPolicy(c *Capability) policy.Capability {
 	mc := c.Capability
@@ -198,44 +198,43 @@ func (d *PolicyDecider) Delegate(parent, child capability.Principal, forwarded [
 		return policy.Scope{}, err
 	}
 	d.parents.Store(pc.ID(), pc.Parent)
-	d.Invalidate()
 	return scope, nil
 }
 
-// Scope implements [Decider].
-func (d *PolicyDecider) Scope(p capability.Principal) []*Capability { return d.scope(p).caps }
-
-// Find implements [Decider].
-func (d *PolicyDecider) Find(p capability.Principal, name string) *Capability {
-	return d.scope(p).byName[name]
+// Scope implements [Decider]: the capabilities of p's policy scope, in
+// the engine's order.
+func (d *PolicyDecider) Scope(p capability.Principal) []*Capability {
+	scope, err := d.Engine.Scope(d.principal(p))
+	if err != nil {
+		return nil
+	}
+	ix := d.index.Load()
+	out := make([]*Capability, 0, len(scope.Entries))
+	for _, e := range scope.Entries {
+		if c := ix.byID[e.Ref.String()]; c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
-func (d *PolicyDecider) scope(p capability.Principal) *cachedScope {
-	pp := d.principal(p)
-	key := pp.ID() + "@" + string(p.Tier)
-	gen := d.gen.Load()
-	if v, ok := d.scopes.Load(key); ok {
-		if cs := v.(*cachedScope); cs.gen == gen {
-			return cs
+// Find implements [Decider]: the capability offered as name, when it is
+// in p's policy scope.
+func (d *PolicyDecider) Find(p capability.Principal, name string) *Capability {
+	cands := d.index.Load().byName[name]
+	if len(cands) == 0 {
+		return nil
+	}
+	scope, err := d.Engine.Scope(d.principal(p))
+	if err != nil {
+		return nil
+	}
+	for i := len(cands) - 1; i >= 0; i-- {
+		if scope.Contains(cands[i].Ref()) {
+			return cands[i]
 		}
 	}
-	scope, err := d.Engine.Scope(pp)
-	var out []*Capability
-	if err == nil {
-		d.mu.Lock()
-		for _, e := range scope.Entries {
-			if c := d.byID[e.Ref.String()]; c != nil {
-				out = append(out, c)
-			}
-		}
-		d.mu.Unlock()
-	}
-	cs := &cachedScope{gen: gen, caps: out, byName: make(map[string]*Capability, len(out))}
-	for _, c := range out {
-		cs.byName[c.Name] = c
-	}
-	d.scopes.Store(key, cs)
-	return cs
+	return nil
 }
 
 // Decide implements [Decider].
@@ -246,7 +245,6 @@ func (d *PolicyDecider) Decide(ctx context.Context, p capability.Principal, sess
 	pd := d.Engine.Evaluate(ctx, pp, ref, args)
 	if pd.Effect == capability.RequireApproval && d.Reload != nil {
 		if err := d.Reload(ctx); err == nil {
-			d.Invalidate()
 			pd = d.Engine.Evaluate(ctx, pp, ref, args)
 		}
 	}

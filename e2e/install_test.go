@@ -26,7 +26,7 @@ func testServer(t *testing.T) string {
 	t.Helper()
 	testServerOnce.Do(func() {
 		testServerBin = filepath.Join(filepath.Dir(bin), "testserver")
-		build := exec.Command("go", "build", "-o", testServerBin, "./mcpclient/internal/testserver/cmd/testserver")
+		build := exec.Command("go", "build", "-o", testServerBin, "./internal/testserver/cmd/testserver")
 		build.Dir = ".."
 		out, err := build.CombinedOutput()
 		if err != nil {

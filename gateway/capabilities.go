@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,10 +22,15 @@ type CapabilitySource interface {
 	// outside p's scope is not returned: it is invisible.
 	Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool, error)
 	// Call decides and, when allowed, forwards a call to the tool named
-	// name. A refusal is a result with IsError set whose text says why and
-	// what a human must do; an error is reserved for failures of skillgate
-	// itself.
-	Call(ctx context.Context, c Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+	// name, without holding a goroutine while the upstream server works.
+	// done receives the JSON of the tools/call result exactly once,
+	// possibly before Call returns: a refusal is a result with isError set
+	// whose text says why and what a human must do. args are read only
+	// before Call returns; result is only valid while done runs (see
+	// mcpclient.ResultFunc), and done must not block for long. Connections
+	// served over stdio ([Conn.StdioTransport]) relay the result as bytes;
+	// others decode it for the SDK.
+	Call(ctx context.Context, c Caller, name string, args json.RawMessage, done func(result json.RawMessage))
 }
 
 // Caller identifies who makes a capability call.
@@ -85,10 +92,24 @@ func (c *Conn) syncCapabilities(ctx context.Context) error {
 		}
 		name := t.Name
 		c.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return src.Call(ctx, Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}, name, req.Params.Arguments)
+			return callDecoded(ctx, src, Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}, name, req.Params.Arguments)
 		})
 	}
 	return nil
+}
+
+// callDecoded makes a capability call for the SDK's tool handler: it waits
+// for the result and decodes it. A result that does not decode is a tool
+// error, as a refusal is.
+func callDecoded(ctx context.Context, src CapabilitySource, who Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	ch := make(chan []byte, 1)
+	src.Call(ctx, who, name, args, func(result json.RawMessage) { ch <- bytes.Clone(result) })
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(<-ch, &res); err != nil {
+		msg := fmt.Sprintf("skillgate: the result of %s cannot be read: %v", name, err)
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil
+	}
+	return &res, nil
 }
 
 // CapabilitiesChanged brings every open connection's capability tools up

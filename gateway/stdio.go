@@ -9,30 +9,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
-
-// AsyncCapabilitySource is a [CapabilitySource] that can also answer a call
-// without holding a goroutine while the upstream server works. Connections
-// served over stdio ([Conn.StdioTransport]) use it to relay capability
-// calls as raw bytes. *broker.Broker implements it.
-type AsyncCapabilitySource interface {
-	CapabilitySource
-	// CallAsync is Call with the result delivered to done as the JSON of a
-	// tools/call result (a refusal is a result with isError set). done is
-	// called exactly once, possibly before CallAsync returns; result is only
-	// valid while done runs, and done must not block for long.
-	CallAsync(ctx context.Context, c Caller, name string, args json.RawMessage, done func(result json.RawMessage))
-}
 
 // StdioTransport returns a transport that serves this connection over a
 // newline-delimited JSON stream: what `skillgate mcp` does on its stdin and
-// stdout. When the capability source is an [AsyncCapabilitySource], a
-// tools/call of a capability tool is taken off the stream before the SDK
+// stdout. A tools/call of a capability tool is taken off the stream before the SDK
 // decodes it, decided, and relayed: the request goes upstream and the
 // upstream's result comes back to the agent as bytes, with the agent's
 // request id, and nothing in between is decoded into typed values or
-// re-encoded (see package stdiotap). Everything else, including capability
+// re-encoded (see package internal/jsonrpcline). Everything else, including capability
 // calls that arrive before the MCP handshake is complete, is served by the
 // SDK as over any transport. A notifications/cancelled for a relayed call
 // cancels it upstream, and the agent then gets no response, as MCP asks.
@@ -40,16 +27,16 @@ type AsyncCapabilitySource interface {
 // (parse error, or invalid request) and the connection goes on; blank lines
 // are ignored.
 func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	writer := stdiotap.NewWriter(w)
-	src, async := c.g.opts.Capabilities.(AsyncCapabilitySource)
+	writer := jsonrpcline.NewWriter(w)
+	src := c.g.opts.Capabilities
 	tap := func(line []byte) bool {
-		if async && c.relay(src, writer, line) {
+		if src != nil && c.relay(src, writer, line) {
 			return true
 		}
 		return c.screen(writer, line)
 	}
 	return &mcp.IOTransport{
-		Reader: io.NopCloser(stdiotap.NewReader(r, 0, tap, nil)),
+		Reader: io.NopCloser(jsonrpcline.NewReader(r, 0, tap, nil)),
 		Writer: nopWriteCloser{writer},
 	}
 }
@@ -88,18 +75,18 @@ var (
 
 // parseWire decodes line as json.Unmarshal into a wireRequest would, and
 // reports false where that fails. The usual request (plain strings, params
-// an object) is read with stdiotap.ScanObject, which costs a fraction of
+// an object) is read with jsonscan.Object, which costs a fraction of
 // encoding/json on this path; anything else goes to encoding/json. The
 // raw values are copies: line is the reader's buffer.
 func parseWire(line []byte) (wireRequest, bool) {
 	var top [4][]byte
 	var par [3][]byte
-	if stdiotap.ScanObject(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` &&
-		(top[3] == nil || stdiotap.ScanObject(top[3], paramKeys, par[:])) {
-		method, ok := stdiotap.PlainString(top[2])
+	if jsonscan.Object(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` &&
+		(top[3] == nil || jsonscan.Object(top[3], paramKeys, par[:])) {
+		method, ok := jsonscan.PlainString(top[2])
 		name := ""
 		if ok && par[0] != nil {
-			name, ok = stdiotap.PlainString(par[0])
+			name, ok = jsonscan.PlainString(par[0])
 		}
 		if ok {
 			var req wireRequest
@@ -119,7 +106,7 @@ func parseWire(line []byte) (wireRequest, bool) {
 // the connection's capability tools and hands it to src, whose answer is
 // written back with the request's id. It runs on the goroutine reading the
 // agent's stream.
-func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte) bool {
+func (c *Conn) relay(src CapabilitySource, w *jsonrpcline.Writer, line []byte) bool {
 	if bytes.Contains(line, markCancelled) {
 		c.cancelRelayed(line)
 		return false // the SDK sees it too, for the calls it serves
@@ -146,7 +133,7 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte)
 	c.mu.Unlock()
 
 	who := Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}
-	src.CallAsync(ctx, who, req.Params.Name, req.Params.Arguments, func(result json.RawMessage) {
+	src.Call(ctx, who, req.Params.Name, req.Params.Arguments, func(result json.RawMessage) {
 		c.mu.Lock()
 		delete(c.relayed, id)
 		c.mu.Unlock()
@@ -168,13 +155,13 @@ func (c *Conn) relay(src AsyncCapabilitySource, w *stdiotap.Writer, line []byte)
 // connection there, with a JSON-RPC error response, and consumes it; it
 // leaves every JSON-RPC message to the SDK. Messages with the usual envelope
 // are recognised without decoding them.
-func (c *Conn) screen(w *stdiotap.Writer, line []byte) bool {
+func (c *Conn) screen(w *jsonrpcline.Writer, line []byte) bool {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return true
 	}
 	var top [4][]byte
-	if stdiotap.ScanObject(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` && (top[2] != nil || top[1] != nil) {
+	if jsonscan.Object(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` && (top[2] != nil || top[1] != nil) {
 		return false
 	}
 	var code int64

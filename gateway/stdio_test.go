@@ -19,12 +19,12 @@ import (
 )
 
 // asyncSource offers two capability tools: "echo" answers at once with a
-// result carrying a field the SDK does not know; "slow" answers only when
-// its context ends. It records how each call reached it.
+// result carrying a field the SDK does not know (a call the SDK served
+// would lose it); "slow" answers only when its context ends. It records
+// each call.
 type asyncSource struct {
 	mu       sync.Mutex
-	async    []string // "name args" of CallAsync calls
-	sync     []string // "name args" of Call calls
+	async    []string // "name args" of Call calls
 	slowDone chan error
 }
 
@@ -33,16 +33,9 @@ func (s *asyncSource) Tools(context.Context, capability.Principal) ([]*mcp.Tool,
 	return []*mcp.Tool{{Name: "echo", InputSchema: schema}, {Name: "slow", InputSchema: schema}}, nil
 }
 
-func (s *asyncSource) Call(_ context.Context, _ gateway.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	s.mu.Lock()
-	s.sync = append(s.sync, name+" "+string(args))
-	s.mu.Unlock()
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "through the SDK"}}}, nil
-}
-
 const rawResult = `{"content":[{"type":"text","text":"relayed"}],"x-extra":{"kept":true}}`
 
-func (s *asyncSource) CallAsync(ctx context.Context, c gateway.Caller, name string, args json.RawMessage, done func(json.RawMessage)) {
+func (s *asyncSource) Call(ctx context.Context, c gateway.Caller, name string, args json.RawMessage, done func(json.RawMessage)) {
 	s.mu.Lock()
 	s.async = append(s.async, name+" "+string(args))
 	s.mu.Unlock()
@@ -57,10 +50,10 @@ func (s *asyncSource) CallAsync(ctx context.Context, c gateway.Caller, name stri
 	done(json.RawMessage(rawResult))
 }
 
-func (s *asyncSource) calls() (async, sync []string) {
+func (s *asyncSource) calls() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.async...), append([]string(nil), s.sync...)
+	return append([]string(nil), s.async...)
 }
 
 // TestStdioRelay drives a stdio connection with hand-written JSON-RPC lines
@@ -188,7 +181,7 @@ func TestStdioRelay(t *testing.T) {
 		// not answered.
 		send(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
 		synctest.Wait()
-		if async, _ := src.calls(); len(async) != 5 {
+		if async := src.calls(); len(async) != 5 {
 			t.Fatalf("the second slow call did not reach the source: relayed %q", async)
 		}
 		conn.Close()
@@ -209,13 +202,10 @@ func TestStdioRelay(t *testing.T) {
 		default:
 		}
 
-		async, sync := src.calls()
+		async := src.calls()
 		wantAsync := []string{`echo {"x":1,"y":[true,null]}`, `echo {}`, `echo {"s":"é\u2028"}`, `slow {}`, `slow {}`}
 		if strings.Join(async, "\n") != strings.Join(wantAsync, "\n") {
 			t.Errorf("relayed calls:\n got %q\nwant %q", async, wantAsync)
-		}
-		if len(sync) != 0 {
-			t.Errorf("calls served by the SDK path: %q, want none", sync)
 		}
 	})
 }

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testServer = filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", testServer, "./mcpclient/internal/testserver/cmd/testserver")
+	build := exec.Command("go", "build", "-o", testServer, "./internal/testserver/cmd/testserver")
 	build.Dir = ".."
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -9,11 +9,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/upstream"
+	"github.com/skillgate/skillgate/mcpclient"
 )
 
 // allowAll is a decider that lets every principal call every capability;
@@ -90,10 +91,10 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 	logs := &syncBuffer{}
 	var mu sync.Mutex
 	var drifts []string
-	pool := upstream.New(upstream.Options{
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{
 		Limits: testLimits(),
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnDrift: func(_ upstream.Target, d capability.Drift) {
+		OnDrift: func(_ mcpclient.Target, d capability.Drift) {
 			mu.Lock()
 			drifts = append(drifts, d.String())
 			mu.Unlock()
@@ -108,7 +109,7 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	caller := gateway.Caller{Principal: capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}, SessionID: "s1"}
-	res, err := b.Call(ctx, caller, "echo", json.RawMessage(`{"text":"hi"}`))
+	res, err := call(b, ctx, caller, "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("echo: %+v %v", res, err)
 	}
@@ -128,10 +129,24 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 	if got := strings.Join(en[0].LeftOut["notes"], ","); got != "add_note,bare,delete_notes,read_env,send_email,titled" {
 		t.Errorf("left out %q", got)
 	}
-	tg := upstream.Target{Skill: en[0].Key, Digest: en[0].Digest, Pins: en[0].Pins["notes"], LeftOut: en[0].LeftOut["notes"], Dir: en[0].Dir}
+	tg := mcpclient.Target{Skill: en[0].Key, Digest: en[0].Digest, Pins: en[0].Pins["notes"], LeftOut: en[0].LeftOut["notes"], Dir: en[0].Dir}
 	tg.Server, _ = en[0].Config.Server("notes")
 	const want = `mcpclient: server "notes": tools/call: tool blocked: tool "read_env": it was left out of the approval`
-	if _, err := pool.Call(ctx, tg, "read_env", map[string]any{"name": "HOME"}); err == nil || err.Error() != want {
+	errc := make(chan error, 1)
+	pool.Call(ctx, tg, "read_env", json.RawMessage(`{"name":"HOME"}`), func(_ json.RawMessage, err error) { errc <- err })
+	if err := <-errc; err == nil || err.Error() != want {
 		t.Errorf("read_env: %v, want %s", err, want)
 	}
+}
+
+// call makes a call through b and decodes its result, as the gateway does
+// for a connection whose calls it does not relay.
+func call(b *broker.Broker, ctx context.Context, who gateway.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	ch := make(chan []byte, 1)
+	b.Call(ctx, who, name, args, func(res json.RawMessage) { ch <- bytes.Clone(res) })
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(<-ch, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
 }

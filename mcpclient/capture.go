@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
 )
 
 // Raw capture of tools/list results.
@@ -97,7 +97,7 @@ var errInFlight = errors.New("the connection closed while the call was in flight
 // and runs onClose (process shutdown) after the inner connection closes.
 type captureConn struct {
 	inner   mcp.Connection
-	calls   *stdiotap.Calls // raw calls on the same stream
+	calls   *jsonrpcline.Calls // raw calls on the same stream
 	onClose func() error
 
 	mu      sync.Mutex

@@ -13,7 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // ConnOptions configures [Dial].
@@ -32,7 +33,7 @@ type ConnOptions struct {
 	// OnDrift, when set, is called after every re-check that finds drift
 	// (at connect, on notifications/tools/list_changed, and on
 	// [Conn.Recheck]). It runs on the re-checking goroutine while the
-	// re-check lock is held, so it must not call Recheck or Close; CallTool,
+	// re-check lock is held, so it must not call Recheck or Close; calls,
 	// Drift and Blocked are fine.
 	OnDrift func(capability.Drift)
 }
@@ -272,25 +273,6 @@ func (c *Conn) listChanged() {
 	}()
 }
 
-// CallTool calls a pinned, unchanged tool. It fails with [ErrToolBlocked]
-// for any other tool, [ErrRecheckFailed] after a failed re-check, [ErrClosed]
-// after Close, and otherwise with the errors of a server call (ErrTimeout
-// after Limits.CallTimeout, ErrServerExited, ErrServerError,
-// ErrConnection). A tool that runs and reports failure is not an error: see
-// the result's IsError.
-func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	if err := c.admit(ctx, name); err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeoutCause(ctx, c.limits.CallTimeout, errPhaseTimeout)
-	defer cancel()
-	res, err := c.u.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		return nil, c.u.classify(timedOut(cctx), ctx, "tools/call", c.limits.CallTimeout, err)
-	}
-	return res, nil
-}
-
 // admit checks that the tool name may be called now, after waiting for a
 // re-check that a notification started.
 func (c *Conn) admit(ctx context.Context, name string) error {
@@ -329,18 +311,36 @@ func (c *Conn) admit(ctx context.Context, name string) error {
 	return nil
 }
 
-// CallToolRaw is [Conn.CallTool] for a relay. args are the call's arguments,
-// a JSON object; done receives the result object exactly as the server sent
-// it, unparsed and valid only while done runs, or the error CallTool would
-// have returned. CallToolRaw does not wait for the answer: done runs on the
-// goroutine reading the server's output when the answer arrives, or on the
-// caller's goroutine when the call ends before reaching the server, so it
-// must not block for long. Over stdio the request and its response bypass
-// the SDK's client (fewer copies, no re-encoding, nothing the SDK does not
-// know is dropped); over HTTP, and while a re-check is outstanding, it is
-// CallTool on another goroutine.
-func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessage, done func(json.RawMessage, error)) {
-	var calls *stdiotap.Calls
+// ResultFunc receives the outcome of a tool call: the tools/call result
+// object exactly as the server sent it, unparsed, or an error. The result
+// is the connection's read buffer: it is valid only while the function
+// runs (copy it to keep it). The function runs on the goroutine reading
+// the server's output, so it must not block for long. Every raw call in
+// skillgate ([Conn.CallToolRaw], [Pool.Call], the broker's and the
+// gateway's) hands its result on under this rule.
+type ResultFunc func(result json.RawMessage, err error)
+
+// CallToolRaw calls a pinned, unchanged tool: the one call path of a
+// connection. args are the call's arguments, a JSON object (empty means
+// {}), read only before CallToolRaw returns; done receives the result (see
+// [ResultFunc]) or the error. CallToolRaw does not wait for the answer:
+// done runs on the goroutine reading the server's output when the answer
+// arrives, or on the caller's goroutine when the call ends before reaching
+// the server.
+//
+// It fails with [ErrToolBlocked] for a tool that is not pinned or no
+// longer matches its pin, [ErrRecheckFailed] after a failed re-check,
+// [ErrClosed] after Close, and otherwise with the errors of a server call
+// (ErrTimeout after Limits.CallTimeout, ErrServerExited, ErrServerError,
+// ErrConnection). A tool that runs and reports failure is not an error:
+// see the result's isError.
+//
+// Over stdio the request and its response bypass the SDK's client (fewer
+// copies, no re-encoding, nothing the SDK does not know is dropped); over
+// HTTP, and while a re-check is outstanding, the SDK's client makes the
+// call on another goroutine and its result is encoded for done.
+func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessage, done ResultFunc) {
+	var calls *jsonrpcline.Calls
 	if c.u.stdio != nil {
 		if _, conn := c.u.stdio.current(); conn != nil {
 			calls = conn.calls
@@ -351,19 +351,7 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 	c.mu.Unlock()
 	if calls == nil || pending != nil {
 		args := bytes.Clone(args) // the caller's buffer is not ours after return
-		go func() {
-			res, err := c.CallTool(ctx, name, args)
-			if err != nil {
-				done(nil, err)
-				return
-			}
-			b, err := json.Marshal(res)
-			if err != nil {
-				done(nil, &ServerError{ServerID: c.u.id, Phase: "tools/call", Err: fmt.Errorf("%w: the result cannot be encoded: %w", ErrServerError, err)})
-				return
-			}
-			done(b, nil)
-		}()
+		go func() { done(c.callSDK(ctx, name, args)) }()
 		return
 	}
 	if err := c.admit(ctx, name); err != nil {
@@ -373,11 +361,11 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	n := stdiotap.Quote(name)
+	n := jsonscan.Quote(name)
 	params := make([]byte, 0, len(n)+len(args)+24)
 	params = append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...)
 	params = append(params, '}')
-	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r stdiotap.Response) {
+	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r jsonrpcline.Response) {
 		switch {
 		case r.Err != nil:
 			done(nil, c.u.classify(r.Err == errPhaseTimeout, ctx, "tools/call", c.limits.CallTimeout, r.Err))
@@ -387,6 +375,59 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 			done(r.Result, nil)
 		}
 	})
+}
+
+// callSDK makes the call through the SDK's client (HTTP, or stdio while a
+// re-check is outstanding) and encodes its result.
+func (c *Conn) callSDK(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if err := c.admit(ctx, name); err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParams{Name: name}
+	if len(args) > 0 {
+		params.Arguments = args
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, c.limits.CallTimeout, errPhaseTimeout)
+	defer cancel()
+	res, err := c.u.cs.CallTool(cctx, params)
+	if err != nil {
+		return nil, c.u.classify(timedOut(cctx), ctx, "tools/call", c.limits.CallTimeout, err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, &ServerError{ServerID: c.u.id, Phase: "tools/call", Err: fmt.Errorf("%w: the result cannot be encoded: %w", ErrServerError, err)}
+	}
+	return b, nil
+}
+
+// CallTool is [Conn.CallToolRaw] for a caller that wants the decoded
+// result and can wait for it: args are encoded as JSON (nil means none),
+// and the result is decoded into the SDK's type. It fails as CallToolRaw
+// does, and with [ErrMalformedResponse] when the result does not decode.
+func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	var raw json.RawMessage
+	if args != nil {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("mcpclient: the arguments of %s cannot be encoded as JSON: %w", quoteBounded(name, 128), err)
+		}
+		raw = b
+	}
+	type outcome struct {
+		res []byte
+		err error
+	}
+	ch := make(chan outcome, 1)
+	c.CallToolRaw(ctx, name, raw, func(res json.RawMessage, err error) { ch <- outcome{bytes.Clone(res), err} })
+	o := <-ch
+	if o.err != nil {
+		return nil, o.err
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(o.res, &res); err != nil {
+		return nil, &ServerError{ServerID: c.u.id, Phase: "tools/call", Err: fmt.Errorf("%w: the result: %w", ErrMalformedResponse, err)}
+	}
+	return &res, nil
 }
 
 // Close ends the session (and, for stdio, the server's process group) and

@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
 
 func connOptions(limits mcpclient.Limits) *mcpclient.ConnOptions {

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
 
 // riskWant is the expected derivation for one tool: value, source and basis

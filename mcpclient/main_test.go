@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
 
 // TestMain doubles as the test server: the tests start this binary again

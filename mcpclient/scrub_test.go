@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
 
 // TestScrubCredentials: a server that echoes its credential in stderr, in

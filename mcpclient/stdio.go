@@ -15,7 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/pipe"
 )
 
 // stdioTransport is an mcp.Transport that runs a declared command. It is built
@@ -71,9 +72,9 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	// Raw calls (Conn.CallToolRaw) share the stream with the SDK's client:
 	// their requests go through the same whole-message writer, and their
 	// responses are taken off the stream before the SDK reads it.
-	writer := stdiotap.NewWriter(stdin)
-	calls := stdiotap.NewCalls(writer, "skillgate-")
-	reader := stdiotap.NewReader(limited, t.limits.MaxFrameBytes, calls.Tap, func(err error) {
+	writer := jsonrpcline.NewWriter(stdin)
+	calls := jsonrpcline.NewCalls(writer, "skillgate-")
+	reader := jsonrpcline.NewReader(limited, t.limits.MaxFrameBytes, calls.Tap, func(err error) {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -121,7 +122,7 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 			_ = f.Close()
 		}
 	}
-	pipe := func() (r, w *os.File) {
+	newPipe := func() (r, w *os.File) {
 		if err != nil {
 			return nil, nil
 		}
@@ -131,15 +132,15 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 		}
 		return r, w
 	}
-	inR, inW := pipe()
-	outR, outW := pipe()
-	errR, errW := pipe()
+	inR, inW := newPipe()
+	outR, outW := newPipe()
+	errR, errW := newPipe()
 	if err != nil {
 		closeAll()
 		return nil, nil, nil, fmt.Errorf("%w: creating pipes: %w", ErrServerStart, err)
 	}
 	// Results of tens of kilobytes pass in one write, not in 64 KiB turns.
-	stdiotap.GrowPipe(outR)
+	pipe.Grow(outR)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	startErr := cmd.Start()
 	// The child holds its own copies now (or never started).

@@ -807,8 +807,9 @@ type ScopeEntry struct {
 // only those delegated along its chain) intersected with policy (leaving out
 // capabilities the policies deny whatever the arguments).
 type Scope struct {
-	Principal string       `json:"principal"`
-	Entries   []ScopeEntry `json:"capabilities"`
+	Principal string `json:"principal"`
+	// Entries are sorted by capability id ([CapabilityRef.String]).
+	Entries []ScopeEntry `json:"capabilities"`
 }
 
 // Allowed returns the scope as allowed capability ids per extension, the
@@ -822,9 +823,45 @@ func (s Scope) Allowed() map[string][]string {
 	return out
 }
 
-// Contains reports whether ref is in the scope.
+// Contains reports whether ref is in the scope. It is a binary search:
+// the entries must be in the order [Engine.Scope] gives them, sorted by
+// capability id.
 func (s Scope) Contains(ref capability.Ref) bool {
-	return slices.ContainsFunc(s.Entries, func(e ScopeEntry) bool { return e.Ref == ref })
+	_, found := slices.BinarySearchFunc(s.Entries, ref, func(e ScopeEntry, r capability.Ref) int { return compareRefs(e.Ref, r) })
+	return found
+}
+
+// compareRefs orders a and b as strings.Compare(a.String(), b.String())
+// does, without building the strings: the broker asks Contains on every
+// call.
+func compareRefs(a, b capability.Ref) int {
+	pa := [...]string{a.Skill, ":", a.ExtensionID, "/", a.CapabilityID}
+	pb := [...]string{b.Skill, ":", b.ExtensionID, "/", b.CapabilityID}
+	i, j := 0, 0 // the pieces being read
+	x, y := pa[0], pb[0]
+	for {
+		for x == "" && i < len(pa)-1 {
+			i++
+			x = pa[i]
+		}
+		for y == "" && j < len(pb)-1 {
+			j++
+			y = pb[j]
+		}
+		switch {
+		case x == "" && y == "":
+			return 0
+		case x == "":
+			return -1
+		case y == "":
+			return 1
+		}
+		n := min(len(x), len(y))
+		if c := strings.Compare(x[:n], y[:n]); c != 0 {
+			return c
+		}
+		x, y = x[n:], y[n:]
+	}
 }
 
 // Scope computes principal's capability scope. Results are cached per

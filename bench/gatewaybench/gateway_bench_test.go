@@ -17,7 +17,6 @@ package gatewaybench
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -32,6 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/bench/internal/benchbin"
+	"github.com/skillgate/skillgate/internal/testserver"
 )
 
 var bin string
@@ -40,8 +40,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(relayEnv) != "" {
 		os.Exit(relay(os.Args[1:]))
 	}
-	if os.Getenv(serveEnv) != "" {
-		os.Exit(serveText(os.Args[1:]))
+	// The benchmark's own upstream for the 62 KB result is the shared
+	// test server in its text mode (the go-sdk's own server): it answers
+	// in tens of microseconds, where the npm server-filesystem takes
+	// milliseconds, so what the relay adds is not lost in the server's time.
+	if os.Getenv(testserver.EnvMode) != "" {
+		os.Exit(testserver.Main())
 	}
 	os.Exit(benchbin.Main(m, filepath.Join("..", ".."), &bin))
 }
@@ -76,37 +80,6 @@ func relay(args []string) int {
 		in.Close()
 	}()
 	copyLines(os.Stdout, out)
-	return 0
-}
-
-// serveEnv makes the test binary a minimal MCP server over stdio (the
-// go-sdk's own server): its one tool, read_text, returns the text of the
-// file named in its arguments, read once at start. It is the benchmark's
-// own upstream for the 62 KB result: it answers in tens of microseconds,
-// where the npm server-filesystem takes milliseconds, so what the relay
-// adds is not lost in the server's time.
-const serveEnv = "SKILLGATE_BENCH_SERVE"
-
-func serveText(args []string) int {
-	if len(args) != 1 {
-		return 2
-	}
-	text, err := os.ReadFile(args[0])
-	if err != nil {
-		return 1
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "bench-text", Version: "v0"}, nil)
-	f := false
-	s.AddTool(&mcp.Tool{
-		Name: "read_text", Description: "Returns the text of the benchmark's file.",
-		InputSchema: json.RawMessage(`{"type":"object"}`),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f, DestructiveHint: &f, IdempotentHint: true},
-	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
-	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		return 1
-	}
 	return 0
 }
 
@@ -360,7 +333,7 @@ func BenchmarkGateway(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := server{id: "text", command: self, args: []string{file}, env: map[string]string{serveEnv: "1"}}
+		srv := server{id: "text", command: self, args: []string{file}, env: map[string]string{testserver.EnvMode: testserver.ModeText}}
 		run(b, "text", srv, "read_text", map[string]any{}, len(text))
 	})
 }

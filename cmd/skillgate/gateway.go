@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,12 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/upstream"
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/local"
@@ -111,12 +106,7 @@ type gatewayDeps struct {
 	// The capability path: installed skills' tools, decided by policy,
 	// forwarded upstream, audited.
 	installs *install.Service
-	engine   *policy.Engine
-	decider  *broker.PolicyDecider
-	broker   *broker.Broker
-	refresh  chan struct{}
-	// policyDir holds the policy files (DATA/policies).
-	policyDir string
+	caps     *broker.Runtime
 }
 
 func (d *gatewayDeps) close() {
@@ -199,7 +189,7 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	}
 	impl := gateway.DefaultImplementation
 	impl.Version = version
-	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.broker})
+	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.caps.Broker})
 	if err != nil {
 		return nil, err
 	}
@@ -242,10 +232,10 @@ func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger,
 	return nil, nil, usageErr("--skills-store must be local or s3, not %q", sf.kind)
 }
 
-// openCapabilities wires the capability path: the install service (whose
-// enabled skills the broker serves), the policy engine (policies from
-// DATA/policies and the store, grants), the upstream connection pool (which
-// reports pin drift back to the install service), and the audit writer.
+// openCapabilities opens the capability runtime: the install service
+// (whose enabled skills the broker serves, and which records pin drift),
+// the policy engine (policies from DATA/policies and the store, grants),
+// the upstream connection pool and the audit writer.
 func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	var err error
 	d.installs, err = m.newInstallService(d.db)
@@ -255,134 +245,32 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	if _, err := d.installs.Recover(ctx); err != nil {
 		return err
 	}
-	d.policyDir = m.policyDir()
-	d.engine = policy.New(&policy.Options{Store: d.db, Buckets: d.db, PolicyDir: d.policyDir, Logger: d.log})
-	if err := d.engine.Reload(ctx); err != nil {
-		return fmt.Errorf("policies: %w (check them with 'skillgate policy check')", err)
-	}
-	d.decider = broker.NewPolicyDecider(d.engine)
-	d.decider.Reload = d.engine.Reload
-	d.decider.Logger = d.log
-	d.refresh = make(chan struct{}, 1)
-	pool := upstream.New(upstream.Options{
+	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
+		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(),
 		Credentials: func(name string) (string, bool) {
 			v := m.Getenv(name)
 			return v, v != ""
 		},
-		OnDrift: func(t upstream.Target, drift capability.Drift) {
-			// RecordDrift takes the storage lock: never on the
-			// connection's re-check goroutine.
-			go func() {
-				if err := d.installs.RecordDrift(context.WithoutCancel(ctx), t.Skill, t.Server.ID, drift, "system"); err != nil {
-					d.log.Error("recording pin drift failed", "skill", t.Skill, "server", t.Server.ID, "err", err)
-				}
-				d.requestRefresh()
-			}()
-		},
-		Logger:        d.log,
-		ClientVersion: version,
-	})
-	d.closers = append(d.closers, pool.Close)
-	w := audit.NewWriter(audit.NewLog(d.db), audit.WriterOptions{Logger: d.log})
-	d.closers = append(d.closers, w.Close)
-	d.broker, err = broker.New(broker.Options{
-		Load: broker.LoadInstalled(d.installs), Decider: d.decider, Upstream: pool, Audit: w, Logger: d.log,
+		ClientVersion: version, Logger: d.log,
 	})
 	if err != nil {
 		return err
 	}
-	return d.broker.Reload(ctx)
+	d.closers = append(d.closers, d.caps.Close)
+	return nil
 }
 
-// startWatch runs watchCapabilities in the background; the returned stop
-// ends it and waits, so that nothing uses the store after close.
+// startWatch runs the capability runtime's watch in the background; the
+// returned stop ends it and waits, so that nothing uses the store after
+// close.
 func (d *gatewayDeps) startWatch(ctx context.Context, every time.Duration) (stop func()) {
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.watchCapabilities(wctx, every)
+		d.caps.Watch(wctx, every, d.gw)
 	}()
 	return func() { cancel(); <-done }
-}
-
-// requestRefresh asks watchCapabilities to reload soon.
-func (d *gatewayDeps) requestRefresh() {
-	select {
-	case d.refresh <- struct{}{}:
-	default:
-	}
-}
-
-// watchCapabilities keeps the capability tools current until ctx ends:
-// every interval it re-reads the policies, the install generation and the
-// registry generation (other processes — the CLI, REST — change them;
-// agents are told of a registry change), and it reloads at once
-// when asked (pin drift). Only a change does any work: new policies are
-// swapped into the engine, installed skills reloaded, scopes recomputed and
-// connections whose tools changed told so. Grants added elsewhere need no
-// polling: the decider reloads them before answering require_approval.
-func (d *gatewayDeps) watchCapabilities(ctx context.Context, every time.Duration) {
-	gen, _ := d.installs.Generation(ctx)
-	policies := policyFingerprint(d.engine.Policies())
-	_, _ = d.gw.SyncRegistry(ctx) // records what agents see now
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		forced := false
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-d.refresh:
-			forced = true
-		}
-		// A registry change made by another process (scan, enable,
-		// disable) reaches connected agents: one read of the registry
-		// generation while nothing changed.
-		if _, err := d.gw.SyncRegistry(ctx); err != nil {
-			d.log.Error("registry change", "err", err)
-		}
-		changed := forced
-		if set, err := policy.LoadPolicies(ctx, d.policyDir, d.db); err != nil {
-			d.log.Error("policy reload failed; keeping the previous policies", "err", err)
-		} else if fp := policyFingerprint(set); fp != policies {
-			if err := d.engine.SetPolicies(set); err != nil {
-				d.log.Error("new policies refused; keeping the previous ones", "err", err)
-			} else {
-				policies, changed = fp, true
-			}
-		}
-		now, err := d.installs.Generation(ctx)
-		if err != nil {
-			d.log.Error("install generation", "err", err)
-			continue
-		}
-		if now != gen || forced {
-			gen, changed = now, true
-			if err := d.broker.Reload(ctx); err != nil {
-				d.log.Error("capability reload failed", "err", err)
-				continue
-			}
-		}
-		if changed {
-			d.decider.Invalidate()
-			_ = d.gw.CapabilitiesChanged(ctx)
-		}
-	}
-}
-
-// policyFingerprint identifies a policy set's content: each statement's
-// id, position and Cedar text.
-func policyFingerprint(ps *policy.PolicySet) string {
-	h := sha256.New()
-	for id, p := range ps.All() {
-		fmt.Fprintf(h, "%s\x00%s\x00", id, p.MarshalCedar())
-	}
-	for _, p := range ps.Policies() {
-		fmt.Fprintf(h, "%s\x00%s\x00", p.ID, p.Position)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // rescanRoots returns the roots a running server rescans: --root flags,

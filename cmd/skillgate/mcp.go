@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/pipe"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/stdiotap"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -76,11 +76,11 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			// The pipe results go to the agent in: a result of tens of
 			// kilobytes in one write.
 			if f, ok := m.Stdout.(*os.File); ok {
-				stdiotap.GrowPipe(f)
+				pipe.Grow(f)
 			}
 			in := stdin
 			if f, ok := in.(*os.File); ok {
-				in = stdiotap.PollPipe(f) // no thread parked in a read between messages
+				in = pipe.Poll(f) // no thread parked in a read between messages
 			}
 			if err := conn.Server().Run(ctx, conn.StdioTransport(in, m.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 				return err
@@ -106,7 +106,7 @@ func (m *Main) delegate(d *gatewayDeps, child capability.Principal, parent, pare
 	if err != nil {
 		return usageErr("--parent-tier: %v", err)
 	}
-	scope, err := d.decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
+	scope, err := d.caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
 	if err != nil {
 		return usageErr("delegation refused: %v", err)
 	}

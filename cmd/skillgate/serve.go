@@ -102,7 +102,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				return err
 			}
 			srv.MountInstalls(d.installs)
-			srv.MountPolicy(d.engine)
+			srv.MountPolicy(d.caps.Engine)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)

@@ -1,4 +1,4 @@
-package stdiotap
+package jsonrpcline
 
 import (
 	"bytes"
@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/skillgate/skillgate/internal/jsonscan"
 )
 
 // ErrClosed is the error of a call made after [Calls.Fail], or pending when
 // it was called, unless Fail was given a cause.
-var ErrClosed = errors.New("stdiotap: connection closed")
+var ErrClosed = errors.New("jsonrpcline: connection closed")
 
 // Response is the outcome of a raw call: the result object as the peer sent
 // it, or the JSON-RPC error it answered with, or Err when there was no
@@ -140,12 +142,12 @@ func (c *Calls) start(ctx context.Context, method string, params json.RawMessage
 		p.sent = true
 		return true
 	}
-	m := Quote(method)
+	m := jsonscan.Quote(method)
 	var err error
 	if len(params) > 0 {
-		err = c.w.writeLineIf(send, []byte(`{"jsonrpc":"2.0","id":`), quote(id), []byte(`,"method":`), m, []byte(`,"params":`), params, []byte(`}`))
+		err = c.w.writeLineIf(send, []byte(`{"jsonrpc":"2.0","id":`), jsonscan.Quote(id), []byte(`,"method":`), m, []byte(`,"params":`), params, []byte(`}`))
 	} else {
-		err = c.w.writeLineIf(send, []byte(`{"jsonrpc":"2.0","id":`), quote(id), []byte(`,"method":`), m, []byte(`}`))
+		err = c.w.writeLineIf(send, []byte(`{"jsonrpc":"2.0","id":`), jsonscan.Quote(id), []byte(`,"method":`), m, []byte(`}`))
 	}
 	if err != nil {
 		if p := c.take(id); p != nil {
@@ -169,7 +171,7 @@ func (c *Calls) Pending() int {
 func (c *Calls) abandon(id string, p *pendingCall, err error) {
 	if p.sent {
 		_ = c.w.WriteLine([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`),
-			quote(id), []byte(`,"reason":`), quote(err.Error()), []byte(`}}`))
+			jsonscan.Quote(id), []byte(`,"reason":`), jsonscan.Quote(err.Error()), []byte(`}}`))
 	}
 	p.done(Response{Err: err})
 }
@@ -250,12 +252,12 @@ var responseKeys = []string{"id", "method", "result", "error"}
 
 // decodeResponse decodes line as json.Unmarshal into a response would, and
 // reports false where that fails. The usual response (a plain string id, a
-// result, no method, no error) is read with ScanObject; anything else goes
+// result, no method, no error) is read with jsonscan.Object; anything else goes
 // to encoding/json.
 func decodeResponse(line []byte) (response, bool) {
 	var v [4][]byte
-	if ScanObject(line, responseKeys, v[:]) && isNullOrAbsent(v[1]) && isNullOrAbsent(v[3]) {
-		if id, ok := PlainString(v[0]); ok {
+	if jsonscan.Object(line, responseKeys, v[:]) && isNullOrAbsent(v[1]) && isNullOrAbsent(v[3]) {
+		if id, ok := jsonscan.PlainString(v[0]); ok {
 			// Result is the reader's buffer, not a copy: Response.Result is
 			// valid only while done runs, which is before the reader reads
 			// again. A relay copies it once, into the message it writes.
@@ -276,13 +278,13 @@ func isNullOrAbsent(raw []byte) bool { return raw == nil || string(raw) == "null
 //
 // A line is read once: the usual message (a response with a plain string
 // id, or a message of the SDK's with another id or a method) is told apart
-// by ScanObject alone, which reads every byte of it anyway (a result the
+// by jsonscan.Object alone, which reads every byte of it anyway (a result the
 // relay passes on must be valid JSON); only what it cannot decide (an id
 // with escapes, a response with an error, a line that is not plain JSON)
 // goes to encoding/json, after a search for the prefix.
 func (c *Calls) Tap(line []byte) bool {
 	var v [4][]byte
-	if ScanObject(line, responseKeys, v[:]) {
+	if jsonscan.Object(line, responseKeys, v[:]) {
 		id := v[0]
 		switch {
 		case !bytes.HasPrefix(id, c.marker):
@@ -293,7 +295,7 @@ func (c *Calls) Tap(line []byte) bool {
 		case !isNullOrAbsent(v[1]):
 			return false // a request or notification that reuses our id
 		case isNullOrAbsent(v[3]):
-			if s, ok := PlainString(id); ok {
+			if s, ok := jsonscan.PlainString(id); ok {
 				return c.answer(s, v[2], nil)
 			}
 		}
@@ -353,24 +355,4 @@ func (c *Calls) Fail(err error) {
 		p.release()
 		p.done(Response{Err: err})
 	}
-}
-
-func quote(s string) []byte { return Quote(s) }
-
-// Quote returns s as a JSON string, exactly as json.Marshal writes it. A
-// plain string (printable ASCII without quotes, backslashes or the HTML
-// characters json.Marshal escapes), such as a request id, a method or a
-// tool name, is written without encoding/json.
-func Quote(s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			b, _ := json.Marshal(s)
-			return b
-		}
-	}
-	b := make([]byte, 0, len(s)+2)
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

@@ -1,11 +1,10 @@
-package upstream_test
+package mcpclient_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,84 +13,25 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/upstream"
 )
 
-const envMode = "SKILLGATE_UPSTREAM_TEST_SERVER"
-
-// TestMain doubles as the upstream server: tests start this binary again
-// with envMode set.
-func TestMain(m *testing.M) {
-	if mode := os.Getenv(envMode); mode != "" {
-		os.Exit(serve(mode))
-	}
-	os.Exit(m.Run())
-}
-
-type echoIn struct {
-	Text string `json:"text"`
-}
-
-// serve runs a small stdio server: echo answers, die exits the process
-// mid-call, slow answers only after a minute unless cancelled, and in mode "broken" the process exits before initialize.
-func serve(mode string) int {
-	if mode == "broken" {
-		return 3
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "upstream-test", Version: "1.0.0"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text + " from " + itoa(os.Getpid())}}}, nil, nil
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "Exit the server."}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
-		os.Exit(1)
-		return nil, nil, nil
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Answer after a minute, or never when cancelled."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(time.Minute):
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil, nil
-	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		return 1
-	}
-	return 0
-}
-
-func itoa(n int) string {
-	b := []byte{}
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
-}
-
-func decl(t *testing.T, mode string) mcpclient.ServerDecl {
+// poolDecl declares the test server in mode, under the id "echo".
+func poolDecl(t *testing.T, mode string) mcpclient.ServerDecl {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mcpclient.ServerDecl{ID: "echo", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: mode}}
-}
-
-func limits() mcpclient.Limits {
-	return mcpclient.Limits{InitializeTimeout: 10 * time.Second, ListTimeout: 10 * time.Second, CallTimeout: 10 * time.Second, TerminateTimeout: 200 * time.Millisecond}
+	return testDecl(t, "echo", mode, nil)
 }
 
 // target introspects the server and pins every tool, as an approval would.
-func target(t *testing.T, mode string) upstream.Target {
+func target(t *testing.T, mode string) mcpclient.Target {
 	t.Helper()
-	d := decl(t, mode)
-	rep, err := mcpclient.Introspect(context.Background(), d, &mcpclient.Options{Limits: limits(), InheritEnv: []string{"GOCOVERDIR", "GORACE", "TMPDIR"}})
+	d := poolDecl(t, mode)
+	rep, err := mcpclient.Introspect(context.Background(), d, testOptions(testLimits()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return upstream.Target{Skill: "tools/echo", Digest: "sha256:1", Server: d, Pins: rep.Pins}
+	return mcpclient.Target{Skill: "tools/echo", Digest: "sha256:1", Server: d, Pins: rep.Pins}
 }
 
 func text(t *testing.T, res *mcp.CallToolResult) string {
@@ -104,8 +44,8 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 
 func TestPoolReusesAndRestarts(t *testing.T) {
 	ctx := context.Background()
-	tg := target(t, "ok")
-	p := upstream.New(upstream.Options{Limits: limits(), RetryAfter: time.Millisecond})
+	tg := target(t, testserver.ModeProcess)
+	p := mcpclient.NewPool(mcpclient.PoolOptions{Limits: testLimits(), RetryAfter: time.Millisecond})
 	defer p.Close()
 
 	// Concurrent first calls share one dial.
@@ -115,7 +55,7 @@ func TestPoolReusesAndRestarts(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := p.Call(ctx, tg, "echo", map[string]any{"text": "hi"})
+			res, err := call(t, ctx, p, tg, "echo", `{"text":"hi"}`)
 			if err != nil {
 				t.Error(err)
 				return
@@ -135,13 +75,13 @@ func TestPoolReusesAndRestarts(t *testing.T) {
 
 	// The server dies mid-call: that call fails (it may have run), the
 	// next one gets a restarted server.
-	if res, err := p.Call(ctx, tg, "die", map[string]any{"text": "bye"}); err == nil {
+	if res, err := call(t, ctx, p, tg, "die", `{"text":"bye"}`); err == nil {
 		t.Fatalf("die succeeded: %+v", res)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	var after string
 	for {
-		res, err := p.Call(ctx, tg, "echo", map[string]any{"text": "again"})
+		res, err := call(t, ctx, p, tg, "echo", `{"text":"again"}`)
 		if err == nil {
 			after = text(t, res)
 			break
@@ -159,7 +99,7 @@ func TestPoolReusesAndRestarts(t *testing.T) {
 	}
 
 	// A tool that is not pinned never reaches the server.
-	if _, err := p.Call(ctx, tg, "nope", nil); !errors.Is(err, mcpclient.ErrToolBlocked) {
+	if _, err := call(t, ctx, p, tg, "nope", ""); !errors.Is(err, mcpclient.ErrToolBlocked) {
 		t.Fatalf("unpinned: %v", err)
 	}
 
@@ -172,17 +112,17 @@ func TestPoolReusesAndRestarts(t *testing.T) {
 
 func TestPoolFailsFastAfterDialError(t *testing.T) {
 	ctx := context.Background()
-	tg := target(t, "ok")
-	tg.Server = decl(t, "broken")
-	p := upstream.New(upstream.Options{Limits: limits(), RetryAfter: time.Hour})
+	tg := target(t, testserver.ModeProcess)
+	tg.Server = poolDecl(t, testserver.ModeExit)
+	p := mcpclient.NewPool(mcpclient.PoolOptions{Limits: testLimits(), RetryAfter: time.Hour})
 	defer p.Close()
-	_, err := p.Call(ctx, tg, "echo", map[string]any{"text": "x"})
+	_, err := call(t, ctx, p, tg, "echo", `{"text":"x"}`)
 	if !errors.Is(err, mcpclient.ErrServerExited) && !errors.Is(err, mcpclient.ErrServerStart) {
 		t.Fatalf("first: %v", err)
 	}
 	start := time.Now()
-	_, err = p.Call(ctx, tg, "echo", map[string]any{"text": "x"})
-	if !errors.Is(err, upstream.ErrUnavailable) || time.Since(start) > time.Second {
+	_, err = call(t, ctx, p, tg, "echo", `{"text":"x"}`)
+	if !errors.Is(err, mcpclient.ErrUnavailable) || time.Since(start) > time.Second {
 		t.Fatalf("second: %v after %s", err, time.Since(start))
 	}
 	if st := p.Stats(); st[0].Dials != 1 || st[0].Alive || st[0].LastErr == "" {
@@ -192,19 +132,19 @@ func TestPoolFailsFastAfterDialError(t *testing.T) {
 
 func TestPoolReportsDrift(t *testing.T) {
 	ctx := context.Background()
-	tg := target(t, "ok")
+	tg := target(t, testserver.ModeProcess)
 	// Approve only echo, then tamper with its pin: the live definition no
 	// longer matches, so the call is blocked and the drift reported.
 	tg.Pins = tg.Pins.Select("echo")
 	var mu sync.Mutex
 	var drifts []capability.Drift
-	p := upstream.New(upstream.Options{Limits: limits(), OnDrift: func(_ upstream.Target, d capability.Drift) {
+	p := mcpclient.NewPool(mcpclient.PoolOptions{Limits: testLimits(), OnDrift: func(_ mcpclient.Target, d capability.Drift) {
 		mu.Lock()
 		drifts = append(drifts, d)
 		mu.Unlock()
 	}})
 	defer p.Close()
-	if _, err := p.Call(ctx, tg, "echo", map[string]any{"text": "x"}); err != nil {
+	if _, err := call(t, ctx, p, tg, "echo", `{"text":"x"}`); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -214,14 +154,28 @@ func TestPoolReportsDrift(t *testing.T) {
 	}
 }
 
-// callRaw makes a raw call and waits for its outcome.
-func callRaw(ctx context.Context, p *upstream.Pool, tg upstream.Target, tool, args string) (string, error) {
+// call makes a call and waits for its outcome, decoded.
+func call(t *testing.T, ctx context.Context, p *mcpclient.Pool, tg mcpclient.Target, tool, args string) (*mcp.CallToolResult, error) {
+	t.Helper()
+	raw, err := callRaw(ctx, p, tg, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		t.Fatalf("result %s: %v", raw, err)
+	}
+	return &res, nil
+}
+
+// callRaw makes a call and waits for its outcome, as the server's bytes.
+func callRaw(ctx context.Context, p *mcpclient.Pool, tg mcpclient.Target, tool, args string) (string, error) {
 	type outcome struct {
 		res string
 		err error
 	}
 	ch := make(chan outcome, 2)
-	p.CallRaw(ctx, tg, tool, json.RawMessage(args), func(res json.RawMessage, err error) {
+	p.Call(ctx, tg, tool, json.RawMessage(args), func(res json.RawMessage, err error) {
 		ch <- outcome{string(res), err} // res is only valid during the callback
 	})
 	o := <-ch
@@ -248,13 +202,13 @@ func rawText(t *testing.T, res string) string {
 
 // TestPoolCallRaw runs the relay path: results come back as the server's
 // bytes, a dead server is restarted, and unpinned tools, cancellations and
-// timeouts fail as Call's do.
+// timeouts fail.
 func TestPoolCallRaw(t *testing.T) {
 	ctx := context.Background()
-	tg := target(t, "ok")
-	lim := limits()
+	tg := target(t, testserver.ModeProcess)
+	lim := testLimits()
 	lim.CallTimeout = time.Second
-	p := upstream.New(upstream.Options{Limits: lim, RetryAfter: time.Millisecond})
+	p := mcpclient.NewPool(mcpclient.PoolOptions{Limits: lim, RetryAfter: time.Millisecond})
 	defer p.Close()
 
 	first, err := callRaw(ctx, p, tg, "echo", `{"text":"hi"}`) // dials

@@ -1,8 +1,11 @@
-// Package testserver is skillgate's own misbehaving MCP server, built on the
-// official Go SDK. mcpclient's tests run it as a stdio subprocess (the test
-// binary re-executes itself with [EnvMode] set; see [Main]) or serve it over
-// streamable HTTP with [New]. Each mode reproduces one behaviour a hostile or
-// broken upstream server can show.
+// Package testserver is skillgate's own test MCP server, built on the
+// official Go SDK: the one upstream server of every Go test and benchmark
+// that needs one. Tests run it as a stdio subprocess (the test binary
+// re-executes itself with [EnvMode] set; see [Main]), serve it over
+// streamable HTTP with [New], or build cmd/testserver and declare it in a
+// skill's mcp.json. Some modes are ordinary servers (the tools a broker,
+// a pool or a benchmark calls); the others each reproduce one behaviour a
+// hostile or broken upstream server can show.
 package testserver
 
 import (
@@ -39,6 +42,11 @@ const (
 	// EnvError, in ModeRaw, makes tools/list answer a JSON-RPC error with
 	// this message instead.
 	EnvError = "SKILLGATE_TESTSERVER_ERROR"
+	// EnvTextFile names the file whose text ModeText's read_text returns;
+	// without it, [Main] takes the last command-line argument (an install
+	// sandbox shows a server the files its arguments name, not those of
+	// its environment).
+	EnvTextFile = "SKILLGATE_TESTSERVER_TEXT_FILE"
 )
 
 // The modes.
@@ -78,6 +86,19 @@ const (
 	ModeBanner = "banner"
 	// ModeSleep is the grandchild of ModeHangInitialize.
 	ModeSleep = "sleep"
+	// ModeFiles offers echo (answering "echo: " and the text) and two
+	// tools named like the gateway's own, read_file ("contents of " and
+	// the path) and write_file ("wrote " and the path).
+	ModeFiles = "files"
+	// ModeProcess offers echo (answering the text, " from " and the
+	// server's process id), die (the process exits mid-call) and slow
+	// (answers after a minute, or never when cancelled).
+	ModeProcess = "process"
+	// ModeText offers read_text, which returns the text of the file named
+	// by EnvTextFile, read once at start: a server that answers a large
+	// result in microseconds, so that what a relay adds is not lost in the
+	// server's own time.
+	ModeText = "text"
 )
 
 // Descriptions of tool "add" in ModeRugPull, before and after the rug pull.
@@ -115,7 +136,11 @@ func Main() int {
 		}
 		return 0
 	}
-	s, err := New(mode, Config{StateFile: os.Getenv(EnvState), Tools: atoi(os.Getenv(EnvTools))})
+	text := os.Getenv(EnvTextFile)
+	if text == "" && len(os.Args) > 1 {
+		text = os.Args[len(os.Args)-1]
+	}
+	s, err := New(mode, Config{StateFile: os.Getenv(EnvState), Tools: atoi(os.Getenv(EnvTools)), TextFile: text})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 		return 1
@@ -132,6 +157,8 @@ type Config struct {
 	StateFile string
 	// Tools is the tool count of ModeManyTools; 0 means 10000.
 	Tools int
+	// TextFile is the file ModeText's read_text returns.
+	TextFile string
 }
 
 // New builds the SDK server of an SDK-based mode.
@@ -194,10 +221,70 @@ func New(mode string, cfg Config) (*mcp.Server, error) {
 				broken.Store(true)
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "broken"}}}, nil, nil
 			})
+	case ModeFiles:
+		addFileTools(s)
+	case ModeProcess:
+		addProcessTools(s)
+	case ModeText:
+		text, err := os.ReadFile(cfg.TextFile)
+		if err != nil {
+			return nil, err
+		}
+		f := false
+		s.AddTool(&mcp.Tool{
+			Name: "read_text", Description: "Returns the text of the benchmark's file.",
+			InputSchema: json.RawMessage(`{"type":"object"}`),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f, DestructiveHint: &f, IdempotentHint: true},
+		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
+		})
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
 	return s, nil
+}
+
+// textResult is a result of one text content.
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+type pathIn struct {
+	Path string `json:"path"`
+}
+
+// addFileTools registers ModeFiles's tools.
+func addFileTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return textResult("echo: " + in.Text), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, any, error) {
+		return textResult("contents of " + in.Path), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "write_file", Description: "Write a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, any, error) {
+		return textResult("wrote " + in.Path), nil, nil
+	})
+}
+
+// addProcessTools registers ModeProcess's tools.
+func addProcessTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return textResult(in.Text + " from " + strconv.Itoa(os.Getpid())), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "Exit the server."}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+		os.Exit(1)
+		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Answer after a minute, or never when cancelled."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		t := time.NewTimer(time.Minute)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-t.C:
+		}
+		return textResult("late"), nil, nil
+	})
 }
 
 func ptr[T any](v T) *T { return &v }

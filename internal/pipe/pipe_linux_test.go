@@ -1,4 +1,4 @@
-package stdiotap_test
+package pipe_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/pipe"
 )
 
 func pipeSize(t *testing.T, f *os.File) int {
@@ -25,21 +25,21 @@ func pipeSize(t *testing.T, f *os.File) int {
 	return n
 }
 
-// TestGrowPipe: a pipe grows to PipeBytes from either end, and a 64 KiB
+// TestGrow: a pipe grows to Capacity from either end, and a 64 KiB
 // message then fits in it whole; a file is left alone; nil is no error.
-func TestGrowPipe(t *testing.T) {
+func TestGrow(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	defer w.Close()
-	if n := pipeSize(t, r); n >= stdiotap.PipeBytes {
+	if n := pipeSize(t, r); n >= pipe.Capacity {
 		t.Skipf("pipes already hold %d bytes here", n)
 	}
-	stdiotap.GrowPipe(r)
-	if n := pipeSize(t, w); n != stdiotap.PipeBytes {
-		t.Fatalf("pipe size %d after GrowPipe, want %d", n, stdiotap.PipeBytes)
+	pipe.Grow(r)
+	if n := pipeSize(t, w); n != pipe.Capacity {
+		t.Fatalf("pipe size %d after Grow, want %d", n, pipe.Capacity)
 	}
 	// The write end is still non-blocking for Go's poller: a message that
 	// fits is written without a reader.
@@ -51,15 +51,15 @@ func TestGrowPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	stdiotap.GrowPipe(f)
-	stdiotap.GrowPipe(nil)
+	pipe.Grow(f)
+	pipe.Grow(nil)
 }
 
-// TestPollPipe: a blocking pipe (what a process's standard input is) comes
+// TestPoll: a blocking pipe (what a process's standard input is) comes
 // back as another file that the poller reads (a read deadline applies to
 // it, which it cannot to a blocking descriptor), reading the same stream;
 // a file that is not a pipe, and nil, come back as they are.
-func TestPollPipe(t *testing.T) {
+func TestPoll(t *testing.T) {
 	var fds [2]int
 	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
@@ -70,9 +70,9 @@ func TestPollPipe(t *testing.T) {
 	if err := r.SetReadDeadline(time.Now()); err == nil {
 		t.Fatal("a blocking pipe took a deadline")
 	}
-	p := stdiotap.PollPipe(r)
+	p := pipe.Poll(r)
 	if p == r {
-		t.Fatal("PollPipe returned the blocking pipe")
+		t.Fatal("Poll returned the blocking pipe")
 	}
 	defer p.Close()
 	r.Close() // p has its own descriptor
@@ -102,10 +102,10 @@ func TestPollPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if got := stdiotap.PollPipe(f); got != f {
+	if got := pipe.Poll(f); got != f {
 		t.Fatal("a regular file was replaced")
 	}
-	if got := stdiotap.PollPipe(nil); got != nil {
+	if got := pipe.Poll(nil); got != nil {
 		t.Fatal("nil was replaced")
 	}
 }

@@ -1,6 +1,7 @@
-// Package stdiotap lets skillgate handle chosen JSON-RPC messages of an MCP
-// stdio stream itself, as raw bytes, while the SDK's connection handles the
-// rest of the same stream.
+// Package jsonrpcline is JSON-RPC over a newline-delimited stream (MCP's
+// stdio transport) handled as raw bytes: skillgate takes chosen messages
+// off the stream and sends its own requests on it, while the SDK's
+// connection handles the rest of the same stream.
 //
 // MCP's stdio transport is newline-delimited JSON-RPC. A gateway that only
 // relays a tool call does not need the SDK to decode the request into typed
@@ -19,7 +20,11 @@
 // A tap runs on the goroutine that reads the stream. It must not block: it
 // decides, writes and returns, and whatever waits for an answer waits in a
 // callback.
-package stdiotap
+//
+// A line or result handed to a callback is the stream's buffer: it is valid
+// only while the callback runs. Every layer above (mcpclient's raw calls,
+// the broker, the gateway's relay) passes it on under the same rule.
+package jsonrpcline
 
 import (
 	"bufio"

@@ -1,16 +1,13 @@
-package stdiotap
+package jsonscan
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"reflect"
 	"strings"
 	"testing"
 )
 
-func TestScanObject(t *testing.T) {
+func TestObject(t *testing.T) {
 	keys := []string{"id", "method", "result"}
 	for _, tc := range []struct {
 		name, in string
@@ -49,7 +46,7 @@ func TestScanObject(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vals := make([][]byte, len(keys))
-			ok := ScanObject([]byte(tc.in), keys, vals)
+			ok := Object([]byte(tc.in), keys, vals)
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
@@ -90,11 +87,11 @@ func TestPlainString(t *testing.T) {
 	}
 }
 
-// FuzzScanObject checks ScanObject against encoding/json: it accepts
+// FuzzObject checks Object against encoding/json: it accepts
 // exactly the JSON objects json.Valid accepts (short inputs cannot nest too
 // deeply, nor does the key list make it refuse any), and when it accepts
 // one with wanted keys, their values are the bytes encoding/json decodes.
-func FuzzScanObject(f *testing.F) {
+func FuzzObject(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_graph","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":"skillgate-3","result":{"content":[{"type":"text","text":"{}"}]}}`,
@@ -118,16 +115,16 @@ func FuzzScanObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		object := bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{"))
-		if ok := ScanObject(data, nil, nil); len(data) <= maxScanDepth && ok != (json.Valid(data) && object) {
-			t.Fatalf("ScanObject(%q) = %v, json.Valid %v", data, ok, json.Valid(data))
+		if ok := Object(data, nil, nil); len(data) <= maxScanDepth && ok != (json.Valid(data) && object) {
+			t.Fatalf("Object(%q) = %v, json.Valid %v", data, ok, json.Valid(data))
 		}
 		vals := make([][]byte, len(keys))
-		if !ScanObject(data, keys, vals) {
+		if !Object(data, keys, vals) {
 			return
 		}
 		var w wanted
 		if err := json.Unmarshal(data, &w); err != nil {
-			t.Fatalf("ScanObject accepted %q; encoding/json: %v", data, err)
+			t.Fatalf("Object accepted %q; encoding/json: %v", data, err)
 		}
 		got := wanted{vals[0], vals[1], vals[2], vals[3], vals[4]}
 		for i, pair := range [][2]json.RawMessage{{got.JSONRPC, w.JSONRPC}, {got.ID, w.ID}, {got.Method, w.Method}, {got.Params, w.Params}, {got.Result, w.Result}} {
@@ -136,42 +133,6 @@ func FuzzScanObject(f *testing.F) {
 			}
 		}
 	})
-}
-
-// FuzzDecodeResponse checks that decodeResponse decodes exactly what
-// json.Unmarshal into a response does.
-func FuzzDecodeResponse(f *testing.F) {
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":"skillgate-1","result":{"content":[]}}`,
-		`{"jsonrpc":"2.0","id":"skillgate-2","error":{"code":-32602,"message":"bad"}}`,
-		`{"jsonrpc":"2.0","id":"skillgate-3","result":null,"error":null,"method":null}`,
-		`{"jsonrpc":"2.0","id":"skill\u0067ate-4","result":{}}`,
-		`{"jsonrpc":"2.0","id":5,"result":{}}`,
-		`{"jsonrpc":"2.0","id":"skillgate-6","method":"x"}`,
-		`{"Id":"skillgate-7","result":1}`,
-		"{\"id\":\"\xff\",\"result\":1}",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		got, ok := decodeResponse(line)
-		var want response
-		err := json.Unmarshal(line, &want)
-		if ok != (err == nil) {
-			t.Fatalf("%q: decodeResponse ok %v, encoding/json %v", line, ok, err)
-		}
-		if ok && !reflect.DeepEqual(normal(got), normal(want)) {
-			t.Fatalf("%q: decodeResponse %+v, encoding/json %+v", line, got, want)
-		}
-	})
-}
-
-// normal makes an absent and an empty raw result compare alike.
-func normal(r response) response {
-	if len(r.Result) == 0 {
-		r.Result = nil
-	}
-	return r
 }
 
 // FuzzQuote checks Quote against json.Marshal.
@@ -187,12 +148,12 @@ func FuzzQuote(f *testing.F) {
 	})
 }
 
-// TestScanObjectLongStrings is the differential test of the eight-bytes-at-
+// TestObjectLongStrings is the differential test of the eight-bytes-at-
 // a-time string reader (plainRun) against encoding/json: strings of every
 // length up to 40 with each byte that ends, escapes or is not allowed in a
 // string (and some that are) at every position, so that each lands in
 // every lane of a group of eight and in the tail after the last group.
-func TestScanObjectLongStrings(t *testing.T) {
+func TestObjectLongStrings(t *testing.T) {
 	specials := []string{`"`, `\`, `\"`, `\\`, `\n`, `\u00e9`, `\x`, "\x00", "\x1f", "\n", " ", "\x7f", "\x80", "é", "\xff", "~", "!", "#", "[", "]"}
 	keys := []string{"id", "result"}
 	vals := make([][]byte, 2)
@@ -201,17 +162,17 @@ func TestScanObjectLongStrings(t *testing.T) {
 			for at := 0; at <= n; at++ {
 				body := strings.Repeat("a", at) + sp + strings.Repeat("b", n-at)
 				line := []byte(`{"id":"skillgate-1","result":{"text":"` + body + `"}}`)
-				ok := ScanObject(line, keys, vals)
+				ok := Object(line, keys, vals)
 				var w struct {
 					ID     json.RawMessage `json:"id"`
 					Result json.RawMessage `json:"result"`
 				}
 				err := json.Unmarshal(line, &w)
 				if ok != (err == nil) {
-					t.Fatalf("%q: ScanObject %v, encoding/json %v", line, ok, err)
+					t.Fatalf("%q: Object %v, encoding/json %v", line, ok, err)
 				}
 				if ok && (!bytes.Equal(vals[0], w.ID) || !bytes.Equal(vals[1], w.Result)) {
-					t.Fatalf("%q: ScanObject %q %q, encoding/json %q %q", line, vals[0], vals[1], w.ID, w.Result)
+					t.Fatalf("%q: Object %q %q, encoding/json %q %q", line, vals[0], vals[1], w.ID, w.Result)
 				}
 			}
 		}
@@ -265,77 +226,4 @@ func TestPlainRun(t *testing.T) {
 	if got := plainRun([]byte("abcdefg")); got != 0 {
 		t.Fatalf("a partial group: plainRun = %d, want 0", got)
 	}
-}
-
-// FuzzTapDecides is the differential test of Calls.Tap's one-pass reading
-// against encoding/json: a line is taken exactly when it names the prefix
-// and decodes (as json.Unmarshal into a response) to a response, not a
-// request, whose id is longer than the prefix and starts with it; and the
-// result, error or failure the call gets is what encoding/json decodes.
-func FuzzTapDecides(f *testing.F) {
-	long := strings.Repeat(`abc \"quoted\"\n`, 40)
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":"skillgate-1","result":{"content":[{"type":"text","text":"` + long + `"}]}}`,
-		`{"result":{"content":[{"type":"text","text":"` + long + `"}]},"jsonrpc":"2.0","id":"skillgate-1"}`,
-		`{"jsonrpc":"2.0","id":"skillgate-1","error":{"code":-1,"message":"no"}}`,
-		`{"jsonrpc":"2.0","id":"skill\u0067ate-1","result":{}}`,
-		`{"jsonrpc":"2.0","id":"skillgate-1","method":"ping"}`,
-		`{"jsonrpc":"2.0","id":"skillgate-1","method":null,"result":1}`,
-		`{"jsonrpc":"2.0","id":7,"result":{"text":"\"skillgate-1"}}`,
-		`{"jsonrpc":"2.0","id":"skillgate-","result":{}}`,
-		`{"jsonrpc":"2.0","id":"other","result":{"x":"skillgate-1"}}`,
-		`{"id":"skillgate-1","result":{},"id":"skillgate-2"}`,
-		"{\"id\":\"skillgate-1\xff\",\"result\":1}",
-		`{"id":"skillgate-1"}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		const prefix = "skillgate-"
-		var want response
-		err := json.Unmarshal(line, &want)
-		ours := bytes.Contains(line, []byte(`"`+prefix)) && err == nil && want.ID != nil && want.Method == nil &&
-			len(*want.ID) > len(prefix) && strings.HasPrefix(*want.ID, prefix)
-		if got := NewCalls(NewWriter(io.Discard), prefix).Tap(line); got != ours {
-			t.Fatalf("Tap(%q) with no call pending = %v, want %v", line, got, ours)
-		}
-		if !ours {
-			return
-		}
-		c := NewCalls(NewWriter(io.Discard), prefix)
-		for range 3 {
-			c.Go(context.Background(), "m", nil, func(Response) {})
-		}
-		var got Response
-		called := false
-		c.mu.Lock()
-		if p := c.pending[*want.ID]; p != nil {
-			p.done = func(r Response) {
-				called = true
-				got = Response{Result: bytes.Clone(r.Result), Error: r.Error, Err: r.Err}
-			}
-		}
-		c.mu.Unlock()
-		c.Tap(line)
-		if _, pending := c.pending[*want.ID]; !called && (*want.ID == "skillgate-1" || *want.ID == "skillgate-2" || *want.ID == "skillgate-3") || pending {
-			t.Fatalf("Tap(%q) did not end call %s", line, *want.ID)
-		}
-		if !called {
-			return
-		}
-		switch {
-		case want.Error != nil:
-			if !reflect.DeepEqual(got.Error, want.Error) {
-				t.Fatalf("Tap(%q): error %+v, encoding/json %+v", line, got.Error, want.Error)
-			}
-		case len(want.Result) == 0:
-			if got.Err == nil {
-				t.Fatalf("Tap(%q): no result yet no failure: %+v", line, got)
-			}
-		default:
-			if !bytes.Equal(got.Result, want.Result) {
-				t.Fatalf("Tap(%q): result %q, encoding/json %q", line, got.Result, want.Result)
-			}
-		}
-	})
 }

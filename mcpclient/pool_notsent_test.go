@@ -1,4 +1,4 @@
-package upstream_test
+package mcpclient_test
 
 import (
 	"context"
@@ -6,30 +6,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/upstream"
 )
 
 // TestErrNotSent: errors after which a call certainly never reached the
 // server (no credential, server not started, a tool not pinned) match
-// ErrNotSent, through Call and CallRaw, and keep their own kind and
+// ErrNotSent, and keep their own kind and
 // message; a call the server ran and failed does not match.
 func TestErrNotSent(t *testing.T) {
 	ctx := context.Background()
-	ok := target(t, "ok")
+	ok := target(t, testserver.ModeProcess)
 	noCred := ok
-	noCred.Server.Env = map[string]string{envMode: "ok", "TOKEN": "${MISSING_TOKEN}"}
+	noCred.Server.Env = map[string]string{testserver.EnvMode: testserver.ModeProcess, "TOKEN": "${MISSING_TOKEN}"}
 	noCred.Digest = "sha256:nocred"
 	broken := ok
-	broken.Server = decl(t, "broken")
+	broken.Server = poolDecl(t, testserver.ModeExit)
 	broken.Digest = "sha256:broken"
-	lim := limits()
+	lim := testLimits()
 	lim.CallTimeout = 300 * time.Millisecond
-	p := upstream.New(upstream.Options{Limits: lim, RetryAfter: time.Nanosecond})
+	p := mcpclient.NewPool(mcpclient.PoolOptions{Limits: lim, RetryAfter: time.Nanosecond})
 	defer p.Close()
 	tests := []struct {
 		name    string
-		tg      upstream.Target
+		tg      mcpclient.Target
 		tool    string
 		kind    error
 		notSent bool
@@ -40,15 +40,12 @@ func TestErrNotSent(t *testing.T) {
 		{"server ran it and timed out", ok, "slow", mcpclient.ErrTimeout, false},
 	}
 	for _, tt := range tests {
-		_, err := p.Call(ctx, tt.tg, tt.tool, map[string]any{})
-		_, rawErr := callRaw(ctx, p, tt.tg, tt.tool, `{}`)
-		for _, e := range []error{err, rawErr} {
-			if e == nil || errors.Is(e, upstream.ErrNotSent) != tt.notSent || tt.kind != nil && !errors.Is(e, tt.kind) {
-				t.Errorf("%s: %v (not sent: %v)", tt.name, e, errors.Is(e, upstream.ErrNotSent))
-			}
-			if e != nil && e.Error() == upstream.ErrNotSent.Error() {
-				t.Errorf("%s: the message is the marker's, not the error's", tt.name)
-			}
+		_, e := callRaw(ctx, p, tt.tg, tt.tool, `{}`)
+		if e == nil || errors.Is(e, mcpclient.ErrNotSent) != tt.notSent || tt.kind != nil && !errors.Is(e, tt.kind) {
+			t.Errorf("%s: %v (not sent: %v)", tt.name, e, errors.Is(e, mcpclient.ErrNotSent))
+		}
+		if e != nil && e.Error() == mcpclient.ErrNotSent.Error() {
+			t.Errorf("%s: the message is the marker's, not the error's", tt.name)
 		}
 	}
 }

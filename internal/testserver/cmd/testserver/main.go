@@ -8,7 +8,7 @@ package main
 import (
 	"os"
 
-	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
+	"github.com/skillgate/skillgate/internal/testserver"
 )
 
 func main() {

@@ -1,14 +1,4 @@
-// Package upstream keeps skillgate's long-lived connections to the MCP
-// servers that installed skills declare: one connection per (skill version,
-// server), dialled on first use with the approved pins, restarted when it
-// dies, and closed when the skill version leaves the registry.
-//
-// Every connection is an [mcpclient.Conn], so pins are verified at each
-// (re)connect and on every tools/list_changed: a changed tool is refused
-// here, whatever the policy says, and the drift is reported through
-// [Options.OnDrift] so that the registry can block the capability until a
-// human re-approves it.
-package upstream
+package mcpclient
 
 import (
 	"bytes"
@@ -21,17 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/mcpclient"
 )
 
 // ErrUnavailable means the server could not be (re)started recently; calls
-// fail fast until Options.RetryAfter has passed since the last attempt.
+// fail fast until PoolOptions.RetryAfter has passed since the last attempt.
 var ErrUnavailable = errors.New("upstream server unavailable")
 
-// ErrNotSent marks an error of [Pool.Call] or [Pool.CallRaw] after which
+// ErrNotSent marks an error of [Pool.Call] after which
 // the call certainly never reached the server: the connection could not be
 // made (a missing credential, a server that does not start, one in its
 // retry pause), the connection refused the call before sending it (pin
@@ -54,7 +41,7 @@ func markNotSent(err error, dial bool) error {
 	if err == nil || errors.Is(err, ErrNotSent) {
 		return err
 	}
-	if dial || errors.Is(err, mcpclient.ErrToolBlocked) || errors.Is(err, mcpclient.ErrRecheckFailed) || errors.Is(err, mcpclient.ErrClosed) {
+	if dial || errors.Is(err, ErrToolBlocked) || errors.Is(err, ErrRecheckFailed) || errors.Is(err, ErrClosed) {
 		return notSent{err}
 	}
 	return err
@@ -65,11 +52,11 @@ type Target struct {
 	// Skill is the skill's key and Digest its version.
 	Skill, Digest string
 	// Server is the declaration from the skill's mcp.json.
-	Server mcpclient.ServerDecl
+	Server ServerDecl
 	// Pins are the approved pins of this server's tools.
 	Pins capability.PinSet
 	// LeftOut names the tools the server offered at approval that were
-	// left out of it; they are not drift (see mcpclient.ConnOptions).
+	// left out of it; they are not drift (see [ConnOptions]).
 	LeftOut []string
 	// Dir is the working directory of a stdio server (the skill's
 	// directory in managed storage).
@@ -79,12 +66,12 @@ type Target struct {
 // ID names the target: "skill@digest/server".
 func (t Target) ID() string { return t.Skill + "@" + t.Digest + "/" + t.Server.ID }
 
-// Options configures a [Pool].
-type Options struct {
+// PoolOptions configures a [Pool].
+type PoolOptions struct {
 	// Credentials expands ${NAME} references in server declarations.
-	Credentials mcpclient.CredentialLookup
-	// Limits bounds every connection; zero fields take mcpclient's defaults.
-	Limits mcpclient.Limits
+	Credentials CredentialLookup
+	// Limits bounds every connection; zero fields take the defaults.
+	Limits Limits
 	// OnDrift is called when a connection finds that pinned tools changed
 	// (at connect or on tools/list_changed). It must not call back into the
 	// pool synchronously.
@@ -99,9 +86,16 @@ type Options struct {
 	ClientVersion string
 }
 
-// Pool holds the connections. It is safe for concurrent use.
+// A Pool keeps skillgate's long-lived connections to the MCP servers that
+// installed skills declare: one [Conn] per (skill version, server), dialled
+// on first use with the approved pins, restarted when it dies, and closed
+// when the skill version leaves the registry. Being Conns, they verify pins
+// at each (re)connect and on every tools/list_changed: a changed tool is
+// refused here, whatever the policy says, and the drift is reported through
+// [PoolOptions.OnDrift] so that the registry can block the capability until
+// a human re-approves it. It is safe for concurrent use.
 type Pool struct {
-	opts Options
+	opts PoolOptions
 	log  *slog.Logger
 
 	mu     sync.Mutex
@@ -113,15 +107,15 @@ type Pool struct {
 // in flight; concurrent callers wait on it instead of dialling again.
 type entry struct {
 	target   Target
-	conn     *mcpclient.Conn
+	conn     *Conn
 	dialing  chan struct{}
 	lastErr  error
 	failedAt time.Time
 	dials    int
 }
 
-// New returns an empty pool.
-func New(opts Options) *Pool {
+// NewPool returns an empty pool.
+func NewPool(opts PoolOptions) *Pool {
 	if opts.RetryAfter <= 0 {
 		opts.RetryAfter = 2 * time.Second
 	}
@@ -133,54 +127,34 @@ func New(opts Options) *Pool {
 }
 
 // Call calls tool on t's server through its pooled connection, dialling or
-// restarting it as needed. A connection that died is replaced once per call:
-// if the call fails because the server exited, it is retried on a fresh
-// connection only when the first attempt never reached the server
-// (ErrClosed), so a tool call is never executed twice. An error after
-// which the call never reached the server also matches [ErrNotSent].
-func (p *Pool) Call(ctx context.Context, t Target, tool string, args any) (*mcp.CallToolResult, error) {
-	conn, err := p.Conn(ctx, t)
-	if err != nil {
-		return nil, markNotSent(err, true)
-	}
-	res, err := conn.CallTool(ctx, tool, args)
-	if err != nil && errors.Is(err, mcpclient.ErrClosed) {
-		p.drop(t.ID(), conn)
-		conn, err = p.Conn(ctx, t)
-		if err != nil {
-			return nil, markNotSent(err, true)
-		}
-		res, err = conn.CallTool(ctx, tool, args)
-	}
-	return res, markNotSent(err, false)
-}
-
-// CallRaw is [Pool.Call] for a relay: args are the call's arguments, a JSON
-// object, and done receives the result object exactly as the server sent it
-// (valid only while done runs; see [mcpclient.Conn.CallToolRaw]) or the
-// error Call would have returned. When t's connection is up CallRaw does not
-// wait; dialling or restarting a server happens on another goroutine. As
-// with Call, a call is retried on a fresh connection only when it never
-// reached the server.
-func (p *Pool) CallRaw(ctx context.Context, t Target, tool string, args json.RawMessage, done func(json.RawMessage, error)) {
+// restarting it as needed: [Conn.CallToolRaw] through the pool. args are
+// the call's arguments, a JSON object, read only before Call returns; done
+// receives the result object exactly as the server sent it (see
+// [ResultFunc]) or the error. When t's connection is up Call does not
+// wait; dialling or restarting a server happens on another goroutine. A
+// connection that died is replaced once per call: a call is retried on a
+// fresh connection only when it never reached the server (ErrClosed), so a
+// tool call is never executed twice. An error after which the call never
+// reached the server also matches [ErrNotSent].
+func (p *Pool) Call(ctx context.Context, t Target, tool string, args json.RawMessage, done ResultFunc) {
 	conn := p.live(t.ID())
 	if conn == nil {
 		args = bytes.Clone(args)
-		go p.callRawDialling(ctx, t, tool, args, nil, done)
+		go p.callDialling(ctx, t, tool, args, nil, done)
 		return
 	}
 	conn.CallToolRaw(ctx, tool, args, func(res json.RawMessage, err error) {
-		if err != nil && errors.Is(err, mcpclient.ErrClosed) { // refused before sending: retry
-			go p.callRawDialling(ctx, t, tool, bytes.Clone(args), conn, done)
+		if err != nil && errors.Is(err, ErrClosed) { // refused before sending: retry
+			go p.callDialling(ctx, t, tool, bytes.Clone(args), conn, done)
 			return
 		}
 		done(res, markNotSent(err, false))
 	})
 }
 
-// callRawDialling gets a connection for t, replacing dead when it is still
+// callDialling gets a connection for t, replacing dead when it is still
 // t's, and makes the call on it.
-func (p *Pool) callRawDialling(ctx context.Context, t Target, tool string, args json.RawMessage, dead *mcpclient.Conn, done func(json.RawMessage, error)) {
+func (p *Pool) callDialling(ctx context.Context, t Target, tool string, args json.RawMessage, dead *Conn, done ResultFunc) {
 	if dead != nil {
 		p.drop(t.ID(), dead)
 	}
@@ -193,7 +167,7 @@ func (p *Pool) callRawDialling(ctx context.Context, t Target, tool string, args 
 }
 
 // live returns the connection of target id when it is up, without dialling.
-func (p *Pool) live(id string) *mcpclient.Conn {
+func (p *Pool) live(id string) *Conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := p.conns[id]
@@ -210,13 +184,13 @@ func (p *Pool) live(id string) *mcpclient.Conn {
 
 // Conn returns a live connection to t's server, dialling one if there is
 // none or the previous one died.
-func (p *Pool) Conn(ctx context.Context, t Target) (*mcpclient.Conn, error) {
+func (p *Pool) Conn(ctx context.Context, t Target) (*Conn, error) {
 	id := t.ID()
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, fmt.Errorf("upstream %s: %w", id, mcpclient.ErrClosed)
+			return nil, fmt.Errorf("upstream %s: %w", id, ErrClosed)
 		}
 		e := p.conns[id]
 		if e == nil {
@@ -270,7 +244,7 @@ func (p *Pool) Conn(ctx context.Context, t Target) (*mcpclient.Conn, error) {
 		if p.closed {
 			p.mu.Unlock()
 			conn.Close()
-			return nil, fmt.Errorf("upstream %s: %w", id, mcpclient.ErrClosed)
+			return nil, fmt.Errorf("upstream %s: %w", id, ErrClosed)
 		}
 		e.conn = conn
 		p.mu.Unlock()
@@ -278,10 +252,10 @@ func (p *Pool) Conn(ctx context.Context, t Target) (*mcpclient.Conn, error) {
 	}
 }
 
-func (p *Pool) dial(ctx context.Context, t Target) (*mcpclient.Conn, error) {
+func (p *Pool) dial(ctx context.Context, t Target) (*Conn, error) {
 	pins := t.Pins
-	opts := &mcpclient.ConnOptions{
-		Options: mcpclient.Options{
+	opts := &ConnOptions{
+		Options: Options{
 			Logger: p.log, Credentials: p.opts.Credentials, Limits: p.opts.Limits, Dir: t.Dir,
 			ClientName: "skillgate", ClientVersion: p.opts.ClientVersion,
 		},
@@ -297,11 +271,11 @@ func (p *Pool) dial(ctx context.Context, t Target) (*mcpclient.Conn, error) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	return mcpclient.Dial(dctx, t.Server, opts)
+	return Dial(dctx, t.Server, opts)
 }
 
 // drop forgets conn if it is still t's connection.
-func (p *Pool) drop(id string, conn *mcpclient.Conn) {
+func (p *Pool) drop(id string, conn *Conn) {
 	p.mu.Lock()
 	if e := p.conns[id]; e != nil && e.conn == conn {
 		e.conn = nil
@@ -314,7 +288,7 @@ func (p *Pool) drop(id string, conn *mcpclient.Conn) {
 // skill versions that were disabled, removed or replaced.
 func (p *Pool) Retain(keep map[string]bool) {
 	p.mu.Lock()
-	var closing []*mcpclient.Conn
+	var closing []*Conn
 	for id, e := range p.conns {
 		if keep[id] || e.dialing != nil {
 			continue
@@ -330,8 +304,8 @@ func (p *Pool) Retain(keep map[string]bool) {
 	}
 }
 
-// Stat describes one pooled target.
-type Stat struct {
+// PoolStat describes one pooled target.
+type PoolStat struct {
 	Target string `json:"target"`
 	Alive  bool   `json:"alive"`
 	// Dials counts connection attempts: 1 plus restarts.
@@ -340,12 +314,12 @@ type Stat struct {
 }
 
 // Stats lists the pooled targets, sorted by ID.
-func (p *Pool) Stats() []Stat {
+func (p *Pool) Stats() []PoolStat {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]Stat, 0, len(p.conns))
+	out := make([]PoolStat, 0, len(p.conns))
 	for id, e := range p.conns {
-		s := Stat{Target: id, Dials: e.dials}
+		s := PoolStat{Target: id, Dials: e.dials}
 		if e.conn != nil {
 			select {
 			case <-e.conn.Done():
@@ -362,11 +336,11 @@ func (p *Pool) Stats() []Stat {
 	return out
 }
 
-// Close closes every connection; later calls fail with mcpclient.ErrClosed.
+// Close closes every connection; later calls fail with ErrClosed.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	p.closed = true
-	var conns []*mcpclient.Conn
+	var conns []*Conn
 	for _, e := range p.conns {
 		if e.conn != nil {
 			conns = append(conns, e.conn)

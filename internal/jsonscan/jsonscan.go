@@ -1,17 +1,23 @@
-package stdiotap
+// Package jsonscan reads and writes the few JSON shapes on the relay's hot
+// path (a JSON-RPC envelope, a plain string) without encoding/json. Each
+// function answers exactly as encoding/json would, or declines and leaves
+// the input to it; the fuzz tests beside them check that against
+// encoding/json.
+package jsonscan
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
 
-// maxScanDepth bounds how deeply ScanObject follows nested values; deeper
+// maxScanDepth bounds how deeply Object follows nested values; deeper
 // input is left to encoding/json (whose own bound is 10,000).
 const maxScanDepth = 1000
 
-// ScanObject reads data as one JSON object (with optional surrounding
+// Object reads data as one JSON object (with optional surrounding
 // whitespace) and sets vals[i] to the raw bytes of the value of member
 // keys[i], or nil when the object has no such member. It is the small,
 // allocation-free reader of the JSON-RPC envelope on the relay's hot path:
@@ -25,7 +31,7 @@ const maxScanDepth = 1000
 // key twice, or has a key equal to a wanted key only when case is ignored
 // (encoding/json matches keys case-insensitively). len(vals) must be at
 // least len(keys).
-func ScanObject(data []byte, keys []string, vals [][]byte) bool {
+func Object(data []byte, keys []string, vals [][]byte) bool {
 	for i := range keys {
 		vals[i] = nil
 	}
@@ -358,4 +364,22 @@ func PlainString(raw []byte) (string, bool) {
 		return "", false
 	}
 	return string(body), true
+}
+
+// Quote returns s as a JSON string, exactly as json.Marshal writes it. A
+// plain string (printable ASCII without quotes, backslashes or the HTML
+// characters json.Marshal escapes), such as a request id, a method or a
+// tool name, is written without encoding/json.
+func Quote(s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			b, _ := json.Marshal(s)
+			return b
+		}
+	}
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

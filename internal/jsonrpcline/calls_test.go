@@ -1,4 +1,4 @@
-package stdiotap_test
+package jsonrpcline_test
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
 )
 
 const waitLimit = 10 * time.Second
@@ -27,13 +27,13 @@ const waitLimit = 10 * time.Second
 type outcome struct {
 	mu    sync.Mutex
 	calls int
-	resp  stdiotap.Response // Result copied: it is only valid during done
-	ch    chan struct{}     // closed by the first call
+	resp  jsonrpcline.Response // Result copied: it is only valid during done
+	ch    chan struct{}        // closed by the first call
 }
 
 func newOutcome() *outcome { return &outcome{ch: make(chan struct{})} }
 
-func (o *outcome) done(r stdiotap.Response) {
+func (o *outcome) done(r jsonrpcline.Response) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.calls++
@@ -59,7 +59,7 @@ func (o *outcome) called() bool {
 	}
 }
 
-func (o *outcome) wait(t *testing.T) stdiotap.Response {
+func (o *outcome) wait(t *testing.T) jsonrpcline.Response {
 	t.Helper()
 	select {
 	case <-o.ch:
@@ -79,7 +79,7 @@ type want struct {
 	errMsg string         // Err's message, when not empty
 }
 
-func checkResponse(t *testing.T, got stdiotap.Response, w want) {
+func checkResponse(t *testing.T, got jsonrpcline.Response, w want) {
 	t.Helper()
 	if string(got.Result) != w.result {
 		t.Errorf("Result %q, want %q", got.Result, w.result)
@@ -135,7 +135,7 @@ func TestCallsRequestBytes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
-			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), tt.prefix)
+			c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), tt.prefix)
 			o := newOutcome()
 			c.Go(context.Background(), tt.method, tt.params, o.done)
 			if got := rec.get(); !equalStrings(got, []string{tt.want + "\n"}) {
@@ -153,9 +153,9 @@ func TestCallsRequestBytes(t *testing.T) {
 
 func TestCallsIDsIncrease(t *testing.T) {
 	rec := &recorder{}
-	c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+	c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 	for range 12 {
-		c.Go(context.Background(), "ping", nil, func(stdiotap.Response) {})
+		c.Go(context.Background(), "ping", nil, func(jsonrpcline.Response) {})
 	}
 	got := rec.get()
 	for i, l := range got {
@@ -218,7 +218,7 @@ func TestCallsTap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &recorder{}
-			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+			c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 			o := newOutcome()
 			c.Go(context.Background(), "tools/call", json.RawMessage(`{"name":"x"}`), o.done)
 			if taken := c.Tap([]byte(tt.line)); taken != tt.taken {
@@ -250,8 +250,8 @@ func TestCallsTap(t *testing.T) {
 // tap is Calls.Tap and whose end fails the Calls. Lines not taken are what
 // the SDK would read.
 type session struct {
-	calls   *stdiotap.Calls
-	writer  *stdiotap.Writer
+	calls   *jsonrpcline.Calls
+	writer  *jsonrpcline.Writer
 	fromC   chan string // lines the client wrote, as the peer reads them
 	toSDK   chan string // lines the tap did not take
 	peerOut *io.PipeWriter
@@ -268,9 +268,9 @@ func newSession(t *testing.T) *session {
 		peerOut: p2cW,
 		ended:   make(chan error, 1),
 	}
-	s.writer = stdiotap.NewWriter(c2pW)
-	s.calls = stdiotap.NewCalls(s.writer, "t-")
-	r := stdiotap.NewReader(p2cR, 0, s.calls.Tap, func(err error) {
+	s.writer = jsonrpcline.NewWriter(c2pW)
+	s.calls = jsonrpcline.NewCalls(s.writer, "t-")
+	r := jsonrpcline.NewReader(p2cR, 0, s.calls.Tap, func(err error) {
 		s.calls.Fail(err)
 		s.ended <- err
 	})
@@ -479,7 +479,7 @@ func TestCallsCancel(t *testing.T) {
 
 func TestCallsTimeout(t *testing.T) {
 	rec := &recorder{}
-	c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+	c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	o := newOutcome()
@@ -502,7 +502,7 @@ func TestCallsTimeout(t *testing.T) {
 // TestCallsCancelDirect cancels without a peer, then taps the late answer.
 func TestCallsCancelDirect(t *testing.T) {
 	rec := &recorder{}
-	c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+	c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 	ctx, cancel := context.WithCancel(context.Background())
 	o1, o2 := newOutcome(), newOutcome()
 	c.Go(ctx, "tools/call", json.RawMessage(`{"name":"a"}`), o1.done)
@@ -551,7 +551,7 @@ func TestCallsContextDoneBeforeGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := &recorder{}
-				c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+				c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 				o := newOutcome()
 				c.Go(tc.ctx, "tools/call", json.RawMessage(`{}`), o.done)
 				if !o.called() {
@@ -581,12 +581,12 @@ func TestCallsFail(t *testing.T) {
 		want  error
 	}{
 		{"with a cause", errDown, errDown},
-		{"nil is ErrClosed", nil, stdiotap.ErrClosed},
+		{"nil is ErrClosed", nil, jsonrpcline.ErrClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rec := &recorder{}
-				c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+				c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				tctx, tcancel := context.WithTimeout(context.Background(), time.Hour)
@@ -677,7 +677,7 @@ func TestCallsWriteFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				fw := &failWriter{err: errBoom}
-				c := stdiotap.NewCalls(stdiotap.NewWriter(fw), "t-")
+				c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(fw), "t-")
 				ctx, cancel := tc.ctx()
 				o := newOutcome()
 				c.Go(ctx, tc.method, tc.params, o.done)
@@ -742,16 +742,16 @@ func TestCallsEndedBeforeWritten(t *testing.T) {
 	errStop := errors.New("stop")
 	for _, tc := range []struct {
 		name string
-		end  func(*stdiotap.Calls, context.CancelCauseFunc)
+		end  func(*jsonrpcline.Calls, context.CancelCauseFunc)
 		want error
 	}{
-		{"cancel", func(_ *stdiotap.Calls, cancel context.CancelCauseFunc) { cancel(errStop) }, errStop},
-		{"fail", func(c *stdiotap.Calls, _ context.CancelCauseFunc) { c.Fail(errBoom) }, errBoom},
+		{"cancel", func(_ *jsonrpcline.Calls, cancel context.CancelCauseFunc) { cancel(errStop) }, errStop},
+		{"fail", func(c *jsonrpcline.Calls, _ context.CancelCauseFunc) { c.Fail(errBoom) }, errBoom},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGateWriter()
-			w := stdiotap.NewWriter(g)
-			c := stdiotap.NewCalls(w, "t-")
+			w := jsonrpcline.NewWriter(g)
+			c := jsonrpcline.NewCalls(w, "t-")
 			bigDone := make(chan struct{})
 			go func() {
 				defer close(bigDone)
@@ -790,7 +790,7 @@ func TestCallsEndedBeforeWritten(t *testing.T) {
 // written: the cancellation follows the whole request.
 func TestCallsCancelWhileWriting(t *testing.T) {
 	g := newGateWriter()
-	c := stdiotap.NewCalls(stdiotap.NewWriter(g), "t-")
+	c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(g), "t-")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	o := newOutcome()
@@ -889,11 +889,11 @@ func TestCallsStress(t *testing.T) {
 			}
 			start := s.calls.Go
 			if i%3 == 0 {
-				start = func(ctx context.Context, method string, params json.RawMessage, done func(stdiotap.Response)) {
+				start = func(ctx context.Context, method string, params json.RawMessage, done func(jsonrpcline.Response)) {
 					s.calls.GoWithin(ctx, method, params, limit, errStressLimit, done)
 				}
 			}
-			start(ctx, "tools/call", json.RawMessage(`{"i":`+strconv.Itoa(i)+`}`), func(r stdiotap.Response) {
+			start(ctx, "tools/call", json.RawMessage(`{"i":`+strconv.Itoa(i)+`}`), func(r jsonrpcline.Response) {
 				counts[i].Add(1)
 				set := 0
 				if len(r.Result) > 0 {
@@ -973,7 +973,7 @@ func FuzzCallsTap(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const calls = 4
-		c := stdiotap.NewCalls(stdiotap.NewWriter(io.Discard), "t-")
+		c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(io.Discard), "t-")
 		var counts [calls]atomic.Int32
 		var bad errSink
 		ctx, cancel := context.WithCancel(context.Background())
@@ -983,7 +983,7 @@ func FuzzCallsTap(f *testing.F) {
 			if i == calls-1 {
 				cctx = ctx // t-4 is cancelled half way
 			}
-			c.Go(cctx, "m", nil, func(r stdiotap.Response) {
+			c.Go(cctx, "m", nil, func(r jsonrpcline.Response) {
 				counts[i].Add(1)
 				set := 0
 				if len(r.Result) > 0 {
@@ -1082,7 +1082,7 @@ func TestCallsWithin(t *testing.T) {
 
 	t.Run("answered in time", func(t *testing.T) {
 		rec := &recorder{}
-		c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+		c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 		o := newOutcome()
 		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), time.Hour, errLimit, o.done)
 		if !c.Tap([]byte(`{"jsonrpc":"2.0","id":"t-1","result":{"ok":true}}`)) {
@@ -1099,11 +1099,11 @@ func TestCallsWithin(t *testing.T) {
 
 	t.Run("expired in deadline order", func(t *testing.T) {
 		rec := &recorder{}
-		c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+		c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 		var mu sync.Mutex
 		var order []string
-		track := func(name string, o *outcome) func(stdiotap.Response) {
-			return func(r stdiotap.Response) {
+		track := func(name string, o *outcome) func(jsonrpcline.Response) {
+			return func(r jsonrpcline.Response) {
 				mu.Lock()
 				order = append(order, name)
 				mu.Unlock()
@@ -1146,7 +1146,7 @@ func TestCallsWithin(t *testing.T) {
 	t.Run("limit already passed", func(t *testing.T) {
 		for _, d := range []time.Duration{0, -time.Second, time.Nanosecond} {
 			rec := &recorder{}
-			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+			c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 			o := newOutcome()
 			c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), d, errLimit, o.done)
 			if r := o.wait(t); r.Err != errLimit {
@@ -1166,7 +1166,7 @@ func TestCallsWithin(t *testing.T) {
 	t.Run("context ends first", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rec := &recorder{}
-			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+			c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(rec), "t-")
 			ctx, cancel := context.WithCancel(context.Background())
 			o := newOutcome()
 			c.GoWithin(ctx, "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
@@ -1186,7 +1186,7 @@ func TestCallsWithin(t *testing.T) {
 
 	t.Run("Fail", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			c := stdiotap.NewCalls(stdiotap.NewWriter(&recorder{}), "t-")
+			c := jsonrpcline.NewCalls(jsonrpcline.NewWriter(&recorder{}), "t-")
 			o := newOutcome()
 			c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
 			errGone := errors.New("gone")

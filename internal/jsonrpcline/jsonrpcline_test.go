@@ -1,4 +1,4 @@
-package stdiotap_test
+package jsonrpcline_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
 )
 
 // bufSize is the size of the Reader's internal buffer: lines longer than it
@@ -207,7 +207,7 @@ func TestReader(t *testing.T) {
 		}
 		max := tt.max
 		if max <= 0 {
-			max = stdiotap.DefaultMaxLine
+			max = jsonrpcline.DefaultMaxLine
 		}
 		// The reference agrees with the expectations written out here, so
 		// that the fuzz target can rely on it.
@@ -221,7 +221,7 @@ func TestReader(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s/%s/%d", tt.name, src.name, n), func(t *testing.T) {
 					tp := &tapped{take: take}
-					r := stdiotap.NewReader(src.wrap(strings.NewReader(tt.in)), tt.max, tp.tap, tp.end)
+					r := jsonrpcline.NewReader(src.wrap(strings.NewReader(tt.in)), tt.max, tp.tap, tp.end)
 					out, err := readAll(r, n)
 					if err != io.EOF {
 						t.Fatalf("read error %v, want io.EOF", err)
@@ -255,7 +255,7 @@ func TestReader(t *testing.T) {
 func TestReaderNilTap(t *testing.T) {
 	in := "#1\r\n\n#" + strings.Repeat("y", 100<<10) + "\nlast"
 	for _, n := range []int{1, 5, 1 << 20} {
-		out, err := readAll(stdiotap.NewReader(strings.NewReader(in), 0, nil, nil), n)
+		out, err := readAll(jsonrpcline.NewReader(strings.NewReader(in), 0, nil, nil), n)
 		if err != io.EOF || string(out) != in {
 			t.Errorf("buffer %d: got %s, %v", n, short(string(out)), err)
 		}
@@ -327,7 +327,7 @@ func TestReaderError(t *testing.T) {
 		for _, n := range []int{1, 4096} {
 			t.Run(fmt.Sprintf("%s/%d", tt.name, n), func(t *testing.T) {
 				tp := &tapped{take: hashLine}
-				r := stdiotap.NewReader(tt.src(), 0, tp.tap, tp.end)
+				r := jsonrpcline.NewReader(tt.src(), 0, tp.tap, tp.end)
 				out, err := readAll(r, n)
 				if err != errBoom {
 					t.Fatalf("read error %v, want %v", err, errBoom)
@@ -353,7 +353,7 @@ func TestReaderError(t *testing.T) {
 // and not before the tap has seen every complete line.
 func TestReaderEndBeforeEOF(t *testing.T) {
 	var events []string
-	r := stdiotap.NewReader(strings.NewReader("#1\nlast"), 0,
+	r := jsonrpcline.NewReader(strings.NewReader("#1\nlast"), 0,
 		func(l []byte) bool { events = append(events, "tap "+string(l)); return true },
 		func(err error) { events = append(events, "end "+err.Error()) })
 	out, err := readAll(r, 1)
@@ -397,7 +397,7 @@ func TestReaderPipe(t *testing.T) {
 		pw.Close()
 	}()
 	tp := &tapped{take: hashLine}
-	out, err := readAll(stdiotap.NewReader(pr, max, tp.tap, tp.end), 333)
+	out, err := readAll(jsonrpcline.NewReader(pr, max, tp.tap, tp.end), 333)
 	if err != io.EOF || !bytes.Equal(out, want) {
 		t.Fatalf("got %s, %v; want %s", short(string(out)), err, short(string(want)))
 	}
@@ -451,7 +451,7 @@ func checkReader(t *testing.T, data []byte, max, size int, wrap func(io.Reader) 
 	t.Helper()
 	want, wantOffered := model(data, max, take)
 	tp := &tapped{take: take}
-	out, err := readAll(stdiotap.NewReader(wrap(bytes.NewReader(data)), max, tp.tap, tp.end), size)
+	out, err := readAll(jsonrpcline.NewReader(wrap(bytes.NewReader(data)), max, tp.tap, tp.end), size)
 	if err != io.EOF {
 		t.Fatalf("max %d: read error %v", max, err)
 	}
@@ -505,7 +505,7 @@ func TestWriterWriteLine(t *testing.T) {
 		{"after a big message", []string{"a"}, "a\n"},
 	}
 	rec := &recorder{}
-	w := stdiotap.NewWriter(rec)
+	w := jsonrpcline.NewWriter(rec)
 	var want []string
 	for _, tt := range tests {
 		parts := make([][]byte, len(tt.parts))
@@ -524,7 +524,7 @@ func TestWriterWriteLine(t *testing.T) {
 
 func TestWriterWrite(t *testing.T) {
 	rec := &recorder{}
-	w := stdiotap.NewWriter(rec)
+	w := jsonrpcline.NewWriter(rec)
 	for _, m := range []string{`{"jsonrpc":"2.0","method":"x"}` + "\n", "", "partial", "\n"} {
 		n, err := w.Write([]byte(m))
 		if n != len(m) || err != nil {
@@ -538,7 +538,7 @@ func TestWriterWrite(t *testing.T) {
 
 func TestWriterErrors(t *testing.T) {
 	rec := &recorder{err: errBoom}
-	w := stdiotap.NewWriter(rec)
+	w := jsonrpcline.NewWriter(rec)
 	if n, err := w.Write([]byte("x\n")); n != 0 || err != errBoom {
 		t.Errorf("Write = %d, %v", n, err)
 	}
@@ -577,7 +577,7 @@ func (c *choppyWriter) Write(p []byte) (int, error) {
 func TestWriterConcurrent(t *testing.T) {
 	const goroutines, each = 32, 60
 	cw := &choppyWriter{}
-	w := stdiotap.NewWriter(cw)
+	w := jsonrpcline.NewWriter(cw)
 	msg := func(g, i int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":"g%d-%d","result":{"pad":"%s"}}`, g, i, strings.Repeat("p", (g*31+i*17)%300))
 	}

@@ -1,4 +1,4 @@
-package stdiotap_test
+package jsonrpcline_test
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/stdiotap"
+	"github.com/skillgate/skillgate/internal/jsonscan"
+
+	"github.com/skillgate/skillgate/internal/jsonrpcline"
 )
 
 // prose is about n bytes of Markdown prose, with the quotes, backslashes,
@@ -53,18 +55,18 @@ func BenchmarkReturnLeg(b *testing.B) {
 		b.Run(strconv.Itoa(size)+"B", func(b *testing.B) {
 			text, _ := json.Marshal(prose(size))
 			result := `{"content":[{"type":"text","text":` + string(text) + `}]}`
-			calls := stdiotap.NewCalls(stdiotap.NewWriter(io.Discard), "skillgate-")
-			agent := stdiotap.NewWriter(io.Discard)
+			calls := jsonrpcline.NewCalls(jsonrpcline.NewWriter(io.Discard), "skillgate-")
+			agent := jsonrpcline.NewWriter(io.Discard)
 			// The upstream: response i, then a notification the tap leaves
 			// to the SDK, so that each Read returns once response i is done.
 			upstream := &stream{head: []byte(`{"result":` + result + `,"jsonrpc":"2.0","id":"skillgate-`), tail: []byte("\"}\n" + note)}
-			r := stdiotap.NewReader(upstream, 0, calls.Tap, nil)
+			r := jsonrpcline.NewReader(upstream, 0, calls.Tap, nil)
 			head, mid, tail := []byte(`{"jsonrpc":"2.0","id":`), []byte(`,"result":`), []byte(`}`)
 			agentID := []byte("17")
 			ctx := context.Background()
 			params := json.RawMessage(`{"name":"read_text","arguments":{}}`)
 			var got int
-			done := func(r stdiotap.Response) {
+			done := func(r jsonrpcline.Response) {
 				if r.Err != nil || r.Error != nil {
 					b.Fatalf("%+v", r)
 				}
@@ -87,16 +89,16 @@ func BenchmarkReturnLeg(b *testing.B) {
 	}
 }
 
-// BenchmarkScanObject62KB is ScanObject alone over a 62 KB text result:
+// BenchmarkObject62KB is jsonscan.Object alone over a 62 KB text result:
 // the share of the return leg spent checking that the result is JSON.
-func BenchmarkScanObject62KB(b *testing.B) {
+func BenchmarkObject62KB(b *testing.B) {
 	text, _ := json.Marshal(prose(62 << 10))
 	line := []byte(`{"jsonrpc":"2.0","id":"skillgate-1","result":{"content":[{"type":"text","text":` + string(text) + `}]}}`)
 	keys := []string{"id", "method", "result", "error"}
 	vals := make([][]byte, len(keys))
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
-		if !stdiotap.ScanObject(line, keys, vals) {
+		if !jsonscan.Object(line, keys, vals) {
 			b.Fatal("not an object")
 		}
 	}

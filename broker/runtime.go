@@ -1,0 +1,245 @@
+package broker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/store"
+)
+
+// Installs is what the capability runtime needs of the install service
+// (*install.Service implements it): the enabled skills, a generation that
+// moves with every install change, and a place to record pin drift.
+type Installs interface {
+	EnabledSource
+	// Generation increases with every committed install change.
+	Generation(ctx context.Context) (int64, error)
+	// RecordDrift blocks the capabilities that drift touched until a
+	// human re-approves them.
+	RecordDrift(ctx context.Context, key, serverID string, d capability.Drift, actor string) error
+}
+
+// RuntimeStore is the storage the capability runtime keeps policies,
+// grants, rate-limit buckets and audit records in; *sqlite.DB implements
+// it.
+type RuntimeStore interface {
+	policy.Store
+	policy.Buckets
+	store.AuditStore
+}
+
+// Notifier is told what the runtime's watch finds; *gateway.Gateway
+// implements it.
+type Notifier interface {
+	// SyncRegistry tells agents of a registry change made elsewhere (a
+	// scan, an enable) and reports whether there was one.
+	SyncRegistry(ctx context.Context) (bool, error)
+	// CapabilitiesChanged brings every open connection's capability tools
+	// up to date.
+	CapabilitiesChanged(ctx context.Context) error
+}
+
+// RuntimeOptions configures [OpenRuntime]. Installs and Store are
+// required.
+type RuntimeOptions struct {
+	Installs Installs
+	Store    RuntimeStore
+	// PolicyDir holds the policy files (DATA/policies).
+	PolicyDir string
+	// Credentials expands ${NAME} references in server declarations.
+	Credentials mcpclient.CredentialLookup
+	// Limits bounds every upstream connection; zero fields take
+	// mcpclient's defaults.
+	Limits mcpclient.Limits
+	// ClientVersion is sent to upstream servers as clientInfo.version.
+	ClientVersion string
+	// Logger receives what the runtime and its parts report; nil discards.
+	Logger *slog.Logger
+}
+
+// Runtime is the capability path of a running gateway: the policy engine
+// (policies from the policy directory and the store, grants), the decider
+// over it, the pool of upstream connections (which reports pin drift to
+// the install service), the audit writer and the broker that joins them.
+// [Runtime.Watch] keeps it current while other processes change policies,
+// installs and the registry; [Runtime.Close] ends it.
+type Runtime struct {
+	// Broker serves the capabilities to the gateway.
+	Broker *Broker
+	// Decider decides calls; its Delegate registers sub-agents.
+	Decider *PolicyDecider
+	// Engine is the policy engine the decider asks.
+	Engine *policy.Engine
+
+	opts    RuntimeOptions
+	log     *slog.Logger
+	pool    *mcpclient.Pool
+	audit   *audit.Writer
+	refresh chan struct{}
+	drift   sync.WaitGroup // drift being recorded
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// OpenRuntime loads the policies and the enabled installed skills and
+// returns the runtime serving them. A policy set that does not load is an
+// error naming the command that checks it.
+func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
+	if opts.Installs == nil || opts.Store == nil {
+		return nil, errors.New("broker: RuntimeOptions.Installs and Store are required")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Runtime{opts: opts, log: log, refresh: make(chan struct{}, 1)}
+	r.Engine = policy.New(&policy.Options{Store: opts.Store, Buckets: opts.Store, PolicyDir: opts.PolicyDir, Logger: log})
+	if err := r.Engine.Reload(ctx); err != nil {
+		return nil, fmt.Errorf("policies: %w (check them with 'skillgate policy check')", err)
+	}
+	r.Decider = NewPolicyDecider(r.Engine)
+	r.Decider.Reload = r.Engine.Reload
+	r.Decider.Logger = log
+	r.pool = mcpclient.NewPool(mcpclient.PoolOptions{
+		Credentials: opts.Credentials,
+		Limits:      opts.Limits,
+		OnDrift: func(t mcpclient.Target, d capability.Drift) {
+			// RecordDrift takes the storage lock: never on the
+			// connection's re-check goroutine.
+			r.drift.Add(1)
+			go func() {
+				defer r.drift.Done()
+				if err := opts.Installs.RecordDrift(context.WithoutCancel(ctx), t.Skill, t.Server.ID, d, "system"); err != nil {
+					log.Error("recording pin drift failed", "skill", t.Skill, "server", t.Server.ID, "err", err)
+				}
+				r.Refresh()
+			}()
+		},
+		Logger:        log,
+		ClientVersion: opts.ClientVersion,
+	})
+	r.audit = audit.NewWriter(audit.NewLog(opts.Store), audit.WriterOptions{Logger: log})
+	var err error
+	r.Broker, err = New(Options{Load: LoadInstalled(opts.Installs), Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log})
+	if err == nil {
+		err = r.Broker.Reload(ctx)
+	}
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Refresh asks [Runtime.Watch] to reload the installed skills soon, as
+// after pin drift. It never blocks.
+func (r *Runtime) Refresh() {
+	select {
+	case r.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// Watch keeps the capability tools current until ctx ends: every interval
+// it re-reads the policies, the install generation and the registry
+// generation (other processes — the CLI, REST — change them; n tells
+// agents of a registry change), and it reloads at once when asked
+// ([Runtime.Refresh]). Only a change does any work: new policies are
+// swapped into the engine, installed skills reloaded, and n told that
+// capabilities changed, so that connections whose tools changed are told
+// so. Grants added elsewhere need no polling: the decider reloads them
+// before answering require_approval.
+func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
+	gen, _ := r.opts.Installs.Generation(ctx)
+	policies := policyFingerprint(r.Engine.Policies())
+	_, _ = n.SyncRegistry(ctx) // records what agents see now
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		forced := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-r.refresh:
+			forced = true
+		}
+		// A registry change made by another process (scan, enable,
+		// disable) reaches connected agents: one read of the registry
+		// generation while nothing changed.
+		if _, err := n.SyncRegistry(ctx); err != nil {
+			r.log.Error("registry change", "err", err)
+		}
+		changed := forced
+		if set, err := policy.LoadPolicies(ctx, r.opts.PolicyDir, r.opts.Store); err != nil {
+			r.log.Error("policy reload failed; keeping the previous policies", "err", err)
+		} else if fp := policyFingerprint(set); fp != policies {
+			if err := r.Engine.SetPolicies(set); err != nil {
+				r.log.Error("new policies refused; keeping the previous ones", "err", err)
+			} else {
+				policies, changed = fp, true
+			}
+		}
+		now, err := r.opts.Installs.Generation(ctx)
+		if err != nil {
+			r.log.Error("install generation", "err", err)
+			continue
+		}
+		if now != gen || forced {
+			gen, changed = now, true
+			if err := r.Broker.Reload(ctx); err != nil {
+				r.log.Error("capability reload failed", "err", err)
+				continue
+			}
+		}
+		if changed {
+			_ = n.CapabilitiesChanged(ctx)
+		}
+	}
+}
+
+// Close closes the upstream connections, waits (a few seconds at most)
+// for the audit records of the calls they answered to be queued, and
+// flushes the audit records; drift being recorded is waited for. Stop
+// Watch first. It is idempotent.
+func (r *Runtime) Close() error {
+	r.closeOnce.Do(func() {
+		errs := []error{r.pool.Close()}
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		if err := r.Broker.Drain(ctx); err != nil {
+			r.log.Error("closing with calls not audited", "err", err)
+		}
+		cancel()
+		r.closeErr = errors.Join(append(errs, r.audit.Close())...)
+		r.drift.Wait()
+	})
+	return r.closeErr
+}
+
+// drainTimeout bounds how long Close waits for the audit records of calls
+// still being answered.
+const drainTimeout = 5 * time.Second
+
+// policyFingerprint identifies a policy set's content: each statement's
+// id, position and Cedar text.
+func policyFingerprint(ps *policy.PolicySet) string {
+	h := sha256.New()
+	for id, p := range ps.All() {
+		fmt.Fprintf(h, "%s\x00%s\x00", id, p.MarshalCedar())
+	}
+	for _, p := range ps.Policies() {
+		fmt.Fprintf(h, "%s\x00%s\x00", p.ID, p.Position)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
