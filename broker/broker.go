@@ -41,7 +41,6 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 )
@@ -213,8 +212,6 @@ type snapshot struct {
 	caps []*Capability
 }
 
-var _ gateway.CapabilitySource = (*Broker)(nil)
-
 // New returns a broker with no capabilities; call Reload to load them.
 func New(opts Options) (*Broker, error) {
 	if opts.Load == nil || opts.Decider == nil || opts.Upstream == nil {
@@ -331,7 +328,7 @@ func build(skills []Skill) (*snapshot, []string) {
 }
 
 func isReserved(name string) bool {
-	for _, r := range gateway.ReservedToolNames {
+	for _, r := range capability.ReservedNames {
 		if r == name {
 			return true
 		}
@@ -422,7 +419,7 @@ func (b *Broker) Capabilities() []*Capability { return b.snap.Load().caps }
 // done runs; the record of a call the server answered is queued once done
 // has returned, on the goroutine that read the result ([Broker.Drain]
 // waits for it).
-func (b *Broker) Call(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage, done func(result json.RawMessage)) {
+func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, rawArgs json.RawMessage, done func(result json.RawMessage)) {
 	a := b.admit(ctx, who, name, rawArgs)
 	if a.refusal != "" {
 		done(toolErrorJSON(a.refusal))
@@ -479,7 +476,7 @@ type admission struct {
 // admit does everything before forwarding: scope lookup, argument
 // validation, decision. A refusal is audited here; an allowed call is
 // audited when its outcome is known ([Broker.allowed], [Broker.failed]).
-func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, rawArgs json.RawMessage) admission {
+func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, rawArgs json.RawMessage) admission {
 	start := b.opts.Now()
 	p := who.Principal
 	a := admission{start: start, rec: audit.Record{

@@ -16,7 +16,6 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
@@ -228,13 +227,13 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	}
 }
 
-func gatewayCaller(p capability.Principal) gateway.Caller {
-	return gateway.Caller{Principal: p, SessionID: "s1"}
+func gatewayCaller(p capability.Principal) capability.Caller {
+	return capability.Caller{Principal: p, SessionID: "s1"}
 }
 
 // call makes a call through b and decodes its result, as the gateway does
 // for a connection whose calls it does not relay.
-func call(b *broker.Broker, ctx context.Context, who gateway.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func call(b *broker.Broker, ctx context.Context, who capability.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	ch := make(chan []byte, 1)
 	b.Call(ctx, who, name, args, func(res json.RawMessage) { ch <- bytes.Clone(res) })
 	var res mcp.CallToolResult

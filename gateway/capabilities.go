@@ -18,7 +18,7 @@ import (
 // source decides every call (see package broker).
 type CapabilitySource interface {
 	// Tools returns the MCP tools principal p may call now, with names
-	// unique among themselves and distinct from [ReservedToolNames]. A tool
+	// unique among themselves and distinct from [capability.ReservedNames]. A tool
 	// outside p's scope is not returned: it is invisible.
 	Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool, error)
 	// Call decides and, when allowed, forwards a call to the tool named
@@ -30,20 +30,7 @@ type CapabilitySource interface {
 	// mcpclient.ResultFunc), and done must not block for long. Connections
 	// served over stdio ([Conn.StdioTransport]) relay the result as bytes;
 	// others decode it for the SDK.
-	Call(ctx context.Context, c Caller, name string, args json.RawMessage, done func(result json.RawMessage))
-}
-
-// Caller identifies who makes a capability call.
-type Caller struct {
-	Principal capability.Principal
-	SessionID string
-}
-
-// ReservedToolNames are the gateway's own tools; a capability never takes
-// one of these names.
-var ReservedToolNames = []string{
-	ToolSkillList, ToolLoadSkill, ToolUnloadSkill,
-	ToolLs, ToolReadFile, ToolGrep, ToolGlob, ToolWriteFile, ToolEditFile,
+	Call(ctx context.Context, c capability.Caller, name string, args json.RawMessage, done func(result json.RawMessage))
 }
 
 // syncCapabilities makes the connection's capability tools match the
@@ -60,7 +47,7 @@ func (c *Conn) syncCapabilities(ctx context.Context) error {
 	}
 	next := make(map[string]string, len(tools))
 	for _, t := range tools {
-		if slices.Contains(ReservedToolNames, t.Name) {
+		if slices.Contains(capability.ReservedNames, t.Name) {
 			continue
 		}
 		b, _ := json.Marshal(t)
@@ -92,7 +79,7 @@ func (c *Conn) syncCapabilities(ctx context.Context) error {
 		}
 		name := t.Name
 		c.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return callDecoded(ctx, src, Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}, name, req.Params.Arguments)
+			return callDecoded(ctx, src, capability.Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}, name, req.Params.Arguments)
 		})
 	}
 	return nil
@@ -101,7 +88,7 @@ func (c *Conn) syncCapabilities(ctx context.Context) error {
 // callDecoded makes a capability call for the SDK's tool handler: it waits
 // for the result and decodes it. A result that does not decode is a tool
 // error, as a refusal is.
-func callDecoded(ctx context.Context, src CapabilitySource, who Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func callDecoded(ctx context.Context, src CapabilitySource, who capability.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	ch := make(chan []byte, 1)
 	src.Call(ctx, who, name, args, func(result json.RawMessage) { ch <- bytes.Clone(result) })
 	var res mcp.CallToolResult

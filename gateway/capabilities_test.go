@@ -23,7 +23,7 @@ func (s fixedSource) Tools(context.Context, capability.Principal) ([]*mcp.Tool, 
 	return out, nil
 }
 
-func (s fixedSource) Call(_ context.Context, _ gateway.Caller, name string, _ json.RawMessage, done func(json.RawMessage)) {
+func (s fixedSource) Call(_ context.Context, _ capability.Caller, name string, _ json.RawMessage, done func(json.RawMessage)) {
 	done(json.RawMessage(s[name]))
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 )
@@ -132,7 +133,7 @@ func (c *Conn) relay(src CapabilitySource, w *jsonrpcline.Writer, line []byte) b
 	c.relayed[id] = cancel
 	c.mu.Unlock()
 
-	who := Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}
+	who := capability.Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}
 	src.Call(ctx, who, req.Params.Name, req.Params.Arguments, func(result json.RawMessage) {
 		c.mu.Lock()
 		delete(c.relayed, id)

@@ -35,7 +35,7 @@ func (s *asyncSource) Tools(context.Context, capability.Principal) ([]*mcp.Tool,
 
 const rawResult = `{"content":[{"type":"text","text":"relayed"}],"x-extra":{"kept":true}}`
 
-func (s *asyncSource) Call(ctx context.Context, c gateway.Caller, name string, args json.RawMessage, done func(json.RawMessage)) {
+func (s *asyncSource) Call(ctx context.Context, c capability.Caller, name string, args json.RawMessage, done func(json.RawMessage)) {
 	s.mu.Lock()
 	s.async = append(s.async, name+" "+string(args))
 	s.mu.Unlock()

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 )
@@ -108,7 +107,7 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	caller := gateway.Caller{Principal: capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}, SessionID: "s1"}
+	caller := capability.Caller{Principal: capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}, SessionID: "s1"}
 	res, err := call(b, ctx, caller, "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("echo: %+v %v", res, err)
@@ -141,7 +140,7 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 
 // call makes a call through b and decodes its result, as the gateway does
 // for a connection whose calls it does not relay.
-func call(b *broker.Broker, ctx context.Context, who gateway.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func call(b *broker.Broker, ctx context.Context, who capability.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	ch := make(chan []byte, 1)
 	b.Call(ctx, who, name, args, func(res json.RawMessage) { ch <- bytes.Clone(res) })
 	var res mcp.CallToolResult
