@@ -152,6 +152,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 		return nil, err
 	}
 	c.loadDesc = desc
+	c.server.AddReceivingMiddleware(c.firstRequest)
 	c.addTools(desc)
 	c.addDisclosure()
 	if err := c.syncCapabilities(ctx); err != nil {
@@ -207,15 +208,43 @@ func (c *Conn) Close() error {
 // client goes away (or an idle HTTP session times out), the session handle
 // is released.
 func (c *Conn) onInitialized(_ context.Context, req *mcp.InitializedRequest) {
+	c.handshakeDone(req.Session)
+}
+
+// handshakeDone marks the connection initialized and, the first time, ties
+// its life to ss. The initialize handshake of protocol 2025-11-25 ends with
+// notifications/initialized; a client of 2026-07-28 asks server/discover
+// and sends no such notification, so its first request ends it instead
+// (see firstRequest).
+func (c *Conn) handshakeDone(ss *mcp.ServerSession) {
 	c.mu.Lock()
 	first := !c.initialized
 	c.initialized = true
 	c.mu.Unlock()
-	if first && req.Session != nil {
+	if first && ss != nil {
 		go func() {
-			_ = req.Session.Wait()
+			_ = ss.Wait()
 			c.Close()
 		}()
+	}
+}
+
+// firstRequest is a receiving middleware that ends the handshake at the
+// client's first request other than initialize (whose handshake its own
+// notification ends).
+func (c *Conn) firstRequest(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" && !strings.HasPrefix(method, "notifications/") {
+			c.mu.Lock()
+			done := c.initialized
+			c.mu.Unlock()
+			if !done {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					c.handshakeDone(ss)
+				}
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 

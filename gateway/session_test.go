@@ -310,46 +310,59 @@ func waitFor[T any](t *testing.T, ch chan T, what string) T {
 // open. It runs in a synctest bubble, so the limit passes on the bubble's
 // clock and each check sees everything the timer did.
 func TestInitTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const limit = 30 * time.Second
-		ctx := context.Background()
-		e := newEnv(t, storages[0])
-		opts := &gateway.ConnectOptions{InitTimeout: limit}
-		silent, err := e.gw.Connect(ctx, principal("drafter", skill.T3), "silent", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer silent.Close()
-		greeted, err := e.gw.Connect(ctx, principal("drafter", skill.T3), "greeted", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer greeted.Close()
-		st, ct := mcp.NewInMemoryTransports()
-		if _, err := greeted.Server().Connect(ctx, st, nil); err != nil {
-			t.Fatal(err)
-		}
-		// The initialize handshake is that of protocol 2025-11-25; a client
-		// of 2026-07-28 may skip it (server/discover, SEP-2575).
-		legacy := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, legacy)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+	for _, tc := range []struct {
+		name string
+		opts *mcp.ClientSessionOptions
+	}{
+		// The initialize handshake of protocol 2025-11-25, ended by
+		// notifications/initialized.
+		{"initialize", &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}},
+		// The SDK's default client (protocol 2026-07-28) asks
+		// server/discover and sends no notifications/initialized: its
+		// first request finishes the handshake.
+		{"discover", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const limit = 30 * time.Second
+				ctx := context.Background()
+				e := newEnv(t, storages[0])
+				opts := &gateway.ConnectOptions{InitTimeout: limit}
+				silent, err := e.gw.Connect(ctx, principal("drafter", skill.T3), "silent", opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer silent.Close()
+				greeted, err := e.gw.Connect(ctx, principal("drafter", skill.T3), "greeted", opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer greeted.Close()
+				st, ct := mcp.NewInMemoryTransports()
+				if _, err := greeted.Server().Connect(ctx, st, nil); err != nil {
+					t.Fatal(err)
+				}
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, tc.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
 
-		time.Sleep(limit - time.Nanosecond)
-		synctest.Wait()
-		if got := strings.Join(e.mgr.Attached(), ","); got != "greeted,silent" {
-			t.Fatalf("just before the limit: attached %s, want greeted,silent", got)
-		}
-		time.Sleep(time.Nanosecond)
-		synctest.Wait()
-		if got := strings.Join(e.mgr.Attached(), ","); got != "greeted" {
-			t.Fatalf("at the limit: attached %s, want greeted", got)
-		}
-		if _, err := cs.ListTools(ctx, nil); err != nil {
-			t.Fatalf("the connection that finished the handshake: %v", err)
-		}
-	})
+				time.Sleep(limit - time.Nanosecond)
+				synctest.Wait()
+				if got := strings.Join(e.mgr.Attached(), ","); got != "greeted,silent" {
+					t.Fatalf("just before the limit: attached %s, want greeted,silent", got)
+				}
+				time.Sleep(time.Nanosecond)
+				synctest.Wait()
+				if got := strings.Join(e.mgr.Attached(), ","); got != "greeted" {
+					t.Fatalf("at the limit: attached %s, want greeted", got)
+				}
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gateway.ToolSkillList, Arguments: map[string]any{}})
+				if err != nil || res.IsError {
+					t.Fatalf("the connection that finished the handshake: %v %+v", err, res)
+				}
+			})
+		})
+	}
 }
