@@ -25,8 +25,11 @@ type Writer struct {
 	max      int
 
 	queue chan item
-	done  chan struct{}
-	once  sync.Once
+	// kick ends the writer's wait for a batch early: Flush and Close send
+	// on it after queueing, so records alone never wake the writer.
+	kick chan struct{}
+	done chan struct{}
+	once sync.Once
 
 	mu   sync.Mutex
 	err  error // the last append error, reported by Flush and Close
@@ -65,7 +68,7 @@ func NewWriter(log Log, opts WriterOptions) *Writer {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Writer{log: log, logger: opts.Logger, interval: opts.FlushInterval, max: opts.MaxBatch,
-		queue: make(chan item, opts.Queue), done: make(chan struct{})}
+		queue: make(chan item, opts.Queue), kick: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -106,6 +109,7 @@ func (w *Writer) Flush(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	w.wake()
 	select {
 	case err := <-ch:
 		return err
@@ -114,9 +118,17 @@ func (w *Writer) Flush(ctx context.Context) (err error) {
 	}
 }
 
+// wake ends the writer's wait for a batch, if it is waiting.
+func (w *Writer) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
 // Close flushes and stops the writer.
 func (w *Writer) Close() error {
-	w.once.Do(func() { close(w.queue) })
+	w.once.Do(func() { close(w.queue); w.wake() })
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -167,7 +179,11 @@ func (w *Writer) run() {
 			batch = append(batch, it.rec)
 			if len(w.queue) < w.max-1 { // a backlog commits at once
 				timer.Reset(w.interval)
-				<-timer.C
+				select {
+				case <-timer.C:
+				case <-w.kick:
+					timer.Stop()
+				}
 			}
 		}
 	drain:

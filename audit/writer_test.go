@@ -45,7 +45,7 @@ func rec(subject string) audit.Record {
 
 // TestWriterFlushInterval: a record waits FlushInterval for others to join
 // its batch, and no longer; records that arrive meanwhile are committed with
-// it, in order; a flush with nothing queued returns at once. It runs in a
+// it, in order; a flush, or Close, ends the wait at once. It runs in a
 // synctest bubble, so "not yet" is checked once the writer is idle, and
 // each step's time is the bubble's, exact.
 func TestWriterFlushInterval(t *testing.T) {
@@ -91,7 +91,18 @@ func TestWriterFlushInterval(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-		}, "+10ms a,b"},
+		}, "+0s a,b"},
+		{"a flush ends the wait for a batch", func(t *testing.T, w *audit.Writer, log *batchLog) {
+			w.Record(rec("a"))
+			time.Sleep(3 * time.Millisecond)
+			start := time.Now()
+			if err := w.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d != 0 {
+				t.Errorf("Flush waited %s for the interval", d)
+			}
+		}, "+3ms a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
