@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/stdiotap"
 )
 
@@ -316,9 +317,9 @@ func (c *Conn) admit(ctx context.Context, name string) error {
 	case recheckErr != nil:
 		return se(fmt.Errorf("%w: %w", ErrRecheckFailed, recheckErr))
 	case blocked:
-		return se(fmt.Errorf("%w: tool %s: %s", ErrToolBlocked, quoteBounded(name, 128), reason))
+		return se(fmt.Errorf("%w: tool %s: %s", ErrToolBlocked, strictjson.Quote(name, 128), reason))
 	case !pinned:
-		return se(fmt.Errorf("%w: tool %s is not pinned", ErrToolBlocked, quoteBounded(name, 128)))
+		return se(fmt.Errorf("%w: tool %s is not pinned", ErrToolBlocked, strictjson.Quote(name, 128)))
 	}
 	select {
 	case <-c.done:

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // toolNamePattern is the MCP tool naming rule (SEP-986).
@@ -177,7 +179,7 @@ func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 			return nil, &ServerError{ServerID: u.id, Phase: "tools/list", Err: fmt.Errorf("%w: tools[%d]: %w", ErrMalformedResponse, i, err)}
 		}
 		if seen[c.CapabilityID] {
-			return nil, &ServerError{ServerID: u.id, Phase: "tools/list", Err: fmt.Errorf("%w: tool %s is listed twice", ErrMalformedResponse, quoteBounded(c.CapabilityID, 128))}
+			return nil, &ServerError{ServerID: u.id, Phase: "tools/list", Err: fmt.Errorf("%w: tool %s is listed twice", ErrMalformedResponse, strictjson.Quote(c.CapabilityID, 128))}
 		}
 		seen[c.CapabilityID] = true
 		r.Capabilities = append(r.Capabilities, c)
@@ -198,7 +200,7 @@ func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 // fault becomes a Problem.
 func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage, l Limits) (Capability, *ToolPin, error) {
 	c := Capability{ExtensionID: serverID}
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		// A duplicate key, for example. Recover the name the way most
 		// clients would read it, so the problem can be reported per tool.
@@ -214,9 +216,9 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 	}
 	fields := make(map[string]json.RawMessage, len(members))
 	for _, m := range members {
-		fields[m.key] = m.value
+		fields[m.Key] = m.Value
 	}
-	name, ok := decodeString(fields["name"])
+	name, ok := strictjson.String(fields["name"])
 	if !ok || name == "" {
 		return c, nil, fmt.Errorf("\"name\" is missing, empty or not a string")
 	}
@@ -225,17 +227,17 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 		c.Problems = append(c.Problems, Problem{Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if !toolNamePattern.MatchString(name) {
-		add(ProblemInvalidTool, "name", "%s breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -", quoteBounded(name, 160))
+		add(ProblemInvalidTool, "name", "%s breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -", strictjson.Quote(name, 160))
 	}
 	for _, f := range []string{"title", "description"} {
 		v, present := fields[f]
 		if !present {
 			continue
 		}
-		s, ok := decodeString(v)
+		s, ok := strictjson.String(v)
 		switch {
 		case !ok:
-			add(ProblemInvalidTool, f, "is %s; want a string", jsonKind(v))
+			add(ProblemInvalidTool, f, "is %s; want a string", strictjson.Kind(v))
 		case len(s) > l.MaxDescriptionBytes:
 			add(ProblemTooLarge, f, "is %d bytes; the limit is %d", len(s), l.MaxDescriptionBytes)
 		case f == "title":
@@ -252,7 +254,7 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 	} else {
 		add(ProblemInvalidSchema, "inputSchema", "is missing")
 	}
-	if out, ok := fields["outputSchema"]; ok && jsonKind(out) != "null" {
+	if out, ok := fields["outputSchema"]; ok && strictjson.Kind(out) != "null" {
 		c.OutputSchema = out
 		if p := checkSchema("outputSchema", out, l); p != nil {
 			c.Problems = append(c.Problems, *p)

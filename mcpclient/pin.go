@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Pin pre-image domain tags. The version byte in the tag lets the format
@@ -64,14 +66,14 @@ func NewToolPin(server ServerIdentity, rawTool json.RawMessage) (ToolPin, error)
 	if err != nil {
 		return ToolPin{}, fmt.Errorf("%w: not canonical JSON: %w", ErrInvalidTool, err)
 	}
-	members, err := objectMembers(canon)
+	members, err := strictjson.Object(canon)
 	if err != nil {
 		return ToolPin{}, fmt.Errorf("%w: %s", ErrInvalidTool, describeObjectErr(err, "a tool"))
 	}
 	var name string
 	for _, m := range members {
-		if m.key == "name" {
-			name, _ = decodeString(m.value)
+		if m.Key == "name" {
+			name, _ = strictjson.String(m.Value)
 		}
 	}
 	if name == "" {
@@ -354,18 +356,18 @@ func Diff(pinned, live PinSet) Drift {
 // fieldChanges lists the top-level fields that differ between two canonical
 // definitions, in key order.
 func fieldChanges(before, after json.RawMessage) []FieldChange {
-	bm, errB := objectMembers(before)
-	am, errA := objectMembers(after)
+	bm, errB := strictjson.Object(before)
+	am, errA := strictjson.Object(after)
 	if errB != nil || errA != nil {
 		return []FieldChange{{Field: "definition", Before: string(before), After: string(after)}}
 	}
 	bv := make(map[string]json.RawMessage, len(bm))
 	for _, m := range bm {
-		bv[m.key] = m.value
+		bv[m.Key] = m.Value
 	}
 	av := make(map[string]json.RawMessage, len(am))
 	for _, m := range am {
-		av[m.key] = m.value
+		av[m.Key] = m.Value
 	}
 	keys := make([]string, 0, len(bv)+len(av))
 	for k := range bv {
@@ -394,7 +396,7 @@ func readable(v json.RawMessage, present bool) string {
 	if !present {
 		return absentText
 	}
-	if s, ok := decodeString(v); ok {
+	if s, ok := strictjson.String(v); ok {
 		return s
 	}
 	return string(v)
@@ -407,16 +409,16 @@ func renames(removed, added []string, pinned, live map[string]ToolPin) []Rename 
 		return nil
 	}
 	withoutName := func(def json.RawMessage) string {
-		ms, err := objectMembers(def)
+		ms, err := strictjson.Object(def)
 		if err != nil {
 			return ""
 		}
 		var b strings.Builder
 		for _, m := range ms {
-			if m.key != "name" {
-				b.WriteString(m.key)
+			if m.Key != "name" {
+				b.WriteString(m.Key)
 				b.WriteByte(0)
-				b.Write(m.value)
+				b.Write(m.Value)
 				b.WriteByte(0)
 			}
 		}

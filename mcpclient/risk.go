@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // MetaKey is the tool _meta key under which a server states skillgate risk
@@ -215,25 +217,25 @@ func DeriveRisk(rawTool json.RawMessage) (RiskMetadata, []Problem) {
 		h        hints
 		metaRaw  json.RawMessage
 	)
-	members, err := objectMembers(rawTool)
+	members, err := strictjson.Object(rawTool)
 	if err != nil {
 		return meta, []Problem{{Code: ProblemInvalidTool, Field: "tool", Message: describeObjectErr(err, "a tool")}}
 	}
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "annotations":
 			var ps []Problem
-			h, ps = parseHints(m.value)
+			h, ps = parseHints(m.Value)
 			problems = append(problems, ps...)
 		case "_meta":
-			mm, err := objectMembers(m.value)
+			mm, err := strictjson.Object(m.Value)
 			if err != nil {
 				problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "_meta", Message: describeObjectErr(err, "_meta")})
 				continue
 			}
 			for _, e := range mm {
-				if e.key == MetaKey {
-					metaRaw = e.value
+				if e.Key == MetaKey {
+					metaRaw = e.Value
 				}
 			}
 		}
@@ -269,14 +271,14 @@ func DeriveRisk(rawTool json.RawMessage) (RiskMetadata, []Problem) {
 // with a boolean value.
 func parseHints(raw json.RawMessage) (hints, []Problem) {
 	var h hints
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return h, []Problem{{Code: ProblemInvalidTool, Field: "annotations", Message: describeObjectErr(err, "annotations")}}
 	}
 	var problems []Problem
 	for _, m := range members {
 		var dst **bool
-		switch m.key {
+		switch m.Key {
 		case "readOnlyHint":
 			dst = &h.readOnly
 		case "destructiveHint":
@@ -284,16 +286,16 @@ func parseHints(raw json.RawMessage) (hints, []Problem) {
 		case "openWorldHint":
 			dst = &h.openWorld
 		case "idempotentHint":
-			if _, ok := decodeBool(m.value); !ok {
-				problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "annotations.idempotentHint", Message: fmt.Sprintf("is %s; want a boolean", jsonKind(m.value))})
+			if _, ok := strictjson.Bool(m.Value); !ok {
+				problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "annotations.idempotentHint", Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
 			}
 			continue
 		default:
 			continue
 		}
-		v, ok := decodeBool(m.value)
+		v, ok := strictjson.Bool(m.Value)
 		if !ok {
-			problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "annotations." + m.key, Message: fmt.Sprintf("is %s; want a boolean", jsonKind(m.value))})
+			problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "annotations." + m.Key, Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
 			continue
 		}
 		*dst = &v
@@ -344,7 +346,7 @@ func impliedByHints(h hints) RiskMetadata {
 func parseRiskMeta(raw json.RawMessage) (RiskMetadata, []Problem) {
 	var m RiskMetadata
 	field := fmt.Sprintf("_meta[%q]", MetaKey)
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return m, []Problem{{Code: ProblemInvalidTool, Field: field, Message: describeObjectErr(err, "the risk entry")}}
 	}
@@ -354,32 +356,32 @@ func parseRiskMeta(raw json.RawMessage) (RiskMetadata, []Problem) {
 	}
 	basis := func(key string) string { return field + "." + key }
 	for _, e := range members {
-		s, ok := decodeString(e.value)
-		if !ok && (e.key == "riskLevel" || e.key == "sideEffects" || e.key == "dataEgress") {
-			bad(e.key, fmt.Sprintf("is %s; want a string", jsonKind(e.value)))
+		s, ok := strictjson.String(e.Value)
+		if !ok && (e.Key == "riskLevel" || e.Key == "sideEffects" || e.Key == "dataEgress") {
+			bad(e.Key, fmt.Sprintf("is %s; want a string", strictjson.Kind(e.Value)))
 			continue
 		}
-		switch e.key {
+		switch e.Key {
 		case "riskLevel":
 			if !RiskLevel(s).Valid() {
-				bad(e.key, fmt.Sprintf("%s is not one of read, write, destructive", quoteBounded(s, 64)))
+				bad(e.Key, fmt.Sprintf("%s is not one of read, write, destructive", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.RiskLevel = RiskField[RiskLevel]{Value: RiskLevel(s), Source: SourceServerMeta, Basis: basis(e.key)}
+			m.RiskLevel = RiskField[RiskLevel]{Value: RiskLevel(s), Source: SourceServerMeta, Basis: basis(e.Key)}
 		case "sideEffects":
 			if !SideEffects(s).Valid() {
-				bad(e.key, fmt.Sprintf("%s is not one of none, internal, external", quoteBounded(s, 64)))
+				bad(e.Key, fmt.Sprintf("%s is not one of none, internal, external", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.SideEffects = RiskField[SideEffects]{Value: SideEffects(s), Source: SourceServerMeta, Basis: basis(e.key)}
+			m.SideEffects = RiskField[SideEffects]{Value: SideEffects(s), Source: SourceServerMeta, Basis: basis(e.Key)}
 		case "dataEgress":
 			if !DataEgress(s).Valid() {
-				bad(e.key, fmt.Sprintf("%s is not one of none, network", quoteBounded(s, 64)))
+				bad(e.Key, fmt.Sprintf("%s is not one of none, network", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.DataEgress = RiskField[DataEgress]{Value: DataEgress(s), Source: SourceServerMeta, Basis: basis(e.key)}
+			m.DataEgress = RiskField[DataEgress]{Value: DataEgress(s), Source: SourceServerMeta, Basis: basis(e.Key)}
 		default:
-			bad(e.key, "unknown field; the entry has riskLevel, sideEffects and dataEgress")
+			bad(e.Key, "unknown field; the entry has riskLevel, sideEffects and dataEgress")
 		}
 	}
 	return m, problems
