@@ -13,9 +13,10 @@
 // and hash; keep a copy outside the store (print it with `skillgate audit
 // head`) and pass it to [Verify] to detect truncation too.
 //
-// Storage is not this package's job: a [Log] appends and reads records;
-// store/sqlite implements it, appending in the same transaction as the state
-// change it records.
+// Storage is not this package's job: a [store.AuditStore] keeps the
+// records ([NewLog] makes it a [Log]), and every store change that is
+// recorded (an install transition, a grant) appends its record, sealed with
+// [SealStored], in the same transaction as the change itself.
 package audit
 
 import (
@@ -27,10 +28,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/skillgate/skillgate/store"
 )
 
 // Genesis is the Prev of the first record in a log.
@@ -40,47 +42,17 @@ const Genesis = "sha256:00000000000000000000000000000000000000000000000000000000
 // computes, so a hash from one domain is never valid in another.
 const hashTag = "skillgate/audit/v1\x00"
 
-// Decisions recorded for capability calls.
-const (
-	DecisionAllow           = "allow"
-	DecisionDeny            = "deny"
-	DecisionRequireApproval = "require_approval"
-)
-
-// Record is one audit entry.
-type Record struct {
-	// Seq numbers records from 1, without gaps, in append order.
-	Seq int64 `json:"seq"`
-	// Time is when the event happened (UTC, nanosecond precision).
-	Time time.Time `json:"time"`
-	// Actor is who caused it: "operator:alice", "agent:acme/planner",
-	// "system".
-	Actor string `json:"actor"`
-	// Session is the agent session, for decisions made in one.
-	Session string `json:"session,omitempty"`
-	// Action is what happened, dotted: "install.approve",
-	// "capability.invoke", "grant.add".
-	Action string `json:"action"`
-	// Subject is what it happened to: a skill key, or a capability as
-	// "extension/capability".
-	Subject string `json:"subject"`
-	// Decision is allow, deny or require_approval, for decisions.
-	Decision string `json:"decision,omitempty"`
-	// Reasons say why, each naming the policy, constraint or human note.
-	Reasons []string `json:"reasons,omitempty"`
-	// ArgsHash is [HashArgs] of a call's arguments: the log proves what was
-	// asked without keeping the arguments themselves.
-	ArgsHash string `json:"argsHash,omitempty"`
-	// LatencyNS is how long the decision or operation took.
-	LatencyNS int64 `json:"latencyNs,omitempty"`
-	// Data holds event-specific details as a JSON object, for example
-	// {"from": "analyzing", "to": "blocked"} for a state transition.
-	Data json.RawMessage `json:"data,omitempty"`
-	// Prev is the previous record's Hash, or Genesis.
-	Prev string `json:"prev"`
-	// Hash is this record's hash; see [Record.ComputeHash].
-	Hash string `json:"hash"`
-}
+// Record is one audit entry. Its fields are those of [store.AuditRecord],
+// the form the store keeps: Seq numbers records from 1 in append order,
+// Time is when the event happened, Actor who caused it ("operator:alice",
+// "agent:acme/planner", "system"), Session the agent session of a
+// decision, Action what happened ("install.approve", "capability.invoke",
+// "grant.add"), Subject what it happened to (a skill key or a capability),
+// Decision allow, deny or require_approval for decisions, Reasons why,
+// ArgsHash the [HashArgs] of a call's arguments, LatencyNS how long it took,
+// Data event-specific details as a JSON object, Prev the previous record's
+// Hash (or [Genesis]) and Hash this record's hash ([Record.ComputeHash]).
+type Record store.AuditRecord
 
 // hashed is the part of a record its hash covers: everything but Hash.
 // Time is hashed as a decimal string of Unix nanoseconds: no formatting
@@ -116,9 +88,7 @@ func (r Record) Check() error {
 	case r.Subject == "":
 		return fmt.Errorf("%w: subject is empty", ErrInvalidRecord)
 	}
-	switch r.Decision {
-	case "", DecisionAllow, DecisionDeny, DecisionRequireApproval:
-	default:
+	if r.Decision != "" && !r.Decision.Valid() {
 		return fmt.Errorf("%w: decision %q is not allow, deny or require_approval", ErrInvalidRecord, r.Decision)
 	}
 	if len(r.Data) > 0 {
@@ -154,7 +124,7 @@ func (r Record) ComputeHash() (string, error) {
 func (r Record) canonicalGeneric() ([]byte, error) {
 	h := hashed{
 		Seq: r.Seq, TimeNS: strconv.FormatInt(r.Time.UnixNano(), 10), Actor: r.Actor, Session: r.Session,
-		Action: r.Action, Subject: r.Subject, Decision: r.Decision, Reasons: r.Reasons,
+		Action: r.Action, Subject: r.Subject, Decision: string(r.Decision), Reasons: r.Reasons,
 		ArgsHash: r.ArgsHash, LatencyNS: r.LatencyNS, Data: r.Data, Prev: r.Prev,
 	}
 	if h.Reasons == nil {
@@ -196,7 +166,7 @@ func (r Record) appendCanonical(b []byte) ([]byte, bool) {
 	str(`,"actor":`, r.Actor)
 	str(`,"argsHash":`, r.ArgsHash)
 	b = append(b, `,"data":null`...)
-	str(`,"decision":`, r.Decision)
+	str(`,"decision":`, string(r.Decision))
 	b = append(b, `,"latencyNs":`...)
 	b = strconv.AppendInt(b, r.LatencyNS, 10)
 	prev := r.Prev
@@ -318,10 +288,7 @@ func hashArgs(args json.RawMessage) (string, error) {
 
 // Head identifies the last record of a log: its sequence number and hash.
 // The zero Head is the empty log.
-type Head struct {
-	Seq  int64  `json:"seq"`
-	Hash string `json:"hash"`
-}
+type Head store.AuditHead
 
 // String renders a head as "SEQ:HASH", the form [ParseHead] reads.
 func (h Head) String() string { return strconv.FormatInt(h.Seq, 10) + ":" + h.Hash }
@@ -336,22 +303,11 @@ func ParseHead(s string) (Head, error) {
 	return Head{Seq: n, Hash: hash}, nil
 }
 
-// Filter selects records. The zero Filter selects every record.
-type Filter struct {
-	// AfterSeq selects records with Seq > AfterSeq.
-	AfterSeq int64
-	// Actor, Session, Subject and Decision match exactly when set.
-	Actor, Session, Subject, Decision string
-	// Action matches exactly, or as a prefix when it ends in "." or "*"
-	// ("install." or "install.*" selects every install transition).
-	Action string
-	// Since and Until bound Time (inclusive, exclusive) when set.
-	Since, Until time.Time
-	// Limit caps the number of records; <= 0 means no cap. With Last, the
-	// last Limit matching records are returned (still in Seq order).
-	Limit int
-	Last  bool
-}
+// Filter selects records: [store.AuditFilter] (AfterSeq; Actor, Session,
+// Subject and Decision exactly; Action exactly or as a prefix ending in "."
+// or "*"; Since and Until; Limit, with Last the last Limit). The zero Filter
+// selects every record.
+type Filter store.AuditFilter
 
 // Log appends and reads audit records. Implementations are safe for
 // concurrent use and append atomically: a record is sealed against the
@@ -366,4 +322,59 @@ type Log interface {
 	Scan(ctx context.Context, afterSeq int64, fn func(Record) error) error
 	// Head returns the last record's head, or the zero Head.
 	Head(ctx context.Context) (Head, error)
+}
+
+// SealStored is [Seal] over the store's types: the [store.AuditSeal] every
+// store change that appends an audit record is given.
+func SealStored(head store.AuditHead, r store.AuditRecord) (store.AuditRecord, error) {
+	sealed, err := Seal(Head(head), Record(r))
+	return store.AuditRecord(sealed), err
+}
+
+// StoreLog is the [Log] kept in a [store.AuditStore]: records are sealed
+// with [Seal] inside the store's append transaction.
+type StoreLog struct{ st store.AuditStore }
+
+var _ Log = (*StoreLog)(nil)
+
+// NewLog returns the log kept in st.
+func NewLog(st store.AuditStore) *StoreLog { return &StoreLog{st: st} }
+
+// Append implements [Log].
+func (l *StoreLog) Append(ctx context.Context, rs ...Record) ([]Record, error) {
+	in := make([]store.AuditRecord, len(rs))
+	for i, r := range rs {
+		in[i] = store.AuditRecord(r)
+	}
+	out, err := l.st.AppendAudit(ctx, SealStored, in...)
+	return records(out), err
+}
+
+// Query implements [Log].
+func (l *StoreLog) Query(ctx context.Context, f Filter) ([]Record, error) {
+	out, err := l.st.AuditRecords(ctx, store.AuditFilter(f))
+	return records(out), err
+}
+
+// Scan implements [Log].
+func (l *StoreLog) Scan(ctx context.Context, afterSeq int64, fn func(Record) error) error {
+	return l.st.ScanAudit(ctx, afterSeq, func(r store.AuditRecord) error { return fn(Record(r)) })
+}
+
+// Head implements [Log].
+func (l *StoreLog) Head(ctx context.Context) (Head, error) {
+	h, err := l.st.AuditHead(ctx)
+	return Head(h), err
+}
+
+// records converts stored records to Records; nil stays nil.
+func records(rs []store.AuditRecord) []Record {
+	if rs == nil {
+		return nil
+	}
+	out := make([]Record, len(rs))
+	for i, r := range rs {
+		out[i] = Record(r)
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // The direct canonical writer must give exactly the general
@@ -27,7 +29,7 @@ func checkCanonical(t *testing.T, r Record) {
 
 func TestCanonicalMatchesJCS(t *testing.T) {
 	base := Record{Seq: 7, Time: time.Unix(1700000000, 123456789), Actor: "agent:acme/a1", Session: "s1",
-		Action: "capability.invoke", Subject: "tools/x#fs/read_file", Decision: DecisionAllow,
+		Action: "capability.invoke", Subject: "tools/x#fs/read_file", Decision: capability.Allow,
 		Reasons: []string{"policy p1"}, ArgsHash: "sha256:00", LatencyNS: 1234, Prev: "sha256:ff"}
 	cases := map[string]func(*Record){
 		"plain":            func(*Record) {},
@@ -72,7 +74,7 @@ func TestCanonicalRandom(t *testing.T) {
 	}
 	for range 20000 {
 		r := Record{Seq: rng.Int64N(1<<53 + 2), Time: time.Unix(0, rng.Int64()), Actor: str(), Session: str(), Action: str(),
-			Subject: str(), Decision: str(), ArgsHash: str(), LatencyNS: rng.Int64N(1<<54+2) - 1<<53 - 1, Prev: str()}
+			Subject: str(), Decision: capability.Effect(str()), ArgsHash: str(), LatencyNS: rng.Int64N(1<<54+2) - 1<<53 - 1, Prev: str()}
 		for range rng.IntN(3) {
 			r.Reasons = append(r.Reasons, str())
 		}
@@ -85,13 +87,13 @@ func FuzzCanonical(f *testing.F) {
 	f.Add(int64(1<<53), int64(-1), "\x00\u2028", "\"\\", "<>&", "é😀", "", "\xff", "", int64(-(1 << 53)), "")
 	f.Fuzz(func(t *testing.T, seq, ns int64, actor, sess, action, subject, decision, reason, argsHash string, latency int64, prev string) {
 		checkCanonical(t, Record{Seq: seq, Time: time.Unix(0, ns), Actor: actor, Session: sess, Action: action, Subject: subject,
-			Decision: decision, Reasons: []string{reason}, ArgsHash: argsHash, LatencyNS: latency, Prev: prev})
+			Decision: capability.Effect(decision), Reasons: []string{reason}, ArgsHash: argsHash, LatencyNS: latency, Prev: prev})
 	})
 }
 
 func BenchmarkComputeHash(b *testing.B) {
 	r := Record{Seq: 7, Time: time.Unix(1700000000, 123456789), Actor: "agent:acme/a1", Session: "s1",
-		Action: "capability.invoke", Subject: "tools/x#fs/read_file", Decision: DecisionAllow,
+		Action: "capability.invoke", Subject: "tools/x#fs/read_file", Decision: capability.Allow,
 		Reasons: []string{"policy p1"}, ArgsHash: "sha256:00", LatencyNS: 1234, Prev: "sha256:ff"}
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {

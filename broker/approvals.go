@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 )
 
 // MaxApprovalRecords bounds the audit records [ApprovalRequests] reads.
@@ -45,12 +46,12 @@ func ApprovalRequests(ctx context.Context, log audit.Log, since time.Time) ([]Ap
 	for _, r := range rs {
 		k := key{r.Actor, r.Subject}
 		switch r.Decision {
-		case audit.DecisionAllow:
+		case capability.Allow:
 			if i, ok := idx[k]; ok {
 				out[i].Times = -1 // answered
 				delete(idx, k)
 			}
-		case audit.DecisionRequireApproval:
+		case capability.RequireApproval:
 			var data struct {
 				Approve string `json:"approve"`
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -60,21 +60,21 @@ func (m *memRecorder) count() int {
 func TestCallAsyncAuditsAfterResult(t *testing.T) {
 	ctx := context.Background()
 	sk := skillFor(t, "beta")
-	admin := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
+	admin := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
 	tests := []struct {
 		name       string
 		up         rawUpstream
 		args       string
 		want       string // the result done receives
 		recsInDone int    // records already queued while done runs
-		decision   string
+		decision   capability.Effect
 	}{
 		{"allowed", rawUpstream{result: json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)}, `{"text":"hi"}`,
-			`{"content":[{"type":"text","text":"ok"}]}`, 0, audit.DecisionAllow},
+			`{"content":[{"type":"text","text":"ok"}]}`, 0, capability.Allow},
 		{"denied", rawUpstream{result: json.RawMessage(`{}`)}, `{"text":"deny"}`,
-			`{"content":[{"type":"text","text":"skillgate: call to echo denied: policy no-deny (test.cedar:1)."}],"isError":true}`, 1, audit.DecisionDeny},
+			`{"content":[{"type":"text","text":"skillgate: call to echo denied: policy no-deny (test.cedar:1)."}],"isError":true}`, 1, capability.Deny},
 		{"upstream failed", rawUpstream{err: errors.New("boom")}, `{"text":"hi"}`,
-			`{"content":[{"type":"text","text":"skillgate: echo was allowed but the upstream server failed: boom"}],"isError":true}`, 1, audit.DecisionAllow},
+			`{"content":[{"type":"text","text":"skillgate: echo was allowed but the upstream server failed: boom"}],"isError":true}`, 1, capability.Allow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

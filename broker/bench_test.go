@@ -12,8 +12,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/upstream"
 )
@@ -33,7 +33,7 @@ func BenchmarkCall(b *testing.B) {
 	sk.Tier, sk.InvokableBy = 2, []string{"T0", "T1", "T2", "T3"}
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	defer w.Close()
 	eng := policy.New(&policy.Options{})
 	if err := eng.Reload(ctx); err != nil {
@@ -49,7 +49,7 @@ func BenchmarkCall(b *testing.B) {
 	if err := br.Reload(ctx); err != nil {
 		b.Fatal(err)
 	}
-	p := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
+	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
 	var target upstream.Target
 	for _, c := range br.Capabilities() {
 		if c.Capability.CapabilityID == "echo" {

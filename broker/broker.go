@@ -40,11 +40,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -59,7 +58,7 @@ type Skill struct {
 	// Servers are the declarations from the skill's mcp.json, by id.
 	Servers map[string]mcpclient.ServerDecl
 	// Pins are the approved pins, by server id.
-	Pins map[string]mcpclient.PinSet
+	Pins map[string]capability.PinSet
 	// LeftOut lists per server id the tools offered at approval that the
 	// approval left out: not drift when a connection sees them.
 	LeftOut map[string][]string
@@ -109,7 +108,7 @@ func (c *Capability) validate(args map[string]any) error {
 func (c *Capability) Target() upstream.Target { return c.target }
 
 // ID returns the capability's identity, "skill:extension/capability"
-// ([policy.CapabilityRef.String]): the name grants, policies and audit
+// ([capability.Ref.String]): the name grants, policies and audit
 // records use.
 func (c *Capability) ID() string {
 	if c.id != "" {
@@ -119,14 +118,15 @@ func (c *Capability) ID() string {
 }
 
 // Ref returns the capability's reference: its skill, server and tool.
-func (c *Capability) Ref() policy.CapabilityRef {
-	return policy.CapabilityRef{Skill: c.Skill, ExtensionID: c.Capability.ExtensionID, CapabilityID: c.Capability.CapabilityID}
+func (c *Capability) Ref() capability.Ref {
+	return capability.Ref{Skill: c.Skill, ExtensionID: c.Capability.ExtensionID, CapabilityID: c.Capability.CapabilityID}
 }
 
 // Decision is a policy decision on one call.
 type Decision struct {
-	// Effect is audit.DecisionAllow, DecisionDeny or DecisionRequireApproval.
-	Effect string
+	// Effect is what policy decided: allow, deny or require_approval, the
+	// value the audit record carries.
+	Effect capability.Effect
 	// Reasons name the policies, constraints or grants that decided, as
 	// operators see them (the audit record, the log): with the policy
 	// file's path.
@@ -160,11 +160,11 @@ type Decider interface {
 	// from; called whenever installed skills change.
 	SetCapabilities(caps []*Capability)
 	// Scope returns the capabilities p may see, out of the last set given.
-	Scope(p session.Principal) []*Capability
+	Scope(p capability.Principal) []*Capability
 	// Find returns the capability named name in p's scope, or nil.
-	Find(p session.Principal, name string) *Capability
+	Find(p capability.Principal, name string) *Capability
 	// Decide decides one call of c by p with the given arguments.
-	Decide(ctx context.Context, p session.Principal, sessionID string, c *Capability, args map[string]any) Decision
+	Decide(ctx context.Context, p capability.Principal, sessionID string, c *Capability, args map[string]any) Decision
 }
 
 // Caller is the pool the broker forwards through; *upstream.Pool
@@ -341,7 +341,7 @@ func namespaced(skill, tool string) string {
 
 // toolFromPin rebuilds the tool definition agents see from the approved
 // pin (never from a live listing) and compiles its input schema.
-func toolFromPin(pin mcpclient.ToolPin) (*mcp.Tool, *jsonschema.Schema, error) {
+func toolFromPin(pin capability.ToolPin) (*mcp.Tool, *jsonschema.Schema, error) {
 	var def struct {
 		Name         string               `json:"name"`
 		Title        string               `json:"title"`
@@ -394,7 +394,7 @@ func (noLoader) Load(url string) (any, error) {
 }
 
 // Tools implements [gateway.CapabilitySource].
-func (b *Broker) Tools(_ context.Context, p session.Principal) ([]*mcp.Tool, error) {
+func (b *Broker) Tools(_ context.Context, p capability.Principal) ([]*mcp.Tool, error) {
 	scope := b.opts.Decider.Scope(p)
 	out := make([]*mcp.Tool, 0, len(scope))
 	for _, c := range scope {
@@ -507,7 +507,7 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 	if h, err := audit.HashArgs(rawArgs); err == nil {
 		a.rec.ArgsHash = h
 	}
-	refuse := func(effect string, reasons []string, msg string) admission {
+	refuse := func(effect capability.Effect, reasons []string, msg string) admission {
 		a.rec.Decision, a.rec.Reasons = effect, reasons
 		a.rec.LatencyNS = b.opts.Now().Sub(start).Nanoseconds()
 		b.record(ctx, a.rec)
@@ -516,40 +516,40 @@ func (b *Broker) admit(ctx context.Context, who gateway.Caller, name string, raw
 	}
 	c := b.opts.Decider.Find(p, name)
 	if c == nil {
-		return refuse(audit.DecisionDeny, []string{"not in scope: no capability named " + name + " for " + p.String()},
+		return refuse(capability.Deny, []string{"not in scope: no capability named " + name + " for " + p.String()},
 			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 	}
 	a.c = c
 	a.rec.Subject = c.ID()
 	args, err := decodeArgs(rawArgs)
 	if err != nil {
-		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
+		return refuse(capability.Deny, []string{"invalid arguments: not a JSON object"},
 			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object (%v)", name, err))
 	}
 	if args == nil {
-		return refuse(audit.DecisionDeny, []string{"invalid arguments: not a JSON object"},
+		return refuse(capability.Deny, []string{"invalid arguments: not a JSON object"},
 			fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object", name))
 	}
 	if err := c.validate(args); err != nil {
-		return refuse(audit.DecisionDeny, []string{"invalid arguments: " + oneLine(err)},
+		return refuse(capability.Deny, []string{"invalid arguments: " + oneLine(err)},
 			fmt.Sprintf("skillgate: invalid arguments for %s: %s", name, oneLine(err)))
 	}
 	d := b.opts.Decider.Decide(ctx, p, who.SessionID, c, args)
 	switch d.Effect {
-	case audit.DecisionAllow:
-	case audit.DecisionRequireApproval:
+	case capability.Allow:
+	case capability.RequireApproval:
 		if d.Approve != "" {
 			a.rec.Data, _ = json.Marshal(map[string]string{"approve": d.Approve})
 			b.log.WarnContext(ctx, "capability call needs a human's approval", "principal", p.String(), "session", who.SessionID,
 				"capability", c.ID(), "approve", d.Approve)
 		}
 		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s. Ask a human operator to approve it; the request is recorded for them.", name, strings.Join(d.told(), "; "))
-		return refuse(audit.DecisionRequireApproval, d.Reasons, msg)
+		return refuse(capability.RequireApproval, d.Reasons, msg)
 	default:
 		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.told(), "; "))
-		return refuse(audit.DecisionDeny, d.Reasons, msg)
+		return refuse(capability.Deny, d.Reasons, msg)
 	}
-	a.rec.Decision, a.rec.Reasons = audit.DecisionAllow, d.Reasons
+	a.rec.Decision, a.rec.Reasons = capability.Allow, d.Reasons
 	a.release = d.Release
 	return a
 }
@@ -599,7 +599,7 @@ func (b *Broker) failed(ctx context.Context, a admission, name string, err error
 		}
 	}
 	if errors.Is(err, mcpclient.ErrToolBlocked) || errors.Is(err, mcpclient.ErrRecheckFailed) {
-		a.rec.Decision, a.rec.Reasons = audit.DecisionDeny, []string{"drift: " + oneLine(err)}
+		a.rec.Decision, a.rec.Reasons = capability.Deny, []string{"drift: " + oneLine(err)}
 		if released {
 			a.rec.Data = json.RawMessage(`{"grantReleased":true}`)
 		}

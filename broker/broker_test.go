@@ -14,10 +14,10 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/upstream"
 )
@@ -78,22 +78,22 @@ func limits() mcpclient.Limits {
 func skillFor(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "srv", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "srv", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &manifest.Manifest{SkillID: key, Version: "sha256:1"}
 	for _, c := range rep.Capabilities {
-		risk := manifest.FromServer(c.Risk)
+		risk := c.Risk.Risk
 		// The test server states no risk; an operator would complete it.
-		risk.RiskLevel = manifest.Field[mcpclient.RiskLevel]{Value: mcpclient.RiskRead, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
-		risk.SideEffects = manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffectsNone, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
-		risk.DataEgress = manifest.Field[mcpclient.DataEgress]{Value: mcpclient.EgressNone, Source: mcpclient.SourceOperator, Basis: "echoes its input"}
+		risk.RiskLevel = capability.RiskField[capability.RiskLevel]{Value: capability.RiskRead, Source: capability.SourceOperator, Basis: "echoes its input"}
+		risk.SideEffects = capability.RiskField[capability.SideEffects]{Value: capability.SideEffectsNone, Source: capability.SourceOperator, Basis: "echoes its input"}
+		risk.DataEgress = capability.RiskField[capability.DataEgress]{Value: capability.EgressNone, Source: capability.SourceOperator, Basis: "echoes its input"}
 		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "srv", CapabilityID: c.CapabilityID, Risk: risk})
 	}
 	return broker.Skill{Key: key, Digest: "sha256:1", Servers: map[string]mcpclient.ServerDecl{"srv": decl},
-		Pins: map[string]mcpclient.PinSet{"srv": rep.Pins}, Manifest: m}
+		Pins: map[string]capability.PinSet{"srv": rep.Pins}, Manifest: m}
 }
 
 // listDecider lets tier T0 call everything and refuses echo with "deny" in
@@ -109,7 +109,7 @@ func (d *listDecider) SetCapabilities(caps []*broker.Capability) {
 	d.mu.Unlock()
 }
 
-func (d *listDecider) Scope(p session.Principal) []*broker.Capability {
+func (d *listDecider) Scope(p capability.Principal) []*broker.Capability {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if p.Tier != "T0" {
@@ -118,7 +118,7 @@ func (d *listDecider) Scope(p session.Principal) []*broker.Capability {
 	return d.caps
 }
 
-func (d *listDecider) Find(p session.Principal, name string) *broker.Capability {
+func (d *listDecider) Find(p capability.Principal, name string) *broker.Capability {
 	for _, c := range d.Scope(p) {
 		if c.Name == name {
 			return c
@@ -127,20 +127,20 @@ func (d *listDecider) Find(p session.Principal, name string) *broker.Capability 
 	return nil
 }
 
-func (d *listDecider) Decide(_ context.Context, _ session.Principal, _ string, c *broker.Capability, args map[string]any) broker.Decision {
+func (d *listDecider) Decide(_ context.Context, _ capability.Principal, _ string, c *broker.Capability, args map[string]any) broker.Decision {
 	if s, _ := args["text"].(string); strings.Contains(s, "deny") {
-		return broker.Decision{Effect: audit.DecisionDeny, Reasons: []string{"policy no-deny (test.cedar:1)"}}
+		return broker.Decision{Effect: capability.Deny, Reasons: []string{"policy no-deny (test.cedar:1)"}}
 	}
 	if strings.Contains(c.Skill, "approval") {
-		return broker.Decision{Effect: audit.DecisionRequireApproval, Reasons: []string{"destructive capability"}, Approve: "skillgate grant add …"}
+		return broker.Decision{Effect: capability.RequireApproval, Reasons: []string{"destructive capability"}, Approve: "skillgate grant add …"}
 	}
-	return broker.Decision{Effect: audit.DecisionAllow, Reasons: []string{"policy allow-all"}}
+	return broker.Decision{Effect: capability.Allow, Reasons: []string{"policy allow-all"}}
 }
 
 func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{skillFor(t, "tools/alpha"), skillFor(t, "beta")}
@@ -156,7 +156,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	admin := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
+	admin := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
 	tools, _ := b.Tools(ctx, admin)
 	var names []string
 	for _, tl := range tools {
@@ -172,10 +172,10 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	}
 	// Outside the scope nothing is visible, and calling is the same as
 	// calling a tool that does not exist.
-	if other, _ := b.Tools(ctx, session.Principal{Tenant: "acme", Agent: "a2", Tier: "T3"}); len(other) != 0 {
+	if other, _ := b.Tools(ctx, capability.Principal{Tenant: "acme", Agent: "a2", Tier: "T3"}); len(other) != 0 {
 		t.Fatalf("T3 sees %d tools", len(other))
 	}
-	call := func(p session.Principal, name, args string) (string, bool) {
+	call := func(p capability.Principal, name, args string) (string, bool) {
 		t.Helper()
 		res, err := b.Call(ctx, gatewayCaller(p), name, json.RawMessage(args))
 		if err != nil {
@@ -184,7 +184,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 		return res.Content[0].(*mcp.TextContent).Text, res.IsError
 	}
 	tests := []struct {
-		p       session.Principal
+		p       capability.Principal
 		name    string
 		args    string
 		want    string
@@ -201,7 +201,7 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 		{admin, "beta__echo", ` { } `, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
 		{admin, "beta__echo", `null`, "skillgate: invalid arguments for beta__echo: jsonschema validation failed", true},
 		{admin, "nope", `{}`, `skillgate: unknown tool "nope": it is not among the capabilities you may call`, true},
-		{session.Principal{Tenant: "acme", Agent: "a2", Tier: "T3"}, "beta__echo", `{"text":"hi"}`, `skillgate: unknown tool "beta__echo"`, true},
+		{capability.Principal{Tenant: "acme", Agent: "a2", Tier: "T3"}, "beta__echo", `{"text":"hi"}`, `skillgate: unknown tool "beta__echo"`, true},
 	}
 	for _, tt := range tests {
 		got, isErr := call(tt.p, tt.name, tt.args)
@@ -212,17 +212,17 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if len(rs) != len(tests) {
 		t.Fatalf("%d audit records for %d calls", len(rs), len(tests))
 	}
-	if r := rs[0]; r.Subject != "beta:srv/echo" || r.Decision != audit.DecisionAllow || r.Actor != "agent:acme/a1" || !strings.HasPrefix(r.ArgsHash, "sha256:") || r.LatencyNS <= 0 {
+	if r := rs[0]; r.Subject != "beta:srv/echo" || r.Decision != capability.Allow || r.Actor != "agent:acme/a1" || !strings.HasPrefix(r.ArgsHash, "sha256:") || r.LatencyNS <= 0 {
 		t.Fatalf("first record %+v", r)
 	}
-	if r := rs[2]; r.Decision != audit.DecisionDeny || r.Reasons[0] != "policy no-deny (test.cedar:1)" {
+	if r := rs[2]; r.Decision != capability.Deny || r.Reasons[0] != "policy no-deny (test.cedar:1)" {
 		t.Fatalf("deny record %+v", r)
 	}
-	if _, err := audit.Verify(ctx, db, audit.Head{}); err != nil {
+	if _, err := audit.Verify(ctx, audit.NewLog(db), audit.Head{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -242,6 +242,6 @@ func TestBrokerNamesDecidesForwardsAudits(t *testing.T) {
 	}
 }
 
-func gatewayCaller(p session.Principal) gateway.Caller {
+func gatewayCaller(p capability.Principal) gateway.Caller {
 	return gateway.Caller{Principal: p, SessionID: "s1"}
 }

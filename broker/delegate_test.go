@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 )
 
 // TestDelegateRefusesMalformedPrincipals: a sub-agent's parent (from
@@ -17,18 +17,18 @@ func TestDelegateRefusesMalformedPrincipals(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := broker.NewPolicyDecider(eng)
-	kid := session.Principal{Tenant: "acme", Agent: "kid", Tier: "T3"}
+	kid := capability.Principal{Tenant: "acme", Agent: "kid", Tier: "T3"}
 	tests := []struct {
-		parent session.Principal
+		parent capability.Principal
 		want   string
 	}{
-		{session.Principal{Tenant: "..", Agent: "lead", Tier: "T2"},
+		{capability.Principal{Tenant: "..", Agent: "lead", Tier: "T2"},
 			`parent ../lead: invalid principal: tenant ".." must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
-		{session.Principal{Tenant: "a b", Agent: "c", Tier: "T2"},
+		{capability.Principal{Tenant: "a b", Agent: "c", Tier: "T2"},
 			`parent a b/c: invalid principal: tenant "a b" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
-		{session.Principal{Tenant: "acme", Agent: "lead\x00", Tier: "T2"},
+		{capability.Principal{Tenant: "acme", Agent: "lead\x00", Tier: "T2"},
 			"parent acme/lead\x00: invalid principal: agent id \"lead\\x00\" contains control characters or invalid UTF-8"},
-		{session.Principal{Tenant: "acme", Agent: "lead", Tier: "T9"},
+		{capability.Principal{Tenant: "acme", Agent: "lead", Tier: "T9"},
 			`parent acme/lead: invalid principal: agent tier "T9": use one of T0, T1, T2, T3, T4`},
 	}
 	for _, tt := range tests {
@@ -37,7 +37,7 @@ func TestDelegateRefusesMalformedPrincipals(t *testing.T) {
 			t.Errorf("Delegate(%q/%q):\n got %v\nwant %s", tt.parent.Tenant, tt.parent.Agent, err, tt.want)
 		}
 	}
-	if _, err := d.Delegate(session.Principal{Tenant: "acme", Agent: "lead", Tier: "T2"}, kid, nil); err != nil {
+	if _, err := d.Delegate(capability.Principal{Tenant: "acme", Agent: "lead", Tier: "T2"}, kid, nil); err != nil {
 		t.Errorf("well-formed parent: %v", err)
 	}
 }

@@ -10,8 +10,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -22,7 +21,7 @@ import (
 func TestDriftRefusalAudited(t *testing.T) {
 	ctx := context.Background()
 	db := openStore(t)
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	sk := skillFor(t, "gamma")
@@ -36,7 +35,7 @@ func TestDriftRefusalAudited(t *testing.T) {
 		json.Unmarshal(p.Definition, &def)
 		def["description"] = "Echo the text (as approved)."
 		raw, _ := json.Marshal(def)
-		np, err := mcpclient.NewToolPin(pins.Server, raw)
+		np, err := capability.NewToolPin(pins.Server, raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +54,7 @@ func TestDriftRefusalAudited(t *testing.T) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	admin := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
+	admin := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
 	res, err := b.Call(ctx, gatewayCaller(admin), "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +66,8 @@ func TestDriftRefusalAudited(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
-	if len(rs) != 1 || rs[0].Decision != audit.DecisionDeny || len(rs[0].Reasons) != 1 || !strings.HasPrefix(rs[0].Reasons[0], "drift: ") {
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
+	if len(rs) != 1 || rs[0].Decision != capability.Deny || len(rs[0].Reasons) != 1 || !strings.HasPrefix(rs[0].Reasons[0], "drift: ") {
 		t.Fatalf("audit records %+v", rs)
 	}
 }

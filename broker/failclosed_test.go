@@ -10,8 +10,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -40,7 +40,7 @@ permit (principal, action, resource) when { context.args has text && context.arg
 	if err := engine.SetPolicies(set); err != nil {
 		t.Fatal(err)
 	}
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	sk := skillFor(t, "gamma")
@@ -57,21 +57,21 @@ permit (principal, action, resource) when { context.args has text && context.arg
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
+	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
 	const typeErr = "type error: expected one of [record, (entity of type `any_entity_type`)], got string"
 	const permitted = "permitted by default-permit [policy default-permit, policies/test.cedar:2]"
 	const forbidErr = "forbid boom-forbid failed to evaluate (" + typeErr + "); skillgate denies a call that a forbid cannot rule on [policy boom-forbid, policies/test.cedar:5]"
 	tests := []struct {
 		text, result string
 		isError      bool
-		decision     string
+		decision     capability.Effect
 		reasons      []string
 	}{
-		{"hi", "echo: hi", false, audit.DecisionAllow, []string{permitted}},
+		{"hi", "echo: hi", false, capability.Allow, []string{permitted}},
 		// The agent is told the policy's id; the audit record keeps its position.
 		{"boom", "skillgate: call to echo denied: forbid boom-forbid failed to evaluate (" + typeErr + "); skillgate denies a call that a forbid cannot rule on [policy boom-forbid].",
-			true, audit.DecisionDeny, []string{forbidErr}},
-		{"warn", "echo: warn", false, audit.DecisionAllow, []string{permitted,
+			true, capability.Deny, []string{forbidErr}},
+		{"warn", "echo: warn", false, capability.Allow, []string{permitted,
 			"policy warn-permit failed to evaluate and was skipped: " + typeErr + " [policy warn-permit, policies/test.cedar:8]"}},
 	}
 	for _, tc := range tests {
@@ -86,7 +86,7 @@ permit (principal, action, resource) when { context.args has text && context.arg
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if err != nil || len(rs) != len(tests) {
 		t.Fatalf("%d audit records (%v), want %d", len(rs), err, len(tests))
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -36,7 +36,7 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	decl := sk.Servers["fs"]
 	decl.Env = map[string]string{envMode: "1", "FS_TOKEN": "${FS_TOKEN}"}
 	sk.Servers["fs"] = decl
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	b, err := broker.New(broker.Options{
 		Load:     func(context.Context) ([]broker.Skill, error) { return []broker.Skill{sk}, nil },
 		Decider:  broker.NewPolicyDecider(eng),
@@ -49,11 +49,11 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "alpha:fs/write_file", Level: policy.RiskDestructive, Uses: 1, CreatedBy: "test"})
+	g, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "alpha:fs/write_file", Level: capability.RiskDestructive, Uses: 1, CreatedBy: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
+	agent := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
 	call := func() (string, bool) {
 		t.Helper()
 		res, err := b.Call(ctx, gatewayCaller(agent), "alpha__write_file", json.RawMessage(`{"path":"/x"}`))
@@ -95,8 +95,8 @@ func TestOneUseGrantKeptWhenCallNotRelayed(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
-	if len(rs) != 4 || string(rs[0].Data) == "" || !strings.Contains(string(rs[0].Data), `"grantReleased":true`) || rs[2].Decision != audit.DecisionAllow {
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
+	if len(rs) != 4 || string(rs[0].Data) == "" || !strings.Contains(string(rs[0].Data), `"grantReleased":true`) || rs[2].Decision != capability.Allow {
 		t.Fatalf("audit %+v", rs)
 	}
 	if !strings.Contains(strings.Join(rs[0].Reasons, " "), "grant "+g.ID) {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -41,7 +41,7 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	}
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	sk := skillFor(t, "tools/alpha")
 	sk.Tier, sk.InvokableBy = 1, []string{"T0", "T1", "T2", "T3", "T4"}
 	b, err := broker.New(broker.Options{
@@ -54,7 +54,7 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	caller := gatewayCaller(session.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"})
+	caller := gatewayCaller(capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"})
 	tests := []struct {
 		text, agent, audit string
 	}{
@@ -76,7 +76,7 @@ func TestRefusalHidesPolicyPaths(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
+	rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
 	if err != nil || len(rs) != len(tests) {
 		t.Fatalf("audit records %+v %v", rs, err)
 	}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -27,26 +27,26 @@ import (
 func fsSkill(t testing.TB, key string) broker.Skill {
 	t.Helper()
 	exe, _ := os.Executable()
-	decl := mcpclient.ServerDecl{ID: "fs", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
+	decl := mcpclient.ServerDecl{ID: "fs", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: "1"}}
 	rep, err := mcpclient.Introspect(context.Background(), decl, &mcpclient.Options{Limits: limits()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &manifest.Manifest{SkillID: key, Version: "sha256:" + key}
 	for _, c := range rep.Capabilities {
-		level := mcpclient.RiskRead
+		level := capability.RiskRead
 		if c.CapabilityID == "write_file" {
-			level = mcpclient.RiskDestructive
+			level = capability.RiskDestructive
 		}
-		risk := manifest.Risk{
-			RiskLevel:   manifest.Field[mcpclient.RiskLevel]{Value: level, Source: mcpclient.SourceOperator, Basis: "test"},
-			SideEffects: manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffectsInternal, Source: mcpclient.SourceOperator, Basis: "test"},
-			DataEgress:  manifest.Field[mcpclient.DataEgress]{Value: mcpclient.EgressNone, Source: mcpclient.SourceOperator, Basis: "test"},
+		risk := capability.Risk{
+			RiskLevel:   capability.RiskField[capability.RiskLevel]{Value: level, Source: capability.SourceOperator, Basis: "test"},
+			SideEffects: capability.RiskField[capability.SideEffects]{Value: capability.SideEffectsInternal, Source: capability.SourceOperator, Basis: "test"},
+			DataEgress:  capability.RiskField[capability.DataEgress]{Value: capability.EgressNone, Source: capability.SourceOperator, Basis: "test"},
 		}
 		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "fs", CapabilityID: c.CapabilityID, Risk: risk})
 	}
 	return broker.Skill{Key: key, Digest: "sha256:" + key, Servers: map[string]mcpclient.ServerDecl{"fs": decl},
-		Pins: map[string]mcpclient.PinSet{"fs": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T0", "T1", "T2", "T3"}}
+		Pins: map[string]capability.PinSet{"fs": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T0", "T1", "T2", "T3"}}
 }
 
 // capabilityOf returns the broker's capability tool of skill key.
@@ -74,7 +74,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	pool := upstream.New(upstream.Options{Limits: limits()})
 	defer pool.Close()
 	skills := []broker.Skill{fsSkill(t, "alpha"), fsSkill(t, "beta")}
-	w := audit.NewWriter(db, audit.WriterOptions{})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	var logs bytes.Buffer
 	b, err := broker.New(broker.Options{
 		Load:     func(context.Context) ([]broker.Skill, error) { return skills, nil },
@@ -91,10 +91,10 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 	}
 	// The grant names the capability as the gateway identifies it.
 	granted := capabilityOf(t, b, "alpha", "write_file")
-	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: granted.ID(), Level: policy.RiskDestructive, CreatedBy: "test"}); err != nil {
+	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: granted.ID(), Level: capability.RiskDestructive, CreatedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	agent := session.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
+	agent := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
 	tests := []struct {
 		name    string
 		want    string
@@ -119,23 +119,23 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		t.Fatal(err)
 	}
 	const approve = "skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"
-	rs, _ := db.Query(ctx, audit.Filter{Action: "capability.invoke"})
-	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != audit.DecisionAllow ||
-		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != audit.DecisionRequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
+	rs, _ := audit.NewLog(db).Query(ctx, audit.Filter{Action: "capability.invoke"})
+	if len(rs) != 2 || rs[0].Subject != "alpha:fs/write_file" || rs[0].Decision != capability.Allow ||
+		rs[1].Subject != "beta:fs/write_file" || rs[1].Decision != capability.RequireApproval || string(rs[1].Data) != `{"approve":"skillgate grant add acme/a1 beta:fs/write_file --level destructive --uses 1 --reason '…'"}` {
 		t.Fatalf("audit records %+v", rs)
 	}
 	if !strings.Contains(logs.String(), "approve=\""+strings.ReplaceAll(approve, "'", "'")+"\"") {
 		t.Fatalf("the log does not give operators the command:\n%s", logs.String())
 	}
-	reqs, err := broker.ApprovalRequests(ctx, db, time.Time{})
+	reqs, err := broker.ApprovalRequests(ctx, audit.NewLog(db), time.Time{})
 	if err != nil || len(reqs) != 1 || reqs[0].Agent != "agent:acme/a1" || reqs[0].Capability != "beta:fs/write_file" || reqs[0].Times != 1 || reqs[0].Approve != approve {
 		t.Fatalf("approval requests %+v %v", reqs, err)
 	}
 	// Once the operator grants it and the call goes through, it no longer waits.
-	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "beta:fs/write_file", Level: policy.RiskDestructive, Uses: 1}); err != nil {
+	if _, err := eng.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "beta:fs/write_file", Level: capability.RiskDestructive, Uses: 1}); err != nil {
 		t.Fatal(err)
 	}
-	w = audit.NewWriter(db, audit.WriterOptions{})
+	w = audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	b2, _ := broker.New(broker.Options{Load: func(context.Context) ([]broker.Skill, error) { return skills, nil }, Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: w})
 	if err := b2.Reload(ctx); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestGrantIsScopedBySkill(t *testing.T) {
 		t.Fatalf("granted call refused: %+v", res.Content[0])
 	}
 	w.Close()
-	if reqs, err := broker.ApprovalRequests(ctx, db, time.Time{}); err != nil || len(reqs) != 0 {
+	if reqs, err := broker.ApprovalRequests(ctx, audit.NewLog(db), time.Time{}); err != nil || len(reqs) != 0 {
 		t.Fatalf("answered request still listed: %+v %v", reqs, err)
 	}
 }

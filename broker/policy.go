@@ -11,10 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -115,9 +114,9 @@ func toPolicy(c *Capability) policy.Capability {
 		SkillKey: c.Skill, SkillTrust: policy.TrustImported, ApprovedTrust: policy.TrustImported,
 		SkillTier: c.SkillTier, InvokableBy: tiers, SkillState: policy.SkillEnabled,
 		ExtensionID: mc.ExtensionID, CapabilityID: mc.CapabilityID, Enabled: true,
-		RiskLevel:   policy.RiskLevel(mc.Risk.RiskLevel.Value),
-		SideEffects: policy.SideEffects(mc.Risk.SideEffects.Value),
-		DataEgress:  policy.DataEgress(mc.Risk.DataEgress.Value),
+		RiskLevel:   mc.Risk.RiskLevel.Value,
+		SideEffects: mc.Risk.SideEffects.Value,
+		DataEgress:  mc.Risk.DataEgress.Value,
 	}
 	if c.Tool != nil {
 		// The pinned input schema the broker checks calls against.
@@ -136,23 +135,17 @@ func toPolicy(c *Capability) policy.Capability {
 	return pc
 }
 
-func rank(v string, order ...string) int {
-	for i, o := range order {
-		if o == v {
-			return i
-		}
-	}
-	return len(order)
-}
-
+// moreSevere merges two records of one capability, keeping the more
+// severe value of each risk field by the one order of package capability
+// (where a value outside its set ranks above every known one).
 func moreSevere(a, b policy.Capability) policy.Capability {
-	if rank(string(b.RiskLevel), "read", "write", "destructive") > rank(string(a.RiskLevel), "read", "write", "destructive") {
+	if b.RiskLevel.Compare(a.RiskLevel) > 0 {
 		a.RiskLevel = b.RiskLevel
 	}
-	if rank(string(b.SideEffects), "none", "internal", "external") > rank(string(a.SideEffects), "none", "internal", "external") {
+	if b.SideEffects.Compare(a.SideEffects) > 0 {
 		a.SideEffects = b.SideEffects
 	}
-	if rank(string(b.DataEgress), "none", "network") > rank(string(a.DataEgress), "none", "network") {
+	if b.DataEgress.Compare(a.DataEgress) > 0 {
 		a.DataEgress = b.DataEgress
 	}
 	if b.SkillState != policy.SkillEnabled {
@@ -161,17 +154,14 @@ func moreSevere(a, b policy.Capability) policy.Capability {
 	return a
 }
 
-func principalOf(p session.Principal) policy.Principal {
-	return policy.Principal{Tenant: p.Tenant, Agent: p.Agent, Tier: p.Tier}
-}
-
-// principal is p as policy sees it: with its parent when p is a sub-agent.
-func (d *PolicyDecider) principal(p session.Principal) policy.Principal {
-	pp := principalOf(p)
-	if parent, ok := d.parents.Load(pp.ID()); ok {
-		pp.Parent = parent.(string)
+// principal is p as policy sees it: with the parent [PolicyDecider.Delegate]
+// registered when p is a sub-agent, and never a parent the caller set.
+func (d *PolicyDecider) principal(p capability.Principal) capability.Principal {
+	p.Parent = ""
+	if parent, ok := d.parents.Load(p.ID()); ok {
+		p.Parent = parent.(string)
 	}
-	return pp
+	return p
 }
 
 // Delegate makes child a sub-agent of parent that may use the forwarded
@@ -181,15 +171,16 @@ func (d *PolicyDecider) principal(p session.Principal) policy.Principal {
 // dropped, an ambiguous one is an error), within parent's scope: see
 // [policy.Engine.Delegate]. A forward outside the parent's scope is
 // dropped, never an error; the child's tier may not be above the
-// parent's. Both principals must be well formed ([session.Principal.Validate]). It returns the child's resulting scope.
-func (d *PolicyDecider) Delegate(parent, child session.Principal, forwarded []string) (policy.Scope, error) {
+// parent's. Both principals must be well formed
+// ([capability.Principal.Validate]). It returns the child's resulting scope.
+func (d *PolicyDecider) Delegate(parent, child capability.Principal, forwarded []string) (policy.Scope, error) {
 	if err := parent.Validate(); err != nil {
 		return policy.Scope{}, fmt.Errorf("parent %s/%s: %w", parent.Tenant, parent.Agent, err)
 	}
 	if err := child.Validate(); err != nil {
 		return policy.Scope{}, err
 	}
-	refs := make([]policy.CapabilityRef, 0, len(forwarded))
+	refs := make([]capability.Ref, 0, len(forwarded))
 	for _, f := range forwarded {
 		r, err := d.Engine.ResolveCapability(f)
 		if errors.Is(err, policy.ErrNoSuchCapability) {
@@ -200,7 +191,7 @@ func (d *PolicyDecider) Delegate(parent, child session.Principal, forwarded []st
 		}
 		refs = append(refs, r)
 	}
-	pc := principalOf(child)
+	pc := child
 	pc.Parent = d.principal(parent).ID()
 	scope, err := d.Engine.Delegate(d.principal(parent), pc, refs)
 	if err != nil {
@@ -212,14 +203,14 @@ func (d *PolicyDecider) Delegate(parent, child session.Principal, forwarded []st
 }
 
 // Scope implements [Decider].
-func (d *PolicyDecider) Scope(p session.Principal) []*Capability { return d.scope(p).caps }
+func (d *PolicyDecider) Scope(p capability.Principal) []*Capability { return d.scope(p).caps }
 
 // Find implements [Decider].
-func (d *PolicyDecider) Find(p session.Principal, name string) *Capability {
+func (d *PolicyDecider) Find(p capability.Principal, name string) *Capability {
 	return d.scope(p).byName[name]
 }
 
-func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
+func (d *PolicyDecider) scope(p capability.Principal) *cachedScope {
 	pp := d.principal(p)
 	key := pp.ID() + "@" + string(p.Tier)
 	gen := d.gen.Load()
@@ -233,7 +224,7 @@ func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
 	if err == nil {
 		d.mu.Lock()
 		for _, e := range scope.Entries {
-			if c := d.byID[e.CapabilityRef.String()]; c != nil {
+			if c := d.byID[e.Ref.String()]; c != nil {
 				out = append(out, c)
 			}
 		}
@@ -248,12 +239,12 @@ func (d *PolicyDecider) scope(p session.Principal) *cachedScope {
 }
 
 // Decide implements [Decider].
-func (d *PolicyDecider) Decide(ctx context.Context, p session.Principal, sessionID string, c *Capability, args map[string]any) Decision {
+func (d *PolicyDecider) Decide(ctx context.Context, p capability.Principal, sessionID string, c *Capability, args map[string]any) Decision {
 	ctx = policy.WithSession(ctx, sessionID)
 	pp := d.principal(p)
 	ref := c.Ref()
 	pd := d.Engine.Evaluate(ctx, pp, ref, args)
-	if pd.Effect == policy.RequireApproval && d.Reload != nil {
+	if pd.Effect == capability.RequireApproval && d.Reload != nil {
 		if err := d.Reload(ctx); err == nil {
 			d.Invalidate()
 			pd = d.Engine.Evaluate(ctx, pp, ref, args)
@@ -263,19 +254,17 @@ func (d *PolicyDecider) Decide(ctx context.Context, p session.Principal, session
 	for _, r := range pd.Reasons {
 		out.Reasons = append(out.Reasons, reasonText(r))
 		out.Told = append(out.Told, reasonText(withoutHostPath(r)))
-		if r.Kind == policy.ReasonGrant && r.Grant != "" && pd.Effect == policy.Allow {
+		if r.Kind == policy.ReasonGrant && r.Grant != "" && pd.Effect == capability.Allow {
 			id, eng := r.Grant, d.Engine
 			out.Release = func(ctx context.Context) error { return eng.ReleaseGrant(ctx, id) }
 		}
 	}
-	switch pd.Effect {
-	case policy.Allow:
-		out.Effect = audit.DecisionAllow
-	case policy.RequireApproval:
-		out.Effect = audit.DecisionRequireApproval
+	switch out.Effect = pd.Effect; out.Effect {
+	case capability.Allow:
+	case capability.RequireApproval:
 		out.Approve, _ = d.Engine.GrantCommand(pp, ref)
 	default:
-		out.Effect = audit.DecisionDeny
+		out.Effect = capability.Deny // fail closed on anything else
 	}
 	return out
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/capability"
 )
 
 // CapabilitySource gives connections the upstream capabilities their
@@ -18,7 +18,7 @@ type CapabilitySource interface {
 	// Tools returns the MCP tools principal p may call now, with names
 	// unique among themselves and distinct from [ReservedToolNames]. A tool
 	// outside p's scope is not returned: it is invisible.
-	Tools(ctx context.Context, p session.Principal) ([]*mcp.Tool, error)
+	Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool, error)
 	// Call decides and, when allowed, forwards a call to the tool named
 	// name. A refusal is a result with IsError set whose text says why and
 	// what a human must do; an error is reserved for failures of skillgate
@@ -28,7 +28,7 @@ type CapabilitySource interface {
 
 // Caller identifies who makes a capability call.
 type Caller struct {
-	Principal session.Principal
+	Principal capability.Principal
 	SessionID string
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 )
@@ -123,7 +124,7 @@ type Conn struct {
 // Connect opens (or resumes, or starts when sessionID is empty) the session
 // sessionID for principal p and returns a connection whose Server is ready
 // to run on a transport. Errors are those of [session.Manager.Open].
-func (g *Gateway) Connect(ctx context.Context, p session.Principal, sessionID string, opts *ConnectOptions) (*Conn, error) {
+func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID string, opts *ConnectOptions) (*Conn, error) {
 	sess, err := g.opts.Sessions.Open(ctx, p, sessionID)
 	if err != nil {
 		return nil, err
@@ -220,7 +221,7 @@ func (c *Conn) onInitialized(_ context.Context, req *mcp.InitializedRequest) {
 
 // Serve runs one connection for p on transport t until the client
 // disconnects or ctx is done: what `skillgate mcp` does over stdio.
-func (g *Gateway) Serve(ctx context.Context, t mcp.Transport, p session.Principal, sessionID string) error {
+func (g *Gateway) Serve(ctx context.Context, t mcp.Transport, p capability.Principal, sessionID string) error {
 	c, err := g.Connect(ctx, p, sessionID, nil)
 	if err != nil {
 		return err

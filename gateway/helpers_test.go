@@ -13,6 +13,7 @@ import (
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/local"
 	"github.com/skillgate/skillgate/blob/s3"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
 	"github.com/skillgate/skillgate/session"
@@ -101,8 +102,8 @@ func newEnv(t testing.TB, sg storage) *env {
 func (e *env) scan(t testing.TB) { e.Scan(t) }
 
 // principal returns a principal of tier t in tenant acme.
-func principal(agent string, tier skill.AgentTier) session.Principal {
-	return session.Principal{Tenant: "acme", Agent: agent, Tier: tier}
+func principal(agent string, tier skill.AgentTier) capability.Principal {
+	return capability.Principal{Tenant: "acme", Agent: agent, Tier: tier}
 }
 
 // client is an MCP client session connected in memory to a gateway
@@ -114,7 +115,7 @@ type client struct {
 	res   chan string
 }
 
-func (e *env) connect(t testing.TB, p session.Principal, sessionID string) *client {
+func (e *env) connect(t testing.TB, p capability.Principal, sessionID string) *client {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := e.gw.Connect(ctx, p, sessionID, nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
 	"github.com/skillgate/skillgate/session"
@@ -198,7 +199,7 @@ func TestResume(t *testing.T) {
 			t.Errorf("other session reads %q", got)
 		}
 		// Another principal cannot attach to it, whether it is live or not.
-		for _, other := range []session.Principal{principal("intruder", skill.T3), principal("drafter", skill.T1), {Tenant: "other", Agent: "drafter", Tier: skill.T3}} {
+		for _, other := range []capability.Principal{principal("intruder", skill.T3), principal("drafter", skill.T1), {Tenant: "other", Agent: "drafter", Tier: skill.T3}} {
 			_, err := e.gw.Connect(context.Background(), other, "resume-1", nil)
 			if !errors.Is(err, session.ErrSessionUnavailable) {
 				t.Errorf("Connect(%s) = %v, want ErrSessionUnavailable", other, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/blob/local"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
@@ -147,7 +148,7 @@ func TestSkillListPlainMatchesTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := gw.Connect(ctx, session.Principal{Tenant: "t", Agent: "a", Tier: skill.T3}, "", nil)
+	conn, err := gw.Connect(ctx, capability.Principal{Tenant: "t", Agent: "a", Tier: skill.T3}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -27,7 +27,7 @@ type asyncSource struct {
 	slowDone chan error
 }
 
-func (s *asyncSource) Tools(context.Context, session.Principal) ([]*mcp.Tool, error) {
+func (s *asyncSource) Tools(context.Context, capability.Principal) ([]*mcp.Tool, error) {
 	schema := json.RawMessage(`{"type":"object"}`)
 	return []*mcp.Tool{{Name: "echo", InputSchema: schema}, {Name: "slow", InputSchema: schema}}, nil
 }

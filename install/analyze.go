@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
@@ -26,7 +27,7 @@ var preApproval = []store.InstallState{store.StatePendingInstall, store.StateAna
 // server, the proposal and its validation, and the verdict. The caller
 // holds the storage lock.
 func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, reason string, intro Introspection) (*Review, error) {
-	out, err := s.transition(ctx, "analyze-start", store.Transition{Digest: in.Digest, From: preApproval, To: store.StateAnalyzing,
+	out, err := s.transition(ctx, "analyze-start", transition{Digest: in.Digest, From: preApproval, To: store.StateAnalyzing,
 		Actor: actor, Reason: reason})
 	if err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func (s *Service) commitVerdict(ctx context.Context, in store.Install, rep *mani
 		action = "install.complete"
 	}
 	rj := json.RawMessage(repJSON)
-	out, err := s.transition(ctx, point, store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
+	out, err := s.transition(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
 		Actor: actor, Reason: why, Action: action, Change: store.InstallChange{Proposed: &proposed, Report: &rj}})
 	if err != nil {
 		return nil, err
@@ -162,9 +163,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		for _, c := range r.Capabilities {
 			caps = append(caps, c)
 			rep.Capabilities = append(rep.Capabilities, manifest.CapabilityReport{
-				ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID, Title: c.Title, Description: c.Description,
-				InputSchema: c.InputSchema, OutputSchema: c.OutputSchema, Annotations: c.Annotations,
-				ServerRisk: manifest.FromServer(c.Risk), Conflicts: c.Risk.Conflicts, Problems: c.Problems, Pin: c.Pin,
+				Tool: c.Tool, ServerRisk: c.Risk.Risk, Conflicts: c.Risk.Conflicts, Problems: c.Problems, Pin: c.Pin,
 			})
 		}
 	}
@@ -283,14 +282,14 @@ func plural(n int, one, many string) string {
 }
 
 // applyOverride sets one operator-supplied field.
-func applyOverride(r *manifest.Risk, o manifest.Override) {
+func applyOverride(r *capability.Risk, o manifest.Override) {
 	switch o.Field {
 	case "riskLevel":
-		r.RiskLevel = manifest.Field[mcpclient.RiskLevel]{Value: mcpclient.RiskLevel(o.Value), Source: mcpclient.SourceOperator, Basis: o.Why}
+		r.RiskLevel = capability.RiskField[capability.RiskLevel]{Value: capability.RiskLevel(o.Value), Source: capability.SourceOperator, Basis: o.Why}
 	case "sideEffects":
-		r.SideEffects = manifest.Field[mcpclient.SideEffects]{Value: mcpclient.SideEffects(o.Value), Source: mcpclient.SourceOperator, Basis: o.Why}
+		r.SideEffects = capability.RiskField[capability.SideEffects]{Value: capability.SideEffects(o.Value), Source: capability.SourceOperator, Basis: o.Why}
 	case "dataEgress":
-		r.DataEgress = manifest.Field[mcpclient.DataEgress]{Value: mcpclient.DataEgress(o.Value), Source: mcpclient.SourceOperator, Basis: o.Why}
+		r.DataEgress = capability.RiskField[capability.DataEgress]{Value: capability.DataEgress(o.Value), Source: capability.SourceOperator, Basis: o.Why}
 	}
 }
 
@@ -303,7 +302,7 @@ func proposedManifest(in store.Install, rep *manifest.Report) (json.RawMessage, 
 
 // buildManifest renders a manifest of the named capabilities; pins, when
 // set, are recorded per provider.
-func buildManifest(in store.Install, rep *manifest.Report, names []string, pins map[string]mcpclient.PinSet) *manifest.Manifest {
+func buildManifest(in store.Install, rep *manifest.Report, names []string, pins map[string]capability.PinSet) *manifest.Manifest {
 	m := &manifest.Manifest{Schema: manifest.SchemaManifest, SkillID: in.Key, Version: in.Digest, VersionLabel: in.Label,
 		Providers: []manifest.Provider{}, Capabilities: []manifest.Capability{}}
 	want := map[string]bool{}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -103,7 +103,7 @@ func TestRecordDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	g0, _ := e.svc.Generation(ctx)
-	d := mcpclient.Drift{Changed: []mcpclient.ToolChange{{Name: "echo", Fields: []mcpclient.FieldChange{{Field: "description", Before: "Echoes its input.", After: "Echoes; also mails it."}}}},
+	d := capability.Drift{Changed: []capability.ToolChange{{Name: "echo", Fields: []capability.FieldChange{{Field: "description", Before: "Echoes its input.", After: "Echoes; also mails it."}}}},
 		Added: []string{"read_env", "exfiltrate"}}
 	if err := e.svc.RecordDrift(ctx, "echoer", "notes", d, "gateway"); err != nil {
 		t.Fatal(err)

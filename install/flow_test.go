@@ -3,10 +3,13 @@ package install_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/install"
@@ -161,7 +164,7 @@ func TestFlow(t *testing.T) {
 	}
 
 	// The audit log holds one record per transition, chained.
-	recs, err := e.db.Query(ctx, audit.Filter{Subject: "notes"})
+	recs, err := audit.NewLog(e.db).Query(ctx, audit.Filter{Subject: "notes"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +179,39 @@ func TestFlow(t *testing.T) {
 	if got := strings.Join(actions, " "); got != want {
 		t.Errorf("audit actions\n got %s\nwant %s", got, want)
 	}
-	if _, err := audit.Verify(ctx, e.db, audit.Head{}); err != nil {
+	if _, err := audit.Verify(ctx, audit.NewLog(e.db), audit.Head{}); err != nil {
 		t.Errorf("audit chain: %v", err)
 	}
+	// The records say exactly what they said when the store wrote their
+	// content (testdata/flow-audit.golden was written then).
+	all, err := audit.NewLog(e.db).Query(ctx, audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("testdata/flow-audit.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := auditDump(t, all, e.data, src); got != string(golden) {
+		t.Errorf("audit records\n got %s\nwant %s", got, golden)
+	}
+}
+
+// auditDump renders every record of the log as one line per record, the
+// temporary directories of the test written as DATA and SRC and content
+// digests (which the test server's path changes) as DIGEST: what an
+// install's audit records say, byte for byte, so that a change of their
+// content (and so of the hash chain) shows.
+var digestRE = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+
+func auditDump(t *testing.T, recs []audit.Record, data, src string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range recs {
+		line := fmt.Sprintf("%d %s %s %s %s %q %s\n", r.Seq, r.Time.Format(time.RFC3339Nano), r.Actor, r.Action, r.Subject, r.Reasons, r.Data)
+		line = strings.ReplaceAll(line, src, "SRC")
+		line = strings.ReplaceAll(line, data, "DATA")
+		b.WriteString(digestRE.ReplaceAllString(line, "DIGEST"))
+	}
+	return b.String()
 }

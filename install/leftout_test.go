@@ -9,12 +9,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/upstream"
 )
 
@@ -33,13 +31,13 @@ func (d *allowAll) SetCapabilities(caps []*broker.Capability) {
 	d.mu.Unlock()
 }
 
-func (d *allowAll) Scope(session.Principal) []*broker.Capability {
+func (d *allowAll) Scope(capability.Principal) []*broker.Capability {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.caps
 }
 
-func (d *allowAll) Find(p session.Principal, name string) *broker.Capability {
+func (d *allowAll) Find(p capability.Principal, name string) *broker.Capability {
 	for _, c := range d.Scope(p) {
 		if c.Name == name {
 			return c
@@ -48,8 +46,8 @@ func (d *allowAll) Find(p session.Principal, name string) *broker.Capability {
 	return nil
 }
 
-func (d *allowAll) Decide(context.Context, session.Principal, string, *broker.Capability, map[string]any) broker.Decision {
-	return broker.Decision{Effect: audit.DecisionAllow, Reasons: []string{"test allows all"}}
+func (d *allowAll) Decide(context.Context, capability.Principal, string, *broker.Capability, map[string]any) broker.Decision {
+	return broker.Decision{Effect: capability.Allow, Reasons: []string{"test allows all"}}
 }
 
 // syncBuffer is a log sink safe for the pool's goroutines.
@@ -95,7 +93,7 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 	pool := upstream.New(upstream.Options{
 		Limits: testLimits(),
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnDrift: func(_ upstream.Target, d mcpclient.Drift) {
+		OnDrift: func(_ upstream.Target, d capability.Drift) {
 			mu.Lock()
 			drifts = append(drifts, d.String())
 			mu.Unlock()
@@ -109,7 +107,7 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 	if err := b.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	caller := gateway.Caller{Principal: session.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}, SessionID: "s1"}
+	caller := gateway.Caller{Principal: capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}, SessionID: "s1"}
 	res, err := b.Call(ctx, caller, "echo", json.RawMessage(`{"text":"hi"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("echo: %+v %v", res, err)

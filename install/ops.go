@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/store"
@@ -50,13 +51,13 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 	if c.RiskLevel == "" && c.SideEffects == "" && c.DataEgress == "" {
 		return nil, fmt.Errorf("%w: give at least one of --risk, --side-effects, --egress", ErrUsage)
 	}
-	if c.RiskLevel != "" && !mcpclient.RiskLevel(c.RiskLevel).Valid() {
+	if c.RiskLevel != "" && !capability.RiskLevel(c.RiskLevel).Valid() {
 		return nil, fmt.Errorf("%w: --risk %q: use read, write or destructive", ErrUsage, c.RiskLevel)
 	}
-	if c.SideEffects != "" && !mcpclient.SideEffects(c.SideEffects).Valid() {
+	if c.SideEffects != "" && !capability.SideEffects(c.SideEffects).Valid() {
 		return nil, fmt.Errorf("%w: --side-effects %q: use none, internal or external", ErrUsage, c.SideEffects)
 	}
-	if c.DataEgress != "" && !mcpclient.DataEgress(c.DataEgress).Valid() {
+	if c.DataEgress != "" && !capability.DataEgress(c.DataEgress).Valid() {
 		return nil, fmt.Errorf("%w: --egress %q: use none or network", ErrUsage, c.DataEgress)
 	}
 	unlock, err := s.storage.lock()
@@ -96,15 +97,15 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 	now := s.now().UTC()
 	for _, f := range []struct {
 		field, value, server string
-		src                  mcpclient.Source
+		src                  capability.Source
 		cmp                  func() int
 	}{
 		{"riskLevel", c.RiskLevel, string(cr.ServerRisk.RiskLevel.Value), cr.ServerRisk.RiskLevel.Source,
-			func() int { return mcpclient.RiskLevel(c.RiskLevel).Compare(cr.ServerRisk.RiskLevel.Value) }},
+			func() int { return capability.RiskLevel(c.RiskLevel).Compare(cr.ServerRisk.RiskLevel.Value) }},
 		{"sideEffects", c.SideEffects, string(cr.ServerRisk.SideEffects.Value), cr.ServerRisk.SideEffects.Source,
-			func() int { return mcpclient.SideEffects(c.SideEffects).Compare(cr.ServerRisk.SideEffects.Value) }},
+			func() int { return capability.SideEffects(c.SideEffects).Compare(cr.ServerRisk.SideEffects.Value) }},
 		{"dataEgress", c.DataEgress, string(cr.ServerRisk.DataEgress.Value), cr.ServerRisk.DataEgress.Source,
-			func() int { return mcpclient.DataEgress(c.DataEgress).Compare(cr.ServerRisk.DataEgress.Value) }},
+			func() int { return capability.DataEgress(c.DataEgress).Compare(cr.ServerRisk.DataEgress.Value) }},
 	} {
 		if f.value == "" {
 			continue
@@ -126,7 +127,7 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 			return nil, err
 		}
 		pj := json.RawMessage(b)
-		out, err := s.transition(ctx, "complete", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		out, err := s.transition(ctx, "complete", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 			Actor: actor, Reason: "operator completed " + c.Capability + ": " + strings.TrimSpace(c.Why), Action: "install.complete",
 			Change: store.InstallChange{Pending: &pj}, Data: map[string]any{"capability": c.Capability}})
 		if err != nil {
@@ -177,7 +178,7 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	if len(only) > 0 {
 		why += " (only " + strings.Join(m.Approval.Only, ", ") + ")"
 	}
-	out, err := s.transition(ctx, "approve", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
+	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
 		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: map[string]any{"capabilities": names}})
 	if err != nil {
 		return nil, err
@@ -187,7 +188,7 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 
 // selectReady checks that every named capability exists and is ready, and
 // returns the pins of their tools per server.
-func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []string) (map[string]mcpclient.PinSet, error) {
+func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []string) (map[string]capability.PinSet, error) {
 	byName := map[string]manifest.CapabilityReport{}
 	for _, c := range rep.Capabilities {
 		byName[c.Name()] = c
@@ -209,7 +210,7 @@ func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []st
 		return nil, fmt.Errorf("%w: %s: %d %s cannot be approved: %s; run skillgate complete %s CAPABILITY … for missing metadata, or leave them out with --only",
 			ErrBlocked, in.Key, len(notReady), plural(len(notReady), "capability", "capabilities"), strings.Join(notReady, "; "), in.Key)
 	}
-	pins := map[string]mcpclient.PinSet{}
+	pins := map[string]capability.PinSet{}
 	for _, sr := range rep.Servers {
 		if t, ok := tools[sr.ServerID]; ok {
 			if sr.Pins == nil {
@@ -267,7 +268,7 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, only []string
 	}
 	none := json.RawMessage(nil)
 	empty := map[string]string{}
-	out, err := s.transition(ctx, "approve", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities after drift", len(m.Capabilities)), Action: "install.approve",
 		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: map[string]any{"capabilities": names}})
 	if err != nil {
@@ -291,7 +292,7 @@ func (s *Service) Reject(ctx context.Context, name, why, actor string) (*Review,
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.transition(ctx, "reject", store.Transition{Digest: in.Digest, From: preApproval, To: store.StateRejected,
+	out, err := s.transition(ctx, "reject", transition{Digest: in.Digest, From: preApproval, To: store.StateRejected,
 		Actor: actor, Reason: strings.TrimSpace(why)})
 	if err != nil {
 		return nil, err
@@ -314,16 +315,16 @@ func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, erro
 	if in.State == store.StateEnabled {
 		return s.review(ctx, in)
 	}
-	ts := []store.Transition{}
+	ts := []transition{}
 	others, err := s.st.Installs(ctx, store.InstallFilter{Key: in.Key, States: []store.InstallState{store.StateEnabled}})
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range others {
-		ts = append(ts, store.Transition{Digest: o.Digest, From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled,
+		ts = append(ts, transition{Digest: o.Digest, From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled,
 			Actor: actor, Reason: "replaced by version " + in.Digest})
 	}
-	ts = append(ts, store.Transition{Digest: in.Digest, From: []store.InstallState{store.StateInstalled, store.StateDisabled},
+	ts = append(ts, transition{Digest: in.Digest, From: []store.InstallState{store.StateInstalled, store.StateDisabled},
 		To: store.StateEnabled, Actor: actor, Reason: "enabled by the operator"})
 	out, err := s.transition(ctx, "enable", ts...)
 	if err != nil {
@@ -346,7 +347,7 @@ func (s *Service) Disable(ctx context.Context, name, actor string) (*Review, err
 	if in.State == store.StateDisabled {
 		return s.review(ctx, in)
 	}
-	out, err := s.transition(ctx, "disable", store.Transition{Digest: in.Digest, From: []store.InstallState{store.StateEnabled},
+	out, err := s.transition(ctx, "disable", transition{Digest: in.Digest, From: []store.InstallState{store.StateEnabled},
 		To: store.StateDisabled, Actor: actor, Reason: "disabled by the operator"})
 	if err != nil {
 		return nil, err
@@ -371,7 +372,7 @@ func (s *Service) Remove(ctx context.Context, name, actor string) (*Review, erro
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.transition(ctx, "remove", store.Transition{Digest: in.Digest, From: all, To: store.StateRemoved,
+	out, err := s.transition(ctx, "remove", transition{Digest: in.Digest, From: all, To: store.StateRemoved,
 		Actor: actor, Reason: "removed by the operator"})
 	if err != nil {
 		return nil, err
@@ -434,7 +435,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 		if sr.Error != nil {
 			return nil, fmt.Errorf("%w: recheck of %s: server %s failed (%s): %s; nothing changed", ErrBlocked, in.Key, sr.ServerID, sr.Error.Phase, sr.Error.Message)
 		}
-		d := mcpclient.Diff(approved, *sr.Pins)
+		d := capability.Diff(approved, *sr.Pins)
 		d = dropKnown(d, old, sr.ServerID)
 		if d.Empty() {
 			continue
@@ -456,7 +457,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 			return nil, err
 		}
 		praw := json.RawMessage(pj)
-		out, err := s.transition(ctx, "recheck", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		out, err := s.transition(ctx, "recheck", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 			Actor: actor, Reason: "recheck found no new drift; the current definitions await re-approval", Action: "install.recheck",
 			Change: store.InstallChange{Pending: &praw}})
 		if err != nil {
@@ -475,7 +476,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 		return nil, err
 	}
 	oraw, praw := json.RawMessage(oj), json.RawMessage(pj)
-	out, err := s.transition(ctx, "drift", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	out, err := s.transition(ctx, "drift", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("recheck found drift; %d capabilities blocked until re-approved", len(blocked)), Action: "install.drift",
 		Change: store.InstallChange{Report: &oraw, Pending: &praw, Blocked: &blocked}, Data: map[string]any{"blocked": keys(blocked)}})
 	if err != nil {
@@ -486,7 +487,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 
 // dropKnown removes from d's added tools those introspected at analysis and
 // deliberately left out of the approval: they are not new.
-func dropKnown(d mcpclient.Drift, rep *manifest.Report, serverID string) mcpclient.Drift {
+func dropKnown(d capability.Drift, rep *manifest.Report, serverID string) capability.Drift {
 	return d.Omit(leftOut(rep, serverID))
 }
 
@@ -509,7 +510,7 @@ func leftOut(rep *manifest.Report, serverID string) []string {
 	return out
 }
 
-func (s *Service) driftRecord(serverID string, d mcpclient.Drift, m *manifest.Manifest, actor string) manifest.DriftRecord {
+func (s *Service) driftRecord(serverID string, d capability.Drift, m *manifest.Manifest, actor string) manifest.DriftRecord {
 	affected := map[string]bool{}
 	for _, n := range d.Affected() {
 		affected[n] = true
@@ -523,7 +524,7 @@ func (s *Service) driftRecord(serverID string, d mcpclient.Drift, m *manifest.Ma
 	return rec
 }
 
-func driftReason(d mcpclient.Drift, capability string) string {
+func driftReason(d capability.Drift, capability string) string {
 	tool := capability[strings.IndexByte(capability, '/')+1:]
 	for _, c := range d.Changed {
 		if c.Name == tool {
@@ -557,7 +558,7 @@ func keys(m map[string]string) []string {
 // installed, or disabled) version of skill key: the affected approved
 // capabilities are blocked until re-approved, in one transaction with its
 // audit record. Drift that touches no approved capability is recorded too.
-func (s *Service) RecordDrift(ctx context.Context, key, serverID string, d mcpclient.Drift, actor string) error {
+func (s *Service) RecordDrift(ctx context.Context, key, serverID string, d capability.Drift, actor string) error {
 	if d.Empty() {
 		return nil
 	}
@@ -596,7 +597,7 @@ func (s *Service) RecordDrift(ctx context.Context, key, serverID string, d mcpcl
 		return err
 	}
 	raw := json.RawMessage(rj)
-	_, err = s.transition(ctx, "drift", store.Transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	_, err = s.transition(ctx, "drift", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("drift on %s: %d capabilities blocked until re-approved", serverID, len(rec.Blocked)), Action: "install.drift",
 		Change: store.InstallChange{Report: &raw, Blocked: &blocked}, Data: map[string]any{"server": serverID, "blocked": rec.Blocked}})
 	return err
@@ -618,7 +619,7 @@ type Installed struct {
 	// Config is the skill's parsed mcp.json; connect with it and Pins.
 	Config *mcpclient.Config `json:"-"`
 	// Pins are the approved pins per server id.
-	Pins map[string]mcpclient.PinSet `json:"pins"`
+	Pins map[string]capability.PinSet `json:"pins"`
 	// LeftOut lists per server id the tools it offered at analysis that the
 	// approval left out: connections must not report them as drift.
 	LeftOut map[string][]string `json:"leftOut,omitempty"`
@@ -655,7 +656,7 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 		}
 		pins := rep.Pins
 		if pins == nil {
-			pins = map[string]mcpclient.PinSet{}
+			pins = map[string]capability.PinSet{}
 		}
 		inst := Installed{Key: in.Key, Name: in.Name, Category: in.Category, Description: in.Description, Digest: in.Digest,
 			Tier: in.Tier, InvokableBy: in.InvokableBy, Dir: tree, Manifest: m, Config: cfg, Pins: pins, Blocked: []BlockedCapability{}}

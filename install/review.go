@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
-	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -49,26 +49,26 @@ type Review struct {
 
 // ServerView is one declared server in a review.
 type ServerView struct {
-	ServerID    string                    `json:"serverId"`
-	Declaration mcpclient.RedactedServer  `json:"declaration"`
-	Server      *mcpclient.ServerIdentity `json:"serverInfo,omitempty"`
-	Tools       int                       `json:"tools"`
-	Error       *manifest.ServerFailure   `json:"error,omitempty"`
+	ServerID    string                     `json:"serverId"`
+	Declaration capability.RedactedServer  `json:"declaration"`
+	Server      *capability.ServerIdentity `json:"serverInfo,omitempty"`
+	Tools       int                        `json:"tools"`
+	Error       *manifest.ServerFailure    `json:"error,omitempty"`
 }
 
 // CapabilityView is one introspected capability in a review.
 type CapabilityView struct {
-	Name        string        `json:"name"`
-	Title       string        `json:"title,omitempty"`
-	Description string        `json:"description,omitempty"`
-	Proposed    bool          `json:"proposed"`
-	Approved    bool          `json:"approved"`
-	Status      string        `json:"status"`
-	Risk        manifest.Risk `json:"risk"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Proposed    bool            `json:"proposed"`
+	Approved    bool            `json:"approved"`
+	Status      string          `json:"status"`
+	Risk        capability.Risk `json:"risk"`
 	// ServerRisk is shown when an operator changed what the server stated.
-	ServerRisk *manifest.Risk           `json:"serverRisk,omitempty"`
-	Conflicts  []mcpclient.RiskConflict `json:"conflicts,omitempty"`
-	Blockers   []string                 `json:"blockers,omitempty"`
+	ServerRisk *capability.Risk          `json:"serverRisk,omitempty"`
+	Conflicts  []capability.RiskConflict `json:"conflicts,omitempty"`
+	Blockers   []string                  `json:"blockers,omitempty"`
 }
 
 // MissingView is a proposed capability with unknown risk fields.
@@ -115,8 +115,8 @@ type RiskChange struct {
 
 // ServerDrift is a pin difference of one server.
 type ServerDrift struct {
-	ServerID string          `json:"serverId"`
-	Drift    mcpclient.Drift `json:"drift"`
+	ServerID string           `json:"serverId"`
+	Drift    capability.Drift `json:"drift"`
 }
 
 // Summary is one line of skillgate pending.
@@ -284,7 +284,7 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 			return nil, fmt.Errorf("%w: %s version %s: %w", ErrStorage, p.Key, p.Digest, err)
 		}
 		pv := &PreviousVersion{Digest: p.Digest, State: p.State, Added: []string{}, Removed: []string{}, RiskChanges: []RiskChange{}, Pins: []ServerDrift{}}
-		before := map[string]manifest.Risk{}
+		before := map[string]capability.Risk{}
 		for _, c := range pm.Capabilities {
 			before[c.Name()] = c.Risk
 		}
@@ -324,7 +324,7 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 			old := prep.Pins[id]
 			for _, sr := range rep.Servers {
 				if sr.ServerID == id && sr.Pins != nil {
-					if d := mcpclient.Diff(old, sr.Pins.Select(old.Names()...)); !d.Empty() {
+					if d := capability.Diff(old, sr.Pins.Select(old.Names()...)); !d.Empty() {
 						pv.Pins = append(pv.Pins, ServerDrift{ServerID: id, Drift: d})
 					}
 				}
@@ -466,7 +466,7 @@ func (r *Review) Text() string {
 	return b.String()
 }
 
-func field(v string, src mcpclient.Source) string {
+func field(v string, src capability.Source) string {
 	if v == "" {
 		return "UNKNOWN"
 	}

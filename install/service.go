@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
@@ -188,9 +189,10 @@ func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Intr
 	for i, t := range sk.InvokableBy {
 		inv[i] = string(t)
 	}
+	why := "installed from " + abs
 	in, err := s.st.CreateInstall(ctx, store.Install{Key: sk.ID(), Name: sk.Name, Category: sk.Category, Description: sk.Description,
 		Label: sk.Version, Digest: digest, Tier: sk.Tier, InvokableBy: inv, Dir: dir, Source: abs},
-		actor, "installed from "+abs)
+		why, changeRecord(actor, "", why, store.StatePendingInstall, nil), audit.SealStored)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -377,8 +379,8 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 		}
 		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil {
 			if r.State != store.StateRejected {
-				if _, err := s.st.TransitionInstall(ctx, store.Transition{Digest: r.Digest, From: []store.InstallState{r.State},
-					To: store.StateRejected, Actor: "system", Reason: "its files are missing from managed storage; install it again"}); err != nil {
+				if _, err := s.st.TransitionInstall(ctx, audit.SealStored, transition{Digest: r.Digest, From: []store.InstallState{r.State},
+					To: store.StateRejected, Actor: "system", Reason: "its files are missing from managed storage; install it again"}.stored()); err != nil {
 					return nil, err
 				}
 				rep.Lost = append(rep.Lost, r.Key)
@@ -427,9 +429,13 @@ func (s *Service) artefactsMatch(in store.Install) bool {
 }
 
 // transition applies ts and mirrors the artefacts of the changed installs.
-func (s *Service) transition(ctx context.Context, point string, ts ...store.Transition) ([]store.Install, error) {
+func (s *Service) transition(ctx context.Context, point string, ts ...transition) ([]store.Install, error) {
 	s.crash(point + "-before-commit")
-	out, err := s.st.TransitionInstall(ctx, ts...)
+	stored := make([]store.Transition, len(ts))
+	for i, t := range ts {
+		stored[i] = t.stored()
+	}
+	out, err := s.st.TransitionInstall(ctx, audit.SealStored, stored...)
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return nil, fmt.Errorf("%w: %w", ErrState, err)

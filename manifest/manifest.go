@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
-	"github.com/skillgate/skillgate/mcpclient"
 )
 
 // Schema identifiers, written into each artefact's "$schema" field. The
@@ -71,8 +71,8 @@ type Provider struct {
 	// ServerID is the id under mcpServers in mcp.json (the extensionId).
 	ServerID string `json:"serverId"`
 	// Server is the name and version the server reported, when it answered.
-	Server *mcpclient.ServerIdentity `json:"server,omitempty"`
-	// PinDigest identifies the approved pin set (mcpclient.PinSet.Digest);
+	Server *capability.ServerIdentity `json:"server,omitempty"`
+	// PinDigest identifies the approved pin set (capability.PinSet.Digest);
 	// approved manifests only.
 	PinDigest string `json:"pinDigest,omitempty"`
 }
@@ -82,7 +82,7 @@ type Capability struct {
 	ExtensionID  string          `json:"extensionId"`
 	CapabilityID string          `json:"capabilityId"`
 	Title        string          `json:"title,omitempty"`
-	Risk         Risk            `json:"risk"`
+	Risk         capability.Risk `json:"risk"`
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Constraints are the proposal's constraints (domains, paths, rate
@@ -94,47 +94,6 @@ type Capability struct {
 
 // Name returns "extensionId/capabilityId", the name operators type.
 func (c Capability) Name() string { return c.ExtensionID + "/" + c.CapabilityID }
-
-// Risk is a capability's risk metadata, each field with where it came from.
-type Risk struct {
-	RiskLevel   Field[mcpclient.RiskLevel]   `json:"riskLevel"`
-	SideEffects Field[mcpclient.SideEffects] `json:"sideEffects"`
-	DataEgress  Field[mcpclient.DataEgress]  `json:"dataEgress"`
-}
-
-// Field is one risk field: its value (empty when unknown) and its source
-// ("server_meta", "annotations" or "operator").
-type Field[T ~string] struct {
-	Value  T                `json:"value,omitempty"`
-	Source mcpclient.Source `json:"source,omitempty"`
-	// Basis is the evidence: the annotations read, or the operator's reason.
-	Basis string `json:"basis,omitempty"`
-}
-
-// Unknown returns the names of the fields without a value, in the order
-// riskLevel, sideEffects, dataEgress.
-func (r Risk) Unknown() []string {
-	var out []string
-	if r.RiskLevel.Value == "" {
-		out = append(out, "riskLevel")
-	}
-	if r.SideEffects.Value == "" {
-		out = append(out, "sideEffects")
-	}
-	if r.DataEgress.Value == "" {
-		out = append(out, "dataEgress")
-	}
-	return out
-}
-
-// FromServer converts what mcpclient derived from a server.
-func FromServer(m mcpclient.RiskMetadata) Risk {
-	return Risk{
-		RiskLevel:   Field[mcpclient.RiskLevel]{Value: m.RiskLevel.Value, Source: m.RiskLevel.Source, Basis: m.RiskLevel.Basis},
-		SideEffects: Field[mcpclient.SideEffects]{Value: m.SideEffects.Value, Source: m.SideEffects.Source, Basis: m.SideEffects.Basis},
-		DataEgress:  Field[mcpclient.DataEgress]{Value: m.DataEgress.Value, Source: m.DataEgress.Source, Basis: m.DataEgress.Basis},
-	}
-}
 
 // Approval records who approved a manifest, when, and which capabilities.
 type Approval struct {
@@ -214,7 +173,7 @@ func (m *Manifest) Validate(approved bool) error {
 			return bad("capabilities[%d] (%s): not sorted or repeated", i, name)
 		}
 		prev = name
-		if err := c.Risk.check(); err != nil {
+		if err := c.Risk.Check(); err != nil {
 			return bad("capabilities[%d] (%s): %v", i, name, err)
 		}
 		if approved && len(c.Risk.Unknown()) > 0 {
@@ -223,36 +182,6 @@ func (m *Manifest) Validate(approved bool) error {
 	}
 	if approved && m.Approval == nil {
 		return bad("approval is missing")
-	}
-	return nil
-}
-
-func (r Risk) check() error {
-	if v := r.RiskLevel.Value; v != "" && !v.Valid() {
-		return fmt.Errorf("risk.riskLevel %q is not read, write or destructive", v)
-	}
-	if v := r.SideEffects.Value; v != "" && !v.Valid() {
-		return fmt.Errorf("risk.sideEffects %q is not none, internal or external", v)
-	}
-	if v := r.DataEgress.Value; v != "" && !v.Valid() {
-		return fmt.Errorf("risk.dataEgress %q is not none or network", v)
-	}
-	for _, f := range []struct {
-		name     string
-		val, src string
-	}{
-		{"riskLevel", string(r.RiskLevel.Value), string(r.RiskLevel.Source)},
-		{"sideEffects", string(r.SideEffects.Value), string(r.SideEffects.Source)},
-		{"dataEgress", string(r.DataEgress.Value), string(r.DataEgress.Source)},
-	} {
-		if (f.val == "") != (f.src == "") {
-			return fmt.Errorf("risk.%s: a value needs a source and a source a value", f.name)
-		}
-		switch mcpclient.Source(f.src) {
-		case "", mcpclient.SourceServerMeta, mcpclient.SourceAnnotations, mcpclient.SourceOperator:
-		default:
-			return fmt.Errorf("risk.%s.source %q is not server_meta, annotations or operator", f.name, f.src)
-		}
 	}
 	return nil
 }

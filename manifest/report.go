@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/capability"
 )
 
 // Report is install_report.json: everything skillgate learned and decided
@@ -31,7 +31,7 @@ type Report struct {
 	// Overrides are the operator's completions and overrides, in order.
 	Overrides []Override `json:"overrides"`
 	// Pins are the approved pins per server id; set at approval.
-	Pins map[string]mcpclient.PinSet `json:"pins,omitempty"`
+	Pins map[string]capability.PinSet `json:"pins,omitempty"`
 	// Drift lists the drift found after approval, oldest first.
 	Drift []DriftRecord `json:"drift,omitempty"`
 	// AnalyzedAt is when introspection ran.
@@ -51,18 +51,18 @@ type SkillSummary struct {
 
 // ServerResult is the introspection of one declared server.
 type ServerResult struct {
-	ServerID    string                   `json:"serverId"`
-	Declaration mcpclient.RedactedServer `json:"declaration"`
+	ServerID    string                    `json:"serverId"`
+	Declaration capability.RedactedServer `json:"declaration"`
 	// Error is set when the server could not be introspected; its
 	// capabilities are then unknown and the skill is blocked.
-	Error           *ServerFailure            `json:"error,omitempty"`
-	Server          *mcpclient.ServerIdentity `json:"serverInfo,omitempty"`
-	ProtocolVersion string                    `json:"protocolVersion,omitempty"`
+	Error           *ServerFailure             `json:"error,omitempty"`
+	Server          *capability.ServerIdentity `json:"serverInfo,omitempty"`
+	ProtocolVersion string                     `json:"protocolVersion,omitempty"`
 	// RawToolsList holds every tools/list page exactly as received.
-	RawToolsList []mcpclient.RawPage `json:"rawToolsList,omitempty"`
+	RawToolsList []capability.RawPage `json:"rawToolsList,omitempty"`
 	// Pins pins every tool offered at analysis; approval selects from it.
-	Pins      *mcpclient.PinSet `json:"introspectedPins,omitempty"`
-	ElapsedMS float64           `json:"elapsedMs"`
+	Pins      *capability.PinSet `json:"introspectedPins,omitempty"`
+	ElapsedMS float64            `json:"elapsedMs"`
 }
 
 // ServerFailure is why a server could not be introspected.
@@ -82,21 +82,16 @@ const (
 
 // CapabilityReport is one introspected tool.
 type CapabilityReport struct {
-	ExtensionID  string          `json:"extensionId"`
-	CapabilityID string          `json:"capabilityId"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	// ServerRisk is what the server stated (mcpclient.DeriveRisk).
-	ServerRisk Risk `json:"serverRisk"`
+	// Tool is the tool's identity and definition as introspected.
+	capability.Tool
+	// ServerRisk is what the server stated (derived by the MCP client from the tool definition).
+	ServerRisk capability.Risk `json:"serverRisk"`
 	// Risk is the effective metadata: the server's, completed or overridden
 	// by the operator (source "operator").
-	Risk Risk `json:"risk"`
+	Risk capability.Risk `json:"risk"`
 	// Conflicts are _meta values below what the annotations imply.
-	Conflicts []mcpclient.RiskConflict `json:"conflicts,omitempty"`
-	Problems  []mcpclient.Problem      `json:"problems,omitempty"`
+	Conflicts []capability.RiskConflict `json:"conflicts,omitempty"`
+	Problems  []capability.Problem      `json:"problems,omitempty"`
 	// Proposed is whether the (validated) proposal includes it.
 	Proposed bool   `json:"proposed"`
 	Status   string `json:"status"`
@@ -104,9 +99,6 @@ type CapabilityReport struct {
 	Blockers []string `json:"blockers,omitempty"`
 	Pin      string   `json:"pin,omitempty"`
 }
-
-// Name returns "extensionId/capabilityId".
-func (c CapabilityReport) Name() string { return c.ExtensionID + "/" + c.CapabilityID }
 
 // ProposalReport records the proposal and its corrections.
 type ProposalReport struct {
@@ -155,21 +147,21 @@ type Override struct {
 	Field      string `json:"field"`
 	Value      string `json:"value"`
 	// ServerValue is what the server stated, empty when it stated nothing.
-	ServerValue  string           `json:"serverValue,omitempty"`
-	ServerSource mcpclient.Source `json:"serverSource,omitempty"`
-	Why          string           `json:"why"`
-	By           string           `json:"by"`
-	At           time.Time        `json:"at"`
+	ServerValue  string            `json:"serverValue,omitempty"`
+	ServerSource capability.Source `json:"serverSource,omitempty"`
+	Why          string            `json:"why"`
+	By           string            `json:"by"`
+	At           time.Time         `json:"at"`
 	// Forced marks a value below what the server declared (--force).
 	Forced bool `json:"forced,omitempty"`
 }
 
 // DriftRecord is drift found after approval.
 type DriftRecord struct {
-	ServerID string          `json:"serverId"`
-	At       time.Time       `json:"at"`
-	By       string          `json:"by"`
-	Drift    mcpclient.Drift `json:"drift"`
+	ServerID string           `json:"serverId"`
+	At       time.Time        `json:"at"`
+	By       string           `json:"by"`
+	Drift    capability.Drift `json:"drift"`
 	// Blocked are the approved capabilities the drift blocked.
 	Blocked []string `json:"blocked"`
 }
@@ -186,14 +178,14 @@ func ParseReport(data []byte) (*Report, error) {
 	if !strings.HasPrefix(r.Version, "sha256:") {
 		return nil, fmt.Errorf("%w: install report: version %q is not a sha256: digest", ErrInvalid, r.Version)
 	}
-	if len(r.Capabilities) > MaxCapabilities*mcpclient.MaxServers {
+	if len(r.Capabilities) > MaxCapabilities*capability.MaxServers {
 		return nil, fmt.Errorf("%w: install report: %d capabilities", ErrInvalid, len(r.Capabilities))
 	}
 	for i, c := range r.Capabilities {
-		if err := c.Risk.check(); err != nil {
+		if err := c.Risk.Check(); err != nil {
 			return nil, fmt.Errorf("%w: install report: capabilities[%d] (%s): %v", ErrInvalid, i, c.Name(), err)
 		}
-		if err := c.ServerRisk.check(); err != nil {
+		if err := c.ServerRisk.Check(); err != nil {
 			return nil, fmt.Errorf("%w: install report: capabilities[%d] (%s): serverRisk: %v", ErrInvalid, i, c.Name(), err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
@@ -22,7 +23,7 @@ const (
 	// MaxConfigBytes is the largest mcp.json accepted.
 	MaxConfigBytes = 64 << 10
 	// MaxServers is the most servers one mcp.json may declare.
-	MaxServers = 32
+	MaxServers = capability.MaxServers
 	// MaxArgs is the most command arguments per server.
 	MaxArgs = 64
 	// MaxEnv is the most environment variables per server.
@@ -36,18 +37,6 @@ const (
 	MaxURLBytes = 2048
 	// MaxServerIDBytes bounds a server id.
 	MaxServerIDBytes = 64
-)
-
-// Transport names how skillgate reaches a declared server.
-type Transport string
-
-// The transports a declaration may use.
-const (
-	// TransportStdio starts Command as a subprocess and speaks
-	// newline-delimited JSON-RPC over its stdin and stdout.
-	TransportStdio Transport = "stdio"
-	// TransportHTTP connects to URL with the MCP streamable HTTP transport.
-	TransportHTTP Transport = "http"
 )
 
 var (
@@ -99,7 +88,7 @@ type ServerDecl struct {
 	ID string
 	// Transport is TransportStdio when Command is set, TransportHTTP when URL
 	// is set.
-	Transport Transport
+	Transport capability.Transport
 	// Command is the program to run (looked up on PATH when it has no slash).
 	Command string
 	// Args are passed to Command verbatim; they may not reference credentials
@@ -113,28 +102,12 @@ type ServerDecl struct {
 	Headers map[string]string
 }
 
-// RedactedServer is the view of a [ServerDecl] that is safe for reports and
-// logs: credential references are kept by name, every literal env or header
-// value is replaced by [redacted], and URL query values are hidden.
-type RedactedServer struct {
-	ID        string            `json:"id"`
-	Transport Transport         `json:"transport"`
-	Command   string            `json:"command,omitempty"`
-	Args      []string          `json:"args,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
-	URL       string            `json:"url,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
-	// Credentials lists, sorted, the credential names the declaration
-	// references.
-	Credentials []string `json:"credentials,omitempty"`
-}
-
 // redactedText replaces a literal segment of a template in the redacted view.
 const redactedText = "[redacted]"
 
 // Redacted returns the report-safe view of d.
-func (d ServerDecl) Redacted() RedactedServer {
-	r := RedactedServer{
+func (d ServerDecl) Redacted() capability.RedactedServer {
+	r := capability.RedactedServer{
 		ID:          d.ID,
 		Transport:   d.Transport,
 		Command:     d.Command,
@@ -346,12 +319,12 @@ func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
 	case !hasCommand && !hasURL:
 		return d, fmt.Errorf("neither command nor url is set; declare exactly one")
 	case hasCommand:
-		d.Transport = TransportStdio
+		d.Transport = capability.TransportStdio
 		if fields["headers"] {
 			return d, fmt.Errorf("headers apply to url servers; a command server takes env")
 		}
 	default:
-		d.Transport = TransportHTTP
+		d.Transport = capability.TransportHTTP
 		if fields["args"] || fields["env"] {
 			return d, fmt.Errorf("args and env apply to command servers; a url server takes headers")
 		}
@@ -359,11 +332,11 @@ func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
 	switch typ {
 	case "":
 	case "stdio":
-		if d.Transport != TransportStdio {
+		if d.Transport != capability.TransportStdio {
 			return d, fmt.Errorf("type is \"stdio\" but url is set; use command")
 		}
 	case "http", "streamable-http", "streamableHttp":
-		if d.Transport != TransportHTTP {
+		if d.Transport != capability.TransportHTTP {
 			return d, fmt.Errorf("type is %q but command is set; use url", typ)
 		}
 	case "sse":

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 )
 
@@ -26,16 +27,16 @@ func TestParseConfig(t *testing.T) {
 				"github": {"url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}
 			}}`,
 			want: []mcpclient.ServerDecl{
-				{ID: "github", Transport: mcpclient.TransportHTTP, URL: "https://api.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${GITHUB_TOKEN}"}},
-				{ID: "memory", Transport: mcpclient.TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"}, Env: map[string]string{"MEMORY_FILE_PATH": "/data/memory.json"}},
+				{ID: "github", Transport: capability.TransportHTTP, URL: "https://api.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+				{ID: "memory", Transport: capability.TransportStdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"}, Env: map[string]string{"MEMORY_FILE_PATH": "/data/memory.json"}},
 			},
 		},
 		{
 			name: "optional type agrees",
 			in:   `{"mcpServers": {"a": {"type": "stdio", "command": "srv"}, "b": {"type": "streamable-http", "url": "http://127.0.0.1:8080/mcp"}}}`,
 			want: []mcpclient.ServerDecl{
-				{ID: "a", Transport: mcpclient.TransportStdio, Command: "srv"},
-				{ID: "b", Transport: mcpclient.TransportHTTP, URL: "http://127.0.0.1:8080/mcp"},
+				{ID: "a", Transport: capability.TransportStdio, Command: "srv"},
+				{ID: "b", Transport: capability.TransportHTTP, URL: "http://127.0.0.1:8080/mcp"},
 			},
 		},
 		{
@@ -46,7 +47,7 @@ func TestParseConfig(t *testing.T) {
 		{
 			name: "escaped dollar brace",
 			in:   `{"mcpServers": {"a": {"command": "srv", "env": {"PATTERN": "$${HOME} and $5"}}}}`,
-			want: []mcpclient.ServerDecl{{ID: "a", Transport: mcpclient.TransportStdio, Command: "srv", Env: map[string]string{"PATTERN": "$${HOME} and $5"}}},
+			want: []mcpclient.ServerDecl{{ID: "a", Transport: capability.TransportStdio, Command: "srv", Env: map[string]string{"PATTERN": "$${HOME} and $5"}}},
 		},
 	}
 	for _, tc := range tests {
@@ -71,8 +72,8 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-func redactedAll(ds []mcpclient.ServerDecl) []mcpclient.RedactedServer {
-	out := make([]mcpclient.RedactedServer, len(ds))
+func redactedAll(ds []mcpclient.ServerDecl) []capability.RedactedServer {
+	out := make([]capability.RedactedServer, len(ds))
 	for i, d := range ds {
 		out[i] = d.Redacted()
 	}
@@ -164,8 +165,8 @@ func TestRedaction(t *testing.T) {
 	gh, _ := cfg.Server("gh")
 	local, _ := cfg.Server("local")
 
-	wantGH := mcpclient.RedactedServer{
-		ID: "gh", Transport: mcpclient.TransportHTTP,
+	wantGH := capability.RedactedServer{
+		ID: "gh", Transport: capability.TransportHTTP,
 		URL:         "https://api.example.com/mcp?api_key=[redacted]&v=[redacted]",
 		Headers:     map[string]string{"Authorization": "[redacted]${GH_TOKEN}", "X-Static": "[redacted]"},
 		Credentials: []string{"GH_TOKEN"},
@@ -173,8 +174,8 @@ func TestRedaction(t *testing.T) {
 	if got := gh.Redacted(); !reflect.DeepEqual(got, wantGH) {
 		t.Errorf("gh.Redacted()\n got %+v\nwant %+v", got, wantGH)
 	}
-	wantLocal := mcpclient.RedactedServer{
-		ID: "local", Transport: mcpclient.TransportStdio, Command: "srv", Args: []string{"--verbose"},
+	wantLocal := capability.RedactedServer{
+		ID: "local", Transport: capability.TransportStdio, Command: "srv", Args: []string{"--verbose"},
 		Env:         map[string]string{"TOKEN": "${LOCAL_TOKEN}", "PASSWORD": "[redacted]", "MIXED": "[redacted]${A}[redacted]${B}"},
 		Credentials: []string{"A", "B", "LOCAL_TOKEN"},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/stdiotap"
 )
@@ -23,7 +24,7 @@ type ConnOptions struct {
 	// blocked. Nil pins the tools listed at connect time (trust on first use
 	// for this connection only), so a change during the session is still
 	// caught.
-	Pins *PinSet
+	Pins *capability.PinSet
 	// LeftOut names the tools the server offered when Pins were approved
 	// that a human left out of the approval. Offered live, they are not
 	// drift (no warning, no OnDrift); like every unpinned tool they are
@@ -34,7 +35,7 @@ type ConnOptions struct {
 	// [Conn.Recheck]). It runs on the re-checking goroutine while the
 	// re-check lock is held, so it must not call Recheck or Close; CallTool,
 	// Drift and Blocked are fine.
-	OnDrift func(Drift)
+	OnDrift func(capability.Drift)
 }
 
 // Conn is a long-lived connection to one upstream server that enforces pins:
@@ -46,9 +47,9 @@ type ConnOptions struct {
 // concurrent use.
 type Conn struct {
 	u       *upstream
-	pins    PinSet
+	pins    capability.PinSet
 	leftOut []string
-	onDrift func(Drift)
+	onDrift func(capability.Drift)
 	limits  Limits
 	ctx     context.Context // ends at Close
 	cancel  context.CancelFunc
@@ -61,7 +62,7 @@ type Conn struct {
 	missed     bool // a notification arrived before ready
 	closed     bool
 	report     *ServerReport
-	drift      Drift
+	drift      capability.Drift
 	blocked    map[string]string // tool name → reason
 	recheckErr error
 	pending    chan struct{} // open while a notified re-check is outstanding
@@ -143,7 +144,7 @@ func Dial(ctx context.Context, decl ServerDecl, opts *ConnOptions) (*Conn, error
 // c.mu must be held.
 func (c *Conn) apply(r *ServerReport) {
 	c.report = r
-	c.drift = Diff(c.pins, r.Pins).Omit(c.leftOut)
+	c.drift = capability.Diff(c.pins, r.Pins).Omit(c.leftOut)
 	c.blocked = make(map[string]string)
 	for _, n := range c.leftOut {
 		_, pinned := c.pins.Lookup(n)
@@ -167,7 +168,7 @@ func (c *Conn) apply(r *ServerReport) {
 }
 
 // Server returns the identity the server reported at connect.
-func (c *Conn) Server() ServerIdentity { return c.u.server }
+func (c *Conn) Server() capability.ServerIdentity { return c.u.server }
 
 // Report returns the latest introspection report.
 func (c *Conn) Report() *ServerReport {
@@ -177,7 +178,7 @@ func (c *Conn) Report() *ServerReport {
 }
 
 // Drift returns the drift found by the latest successful re-check.
-func (c *Conn) Drift() Drift {
+func (c *Conn) Drift() capability.Drift {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.drift
@@ -209,13 +210,13 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Recheck lists the tools again and compares them with the pins. It returns
 // the new drift; on error the previous report stays, and every call fails
 // with [ErrRecheckFailed] until a re-check succeeds.
-func (c *Conn) Recheck(ctx context.Context) (Drift, error) {
+func (c *Conn) Recheck(ctx context.Context) (capability.Drift, error) {
 	c.recheckMu.Lock()
 	defer c.recheckMu.Unlock()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return Drift{}, &ServerError{ServerID: c.u.id, Phase: "tools/list", Err: ErrClosed}
+		return capability.Drift{}, &ServerError{ServerID: c.u.id, Phase: "tools/list", Err: ErrClosed}
 	}
 	gen := c.gen
 	c.mu.Unlock()
@@ -238,7 +239,7 @@ func (c *Conn) Recheck(ctx context.Context) (Drift, error) {
 
 	if err != nil {
 		c.u.o.logger.Warn("mcpclient: pin re-check failed; calls are refused", "server", c.u.id, "error", err)
-		return Drift{}, err
+		return capability.Drift{}, err
 	}
 	if !drift.Empty() {
 		c.u.o.logger.Warn("mcpclient: pinned tools drifted", "server", c.u.id, "affected", drift.Affected())

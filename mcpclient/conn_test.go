@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
@@ -161,19 +162,19 @@ func TestConnRugPullBetweenRuns(t *testing.T) {
 		t.Fatalf("approved = %v", got)
 	}
 
-	var drifts []mcpclient.Drift
+	var drifts []capability.Drift
 	opts := connOptions(testLimits())
 	opts.Pins = &approved
-	opts.OnDrift = func(d mcpclient.Drift) { drifts = append(drifts, d) }
+	opts.OnDrift = func(d capability.Drift) { drifts = append(drifts, d) }
 	c, err := mcpclient.Dial(ctx, decl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 
-	want := mcpclient.Drift{
+	want := capability.Drift{
 		Added: []string{"break_list"},
-		Changed: []mcpclient.ToolChange{{Name: "add", Fields: []mcpclient.FieldChange{{
+		Changed: []capability.ToolChange{{Name: "add", Fields: []capability.FieldChange{{
 			Field:  "description",
 			Before: testserver.AddDescription,
 			After:  testserver.PoisonedAddDescription,
@@ -217,9 +218,9 @@ func TestConnRugPullMidSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	decl := testDecl(t, "calc", testserver.ModeRugPull, nil)
-	drifted := make(chan mcpclient.Drift, 4)
+	drifted := make(chan capability.Drift, 4)
 	opts := connOptions(testLimits())
-	opts.OnDrift = func(d mcpclient.Drift) { drifted <- d }
+	opts.OnDrift = func(d capability.Drift) { drifted <- d }
 	c, err := mcpclient.Dial(ctx, decl, opts) // nil Pins: pin what is listed now
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +236,7 @@ func TestConnRugPullMidSession(t *testing.T) {
 	if _, err := c.CallTool(ctx, "mutate", nil); err != nil {
 		t.Fatal(err)
 	}
-	var d mcpclient.Drift
+	var d capability.Drift
 	select {
 	case d = <-drifted:
 	case <-time.After(10 * time.Second):

@@ -37,7 +37,7 @@
 //	conn, err := mcpclient.Dial(ctx, decl, &mcpclient.ConnOptions{
 //		Options: opts,
 //		Pins:    &approved,
-//		OnDrift: func(d mcpclient.Drift) { registry.Block(d.Affected()) },
+//		OnDrift: func(d capability.Drift) { registry.Block(d.Affected()) },
 //	})
 //	res, err := conn.CallTool(ctx, "search_issues", args) // ErrToolBlocked on drift
 //
@@ -53,7 +53,7 @@
 //
 // A server states risk directly under the tool _meta key [MetaKey]
 // ("io.skillgate/risk"); otherwise explicitly present annotations are mapped
-// (see [DeriveRisk]). Absent annotations are not metadata, so a field with no
+// (see [DeriveRisk]) into a [capability.RiskMetadata]. Absent annotations are not metadata, so a field with no
 // statement stays unknown and the caller must block the capability until an
 // operator supplies it.
 //
@@ -61,7 +61,11 @@
 //
 // A pin is the SHA-256 of the RFC 8785 canonical JSON of the whole tool
 // definition as received, together with the server's reported name and
-// version, under a versioned domain tag ([ToolPin]). [Diff] compares a pinned
-// set with a live one and reports added, removed, changed (field by field,
-// with readable before and after) and probably renamed tools.
+// version, under a versioned domain tag ([capability.ToolPin]). The pin
+// types and [capability.Diff], which compares a pinned set with a live one
+// and reports added, removed, changed (field by field, with readable before
+// and after) and probably renamed tools, live in package capability, beside
+// the risk vocabulary, so that the artefact types and the policy engine use
+// them without importing this client. This package pins what it lists and
+// re-checks live connections against the approved pins.
 package mcpclient

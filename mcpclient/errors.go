@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"errors"
 	"fmt"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // Sentinel errors. Every error this package returns wraps exactly one of them,
@@ -54,20 +56,6 @@ var (
 	// connection closed, an HTTP error status).
 	ErrConnection = errors.New("connection failed")
 
-	// ErrInvalidTool is a per-tool problem: a field of the tool definition has
-	// the wrong type, the name breaks the MCP naming rule, the definition is
-	// not canonical JSON (for example a duplicate key), or the skillgate risk
-	// _meta entry is malformed.
-	ErrInvalidTool = errors.New("invalid tool definition")
-
-	// ErrInvalidSchema is a per-tool problem: the input or output schema is
-	// not a JSON Schema object of type "object" that compiles.
-	ErrInvalidSchema = errors.New("invalid schema")
-
-	// ErrToolTooLarge is a per-tool problem: the description or a schema is
-	// larger than its limit.
-	ErrToolTooLarge = errors.New("tool definition too large")
-
 	// ErrToolBlocked means [Conn.CallTool] refused a call because the tool is
 	// not pinned, changed since it was pinned, or is no longer offered.
 	ErrToolBlocked = errors.New("tool blocked")
@@ -76,13 +64,28 @@ var (
 	// every call is refused until a re-check succeeds (fail closed).
 	ErrRecheckFailed = errors.New("pin re-check failed")
 
-	// ErrInvalidPin means a stored pin set cannot be trusted: a digest does
-	// not match its recorded definition, or a definition is not canonical.
-	ErrInvalidPin = errors.New("invalid pin")
-
 	// ErrClosed means the [Conn] was closed, by the caller or because the
 	// upstream connection ended.
 	ErrClosed = errors.New("connection closed")
+
+	// ErrInvalidTool is [capability.ErrInvalidTool], a per-tool problem:
+	// a field of the tool definition has the wrong type, the name breaks
+	// the MCP naming rule, the definition is not canonical JSON, or the
+	// skillgate risk _meta entry is malformed.
+	ErrInvalidTool = capability.ErrInvalidTool
+
+	// ErrInvalidSchema is [capability.ErrInvalidSchema], a per-tool
+	// problem: a schema is not a JSON Schema object of type "object" that
+	// compiles.
+	ErrInvalidSchema = capability.ErrInvalidSchema
+
+	// ErrToolTooLarge is [capability.ErrToolTooLarge], a per-tool problem:
+	// the description or a schema is larger than its limit.
+	ErrToolTooLarge = capability.ErrToolTooLarge
+
+	// ErrInvalidPin is [capability.ErrInvalidPin]: a stored pin set cannot
+	// be trusted.
+	ErrInvalidPin = capability.ErrInvalidPin
 )
 
 // ServerError is the error returned when talking to one declared server
@@ -105,44 +108,3 @@ func (e *ServerError) Error() string {
 
 // Unwrap returns the cause, so errors.Is finds the sentinel.
 func (e *ServerError) Unwrap() error { return e.Err }
-
-// ProblemCode classifies a per-tool problem found during introspection.
-type ProblemCode string
-
-// The closed set of per-tool problem codes. Each maps to one sentinel error
-// (see [Problem.Err]).
-const (
-	// ProblemInvalidTool maps to [ErrInvalidTool].
-	ProblemInvalidTool ProblemCode = "invalid_tool"
-	// ProblemInvalidSchema maps to [ErrInvalidSchema].
-	ProblemInvalidSchema ProblemCode = "invalid_schema"
-	// ProblemTooLarge maps to [ErrToolTooLarge].
-	ProblemTooLarge ProblemCode = "too_large"
-)
-
-// Problem is one reason a tool cannot be approved. Problems are data, not
-// errors, because a server with one bad tool still reports its good ones; a
-// caller must block a capability that has any.
-type Problem struct {
-	// Code classifies the problem.
-	Code ProblemCode `json:"code"`
-	// Field is the tool field at fault, for example "inputSchema" or
-	// "annotations.readOnlyHint".
-	Field string `json:"field"`
-	// Message says what is wrong and, where it helps, what the limit is.
-	Message string `json:"message"`
-}
-
-// Err returns the problem as an error that wraps its sentinel.
-func (p Problem) Err() error {
-	var sentinel error
-	switch p.Code {
-	case ProblemInvalidSchema:
-		sentinel = ErrInvalidSchema
-	case ProblemTooLarge:
-		sentinel = ErrToolTooLarge
-	default:
-		sentinel = ErrInvalidTool
-	}
-	return fmt.Errorf("%w: %s: %s", sentinel, p.Field, p.Message)
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 )
 
@@ -43,11 +44,11 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			seen[strings.ToLower(d.ID)] = true
 			switch d.Transport {
-			case mcpclient.TransportStdio:
+			case capability.TransportStdio:
 				if d.Command == "" || d.URL != "" || d.Headers != nil || len(d.Args) > mcpclient.MaxArgs || len(d.Env) > mcpclient.MaxEnv {
 					t.Fatalf("bad stdio declaration %v", d)
 				}
-			case mcpclient.TransportHTTP:
+			case capability.TransportHTTP:
 				if d.URL == "" || d.Command != "" || d.Args != nil || d.Env != nil || len(d.Headers) > mcpclient.MaxHeaders {
 					t.Fatalf("bad http declaration %v", d)
 				}
@@ -78,7 +79,7 @@ func FuzzParseConfig(f *testing.F) {
 // identically twice, and shows no drift against itself.
 func FuzzToolDefinition(f *testing.F) {
 	f.Add([]byte(`{"name":"t","annotations":{"readOnlyHint":true}}`))
-	server := mcpclient.ServerIdentity{Name: "s", Version: "1"}
+	server := capability.ServerIdentity{Name: "s", Version: "1"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, _ := mcpclient.DeriveRisk(data)
 		for _, f := range m.Unknown() {
@@ -89,22 +90,22 @@ func FuzzToolDefinition(f *testing.F) {
 		if m.RiskLevel.Known() && !m.RiskLevel.Value.Valid() {
 			t.Fatalf("invalid risk level %q", m.RiskLevel.Value)
 		}
-		pin, err := mcpclient.NewToolPin(server, data)
+		pin, err := capability.NewToolPin(server, data)
 		if err != nil {
 			if !errors.Is(err, mcpclient.ErrInvalidTool) {
 				t.Fatalf("error does not wrap ErrInvalidTool: %v", err)
 			}
 			return
 		}
-		again, err := mcpclient.NewToolPin(server, pin.Definition)
+		again, err := capability.NewToolPin(server, pin.Definition)
 		if err != nil || again.Name != pin.Name || again.Digest != pin.Digest || string(again.Definition) != string(pin.Definition) {
 			t.Fatalf("re-pinning the canonical definition differs: %v", err)
 		}
-		set := mcpclient.PinSet{Server: server, Tools: []mcpclient.ToolPin{pin}}
+		set := capability.PinSet{Server: server, Tools: []capability.ToolPin{pin}}
 		if err := set.Verify(); err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
-		if d := mcpclient.Diff(set, set); !d.Empty() {
+		if d := capability.Diff(set, set); !d.Empty() {
 			t.Fatalf("drift against itself: %v", d)
 		}
 	})

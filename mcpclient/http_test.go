@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
@@ -42,7 +43,7 @@ func serveHTTP(t *testing.T, mode string, opts *mcp.StreamableHTTPOptions) strin
 func httpDecl(url string) mcpclient.ServerDecl {
 	return mcpclient.ServerDecl{
 		ID:        "remote",
-		Transport: mcpclient.TransportHTTP,
+		Transport: capability.TransportHTTP,
 		URL:       url,
 		Headers:   map[string]string{"Authorization": "Bearer ${API_TOKEN}"},
 	}
@@ -86,7 +87,7 @@ func TestHTTPIntrospect(t *testing.T) {
 				t.Errorf("raw page: %v, %d tools", err, len(page.Tools))
 			}
 			web, _ := r.Capability("web_search")
-			if web.Risk.DataEgress.Value != mcpclient.EgressNetwork {
+			if web.Risk.DataEgress.Value != capability.EgressNetwork {
 				t.Errorf("web_search egress = %+v", web.Risk.DataEgress)
 			}
 			report, _ := json.Marshal(r)
@@ -104,8 +105,8 @@ func TestHTTPConnCallTool(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := serveHTTP(t, testserver.ModeRugPull, nil)
-	drifted := make(chan mcpclient.Drift, 4)
-	opts := &mcpclient.ConnOptions{Options: *httpOptions(testLimits()), OnDrift: func(d mcpclient.Drift) { drifted <- d }}
+	drifted := make(chan capability.Drift, 4)
+	opts := &mcpclient.ConnOptions{Options: *httpOptions(testLimits()), OnDrift: func(d capability.Drift) { drifted <- d }}
 	c, err := mcpclient.Dial(ctx, httpDecl(url), opts)
 	if err != nil {
 		t.Fatal(err)

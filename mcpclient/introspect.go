@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
@@ -21,28 +22,17 @@ var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // Capability is one tool of one server, as introspected: the unit a human
 // approves and policy allows.
 type Capability struct {
-	// ExtensionID is the declared server id.
-	ExtensionID string `json:"extensionId"`
-	// CapabilityID is the tool name.
-	CapabilityID string `json:"capabilityId"`
-	// Title is the tool's title, if any.
-	Title string `json:"title,omitempty"`
-	// Description is the tool's description; empty when it broke a limit
-	// (see Problems).
-	Description string `json:"description,omitempty"`
-	// InputSchema and OutputSchema are the schemas as received.
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	// Annotations are the tool annotations as received.
-	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Tool is the tool's identity and definition as received; its
+	// Description is empty when it broke a limit (see Problems).
+	capability.Tool
 	// Risk is the risk metadata derived from the server; see [DeriveRisk].
-	Risk RiskMetadata `json:"risk"`
+	Risk capability.RiskMetadata `json:"risk"`
 	// Pin is the tool's pin digest; empty when the definition cannot be
 	// pinned (see Problems).
 	Pin string `json:"pin,omitempty"`
 	// Problems lists why the tool cannot be approved as is. A capability
 	// with problems must stay blocked.
-	Problems []Problem `json:"problems,omitempty"`
+	Problems []capability.Problem `json:"problems,omitempty"`
 }
 
 // Err returns nil when the capability has no problems, else every problem
@@ -58,24 +48,15 @@ func (c Capability) Err() error {
 	return fmt.Errorf("mcpclient: server %q: tool %q: %w", c.ExtensionID, c.CapabilityID, errors.Join(errs...))
 }
 
-// RawPage is one tools/list result exactly as received. Result holds the
-// bytes the server sent; marshalling with encoding/json compacts it, so
-// SHA256 and Bytes record the original for audit.
-type RawPage struct {
-	Result json.RawMessage `json:"result"`
-	SHA256 string          `json:"sha256"`
-	Bytes  int             `json:"bytes"`
-}
-
 // ServerReport is the result of introspecting one declared server. It holds
 // no secret: the declaration is in its redacted form.
 type ServerReport struct {
 	// ServerID is the declared server id.
 	ServerID string `json:"serverId"`
 	// Declaration is the redacted declaration.
-	Declaration RedactedServer `json:"declaration"`
+	Declaration capability.RedactedServer `json:"declaration"`
 	// Server is the name and version the server reported (serverInfo).
-	Server ServerIdentity `json:"serverInfo"`
+	Server capability.ServerIdentity `json:"serverInfo"`
 	// ServerTitle is the server's display title, if it reported one.
 	ServerTitle string `json:"serverTitle,omitempty"`
 	// ProtocolVersion is the negotiated MCP protocol version.
@@ -83,12 +64,12 @@ type ServerReport struct {
 	// ToolsCapability reports whether the server advertised tools at all.
 	ToolsCapability bool `json:"toolsCapability"`
 	// RawToolsList holds every tools/list page in order, as received.
-	RawToolsList []RawPage `json:"rawToolsList"`
+	RawToolsList []capability.RawPage `json:"rawToolsList"`
 	// Capabilities holds one entry per tool, sorted by CapabilityID.
 	Capabilities []Capability `json:"capabilities"`
 	// Pins pins every tool that could be pinned (those without a pin
 	// problem). Approve a subset with [PinSet.Select].
-	Pins PinSet `json:"pins"`
+	Pins capability.PinSet `json:"pins"`
 	// Elapsed is how long introspection took.
 	Elapsed time.Duration `json:"elapsedNs"`
 }
@@ -164,13 +145,13 @@ func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 		ServerTitle:     u.title,
 		ProtocolVersion: u.proto,
 		ToolsCapability: u.tools,
-		RawToolsList:    make([]RawPage, len(pages)),
+		RawToolsList:    make([]capability.RawPage, len(pages)),
 		Capabilities:    make([]Capability, 0, len(tools)),
-		Pins:            PinSet{Server: u.server, Tools: []ToolPin{}},
+		Pins:            capability.PinSet{Server: u.server, Tools: []capability.ToolPin{}},
 	}
 	for i, p := range pages {
 		sum := sha256.Sum256(p)
-		r.RawToolsList[i] = RawPage{Result: p, SHA256: hex.EncodeToString(sum[:]), Bytes: len(p)}
+		r.RawToolsList[i] = capability.RawPage{Result: p, SHA256: hex.EncodeToString(sum[:]), Bytes: len(p)}
 	}
 	seen := make(map[string]bool, len(tools))
 	for i, raw := range tools {
@@ -198,8 +179,8 @@ func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 // buildCapability validates one raw tool. It returns an error only when the
 // tool has no usable identity (not an object, no string name); every other
 // fault becomes a Problem.
-func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage, l Limits) (Capability, *ToolPin, error) {
-	c := Capability{ExtensionID: serverID}
+func buildCapability(serverID string, server capability.ServerIdentity, raw json.RawMessage, l Limits) (Capability, *capability.ToolPin, error) {
+	c := Capability{Tool: capability.Tool{ExtensionID: serverID}}
 	members, err := strictjson.Object(raw)
 	if err != nil {
 		// A duplicate key, for example. Recover the name the way most
@@ -211,7 +192,7 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 			return c, nil, fmt.Errorf("%s", describeObjectErr(err, "a tool"))
 		}
 		c.CapabilityID = *probe.Name
-		c.Problems = []Problem{{Code: ProblemInvalidTool, Field: "tool", Message: err.Error()}}
+		c.Problems = []capability.Problem{{Code: capability.ProblemInvalidTool, Field: "tool", Message: err.Error()}}
 		return c, nil, nil
 	}
 	fields := make(map[string]json.RawMessage, len(members))
@@ -223,11 +204,11 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 		return c, nil, fmt.Errorf("\"name\" is missing, empty or not a string")
 	}
 	c.CapabilityID = name
-	add := func(code ProblemCode, field, format string, args ...any) {
-		c.Problems = append(c.Problems, Problem{Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
+	add := func(code capability.ProblemCode, field, format string, args ...any) {
+		c.Problems = append(c.Problems, capability.Problem{Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if !toolNamePattern.MatchString(name) {
-		add(ProblemInvalidTool, "name", "%s breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -", strictjson.Quote(name, 160))
+		add(capability.ProblemInvalidTool, "name", "%s breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -", strictjson.Quote(name, 160))
 	}
 	for _, f := range []string{"title", "description"} {
 		v, present := fields[f]
@@ -237,9 +218,9 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 		s, ok := strictjson.String(v)
 		switch {
 		case !ok:
-			add(ProblemInvalidTool, f, "is %s; want a string", strictjson.Kind(v))
+			add(capability.ProblemInvalidTool, f, "is %s; want a string", strictjson.Kind(v))
 		case len(s) > l.MaxDescriptionBytes:
-			add(ProblemTooLarge, f, "is %d bytes; the limit is %d", len(s), l.MaxDescriptionBytes)
+			add(capability.ProblemTooLarge, f, "is %d bytes; the limit is %d", len(s), l.MaxDescriptionBytes)
 		case f == "title":
 			c.Title = s
 		default:
@@ -252,7 +233,7 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 			c.Problems = append(c.Problems, *p)
 		}
 	} else {
-		add(ProblemInvalidSchema, "inputSchema", "is missing")
+		add(capability.ProblemInvalidSchema, "inputSchema", "is missing")
 	}
 	if out, ok := fields["outputSchema"]; ok && strictjson.Kind(out) != "null" {
 		c.OutputSchema = out
@@ -263,12 +244,12 @@ func buildCapability(serverID string, server ServerIdentity, raw json.RawMessage
 	if a, ok := fields["annotations"]; ok {
 		c.Annotations = a
 	}
-	var ps []Problem
+	var ps []capability.Problem
 	c.Risk, ps = DeriveRisk(raw)
 	c.Problems = append(c.Problems, ps...)
-	pin, err := NewToolPin(server, raw)
+	pin, err := capability.NewToolPin(server, raw)
 	if err != nil {
-		add(ProblemInvalidTool, "definition", "cannot be pinned: %s", strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+": "))
+		add(capability.ProblemInvalidTool, "definition", "cannot be pinned: %s", strings.TrimPrefix(err.Error(), ErrInvalidTool.Error()+": "))
 		return c, nil, nil
 	}
 	c.Pin = pin.Digest

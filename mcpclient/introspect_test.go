@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
@@ -26,7 +27,7 @@ type riskWant struct {
 	egress, egressSrc, egressBasis string
 }
 
-func gotRisk(m mcpclient.RiskMetadata) riskWant {
+func gotRisk(m capability.RiskMetadata) riskWant {
 	return riskWant{
 		string(m.RiskLevel.Value), string(m.RiskLevel.Source), m.RiskLevel.Basis,
 		string(m.SideEffects.Value), string(m.SideEffects.Source), m.SideEffects.Basis,
@@ -43,7 +44,7 @@ func TestIntrospectNormalServer(t *testing.T) {
 	}
 	assertGone(t, decl)
 
-	if r.ServerID != "notes" || r.Server != (mcpclient.ServerIdentity{Name: "skillgate-testserver", Version: "1.0.0"}) || !r.ToolsCapability {
+	if r.ServerID != "notes" || r.Server != (capability.ServerIdentity{Name: "skillgate-testserver", Version: "1.0.0"}) || !r.ToolsCapability {
 		t.Errorf("server = %q %+v tools=%v", r.ServerID, r.Server, r.ToolsCapability)
 	}
 	const ann = "annotations: "
@@ -147,7 +148,7 @@ func TestIntrospectKeepsRawBytes(t *testing.T) {
 	if sum := sha256.Sum256([]byte(result)); r.RawToolsList[0].SHA256 != hex.EncodeToString(sum[:]) || r.RawToolsList[0].Bytes != len(result) {
 		t.Errorf("sha256 = %q, bytes = %d", r.RawToolsList[0].SHA256, r.RawToolsList[0].Bytes)
 	}
-	if r.Server != (mcpclient.ServerIdentity{Name: "raw-server", Version: "0.0.1"}) || r.ProtocolVersion != "2025-11-25" {
+	if r.Server != (capability.ServerIdentity{Name: "raw-server", Version: "0.0.1"}) || r.ProtocolVersion != "2025-11-25" {
 		t.Errorf("server %+v protocol %q", r.Server, r.ProtocolVersion)
 	}
 	pin, _ := r.Pins.Lookup("t")
@@ -373,23 +374,23 @@ func TestIntrospectToolProblems(t *testing.T) {
 		name string
 		mode string
 		env  map[string]string
-		want map[string][]mcpclient.Problem // tools with problems; others must have none
+		want map[string][]capability.Problem // tools with problems; others must have none
 		// wantErr holds the exact Capability.Err() text of some tools.
 		wantErr map[string]string
 	}{
 		{
 			name: "malformed schemas", mode: testserver.ModeMalformedSchema,
-			want: map[string][]mcpclient.Problem{
-				"bad_minimum":  {{Code: mcpclient.ProblemInvalidSchema, Field: "inputSchema", Message: `does not compile: "urn:skillgate:tool-schema#" is not valid against metaschema: jsonschema validation failed with 'https://json-schema.org/draft/2020-12/schema#' - at '': 'allOf' failed - at '/properties/n': 'allOf' failed - at '/properties/n/minimum': got string, want number`}},
-				"bad_output":   {{Code: mcpclient.ProblemInvalidSchema, Field: "outputSchema", Message: `does not compile: "urn:skillgate:tool-schema#" is not valid against metaschema: jsonschema validation failed with 'https://json-schema.org/draft/2020-12/schema#' - at '': 'allOf' failed - at '/properties/n': 'allOf' failed - at '/properties/n/type': 'anyOf' failed - at '/properties/n/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string' - at '/properties/n/type': got string, want array`}},
-				"dangling_ref": {{Code: mcpclient.ProblemInvalidSchema, Field: "inputSchema", Message: `does not compile: json-pointer in "urn:skillgate:tool-schema#/$defs/missing" not found`}},
-				"file_ref":     {{Code: mcpclient.ProblemInvalidSchema, Field: "inputSchema", Message: `does not compile: failing loading "file:///etc/passwd": external reference "file:///etc/passwd" is not allowed; a tool schema must be self-contained`}},
+			want: map[string][]capability.Problem{
+				"bad_minimum":  {{Code: capability.ProblemInvalidSchema, Field: "inputSchema", Message: `does not compile: "urn:skillgate:tool-schema#" is not valid against metaschema: jsonschema validation failed with 'https://json-schema.org/draft/2020-12/schema#' - at '': 'allOf' failed - at '/properties/n': 'allOf' failed - at '/properties/n/minimum': got string, want number`}},
+				"bad_output":   {{Code: capability.ProblemInvalidSchema, Field: "outputSchema", Message: `does not compile: "urn:skillgate:tool-schema#" is not valid against metaschema: jsonschema validation failed with 'https://json-schema.org/draft/2020-12/schema#' - at '': 'allOf' failed - at '/properties/n': 'allOf' failed - at '/properties/n/type': 'anyOf' failed - at '/properties/n/type': value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string' - at '/properties/n/type': got string, want array`}},
+				"dangling_ref": {{Code: capability.ProblemInvalidSchema, Field: "inputSchema", Message: `does not compile: json-pointer in "urn:skillgate:tool-schema#/$defs/missing" not found`}},
+				"file_ref":     {{Code: capability.ProblemInvalidSchema, Field: "inputSchema", Message: `does not compile: failing loading "file:///etc/passwd": external reference "file:///etc/passwd" is not allowed; a tool schema must be self-contained`}},
 			},
 		},
 		{
 			name: "megabyte description", mode: testserver.ModeHugeDescription,
-			want: map[string][]mcpclient.Problem{
-				"huge": {{Code: mcpclient.ProblemTooLarge, Field: "description", Message: "is 1048576 bytes; the limit is 32768"}},
+			want: map[string][]capability.Problem{
+				"huge": {{Code: capability.ProblemTooLarge, Field: "description", Message: "is 1048576 bytes; the limit is 32768"}},
 			},
 			wantErr: map[string]string{
 				"huge": `mcpclient: server "s": tool "huge": tool definition too large: description: is 1048576 bytes; the limit is 32768`,
@@ -407,21 +408,21 @@ func TestIntrospectToolProblems(t *testing.T) {
 				`{"name":"huge_number","inputSchema":{"type":"object","maximum":1e400}},` +
 				`{"name":"deep_schema","inputSchema":{"type":"object","properties":{"a":` + strings.Repeat(`{"items":`, 100) + `{}` + strings.Repeat(`}`, 100) + `}}}` +
 				`]}`},
-			want: map[string][]mcpclient.Problem{
-				"dup":           {{Code: mcpclient.ProblemInvalidTool, Field: "tool", Message: `duplicate key "description"`}},
-				"bad name!":     {{Code: mcpclient.ProblemInvalidTool, Field: "name", Message: `"bad name!" breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -`}},
-				"no_schema":     {{Code: mcpclient.ProblemInvalidSchema, Field: "inputSchema", Message: "is missing"}},
-				"string_schema": {{Code: mcpclient.ProblemInvalidSchema, Field: "inputSchema", Message: `must have "type": "object"`}},
+			want: map[string][]capability.Problem{
+				"dup":           {{Code: capability.ProblemInvalidTool, Field: "tool", Message: `duplicate key "description"`}},
+				"bad name!":     {{Code: capability.ProblemInvalidTool, Field: "name", Message: `"bad name!" breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -`}},
+				"no_schema":     {{Code: capability.ProblemInvalidSchema, Field: "inputSchema", Message: "is missing"}},
+				"string_schema": {{Code: capability.ProblemInvalidSchema, Field: "inputSchema", Message: `must have "type": "object"`}},
 				"typed_wrong": {
-					{Code: mcpclient.ProblemInvalidTool, Field: "title", Message: "is a number; want a string"},
-					{Code: mcpclient.ProblemInvalidTool, Field: "annotations.readOnlyHint", Message: "is a string; want a boolean"},
+					{Code: capability.ProblemInvalidTool, Field: "title", Message: "is a number; want a string"},
+					{Code: capability.ProblemInvalidTool, Field: "annotations.readOnlyHint", Message: "is a string; want a boolean"},
 				},
 				"bad_meta": {
-					{Code: mcpclient.ProblemInvalidTool, Field: `_meta["io.skillgate/risk"].riskLevel`, Message: `"harmless" is not one of read, write, destructive`},
-					{Code: mcpclient.ProblemInvalidTool, Field: `_meta["io.skillgate/risk"].scope`, Message: "unknown field; the entry has riskLevel, sideEffects and dataEgress"},
+					{Code: capability.ProblemInvalidTool, Field: `_meta["io.skillgate/risk"].riskLevel`, Message: `"harmless" is not one of read, write, destructive`},
+					{Code: capability.ProblemInvalidTool, Field: `_meta["io.skillgate/risk"].scope`, Message: "unknown field; the entry has riskLevel, sideEffects and dataEgress"},
 				},
-				"huge_number": {{Code: mcpclient.ProblemInvalidTool, Field: "definition", Message: `cannot be pinned: not canonical JSON: Number out of range: "1e400"`}},
-				"deep_schema": {{Code: mcpclient.ProblemTooLarge, Field: "inputSchema", Message: "nests 103 levels deep; the limit is 64"}},
+				"huge_number": {{Code: capability.ProblemInvalidTool, Field: "definition", Message: `cannot be pinned: not canonical JSON: Number out of range: "1e400"`}},
+				"deep_schema": {{Code: capability.ProblemTooLarge, Field: "inputSchema", Message: "nests 103 levels deep; the limit is 64"}},
 			},
 		},
 	}
@@ -467,11 +468,11 @@ func TestIntrospectToolProblems(t *testing.T) {
 }
 
 // sentinelOf is the documented sentinel of a problem code.
-func sentinelOf(code mcpclient.ProblemCode) error {
+func sentinelOf(code capability.ProblemCode) error {
 	switch code {
-	case mcpclient.ProblemInvalidSchema:
+	case capability.ProblemInvalidSchema:
 		return mcpclient.ErrInvalidSchema
-	case mcpclient.ProblemTooLarge:
+	case capability.ProblemTooLarge:
 		return mcpclient.ErrToolTooLarge
 	}
 	return mcpclient.ErrInvalidTool

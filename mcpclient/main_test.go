@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/mcpclient/internal/testserver"
 )
@@ -66,7 +67,7 @@ func testDecl(t testing.TB, id, mode string, env map[string]string) mcpclient.Se
 	for k, v := range env {
 		e[k] = v
 	}
-	return mcpclient.ServerDecl{ID: id, Transport: mcpclient.TransportStdio, Command: exe, Env: e}
+	return mcpclient.ServerDecl{ID: id, Transport: capability.TransportStdio, Command: exe, Env: e}
 }
 
 // assertGone fails the test if any process started for decl (the server or

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 )
 
@@ -40,7 +41,7 @@ func npmServer(t *testing.T, id, pkg string, args []string, env map[string]strin
 	for k, v := range env {
 		e[k] = v
 	}
-	return mcpclient.ServerDecl{ID: id, Transport: mcpclient.TransportStdio, Command: node, Args: append([]string{entry}, args...), Env: e}
+	return mcpclient.ServerDecl{ID: id, Transport: capability.TransportStdio, Command: node, Args: append([]string{entry}, args...), Env: e}
 }
 
 func npmOptions() *mcpclient.Options {
@@ -51,7 +52,7 @@ func npmOptions() *mcpclient.Options {
 // npmCase is one real server: the tools it must offer and the metadata a
 // few of them must derive from their real annotations.
 type npmCase struct {
-	server mcpclient.ServerIdentity
+	server capability.ServerIdentity
 	tools  []string
 	risk   map[string][3]string // tool → riskLevel, sideEffects, dataEgress
 }
@@ -85,8 +86,8 @@ func checkNPMReport(t *testing.T, r *mcpclient.ServerReport, want npmCase) {
 		if got != w {
 			t.Errorf("%s: derived %v; want %v (annotations %s)", name, got, w, c.Annotations)
 		}
-		for _, src := range []mcpclient.Source{c.Risk.RiskLevel.Source, c.Risk.SideEffects.Source, c.Risk.DataEgress.Source} {
-			if src != mcpclient.SourceAnnotations {
+		for _, src := range []capability.Source{c.Risk.RiskLevel.Source, c.Risk.SideEffects.Source, c.Risk.DataEgress.Source} {
+			if src != capability.SourceAnnotations {
 				t.Errorf("%s: source %q; want annotations", name, src)
 			}
 		}
@@ -112,7 +113,7 @@ func TestNPMFilesystemServer(t *testing.T) {
 	}
 	assertGone(t, decl)
 	checkNPMReport(t, r, npmCase{
-		server: mcpclient.ServerIdentity{Name: "secure-filesystem-server", Version: "0.2.0"},
+		server: capability.ServerIdentity{Name: "secure-filesystem-server", Version: "0.2.0"},
 		tools: []string{
 			"create_directory", "directory_tree", "edit_file", "get_file_info", "list_allowed_directories",
 			"list_directory", "list_directory_with_sizes", "move_file", "read_file", "read_media_file",
@@ -170,7 +171,7 @@ func TestNPMMemoryServer(t *testing.T) {
 	}
 	assertGone(t, decl)
 	checkNPMReport(t, r, npmCase{
-		server: mcpclient.ServerIdentity{Name: "memory-server", Version: "0.6.3"},
+		server: capability.ServerIdentity{Name: "memory-server", Version: "0.6.3"},
 		tools: []string{
 			"add_observations", "create_entities", "create_relations", "delete_entities",
 			"delete_observations", "delete_relations", "open_nodes", "read_graph", "search_nodes",
@@ -215,7 +216,7 @@ func TestNPMEverythingServer(t *testing.T) {
 	}
 	assertGone(t, decl)
 	checkNPMReport(t, r, npmCase{
-		server: mcpclient.ServerIdentity{Name: "mcp-servers/everything", Version: "2.0.0"},
+		server: capability.ServerIdentity{Name: "mcp-servers/everything", Version: "2.0.0"},
 		tools: []string{
 			"echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference",
 			"get-structured-content", "get-sum", "get-tiny-image", "gzip-file-as-resource",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
@@ -22,165 +23,6 @@ import (
 // A field given here wins over what annotations imply. An unknown field or a
 // value outside the set is a per-tool problem ([ErrInvalidTool]).
 const MetaKey = "io.skillgate/risk"
-
-// RiskLevel is how much a capability can change: read < write < destructive.
-type RiskLevel string
-
-// The risk levels, least to most severe.
-const (
-	RiskRead        RiskLevel = "read"
-	RiskWrite       RiskLevel = "write"
-	RiskDestructive RiskLevel = "destructive"
-)
-
-// SideEffects is where a capability's effects land: none < internal <
-// external.
-type SideEffects string
-
-// The side-effect scopes, narrowest first.
-const (
-	SideEffectsNone     SideEffects = "none"
-	SideEffectsInternal SideEffects = "internal"
-	SideEffectsExternal SideEffects = "external"
-)
-
-// DataEgress is whether a capability may send data off the machine: none <
-// network.
-type DataEgress string
-
-// The data egress values, narrowest first.
-const (
-	EgressNone    DataEgress = "none"
-	EgressNetwork DataEgress = "network"
-)
-
-// Source says where a risk field's value came from.
-type Source string
-
-// The sources of risk metadata. This package sets only the first two; the
-// registry records operator-supplied values with SourceOperator.
-const (
-	// SourceServerMeta: the tool's _meta[MetaKey] entry.
-	SourceServerMeta Source = "server_meta"
-	// SourceAnnotations: explicitly present MCP tool annotations, mapped as
-	// described on [DeriveRisk].
-	SourceAnnotations Source = "annotations"
-	// SourceOperator: a human completed or overrode the value with a written
-	// reason.
-	SourceOperator Source = "operator"
-)
-
-// riskValue is the constraint for the three closed sets.
-type riskValue interface {
-	~string
-}
-
-// RiskField is one risk metadata field with its provenance. A zero Value
-// means unknown.
-type RiskField[T riskValue] struct {
-	// Value is the field's value, or empty when unknown.
-	Value T `json:"value,omitempty"`
-	// Source is where Value came from; empty when unknown.
-	Source Source `json:"source,omitempty"`
-	// Basis is the evidence, for example "annotations: readOnlyHint=true".
-	Basis string `json:"basis,omitempty"`
-}
-
-// Known reports whether the field has a value.
-func (f RiskField[T]) Known() bool { return f.Value != "" }
-
-// RiskMetadata is a capability's risk metadata as the server stated it.
-type RiskMetadata struct {
-	RiskLevel   RiskField[RiskLevel]   `json:"riskLevel"`
-	SideEffects RiskField[SideEffects] `json:"sideEffects"`
-	DataEgress  RiskField[DataEgress]  `json:"dataEgress"`
-	// Conflicts lists fields where the _meta value is less severe than what
-	// the tool's own annotations imply. The _meta value still stands (it is
-	// authoritative), but a reviewer should see the disagreement.
-	Conflicts []RiskConflict `json:"conflicts,omitempty"`
-}
-
-// RiskConflict is a _meta value below what annotations imply.
-type RiskConflict struct {
-	// Field is "riskLevel", "sideEffects" or "dataEgress".
-	Field string `json:"field"`
-	// Declared is the _meta value.
-	Declared string `json:"declared"`
-	// Implied is the value the annotations imply.
-	Implied string `json:"implied"`
-	// Basis is the annotation evidence.
-	Basis string `json:"basis"`
-}
-
-// Unknown returns the JSON names of the fields that are still unknown, in
-// the order riskLevel, sideEffects, dataEgress. A caller must block the
-// capability until each is supplied.
-func (m RiskMetadata) Unknown() []string {
-	var out []string
-	if !m.RiskLevel.Known() {
-		out = append(out, "riskLevel")
-	}
-	if !m.SideEffects.Known() {
-		out = append(out, "sideEffects")
-	}
-	if !m.DataEgress.Known() {
-		out = append(out, "dataEgress")
-	}
-	return out
-}
-
-func (l RiskLevel) rank() int {
-	switch l {
-	case RiskRead:
-		return 0
-	case RiskWrite:
-		return 1
-	case RiskDestructive:
-		return 2
-	}
-	return -1
-}
-
-func (s SideEffects) rank() int {
-	switch s {
-	case SideEffectsNone:
-		return 0
-	case SideEffectsInternal:
-		return 1
-	case SideEffectsExternal:
-		return 2
-	}
-	return -1
-}
-
-func (e DataEgress) rank() int {
-	switch e {
-	case EgressNone:
-		return 0
-	case EgressNetwork:
-		return 1
-	}
-	return -1
-}
-
-// Valid reports whether l is one of the defined risk levels.
-func (l RiskLevel) Valid() bool { return l.rank() >= 0 }
-
-// Valid reports whether s is one of the defined side-effect scopes.
-func (s SideEffects) Valid() bool { return s.rank() >= 0 }
-
-// Valid reports whether e is one of the defined egress values.
-func (e DataEgress) Valid() bool { return e.rank() >= 0 }
-
-// Compare orders risk levels: negative when l is less severe than o, zero
-// when equal, positive when more severe. Invalid values sort first.
-func (l RiskLevel) Compare(o RiskLevel) int { return l.rank() - o.rank() }
-
-// Compare orders side-effect scopes like [RiskLevel.Compare].
-func (s SideEffects) Compare(o SideEffects) int { return s.rank() - o.rank() }
-
-// Compare orders egress values like [RiskLevel.Compare].
-func (e DataEgress) Compare(o DataEgress) int { return e.rank() - o.rank() }
 
 // hints holds the annotation hints that are explicitly present.
 type hints struct {
@@ -210,27 +52,27 @@ type hints struct {
 // The returned problems are per-tool faults in the annotations or the _meta
 // entry (a hint that is not a boolean, a value outside its set); the faulty
 // input is ignored.
-func DeriveRisk(rawTool json.RawMessage) (RiskMetadata, []Problem) {
+func DeriveRisk(rawTool json.RawMessage) (capability.RiskMetadata, []capability.Problem) {
 	var (
-		meta     RiskMetadata
-		problems []Problem
+		meta     capability.RiskMetadata
+		problems []capability.Problem
 		h        hints
 		metaRaw  json.RawMessage
 	)
 	members, err := strictjson.Object(rawTool)
 	if err != nil {
-		return meta, []Problem{{Code: ProblemInvalidTool, Field: "tool", Message: describeObjectErr(err, "a tool")}}
+		return meta, []capability.Problem{{Code: capability.ProblemInvalidTool, Field: "tool", Message: describeObjectErr(err, "a tool")}}
 	}
 	for _, m := range members {
 		switch m.Key {
 		case "annotations":
-			var ps []Problem
+			var ps []capability.Problem
 			h, ps = parseHints(m.Value)
 			problems = append(problems, ps...)
 		case "_meta":
 			mm, err := strictjson.Object(m.Value)
 			if err != nil {
-				problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "_meta", Message: describeObjectErr(err, "_meta")})
+				problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "_meta", Message: describeObjectErr(err, "_meta")})
 				continue
 			}
 			for _, e := range mm {
@@ -248,19 +90,19 @@ func DeriveRisk(rawTool json.RawMessage) (RiskMetadata, []Problem) {
 		if declared.RiskLevel.Known() {
 			meta.RiskLevel = declared.RiskLevel
 			if implied.RiskLevel.Known() && declared.RiskLevel.Value.Compare(implied.RiskLevel.Value) < 0 {
-				meta.Conflicts = append(meta.Conflicts, RiskConflict{"riskLevel", string(declared.RiskLevel.Value), string(implied.RiskLevel.Value), implied.RiskLevel.Basis})
+				meta.Conflicts = append(meta.Conflicts, capability.RiskConflict{Field: "riskLevel", Declared: string(declared.RiskLevel.Value), Implied: string(implied.RiskLevel.Value), Basis: implied.RiskLevel.Basis})
 			}
 		}
 		if declared.SideEffects.Known() {
 			meta.SideEffects = declared.SideEffects
 			if implied.SideEffects.Known() && declared.SideEffects.Value.Compare(implied.SideEffects.Value) < 0 {
-				meta.Conflicts = append(meta.Conflicts, RiskConflict{"sideEffects", string(declared.SideEffects.Value), string(implied.SideEffects.Value), implied.SideEffects.Basis})
+				meta.Conflicts = append(meta.Conflicts, capability.RiskConflict{Field: "sideEffects", Declared: string(declared.SideEffects.Value), Implied: string(implied.SideEffects.Value), Basis: implied.SideEffects.Basis})
 			}
 		}
 		if declared.DataEgress.Known() {
 			meta.DataEgress = declared.DataEgress
 			if implied.DataEgress.Known() && declared.DataEgress.Value.Compare(implied.DataEgress.Value) < 0 {
-				meta.Conflicts = append(meta.Conflicts, RiskConflict{"dataEgress", string(declared.DataEgress.Value), string(implied.DataEgress.Value), implied.DataEgress.Basis})
+				meta.Conflicts = append(meta.Conflicts, capability.RiskConflict{Field: "dataEgress", Declared: string(declared.DataEgress.Value), Implied: string(implied.DataEgress.Value), Basis: implied.DataEgress.Basis})
 			}
 		}
 	}
@@ -269,13 +111,13 @@ func DeriveRisk(rawTool json.RawMessage) (RiskMetadata, []Problem) {
 
 // parseHints reads the three hints that matter, keeping only those present
 // with a boolean value.
-func parseHints(raw json.RawMessage) (hints, []Problem) {
+func parseHints(raw json.RawMessage) (hints, []capability.Problem) {
 	var h hints
 	members, err := strictjson.Object(raw)
 	if err != nil {
-		return h, []Problem{{Code: ProblemInvalidTool, Field: "annotations", Message: describeObjectErr(err, "annotations")}}
+		return h, []capability.Problem{{Code: capability.ProblemInvalidTool, Field: "annotations", Message: describeObjectErr(err, "annotations")}}
 	}
-	var problems []Problem
+	var problems []capability.Problem
 	for _, m := range members {
 		var dst **bool
 		switch m.Key {
@@ -287,7 +129,7 @@ func parseHints(raw json.RawMessage) (hints, []Problem) {
 			dst = &h.openWorld
 		case "idempotentHint":
 			if _, ok := strictjson.Bool(m.Value); !ok {
-				problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "annotations.idempotentHint", Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
+				problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "annotations.idempotentHint", Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
 			}
 			continue
 		default:
@@ -295,7 +137,7 @@ func parseHints(raw json.RawMessage) (hints, []Problem) {
 		}
 		v, ok := strictjson.Bool(m.Value)
 		if !ok {
-			problems = append(problems, Problem{Code: ProblemInvalidTool, Field: "annotations." + m.Key, Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
+			problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "annotations." + m.Key, Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
 			continue
 		}
 		*dst = &v
@@ -307,52 +149,52 @@ func hintText(name string, v *bool) string { return fmt.Sprintf("%s=%t", name, *
 
 // impliedByHints maps explicitly present hints to risk metadata; see
 // [DeriveRisk] for the table.
-func impliedByHints(h hints) RiskMetadata {
-	var m RiskMetadata
-	set := func(f *RiskField[RiskLevel], v RiskLevel, basis ...string) {
-		*f = RiskField[RiskLevel]{Value: v, Source: SourceAnnotations, Basis: "annotations: " + strings.Join(basis, ", ")}
+func impliedByHints(h hints) capability.RiskMetadata {
+	var m capability.RiskMetadata
+	set := func(f *capability.RiskField[capability.RiskLevel], v capability.RiskLevel, basis ...string) {
+		*f = capability.RiskField[capability.RiskLevel]{Value: v, Source: capability.SourceAnnotations, Basis: "annotations: " + strings.Join(basis, ", ")}
 	}
 	switch {
 	case h.readOnly != nil && *h.readOnly:
-		set(&m.RiskLevel, RiskRead, hintText("readOnlyHint", h.readOnly))
+		set(&m.RiskLevel, capability.RiskRead, hintText("readOnlyHint", h.readOnly))
 	case h.readOnly != nil && h.destructive != nil && !*h.destructive:
-		set(&m.RiskLevel, RiskWrite, hintText("readOnlyHint", h.readOnly), hintText("destructiveHint", h.destructive))
+		set(&m.RiskLevel, capability.RiskWrite, hintText("readOnlyHint", h.readOnly), hintText("destructiveHint", h.destructive))
 	case h.readOnly != nil && h.destructive != nil && *h.destructive:
-		set(&m.RiskLevel, RiskDestructive, hintText("readOnlyHint", h.readOnly), hintText("destructiveHint", h.destructive))
+		set(&m.RiskLevel, capability.RiskDestructive, hintText("readOnlyHint", h.readOnly), hintText("destructiveHint", h.destructive))
 	case h.readOnly == nil && h.destructive != nil && *h.destructive:
-		set(&m.RiskLevel, RiskDestructive, hintText("destructiveHint", h.destructive))
+		set(&m.RiskLevel, capability.RiskDestructive, hintText("destructiveHint", h.destructive))
 	}
 	switch {
-	case m.RiskLevel.Value == RiskRead:
-		m.SideEffects = RiskField[SideEffects]{Value: SideEffectsNone, Source: SourceAnnotations, Basis: "annotations: " + hintText("readOnlyHint", h.readOnly)}
+	case m.RiskLevel.Value == capability.RiskRead:
+		m.SideEffects = capability.RiskField[capability.SideEffects]{Value: capability.SideEffectsNone, Source: capability.SourceAnnotations, Basis: "annotations: " + hintText("readOnlyHint", h.readOnly)}
 	case m.RiskLevel.Known() && h.openWorld != nil:
-		v := SideEffectsInternal
+		v := capability.SideEffectsInternal
 		if *h.openWorld {
-			v = SideEffectsExternal
+			v = capability.SideEffectsExternal
 		}
-		m.SideEffects = RiskField[SideEffects]{Value: v, Source: SourceAnnotations, Basis: m.RiskLevel.Basis + ", " + hintText("openWorldHint", h.openWorld)}
+		m.SideEffects = capability.RiskField[capability.SideEffects]{Value: v, Source: capability.SourceAnnotations, Basis: m.RiskLevel.Basis + ", " + hintText("openWorldHint", h.openWorld)}
 	}
 	if h.openWorld != nil {
-		v := EgressNone
+		v := capability.EgressNone
 		if *h.openWorld {
-			v = EgressNetwork
+			v = capability.EgressNetwork
 		}
-		m.DataEgress = RiskField[DataEgress]{Value: v, Source: SourceAnnotations, Basis: "annotations: " + hintText("openWorldHint", h.openWorld)}
+		m.DataEgress = capability.RiskField[capability.DataEgress]{Value: v, Source: capability.SourceAnnotations, Basis: "annotations: " + hintText("openWorldHint", h.openWorld)}
 	}
 	return m
 }
 
 // parseRiskMeta reads the _meta[MetaKey] object.
-func parseRiskMeta(raw json.RawMessage) (RiskMetadata, []Problem) {
-	var m RiskMetadata
+func parseRiskMeta(raw json.RawMessage) (capability.RiskMetadata, []capability.Problem) {
+	var m capability.RiskMetadata
 	field := fmt.Sprintf("_meta[%q]", MetaKey)
 	members, err := strictjson.Object(raw)
 	if err != nil {
-		return m, []Problem{{Code: ProblemInvalidTool, Field: field, Message: describeObjectErr(err, "the risk entry")}}
+		return m, []capability.Problem{{Code: capability.ProblemInvalidTool, Field: field, Message: describeObjectErr(err, "the risk entry")}}
 	}
-	var problems []Problem
+	var problems []capability.Problem
 	bad := func(key, msg string) {
-		problems = append(problems, Problem{Code: ProblemInvalidTool, Field: field + "." + key, Message: msg})
+		problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: field + "." + key, Message: msg})
 	}
 	basis := func(key string) string { return field + "." + key }
 	for _, e := range members {
@@ -363,23 +205,23 @@ func parseRiskMeta(raw json.RawMessage) (RiskMetadata, []Problem) {
 		}
 		switch e.Key {
 		case "riskLevel":
-			if !RiskLevel(s).Valid() {
+			if !capability.RiskLevel(s).Valid() {
 				bad(e.Key, fmt.Sprintf("%s is not one of read, write, destructive", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.RiskLevel = RiskField[RiskLevel]{Value: RiskLevel(s), Source: SourceServerMeta, Basis: basis(e.Key)}
+			m.RiskLevel = capability.RiskField[capability.RiskLevel]{Value: capability.RiskLevel(s), Source: capability.SourceServerMeta, Basis: basis(e.Key)}
 		case "sideEffects":
-			if !SideEffects(s).Valid() {
+			if !capability.SideEffects(s).Valid() {
 				bad(e.Key, fmt.Sprintf("%s is not one of none, internal, external", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.SideEffects = RiskField[SideEffects]{Value: SideEffects(s), Source: SourceServerMeta, Basis: basis(e.Key)}
+			m.SideEffects = capability.RiskField[capability.SideEffects]{Value: capability.SideEffects(s), Source: capability.SourceServerMeta, Basis: basis(e.Key)}
 		case "dataEgress":
-			if !DataEgress(s).Valid() {
+			if !capability.DataEgress(s).Valid() {
 				bad(e.Key, fmt.Sprintf("%s is not one of none, network", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.DataEgress = RiskField[DataEgress]{Value: DataEgress(s), Source: SourceServerMeta, Basis: basis(e.Key)}
+			m.DataEgress = capability.RiskField[capability.DataEgress]{Value: capability.DataEgress(s), Source: capability.SourceServerMeta, Basis: basis(e.Key)}
 		default:
 			bad(e.Key, "unknown field; the entry has riskLevel, sideEffects and dataEgress")
 		}

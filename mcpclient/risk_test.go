@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 )
 
@@ -16,8 +17,8 @@ func TestDeriveRisk(t *testing.T) {
 		name         string
 		tool         string
 		want         riskWant
-		wantConflict []mcpclient.RiskConflict
-		wantProblems []mcpclient.Problem
+		wantConflict []capability.RiskConflict
+		wantProblems []capability.Problem
 	}{
 		{
 			name: "no annotations: nothing is known",
@@ -80,7 +81,7 @@ func TestDeriveRisk(t *testing.T) {
 			name: "_meta below what annotations imply is kept and flagged",
 			tool: `{"name":"t","annotations":{"readOnlyHint":false,"destructiveHint":true,"openWorldHint":true},"_meta":{"io.skillgate/risk":{"riskLevel":"read","sideEffects":"internal","dataEgress":"none"}}}`,
 			want: riskWant{"read", "server_meta", m + "riskLevel", "internal", "server_meta", m + "sideEffects", "none", "server_meta", m + "dataEgress"},
-			wantConflict: []mcpclient.RiskConflict{
+			wantConflict: []capability.RiskConflict{
 				{Field: "riskLevel", Declared: "read", Implied: "destructive", Basis: a + "readOnlyHint=false, destructiveHint=true"},
 				{Field: "sideEffects", Declared: "internal", Implied: "external", Basis: a + "readOnlyHint=false, destructiveHint=true, openWorldHint=true"},
 				{Field: "dataEgress", Declared: "none", Implied: "network", Basis: a + "openWorldHint=true"},
@@ -93,7 +94,7 @@ func TestDeriveRisk(t *testing.T) {
 		{
 			name: "malformed hints and _meta values are problems and ignored",
 			tool: `{"name":"t","annotations":{"readOnlyHint":"true","openWorldHint":null,"idempotentHint":1},"_meta":{"io.skillgate/risk":{"riskLevel":3,"dataEgress":"satellite"}}}`,
-			wantProblems: []mcpclient.Problem{
+			wantProblems: []capability.Problem{
 				{Code: "invalid_tool", Field: "annotations.readOnlyHint", Message: "is a string; want a boolean"},
 				{Code: "invalid_tool", Field: "annotations.openWorldHint", Message: "is null; want a boolean"},
 				{Code: "invalid_tool", Field: "annotations.idempotentHint", Message: "is a number; want a boolean"},
@@ -104,14 +105,14 @@ func TestDeriveRisk(t *testing.T) {
 		{
 			name: "annotations not an object",
 			tool: `{"name":"t","annotations":[]}`,
-			wantProblems: []mcpclient.Problem{
+			wantProblems: []capability.Problem{
 				{Code: "invalid_tool", Field: "annotations", Message: "annotations must be a JSON object"},
 			},
 		},
 		{
 			name: "risk entry not an object",
 			tool: `{"name":"t","_meta":{"io.skillgate/risk":"read"}}`,
-			wantProblems: []mcpclient.Problem{
+			wantProblems: []capability.Problem{
 				{Code: "invalid_tool", Field: `_meta["io.skillgate/risk"]`, Message: "the risk entry must be a JSON object"},
 			},
 		},
@@ -135,20 +136,20 @@ func TestDeriveRisk(t *testing.T) {
 
 func TestRiskOrdering(t *testing.T) {
 	t.Parallel()
-	if !(mcpclient.RiskRead.Compare(mcpclient.RiskWrite) < 0 && mcpclient.RiskWrite.Compare(mcpclient.RiskDestructive) < 0) {
+	if !(capability.RiskRead.Compare(capability.RiskWrite) < 0 && capability.RiskWrite.Compare(capability.RiskDestructive) < 0) {
 		t.Error("risk levels out of order")
 	}
-	if !(mcpclient.SideEffectsNone.Compare(mcpclient.SideEffectsInternal) < 0 && mcpclient.SideEffectsInternal.Compare(mcpclient.SideEffectsExternal) < 0) {
+	if !(capability.SideEffectsNone.Compare(capability.SideEffectsInternal) < 0 && capability.SideEffectsInternal.Compare(capability.SideEffectsExternal) < 0) {
 		t.Error("side effects out of order")
 	}
-	if mcpclient.EgressNone.Compare(mcpclient.EgressNetwork) >= 0 {
+	if capability.EgressNone.Compare(capability.EgressNetwork) >= 0 {
 		t.Error("egress out of order")
 	}
-	if mcpclient.RiskLevel("high").Valid() || !mcpclient.RiskDestructive.Valid() {
+	if capability.RiskLevel("high").Valid() || !capability.RiskDestructive.Valid() {
 		t.Error("Valid is wrong")
 	}
-	var m mcpclient.RiskMetadata
-	m.SideEffects.Value = mcpclient.SideEffectsNone
+	var m capability.RiskMetadata
+	m.SideEffects.Value = capability.SideEffectsNone
 	if got := m.Unknown(); !reflect.DeepEqual(got, []string{"riskLevel", "dataEgress"}) {
 		t.Errorf("Unknown() = %v", got)
 	}

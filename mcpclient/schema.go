@@ -9,6 +9,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
@@ -30,16 +31,16 @@ func (refusingLoader) Load(url string) (any, error) {
 // requires both schemas to describe an object), and compiling as JSON Schema
 // (2020-12 unless its $schema names another draft) without external
 // references.
-func checkSchema(field string, raw json.RawMessage, l Limits) *Problem {
+func checkSchema(field string, raw json.RawMessage, l Limits) *capability.Problem {
 	if len(raw) > l.MaxSchemaBytes {
-		return &Problem{Code: ProblemTooLarge, Field: field, Message: fmt.Sprintf("is %d bytes; the limit is %d", len(raw), l.MaxSchemaBytes)}
+		return &capability.Problem{Code: capability.ProblemTooLarge, Field: field, Message: fmt.Sprintf("is %d bytes; the limit is %d", len(raw), l.MaxSchemaBytes)}
 	}
 	if d := jsonDepth(raw); d > l.MaxSchemaDepth {
-		return &Problem{Code: ProblemTooLarge, Field: field, Message: fmt.Sprintf("nests %d levels deep; the limit is %d", d, l.MaxSchemaDepth)}
+		return &capability.Problem{Code: capability.ProblemTooLarge, Field: field, Message: fmt.Sprintf("nests %d levels deep; the limit is %d", d, l.MaxSchemaDepth)}
 	}
 	members, err := strictjson.Object(raw)
 	if err != nil {
-		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: describeObjectErr(err, "the schema")}
+		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: describeObjectErr(err, "the schema")}
 	}
 	typeOK := false
 	for _, m := range members {
@@ -49,20 +50,20 @@ func checkSchema(field string, raw json.RawMessage, l Limits) *Problem {
 		}
 	}
 	if !typeOK {
-		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: `must have "type": "object"`}
+		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: `must have "type": "object"`}
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: "is not valid JSON: " + err.Error()}
+		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: "is not valid JSON: " + err.Error()}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refusingLoader{})
 	if err := c.AddResource(schemaURL, doc); err != nil {
-		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
+		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
 	}
 	if _, err := c.Compile(schemaURL); err != nil {
-		return &Problem{Code: ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
+		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
 	}
 	return nil
 }

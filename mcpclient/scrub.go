@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sort"
 	"strings"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // minSecretLen is the shortest credential value scrubbed from text: a
@@ -108,7 +110,7 @@ func (s scrubber) report(r *ServerReport) (*ServerReport, error) {
 			out.Pins.Tools[i] = r.Pins.Tools[i]
 			continue
 		}
-		np, err := NewToolPin(out.Pins.Server, p.Definition)
+		np, err := capability.NewToolPin(out.Pins.Server, p.Definition)
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
@@ -40,7 +41,7 @@ type upstream struct {
 	// scrub removes the declared credentials' values from what the
 	// server says: every error and report leaves through it.
 	scrub  scrubber
-	server ServerIdentity
+	server capability.ServerIdentity
 	title  string
 	proto  string
 	tools  bool // the server advertised the tools capability
@@ -63,7 +64,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 	u := &upstream{id: decl.ID, decl: decl, o: o, fatal: &fatalRecorder{}, scrub: newScrubber(decl.Credentials(), o.Credentials)}
 	var transport mcp.Transport
 	switch decl.Transport {
-	case TransportStdio:
+	case capability.TransportStdio:
 		env, err := expandTemplates("env", decl.Env, o.Credentials)
 		if err != nil {
 			return nil, &ServerError{ServerID: decl.ID, Phase: "credentials", Err: err}
@@ -79,7 +80,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		}
 		u.abort, u.kill = u.stdio.abort, u.stdio.kill
 		transport = u.stdio
-	case TransportHTTP:
+	case capability.TransportHTTP:
 		headers, err := expandTemplates("headers", decl.Headers, o.Credentials)
 		if err != nil {
 			return nil, &ServerError{ServerID: decl.ID, Phase: "credentials", Err: err}
@@ -199,7 +200,7 @@ func (u *upstream) readInitialize() error {
 	case len(si.Version) > maxServerInfoBytes:
 		return bad("serverInfo.version is %d bytes; the limit is %d", len(si.Version), maxServerInfoBytes)
 	}
-	u.server = ServerIdentity{Name: si.Name, Version: si.Version}
+	u.server = capability.ServerIdentity{Name: si.Name, Version: si.Version}
 	if len(si.Title) <= maxServerInfoBytes {
 		u.title = si.Title
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 )
 
@@ -19,11 +20,11 @@ func withSchema(schema string) func(*policy.Capability) {
 // takes a number limit, fetch a free-form union.
 func argFixtures() []policy.Capability {
 	return []policy.Capability{
-		capability("fs", "write_file", withSchema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"},"mode":{"type":["string","null"]},"opts":{"type":"object","properties":{"dryRun":{"type":"boolean"}},"required":["dryRun"]}},"required":["path","content"]}`)),
-		capability("fs", "write_files", withSchema(`{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}},"content":{"type":"string"}},"required":["paths","content"]}`)),
-		capability("web", "search", withSchema(`{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"},"ratio":{"type":"number"},"target":{"oneOf":[{"type":"string"},{"type":"array"}]}},"required":["query","limit","ratio","target"]}`)),
-		capability("web", "ping", withSchema(`{"type":"object"}`)),
-		capability("web", "off", withSchema(`{"type":"object","properties":{"path":{"type":"array"}},"required":["path"]}`), func(c *policy.Capability) { c.Enabled = false }),
+		capRecord("fs", "write_file", withSchema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"},"mode":{"type":["string","null"]},"opts":{"type":"object","properties":{"dryRun":{"type":"boolean"}},"required":["dryRun"]}},"required":["path","content"]}`)),
+		capRecord("fs", "write_files", withSchema(`{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}},"content":{"type":"string"}},"required":["paths","content"]}`)),
+		capRecord("web", "search", withSchema(`{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"},"ratio":{"type":"number"},"target":{"oneOf":[{"type":"string"},{"type":"array"}]}},"required":["query","limit","ratio","target"]}`)),
+		capRecord("web", "ping", withSchema(`{"type":"object"}`)),
+		capRecord("web", "off", withSchema(`{"type":"object","properties":{"path":{"type":"array"}},"required":["path"]}`), func(c *policy.Capability) { c.Enabled = false }),
 	}
 }
 
@@ -95,7 +96,7 @@ func TestArgumentWarningsMatchEvaluation(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, policy string
-		cap          policy.CapabilityRef
+		cap          capability.Ref
 		args         string
 		warned       bool
 	}{
@@ -122,7 +123,7 @@ func TestArgumentWarningsMatchEvaluation(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := e.Evaluate(context.Background(), agent("a", "T3"), tc.cap, args(t, tc.args))
-			failed := d.Effect == policy.Deny && len(d.Reasons) == 1 && strings.Contains(d.Reasons[0].Message, "failed to evaluate")
+			failed := d.Effect == capability.Deny && len(d.Reasons) == 1 && strings.Contains(d.Reasons[0].Message, "failed to evaluate")
 			if warned != tc.warned || failed != tc.warned {
 				t.Errorf("warned %v, failed to evaluate %v (%+v); want both %v", warned, failed, d, tc.warned)
 			}

@@ -14,6 +14,7 @@ import (
 	cedar "github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -32,8 +33,8 @@ const (
 )
 
 // benchRef names tool c of server e, declared by skill skills/s<e>.
-func benchRef(e, c int) CapabilityRef {
-	return CapabilityRef{Skill: fmt.Sprintf("skills/s%d", e), ExtensionID: fmt.Sprintf("ext%d", e), CapabilityID: fmt.Sprintf("cap%d", c)}
+func benchRef(e, c int) capability.Ref {
+	return capability.Ref{Skill: fmt.Sprintf("skills/s%d", e), ExtensionID: fmt.Sprintf("ext%d", e), CapabilityID: fmt.Sprintf("cap%d", c)}
 }
 
 func benchCapabilities() []Capability {
@@ -43,7 +44,7 @@ func benchCapabilities() []Capability {
 			caps = append(caps, Capability{
 				SkillKey: fmt.Sprintf("skills/s%d", e), SkillTrust: TrustFirstParty, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 				SkillState: SkillEnabled, ExtensionID: fmt.Sprintf("ext%d", e), CapabilityID: fmt.Sprintf("cap%d", c), Enabled: true,
-				RiskLevel: RiskRead, SideEffects: SideEffectsNone, DataEgress: EgressNone,
+				RiskLevel: capability.RiskRead, SideEffects: capability.SideEffectsNone, DataEgress: capability.EgressNone,
 				Constraints: constraint.Set{
 					AllowedDomains: []string{"api.github.com", fmt.Sprintf("*.ext%d.example.com", e)},
 					PathGlobs:      []string{"/srv/data/**", "/tmp/*.txt"},
@@ -90,7 +91,7 @@ type benchEnv struct {
 	cset   *cedar.PolicySet
 	ents   cedar.EntityMap
 	req    cedar.Request
-	p      Principal
+	p      capability.Principal
 	args   map[string]any
 }
 
@@ -117,7 +118,7 @@ func newBenchEnv(tb testing.TB, policies int) *benchEnv {
 	caps := benchCapabilities()
 	e, set := benchEngine(tb, "bench.cedar", benchPolicies(policies), caps)
 	env := &benchEnv{engine: e, set: set, cset: cedar.NewPolicySet(), ents: cedar.EntityMap{},
-		p: Principal{Tenant: "acme", Agent: "agent0", Tier: "T3"}}
+		p: capability.Principal{Tenant: "acme", Agent: "agent0", Tier: "T3"}}
 	for id, p := range set.All() {
 		env.cset.Add(id, p)
 	}
@@ -163,7 +164,7 @@ func benchmarkEvaluate(b *testing.B, policies int) {
 	env := newBenchEnv(b, policies)
 	ctx := context.Background()
 	ref := benchRef(0, 0)
-	if d := env.engine.Evaluate(ctx, env.p, ref, env.args); d.Effect != Allow {
+	if d := env.engine.Evaluate(ctx, env.p, ref, env.args); d.Effect != capability.Allow {
 		b.Fatalf("%+v", d)
 	}
 	lat := newLatencies()
@@ -173,7 +174,7 @@ func benchmarkEvaluate(b *testing.B, policies int) {
 		t0 := time.Now()
 		d := env.engine.Evaluate(ctx, env.p, ref, env.args)
 		lat.add(time.Since(t0))
-		if d.Effect != Allow {
+		if d.Effect != capability.Allow {
 			b.Fatal(d)
 		}
 	}
@@ -205,7 +206,7 @@ func benchmarkEvaluateUncached(b *testing.B, policies int) {
 		t0 := time.Now()
 		d := env.engine.Evaluate(ctx, env.p, ref, a)
 		lat.add(time.Since(t0))
-		if d.Effect != Allow {
+		if d.Effect != capability.Allow {
 			b.Fatal(d)
 		}
 	}
@@ -262,14 +263,14 @@ func TestBenchDecisionsAgree(t *testing.T) {
 	for _, n := range []int{10, 1000} {
 		env := newBenchEnv(t, n)
 		for i := 0; i < 2000; i += 7 {
-			p := Principal{Tenant: "acme", Agent: fmt.Sprintf("agent%d", i%600), Tier: skill.AllAgentTiers[i%5]}
+			p := capability.Principal{Tenant: "acme", Agent: fmt.Sprintf("agent%d", i%600), Tier: skill.AllAgentTiers[i%5]}
 			ref := benchRef(i%benchExtensions, (i/3)%benchToolsPer)
 			pe := agentEntity(p)
 			env.ents[pe.UID] = pe
 			req := cedar.Request{Principal: pe.UID, Action: ActionInvoke, Resource: types.NewEntityUID(TypeCapability, types.String(ref.String())), Context: env.req.Context}
 			want, _ := cedar.Authorize(env.cset, env.ents, req)
 			got := env.engine.Test(context.Background(), p, ref, env.args)
-			if (got.Effect == Allow) != (want == cedar.Allow) {
+			if (got.Effect == capability.Allow) != (want == cedar.Allow) {
 				t.Fatalf("%d policies, %s on %s: skillgate %+v, cedar %v", n, p, ref, got, want)
 			}
 		}

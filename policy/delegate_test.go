@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -23,9 +24,9 @@ func TestDelegationNeverWidens(t *testing.T) {
 	for seed := range uint64(30) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		var caps []policy.Capability
-		var refs []policy.CapabilityRef
+		var refs []capability.Ref
 		for i := range 40 {
-			c := capability(fmt.Sprintf("e%d", i%5), fmt.Sprintf("c%d", i), func(c *policy.Capability) {
+			c := capRecord(fmt.Sprintf("e%d", i%5), fmt.Sprintf("c%d", i), func(c *policy.Capability) {
 				c.InvokableBy = nil
 				for _, t := range tiers {
 					if r.IntN(3) > 0 {
@@ -37,7 +38,7 @@ func TestDelegationNeverWidens(t *testing.T) {
 					c.SkillState = policy.SkillDisabled
 				}
 				if r.IntN(4) == 0 {
-					c.RiskLevel = policy.RiskWrite
+					c.RiskLevel = capability.RiskWrite
 				}
 			})
 			caps = append(caps, c)
@@ -61,26 +62,26 @@ func TestDelegationNeverWidens(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A chain root → child → grandchild with random tiers and forwards.
-		root := policy.Principal{Tenant: "acme", Agent: fmt.Sprintf("a%d", r.IntN(4)), Tier: tiers[r.IntN(3)]}
-		chain := []policy.Principal{root}
+		root := capability.Principal{Tenant: "acme", Agent: fmt.Sprintf("a%d", r.IntN(4)), Tier: tiers[r.IntN(3)]}
+		chain := []capability.Principal{root}
 		for depth := range 2 {
 			parent := chain[len(chain)-1]
-			child := policy.Principal{Tenant: "acme", Agent: fmt.Sprintf("sub%d", depth), Tier: tiers[min(4, int(parent.Tier[1]-'0')+r.IntN(2))], Parent: parent.ID()}
-			var fwd []policy.CapabilityRef
+			child := capability.Principal{Tenant: "acme", Agent: fmt.Sprintf("sub%d", depth), Tier: tiers[min(4, int(parent.Tier[1]-'0')+r.IntN(2))], Parent: parent.ID()}
+			var fwd []capability.Ref
 			for _, ref := range refs {
 				if r.IntN(2) == 0 {
 					fwd = append(fwd, ref)
 				}
 			}
-			fwd = append(fwd, policy.CapabilityRef{Skill: "ghost", ExtensionID: "ghost", CapabilityID: "tool"})
+			fwd = append(fwd, capability.Ref{Skill: "ghost", ExtensionID: "ghost", CapabilityID: "tool"})
 			cs, err := e.Delegate(parent, child, fwd)
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
 			ps, _ := e.Scope(parent)
 			for _, ent := range cs.Entries {
-				if !ps.Contains(ent.CapabilityRef) {
-					t.Fatalf("seed %d: %s's scope has %s, which %s's lacks", seed, child.ID(), ent.CapabilityRef, parent.ID())
+				if !ps.Contains(ent.Ref) {
+					t.Fatalf("seed %d: %s's scope has %s, which %s's lacks", seed, child.ID(), ent.Ref, parent.ID())
 				}
 			}
 			chain = append(chain, child)
@@ -95,11 +96,11 @@ func TestDelegationNeverWidens(t *testing.T) {
 				child, parent := chain[i], chain[i-1]
 				dc := e.Test(ctx, child, ref, args)
 				dp := e.Test(ctx, parent, ref, args)
-				if dc.Effect == policy.Allow && dp.Effect != policy.Allow {
+				if dc.Effect == capability.Allow && dp.Effect != capability.Allow {
 					t.Fatalf("seed %d: %s allowed %s %v but its parent %s is not: %+v", seed, child.ID(), ref, args, parent.ID(), dp)
 				}
 				checked++
-				if dc.Effect == policy.Allow {
+				if dc.Effect == capability.Allow {
 					allowed++
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	cedar "github.com/cedar-policy/cedar-go"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -86,13 +87,13 @@ func randomSnapshot(t *testing.T, r *rand.Rand) (*PolicySet, *snapshot) {
 
 func diffCaps() []Capability {
 	var caps []Capability
-	risks := []RiskLevel{RiskRead, RiskWrite, RiskDestructive}
+	risks := []capability.RiskLevel{capability.RiskRead, capability.RiskWrite, capability.RiskDestructive}
 	for e := range 3 {
 		for c := range 4 {
 			caps = append(caps, Capability{
 				SkillKey: fmt.Sprintf("s%d", (e+c)%3), SkillTrust: TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 				SkillState: SkillEnabled, ExtensionID: fmt.Sprintf("e%d", e), CapabilityID: fmt.Sprintf("c%d", c), Enabled: true,
-				RiskLevel: risks[(e*4+c)%3], SideEffects: SideEffectsNone, DataEgress: EgressNone,
+				RiskLevel: risks[(e*4+c)%3], SideEffects: capability.SideEffectsNone, DataEgress: capability.EgressNone,
 			})
 		}
 	}
@@ -137,13 +138,13 @@ func TestSlicedMatchesCedar(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 42))
 		set, snap := randomSnapshot(t, r)
 		for range 500 {
-			p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: tiers[r.IntN(5)]}
-			chain := []Principal{p}
+			p := capability.Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: tiers[r.IntN(5)]}
+			chain := []capability.Principal{p}
 			if r.IntN(3) == 0 {
-				parent := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: tiers[r.IntN(5)]}
+				parent := capability.Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: tiers[r.IntN(5)]}
 				if parent.ID() != p.ID() {
 					p.Parent = parent.ID()
-					chain = []Principal{p, parent}
+					chain = []capability.Principal{p, parent}
 				}
 			}
 			ents := make([]cedar.Entity, len(chain))

@@ -8,12 +8,12 @@
 //	eng := policy.New(&policy.Options{Store: db, PolicyDir: filepath.Join(data, "policies")})
 //	if err := eng.Reload(ctx); err != nil { ... }            // policies and grants
 //	if err := eng.SetCapabilities(caps); err != nil { ... }  // from the registry
-//	ref, _ := policy.ParseCapabilityRef("dev/issues:github/search_issues")
+//	ref, _ := capability.ParseRef("dev/issues:github/search_issues")
 //	d := eng.Evaluate(ctx, principal, ref, args)
 //	switch d.Effect {
-//	case policy.Allow:           // call it
-//	case policy.RequireApproval: // ask a human for a grant
-//	case policy.Deny:            // d.Reasons say which check and which policy
+//	case capability.Allow:           // call it
+//	case capability.RequireApproval: // ask a human for a grant
+//	case capability.Deny:            // d.Reasons say which check and which policy
 //	}
 //
 // # Entities
@@ -22,7 +22,7 @@
 // tierLevel (3), tenant, agent and, for a sub-agent, parent (its parent's
 // Agent entity, which is also its Cedar parent, so `principal in
 // Agent::"acme/lead"` matches lead's sub-agents). The resource is
-// Capability::"skill:extensionId/capabilityId" ([CapabilityRef]: server
+// Capability::"skill:extensionId/capabilityId" ([capability.Ref]: server
 // ids are only unique within a skill, so the skill is part of every
 // capability's identity) with riskLevel, sideEffects, egress, extension,
 // capability, skill, trust and skillTier; its Cedar parents are

@@ -15,6 +15,7 @@ import (
 	"github.com/cedar-policy/cedar-go/types"
 	"golang.org/x/time/rate"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 )
 
@@ -57,7 +58,7 @@ type Engine struct {
 	// Maps behind read locks rather than sync.Map: a sync.Map key is an
 	// interface, and boxing a struct key allocates on every lookup.
 	pmu        sync.RWMutex
-	principals map[Principal]types.Entity
+	principals map[capability.Principal]types.Entity
 	lmu        sync.RWMutex
 	limiters   map[limiterKey]*rate.Limiter
 	shared     map[limiterKey]*sharedBucket
@@ -93,7 +94,7 @@ type capEntry struct {
 // it is published.
 type snapshot struct {
 	caps      []capEntry
-	byRef     map[CapabilityRef]int32
+	byRef     map[capability.Ref]int32
 	entities  map[types.EntityUID]types.Entity
 	policies  *PolicySet
 	ix        *index
@@ -104,9 +105,9 @@ type snapshot struct {
 
 // delegation is a registered sub-agent.
 type delegation struct {
-	child     Principal
-	parent    Principal
-	forwarded map[CapabilityRef]struct{}
+	child     capability.Principal
+	parent    capability.Principal
+	forwarded map[capability.Ref]struct{}
 }
 
 // New returns an engine with no capabilities and the default policies.
@@ -117,7 +118,7 @@ func New(opts *Options) *Engine {
 		e.opts = *opts
 	}
 	e.scratch.New = func() any { return new(scratch) }
-	e.principals = map[Principal]types.Entity{}
+	e.principals = map[capability.Principal]types.Entity{}
 	e.limiters = map[limiterKey]*rate.Limiter{}
 	e.shared = map[limiterKey]*sharedBucket{}
 	e.log = e.opts.Logger
@@ -198,7 +199,7 @@ func (e *Engine) Policies() *PolicySet { return e.snap.Load().policies }
 func buildSnapshot(caps []Capability, set *PolicySet) (*snapshot, error) {
 	s := &snapshot{
 		caps:     make([]capEntry, len(caps)),
-		byRef:    make(map[CapabilityRef]int32, len(caps)),
+		byRef:    make(map[capability.Ref]int32, len(caps)),
 		entities: make(map[types.EntityUID]types.Entity, len(caps)*2),
 		policies: set,
 		ix:       newIndex(set),
@@ -274,7 +275,7 @@ func (cs compiledSets) compile(set constraint.Set) (*constraint.Compiled, error)
 }
 
 func validateCapability(c Capability) error {
-	if err := c.Ref().validate(); err != nil {
+	if err := c.Ref().Validate(); err != nil {
 		return err
 	}
 	switch {
@@ -282,11 +283,11 @@ func validateCapability(c Capability) error {
 		return fmt.Errorf("%w: trust %q: use core, first_party or imported", ErrInvalidCapability, c.SkillTrust)
 	case c.ApprovedTrust != "" && !c.ApprovedTrust.valid():
 		return fmt.Errorf("%w: approvedTrust %q: use core, first_party or imported", ErrInvalidCapability, c.ApprovedTrust)
-	case c.RiskLevel.rank() > 2:
+	case !c.RiskLevel.Valid():
 		return fmt.Errorf("%w: riskLevel %q: use read, write or destructive", ErrInvalidCapability, c.RiskLevel)
-	case c.SideEffects != SideEffectsNone && c.SideEffects != SideEffectsInternal && c.SideEffects != SideEffectsExternal:
+	case !c.SideEffects.Valid():
 		return fmt.Errorf("%w: sideEffects %q: use none, internal or external", ErrInvalidCapability, c.SideEffects)
-	case c.DataEgress != EgressNone && c.DataEgress != EgressNetwork:
+	case !c.DataEgress.Valid():
 		return fmt.Errorf("%w: dataEgress %q: use none or network", ErrInvalidCapability, c.DataEgress)
 	}
 	for _, t := range c.InvokableBy {
@@ -298,7 +299,7 @@ func validateCapability(c Capability) error {
 }
 
 // principalEntity returns the principal's Cedar entity, cached.
-func (e *Engine) principalEntity(p Principal) types.Entity {
+func (e *Engine) principalEntity(p capability.Principal) types.Entity {
 	e.pmu.RLock()
 	ent, ok := e.principals[p]
 	e.pmu.RUnlock()
@@ -317,7 +318,7 @@ func (e *Engine) principalEntity(p Principal) types.Entity {
 // chain resolves a principal and its ancestors (for a sub-agent), and the
 // delegation of each delegated member (nil for the root). ok is false with
 // a message when a sub-agent has no matching delegation.
-func (e *Engine) chain(p Principal, out *[MaxDelegationDepth + 1]Principal, dels *[MaxDelegationDepth + 1]*delegation) (n int, problem string) {
+func (e *Engine) chain(p capability.Principal, out *[MaxDelegationDepth + 1]capability.Principal, dels *[MaxDelegationDepth + 1]*delegation) (n int, problem string) {
 	ds := *e.deleg.Load()
 	cur := p
 	for n = 0; ; n++ {
@@ -340,7 +341,7 @@ func (e *Engine) chain(p Principal, out *[MaxDelegationDepth + 1]Principal, dels
 
 // inScope reports whether capability ce is in the scope of every member
 // of the chain: registered, invokable by its tier, forwarded to it.
-func inScope(ce *capEntry, chain []Principal, dels []*delegation) bool {
+func inScope(ce *capEntry, chain []capability.Principal, dels []*delegation) bool {
 	if !ce.registered {
 		return false
 	}
@@ -370,27 +371,27 @@ type limiterKey struct {
 // one use of a matching grant (named in a [ReasonGrant] reason; give it
 // back with [Engine.ReleaseGrant] when the call is not relayed after all),
 // and every passing call takes a rate-limit token.
-func (e *Engine) Evaluate(ctx context.Context, p Principal, ref CapabilityRef, args map[string]any) Decision {
+func (e *Engine) Evaluate(ctx context.Context, p capability.Principal, ref capability.Ref, args map[string]any) Decision {
 	return e.evaluate(ctx, p, ref, args, false)
 }
 
 // Test is Evaluate without side effects: it takes no rate-limit token and
 // consumes no grant use (a usable grant is named in the reasons). It is
 // what `skillgate policy test` and POST /v1/policy/test run.
-func (e *Engine) Test(ctx context.Context, p Principal, ref CapabilityRef, args map[string]any) Decision {
+func (e *Engine) Test(ctx context.Context, p capability.Principal, ref capability.Ref, args map[string]any) Decision {
 	return e.evaluate(ctx, p, ref, args, true)
 }
 
 func deny(kind ReasonKind, msg string) Decision {
-	return Decision{Effect: Deny, Reasons: []Reason{{Kind: kind, Message: msg}}}
+	return Decision{Effect: capability.Deny, Reasons: []Reason{{Kind: kind, Message: msg}}}
 }
 
-func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, args map[string]any, dry bool) Decision {
+func (e *Engine) evaluate(ctx context.Context, p capability.Principal, ref capability.Ref, args map[string]any, dry bool) Decision {
 	if err := p.Validate(); err != nil {
 		return deny(ReasonEmptyScope, err.Error())
 	}
 	s := e.snap.Load()
-	var chainArr [MaxDelegationDepth + 1]Principal
+	var chainArr [MaxDelegationDepth + 1]capability.Principal
 	var delArr [MaxDelegationDepth + 1]*delegation
 	n, problem := e.chain(p, &chainArr, &delArr)
 	idx, known := s.byRef[ref]
@@ -460,7 +461,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			// failures are listed with the allow.
 			failed, forbidFailed := e.evalErrors(s, chain[i], p, diag.Errors)
 			if forbidFailed {
-				return Decision{Effect: Deny, Reasons: failed}
+				return Decision{Effect: capability.Deny, Reasons: failed}
 			}
 			evalErrs = append(evalErrs, failed...)
 		}
@@ -491,7 +492,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 		}
 	}
 	if len(violations) > 0 {
-		return Decision{Effect: Deny, Reasons: violations}
+		return Decision{Effect: capability.Deny, Reasons: violations}
 	}
 	// 7. rate limit, for the principal and every ancestor.
 	if !lim.IsZero() {
@@ -538,7 +539,7 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 			if err != nil {
 				msg += "; the grant store failed: " + err.Error()
 			}
-			return Decision{Effect: RequireApproval, Reasons: append(reasons, Reason{Kind: ReasonApproval, Message: msg})}
+			return Decision{Effect: capability.RequireApproval, Reasons: append(reasons, Reason{Kind: ReasonApproval, Message: msg})}
 		}
 		verb := "used"
 		if dry {
@@ -546,10 +547,10 @@ func (e *Engine) evaluate(ctx context.Context, p Principal, ref CapabilityRef, a
 		}
 		reasons = append(reasons, Reason{Kind: ReasonGrant, Grant: g.ID, Message: fmt.Sprintf("%s grant %s (%s)", verb, g.ID, g.usesText())})
 	}
-	return Decision{Effect: Allow, Reasons: reasons}
+	return Decision{Effect: capability.Allow, Reasons: reasons}
 }
 
-func scopeWho(p Principal, d *delegation) string {
+func scopeWho(p capability.Principal, d *delegation) string {
 	if d != nil {
 		return "it: nothing in scope was delegated to it"
 	}
@@ -571,7 +572,7 @@ type scratch struct {
 // has no delegation chain) invoking ce, from the pair's plan (memo.go),
 // built on its first call on the snapshot; with the policies of the
 // diagnostic's reasons.
-func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p Principal, idx int32, ce *capEntry, args map[string]any) (cedar.Decision, cedar.Diagnostic, []*Policy) {
+func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p capability.Principal, idx int32, ce *capEntry, args map[string]any) (cedar.Decision, cedar.Diagnostic, []*Policy) {
 	sc.fb = cedarFallback{e: e, ctx: ctx, s: s, sc: sc, p: p, ce: ce, args: args}
 	mv, ok := s.memo.lookup(p, idx)
 	if !ok {
@@ -594,7 +595,7 @@ type cedarFallback struct {
 	ctx  context.Context
 	s    *snapshot
 	sc   *scratch
-	p    Principal
+	p    capability.Principal
 	ce   *capEntry
 	args map[string]any
 
@@ -624,7 +625,7 @@ func (f *cedarFallback) authorizeOne(pol *Policy) (cedar.Decision, cedar.Diagnos
 
 // cedarDeny turns a Cedar deny into a decision naming the forbids, or the
 // absence of a permit.
-func (e *Engine) cedarDeny(s *snapshot, who, p Principal, ref CapabilityRef, diag cedar.Diagnostic) Decision {
+func (e *Engine) cedarDeny(s *snapshot, who, p capability.Principal, ref capability.Ref, diag cedar.Diagnostic) Decision {
 	var reasons []Reason
 	suffix := ""
 	if who != p {
@@ -650,14 +651,14 @@ func (e *Engine) cedarDeny(s *snapshot, who, p Principal, ref CapabilityRef, dia
 			Message: "policy " + string(er.PolicyID) + " failed to evaluate and was skipped: " + er.Message})
 	}
 	slices.SortStableFunc(reasons, func(a, b Reason) int { return strings.Compare(a.Policy, b.Policy) })
-	return Decision{Effect: Deny, Reasons: reasons}
+	return Decision{Effect: capability.Deny, Reasons: reasons}
 }
 
 // evalErrors words the policies that failed to evaluate for who, and says
 // whether one of them is a forbid: then every forbid that failed is a deny
 // reason (failed holds only those), otherwise failed lists the skipped
 // permits.
-func (e *Engine) evalErrors(s *snapshot, who, p Principal, errs []cedar.DiagnosticError) (failed []Reason, forbidFailed bool) {
+func (e *Engine) evalErrors(s *snapshot, who, p capability.Principal, errs []cedar.DiagnosticError) (failed []Reason, forbidFailed bool) {
 	suffix := ""
 	if who != p {
 		suffix = " for ancestor " + who.ID()
@@ -746,21 +747,21 @@ func stricter(a, b constraint.Rate) constraint.Rate {
 
 func riskWords(c *Capability) string {
 	var w []string
-	if c.RiskLevel == RiskDestructive {
+	if c.RiskLevel == capability.RiskDestructive {
 		w = append(w, "destructive")
 	}
-	if c.SideEffects == SideEffectsExternal {
+	if c.SideEffects == capability.SideEffectsExternal {
 		w = append(w, "externally side-effecting")
 	}
-	if c.DataEgress == EgressNetwork {
+	if c.DataEgress == capability.EgressNetwork {
 		w = append(w, "sending data over the network")
 	}
 	return strings.Join(w, ", ")
 }
 
-func grantLevel(r RiskLevel) RiskLevel {
+func grantLevel(r capability.RiskLevel) capability.RiskLevel {
 	if r == "" {
-		return RiskRead
+		return capability.RiskRead
 	}
 	return r
 }
@@ -769,7 +770,7 @@ func grantLevel(r RiskLevel) RiskLevel {
 // of ref by p: a one-use grant at the capability's risk level. It is for
 // operators (logs, the audit record, `skillgate pending`), never for the
 // agent that asked. ok is false when ref is not a known capability.
-func (e *Engine) GrantCommand(p Principal, ref CapabilityRef) (cmd string, ok bool) {
+func (e *Engine) GrantCommand(p capability.Principal, ref capability.Ref) (cmd string, ok bool) {
 	s := e.snap.Load()
 	i, known := s.byRef[ref]
 	if !known {
@@ -791,10 +792,10 @@ func shellWord(s string) string {
 
 // ScopeEntry is one capability in a principal's scope.
 type ScopeEntry struct {
-	CapabilityRef
-	RiskLevel   RiskLevel   `json:"riskLevel"`
-	SideEffects SideEffects `json:"sideEffects"`
-	DataEgress  DataEgress  `json:"dataEgress"`
+	capability.Ref
+	RiskLevel   capability.RiskLevel   `json:"riskLevel"`
+	SideEffects capability.SideEffects `json:"sideEffects"`
+	DataEgress  capability.DataEgress  `json:"dataEgress"`
 	// NeedsApproval: calls need a grant.
 	NeedsApproval bool `json:"needsApproval"`
 	// Constraints are the manifest's; permits may add theirs per call.
@@ -822,27 +823,27 @@ func (s Scope) Allowed() map[string][]string {
 }
 
 // Contains reports whether ref is in the scope.
-func (s Scope) Contains(ref CapabilityRef) bool {
-	return slices.ContainsFunc(s.Entries, func(e ScopeEntry) bool { return e.CapabilityRef == ref })
+func (s Scope) Contains(ref capability.Ref) bool {
+	return slices.ContainsFunc(s.Entries, func(e ScopeEntry) bool { return e.Ref == ref })
 }
 
 // Scope computes principal's capability scope. Results are cached per
 // snapshot (and recomputed after any change).
-func (e *Engine) Scope(p Principal) (Scope, error) {
+func (e *Engine) Scope(p capability.Principal) (Scope, error) {
 	if err := p.Validate(); err != nil {
 		return Scope{}, err
 	}
 	s := e.snap.Load()
 	dels := *e.deleg.Load()
 	type cacheKey struct {
-		p Principal
+		p capability.Principal
 		d *delegation
 	}
 	key := cacheKey{p, dels[p.ID()]}
 	if v, ok := s.scopes.Load(key); ok {
 		return v.(Scope), nil
 	}
-	var chainArr [MaxDelegationDepth + 1]Principal
+	var chainArr [MaxDelegationDepth + 1]capability.Principal
 	var delArr [MaxDelegationDepth + 1]*delegation
 	n, problem := e.chain(p, &chainArr, &delArr)
 	out := Scope{Principal: p.ID(), Entries: []ScopeEntry{}}
@@ -863,11 +864,11 @@ func (e *Engine) Scope(p Principal) (Scope, error) {
 			continue
 		}
 		out.Entries = append(out.Entries, ScopeEntry{
-			CapabilityRef: ce.Ref(), RiskLevel: ce.RiskLevel, SideEffects: ce.SideEffects,
+			Ref: ce.Ref(), RiskLevel: ce.RiskLevel, SideEffects: ce.SideEffects,
 			DataEgress: ce.DataEgress, NeedsApproval: ce.needsApproval(), Constraints: ce.manifest.Set(),
 		})
 	}
-	slices.SortFunc(out.Entries, func(a, b ScopeEntry) int { return strings.Compare(a.CapabilityRef.String(), b.CapabilityRef.String()) })
+	slices.SortFunc(out.Entries, func(a, b ScopeEntry) int { return strings.Compare(a.Ref.String(), b.Ref.String()) })
 	s.scopes.Store(key, out)
 	return out, nil
 }
@@ -899,7 +900,7 @@ func mayAllow(s *snapshot, cand *candidates, view *entityView, ce *capEntry) boo
 // tier may not be above its parent's ([ErrTierAboveParent]); a parent that
 // is itself a sub-agent must have been delegated to ([ErrUnknownParent]).
 // It returns the child's resulting scope.
-func (e *Engine) Delegate(parent, child Principal, forwarded []CapabilityRef) (Scope, error) {
+func (e *Engine) Delegate(parent, child capability.Principal, forwarded []capability.Ref) (Scope, error) {
 	if err := parent.Validate(); err != nil {
 		return Scope{}, fmt.Errorf("parent: %w", err)
 	}
@@ -917,7 +918,7 @@ func (e *Engine) Delegate(parent, child Principal, forwarded []CapabilityRef) (S
 	}
 	e.mu.Lock()
 	old := *e.deleg.Load()
-	var chainArr [MaxDelegationDepth + 1]Principal
+	var chainArr [MaxDelegationDepth + 1]capability.Principal
 	var delArr [MaxDelegationDepth + 1]*delegation
 	n, problem := e.chain(parent, &chainArr, &delArr)
 	if problem != "" {
@@ -939,7 +940,7 @@ func (e *Engine) Delegate(parent, child Principal, forwarded []CapabilityRef) (S
 	if err != nil {
 		return Scope{}, err
 	}
-	d := &delegation{child: child, parent: parent, forwarded: map[CapabilityRef]struct{}{}}
+	d := &delegation{child: child, parent: parent, forwarded: map[capability.Ref]struct{}{}}
 	for _, r := range forwarded {
 		if parentScope.Contains(r) {
 			d.forwarded[r] = struct{}{}
@@ -958,7 +959,7 @@ func (e *Engine) Delegate(parent, child Principal, forwarded []CapabilityRef) (S
 }
 
 // Undelegate forgets child's delegation; its calls are then denied.
-func (e *Engine) Undelegate(child Principal) {
+func (e *Engine) Undelegate(child capability.Principal) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	next := map[string]*delegation{}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
@@ -16,11 +17,11 @@ import (
 
 var allTiers = []skill.AgentTier{"T0", "T1", "T2", "T3", "T4"}
 
-func capability(ext, id string, mods ...func(*policy.Capability)) policy.Capability {
+func capRecord(ext, id string, mods ...func(*policy.Capability)) policy.Capability {
 	c := policy.Capability{
 		SkillKey: "tools/" + ext, SkillTrust: policy.TrustFirstParty, SkillTier: 1, InvokableBy: allTiers,
 		SkillState: policy.SkillEnabled, ExtensionID: ext, CapabilityID: id, Enabled: true,
-		RiskLevel: policy.RiskRead, SideEffects: policy.SideEffectsNone, DataEgress: policy.EgressNone,
+		RiskLevel: capability.RiskRead, SideEffects: capability.SideEffectsNone, DataEgress: capability.EgressNone,
 	}
 	for _, m := range mods {
 		m(&c)
@@ -29,40 +30,40 @@ func capability(ext, id string, mods ...func(*policy.Capability)) policy.Capabil
 }
 
 // ref names capability id of server ext in its fixture skill "tools/"+ext.
-func ref(ext, id string) policy.CapabilityRef {
-	return policy.CapabilityRef{Skill: "tools/" + ext, ExtensionID: ext, CapabilityID: id}
+func ref(ext, id string) capability.Ref {
+	return capability.Ref{Skill: "tools/" + ext, ExtensionID: ext, CapabilityID: id}
 }
 
 func fixtureCaps() []policy.Capability {
 	return []policy.Capability{
-		capability("fs", "read_file", func(c *policy.Capability) {
+		capRecord("fs", "read_file", func(c *policy.Capability) {
 			c.Constraints = constraint.Set{PathGlobs: []string{"/srv/**"}}
 		}),
-		capability("fs", "delete_file", func(c *policy.Capability) {
-			c.RiskLevel = policy.RiskDestructive
-			c.SideEffects = policy.SideEffectsInternal
+		capRecord("fs", "delete_file", func(c *policy.Capability) {
+			c.RiskLevel = capability.RiskDestructive
+			c.SideEffects = capability.SideEffectsInternal
 		}),
-		capability("web", "fetch", func(c *policy.Capability) {
-			c.DataEgress = policy.EgressNetwork
+		capRecord("web", "fetch", func(c *policy.Capability) {
+			c.DataEgress = capability.EgressNetwork
 			c.Constraints = constraint.Set{AllowedDomains: []string{"*.example.com", "api.github.com"}}
 		}),
-		capability("github", "search", func(c *policy.Capability) {
+		capRecord("github", "search", func(c *policy.Capability) {
 			c.Constraints = constraint.Set{ArgValues: map[string][]string{"client": {"github"}}, RateLimit: "2/minute"}
 		}),
-		capability("mail", "send", func(c *policy.Capability) {
+		capRecord("mail", "send", func(c *policy.Capability) {
 			c.InvokableBy = []skill.AgentTier{"T0", "T1"}
 			c.SkillTier = 3
-			c.SideEffects = policy.SideEffectsExternal
-			c.RiskLevel = policy.RiskWrite
+			c.SideEffects = capability.SideEffectsExternal
+			c.RiskLevel = capability.RiskWrite
 		}),
-		capability("imported", "run", func(c *policy.Capability) {
+		capRecord("imported", "run", func(c *policy.Capability) {
 			c.SkillKey = "third/run"
 			c.SkillTrust = policy.TrustImported
 			c.ApprovedTrust = policy.TrustFirstParty
 		}),
-		capability("drifty", "tool", func(c *policy.Capability) { c.BlockedByDrift = true }),
-		capability("blocked", "tool", func(c *policy.Capability) { c.SkillState = policy.SkillBlocked }),
-		capability("off", "tool", func(c *policy.Capability) { c.Enabled = false }),
+		capRecord("drifty", "tool", func(c *policy.Capability) { c.BlockedByDrift = true }),
+		capRecord("blocked", "tool", func(c *policy.Capability) { c.SkillState = policy.SkillBlocked }),
+		capRecord("off", "tool", func(c *policy.Capability) { c.Enabled = false }),
 	}
 }
 
@@ -97,8 +98,8 @@ func newEngine(t testing.TB, opts *policy.Options) *policy.Engine {
 	return e
 }
 
-func agent(name string, tier skill.AgentTier) policy.Principal {
-	return policy.Principal{Tenant: "acme", Agent: name, Tier: tier}
+func agent(name string, tier skill.AgentTier) capability.Principal {
+	return capability.Principal{Tenant: "acme", Agent: name, Tier: tier}
 }
 
 func args(t testing.TB, js string) map[string]any {
@@ -116,46 +117,46 @@ func TestEvaluateOrder(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name      string
-		p         policy.Principal
+		p         capability.Principal
 		ref, args string
 		want      policy.Decision
 	}{
-		{"allowed", agent("a", "T3"), "tools/fs:fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: policy.Allow, Reasons: []policy.Reason{
+		{"allowed", agent("a", "T3"), "tools/fs:fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: capability.Allow, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "default-permit", Position: "policies/test.cedar:2", Message: "permitted by default-permit"}}}},
-		{"trust mismatch first", agent("a", "T3"), "third/run:imported/run", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"trust mismatch first", agent("a", "T3"), "third/run:imported/run", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "trust_mismatch", Message: `skill "third/run" is served as imported but its manifest was approved as first_party; approve it again for its new trust`}}}},
-		{"drift blocks", agent("a", "T3"), "tools/drifty:drifty/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"drift blocks", agent("a", "T3"), "tools/drifty:drifty/tool", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "blocked", Message: "tools/drifty:drifty/tool is blocked: the live tool no longer matches its approved definition; review the drift and approve it again"}}}},
-		{"blocked skill", agent("a", "T3"), "tools/blocked:blocked/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"blocked skill", agent("a", "T3"), "tools/blocked:blocked/tool", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "blocked", Message: `skill "tools/blocked" is blocked; complete its missing metadata and approve it`}}}},
-		{"disabled is out of scope", agent("a", "T3"), "tools/off:off/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"disabled is out of scope", agent("a", "T3"), "tools/off:off/tool", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "out_of_scope", Message: "tools/off:off/tool is not in the capability scope of acme/a@T3"}}}},
-		{"unknown is out of scope", agent("a", "T3"), "tools/nope:nope/tool", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"unknown is out of scope", agent("a", "T3"), "tools/nope:nope/tool", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "out_of_scope", Message: "tools/nope:nope/tool is not in the capability scope of acme/a@T3"}}}},
-		{"tier out of scope", agent("a", "T3"), "tools/mail:mail/send", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"tier out of scope", agent("a", "T3"), "tools/mail:mail/send", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "out_of_scope", Message: "tools/mail:mail/send is not in the capability scope of acme/a@T3"}}}},
-		{"cedar forbid", agent("small", "T4"), "tools/fs:fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"cedar forbid", agent("small", "T4"), "tools/fs:fs/read_file", `{"path":"/srv/x"}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "no-fs-for-t4", Position: "policies/test.cedar:5", Message: "forbidden by no-fs-for-t4"}}}},
-		{"cedar forbid on context", agent("a", "T3"), "tools/github:github/search", `{"client":"github","limit":500}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"cedar forbid on context", agent("a", "T3"), "tools/github:github/search", `{"client":"github","limit":500}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "no-big-queries", Position: "policies/test.cedar:12", Message: "forbidden by no-big-queries"}}}},
-		{"manifest constraint", agent("a", "T3"), "tools/fs:fs/read_file", `{"path":"/srv/../etc/passwd"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"manifest constraint", agent("a", "T3"), "tools/fs:fs/read_file", `{"path":"/srv/../etc/passwd"}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "constraint", Policy: "manifest", Constraint: "pathGlobs", Arg: "path", Message: `path "/srv/../etc/passwd" (cleaned: "/etc/passwd") is outside the allowed paths "/srv/**"`}}}},
-		{"manifest and policy constraints", agent("searcher", "T3"), "tools/github:github/search", `{"client":"gitlab","repo":"evil/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"manifest and policy constraints", agent("searcher", "T3"), "tools/github:github/search", `{"client":"gitlab","repo":"evil/x"}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "constraint", Policy: "manifest", Constraint: "argValues", Arg: "client", Message: `"gitlab" is not allowed; allowed: "github"`},
 			{Kind: "constraint", Policy: "github-only-repos", Position: "policies/test.cedar:8", Constraint: "argValues", Arg: "repo", Message: `"evil/x" is not allowed; allowed: "acme/*"`}}}},
-		{"approval needed", agent("a", "T3"), "tools/web:web/fetch", `{"url":"https://api.github.com/x"}`, policy.Decision{Effect: policy.RequireApproval, Reasons: []policy.Reason{
+		{"approval needed", agent("a", "T3"), "tools/web:web/fetch", `{"url":"https://api.github.com/x"}`, policy.Decision{Effect: capability.RequireApproval, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "default-permit", Position: "policies/test.cedar:2", Message: "permitted by default-permit"},
 			{Kind: "approval", Message: "tools/web:web/fetch is sending data over the network: a human must approve it"}}}},
-		{"constraint before approval", agent("a", "T3"), "tools/web:web/fetch", `{"url":"https://evil.com/x"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"constraint before approval", agent("a", "T3"), "tools/web:web/fetch", `{"url":"https://evil.com/x"}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "constraint", Policy: "manifest", Constraint: "allowedDomains", Arg: "url", Message: `host "evil.com" is not allowed; allowed: "*.example.com", "api.github.com"`}}}},
-		{"bad principal", policy.Principal{Tenant: "acme", Agent: "a", Tier: "T9"}, "tools/fs:fs/read_file", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
-			{Kind: "empty_scope", Message: `invalid principal: tier "T9": use one of T0, T1, T2, T3, T4`}}}},
-		{"unknown sub-agent", policy.Principal{Tenant: "acme", Agent: "kid", Tier: "T3", Parent: "acme/a"}, "tools/fs:fs/read_file", `{}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"bad principal", capability.Principal{Tenant: "acme", Agent: "a", Tier: "T9"}, "tools/fs:fs/read_file", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
+			{Kind: "empty_scope", Message: `invalid principal: agent tier "T9": use one of T0, T1, T2, T3, T4`}}}},
+		{"unknown sub-agent", capability.Principal{Tenant: "acme", Agent: "kid", Tier: "T3", Parent: "acme/a"}, "tools/fs:fs/read_file", `{}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "empty_scope", Message: "sub-agent acme/kid has no delegation from acme/a as T3; its parent must delegate capabilities to it first"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ref, err := policy.ParseCapabilityRef(tt.ref)
+			ref, err := capability.ParseRef(tt.ref)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +174,7 @@ func TestEmptyScope(t *testing.T) {
 	t.Parallel()
 	e := policy.New(nil)
 	d := e.Evaluate(context.Background(), agent("a", "T3"), ref("fs", "read_file"), nil)
-	want := policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{{Kind: "empty_scope", Message: "acme/a has an empty capability scope: no enabled capability is invokable by T3"}}}
+	want := policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{{Kind: "empty_scope", Message: "acme/a has an empty capability scope: no enabled capability is invokable by T3"}}}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("%+v", d)
 	}
@@ -191,7 +192,7 @@ func TestNoPermit(t *testing.T) {
 	}
 	d := e.Evaluate(context.Background(), agent("a", "T3"), ref("fs", "read_file"), map[string]any{"path": "/srv/a"})
 	want := []policy.Reason{{Kind: "policy", Message: "no policy permits acme/a to invoke tools/fs:fs/read_file (Cedar denies by default)"}}
-	if d.Effect != policy.Deny || !reflect.DeepEqual(d.Reasons, want) {
+	if d.Effect != capability.Deny || !reflect.DeepEqual(d.Reasons, want) {
 		t.Fatalf("%+v", d)
 	}
 }
@@ -202,21 +203,21 @@ func TestRateLimit(t *testing.T) {
 	ctx := context.Background()
 	a := args(t, `{"client":"github"}`)
 	p := agent("a", "T3")
-	if d := e.Test(ctx, p, ref("github", "search"), a); d.Effect != policy.Allow {
+	if d := e.Test(ctx, p, ref("github", "search"), a); d.Effect != capability.Allow {
 		t.Fatalf("dry run: %+v", d)
 	}
 	for i := range 2 {
-		if d := e.Evaluate(ctx, p, ref("github", "search"), a); d.Effect != policy.Allow {
+		if d := e.Evaluate(ctx, p, ref("github", "search"), a); d.Effect != capability.Allow {
 			t.Fatalf("call %d: %+v", i, d)
 		}
 	}
 	d := e.Evaluate(ctx, p, ref("github", "search"), a)
-	want := policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{{Kind: "rate_limit", Message: "acme/a exceeded the rate limit of 2/minute on tools/github:github/search; retry later"}}}
+	want := policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{{Kind: "rate_limit", Message: "acme/a exceeded the rate limit of 2/minute on tools/github:github/search; retry later"}}}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("%+v", d)
 	}
 	// Another principal has its own bucket.
-	if d := e.Evaluate(ctx, agent("b", "T3"), ref("github", "search"), a); d.Effect != policy.Allow {
+	if d := e.Evaluate(ctx, agent("b", "T3"), ref("github", "search"), a); d.Effect != capability.Allow {
 		t.Fatalf("other principal: %+v", d)
 	}
 }
@@ -228,17 +229,17 @@ func TestGrantsInMemory(t *testing.T) {
 	ctx := context.Background()
 	p := agent("a", "T3")
 	del := args(t, `{"path":"/srv/x"}`)
-	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != capability.RequireApproval {
 		t.Fatalf("%+v", d)
 	}
 	// A write-level grant does not cover a destructive call.
-	if _, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "tools/fs:fs/*", Level: policy.RiskWrite, CreatedBy: "alice"}); err != nil {
+	if _, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/*", Capability: "tools/fs:fs/*", Level: capability.RiskWrite, CreatedBy: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != capability.RequireApproval {
 		t.Fatalf("write grant covered a destructive call: %+v", d)
 	}
-	g, err := e.AddGrant(ctx, policy.Grant{Principal: `Agent::"acme/a"`, Capability: "tools/fs:fs/delete_file", Level: policy.RiskDestructive, Uses: 2,
+	g, err := e.AddGrant(ctx, policy.Grant{Principal: `Agent::"acme/a"`, Capability: "tools/fs:fs/delete_file", Level: capability.RiskDestructive, Uses: 2,
 		Args: map[string][]string{"path": {"/srv/*"}}, CreatedBy: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -246,19 +247,19 @@ func TestGrantsInMemory(t *testing.T) {
 	if g.Principal != "acme/a" || !strings.HasPrefix(g.ID, "g_") {
 		t.Fatalf("%+v", g)
 	}
-	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), args(t, `{"path":"/etc/y"}`)); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), args(t, `{"path":"/etc/y"}`)); d.Effect != capability.RequireApproval {
 		t.Fatalf("args pattern ignored: %+v", d)
 	}
-	if d := e.Test(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.Allow || d.Reasons[1].Message != "would use grant "+g.ID+" (use 0 of 2)" {
+	if d := e.Test(ctx, p, ref("fs", "delete_file"), del); d.Effect != capability.Allow || d.Reasons[1].Message != "would use grant "+g.ID+" (use 0 of 2)" {
 		t.Fatalf("%+v", d)
 	}
 	for i := 1; i <= 2; i++ {
 		d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del)
-		if d.Effect != policy.Allow || d.Reasons[1].Grant != g.ID {
+		if d.Effect != capability.Allow || d.Reasons[1].Grant != g.ID {
 			t.Fatalf("use %d: %+v", i, d)
 		}
 	}
-	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, ref("fs", "delete_file"), del); d.Effect != capability.RequireApproval {
 		t.Fatalf("used-up grant matched: %+v", d)
 	}
 	if got := e.Grants()[1]; got.Used != 2 || got.Status(now) != "used_up" {
@@ -326,7 +327,7 @@ func TestDelegate(t *testing.T) {
 	ctx := context.Background()
 	lead := agent("lead", "T2")
 	kid := agent("kid", "T3")
-	s, err := e.Delegate(lead, kid, []policy.CapabilityRef{ref("fs", "read_file"), ref("mail", "send"), ref("nope", "x")})
+	s, err := e.Delegate(lead, kid, []capability.Ref{ref("fs", "read_file"), ref("mail", "send"), ref("nope", "x")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,10 +336,10 @@ func TestDelegate(t *testing.T) {
 		t.Fatalf("child scope %v", got)
 	}
 	kid.Parent = lead.ID()
-	if d := e.Evaluate(ctx, kid, ref("fs", "read_file"), map[string]any{"path": "/srv/a"}); d.Effect != policy.Allow {
+	if d := e.Evaluate(ctx, kid, ref("fs", "read_file"), map[string]any{"path": "/srv/a"}); d.Effect != capability.Allow {
 		t.Fatalf("%+v", d)
 	}
-	if d := e.Evaluate(ctx, kid, ref("github", "search"), map[string]any{"client": "github"}); d.Effect != policy.Deny || d.Reasons[0].Kind != policy.ReasonOutOfScope {
+	if d := e.Evaluate(ctx, kid, ref("github", "search"), map[string]any{"client": "github"}); d.Effect != capability.Deny || d.Reasons[0].Kind != policy.ReasonOutOfScope {
 		t.Fatalf("not forwarded but allowed: %+v", d)
 	}
 	// A sub-agent above its parent's tier.
@@ -347,16 +348,16 @@ func TestDelegate(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 	// A grandchild through an unregistered parent.
-	ghost := policy.Principal{Tenant: "acme", Agent: "ghost", Tier: "T3", Parent: "acme/nobody"}
+	ghost := capability.Principal{Tenant: "acme", Agent: "ghost", Tier: "T3", Parent: "acme/nobody"}
 	if _, err := e.Delegate(ghost, agent("g2", "T4"), nil); !errors.Is(err, policy.ErrUnknownParent) {
 		t.Fatalf("%v", err)
 	}
 	// A cycle.
-	if _, err := e.Delegate(kid, policy.Principal{Tenant: "acme", Agent: "lead", Tier: "T3"}, nil); !errors.Is(err, policy.ErrUnknownParent) {
+	if _, err := e.Delegate(kid, capability.Principal{Tenant: "acme", Agent: "lead", Tier: "T3"}, nil); !errors.Is(err, policy.ErrUnknownParent) {
 		t.Fatalf("cycle: %v", err)
 	}
 	e.Undelegate(kid)
-	if d := e.Evaluate(ctx, kid, ref("fs", "read_file"), map[string]any{"path": "/srv/a"}); d.Effect != policy.Deny || d.Reasons[0].Kind != policy.ReasonEmptyScope {
+	if d := e.Evaluate(ctx, kid, ref("fs", "read_file"), map[string]any{"path": "/srv/a"}); d.Effect != capability.Deny || d.Reasons[0].Kind != policy.ReasonEmptyScope {
 		t.Fatalf("undelegated child allowed: %+v", d)
 	}
 }
@@ -381,12 +382,12 @@ func TestParsePoliciesErrors(t *testing.T) {
 func TestSetCapabilitiesErrors(t *testing.T) {
 	t.Parallel()
 	e := policy.New(nil)
-	dup := []policy.Capability{capability("a", "b"), capability("a", "b", func(c *policy.Capability) { c.RiskLevel = policy.RiskWrite })}
+	dup := []policy.Capability{capRecord("a", "b"), capRecord("a", "b", func(c *policy.Capability) { c.RiskLevel = capability.RiskWrite })}
 	if err := e.SetCapabilities(dup); err == nil || err.Error() != `invalid capability: tools/a:a/b is declared twice (records 0 and 1); a skill's capability references must be unique` {
 		t.Fatalf("%v", err)
 	}
 	// The same server and tool in two skills are two capabilities.
-	if err := e.SetCapabilities([]policy.Capability{capability("a", "b"), capability("a", "b", func(c *policy.Capability) { c.SkillKey = "other" })}); err != nil {
+	if err := e.SetCapabilities([]policy.Capability{capRecord("a", "b"), capRecord("a", "b", func(c *policy.Capability) { c.SkillKey = "other" })}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -399,7 +400,7 @@ func TestSetCapabilitiesErrors(t *testing.T) {
 		{func(c *policy.Capability) { c.ExtensionID = "x:y" }, `capability 0 (tools/a:x:y/b): invalid capability: extensionId "x:y": 1 to 128 characters without '/' or ':'`},
 	}
 	for _, tt := range tests {
-		if err := e.SetCapabilities([]policy.Capability{capability("a", "b", tt.mod)}); err == nil || err.Error() != tt.want {
+		if err := e.SetCapabilities([]policy.Capability{capRecord("a", "b", tt.mod)}); err == nil || err.Error() != tt.want {
 			t.Errorf("got  %v\nwant %s", err, tt.want)
 		}
 	}
@@ -415,7 +416,7 @@ func TestDefaultPolicies(t *testing.T) {
 		t.Fatal("a new engine should use the default policies")
 	}
 	d := e.Evaluate(context.Background(), agent("a", "T3"), ref("fs", "read_file"), map[string]any{"path": "/srv/a"})
-	if d.Effect != policy.Allow || d.Reasons[0].Policy != "skillgate-default-permit" || d.Reasons[0].Position != "(default):4" {
+	if d.Effect != capability.Allow || d.Reasons[0].Policy != "skillgate-default-permit" || d.Reasons[0].Position != "(default):4" {
 		t.Fatalf("%+v", d)
 	}
 }

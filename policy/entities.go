@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/cedar-policy/cedar-go/types"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // MaxArgDepth bounds how deep arguments are copied into the Cedar context;
@@ -13,7 +15,7 @@ import (
 const MaxArgDepth = 16
 
 // agentEntity is the Cedar entity of a principal.
-func agentEntity(p Principal) types.Entity {
+func agentEntity(p capability.Principal) types.Entity {
 	attrs := types.RecordMap{
 		"tier":      types.String(p.Tier),
 		"tierLevel": types.Long(tierLevel(p.Tier)),

@@ -1,6 +1,10 @@
 package policy
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/skillgate/skillgate/capability"
+)
 
 // Sentinel errors. Errors from this package wrap one of them so callers
 // branch with [errors.Is]; the message names the file, field and fix.
@@ -12,16 +16,19 @@ var (
 
 	// ErrInvalidCapability means a capability record or reference is
 	// malformed, a record duplicates another of its skill, or a short
-	// reference is ambiguous.
-	ErrInvalidCapability = errors.New("invalid capability")
+	// reference is ambiguous. It is [capability.ErrInvalidRef], which
+	// [capability.ParseRef] returns.
+	ErrInvalidCapability = capability.ErrInvalidRef
 
 	// ErrNoSuchCapability means a capability given in the short form
 	// extensionId/capabilityId is offered by no installed skill. Errors
 	// wrapping it wrap ErrInvalidCapability too.
 	ErrNoSuchCapability = errors.New("no installed skill offers it")
 
-	// ErrInvalidPrincipal means a principal is malformed.
-	ErrInvalidPrincipal = errors.New("invalid principal")
+	// ErrInvalidPrincipal means a principal is malformed. It is
+	// [capability.ErrInvalidPrincipal], which [capability.Principal.Validate]
+	// returns.
+	ErrInvalidPrincipal = capability.ErrInvalidPrincipal
 
 	// ErrTierAboveParent means a sub-agent was given a tier above its
 	// parent's (T0 is the highest).

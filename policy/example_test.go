@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -21,17 +22,17 @@ forbid (principal, action, resource) when { principal.tierLevel >= 4 && resource
 	_ = e.SetCapabilities([]policy.Capability{{
 		SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
-		RiskLevel: policy.RiskDestructive, SideEffects: policy.SideEffectsInternal, DataEgress: policy.EgressNone,
+		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone,
 	}})
 	ctx := context.Background()
 	// The skill is part of the capability's identity; an operator may type
 	// the short form when only one skill offers it.
 	ref, _ := e.ResolveCapability("fs/delete_file")
 	for _, tier := range []skill.AgentTier{"T4", "T3"} {
-		p := policy.Principal{Tenant: "acme", Agent: "bot", Tier: tier}
+		p := capability.Principal{Tenant: "acme", Agent: "bot", Tier: tier}
 		d := e.Evaluate(ctx, p, ref, map[string]any{"path": "/tmp/x"})
 		fmt.Println(tier, d.Effect, d.Reasons[len(d.Reasons)-1].Message)
-		if d.Effect == policy.RequireApproval {
+		if d.Effect == capability.RequireApproval {
 			cmd, _ := e.GrantCommand(p, ref) // for the operator, never the agent
 			fmt.Println("operator:", cmd)
 		}

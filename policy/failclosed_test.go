@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 )
 
@@ -33,20 +34,20 @@ permit (principal, action, resource) when { context.args has dir && context.args
 	if err := e.SetPolicies(set); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SetCapabilities([]policy.Capability{capability("fs", "read_file")}); err != nil {
+	if err := e.SetCapabilities([]policy.Capability{capRecord("fs", "read_file")}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name, args string
 		want       policy.Decision
 	}{
-		{"string path", `{"path":"/srv/x"}`, policy.Decision{Effect: policy.Allow, Reasons: []policy.Reason{
+		{"string path", `{"path":"/srv/x"}`, policy.Decision{Effect: capability.Allow, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "default-permit", Position: "policies/files.cedar:2", Message: "permitted by default-permit"}}}},
-		{"forbid applies", `{"path":"/etc/passwd"}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"forbid applies", `{"path":"/etc/passwd"}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "no-etc", Position: "policies/files.cedar:5", Message: "forbidden by no-etc"}}}},
-		{"forbid errors: denied", `{"path":["/etc/passwd"]}`, policy.Decision{Effect: policy.Deny, Reasons: []policy.Reason{
+		{"forbid errors: denied", `{"path":["/etc/passwd"]}`, policy.Decision{Effect: capability.Deny, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "no-etc", Position: "policies/files.cedar:5", Message: "forbid no-etc failed to evaluate (type error: expected string, got set); skillgate denies a call that a forbid cannot rule on"}}}},
-		{"permit errors: listed", `{"path":"/srv/x","dir":[1]}`, policy.Decision{Effect: policy.Allow, Reasons: []policy.Reason{
+		{"permit errors: listed", `{"path":"/srv/x","dir":[1]}`, policy.Decision{Effect: capability.Allow, Reasons: []policy.Reason{
 			{Kind: "policy", Policy: "default-permit", Position: "policies/files.cedar:2", Message: "permitted by default-permit"},
 			{Kind: "policy", Policy: "reports-permit", Position: "policies/files.cedar:8", Message: "policy reports-permit failed to evaluate and was skipped: type error: expected string, got set"}}}},
 	}

@@ -11,6 +11,7 @@ import (
 
 	cedar "github.com/cedar-policy/cedar-go"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -67,7 +68,7 @@ func TestSpreadMatchesPlainCedar(t *testing.T) {
 		c.p, c.ref = calls[i].p, calls[i].ref
 		calls = append(calls, c)
 	}
-	effects := map[Effect]int{}
+	effects := map[capability.Effect]int{}
 	for i, c := range calls {
 		ctx := context.Background()
 		if r.IntN(3) == 0 {
@@ -79,7 +80,7 @@ func TestSpreadMatchesPlainCedar(t *testing.T) {
 		effects[got.Effect]++
 		checkAgainstBareCedar(t, env, c, got)
 	}
-	if effects[Allow] < len(calls)/3 || effects[Deny] < len(calls)/10 || effects[RequireApproval] == 0 {
+	if effects[capability.Allow] < len(calls)/3 || effects[capability.Deny] < len(calls)/10 || effects[capability.RequireApproval] == 0 {
 		t.Fatalf("the traffic does not exercise every outcome: %v", effects)
 	}
 	t.Logf("%d calls agree: %v", len(calls), effects)
@@ -112,17 +113,17 @@ func checkAgainstBareCedar(t *testing.T, env *spreadEnv, c spreadCall, d Decisio
 	}
 	switch {
 	case dec == cedar.Deny:
-		if d.Effect != Deny || len(d.Reasons) == 0 || d.Reasons[0].Kind != ReasonPolicy {
+		if d.Effect != capability.Deny || len(d.Reasons) == 0 || d.Reasons[0].Kind != ReasonPolicy {
 			t.Fatalf("%s on %s: Cedar denies, skillgate %+v", c.p, c.ref, d)
 		}
 		if len(cedarReasons) > 0 && !slices.Equal(policyReasons[:len(cedarReasons)], cedarReasons) {
 			t.Fatalf("%s on %s: Cedar's forbids %v, skillgate's reasons %v", c.p, c.ref, cedarReasons, policyReasons)
 		}
 	case forbidFailed:
-		if d.Effect != Deny {
+		if d.Effect != capability.Deny {
 			t.Fatalf("%s on %s: a forbid failed, skillgate %+v", c.p, c.ref, d)
 		}
-	case d.Effect == Deny:
+	case d.Effect == capability.Deny:
 		if d.Reasons[0].Kind == ReasonPolicy {
 			t.Fatalf("%s on %s: Cedar allows, skillgate denies by policy: %+v", c.p, c.ref, d)
 		}
@@ -157,7 +158,7 @@ func TestEvaluateMatchesPlainCedar(t *testing.T) {
 		fast.plainCedar = false
 		plain := plainTwin(t, set, caps)
 		for range 1000 {
-			p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: skill.AllAgentTiers[r.IntN(5)]}
+			p := capability.Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: skill.AllAgentTiers[r.IntN(5)]}
 			ref := caps[r.IntN(len(caps))].Ref()
 			args := randomArgs(r)
 			ctx := randomCallContext(r)

@@ -11,40 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
+	"github.com/skillgate/skillgate/store"
 )
 
 // MaxGrants bounds the grants the engine keeps in memory.
 const MaxGrants = 10_000
-
-// Store persists stored policies and approval grants. store/sqlite
-// implements it. Every method is safe for concurrent use and every change
-// is one transaction.
-type Store interface {
-	PolicyStore
-	// PutPolicy creates or replaces a stored policy.
-	PutPolicy(ctx context.Context, p StoredPolicy) error
-	// DeletePolicy removes a stored policy; deleting a missing id is not
-	// an error.
-	DeletePolicy(ctx context.Context, id string) error
-	// Grants returns every grant that is not revoked, ordered by creation.
-	Grants(ctx context.Context) ([]Grant, error)
-	// CreateGrant records a new grant.
-	CreateGrant(ctx context.Context, g Grant) error
-	// RevokeGrant marks a grant revoked at the given time by the named
-	// operator. It returns an error wrapping ErrGrantNotFound when no
-	// unrevoked grant has the id.
-	RevokeGrant(ctx context.Context, id, by string, at time.Time) error
-	// UseGrant atomically consumes one use of a grant that is unrevoked,
-	// unexpired at the given time and not used up, and returns it with its
-	// new use count. Otherwise it returns an error wrapping
-	// ErrGrantUnusable (or ErrGrantNotFound).
-	UseGrant(ctx context.Context, id string, at time.Time) (Grant, error)
-	// ReleaseGrant gives back one use consumed by UseGrant for a call that
-	// was then not relayed to its server. A grant with no use consumed is
-	// left as it is.
-	ReleaseGrant(ctx context.Context, id string) error
-}
 
 // Grant is a human's approval for risky calls: a principal pattern may
 // invoke a capability pattern, optionally only with certain argument
@@ -65,7 +39,7 @@ type Grant struct {
 	Args map[string][]string `json:"args,omitempty"`
 	// Level is the highest risk level the grant covers: a destructive call
 	// needs a destructive grant.
-	Level RiskLevel `json:"level"`
+	Level capability.RiskLevel `json:"level"`
 	// ExpiresAt ends the grant; nil never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Uses is how many calls the grant allows; 0 is unlimited. Used counts
@@ -132,9 +106,9 @@ func NewGrant(g Grant, now time.Time) (Grant, error) {
 		return Grant{}, err
 	}
 	if g.Level == "" {
-		g.Level = RiskWrite
+		g.Level = capability.RiskWrite
 	}
-	if g.Level.rank() > 2 {
+	if !g.Level.Valid() {
 		return Grant{}, fmt.Errorf("%w: level %q: use read, write or destructive", ErrInvalidGrant, g.Level)
 	}
 	if _, err := (constraint.Set{ArgValues: g.Args}).Compile(); err != nil && g.Args != nil {
@@ -166,12 +140,12 @@ func newGrantEntry(g Grant) (*grantEntry, error) {
 }
 
 // matches reports whether the grant covers this call now, ignoring uses.
-func (ge *grantEntry) matches(p Principal, ce *capEntry, args map[string]any, now time.Time) bool {
+func (ge *grantEntry) matches(p capability.Principal, ce *capEntry, args map[string]any, now time.Time) bool {
 	g := &ge.g
 	if ge.dead.Load() || g.ExpiresAt != nil && !now.Before(*g.ExpiresAt) {
 		return false
 	}
-	if g.Level.rank() < ce.RiskLevel.rank() {
+	if g.Level.Compare(ce.RiskLevel) < 0 {
 		return false
 	}
 	if !constraint.MatchWildcard(g.Principal, p.ID()) || !constraint.MatchWildcard(g.Capability, ce.ref) {
@@ -182,7 +156,7 @@ func (ge *grantEntry) matches(p Principal, ce *capEntry, args map[string]any, no
 
 // useGrant finds a grant covering the call and consumes one use (unless
 // dry). It returns nil when none covers it.
-func (e *Engine) useGrant(ctx context.Context, p Principal, ce *capEntry, args map[string]any, dry bool) (*Grant, error) {
+func (e *Engine) useGrant(ctx context.Context, p capability.Principal, ce *capEntry, args map[string]any, dry bool) (*Grant, error) {
 	now := e.now()
 	for _, ge := range *e.grants.Load() {
 		if !ge.matches(p, ce, args, now) {
@@ -197,11 +171,15 @@ func (e *Engine) useGrant(ctx context.Context, p Principal, ce *capEntry, args m
 			return &g, nil
 		}
 		if e.opts.Store != nil {
-			stored, err := e.opts.Store.UseGrant(ctx, g.ID, now)
-			if errors.Is(err, ErrGrantUnusable) || errors.Is(err, ErrGrantNotFound) {
+			row, err := e.opts.Store.UseGrant(ctx, g.ID, now)
+			if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 				ge.dead.Store(true)
 				continue
 			}
+			if err != nil {
+				return nil, err
+			}
+			stored, err := grantOf(row)
 			if err != nil {
 				return nil, err
 			}
@@ -241,7 +219,11 @@ func (e *Engine) AddGrant(ctx context.Context, g Grant) (Grant, error) {
 		return Grant{}, fmt.Errorf("%w: there are already %d grants; revoke unused ones first", ErrInvalidGrant, MaxGrants)
 	}
 	if e.opts.Store != nil {
-		if err := e.opts.Store.CreateGrant(ctx, g); err != nil {
+		row, rec, err := addRecord(g)
+		if err == nil {
+			err = e.opts.Store.CreateGrant(ctx, row, rec, audit.SealStored)
+		}
+		if err != nil {
 			return Grant{}, fmt.Errorf("store grant: %w", err)
 		}
 	}
@@ -259,7 +241,11 @@ func (e *Engine) RevokeGrant(ctx context.Context, id, by string) error {
 	cur := *e.grants.Load()
 	i := slices.IndexFunc(cur, func(ge *grantEntry) bool { return ge.g.ID == id })
 	if e.opts.Store != nil {
-		if err := e.opts.Store.RevokeGrant(ctx, id, by, e.now()); err != nil {
+		err := e.opts.Store.RevokeGrant(ctx, id, e.now(), revokeRecord(by), audit.SealStored)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: %q; list them with 'skillgate grant ls'", ErrGrantNotFound, id)
+		}
+		if err != nil {
 			return err
 		}
 	} else if i < 0 {
@@ -323,7 +309,7 @@ func (e *Engine) reloadGrants(ctx context.Context) error {
 	if e.opts.Store == nil {
 		return nil
 	}
-	gs, err := e.opts.Store.Grants(ctx)
+	gs, err := e.storedGrants(ctx)
 	if err != nil {
 		return fmt.Errorf("load grants: %w", err)
 	}

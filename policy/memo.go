@@ -7,6 +7,8 @@ import (
 
 	cedar "github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // maxMemoBytes bounds the memory a snapshot's memo holds, as estimated by
@@ -48,7 +50,7 @@ type decisionMemo struct {
 // chain: its attributes and its pairs' plans by capability index. next
 // chains principals that share an agent name (other tenant or tier).
 type principalMemo struct {
-	p     Principal
+	p     capability.Principal
 	attrs types.Record
 	plans map[int32]*plan
 	next  *principalMemo
@@ -121,7 +123,7 @@ type outcomes struct {
 }
 
 // lookup returns what is kept for p invoking capability cap.
-func (m *decisionMemo) lookup(p Principal, cap int32) (v memoVal, ok bool) {
+func (m *decisionMemo) lookup(p capability.Principal, cap int32) (v memoVal, ok bool) {
 	m.mu.RLock()
 	for pm := m.byAgent[p.Agent]; pm != nil; pm = pm.next {
 		if pm.p == p {
@@ -138,7 +140,7 @@ func (m *decisionMemo) lookup(p Principal, cap int32) (v memoVal, ok bool) {
 // has room, and returns it. c holds the request's candidates, view its
 // entities, req the request without context (the plan reads none), attrs
 // the principal's attributes.
-func (m *decisionMemo) add(c *candidates, view types.EntityGetter, req cedar.Request, p Principal, cap int32, attrs types.Record) memoVal {
+func (m *decisionMemo) add(c *candidates, view types.EntityGetter, req cedar.Request, p capability.Principal, cap int32, attrs types.Record) memoVal {
 	pl := newPlan(c, view, req)
 	id := pl.key()
 	m.mu.Lock()
@@ -182,7 +184,7 @@ func (m *decisionMemo) add(c *candidates, view types.EntityGetter, req cedar.Req
 // strings and map), a pair's map entry, a plan and its key.
 const pairBytes = 32
 
-func principalBytes(p Principal) int {
+func principalBytes(p capability.Principal) int {
 	return 256 + len(p.Tenant) + len(p.Agent) + len(p.Tier) + len(p.Parent)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	cedar "github.com/cedar-policy/cedar-go"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -63,7 +64,7 @@ func (t testEvaluator) authorizeOne(p *Policy) (cedar.Decision, cedar.Diagnostic
 // any tier without a delegation chain, a capability of snap, random
 // arguments and sometimes a session.
 type memoRequest struct {
-	p    Principal
+	p    capability.Principal
 	view *entityView
 	idx  int32
 	ce   *capEntry
@@ -72,7 +73,7 @@ type memoRequest struct {
 }
 
 func randomMemoRequest(r *rand.Rand, snap *snapshot, set *PolicySet) memoRequest {
-	p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: skill.AllAgentTiers[r.IntN(5)]}
+	p := capability.Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", r.IntN(6)), Tier: skill.AllAgentTiers[r.IntN(5)]}
 	ents := []cedar.Entity{agentEntity(p)}
 	idx := int32(r.IntN(len(snap.caps)))
 	ce := &snap.caps[idx]
@@ -224,7 +225,7 @@ func TestMemoBounded(t *testing.T) {
 	snap.memo.limit = 20_000
 	var out outcomes
 	for i := range 1000 {
-		p := Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", i), Tier: skill.AllAgentTiers[0]}
+		p := capability.Principal{Tenant: "t", Agent: fmt.Sprintf("a%d", i), Tier: skill.AllAgentTiers[0]}
 		ents := []cedar.Entity{agentEntity(p)}
 		ce := &snap.caps[i%len(snap.caps)]
 		mr := memoRequest{p: p, view: &entityView{snap: snap, chain: ents}, idx: int32(i % len(snap.caps)), ce: ce,

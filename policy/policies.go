@@ -14,13 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	cedar "github.com/cedar-policy/cedar-go"
 	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
 
 	"github.com/skillgate/skillgate/constraint"
+	"github.com/skillgate/skillgate/store"
 )
 
 // Bounds on policy sources.
@@ -66,11 +66,7 @@ type Source struct {
 }
 
 // StoredPolicy is a policy document kept in the store.
-type StoredPolicy struct {
-	ID        string    `json:"id"`
-	Text      string    `json:"text"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
+type StoredPolicy = store.StoredPolicy
 
 // Policy is one parsed policy statement.
 type Policy struct {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -29,7 +30,7 @@ func TestRateLimitAcrossProcesses(t *testing.T) {
 		if err := e.Reload(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.SetCapabilities([]policy.Capability{capability("notes", "search", func(c *policy.Capability) {
+		if err := e.SetCapabilities([]policy.Capability{capRecord("notes", "search", func(c *policy.Capability) {
 			c.Constraints = constraint.Set{RateLimit: "3/hour"}
 		})}); err != nil {
 			t.Fatal(err)
@@ -56,12 +57,12 @@ func TestRateLimitAcrossProcesses(t *testing.T) {
 		t.Errorf("reason %+v", d.Reasons)
 	}
 	// policy test (a dry run) sees the shared bucket too, and takes nothing.
-	if d := a.Test(ctx, p, ref("notes", "search"), nil); d.Effect != policy.Deny {
+	if d := a.Test(ctx, p, ref("notes", "search"), nil); d.Effect != capability.Deny {
 		t.Errorf("dry run at the limit: %s", d.Effect)
 	}
 	// Twenty minutes refill one token, for whichever process asks first.
 	now = now.Add(20 * time.Minute)
-	if d := a.Test(ctx, p, ref("notes", "search"), nil); d.Effect != policy.Allow {
+	if d := a.Test(ctx, p, ref("notes", "search"), nil); d.Effect != capability.Allow {
 		t.Errorf("dry run after a refill: %s", d.Effect)
 	}
 	got = got[:0]

@@ -6,26 +6,27 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 )
 
 // ResolveCapability turns what an operator typed into a capability
 // reference. The full form "skill:extensionId/capabilityId" is parsed
-// strictly ([ParseCapabilityRef]). The short form "extensionId/
+// strictly ([capability.ParseRef]). The short form "extensionId/
 // capabilityId" is accepted only when exactly one capability record of the
 // engine (the installed skills) has it; otherwise the error lists the
 // candidates to choose from, or wraps [ErrNoSuchCapability] when there are
 // none. It is for the CLI: a request from a program
 // should name the skill.
-func (e *Engine) ResolveCapability(s string) (CapabilityRef, error) {
+func (e *Engine) ResolveCapability(s string) (capability.Ref, error) {
 	if strings.Contains(s, ":") {
-		return ParseCapabilityRef(s)
+		return capability.ParseRef(s)
 	}
 	ext, c, ok := strings.Cut(s, "/")
 	if !ok || ext == "" || c == "" {
-		return CapabilityRef{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidCapability, s, refFormHelp)
+		return capability.Ref{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidCapability, s, capability.RefFormHelp)
 	}
-	var found []CapabilityRef
+	var found []capability.Ref
 	caps := e.snap.Load().caps
 	for i := range caps {
 		ce := &caps[i]
@@ -37,9 +38,9 @@ func (e *Engine) ResolveCapability(s string) (CapabilityRef, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return CapabilityRef{}, fmt.Errorf("%w: %s: %w; name the skill: %s", ErrInvalidCapability, s, ErrNoSuchCapability, refFormHelp)
+		return capability.Ref{}, fmt.Errorf("%w: %s: %w; name the skill: %s", ErrInvalidCapability, s, ErrNoSuchCapability, capability.RefFormHelp)
 	}
-	return CapabilityRef{}, fmt.Errorf("%w: %s is offered by %d skills (%s); name one of them", ErrInvalidCapability, s, len(found), refList(found))
+	return capability.Ref{}, fmt.Errorf("%w: %s is offered by %d skills (%s); name one of them", ErrInvalidCapability, s, len(found), refList(found))
 }
 
 // ResolveGrantCapability turns a grant's capability pattern as an operator
@@ -104,7 +105,7 @@ func checkGrantCapability(p string) error {
 	return nil
 }
 
-func refList(refs []CapabilityRef) string {
+func refList(refs []capability.Ref) string {
 	s := make([]string, len(refs))
 	for i, r := range refs {
 		s[i] = r.String()
@@ -144,8 +145,8 @@ func checkEntityRefs(text string) error {
 			rest = rest[len(q):]
 			id, _ := strconv.Unquote(q)
 			if typ == string(TypeCapability) {
-				if _, err := ParseCapabilityRef(id); err != nil {
-					return fmt.Errorf("Capability::%s: capability ids name their skill since skills may share server names; %s", q, refFormHelp)
+				if _, err := capability.ParseRef(id); err != nil {
+					return fmt.Errorf("Capability::%s: capability ids name their skill since skills may share server names; %s", q, capability.RefFormHelp)
 				}
 				continue
 			}

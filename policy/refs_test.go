@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 )
 
@@ -13,13 +14,13 @@ func TestParseCapabilityRef(t *testing.T) {
 	const help = "write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file"
 	tests := []struct {
 		in      string
-		want    policy.CapabilityRef
+		want    capability.Ref
 		wantErr string
 	}{
-		{in: "notes:fs/write_file", want: policy.CapabilityRef{Skill: "notes", ExtensionID: "fs", CapabilityID: "write_file"}},
-		{in: "acme/notes:fs/write_file", want: policy.CapabilityRef{Skill: "acme/notes", ExtensionID: "fs", CapabilityID: "write_file"}},
+		{in: "notes:fs/write_file", want: capability.Ref{Skill: "notes", ExtensionID: "fs", CapabilityID: "write_file"}},
+		{in: "acme/notes:fs/write_file", want: capability.Ref{Skill: "acme/notes", ExtensionID: "fs", CapabilityID: "write_file"}},
 		// The tool is everything after the server's '/'.
-		{in: "a:b/c/d", want: policy.CapabilityRef{Skill: "a", ExtensionID: "b", CapabilityID: "c/d"}},
+		{in: "a:b/c/d", want: capability.Ref{Skill: "a", ExtensionID: "b", CapabilityID: "c/d"}},
 		{in: "fs/write_file", wantErr: `invalid capability: capability "fs/write_file" does not name its skill (several skills may name a server "fs"): ` + help},
 		{in: "write_file", wantErr: `invalid capability: capability "write_file": ` + help},
 		{in: "", wantErr: `invalid capability: capability "": ` + help},
@@ -30,7 +31,7 @@ func TestParseCapabilityRef(t *testing.T) {
 		{in: "no\"tes:fs/x", wantErr: `invalid capability: skill key "no\"tes": 1 to 256 characters without ':', '"' or control characters`},
 	}
 	for _, tt := range tests {
-		got, err := policy.ParseCapabilityRef(tt.in)
+		got, err := capability.ParseRef(tt.in)
 		if tt.wantErr != "" {
 			if err == nil || err.Error() != tt.wantErr || !errors.Is(err, policy.ErrInvalidCapability) {
 				t.Errorf("ParseCapabilityRef(%q)\n got %v\nwant %s", tt.in, err, tt.wantErr)
@@ -49,13 +50,13 @@ func twoSkillEngine(t *testing.T) *policy.Engine {
 	t.Helper()
 	e := policy.New(nil)
 	destructive := func(sk string) func(*policy.Capability) {
-		return func(c *policy.Capability) { c.SkillKey, c.RiskLevel = sk, policy.RiskDestructive }
+		return func(c *policy.Capability) { c.SkillKey, c.RiskLevel = sk, capability.RiskDestructive }
 	}
 	caps := []policy.Capability{
-		capability("fs", "write_file", destructive("alpha")),
-		capability("fs", "write_file", destructive("beta")),
-		capability("fs", "read_file", func(c *policy.Capability) { c.SkillKey = "alpha" }),
-		capability("web", "fetch", func(c *policy.Capability) { c.SkillKey = "gamma" }),
+		capRecord("fs", "write_file", destructive("alpha")),
+		capRecord("fs", "write_file", destructive("beta")),
+		capRecord("fs", "read_file", func(c *policy.Capability) { c.SkillKey = "alpha" }),
+		capRecord("web", "fetch", func(c *policy.Capability) { c.SkillKey = "gamma" }),
 	}
 	if err := e.SetCapabilities(caps); err != nil {
 		t.Fatal(err)
@@ -125,16 +126,16 @@ func TestGrantAndPolicyScopedBySkill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := twoSkillEngine(t)
-	alpha := policy.CapabilityRef{Skill: "alpha", ExtensionID: "fs", CapabilityID: "write_file"}
-	beta := policy.CapabilityRef{Skill: "beta", ExtensionID: "fs", CapabilityID: "write_file"}
+	alpha := capability.Ref{Skill: "alpha", ExtensionID: "fs", CapabilityID: "write_file"}
+	beta := capability.Ref{Skill: "beta", ExtensionID: "fs", CapabilityID: "write_file"}
 	p := agent("a", "T3")
-	if _, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/a", Capability: alpha.String(), Level: policy.RiskDestructive}); err != nil {
+	if _, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/a", Capability: alpha.String(), Level: capability.RiskDestructive}); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != policy.Allow {
+	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != capability.Allow {
 		t.Fatalf("alpha: %+v", d)
 	}
-	if d := e.Evaluate(ctx, p, beta, nil); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, beta, nil); d.Effect != capability.RequireApproval {
 		t.Fatalf("beta was covered by alpha's grant: %+v", d)
 	}
 	for _, text := range []string{
@@ -148,10 +149,10 @@ func TestGrantAndPolicyScopedBySkill(t *testing.T) {
 		if err := e.SetPolicies(set); err != nil {
 			t.Fatal(err)
 		}
-		if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != policy.Allow {
+		if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != capability.Allow {
 			t.Errorf("%s: alpha %+v", text, d)
 		}
-		if d := e.Evaluate(ctx, p, beta, nil); d.Effect != policy.Deny {
+		if d := e.Evaluate(ctx, p, beta, nil); d.Effect != capability.Deny {
 			t.Errorf("%s: beta %+v", text, d)
 		}
 	}
@@ -190,17 +191,17 @@ func TestReleaseGrant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := twoSkillEngine(t)
-	alpha := policy.CapabilityRef{Skill: "alpha", ExtensionID: "fs", CapabilityID: "write_file"}
+	alpha := capability.Ref{Skill: "alpha", ExtensionID: "fs", CapabilityID: "write_file"}
 	p := agent("a", "T3")
-	g, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/a", Capability: alpha.String(), Level: policy.RiskDestructive, Uses: 1})
+	g, err := e.AddGrant(ctx, policy.Grant{Principal: "acme/a", Capability: alpha.String(), Level: capability.RiskDestructive, Uses: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := e.Evaluate(ctx, p, alpha, nil)
-	if d.Effect != policy.Allow || d.Reasons[len(d.Reasons)-1].Grant != g.ID {
+	if d.Effect != capability.Allow || d.Reasons[len(d.Reasons)-1].Grant != g.ID {
 		t.Fatalf("%+v", d)
 	}
-	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != capability.RequireApproval {
 		t.Fatalf("used-up grant: %+v", d)
 	}
 	for range 2 {
@@ -211,10 +212,10 @@ func TestReleaseGrant(t *testing.T) {
 	if got := e.Grants()[0].Used; got != 0 {
 		t.Fatalf("used %d after release", got)
 	}
-	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != policy.Allow {
+	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != capability.Allow {
 		t.Fatalf("after release: %+v", d)
 	}
-	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != policy.RequireApproval {
+	if d := e.Evaluate(ctx, p, alpha, nil); d.Effect != capability.RequireApproval {
 		t.Fatalf("two releases gave back two uses: %+v", d)
 	}
 	if err := e.ReleaseGrant(ctx, "g_unknown"); err != nil {
@@ -225,12 +226,12 @@ func TestReleaseGrant(t *testing.T) {
 func TestGrantCommand(t *testing.T) {
 	t.Parallel()
 	e := twoSkillEngine(t)
-	p := policy.Principal{Tenant: "acme", Agent: "it's me", Tier: "T3"}
-	got, ok := e.GrantCommand(p, policy.CapabilityRef{Skill: "beta", ExtensionID: "fs", CapabilityID: "write_file"})
+	p := capability.Principal{Tenant: "acme", Agent: "it's me", Tier: "T3"}
+	got, ok := e.GrantCommand(p, capability.Ref{Skill: "beta", ExtensionID: "fs", CapabilityID: "write_file"})
 	if want := `skillgate grant add 'acme/it'\''s me' beta:fs/write_file --level destructive --uses 1 --reason '…'`; !ok || got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	if _, ok := e.GrantCommand(p, policy.CapabilityRef{Skill: "x", ExtensionID: "y", CapabilityID: "z"}); ok {
+	if _, ok := e.GrantCommand(p, capability.Ref{Skill: "x", ExtensionID: "y", CapabilityID: "z"}); ok {
 		t.Fatal("command for an unknown capability")
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/cedar-policy/cedar-go/types"
 	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // TestSchemaDescribesEntities checks skillgate's Cedar schema against the
@@ -20,10 +22,10 @@ func TestSchemaDescribesEntities(t *testing.T) {
 	v := validate.New(rs)
 	c := &Capability{SkillKey: "tools/github", SkillTrust: TrustImported, SkillTier: 2, SkillState: SkillEnabled,
 		ExtensionID: "github", CapabilityID: "search_issues", Enabled: true,
-		RiskLevel: RiskRead, SideEffects: SideEffectsNone, DataEgress: EgressNetwork}
+		RiskLevel: capability.RiskRead, SideEffects: capability.SideEffectsNone, DataEgress: capability.EgressNetwork}
 	capE, skillE, extE := capabilityEntities(c)
-	lead := agentEntity(Principal{Tenant: "acme", Agent: "lead", Tier: "T1"})
-	kid := agentEntity(Principal{Tenant: "acme", Agent: "kid", Tier: "T3", Parent: "acme/lead"})
+	lead := agentEntity(capability.Principal{Tenant: "acme", Agent: "lead", Tier: "T1"})
+	kid := agentEntity(capability.Principal{Tenant: "acme", Agent: "kid", Tier: "T3", Parent: "acme/lead"})
 	for _, e := range []types.Entity{capE, skillE, extE, lead, kid} {
 		if err := v.Entity(e); err != nil {
 			t.Errorf("%s does not conform to the schema: %v", e.UID, err)

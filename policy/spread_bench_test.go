@@ -12,6 +12,7 @@ import (
 	cedar "github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -34,15 +35,15 @@ const (
 )
 
 // spreadAgent is the i-th agent of the scenario; tiers cycle T0–T4.
-func spreadAgent(i int) Principal {
-	return Principal{Tenant: "acme", Agent: "agent" + strconv.Itoa(i), Tier: skill.AllAgentTiers[i%len(skill.AllAgentTiers)]}
+func spreadAgent(i int) capability.Principal {
+	return capability.Principal{Tenant: "acme", Agent: "agent" + strconv.Itoa(i), Tier: skill.AllAgentTiers[i%len(skill.AllAgentTiers)]}
 }
 
 // spreadRef is the k-th capability the traffic calls: 50 extensions with
 // two each.
-func spreadRef(k int) CapabilityRef {
+func spreadRef(k int) capability.Ref {
 	e := strconv.Itoa(k % 50)
-	return CapabilityRef{Skill: "skills/s" + e, ExtensionID: "ext" + e, CapabilityID: "cap" + strconv.Itoa(k)}
+	return capability.Ref{Skill: "skills/s" + e, ExtensionID: "ext" + e, CapabilityID: "cap" + strconv.Itoa(k)}
 }
 
 // spreadCapabilities is benchCapabilities with varied risk: one in ten is
@@ -52,9 +53,9 @@ func spreadCapabilities() []Capability {
 	for i := range caps {
 		switch {
 		case i%23 == 0 && i != 0:
-			caps[i].RiskLevel = RiskDestructive
+			caps[i].RiskLevel = capability.RiskDestructive
 		case i%10 == 9:
-			caps[i].RiskLevel = RiskWrite
+			caps[i].RiskLevel = capability.RiskWrite
 		}
 	}
 	return caps
@@ -130,8 +131,8 @@ func spreadPolicies(n int, seed uint64) string {
 
 // spreadCall is one request of the sequence.
 type spreadCall struct {
-	p    Principal
-	ref  CapabilityRef
+	p    capability.Principal
+	ref  capability.Ref
 	args map[string]any
 }
 
@@ -142,8 +143,8 @@ type spreadCall struct {
 type spreadTraffic struct {
 	r      *rand.Rand
 	n      int
-	agents []Principal
-	refs   []CapabilityRef
+	agents []capability.Principal
+	refs   []capability.Ref
 }
 
 func newSpreadTraffic(seed uint64) *spreadTraffic {
@@ -237,12 +238,12 @@ func (env *spreadEnv) cedarRequest(c spreadCall) cedar.Request {
 // that the mix the figures stand for is visible.
 type effects struct{ allow, deny, approval, n int }
 
-func (m *effects) add(e Effect) {
+func (m *effects) add(e capability.Effect) {
 	m.n++
 	switch e {
-	case Allow:
+	case capability.Allow:
 		m.allow++
-	case Deny:
+	case capability.Deny:
 		m.deny++
 	default:
 		m.approval++

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -24,49 +25,6 @@ const (
 )
 
 func (t Trust) valid() bool { return t == TrustCore || t == TrustFirstParty || t == TrustImported }
-
-// RiskLevel is how much a capability can change: read < write < destructive.
-type RiskLevel string
-
-// The risk levels, least severe first.
-const (
-	RiskRead        RiskLevel = "read"
-	RiskWrite       RiskLevel = "write"
-	RiskDestructive RiskLevel = "destructive"
-)
-
-// rank orders risk levels; an unknown level ranks above destructive, so it
-// is never covered by a grant.
-func (r RiskLevel) rank() int {
-	switch r {
-	case RiskRead:
-		return 0
-	case RiskWrite:
-		return 1
-	case RiskDestructive:
-		return 2
-	}
-	return 3
-}
-
-// SideEffects is where a capability's effects land.
-type SideEffects string
-
-// The side-effect scopes.
-const (
-	SideEffectsNone     SideEffects = "none"
-	SideEffectsInternal SideEffects = "internal"
-	SideEffectsExternal SideEffects = "external"
-)
-
-// DataEgress is whether a capability may send data off the machine.
-type DataEgress string
-
-// The data egress values.
-const (
-	EgressNone    DataEgress = "none"
-	EgressNetwork DataEgress = "network"
-)
 
 // SkillState is a skill's lifecycle state as far as policy cares.
 type SkillState string
@@ -99,10 +57,10 @@ type Capability struct {
 	ExtensionID  string `json:"extensionId"`
 	CapabilityID string `json:"capabilityId"`
 	// Enabled is whether the approved manifest enables this capability.
-	Enabled     bool        `json:"enabled"`
-	RiskLevel   RiskLevel   `json:"riskLevel"`
-	SideEffects SideEffects `json:"sideEffects"`
-	DataEgress  DataEgress  `json:"dataEgress"`
+	Enabled     bool                   `json:"enabled"`
+	RiskLevel   capability.RiskLevel   `json:"riskLevel"`
+	SideEffects capability.SideEffects `json:"sideEffects"`
+	DataEgress  capability.DataEgress  `json:"dataEgress"`
 	// Constraints are the manifest's constraints for this capability.
 	Constraints constraint.Set `json:"constraints,omitzero"`
 	// InputSchema is the approved JSON Schema of the call's arguments
@@ -116,79 +74,17 @@ type Capability struct {
 }
 
 // Ref returns the capability's reference.
-func (c Capability) Ref() CapabilityRef {
-	return CapabilityRef{Skill: c.SkillKey, ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID}
+func (c Capability) Ref() capability.Ref {
+	return capability.Ref{Skill: c.SkillKey, ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID}
 }
 
 // needsApproval reports whether a call needs a grant.
 func (c Capability) needsApproval() bool {
-	return c.RiskLevel == RiskDestructive || c.SideEffects == SideEffectsExternal || c.DataEgress == EgressNetwork
-}
-
-// CapabilityRef names a capability: the skill that declares it, the MCP
-// server id in that skill's mcp.json, and the tool name. Server ids are
-// chosen by each skill's author, so two skills may both name a server "fs"
-// with a tool write_file: they are different capabilities, and a grant or
-// a policy for one never covers the other.
-type CapabilityRef struct {
-	Skill        string `json:"skill"`
-	ExtensionID  string `json:"extensionId"`
-	CapabilityID string `json:"capabilityId"`
-}
-
-// String renders r as "skill:extensionId/capabilityId"
-// ("acme/notes:fs/write_file"), the Cedar entity id of the capability. It
-// parses back unambiguously ([ParseCapabilityRef]): a skill key has no ':'
-// and a server id has neither ':' nor '/'.
-func (r CapabilityRef) String() string { return r.Skill + ":" + r.ExtensionID + "/" + r.CapabilityID }
-
-// Short renders r without its skill, "extensionId/capabilityId": the name
-// of the tool inside its skill, and the short form the CLI accepts when
-// only one installed skill offers it.
-func (r CapabilityRef) Short() string { return r.ExtensionID + "/" + r.CapabilityID }
-
-// refFormHelp is how every capability-reference error says what to write.
-const refFormHelp = "write it as skill:extensionId/capabilityId, like acme/notes:fs/write_file"
-
-// ParseCapabilityRef parses "skill:extensionId/capabilityId": the skill is
-// everything before the first ':', the extension id what follows up to the
-// next '/', the capability id the rest. The short form "extensionId/
-// capabilityId" is refused here, because it may name a capability of
-// several skills; [Engine.ResolveCapability] accepts it when only one
-// installed skill offers it.
-func ParseCapabilityRef(s string) (CapabilityRef, error) {
-	sk, rest, hasSkill := strings.Cut(s, ":")
-	if !hasSkill {
-		if ext, c, ok := strings.Cut(s, "/"); ok && ext != "" && c != "" {
-			return CapabilityRef{}, fmt.Errorf("%w: capability %q does not name its skill (several skills may name a server %q): %s", ErrInvalidCapability, s, ext, refFormHelp)
-		}
-		return CapabilityRef{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidCapability, s, refFormHelp)
-	}
-	ext, c, ok := strings.Cut(rest, "/")
-	r := CapabilityRef{Skill: sk, ExtensionID: ext, CapabilityID: c}
-	if !ok || sk == "" || ext == "" || c == "" || strings.Contains(ext, ":") {
-		return CapabilityRef{}, fmt.Errorf("%w: capability %q: %s", ErrInvalidCapability, s, refFormHelp)
-	}
-	if err := r.validate(); err != nil {
-		return CapabilityRef{}, err
-	}
-	return r, nil
-}
-
-// validate checks the parts of a reference: a skill key of 1 to 256
-// characters without ':', '"' or control characters, an extension id of 1
-// to 128 characters without '/' or ':', a capability id of 1 to 128
-// characters.
-func (r CapabilityRef) validate() error {
-	switch {
-	case r.Skill == "" || len(r.Skill) > 256 || strings.ContainsFunc(r.Skill, func(c rune) bool { return c == ':' || c == '"' || c < 0x20 || c == 0x7f }):
-		return fmt.Errorf("%w: skill key %q: 1 to 256 characters without ':', '\"' or control characters", ErrInvalidCapability, r.Skill)
-	case r.ExtensionID == "" || strings.ContainsAny(r.ExtensionID, "/:") || len(r.ExtensionID) > 128:
-		return fmt.Errorf("%w: extensionId %q: 1 to 128 characters without '/' or ':'", ErrInvalidCapability, r.ExtensionID)
-	case r.CapabilityID == "" || len(r.CapabilityID) > 128:
-		return fmt.Errorf("%w: capabilityId %q: 1 to 128 characters", ErrInvalidCapability, r.CapabilityID)
-	}
-	return nil
+	// By the one severity order, where a value outside its set ranks above
+	// the most severe: records are validated, but an unknown value must
+	// never need less approval than a known one.
+	return c.RiskLevel.Compare(capability.RiskDestructive) >= 0 || c.SideEffects.Compare(capability.SideEffectsExternal) >= 0 ||
+		c.DataEgress.Compare(capability.EgressNetwork) >= 0
 }
 
 // CapabilitySource supplies the registry's capability records, for
@@ -203,47 +99,6 @@ type Capabilities []Capability
 
 // Capabilities implements [CapabilitySource].
 func (c Capabilities) Capabilities(context.Context) ([]Capability, error) { return c, nil }
-
-// Principal is who acts. A sub-agent names its parent's ID in Parent and
-// must have been registered with [Engine.Delegate].
-type Principal struct {
-	Tenant string          `json:"tenant"`
-	Agent  string          `json:"agent"`
-	Tier   skill.AgentTier `json:"tier"`
-	Parent string          `json:"parent,omitempty"`
-}
-
-// ID is "tenant/agent", the Cedar entity id of the principal.
-func (p Principal) ID() string { return p.Tenant + "/" + p.Agent }
-
-// String renders the principal for logs: "tenant/agent@T3".
-func (p Principal) String() string { return p.ID() + "@" + string(p.Tier) }
-
-// Validate checks the principal's fields.
-func (p Principal) Validate() error {
-	switch {
-	case p.Tenant == "" || hasByte(p.Tenant, '/', '"') || len(p.Tenant) > 64:
-		return fmt.Errorf("%w: tenant %q: 1 to 64 characters without '/' or '\"'", ErrInvalidPrincipal, p.Tenant)
-	case p.Agent == "" || len(p.Agent) > 128 || hasByte(p.Agent, '"', 0):
-		return fmt.Errorf("%w: agent %q: 1 to 128 characters without '\"'", ErrInvalidPrincipal, p.Agent)
-	case tierLevel(p.Tier) < 0:
-		return fmt.Errorf("%w: tier %q: use one of T0, T1, T2, T3, T4", ErrInvalidPrincipal, p.Tier)
-	case len(p.Parent) == len(p.Tenant)+1+len(p.Agent) && p.Parent == p.ID():
-		return fmt.Errorf("%w: %s cannot be its own parent", ErrInvalidPrincipal, p.ID())
-	}
-	return nil
-}
-
-// hasByte reports whether s contains a or b (strings.ContainsAny for two
-// ASCII bytes, without building a character set per call).
-func hasByte(s string, a, b byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == a || s[i] == b {
-			return true
-		}
-	}
-	return false
-}
 
 // ParsePrincipalID parses `Agent::"tenant/agent"`, "tenant/agent" or a
 // bare agent id (tenant "default") into a principal's tenant and agent.
@@ -270,16 +125,6 @@ func tierLevel(t skill.AgentTier) int {
 	i := slices.Index(skill.AllAgentTiers, t)
 	return i
 }
-
-// Effect is a decision's outcome.
-type Effect string
-
-// The effects.
-const (
-	Allow           Effect = "allow"
-	Deny            Effect = "deny"
-	RequireApproval Effect = "require_approval"
-)
 
 // ReasonKind says which check produced a [Reason].
 type ReasonKind string
@@ -316,16 +161,16 @@ type Reason struct {
 
 // Decision is the outcome of [Engine.Evaluate].
 type Decision struct {
-	Effect  Effect   `json:"effect"`
-	Reasons []Reason `json:"reasons"`
+	Effect  capability.Effect `json:"effect"`
+	Reasons []Reason          `json:"reasons"`
 }
 
 // TestReport is a replayed request with its decision: the JSON of
 // `skillgate policy test --json` and of POST /v1/policy/test.
 type TestReport struct {
-	Principal  Principal      `json:"principal"`
-	Capability string         `json:"capability"`
-	Args       map[string]any `json:"args"`
+	Principal  capability.Principal `json:"principal"`
+	Capability string               `json:"capability"`
+	Args       map[string]any       `json:"args"`
 	Decision
 }
 

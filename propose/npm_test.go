@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
 )
@@ -38,7 +39,7 @@ func npmInventory(t *testing.T, id, pkg string, args ...string) []propose.Tool {
 	if _, err := os.Stat(entry); err != nil {
 		t.Fatalf("%s: %v (re-run scripts/setup-npm.sh)", pkg, err)
 	}
-	decl := mcpclient.ServerDecl{ID: id, Transport: mcpclient.TransportStdio, Command: node, Args: append([]string{entry}, args...)}
+	decl := mcpclient.ServerDecl{ID: id, Transport: capability.TransportStdio, Command: node, Args: append([]string{entry}, args...)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r, err := mcpclient.Introspect(ctx, decl, nil)

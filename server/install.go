@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -81,7 +81,7 @@ func (s *Server) installAPI(h func(*http.Request, string) (any, error)) http.Han
 	})
 }
 
-func operator(p session.Principal) string { return "operator:" + p.String() }
+func operator(p capability.Principal) string { return "operator:" + p.String() }
 
 // installStatus maps the install package's error kinds to HTTP statuses.
 func installStatus(err error) (int, bool) {

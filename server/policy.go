@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -49,7 +49,7 @@ type policyAPI struct{ e *policy.Engine }
 // errBadPolicyRequest marks a malformed request body.
 var errBadPolicyRequest = errors.New("bad request")
 
-func (s *Server) policyAPI(h func(*http.Request, session.Principal) (any, error), tiers ...skill.AgentTier) http.Handler {
+func (s *Server) policyAPI(h func(*http.Request, capability.Principal) (any, error), tiers ...skill.AgentTier) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
 		if err != nil {
@@ -105,20 +105,20 @@ func decodePolicyBody(r *http.Request, v any) error {
 	return nil
 }
 
-func (h *policyAPI) list(*http.Request, session.Principal) (any, error) { return h.e.Grants(), nil }
+func (h *policyAPI) list(*http.Request, capability.Principal) (any, error) { return h.e.Grants(), nil }
 
 type grantRequest struct {
-	Principal  string              `json:"principal"`
-	Capability string              `json:"capability"`
-	Args       map[string][]string `json:"args"`
-	Level      policy.RiskLevel    `json:"level"`
-	ExpiresAt  *time.Time          `json:"expires_at"`
-	Expires    string              `json:"expires"`
-	Uses       int                 `json:"uses"`
-	Reason     string              `json:"reason"`
+	Principal  string               `json:"principal"`
+	Capability string               `json:"capability"`
+	Args       map[string][]string  `json:"args"`
+	Level      capability.RiskLevel `json:"level"`
+	ExpiresAt  *time.Time           `json:"expires_at"`
+	Expires    string               `json:"expires"`
+	Uses       int                  `json:"uses"`
+	Reason     string               `json:"reason"`
 }
 
-func (h *policyAPI) add(r *http.Request, p session.Principal) (any, error) {
+func (h *policyAPI) add(r *http.Request, p capability.Principal) (any, error) {
 	var req grantRequest
 	if err := decodePolicyBody(r, &req); err != nil {
 		return nil, err
@@ -139,7 +139,7 @@ func (h *policyAPI) add(r *http.Request, p session.Principal) (any, error) {
 		ExpiresAt: exp, Uses: req.Uses, Reason: req.Reason, CreatedBy: operator(p)})
 }
 
-func (h *policyAPI) revoke(r *http.Request, p session.Principal) (any, error) {
+func (h *policyAPI) revoke(r *http.Request, p capability.Principal) (any, error) {
 	id := r.PathValue("id")
 	if err := h.e.RevokeGrant(r.Context(), id, operator(p)); err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ type testRequest struct {
 	Args       map[string]any  `json:"args"`
 }
 
-func (h *policyAPI) test(r *http.Request, _ session.Principal) (any, error) {
+func (h *policyAPI) test(r *http.Request, _ capability.Principal) (any, error) {
 	var req testRequest
 	if err := decodePolicyBody(r, &req); err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func (h *policyAPI) test(r *http.Request, _ session.Principal) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, err := policy.ParseCapabilityRef(req.Capability)
+	ref, err := capability.ParseRef(req.Capability)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (h *policyAPI) test(r *http.Request, _ session.Principal) (any, error) {
 	if req.Args == nil {
 		req.Args = map[string]any{}
 	}
-	p := policy.Principal{Tenant: tenant, Agent: agent, Tier: req.Tier, Parent: req.Parent}
+	p := capability.Principal{Tenant: tenant, Agent: agent, Tier: req.Tier, Parent: req.Parent}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/server"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
@@ -42,14 +42,14 @@ func TestPolicyAPI(t *testing.T) {
 	eng := policy.New(&policy.Options{Store: db})
 	if err := eng.SetCapabilities([]policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
-		RiskLevel: policy.RiskDestructive, SideEffects: policy.SideEffectsInternal, DataEgress: policy.EgressNone}}); err != nil {
+		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}); err != nil {
 		t.Fatal(err)
 	}
 	srv.MountPolicy(eng)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	token := func(tier skill.AgentTier) string {
-		secret, _, err := server.AddToken(tokPath, session.Principal{Tenant: "acme", Agent: "op-" + string(tier), Tier: tier}, time.Now())
+		secret, _, err := server.AddToken(tokPath, capability.Principal{Tenant: "acme", Agent: "op-" + string(tier), Tier: tier}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestPolicyAPI(t *testing.T) {
 	if body != want.String() {
 		t.Fatalf("body is not the CLI's JSON:\n%s\nwant\n%s", body, want.String())
 	}
-	if d := eng.Evaluate(ctx, policy.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}, policy.CapabilityRef{Skill: "tools/fs", ExtensionID: "fs", CapabilityID: "delete_file"}, nil); d.Effect != policy.Allow {
+	if d := eng.Evaluate(ctx, capability.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}, capability.Ref{Skill: "tools/fs", ExtensionID: "fs", CapabilityID: "delete_file"}, nil); d.Effect != capability.Allow {
 		t.Fatalf("grant not effective at once: %+v", d)
 	}
 	code, body = do("GET", "/v1/grants", agent, "")
@@ -123,7 +123,7 @@ func TestPolicyAPI(t *testing.T) {
 	}
 	// Adding and revoking are in the audit log, by the calling operator;
 	// refused requests change nothing and record nothing.
-	rs, err := db.Query(ctx, audit.Filter{Action: "grant."})
+	rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "grant."})
 	if err != nil {
 		t.Fatal(err)
 	}

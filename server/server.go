@@ -31,8 +31,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -178,12 +178,12 @@ func (s *Server) verify(ctx context.Context, secret string, _ *http.Request) (*a
 	return &auth.TokenInfo{UserID: p.String(), Extra: map[string]any{principalKey: p, "token": tok.ID}}, nil
 }
 
-func principalFrom(ctx context.Context) (session.Principal, bool) {
+func principalFrom(ctx context.Context) (capability.Principal, bool) {
 	ti := auth.TokenInfoFromContext(ctx)
 	if ti == nil {
-		return session.Principal{}, false
+		return capability.Principal{}, false
 	}
-	p, ok := ti.Extra[principalKey].(session.Principal)
+	p, ok := ti.Extra[principalKey].(capability.Principal)
 	return p, ok
 }
 
@@ -226,7 +226,7 @@ func (s *Server) getServer(r *http.Request) *mcp.Server {
 }
 
 // api wraps a REST handler: bearer authentication with JSON errors.
-func (s *Server) api(h func(http.ResponseWriter, *http.Request, session.Principal) error) http.Handler {
+func (s *Server) api(h func(http.ResponseWriter, *http.Request, capability.Principal) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
 		if err == nil {
@@ -238,12 +238,12 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request, session.Principa
 	})
 }
 
-func (s *Server) authenticate(r *http.Request) (session.Principal, error) {
+func (s *Server) authenticate(r *http.Request) (capability.Principal, error) {
 	ti, err := s.bearer(r)
 	if err != nil {
-		return session.Principal{}, err
+		return capability.Principal{}, err
 	}
-	return ti.Extra[principalKey].(session.Principal), nil
+	return ti.Extra[principalKey].(capability.Principal), nil
 }
 
 // bearer verifies the request's bearer token. Errors: errUnauthorized (no
@@ -276,7 +276,7 @@ func equalFold(a, b string) bool {
 
 // scan is POST /v1/scan: rescan the registry, notify connected clients when
 // what they see changed. Only T0 (humans) and T1 (the top orchestrator) may.
-func (s *Server) scan(w http.ResponseWriter, r *http.Request, p session.Principal) error {
+func (s *Server) scan(w http.ResponseWriter, r *http.Request, p capability.Principal) error {
 	if p.Tier != skill.T0 && p.Tier != skill.T1 {
 		return fmt.Errorf("%w: rescanning needs an agent tier of T0 or T1 (this token is %s)", errForbidden, p.Tier)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
@@ -56,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) token(t *testing.T, agent string, tier skill.AgentTier) string {
 	t.Helper()
-	secret, _, err := server.AddToken(f.tokens, session.Principal{Tenant: "acme", Agent: agent, Tier: tier}, time.Now())
+	secret, _, err := server.AddToken(f.tokens, capability.Principal{Tenant: "acme", Agent: agent, Tier: tier}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

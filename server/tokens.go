@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -41,8 +41,8 @@ type Token struct {
 }
 
 // Principal returns the principal the token stands for.
-func (t Token) Principal() session.Principal {
-	return session.Principal{Tenant: t.Tenant, Agent: t.Agent, Tier: skill.AgentTier(t.Tier)}
+func (t Token) Principal() capability.Principal {
+	return capability.Principal{Tenant: t.Tenant, Agent: t.Agent, Tier: skill.AgentTier(t.Tier)}
 }
 
 type tokenFile struct {
@@ -120,7 +120,7 @@ func hashSecret(secret string) string {
 // AddToken creates a bearer token for p in the token file at path and
 // returns its secret (to give to the agent; it is not stored) and its
 // record. Errors: [session.ErrInvalidPrincipal], file errors.
-func AddToken(path string, p session.Principal, now time.Time) (string, Token, error) {
+func AddToken(path string, p capability.Principal, now time.Time) (string, Token, error) {
 	if err := p.Validate(); err != nil {
 		return "", Token{}, err
 	}

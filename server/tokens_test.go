@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/server"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -22,7 +22,7 @@ func TestTokens(t *testing.T) {
 	if _, ok, err := v.Verify("sgt_anything"); ok || err != nil {
 		t.Fatalf("no file: Verify = %v %v", ok, err)
 	}
-	p := session.Principal{Tenant: "acme", Agent: "drafter", Tier: skill.T3}
+	p := capability.Principal{Tenant: "acme", Agent: "drafter", Tier: skill.T3}
 	now := time.Date(2026, 8, 1, 10, 0, 0, 123, time.UTC)
 	secret, tok, err := server.AddToken(path, p, now)
 	if err != nil {
@@ -47,7 +47,7 @@ func TestTokens(t *testing.T) {
 	if _, ok, _ := v.Verify(secret + "x"); ok {
 		t.Error("a wrong secret verified")
 	}
-	_, tok2, err := server.AddToken(path, session.Principal{Tenant: "acme", Agent: "lead", Tier: skill.T1}, now)
+	_, tok2, err := server.AddToken(path, capability.Principal{Tenant: "acme", Agent: "lead", Tier: skill.T1}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestTokens(t *testing.T) {
 
 	bad := []struct {
 		name string
-		p    session.Principal
+		p    capability.Principal
 		want string
 	}{
-		{"no agent", session.Principal{Tenant: "acme", Tier: skill.T3}, "invalid principal: agent id is empty; set --agent or SKILLGATE_AGENT"},
-		{"bad tenant", session.Principal{Tenant: "a b", Agent: "x", Tier: skill.T3}, `invalid principal: tenant "a b" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
+		{"no agent", capability.Principal{Tenant: "acme", Tier: skill.T3}, "invalid principal: agent id is empty; set --agent or SKILLGATE_AGENT"},
+		{"bad tenant", capability.Principal{Tenant: "a b", Agent: "x", Tier: skill.T3}, `invalid principal: tenant "a b" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
 	}
 	for _, tc := range bad {
 		if _, _, err := server.AddToken(path, tc.p, now); err == nil || err.Error() != tc.want {

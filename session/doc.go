@@ -11,7 +11,7 @@
 //	m, _ := session.NewManager(session.Options{
 //		Catalog: reg, Versions: db, Store: db, Workspace: blobs,
 //	})
-//	s, _ := m.Open(ctx, session.Principal{Tenant: "acme", Agent: "drafter", Tier: skill.T3}, "")
+//	s, _ := m.Open(ctx, capability.Principal{Tenant: "acme", Agent: "drafter", Tier: skill.T3}, "")
 //	defer s.Close()
 //	fragment, _ := s.Disclose(ctx, session.DiscloseOptions{})  // the skills it may load
 //	l, _ := s.Load(ctx, "escrituras/compraventa")              // l.Mount == "/skills/compraventa"

@@ -1,14 +1,20 @@
 package session
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/skillgate/skillgate/capability"
+)
 
 // Sentinel errors. Every error a [Manager] or [Session] method returns
 // wraps one of these (or a storage error), so callers branch with
 // [errors.Is]; the gateway maps them to tool results in one place.
 var (
 	// ErrInvalidPrincipal: the tenant, agent id or agent tier is missing or
-	// malformed; the message names the field.
-	ErrInvalidPrincipal = errors.New("invalid principal")
+	// malformed; the message names the field. It is
+	// [capability.ErrInvalidPrincipal], which [capability.Principal.Validate]
+	// returns.
+	ErrInvalidPrincipal = capability.ErrInvalidPrincipal
 	// ErrInvalidSessionID: a session id is not 1–64 characters of letters,
 	// digits, '.', '_' and '-' starting with a letter or digit.
 	ErrInvalidSessionID = errors.New("invalid session id")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/local"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
@@ -77,7 +78,7 @@ func newExpiryFixture(t *testing.T, idle time.Duration) *expiryFixture {
 
 // use opens id for p, loads pdf when load is set, writes a workspace file
 // (unless it is there), and closes the session.
-func (f *expiryFixture) use(t *testing.T, p session.Principal, id string, load bool) {
+func (f *expiryFixture) use(t *testing.T, p capability.Principal, id string, load bool) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := f.mgr.Open(ctx, p, id)
@@ -125,7 +126,7 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-var reviewer = session.Principal{Tenant: "acme", Agent: "reviewer", Tier: skill.T2}
+var reviewer = capability.Principal{Tenant: "acme", Agent: "reviewer", Tier: skill.T2}
 
 // TestSessionListRemove: sessions are listed least recently used first
 // with their principal, skills, creation and last use (attach and detach

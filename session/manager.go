@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/vfs"
@@ -134,7 +135,7 @@ func (m *Manager) workspaceQuotas(tenant, prefix string) ([]*vfs.Quota, error) {
 // state is one attached session, shared by its open handles.
 type state struct {
 	id    string
-	p     Principal
+	p     capability.Principal
 	ready chan struct{} // closed when attach finished; err is then set
 	err   error
 	refs  int // guarded by Manager.mu
@@ -192,7 +193,7 @@ func NewManager(opts Options) (*Manager, error) {
 // Errors: [ErrInvalidPrincipal], [ErrInvalidSessionID],
 // [ErrSessionUnavailable] when the session belongs to another principal,
 // and storage errors.
-func (m *Manager) Open(ctx context.Context, p Principal, id string) (*Session, error) {
+func (m *Manager) Open(ctx context.Context, p capability.Principal, id string) (*Session, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -233,19 +234,19 @@ func (m *Manager) Open(ctx context.Context, p Principal, id string) (*Session, e
 
 // PrincipalOf returns the principal that owns the stored session id.
 // Errors: [ErrInvalidSessionID], store.ErrNotFound, storage errors.
-func (m *Manager) PrincipalOf(ctx context.Context, id string) (Principal, error) {
+func (m *Manager) PrincipalOf(ctx context.Context, id string) (capability.Principal, error) {
 	if err := ValidID(id); err != nil {
-		return Principal{}, err
+		return capability.Principal{}, err
 	}
 	rec, err := m.opts.Store.Session(ctx, id)
 	if err != nil {
-		return Principal{}, err
+		return capability.Principal{}, err
 	}
 	return recordPrincipal(rec), nil
 }
 
-func recordPrincipal(rec store.Session) Principal {
-	return Principal{Tenant: rec.Tenant, Agent: rec.Agent, Tier: skillTier(rec.Tier)}
+func recordPrincipal(rec store.Session) capability.Principal {
+	return capability.Principal{Tenant: rec.Tenant, Agent: rec.Agent, Tier: skillTier(rec.Tier)}
 }
 
 // release drops one handle; the last one detaches the session.
@@ -340,7 +341,7 @@ func (m *Manager) available(ctx context.Context) (*registry.Snapshot, error) {
 }
 
 // mount resolves the current version of e and mounts its tree.
-func (m *Manager) mount(ctx context.Context, p Principal, e registry.Brief, mountName string, at time.Time) (*loaded, error) {
+func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.Brief, mountName string, at time.Time) (*loaded, error) {
 	vs, err := m.opts.Versions.Versions(ctx, store.Filter{Dir: e.Dir})
 	if err != nil {
 		return nil, fmt.Errorf("session: version of %s: %w", e.Key, err)

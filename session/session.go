@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/vfs"
@@ -49,7 +50,7 @@ func (l *loaded) public() Loaded {
 func (s *Session) ID() string { return s.st.id }
 
 // Principal returns who the session belongs to.
-func (s *Session) Principal() Principal { return s.st.p }
+func (s *Session) Principal() capability.Principal { return s.st.p }
 
 // FS returns the session's agent filesystem: /workspace, the configured
 // mounts, and the loaded skills under /skills.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/local"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
@@ -69,7 +70,7 @@ func (f *fixture) scan(t testing.TB) {
 	}
 }
 
-func (f *fixture) open(t testing.TB, p session.Principal, id string) *session.Session {
+func (f *fixture) open(t testing.TB, p capability.Principal, id string) *session.Session {
 	t.Helper()
 	s, err := f.mgr.Open(context.Background(), p, id)
 	if err != nil {
@@ -89,23 +90,23 @@ func write(t testing.TB, p, content string) {
 	}
 }
 
-var t3 = session.Principal{Tenant: "acme", Agent: "drafter", Tier: skill.T3}
+var t3 = capability.Principal{Tenant: "acme", Agent: "drafter", Tier: skill.T3}
 
 func TestPrincipalValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		p    session.Principal
+		p    capability.Principal
 		want string
 	}{
 		{"ok", t3, ""},
-		{"no tenant", session.Principal{Agent: "a", Tier: skill.T3}, "invalid principal: tenant is empty"},
-		{"tenant with slash", session.Principal{Tenant: "a/b", Agent: "a", Tier: skill.T3}, `invalid principal: tenant "a/b" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
-		{"tenant dot-dot", session.Principal{Tenant: "..", Agent: "a", Tier: skill.T3}, `invalid principal: tenant ".." must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
-		{"no agent", session.Principal{Tenant: "acme", Tier: skill.T3}, "invalid principal: agent id is empty; set --agent or SKILLGATE_AGENT"},
-		{"control in agent", session.Principal{Tenant: "acme", Agent: "a\nb", Tier: skill.T3}, `invalid principal: agent id "a\nb" contains control characters or invalid UTF-8`},
-		{"long agent", session.Principal{Tenant: "acme", Agent: strings.Repeat("a", 129), Tier: skill.T3}, "invalid principal: agent id is 129 bytes, limit 128"},
-		{"bad tier", session.Principal{Tenant: "acme", Agent: "a", Tier: "T9"}, `invalid principal: agent tier "T9": use one of T0, T1, T2, T3, T4`},
-		{"non-canonical tier", session.Principal{Tenant: "acme", Agent: "a", Tier: "t3"}, `invalid principal: agent tier "t3": use one of T0, T1, T2, T3, T4`},
+		{"no tenant", capability.Principal{Agent: "a", Tier: skill.T3}, "invalid principal: tenant is empty"},
+		{"tenant with slash", capability.Principal{Tenant: "a/b", Agent: "a", Tier: skill.T3}, `invalid principal: tenant "a/b" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
+		{"tenant dot-dot", capability.Principal{Tenant: "..", Agent: "a", Tier: skill.T3}, `invalid principal: tenant ".." must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
+		{"no agent", capability.Principal{Tenant: "acme", Tier: skill.T3}, "invalid principal: agent id is empty; set --agent or SKILLGATE_AGENT"},
+		{"control in agent", capability.Principal{Tenant: "acme", Agent: "a\nb", Tier: skill.T3}, `invalid principal: agent id "a\nb" contains control characters or invalid UTF-8`},
+		{"long agent", capability.Principal{Tenant: "acme", Agent: strings.Repeat("a", 129), Tier: skill.T3}, "invalid principal: agent id is 129 bytes, limit 128"},
+		{"bad tier", capability.Principal{Tenant: "acme", Agent: "a", Tier: "T9"}, `invalid principal: agent tier "T9": use one of T0, T1, T2, T3, T4`},
+		{"non-canonical tier", capability.Principal{Tenant: "acme", Agent: "a", Tier: "t3"}, `invalid principal: agent tier "t3": use one of T0, T1, T2, T3, T4`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -304,7 +305,7 @@ func TestResumeDropsUnavailable(t *testing.T) {
 		t.Errorf("stored = %+v", rec.Skills)
 	}
 	// The owner can still resume; another principal cannot.
-	if _, err := f.mgr.Open(ctx, session.Principal{Tenant: "acme", Agent: "other", Tier: skill.T3}, "keep"); !errors.Is(err, session.ErrSessionUnavailable) {
+	if _, err := f.mgr.Open(ctx, capability.Principal{Tenant: "acme", Agent: "other", Tier: skill.T3}, "keep"); !errors.Is(err, session.ErrSessionUnavailable) {
 		t.Errorf("other principal: %v", err)
 	}
 	if p, err := f.mgr.PrincipalOf(ctx, "keep"); err != nil || p != t3 {
@@ -407,7 +408,7 @@ func TestBlobSourceMirror(t *testing.T) {
 	}
 	puts := counting.puts
 	// Another session, even another process (a fresh source), uploads nothing.
-	other := f.open(t, session.Principal{Tenant: "acme", Agent: "b", Tier: skill.T3}, "")
+	other := f.open(t, capability.Principal{Tenant: "acme", Agent: "b", Tier: skill.T3}, "")
 	if _, err := other.Load(ctx, "escrituras/compraventa"); err != nil {
 		t.Fatal(err)
 	}

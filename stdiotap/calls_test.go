@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -548,24 +549,26 @@ func TestCallsContextDoneBeforeGo(t *testing.T) {
 		{"deadline passed", expired, context.DeadlineExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{}
-			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
-			o := newOutcome()
-			c.Go(tc.ctx, "tools/call", json.RawMessage(`{}`), o.done)
-			if !o.called() {
-				t.Fatal("done not called before Go returned")
-			}
-			if o.resp.Err != tc.err {
-				t.Fatalf("Err %v, want exactly %v", o.resp.Err, tc.err)
-			}
-			checkResponse(t, o.resp, want{err: tc.err})
-			time.Sleep(10 * time.Millisecond) // nothing happens later either
-			if got := rec.get(); len(got) != 0 {
-				t.Fatalf("wrote %q", got)
-			}
-			if o.count() != 1 || c.Pending() != 0 {
-				t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
-			}
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recorder{}
+				c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+				o := newOutcome()
+				c.Go(tc.ctx, "tools/call", json.RawMessage(`{}`), o.done)
+				if !o.called() {
+					t.Fatal("done not called before Go returned")
+				}
+				if o.resp.Err != tc.err {
+					t.Fatalf("Err %v, want exactly %v", o.resp.Err, tc.err)
+				}
+				checkResponse(t, o.resp, want{err: tc.err})
+				synctest.Wait() // nothing happens later either
+				if got := rec.get(); len(got) != 0 {
+					t.Fatalf("wrote %q", got)
+				}
+				if o.count() != 1 || c.Pending() != 0 {
+					t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
+				}
+			})
 		})
 	}
 }
@@ -581,58 +584,60 @@ func TestCallsFail(t *testing.T) {
 		{"nil is ErrClosed", nil, stdiotap.ErrClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recorder{}
-			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			tctx, tcancel := context.WithTimeout(context.Background(), time.Hour)
-			defer tcancel()
-			outs := []*outcome{newOutcome(), newOutcome(), newOutcome()}
-			c.Go(ctx, "tools/call", json.RawMessage(`{}`), outs[0].done)
-			c.Go(context.Background(), "tools/call", json.RawMessage(`{}`), outs[1].done)
-			c.Go(tctx, "ping", nil, outs[2].done)
-			if c.Pending() != 3 {
-				t.Fatalf("%d pending", c.Pending())
-			}
-			c.Fail(tc.cause)
-			for i, o := range outs {
-				if !o.called() {
-					t.Fatalf("call %d not ended by Fail", i)
+			synctest.Test(t, func(t *testing.T) {
+				rec := &recorder{}
+				c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				tctx, tcancel := context.WithTimeout(context.Background(), time.Hour)
+				defer tcancel()
+				outs := []*outcome{newOutcome(), newOutcome(), newOutcome()}
+				c.Go(ctx, "tools/call", json.RawMessage(`{}`), outs[0].done)
+				c.Go(context.Background(), "tools/call", json.RawMessage(`{}`), outs[1].done)
+				c.Go(tctx, "ping", nil, outs[2].done)
+				if c.Pending() != 3 {
+					t.Fatalf("%d pending", c.Pending())
 				}
-				if o.resp.Err != tc.want {
-					t.Errorf("call %d: Err %v, want exactly %v", i, o.resp.Err, tc.want)
+				c.Fail(tc.cause)
+				for i, o := range outs {
+					if !o.called() {
+						t.Fatalf("call %d not ended by Fail", i)
+					}
+					if o.resp.Err != tc.want {
+						t.Errorf("call %d: Err %v, want exactly %v", i, o.resp.Err, tc.want)
+					}
+					checkResponse(t, o.resp, want{err: tc.want})
 				}
-				checkResponse(t, o.resp, want{err: tc.want})
-			}
-			if c.Pending() != 0 {
-				t.Fatalf("%d pending", c.Pending())
-			}
-			// Cancelling after Fail neither ends a call again nor
-			// notifies; answers are still taken off the stream.
-			cancel()
-			if !c.Tap([]byte(`{"jsonrpc":"2.0","id":"t-2","result":{}}`)) {
-				t.Error("answer after Fail not taken")
-			}
-			// Later calls fail at once, with the first cause, and write
-			// nothing.
-			c.Fail(errors.New("second"))
-			o := newOutcome()
-			c.Go(context.Background(), "tools/call", json.RawMessage(`{}`), o.done)
-			if !o.called() || o.resp.Err != tc.want {
-				t.Fatalf("Go after Fail: called %v, Err %v", o.called(), o.resp.Err)
-			}
-			time.Sleep(10 * time.Millisecond)
-			for i, o := range outs {
-				if o.count() != 1 {
-					t.Fatalf("call %d: done called %d times", i, o.count())
+				if c.Pending() != 0 {
+					t.Fatalf("%d pending", c.Pending())
 				}
-			}
-			if got := rec.get(); len(got) != 3 {
-				t.Fatalf("wrote %q, want only the three requests", got)
-			}
-			if c.Pending() != 0 {
-				t.Fatalf("%d pending", c.Pending())
-			}
+				// Cancelling after Fail neither ends a call again nor
+				// notifies; answers are still taken off the stream.
+				cancel()
+				if !c.Tap([]byte(`{"jsonrpc":"2.0","id":"t-2","result":{}}`)) {
+					t.Error("answer after Fail not taken")
+				}
+				// Later calls fail at once, with the first cause, and write
+				// nothing.
+				c.Fail(errors.New("second"))
+				o := newOutcome()
+				c.Go(context.Background(), "tools/call", json.RawMessage(`{}`), o.done)
+				if !o.called() || o.resp.Err != tc.want {
+					t.Fatalf("Go after Fail: called %v, Err %v", o.called(), o.resp.Err)
+				}
+				synctest.Wait() // nothing happens later either
+				for i, o := range outs {
+					if o.count() != 1 {
+						t.Fatalf("call %d: done called %d times", i, o.count())
+					}
+				}
+				if got := rec.get(); len(got) != 3 {
+					t.Fatalf("wrote %q, want only the three requests", got)
+				}
+				if c.Pending() != 0 {
+					t.Fatalf("%d pending", c.Pending())
+				}
+			})
 		})
 	}
 }
@@ -670,28 +675,30 @@ func TestCallsWriteFailure(t *testing.T) {
 		}, "ping", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fw := &failWriter{err: errBoom}
-			c := stdiotap.NewCalls(stdiotap.NewWriter(fw), "t-")
-			ctx, cancel := tc.ctx()
-			o := newOutcome()
-			c.Go(ctx, tc.method, tc.params, o.done)
-			if !o.called() {
-				t.Fatal("done not called before Go returned")
-			}
-			checkResponse(t, o.resp, want{err: errBoom, errMsg: "writing " + tc.method + " request: boom"})
-			if c.Pending() != 0 {
-				t.Fatalf("%d pending", c.Pending())
-			}
-			// The context watch is released: cancelling now writes no
-			// notification and ends nothing again.
-			cancel()
-			time.Sleep(10 * time.Millisecond)
-			if n := fw.writes.Load(); n != 1 {
-				t.Fatalf("%d writes, want 1", n)
-			}
-			if o.count() != 1 {
-				t.Fatalf("done called %d times", o.count())
-			}
+			synctest.Test(t, func(t *testing.T) {
+				fw := &failWriter{err: errBoom}
+				c := stdiotap.NewCalls(stdiotap.NewWriter(fw), "t-")
+				ctx, cancel := tc.ctx()
+				o := newOutcome()
+				c.Go(ctx, tc.method, tc.params, o.done)
+				if !o.called() {
+					t.Fatal("done not called before Go returned")
+				}
+				checkResponse(t, o.resp, want{err: errBoom, errMsg: "writing " + tc.method + " request: boom"})
+				if c.Pending() != 0 {
+					t.Fatalf("%d pending", c.Pending())
+				}
+				// The context watch is released: cancelling now writes no
+				// notification and ends nothing again.
+				cancel()
+				synctest.Wait() // nothing happens later either
+				if n := fw.writes.Load(); n != 1 {
+					t.Fatalf("%d writes, want 1", n)
+				}
+				if o.count() != 1 {
+					t.Fatalf("done called %d times", o.count())
+				}
+			})
 		})
 	}
 }
@@ -1157,36 +1164,42 @@ func TestCallsWithin(t *testing.T) {
 	})
 
 	t.Run("context ends first", func(t *testing.T) {
-		rec := &recorder{}
-		c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
-		ctx, cancel := context.WithCancel(context.Background())
-		o := newOutcome()
-		c.GoWithin(ctx, "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
-		cancel()
-		checkResponse(t, o.wait(t), want{err: context.Canceled})
-		time.Sleep(80 * time.Millisecond) // the timer fires and finds nothing to end
-		if o.count() != 1 || c.Pending() != 0 {
-			t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
-		}
-		if got, want := rec.get(), []string{req("t-1"),
-			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"t-1","reason":"context canceled"}}` + "\n"}; !equalStrings(got, want) {
-			t.Fatalf("wrote %q, want %q", got, want)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			rec := &recorder{}
+			c := stdiotap.NewCalls(stdiotap.NewWriter(rec), "t-")
+			ctx, cancel := context.WithCancel(context.Background())
+			o := newOutcome()
+			c.GoWithin(ctx, "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
+			cancel()
+			checkResponse(t, o.wait(t), want{err: context.Canceled})
+			time.Sleep(80 * time.Millisecond) // the timer fires and finds nothing to end
+			synctest.Wait()
+			if o.count() != 1 || c.Pending() != 0 {
+				t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
+			}
+			if got, want := rec.get(), []string{req("t-1"),
+				`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"t-1","reason":"context canceled"}}` + "\n"}; !equalStrings(got, want) {
+				t.Fatalf("wrote %q, want %q", got, want)
+			}
+		})
 	})
 
 	t.Run("Fail", func(t *testing.T) {
-		c := stdiotap.NewCalls(stdiotap.NewWriter(&recorder{}), "t-")
-		o := newOutcome()
-		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
-		errGone := errors.New("gone")
-		c.Fail(errGone)
-		checkResponse(t, o.wait(t), want{err: errGone})
-		time.Sleep(80 * time.Millisecond)
-		if o.count() != 1 || c.Pending() != 0 {
-			t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
-		}
-		later := newOutcome()
-		c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), time.Millisecond, errLimit, later.done)
-		checkResponse(t, later.wait(t), want{err: errGone})
+		synctest.Test(t, func(t *testing.T) {
+			c := stdiotap.NewCalls(stdiotap.NewWriter(&recorder{}), "t-")
+			o := newOutcome()
+			c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), 40*time.Millisecond, errLimit, o.done)
+			errGone := errors.New("gone")
+			c.Fail(errGone)
+			checkResponse(t, o.wait(t), want{err: errGone})
+			time.Sleep(80 * time.Millisecond) // the timer fires and finds nothing to end
+			synctest.Wait()
+			if o.count() != 1 || c.Pending() != 0 {
+				t.Fatalf("done called %d times, %d pending", o.count(), c.Pending())
+			}
+			later := newOutcome()
+			c.GoWithin(context.Background(), "tools/call", json.RawMessage(`{}`), time.Millisecond, errLimit, later.done)
+			checkResponse(t, later.wait(t), want{err: errGone})
+		})
 	})
 }

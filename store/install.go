@@ -89,34 +89,41 @@ type InstallChange struct {
 }
 
 // Transition moves one install from one of From to To (To may equal the
-// current state, for changes that keep it), sets Change, and appends an
-// audit record: Action (default "install."+To), Actor, Subject the key,
-// Reasons [Reason], Data {"from","to","digest"} plus Data.
+// current state, for changes that keep it), sets Change and Reason, and
+// appends the audit record Audit gives.
 type Transition struct {
 	Digest string
 	From   []InstallState
 	To     InstallState
-	Actor  string
+	// Reason is why, kept as the install's Reason.
 	Reason string
-	Action string
 	Change InstallChange
-	// Data adds fields to the audit record's data.
-	Data map[string]any
+	// Audit returns the transition's audit record, given the install as
+	// it was; required. Package install writes its content.
+	Audit InstallAudit
 }
 
+// InstallAudit returns the audit record of an install change, given the
+// install as it was before the change (for CreateInstall, the Install
+// given with the State it had: "" for a version not seen before). The
+// store calls it inside the change's transaction, seals the record and
+// appends it there: the change and its record commit together. A zero Time
+// is set to the change's time; an error undoes the change.
+type InstallAudit func(was Install) (AuditRecord, error)
+
 // InstallStore persists installs. Every change is one transaction that
-// also appends its audit record.
+// also appends its audit record, sealed with the [AuditSeal] given.
 type InstallStore interface {
 	// CreateInstall records a new version in StatePendingInstall. A version
 	// with the same digest in StateRemoved or StateRejected is reused;
 	// any other existing one returns ErrConflict.
-	CreateInstall(ctx context.Context, in Install, actor, reason string) (Install, error)
+	CreateInstall(ctx context.Context, in Install, reason string, rec InstallAudit, seal AuditSeal) (Install, error)
 	// Installs returns the matching installs, newest first.
 	Installs(ctx context.Context, f InstallFilter) ([]Install, error)
 	// TransitionInstall applies ts in order in one transaction. It returns
 	// ErrNotFound for an unknown digest and ErrConflict when an install is
 	// not in one of its From states; nothing is applied then.
-	TransitionInstall(ctx context.Context, ts ...Transition) ([]Install, error)
+	TransitionInstall(ctx context.Context, seal AuditSeal, ts ...Transition) ([]Install, error)
 	// InstallGeneration increases with every committed install change.
 	InstallGeneration(ctx context.Context) (int64, error)
 }

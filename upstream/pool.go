@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 )
 
@@ -66,7 +67,7 @@ type Target struct {
 	// Server is the declaration from the skill's mcp.json.
 	Server mcpclient.ServerDecl
 	// Pins are the approved pins of this server's tools.
-	Pins mcpclient.PinSet
+	Pins capability.PinSet
 	// LeftOut names the tools the server offered at approval that were
 	// left out of it; they are not drift (see mcpclient.ConnOptions).
 	LeftOut []string
@@ -87,7 +88,7 @@ type Options struct {
 	// OnDrift is called when a connection finds that pinned tools changed
 	// (at connect or on tools/list_changed). It must not call back into the
 	// pool synchronously.
-	OnDrift func(Target, mcpclient.Drift)
+	OnDrift func(Target, capability.Drift)
 	// RetryAfter is how long calls fail fast with ErrUnavailable after a
 	// failed dial, so a crashing server is not restarted on every call.
 	// Default 2s.
@@ -288,7 +289,7 @@ func (p *Pool) dial(ctx context.Context, t Target) (*mcpclient.Conn, error) {
 		LeftOut: t.LeftOut,
 	}
 	if p.opts.OnDrift != nil {
-		opts.OnDrift = func(d mcpclient.Drift) { p.opts.OnDrift(t, d) }
+		opts.OnDrift = func(d capability.Drift) { p.opts.OnDrift(t, d) }
 	}
 	// The connection outlives this call: dial with a context that only
 	// bounds the dial itself (mcpclient applies its own timeouts).

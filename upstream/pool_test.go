@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/upstream"
 )
@@ -75,7 +76,7 @@ func decl(t *testing.T, mode string) mcpclient.ServerDecl {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcpclient.ServerDecl{ID: "echo", Transport: mcpclient.TransportStdio, Command: exe, Env: map[string]string{envMode: mode}}
+	return mcpclient.ServerDecl{ID: "echo", Transport: capability.TransportStdio, Command: exe, Env: map[string]string{envMode: mode}}
 }
 
 func limits() mcpclient.Limits {
@@ -196,8 +197,8 @@ func TestPoolReportsDrift(t *testing.T) {
 	// longer matches, so the call is blocked and the drift reported.
 	tg.Pins = tg.Pins.Select("echo")
 	var mu sync.Mutex
-	var drifts []mcpclient.Drift
-	p := upstream.New(upstream.Options{Limits: limits(), OnDrift: func(_ upstream.Target, d mcpclient.Drift) {
+	var drifts []capability.Drift
+	p := upstream.New(upstream.Options{Limits: limits(), OnDrift: func(_ upstream.Target, d capability.Drift) {
 		mu.Lock()
 		drifts = append(drifts, d)
 		mu.Unlock()

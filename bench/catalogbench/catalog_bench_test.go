@@ -42,8 +42,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/bench/internal/benchbin"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/server"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -327,7 +327,7 @@ func BenchmarkCatalog(b *testing.B) {
 	runs := envInt("SKILLGATE_BENCH_RUNS", 5)
 	tokens := make([]string, agents)
 	for i := range tokens {
-		p := session.Principal{Tenant: "bench", Agent: fmt.Sprintf("agent-%03d", i), Tier: skill.T3}
+		p := capability.Principal{Tenant: "bench", Agent: fmt.Sprintf("agent-%03d", i), Tier: skill.T3}
 		secret, _, err := server.AddToken(filepath.Join(data, server.TokensFile), p, time.Now())
 		if err != nil {
 			b.Fatal(err)

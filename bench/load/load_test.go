@@ -29,7 +29,7 @@ func TestLoadSmall(t *testing.T) {
 	}
 	var log bytes.Buffer
 	rep, err := Run(context.Background(), Config{
-		Agents: 10, Skills: 200, Timeout: 3 * time.Minute, NPMDir: npm,
+		Agents: 10, Skills: 200, Timeout: 3 * time.Minute, NPMDir: npm, Think: 10 * time.Millisecond,
 		Repo: filepath.Join("..", ".."), GenDir: filepath.Join(t.TempDir(), "skills"), Log: &log,
 	})
 	if err != nil {

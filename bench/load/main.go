@@ -3,13 +3,14 @@
 // a registry of S generated skills, on loopback only, bounded in count and
 // time. Run it with bench/load.sh, or:
 //
-//	go run ./bench/load [-agents 100] [-skills 10000] [-timeout 10m] [-json FILE]
+//	go run ./bench/load [-agents 100] [-skills 10000] [-think 1s] [-timeout 10m] [-json FILE]
 //
 // It builds skillgate (or takes -skillgate BIN), generates the registry
 // with bench/gen and scans it, installs, approves and enables one imported
 // skill whose capabilities come from the npm server-filesystem, writes a
 // Cedar policy allowing reads, adds a token per agent and starts `skillgate
-// serve` on 127.0.0.1. Then every agent at once: connects, pages through
+// serve` on 127.0.0.1. Then every agent at once connects and, pausing
+// before each call as a model's turn would (-think), pages through
 // skill_list (following next_cursor in the structured content when the
 // server pages, else taking the single result), loads a skill, reads its
 // SKILL.md, greps it, and calls the capability read_text_file. It measures
@@ -42,11 +43,12 @@ func main() {
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound on the whole run")
 	flag.StringVar(&cfg.Skillgate, "skillgate", os.Getenv("SKILLGATE_BIN"), "skillgate binary to run (default: build ./cmd/skillgate)")
 	flag.StringVar(&cfg.Work, "work", "", "work directory (default: a new temporary directory, removed at the end)")
+	flag.DurationVar(&cfg.Think, "think", time.Second, "mean pause before each of an agent's calls (the model's turn), drawn uniformly from [think/2, 3·think/2]; 0: no pause, every agent at once (a saturation test)")
 	flag.StringVar(&cfg.GenDir, "gen-dir", "", "where the generated registry is kept and reused (default: $TMPDIR/skillgate-load-skills-nN)")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
 	flag.Parse()
-	if cfg.Agents < 1 || cfg.Agents > 1000 || cfg.Skills < 1 || cfg.Skills > 200000 {
-		fmt.Fprintln(os.Stderr, "load: -agents must be 1..1000 and -skills 1..200000")
+	if cfg.Agents < 1 || cfg.Agents > 1000 || cfg.Skills < 1 || cfg.Skills > 200000 || cfg.Think < 0 || cfg.Think > time.Minute {
+		fmt.Fprintln(os.Stderr, "load: -agents must be 1..1000, -skills 1..200000 and -think 0..1m")
 		os.Exit(2)
 	}
 	cfg.NPMDir = os.Getenv("SKILLGATE_TEST_NPM_DIR")

@@ -74,6 +74,11 @@ func (r *Report) Correct() bool {
 // Print writes the tables.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "\nskillgate load test: %d agents over streamable HTTP, %d generated skills, loopback (wall %s)\n", r.Agents, r.Skills, r.Wall.Round(time.Second))
+	think := "none: every agent calls without pause (saturation)"
+	if r.Think > 0 {
+		think = fmt.Sprintf("%s mean before each call (uniform %s–%s)", r.Think, r.Think/2, r.Think*3/2)
+	}
+	fmt.Fprintf(w, "think time: %s\n", think)
 	fmt.Fprintf(w, "skill_list pages read: %d (one agent listed at most %d skills)\n\n", r.Pages, r.Listed)
 	fmt.Fprintf(w, "| operation | n | p50 | p99 | max | errors |\n|---|---|---|---|---|---|\n")
 	for _, op := range Ops {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -38,6 +39,12 @@ type Config struct {
 	Log       io.Writer // progress; nil discards it
 	// MaxPages bounds the skill_list pages one agent reads (0: 1,000).
 	MaxPages int
+	// Think is an agent's mean pause before each call after it connected:
+	// the model's turn between two tool calls. Each pause is drawn
+	// uniformly from [Think/2, 3·Think/2]. 0 makes every agent call
+	// without pause, all at once: a saturation test of the two cores, which
+	// measures throughput, not the latency an agent sees.
+	Think time.Duration
 }
 
 // Goals of issue 12 for 100 agents on 10,000 skills.
@@ -69,6 +76,8 @@ type Report struct {
 	// CapCalls is how many capability calls were made (sent), AuditCalls
 	// how many capability.invoke records of the agents the audit log holds.
 	CapCalls, AuditCalls int
+	// Think is the mean pause between an agent's calls (Config.Think).
+	Think time.Duration
 	// AuditVerify is the output of `skillgate audit verify`, AuditOK its
 	// verdict.
 	AuditVerify string
@@ -222,7 +231,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg.logf("serving at %s; %d agents start", srv.url, cfg.Agents)
-	rep := &Report{Agents: cfg.Agents, Skills: cfg.Skills, Latency: map[string][]time.Duration{}, Errors: map[string]int{}}
+	rep := &Report{Agents: cfg.Agents, Skills: cfg.Skills, Think: cfg.Think, Latency: map[string][]time.Duration{}, Errors: map[string]int{}}
 	var rss rssWatch
 	rss.start(srv.cmd.Process.Pid)
 	runAgents(ctx, cfg, srv.url, secrets, note, noteText, rep)
@@ -485,7 +494,7 @@ func (a *agent) run(ctx context.Context, url string, hc *http.Client, connected 
 		return
 	}
 	defer cs.Close()
-	callTool := func(op, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	call := func(op, name string, args map[string]any) (*mcp.CallToolResult, error) {
 		cctx, cancel := context.WithTimeout(ctx, opTimeout)
 		defer cancel()
 		t0 := time.Now()
@@ -496,6 +505,33 @@ func (a *agent) run(ctx context.Context, url string, hc *http.Client, connected 
 		}
 		a.record(op, d, err)
 		return res, err
+	}
+	var callTool func(op, name string, args map[string]any) (*mcp.CallToolResult, error)
+
+	// think pauses as the model's turn would between two calls; the seed
+	// makes a run's pauses the same from one run to the next.
+	rng := rand.New(rand.NewPCG(uint64(a.id), 0x5eed))
+	think := func() bool {
+		if a.cfg.Think <= 0 {
+			return ctx.Err() == nil
+		}
+		d := a.cfg.Think/2 + time.Duration(rng.Int64N(int64(a.cfg.Think)+1))
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	callTool = func(op, name string, args map[string]any) (*mcp.CallToolResult, error) {
+		if !think() {
+			err := ctx.Err()
+			a.record(op, 0, err)
+			return nil, err
+		}
+		return call(op, name, args)
 	}
 
 	// Page through skill_list: follow next_cursor while the server gives one.

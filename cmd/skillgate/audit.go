@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
@@ -84,7 +85,7 @@ re-hashed since then fails too.`,
 				return err
 			}
 			defer db.Close()
-			rep, err := audit.Verify(cmd.Context(), db, want)
+			rep, err := audit.Verify(cmd.Context(), audit.NewLog(db), want)
 			if errors.Is(err, audit.ErrTampered) {
 				if asJSON {
 					_ = writeJSON(m.Stdout, map[string]any{"ok": false, "records": rep.Records, "error": err.Error()})
@@ -124,7 +125,7 @@ func (m *Main) auditHeadCommand() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			h, err := db.Head(cmd.Context())
+			h, err := audit.NewLog(db).Head(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -163,10 +164,8 @@ func (f *auditFilterFlags) add(c *cobra.Command, defLimit int) {
 }
 
 func (f *auditFilterFlags) filter(now time.Time) (audit.Filter, error) {
-	q := audit.Filter{Actor: f.actor, Session: f.session, Action: f.action, Subject: f.subject, Decision: f.decision, Limit: f.limit}
-	switch f.decision {
-	case "", audit.DecisionAllow, audit.DecisionDeny, audit.DecisionRequireApproval:
-	default:
+	q := audit.Filter{Actor: f.actor, Session: f.session, Action: f.action, Subject: f.subject, Decision: capability.Effect(f.decision), Limit: f.limit}
+	if q.Decision != "" && !q.Decision.Valid() {
 		return q, usageErr("--decision must be allow, deny or require_approval, not %q", f.decision)
 	}
 	var err error
@@ -207,7 +206,7 @@ func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*
 	if err != nil {
 		return nil, q, nil, err
 	}
-	rs, err := db.Query(ctx, q)
+	rs, err := audit.NewLog(db).Query(ctx, q)
 	if err != nil {
 		db.Close()
 		return nil, q, nil, err
@@ -231,7 +230,7 @@ func (m *Main) auditTailCommand() *cobra.Command {
 			last := int64(0)
 			if len(rs) > 0 {
 				last = rs[len(rs)-1].Seq
-			} else if h, err := db.Head(cmd.Context()); err == nil {
+			} else if h, err := audit.NewLog(db).Head(cmd.Context()); err == nil {
 				last = h.Seq
 			}
 			printAudit(m.Stdout, rs, f.asJSON)
@@ -248,7 +247,7 @@ func (m *Main) auditTailCommand() *cobra.Command {
 				case <-t.C:
 				}
 				q.AfterSeq = last
-				rs, err := db.Query(cmd.Context(), q)
+				rs, err := audit.NewLog(db).Query(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
@@ -309,7 +308,7 @@ func printAudit(w io.Writer, rs []audit.Record, asJSON bool) {
 			line += " session=" + r.Session
 		}
 		if r.Decision != "" {
-			line += " " + strings.ToUpper(r.Decision)
+			line += " " + strings.ToUpper(string(r.Decision))
 		}
 		if len(r.Data) > 0 {
 			line += " " + string(r.Data)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -21,15 +22,15 @@ func TestAuditCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	_, err = db.Append(ctx,
+	_, err = audit.NewLog(db).Append(ctx,
 		audit.Record{Time: at, Actor: "operator:ana", Action: "install.approve", Subject: "escrituras/compraventa", Reasons: []string{"reviewed"}, Data: json.RawMessage(`{"from":"awaiting_approval","to":"installed"}`)},
-		audit.Record{Time: at.Add(time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/write_file", Decision: audit.DecisionDeny, Reasons: []string{"constraint pathGlobs: /etc/x is outside /srv/**"}},
-		audit.Record{Time: at.Add(2 * time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow},
+		audit.Record{Time: at.Add(time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/write_file", Decision: capability.Deny, Reasons: []string{"constraint pathGlobs: /etc/x is outside /srv/**"}},
+		audit.Record{Time: at.Add(2 * time.Second), Actor: "agent:acme/a1", Session: "s1", Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow},
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _ := db.Head(ctx)
+	head, _ := audit.NewLog(db).Head(ctx)
 	db.Close()
 
 	code, out, _ := run(t, data, "audit", "verify")
@@ -100,7 +101,7 @@ func TestAuditQueryNewestAndDays(t *testing.T) {
 	for i := range 6 { // one record a day, the last one now
 		rs = append(rs, audit.Record{Time: now.Add(time.Duration(i-5) * 24 * time.Hour), Actor: "system", Action: "test.tick", Subject: "s" + string(rune('0'+i))})
 	}
-	if _, err := db.Append(ctx, rs...); err != nil {
+	if _, err := audit.NewLog(db).Append(ctx, rs...); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

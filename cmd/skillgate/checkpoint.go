@@ -50,7 +50,7 @@ rewritten, re-chained or cut short since the newest checkpoint.`,
 			if file == "" {
 				file = filepath.Join(m.data(), auditCheckpointFile)
 			}
-			cp, err := m.checkpoint(cmd.Context(), db, file)
+			cp, err := m.checkpoint(cmd.Context(), audit.NewLog(db), file)
 			if err != nil {
 				return err
 			}

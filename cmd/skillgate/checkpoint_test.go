@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -27,9 +28,9 @@ func TestAuditCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	if _, err := db.Append(ctx,
-		audit.Record{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/write_file", Decision: audit.DecisionDeny, Reasons: []string{"constraint"}},
-		audit.Record{Time: at.Add(time.Second), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow},
+	if _, err := audit.NewLog(db).Append(ctx,
+		audit.Record{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/write_file", Decision: capability.Deny, Reasons: []string{"constraint"}},
+		audit.Record{Time: at.Add(time.Second), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow},
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,8 @@ func TestAuditCheckpoint(t *testing.T) {
 	}
 	defer raw.Close()
 	rewritten := []audit.Record{
-		{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/write_file", Decision: audit.DecisionAllow},
-		{Time: at.Add(time.Second), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow},
+		{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/write_file", Decision: capability.Allow},
+		{Time: at.Add(time.Second), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow},
 	}
 	var prev audit.Head
 	for _, r := range rewritten {

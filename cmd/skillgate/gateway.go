@@ -17,8 +17,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/upstream"
 
@@ -78,21 +78,21 @@ func (m *Main) addPrincipalFlags(c *cobra.Command, pf *principalFlags) {
 }
 
 // principal validates the principal flags; problems are usage errors.
-func (pf *principalFlags) principal() (session.Principal, error) {
+func (pf *principalFlags) principal() (capability.Principal, error) {
 	t, err := skill.ParseAgentTier(pf.tier)
 	if err != nil {
 		if pf.tier == "" {
-			return session.Principal{}, usageErr("--tier is required (or SKILLGATE_TIER): the agent's tier, T0–T4")
+			return capability.Principal{}, usageErr("--tier is required (or SKILLGATE_TIER): the agent's tier, T0–T4")
 		}
-		return session.Principal{}, usageErr("--tier: %v", err)
+		return capability.Principal{}, usageErr("--tier: %v", err)
 	}
-	p := session.Principal{Tenant: pf.tenant, Agent: pf.agent, Tier: t}
+	p := capability.Principal{Tenant: pf.tenant, Agent: pf.agent, Tier: t}
 	if err := p.Validate(); err != nil {
-		return session.Principal{}, usageErr("%v", err)
+		return capability.Principal{}, usageErr("%v", err)
 	}
 	if pf.session != "" {
 		if err := session.ValidID(pf.session); err != nil {
-			return session.Principal{}, usageErr("--session: %v", err)
+			return capability.Principal{}, usageErr("--session: %v", err)
 		}
 	}
 	return p, nil
@@ -269,7 +269,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 			v := m.Getenv(name)
 			return v, v != ""
 		},
-		OnDrift: func(t upstream.Target, drift mcpclient.Drift) {
+		OnDrift: func(t upstream.Target, drift capability.Drift) {
 			// RecordDrift takes the storage lock: never on the
 			// connection's re-check goroutine.
 			go func() {
@@ -283,7 +283,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		ClientVersion: version,
 	})
 	d.closers = append(d.closers, pool.Close)
-	w := audit.NewWriter(d.db, audit.WriterOptions{Logger: d.log})
+	w := audit.NewWriter(audit.NewLog(d.db), audit.WriterOptions{Logger: d.log})
 	d.closers = append(d.closers, w.Close)
 	d.broker, err = broker.New(broker.Options{
 		Load: broker.LoadInstalled(d.installs), Decider: d.decider, Upstream: pool, Audit: w, Logger: d.log,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
@@ -378,7 +379,7 @@ func (m *Main) approvalRequests(ctx context.Context) ([]broker.ApprovalRequest, 
 		return nil, err
 	}
 	defer db.Close()
-	return broker.ApprovalRequests(ctx, db, time.Now().Add(-24*time.Hour))
+	return broker.ApprovalRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
 }
 
 func shortDigest(d string) string {

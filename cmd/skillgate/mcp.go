@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
@@ -96,7 +97,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 }
 
 // delegate registers the session's principal as a sub-agent of parent.
-func (m *Main) delegate(d *gatewayDeps, child session.Principal, parent, parentTier string, forward []string) error {
+func (m *Main) delegate(d *gatewayDeps, child capability.Principal, parent, parentTier string, forward []string) error {
 	tenant, agent, err := policy.ParsePrincipalID(parent)
 	if err != nil {
 		return usageErr("--parent: %v", err)
@@ -105,7 +106,7 @@ func (m *Main) delegate(d *gatewayDeps, child session.Principal, parent, parentT
 	if err != nil {
 		return usageErr("--parent-tier: %v", err)
 	}
-	scope, err := d.decider.Delegate(session.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
+	scope, err := d.decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
 	if err != nil {
 		return usageErr("delegation refused: %v", err)
 	}

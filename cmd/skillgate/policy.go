@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -227,7 +228,7 @@ func (m *Main) checkCapabilities(ctx context.Context, file string) ([]policy.Cap
 }
 
 func (m *Main) policyTestCommand() *cobra.Command {
-	var principal, capability, argsJSON, tier, parent, capsFile string
+	var principal, capName, argsJSON, tier, parent, capsFile string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   `test --principal Agent::"tenant/agent" --capability skill:ext/tool [--args JSON] [--tier T3] [--json]`,
@@ -270,11 +271,11 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 			if err := e.LoadCapabilities(ctx, src); err != nil {
 				return err
 			}
-			ref, err := e.ResolveCapability(capability)
+			ref, err := e.ResolveCapability(capName)
 			if err != nil {
 				return usageErr("--capability: %v", err)
 			}
-			p := policy.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}
+			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}
 			rep := policy.TestReport{Principal: p, Capability: ref.String(), Args: args, Decision: e.Test(ctx, p, ref, args)}
 			if asJSON {
 				if err := writeJSON(m.Stdout, rep); err != nil {
@@ -289,11 +290,11 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					}
 					fmt.Fprintf(m.Stdout, "  %s: %s%s\n", r.Kind, r.Message, where)
 				}
-				if cmd, ok := e.GrantCommand(p, ref); ok && rep.Effect == policy.RequireApproval {
+				if cmd, ok := e.GrantCommand(p, ref); ok && rep.Effect == capability.RequireApproval {
 					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", cmd)
 				}
 			}
-			if rep.Effect != policy.Allow {
+			if rep.Effect != capability.Allow {
 				return errFailed
 			}
 			return nil
@@ -301,7 +302,7 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 	}
 	f := c.Flags()
 	f.StringVar(&principal, "principal", "", `principal: Agent::"tenant/agent", tenant/agent, or an agent id (tenant "default")`)
-	f.StringVar(&capability, "capability", "", "capability: skill:extensionId/capabilityId (extensionId/capabilityId when only one skill offers it)")
+	f.StringVar(&capName, "capability", "", "capability: skill:extensionId/capabilityId (extensionId/capabilityId when only one skill offers it)")
 	f.StringVar(&argsJSON, "args", "", "the call's arguments as a JSON object")
 	f.StringVar(&tier, "tier", "T3", "the principal's agent tier, T0–T4")
 	f.StringVar(&parent, "parent", "", "the parent principal (tenant/agent) of a sub-agent")
@@ -412,18 +413,18 @@ otherwise the error lists the skills to choose from.`,
 				return err
 			}
 			defer db.Close()
-			capability := args[1]
-			if capability != "*" && !strings.Contains(capability, ":") {
+			capName := args[1]
+			if capName != "*" && !strings.Contains(capName, ":") {
 				// The short form: bind it to the one installed skill
 				// that offers it.
 				if err := e.LoadCapabilities(ctx, installedCapabilities{m}); err != nil {
 					return err
 				}
-				if capability, err = e.ResolveGrantCapability(capability); err != nil {
+				if capName, err = e.ResolveGrantCapability(capName); err != nil {
 					return usageErr("%v", err)
 				}
 			}
-			g, err := e.AddGrant(ctx, policy.Grant{Principal: args[0], Capability: capability, Args: ga, Level: policy.RiskLevel(level),
+			g, err := e.AddGrant(ctx, policy.Grant{Principal: args[0], Capability: capName, Args: ga, Level: capability.RiskLevel(level),
 				ExpiresAt: exp, Uses: uses, Reason: reason, CreatedBy: by})
 			if errors.Is(err, policy.ErrInvalidGrant) {
 				return usageErr("%v", err)

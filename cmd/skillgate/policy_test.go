@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
@@ -128,7 +129,7 @@ func TestPolicyCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rs, err := db.Query(context.Background(), audit.Filter{Action: "grant."})
+	rs, err := audit.NewLog(db).Query(context.Background(), audit.Filter{Action: "grant."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,10 +155,10 @@ func TestPendingListsApprovalRequests(t *testing.T) {
 	}
 	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 	approve := `{"approve":"skillgate grant add acme/a1 notes:fs/write_file --level destructive --uses 1 --reason '…'"}`
-	if _, err := db.Append(ctx,
-		audit.Record{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: audit.DecisionRequireApproval, Data: json.RawMessage(approve)},
-		audit.Record{Time: at.Add(time.Minute), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: audit.DecisionRequireApproval, Data: json.RawMessage(approve)},
-		audit.Record{Time: at.Add(2 * time.Minute), Actor: "agent:acme/a2", Action: "capability.invoke", Subject: "notes:fs/read_file", Decision: audit.DecisionAllow},
+	if _, err := audit.NewLog(db).Append(ctx,
+		audit.Record{Time: at, Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: capability.RequireApproval, Data: json.RawMessage(approve)},
+		audit.Record{Time: at.Add(time.Minute), Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "notes:fs/write_file", Decision: capability.RequireApproval, Data: json.RawMessage(approve)},
+		audit.Record{Time: at.Add(2 * time.Minute), Actor: "agent:acme/a2", Action: "capability.invoke", Subject: "notes:fs/read_file", Decision: capability.Allow},
 	); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/server"
 )
 
@@ -80,7 +81,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			defer d.close()
 			defer d.startWatch(ctx, time.Second)()
 			defer d.maintainSessions(ctx, true)()
-			defer m.checkpointEvery(ctx, d.db, checkpointInterval, d.log)()
+			defer m.checkpointEvery(ctx, audit.NewLog(d.db), checkpointInterval, d.log)()
 			tokenPath := filepath.Join(m.data(), server.TokensFile)
 			tokens, err := server.OpenTokens(tokenPath)
 			if err != nil {

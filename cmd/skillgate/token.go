@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/server"
-	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -42,7 +42,7 @@ request.`,
 			if err != nil {
 				return usageErr("--tier: %v", err)
 			}
-			p := session.Principal{Tenant: tenant, Agent: agent, Tier: t}
+			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
 			if err := p.Validate(); err != nil {
 				return usageErr("%v", err)
 			}

@@ -4,16 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/store"
 )
 
 // migrationAudit creates the audit log: one row per record, the hash chain
-// in prev and hash (see package audit).
+// in prev and hash (see package audit, which seals every record; the store
+// computes no hash).
 const migrationAudit = `CREATE TABLE audit (
 		seq        INTEGER PRIMARY KEY,
 		time       INTEGER NOT NULL,
@@ -31,15 +33,15 @@ const migrationAudit = `CREATE TABLE audit (
 	);
 	CREATE INDEX audit_subject ON audit (subject);`
 
-var _ audit.Log = (*DB)(nil)
+var _ store.AuditStore = (*DB)(nil)
 
-// appendAudit seals r against the log's current head and inserts it inside
-// tx, so a state change and its audit record commit or roll back together.
-// A zero r.Time is set to now.
-func appendAudit(ctx context.Context, tx *sql.Tx, r audit.Record) (audit.Record, error) {
-	out, err := appendAudits(ctx, tx, []audit.Record{r}, time.Now, nil)
+// appendAudit seals r with seal against the log's current head and inserts
+// it inside tx, so a state change and its audit record commit or roll back
+// together. A zero r.Time is set to now.
+func appendAudit(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, r store.AuditRecord) (store.AuditRecord, error) {
+	out, err := appendAudits(ctx, tx, seal, []store.AuditRecord{r}, time.Now, nil)
 	if err != nil {
-		return audit.Record{}, err
+		return store.AuditRecord{}, err
 	}
 	return out[0], nil
 }
@@ -81,10 +83,13 @@ func (a *auditStmts) close() {
 	}
 }
 
-// appendAudits seals and inserts rs after the chain's head, in tx. stmts,
-// when not nil, are the DB's prepared statements.
-func appendAudits(ctx context.Context, tx *sql.Tx, rs []audit.Record, now func() time.Time, stmts *auditStmts) ([]audit.Record, error) {
-	var head audit.Head
+// appendAudits seals rs with seal and inserts them after the chain's head,
+// in tx. stmts, when not nil, are the DB's prepared statements.
+func appendAudits(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, rs []store.AuditRecord, now func() time.Time, stmts *auditStmts) ([]store.AuditRecord, error) {
+	if seal == nil {
+		return nil, errors.New("append audit records: no seal given (audit.SealStored)")
+	}
+	var head store.AuditHead
 	var headRow *sql.Row
 	if stmts != nil {
 		headRow = tx.StmtContext(ctx, stmts.head).QueryRowContext(ctx)
@@ -102,12 +107,12 @@ func appendAudits(ctx context.Context, tx *sql.Tx, rs []audit.Record, now func()
 		return nil, fmt.Errorf("append audit records: %w", err)
 	}
 	defer stmt.Close()
-	out := make([]audit.Record, 0, len(rs))
+	out := make([]store.AuditRecord, 0, len(rs))
 	for _, r := range rs {
 		if r.Time.IsZero() {
 			r.Time = now()
 		}
-		sealed, err := audit.Seal(head, r)
+		sealed, err := seal(head, r)
 		if err != nil {
 			return nil, err
 		}
@@ -120,23 +125,23 @@ func appendAudits(ctx context.Context, tx *sql.Tx, rs []audit.Record, now func()
 		if err != nil {
 			return nil, fmt.Errorf("append audit record %d: %w", sealed.Seq, err)
 		}
-		head = audit.Head{Seq: sealed.Seq, Hash: sealed.Hash}
+		head = store.AuditHead{Seq: sealed.Seq, Hash: sealed.Hash}
 		out = append(out, sealed)
 	}
 	return out, nil
 }
 
-// Append implements [audit.Log]: the records are sealed and stored in one
-// transaction.
-func (s *DB) Append(ctx context.Context, rs ...audit.Record) ([]audit.Record, error) {
+// AppendAudit implements [store.AuditStore]: the records are sealed and
+// stored in one transaction.
+func (s *DB) AppendAudit(ctx context.Context, seal store.AuditSeal, rs ...store.AuditRecord) ([]store.AuditRecord, error) {
 	stmts, err := s.auditPrepared(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("append audit records: %w", err)
 	}
-	var out []audit.Record
+	var out []store.AuditRecord
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = appendAudits(ctx, tx, rs, s.Now, stmts)
+		out, err = appendAudits(ctx, tx, seal, rs, s.Now, stmts)
 		return err
 	})
 	if err != nil {
@@ -145,23 +150,23 @@ func (s *DB) Append(ctx context.Context, rs ...audit.Record) ([]audit.Record, er
 	return out, nil
 }
 
-// Head implements [audit.Log].
-func (s *DB) Head(ctx context.Context) (audit.Head, error) {
-	var h audit.Head
+// AuditHead implements [store.AuditStore].
+func (s *DB) AuditHead(ctx context.Context) (store.AuditHead, error) {
+	var h store.AuditHead
 	err := s.db.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&h.Seq, &h.Hash)
 	if err == sql.ErrNoRows {
-		return audit.Head{}, nil
+		return store.AuditHead{}, nil
 	}
 	if err != nil {
-		return audit.Head{}, fmt.Errorf("audit head: %w", err)
+		return store.AuditHead{}, fmt.Errorf("audit head: %w", err)
 	}
 	return h, nil
 }
 
 const auditColumns = `seq, time, actor, session, action, subject, decision, reasons, args_hash, latency_ns, data, prev, hash`
 
-// Query implements [audit.Log].
-func (s *DB) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
+// AuditRecords implements [store.AuditStore].
+func (s *DB) AuditRecords(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
 	var where []string
 	var args []any
 	add := func(cond string, v any) { where = append(where, cond); args = append(args, v) }
@@ -214,7 +219,7 @@ func (s *DB) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) 
 		return nil, fmt.Errorf("query audit: %w", err)
 	}
 	defer rows.Close()
-	var out []audit.Record
+	var out []store.AuditRecord
 	for rows.Next() {
 		r, err := scanAudit(rows)
 		if err != nil {
@@ -233,16 +238,16 @@ func (s *DB) Query(ctx context.Context, f audit.Filter) ([]audit.Record, error) 
 	return out, nil
 }
 
-// Scan implements [audit.Log], reading in pages so that a long log is never
-// held in memory at once.
-func (s *DB) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) error) error {
+// ScanAudit implements [store.AuditStore], reading in pages so that a long
+// log is never held in memory at once.
+func (s *DB) ScanAudit(ctx context.Context, afterSeq int64, fn func(store.AuditRecord) error) error {
 	const page = 1000
 	for {
 		rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, afterSeq, page)
 		if err != nil {
 			return fmt.Errorf("scan audit: %w", err)
 		}
-		var batch []audit.Record
+		var batch []store.AuditRecord
 		for rows.Next() {
 			r, err := scanAudit(rows)
 			if err != nil {
@@ -268,8 +273,8 @@ func (s *DB) Scan(ctx context.Context, afterSeq int64, fn func(audit.Record) err
 	}
 }
 
-func scanAudit(rows *sql.Rows) (audit.Record, error) {
-	var r audit.Record
+func scanAudit(rows *sql.Rows) (store.AuditRecord, error) {
+	var r store.AuditRecord
 	var t int64
 	var reasons string
 	var data sql.NullString

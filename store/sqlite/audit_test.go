@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -29,14 +30,14 @@ func auditLog(t *testing.T, n int) (*sqlite.DB, string) {
 	for i := 0; i < n; i++ {
 		r := audit.Record{
 			Time: base.Add(time.Duration(i) * time.Second), Actor: "agent:acme/a1", Session: "s1",
-			Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow,
+			Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow,
 			Reasons: []string{"policy permit-read"}, ArgsHash: "sha256:x", LatencyNS: int64(1000 + i),
 		}
 		if i%3 == 1 {
 			r.Action, r.Subject, r.Decision, r.Actor = "install.approve", "escrituras/compraventa", "", "operator:ana"
 			r.Data = json.RawMessage(`{"from":"awaiting_approval","to":"installed"}`)
 		}
-		if _, err := db.Append(ctx, r); err != nil {
+		if _, err := audit.NewLog(db).Append(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,15 +47,15 @@ func auditLog(t *testing.T, n int) (*sqlite.DB, string) {
 func TestAuditAppendAndVerify(t *testing.T) {
 	ctx := context.Background()
 	db, _ := auditLog(t, 5)
-	rep, err := audit.Verify(ctx, db, audit.Head{})
+	rep, err := audit.Verify(ctx, audit.NewLog(db), audit.Head{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _ := db.Head(ctx)
+	head, _ := audit.NewLog(db).Head(ctx)
 	if rep.Records != 5 || rep.Head != head || head.Seq != 5 {
 		t.Fatalf("report %+v head %+v", rep, head)
 	}
-	all, _ := db.Query(ctx, audit.Filter{})
+	all, _ := audit.NewLog(db).Query(ctx, audit.Filter{})
 	if all[0].Prev != audit.Genesis {
 		t.Errorf("first prev %s", all[0].Prev)
 	}
@@ -64,12 +65,12 @@ func TestAuditAppendAndVerify(t *testing.T) {
 		}
 	}
 	// Verifying against a kept head passes while the log is whole.
-	if _, err := audit.Verify(ctx, db, head); err != nil {
+	if _, err := audit.Verify(ctx, audit.NewLog(db), head); err != nil {
 		t.Fatal(err)
 	}
 	// An empty log verifies.
 	empty, _ := auditLog(t, 0)
-	if rep, err := audit.Verify(ctx, empty, audit.Head{}); err != nil || rep.Records != 0 || rep.Head != (audit.Head{}) {
+	if rep, err := audit.Verify(ctx, audit.NewLog(empty), audit.Head{}); err != nil || rep.Records != 0 || rep.Head != (audit.Head{}) {
 		t.Fatalf("empty: %+v %v", rep, err)
 	}
 }
@@ -104,7 +105,7 @@ func TestAuditTamper(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			db, path := auditLog(t, 5)
-			head, _ := db.Head(ctx)
+			head, _ := audit.NewLog(db).Head(ctx)
 			raw, err := sql.Open("sqlite", path)
 			if err != nil {
 				t.Fatal(err)
@@ -117,7 +118,7 @@ func TestAuditTamper(t *testing.T) {
 			if tt.head {
 				want = head
 			}
-			_, err = audit.Verify(ctx, db, want)
+			_, err = audit.Verify(ctx, audit.NewLog(db), want)
 			if !errors.Is(err, audit.ErrTampered) || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Fatalf("got %v\nwant prefix %s", err, tt.want)
 			}
@@ -147,12 +148,12 @@ func TestAuditQuery(t *testing.T) {
 		{"action star", audit.Filter{Action: "install.*"}, []int64{2, 5, 8}},
 		{"action exact", audit.Filter{Action: "capability.invoke", Limit: 2}, []int64{1, 3}},
 		{"last", audit.Filter{Subject: "fs/read_file", Limit: 2, Last: true}, []int64{7, 9}},
-		{"decision", audit.Filter{Decision: audit.DecisionAllow, Actor: "agent:acme/a1", Session: "s1"}, []int64{1, 3, 4, 6, 7, 9}},
+		{"decision", audit.Filter{Decision: capability.Allow, Actor: "agent:acme/a1", Session: "s1"}, []int64{1, 3, 4, 6, 7, 9}},
 		{"time window", audit.Filter{Since: base.Add(2 * time.Second), Until: base.Add(4 * time.Second)}, []int64{3, 4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := db.Query(ctx, tt.f)
+			got, err := audit.NewLog(db).Query(ctx, tt.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +162,7 @@ func TestAuditQuery(t *testing.T) {
 			}
 		})
 	}
-	got, _ := db.Query(ctx, audit.Filter{AfterSeq: 1, Limit: 1})
+	got, _ := audit.NewLog(db).Query(ctx, audit.Filter{AfterSeq: 1, Limit: 1})
 	if r := got[0]; string(r.Data) != `{"from":"awaiting_approval","to":"installed"}` || r.Actor != "operator:ana" || r.Reasons[0] != "policy permit-read" || !r.Time.Equal(base.Add(time.Second)) {
 		t.Fatalf("round trip %+v", r)
 	}
@@ -188,7 +189,7 @@ func TestAuditConcurrentAppend(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 25; i++ {
-				if _, err := db.Append(ctx, audit.Record{Actor: "system", Action: "test.append", Subject: "x"}); err != nil {
+				if _, err := audit.NewLog(db).Append(ctx, audit.Record{Actor: "system", Action: "test.append", Subject: "x"}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -196,7 +197,7 @@ func TestAuditConcurrentAppend(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	rep, err := audit.Verify(ctx, db, audit.Head{})
+	rep, err := audit.Verify(ctx, audit.NewLog(db), audit.Head{})
 	if err != nil || rep.Records != 200 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -216,13 +217,13 @@ func TestAuditRejectsIncomplete(t *testing.T) {
 		{audit.Record{Actor: "a", Action: "a", Subject: "s", Data: json.RawMessage(`[1]`)}, "invalid audit record: data is not a JSON object"},
 	}
 	for _, tt := range tests {
-		_, err := db.Append(ctx, audit.Record{Actor: "system", Action: "ok", Subject: "s"}, tt.r)
+		_, err := audit.NewLog(db).Append(ctx, audit.Record{Actor: "system", Action: "ok", Subject: "s"}, tt.r)
 		if !errors.Is(err, audit.ErrInvalidRecord) || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("got %v want %s", err, tt.want)
 		}
 	}
 	// Nothing of a failed batch was stored.
-	if h, _ := db.Head(ctx); h.Seq != 1 {
+	if h, _ := audit.NewLog(db).Head(ctx); h.Seq != 1 {
 		t.Fatalf("head %d after failed appends", h.Seq)
 	}
 }
@@ -230,14 +231,14 @@ func TestAuditRejectsIncomplete(t *testing.T) {
 func TestAuditWriterGroupCommit(t *testing.T) {
 	ctx := context.Background()
 	db, _ := auditLog(t, 0)
-	w := audit.NewWriter(db, audit.WriterOptions{MaxBatch: 16})
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{MaxBatch: 16})
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
-				if err := w.Record(audit.Record{Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: audit.DecisionAllow}); err != nil {
+				if err := w.Record(audit.Record{Actor: "agent:acme/a1", Action: "capability.invoke", Subject: "fs/read_file", Decision: capability.Allow}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -248,7 +249,7 @@ func TestAuditWriterGroupCommit(t *testing.T) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if h, _ := db.Head(ctx); h.Seq != 400 {
+	if h, _ := audit.NewLog(db).Head(ctx); h.Seq != 400 {
 		t.Fatalf("after flush: %d records", h.Seq)
 	}
 	if err := w.Record(audit.Record{Actor: "system", Action: "x"}); !errors.Is(err, audit.ErrInvalidRecord) {
@@ -258,7 +259,7 @@ func TestAuditWriterGroupCommit(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := audit.Verify(ctx, db, audit.Head{}); err != nil || rep.Records != 401 {
+	if rep, err := audit.Verify(ctx, audit.NewLog(db), audit.Head{}); err != nil || rep.Records != 401 {
 		t.Fatalf("%+v %v", rep, err)
 	}
 	if err := w.Record(audit.Record{Actor: "system", Action: "late", Subject: "x"}); !errors.Is(err, audit.ErrWriterClosed) {

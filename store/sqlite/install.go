@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -53,13 +52,14 @@ const installCols = `id, key, name, category, description, label, digest, tier, 
 	proposed, manifest, report, pending, blocked, created_at, updated_at`
 
 // CreateInstall implements [store.InstallStore].
-func (s *DB) CreateInstall(ctx context.Context, in store.Install, actor, reason string) (store.Install, error) {
+func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string, rec store.InstallAudit, seal store.AuditSeal) (store.Install, error) {
 	var out store.Install
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		now := s.Now()
 		inv, _ := json.Marshal(nonNil(in.InvokableBy))
 		prev, err := installBy(ctx, tx, in.Digest)
-		from := ""
+		was := in
+		was.State = ""
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			_, err = tx.ExecContext(ctx, `INSERT INTO installs (key, name, category, description, label, digest, tier, invokable_by,
@@ -69,7 +69,7 @@ func (s *DB) CreateInstall(ctx context.Context, in store.Install, actor, reason 
 		case err != nil:
 			return err
 		case prev.State == store.StateRemoved || prev.State == store.StateRejected:
-			from = string(prev.State)
+			was.State = prev.State
 			_, err = tx.ExecContext(ctx, `UPDATE installs SET key = ?, name = ?, category = ?, description = ?, label = ?,
 				tier = ?, invokable_by = ?, dir = ?, source = ?, state = ?, reason = ?, proposed = NULL, manifest = NULL,
 				report = NULL, pending = NULL, blocked = '{}', updated_at = ? WHERE digest = ?`,
@@ -81,7 +81,7 @@ func (s *DB) CreateInstall(ctx context.Context, in store.Install, actor, reason 
 		if err != nil {
 			return fmt.Errorf("record install of %s: %w", in.Key, err)
 		}
-		if err := s.auditInstall(ctx, tx, in.Key, in.Digest, from, store.StatePendingInstall, actor, reason, "", nil, now); err != nil {
+		if err := recordInstall(ctx, tx, was, rec, seal, now); err != nil {
 			return err
 		}
 		out, err = installBy(ctx, tx, in.Digest)
@@ -124,7 +124,7 @@ func (s *DB) Installs(ctx context.Context, f store.InstallFilter) ([]store.Insta
 }
 
 // TransitionInstall implements [store.InstallStore].
-func (s *DB) TransitionInstall(ctx context.Context, ts ...store.Transition) ([]store.Install, error) {
+func (s *DB) TransitionInstall(ctx context.Context, seal store.AuditSeal, ts ...store.Transition) ([]store.Install, error) {
 	out := make([]store.Install, 0, len(ts))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
@@ -170,7 +170,7 @@ func (s *DB) TransitionInstall(ctx context.Context, ts ...store.Transition) ([]s
 			if _, err := tx.ExecContext(ctx, `UPDATE installs SET `+strings.Join(set, ", ")+` WHERE digest = ?`, args...); err != nil {
 				return fmt.Errorf("transition %s to %s: %w", cur.Key, t.To, err)
 			}
-			if err := s.auditInstall(ctx, tx, cur.Key, t.Digest, string(cur.State), t.To, t.Actor, t.Reason, t.Action, t.Data, now); err != nil {
+			if err := recordInstall(ctx, tx, cur, t.Audit, seal, now); err != nil {
 				return err
 			}
 			in, err := installBy(ctx, tx, t.Digest)
@@ -196,27 +196,24 @@ func (s *DB) InstallGeneration(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// auditInstall bumps the generation and appends the audit record of one
-// install change, inside tx.
-func (s *DB) auditInstall(ctx context.Context, tx *sql.Tx, key, digest, from string, to store.InstallState, actor, reason, action string, extra map[string]any, now time.Time) error {
+// recordInstall bumps the generation and appends the audit record rec
+// gives for one change of the install was, inside tx. A zero record Time is
+// the change's time.
+func recordInstall(ctx context.Context, tx *sql.Tx, was store.Install, rec store.InstallAudit, seal store.AuditSeal, now time.Time) error {
+	if rec == nil {
+		return fmt.Errorf("install change of %s: no audit record given", was.Key)
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE install_generation SET n = n + 1 WHERE id = 1`); err != nil {
 		return fmt.Errorf("install generation: %w", err)
 	}
-	if action == "" {
-		action = "install." + string(to)
-	}
-	data := map[string]any{"from": from, "to": string(to), "digest": digest}
-	for k, v := range extra {
-		data[k] = v
-	}
-	raw, err := json.Marshal(data)
+	r, err := rec(was)
 	if err != nil {
-		return fmt.Errorf("audit data of %s: %w", key, err)
+		return err
 	}
-	if actor == "" {
-		actor = "system"
+	if r.Time.IsZero() {
+		r.Time = now
 	}
-	_, err = appendAudit(ctx, tx, audit.Record{Time: now, Actor: actor, Action: action, Subject: key, Reasons: []string{reason}, Data: raw})
+	_, err = appendAudit(ctx, tx, seal, r)
 	return err
 }
 

@@ -12,8 +12,18 @@ import (
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
-// TestInstallTransitions: each change is one transaction with its audit
-// record; a refused transition changes nothing and records nothing.
+// rec is an install change's audit record as a test writes it: the store
+// appends what it is given, with the install as it was.
+func rec(actor, action string) store.InstallAudit {
+	return func(was store.Install) (store.AuditRecord, error) {
+		data, _ := json.Marshal(map[string]string{"from": string(was.State), "key": was.Key})
+		return store.AuditRecord{Actor: actor, Action: action, Subject: was.Key, Reasons: []string{action}, Data: data}, nil
+	}
+}
+
+// TestInstallTransitions: each change is one transaction with the audit
+// record its caller gives; a refused transition changes nothing and records
+// nothing.
 func TestInstallTransitions(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
@@ -22,30 +32,39 @@ func TestInstallTransitions(t *testing.T) {
 	}
 	defer db.Close()
 	in := store.Install{Key: "tools/notes", Name: "notes", Category: "tools", Digest: "sha256:aa", Tier: 2, InvokableBy: []string{"T0", "T1"}, Dir: "/d", Source: "/s"}
-	got, err := db.CreateInstall(ctx, in, "operator:ana", "installed from /s")
+	got, err := db.CreateInstall(ctx, in, "installed from /s", rec("operator:ana", "install.create"), audit.SealStored)
 	if err != nil || got.State != store.StatePendingInstall || got.InvokableBy[1] != "T1" {
 		t.Fatalf("create: %+v %v", got, err)
 	}
-	if _, err := db.CreateInstall(ctx, in, "operator:ana", "again"); !errors.Is(err, store.ErrConflict) {
+	if _, err := db.CreateInstall(ctx, in, "again", rec("operator:ana", "install.create"), audit.SealStored); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("duplicate: %v", err)
 	}
 	g0, _ := db.InstallGeneration(ctx)
 	rep := json.RawMessage(`{"r":1}`)
 	blocked := map[string]string{"n/a": "drift"}
-	out, err := db.TransitionInstall(ctx, store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StatePendingInstall}, To: store.StateAnalyzing,
-		Actor: "system", Reason: "analysis", Change: store.InstallChange{Report: &rep, Blocked: &blocked}})
+	out, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StatePendingInstall}, To: store.StateAnalyzing,
+		Reason: "analysis", Change: store.InstallChange{Report: &rep, Blocked: &blocked}, Audit: rec("system", "install.analyze")})
 	if err != nil || out[0].State != store.StateAnalyzing || string(out[0].Report) != `{"r":1}` || out[0].Blocked["n/a"] != "drift" {
 		t.Fatalf("transition: %+v %v", out, err)
 	}
 	// Two transitions, the second refused: neither applies.
-	_, err = db.TransitionInstall(ctx,
-		store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked, Reason: "x"},
-		store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled, Reason: "y"})
+	_, err = db.TransitionInstall(ctx, audit.SealStored,
+		store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked, Reason: "x", Audit: rec("system", "install.x")},
+		store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled, Reason: "y", Audit: rec("system", "install.y")})
 	if !errors.Is(err, store.ErrConflict) || err.Error() != "tools/notes is blocked, not enabled: conflict" {
 		t.Errorf("refused: %v", err)
 	}
-	if _, err := db.TransitionInstall(ctx, store.Transition{Digest: "sha256:zz", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:zz", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked, Audit: rec("system", "install.z")}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown digest: %v", err)
+	}
+	// A change without its audit record, or whose record cannot be
+	// written, is refused and leaves nothing behind.
+	if _, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked}); err == nil || err.Error() != "install change of tools/notes: no audit record given" {
+		t.Errorf("no record: %v", err)
+	}
+	failing := func(store.Install) (store.AuditRecord, error) { return store.AuditRecord{}, errors.New("no data") }
+	if _, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked, Audit: failing}); err == nil || err.Error() != "no data" {
+		t.Errorf("failing record: %v", err)
 	}
 	rows, _ := db.Installs(ctx, store.InstallFilter{Key: "tools/notes"})
 	if len(rows) != 1 || rows[0].State != store.StateAnalyzing {
@@ -54,12 +73,15 @@ func TestInstallTransitions(t *testing.T) {
 	if g1, _ := db.InstallGeneration(ctx); g1 != g0+1 {
 		t.Errorf("generation %d → %d", g0, g1)
 	}
-	recs, err := db.Query(ctx, audit.Filter{Action: "install."})
+	recs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "install."})
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("audit %+v %v", recs, err)
 	}
-	if r := recs[1]; r.Actor != "system" || r.Subject != "tools/notes" || r.Reasons[0] != "analysis" ||
-		string(r.Data) != `{"digest":"sha256:aa","from":"pending_install","to":"analyzing"}` {
+	if r := recs[0]; r.Actor != "operator:ana" || r.Action != "install.create" || string(r.Data) != `{"from":"","key":"tools/notes"}` {
+		t.Errorf("record %+v %s", r, r.Data)
+	}
+	if r := recs[1]; r.Actor != "system" || r.Subject != "tools/notes" || r.Action != "install.analyze" ||
+		string(r.Data) != `{"from":"pending_install","key":"tools/notes"}` || r.Time.IsZero() {
 		t.Errorf("record %+v %s", r, r.Data)
 	}
 }

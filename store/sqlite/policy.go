@@ -6,15 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/store"
 )
 
 // migrationPolicy creates the tables of stored Cedar policies and approval
-// grants (policy.Store). Times are Unix nanoseconds; 0 means "never" for
+// grants (the store of package policy). Times are Unix nanoseconds; 0 means "never" for
 // expires_at and "not revoked" for revoked_at. uses = 0 is unlimited.
 const migrationPolicy = `CREATE TABLE policies (
 		id         TEXT PRIMARY KEY,
@@ -37,18 +35,16 @@ const migrationPolicy = `CREATE TABLE policies (
 	);
 	CREATE INDEX grants_active ON grants (revoked_at, created_at);`
 
-var _ policy.Store = (*DB)(nil)
-
-// Policies implements [policy.Store].
-func (s *DB) Policies(ctx context.Context) ([]policy.StoredPolicy, error) {
+// Policies implements the grant store of package policy.
+func (s *DB) Policies(ctx context.Context) ([]store.StoredPolicy, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, text, updated_at FROM policies ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("stored policies: %w", err)
 	}
 	defer rows.Close()
-	var out []policy.StoredPolicy
+	var out []store.StoredPolicy
 	for rows.Next() {
-		var p policy.StoredPolicy
+		var p store.StoredPolicy
 		var at int64
 		if err := rows.Scan(&p.ID, &p.Text, &at); err != nil {
 			return nil, fmt.Errorf("stored policies: %w", err)
@@ -59,8 +55,8 @@ func (s *DB) Policies(ctx context.Context) ([]policy.StoredPolicy, error) {
 	return out, rows.Err()
 }
 
-// PutPolicy implements [policy.Store].
-func (s *DB) PutPolicy(ctx context.Context, p policy.StoredPolicy) error {
+// PutPolicy implements the grant store of package policy.
+func (s *DB) PutPolicy(ctx context.Context, p store.StoredPolicy) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO policies (id, text, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`, p.ID, p.Text, s.Now().UnixNano())
 	if err != nil {
@@ -69,7 +65,7 @@ func (s *DB) PutPolicy(ctx context.Context, p policy.StoredPolicy) error {
 	return nil
 }
 
-// DeletePolicy implements [policy.Store].
+// DeletePolicy implements the grant store of package policy.
 func (s *DB) DeletePolicy(ctx context.Context, id string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM policies WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("delete policy %q: %w", id, err)
@@ -81,40 +77,35 @@ const grantColumns = `id, principal, capability, args, level, expires_at, uses, 
 
 type grantRow interface{ Scan(...any) error }
 
-func scanGrant(r grantRow) (policy.Grant, error) {
-	var g policy.Grant
+func scanGrant(r grantRow) (store.Grant, error) {
+	var g store.Grant
 	var args sql.NullString
-	var level string
 	var expires, created, revoked int64
-	if err := r.Scan(&g.ID, &g.Principal, &g.Capability, &args, &level, &expires, &g.Uses, &g.Used, &g.Reason, &g.CreatedBy, &created, &revoked); err != nil {
-		return policy.Grant{}, err
+	if err := r.Scan(&g.ID, &g.Principal, &g.Capability, &args, &g.Level, &expires, &g.Uses, &g.Used, &g.Reason, &g.CreatedBy, &created, &revoked); err != nil {
+		return store.Grant{}, err
 	}
-	g.Level = policy.RiskLevel(level)
 	if args.Valid {
-		if err := json.Unmarshal([]byte(args.String), &g.Args); err != nil {
-			return policy.Grant{}, fmt.Errorf("grant %s: args: %w", g.ID, err)
-		}
+		g.Args = json.RawMessage(args.String)
 	}
 	if expires != 0 {
-		t := time.Unix(0, expires).UTC()
-		g.ExpiresAt = &t
+		g.ExpiresAt = time.Unix(0, expires).UTC()
 	}
 	if revoked != 0 {
-		t := time.Unix(0, revoked).UTC()
-		g.RevokedAt = &t
+		g.RevokedAt = time.Unix(0, revoked).UTC()
 	}
 	g.CreatedAt = time.Unix(0, created).UTC()
 	return g, nil
 }
 
-// Grants implements [policy.Store].
-func (s *DB) Grants(ctx context.Context) ([]policy.Grant, error) {
+// Grants implements the grant store of package policy: every grant not
+// revoked, by creation.
+func (s *DB) Grants(ctx context.Context) ([]store.Grant, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("grants: %w", err)
 	}
 	defer rows.Close()
-	var out []policy.Grant
+	var out []store.Grant
 	for rows.Next() {
 		g, err := scanGrant(rows)
 		if err != nil {
@@ -125,38 +116,20 @@ func (s *DB) Grants(ctx context.Context) ([]policy.Grant, error) {
 	return out, rows.Err()
 }
 
-// CreateGrant implements [policy.Store]. The grant and its "grant.add"
-// audit record commit together.
-func (s *DB) CreateGrant(ctx context.Context, g policy.Grant) error {
+// CreateGrant implements the grant store of package policy. The grant and
+// its audit record rec, sealed with seal, commit together.
+func (s *DB) CreateGrant(ctx context.Context, g store.Grant, rec store.AuditRecord, seal store.AuditSeal) error {
 	var args any
 	if g.Args != nil {
-		b, err := json.Marshal(g.Args)
-		if err != nil {
-			return fmt.Errorf("create grant %s: %w", g.ID, err)
-		}
-		args = string(b)
-	}
-	var expires int64
-	if g.ExpiresAt != nil {
-		expires = g.ExpiresAt.UnixNano()
+		args = string(g.Args)
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO grants (`+grantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
-			g.ID, g.Principal, g.Capability, args, string(g.Level), expires, g.Uses, g.Used, g.Reason, g.CreatedBy, g.CreatedAt.UnixNano()); err != nil {
+			g.ID, g.Principal, g.Capability, args, g.Level, unixNano(g.ExpiresAt), g.Uses, g.Used, g.Reason, g.CreatedBy, g.CreatedAt.UnixNano()); err != nil {
 			return err
 		}
-		data := map[string]any{"grant": g.ID, "principal": g.Principal, "level": g.Level, "uses": g.Uses}
-		if g.ExpiresAt != nil {
-			data["expires_at"] = g.ExpiresAt.UTC().Format(time.RFC3339)
-		}
-		if g.Args != nil {
-			data["args"] = g.Args
-		}
-		reason := g.Reason
-		if reason == "" {
-			reason = "no reason given"
-		}
-		return auditGrant(ctx, tx, g.CreatedAt, operatorActor(g.CreatedBy), "grant.add", g.Capability, reason, data)
+		_, err := appendAudit(ctx, tx, seal, rec)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("create grant %s: %w", g.ID, err)
@@ -164,49 +137,72 @@ func (s *DB) CreateGrant(ctx context.Context, g policy.Grant) error {
 	return nil
 }
 
-// operatorActor names who changed a grant in audit records:
-// "operator:NAME" (the REST API passes it so already, the CLI passes
-// $USER).
-func operatorActor(by string) string {
-	switch {
-	case strings.HasPrefix(by, "operator:"):
-		return by
-	case by == "":
-		return "operator:local"
+// unixNano is t in Unix nanoseconds, 0 for the zero time ("never").
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
 	}
-	return "operator:" + by
+	return t.UnixNano()
 }
 
-// auditGrant appends the audit record of a grant change inside tx.
-func auditGrant(ctx context.Context, tx *sql.Tx, at time.Time, actor, action, capability, reason string, data map[string]any) error {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	_, err = appendAudit(ctx, tx, audit.Record{Time: at, Actor: actor, Action: action, Subject: capability, Reasons: []string{reason}, Data: raw})
-	return err
-}
-
-// RevokeGrant implements [policy.Store]. The revocation and its
-// "grant.revoke" audit record commit together.
-func (s *DB) RevokeGrant(ctx context.Context, id, by string, at time.Time) error {
+// RevokeGrant implements the grant store of package policy: the grant is
+// revoked at at, and the audit record rec gives for it (as it was) is
+// sealed with seal and appended in the same transaction. It returns
+// store.ErrNotFound when no unrevoked grant has the id.
+func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(store.Grant) (store.AuditRecord, error), seal store.AuditSeal) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var capability, principal string
-		err := tx.QueryRowContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at = 0 RETURNING capability, principal`, at.UnixNano(), id).Scan(&capability, &principal)
+		g, err := scanGrant(tx.QueryRowContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at = 0 RETURNING `+grantColumns, at.UnixNano(), id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: %q; list them with 'skillgate grant ls'", policy.ErrGrantNotFound, id)
+			return fmt.Errorf("revoke grant %q: %w", id, store.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("revoke grant %s: %w", id, err)
 		}
-		if err := auditGrant(ctx, tx, at, operatorActor(by), "grant.revoke", capability, "revoked", map[string]any{"grant": id, "principal": principal}); err != nil {
+		r, err := rec(g)
+		if err == nil {
+			_, err = appendAudit(ctx, tx, seal, r)
+		}
+		if err != nil {
 			return fmt.Errorf("revoke grant %s: %w", id, err)
 		}
 		return nil
 	})
 }
 
-// ReleaseGrant implements [policy.Store].
+// RescopeGrants implements the grant store of package policy: every change
+// and its audit record in one transaction. A grant that is no longer in
+// force with the pattern the change expects (another process rescoped or
+// revoked it meanwhile) is left alone, without a record.
+func (s *DB) RescopeGrants(ctx context.Context, cs []store.GrantRescope, seal store.AuditSeal) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		now := s.Now()
+		for _, c := range cs {
+			var res sql.Result
+			var err error
+			if c.To != "" {
+				res, err = tx.ExecContext(ctx, `UPDATE grants SET capability = ? WHERE id = ? AND capability = ? AND revoked_at = 0`, c.To, c.ID, c.From)
+			} else {
+				res, err = tx.ExecContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ? AND capability = ? AND revoked_at = 0`, now.UnixNano(), c.ID, c.From)
+			}
+			if err != nil {
+				return fmt.Errorf("scope grant %s: %w", c.ID, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				continue
+			}
+			r := c.Record
+			if r.Time.IsZero() {
+				r.Time = now
+			}
+			if _, err := appendAudit(ctx, tx, seal, r); err != nil {
+				return fmt.Errorf("scope grant %s: %w", c.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// ReleaseGrant implements the grant store of package policy.
 func (s *DB) ReleaseGrant(ctx context.Context, id string) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE grants SET used = used - 1 WHERE id = ? AND used > 0`, id); err != nil {
 		return fmt.Errorf("release grant %s: %w", id, err)
@@ -214,9 +210,11 @@ func (s *DB) ReleaseGrant(ctx context.Context, id string) error {
 	return nil
 }
 
-// UseGrant implements [policy.Store]: one UPDATE … RETURNING, so two
+// UseGrant implements the grant store of package policy: one UPDATE … RETURNING, so two
 // concurrent uses of the last remaining use cannot both succeed.
-func (s *DB) UseGrant(ctx context.Context, id string, at time.Time) (policy.Grant, error) {
+// It returns store.ErrNotFound for an unknown id and store.ErrConflict for
+// a grant revoked, expired or used up.
+func (s *DB) UseGrant(ctx context.Context, id string, at time.Time) (store.Grant, error) {
 	now := at.UnixNano()
 	g, err := scanGrant(s.db.QueryRowContext(ctx, `UPDATE grants SET used = used + 1
 		WHERE id = ? AND revoked_at = 0 AND (expires_at = 0 OR expires_at > ?) AND (uses = 0 OR used < uses)
@@ -224,12 +222,12 @@ func (s *DB) UseGrant(ctx context.Context, id string, at time.Time) (policy.Gran
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int
 		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM grants WHERE id = ?`, id).Scan(&n); err == nil && n == 0 {
-			return policy.Grant{}, fmt.Errorf("%w: %q", policy.ErrGrantNotFound, id)
+			return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrNotFound)
 		}
-		return policy.Grant{}, fmt.Errorf("%w: %q", policy.ErrGrantUnusable, id)
+		return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrConflict)
 	}
 	if err != nil {
-		return policy.Grant{}, fmt.Errorf("use grant %s: %w", id, err)
+		return store.Grant{}, fmt.Errorf("use grant %s: %w", id, err)
 	}
 	return g, nil
 }

@@ -1,10 +1,11 @@
-package mcpclient
+package capability
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -67,8 +68,11 @@ func NewToolPin(server ServerIdentity, rawTool json.RawMessage) (ToolPin, error)
 		return ToolPin{}, fmt.Errorf("%w: not canonical JSON: %w", ErrInvalidTool, err)
 	}
 	members, err := strictjson.Object(canon)
+	if errors.Is(err, strictjson.ErrNotObject) {
+		return ToolPin{}, fmt.Errorf("%w: a tool must be a JSON object", ErrInvalidTool)
+	}
 	if err != nil {
-		return ToolPin{}, fmt.Errorf("%w: %s", ErrInvalidTool, describeObjectErr(err, "a tool"))
+		return ToolPin{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
 	}
 	var name string
 	for _, m := range members {
@@ -409,6 +413,11 @@ func renames(removed, added []string, pinned, live map[string]ToolPin) []Rename 
 		return nil
 	}
 	withoutName := func(def json.RawMessage) string {
+		// A removed tool's recorded definition was not verified: read it
+		// only when it is canonical (a duplicate key is not).
+		if canon, err := jcs.Transform(def); err != nil || !bytes.Equal(canon, def) {
+			return ""
+		}
 		ms, err := strictjson.Object(def)
 		if err != nil {
 			return ""

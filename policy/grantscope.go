@@ -1,22 +1,25 @@
-package sqlite
+package policy
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/constraint"
+	"github.com/skillgate/skillgate/store"
 )
 
 // Capability ids name their skill ("notes:fs/write_file") since skills may
 // share server ids; grants stored before that named only the server and the
 // tool ("fs/write_file") and so covered that tool in every skill that names
 // a server "fs". scopeGrants rewrites every such grant that is still in
-// force, when the store is opened, in one transaction with one "grant.scope"
-// audit record per grant saying what happened (actor "system"):
+// force, before the engine loads its grants, in one transaction with one
+// "grant.scope" audit record per grant saying what happened (actor
+// "system"):
 //
 //   - a pattern whose server part has a '*' ("*", "*/read_file") was
 //     written to span servers; it becomes "*:" + pattern, which matches
@@ -29,63 +32,42 @@ import (
 //     record lists the candidates; an operator grants again the one meant.
 //
 // Grants already in the new form are left alone, so this runs once per
-// grant; a store without old grants costs one query.
-func (s *DB) scopeGrants(ctx context.Context) error {
-	const old = `FROM grants WHERE revoked_at = 0 AND capability <> '*' AND instr(capability, ':') = 0`
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) `+old).Scan(&n); err != nil {
-		return fmt.Errorf("scope grants: %w", err)
+// grant. It reports whether it changed any.
+func scopeGrants(ctx context.Context, st Store, inForce []store.Grant) (bool, error) {
+	var old []store.Grant
+	for _, g := range inForce {
+		if g.Capability != "*" && !strings.Contains(g.Capability, ":") {
+			old = append(old, g)
+		}
 	}
-	if n == 0 {
-		return nil
+	if len(old) == 0 {
+		return false, nil
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		offered, err := installedCapabilities(ctx, tx)
+	offered, err := installedCapabilities(ctx, st)
+	if err != nil {
+		return false, fmt.Errorf("scope grants: %w", err)
+	}
+	cs := make([]store.GrantRescope, 0, len(old))
+	for _, g := range old {
+		to, why := scopeGrant(g.Capability, offered)
+		data := map[string]any{"grant": g.ID, "principal": g.Principal, "from": g.Capability}
+		subject := to
+		if to != "" {
+			data["to"] = to
+		} else {
+			data["revoked"] = true
+			subject = g.Capability
+		}
+		rec, err := grantRecord(time.Time{}, "system", "grant.scope", subject, why, data) // the store's time
 		if err != nil {
-			return fmt.Errorf("scope grants: %w", err)
+			return false, fmt.Errorf("scope grant %s: %w", g.ID, err)
 		}
-		type oldGrant struct{ id, principal, capability string }
-		rows, err := tx.QueryContext(ctx, `SELECT id, principal, capability `+old+` ORDER BY created_at, id`)
-		if err != nil {
-			return fmt.Errorf("scope grants: %w", err)
-		}
-		var grants []oldGrant
-		for rows.Next() {
-			var g oldGrant
-			if err := rows.Scan(&g.id, &g.principal, &g.capability); err != nil {
-				rows.Close()
-				return fmt.Errorf("scope grants: %w", err)
-			}
-			grants = append(grants, g)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("scope grants: %w", err)
-		}
-		now := s.Now()
-		for _, g := range grants {
-			to, why := scopeGrant(g.capability, offered)
-			data := map[string]any{"grant": g.id, "principal": g.principal, "from": g.capability}
-			if to != "" {
-				data["to"] = to
-				_, err = tx.ExecContext(ctx, `UPDATE grants SET capability = ? WHERE id = ?`, to, g.id)
-			} else {
-				data["revoked"] = true
-				_, err = tx.ExecContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ?`, now.UnixNano(), g.id)
-			}
-			if err != nil {
-				return fmt.Errorf("scope grant %s: %w", g.id, err)
-			}
-			subject := to
-			if subject == "" {
-				subject = g.capability
-			}
-			if err := auditGrant(ctx, tx, now, "system", "grant.scope", subject, why, data); err != nil {
-				return fmt.Errorf("scope grant %s: %w", g.id, err)
-			}
-		}
-		return nil
-	})
+		cs = append(cs, store.GrantRescope{ID: g.ID, From: g.Capability, To: to, Record: rec})
+	}
+	if err := st.RescopeGrants(ctx, cs, audit.SealStored); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // scopeGrant decides the new form of an old grant pattern: the pattern to
@@ -118,17 +100,21 @@ func scopeGrant(pattern string, offered map[string][]string) (to, why string) {
 
 // installedCapabilities returns, per skill key, the "server/tool" names of
 // the approved manifests of installs that are not removed or rejected.
-func installedCapabilities(ctx context.Context, tx *sql.Tx) (map[string][]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT key, manifest FROM installs WHERE manifest IS NOT NULL AND state NOT IN ('removed', 'rejected')`)
+func installedCapabilities(ctx context.Context, st Store) (map[string][]string, error) {
+	var states []store.InstallState
+	for _, s := range store.InstallStates {
+		if s != store.StateRemoved && s != store.StateRejected {
+			states = append(states, s)
+		}
+	}
+	ins, err := st.Installs(ctx, store.InstallFilter{States: states})
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := map[string][]string{}
-	for rows.Next() {
-		var key, raw string
-		if err := rows.Scan(&key, &raw); err != nil {
-			return nil, err
+	for _, in := range ins {
+		if in.Manifest == nil {
+			continue
 		}
 		var m struct {
 			Capabilities []struct {
@@ -136,12 +122,12 @@ func installedCapabilities(ctx context.Context, tx *sql.Tx) (map[string][]string
 				CapabilityID string `json:"capabilityId"`
 			} `json:"capabilities"`
 		}
-		if err := json.Unmarshal([]byte(raw), &m); err != nil {
-			return nil, fmt.Errorf("manifest of %s: %w", key, err)
+		if err := json.Unmarshal(in.Manifest, &m); err != nil {
+			return nil, fmt.Errorf("manifest of %s: %w", in.Key, err)
 		}
 		for _, c := range m.Capabilities {
-			out[key] = append(out[key], c.ExtensionID+"/"+c.CapabilityID)
+			out[in.Key] = append(out[in.Key], c.ExtensionID+"/"+c.CapabilityID)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package sqlite_test
+package policy_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -16,7 +17,8 @@ import (
 // skill are bound to the one installed skill that offers what they cover,
 // kept with the same meaning when they span servers, and revoked when that
 // is ambiguous or nothing installed offers it, each with an audit record
-// saying what happened. Opening the store again changes nothing more.
+// saying what happened, when an engine first loads its grants. Loading
+// them again changes nothing more.
 func TestScopeOldGrants(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -82,6 +84,9 @@ func TestScopeOldGrants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := policy.New(&policy.Options{Store: db}).Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
 		gs, err := db.Grants(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +98,7 @@ func TestScopeOldGrants(t *testing.T) {
 		if want := "g_1 alpha:fs/read_file, g_3 *:*/read_file, g_5 *, g_6 delta:web/*, g_8 beta:fs/write_file"; strings.Join(got, ", ") != want {
 			t.Fatalf("grants in force:\n got %s\nwant %s", strings.Join(got, ", "), want)
 		}
-		rs, err := db.Query(ctx, audit.Filter{Action: "grant.scope"})
+		rs, err := audit.NewLog(db).Query(ctx, audit.Filter{Action: "grant.scope"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +116,7 @@ func TestScopeOldGrants(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("audit:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		if _, err := audit.Verify(ctx, db, audit.Head{}); err != nil {
+		if _, err := audit.Verify(ctx, audit.NewLog(db), audit.Head{}); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
