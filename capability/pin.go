@@ -5,13 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Pin pre-image domain tags. The version byte in the tag lets the format
@@ -65,11 +67,19 @@ func NewToolPin(server ServerIdentity, rawTool json.RawMessage) (ToolPin, error)
 	if err != nil {
 		return ToolPin{}, fmt.Errorf("%w: not canonical JSON: %w", ErrInvalidTool, err)
 	}
-	members, ok := canonicalObject(canon)
-	if !ok {
+	members, err := strictjson.Object(canon)
+	if errors.Is(err, strictjson.ErrNotObject) {
 		return ToolPin{}, fmt.Errorf("%w: a tool must be a JSON object", ErrInvalidTool)
 	}
-	name, _ := decodeString(members["name"])
+	if err != nil {
+		return ToolPin{}, fmt.Errorf("%w: %w", ErrInvalidTool, err)
+	}
+	var name string
+	for _, m := range members {
+		if m.Key == "name" {
+			name, _ = strictjson.String(m.Value)
+		}
+	}
 	if name == "" {
 		return ToolPin{}, fmt.Errorf("%w: name is missing, empty or not a string", ErrInvalidTool)
 	}
@@ -350,10 +360,18 @@ func Diff(pinned, live PinSet) Drift {
 // fieldChanges lists the top-level fields that differ between two canonical
 // definitions, in key order.
 func fieldChanges(before, after json.RawMessage) []FieldChange {
-	bv, okB := canonicalObject(before)
-	av, okA := canonicalObject(after)
-	if !okB || !okA {
+	bm, errB := strictjson.Object(before)
+	am, errA := strictjson.Object(after)
+	if errB != nil || errA != nil {
 		return []FieldChange{{Field: "definition", Before: string(before), After: string(after)}}
+	}
+	bv := make(map[string]json.RawMessage, len(bm))
+	for _, m := range bm {
+		bv[m.Key] = m.Value
+	}
+	av := make(map[string]json.RawMessage, len(am))
+	for _, m := range am {
+		av[m.Key] = m.Value
 	}
 	keys := make([]string, 0, len(bv)+len(av))
 	for k := range bv {
@@ -382,7 +400,7 @@ func readable(v json.RawMessage, present bool) string {
 	if !present {
 		return absentText
 	}
-	if s, ok := decodeString(v); ok {
+	if s, ok := strictjson.String(v); ok {
 		return s
 	}
 	return string(v)
@@ -400,16 +418,16 @@ func renames(removed, added []string, pinned, live map[string]ToolPin) []Rename 
 		if canon, err := jcs.Transform(def); err != nil || !bytes.Equal(canon, def) {
 			return ""
 		}
-		ms, ok := canonicalObject(def)
-		if !ok {
+		ms, err := strictjson.Object(def)
+		if err != nil {
 			return ""
 		}
 		var b strings.Builder
-		for _, k := range slices.Sorted(maps.Keys(ms)) {
-			if k != "name" {
-				b.WriteString(k)
+		for _, m := range ms {
+			if m.Key != "name" {
+				b.WriteString(m.Key)
 				b.WriteByte(0)
-				b.Write(ms[k])
+				b.Write(m.Value)
 				b.WriteByte(0)
 			}
 		}
@@ -429,31 +447,4 @@ func renames(removed, added []string, pinned, live map[string]ToolPin) []Rename 
 		}
 	}
 	return out
-}
-
-// canonicalObject returns the members of def, a JSON object in RFC 8785
-// canonical form (as [jcs.Transform] writes it: no whitespace, keys unique),
-// by key. It reports false when def is not an object. Only canonical input
-// may be read this way: encoding/json would let a duplicate key through.
-func canonicalObject(def []byte) (map[string]json.RawMessage, bool) {
-	if len(def) == 0 || def[0] != '{' {
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(def, &m) != nil {
-		return nil, false
-	}
-	return m, true
-}
-
-// decodeString decodes raw as a JSON string.
-func decodeString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
 }

@@ -268,6 +268,36 @@ func TestDiffFailsClosedOnCorruptPins(t *testing.T) {
 	}
 }
 
+// TestDiffNoRenameFromNonCanonicalPin: a removed tool's recorded definition
+// is not verified, so it is read for a rename only when it is canonical; a
+// definition with white space or keys out of order pairs with nothing.
+func TestDiffNoRenameFromNonCanonicalPin(t *testing.T) {
+	t.Parallel()
+	live := pinSet(t, srv, `{"name":"remove","description":"Deletes.","inputSchema":{"type":"object"}}`)
+	tests := []struct {
+		name string
+		def  string
+		want []capability.Rename
+	}{
+		{"canonical", `{"description":"Deletes.","inputSchema":{"type":"object"},"name":"delete"}`, []capability.Rename{{From: "delete", To: "remove"}}},
+		{"white space", `{"description": "Deletes.","inputSchema":{"type":"object"},"name":"delete"}`, nil},
+		{"keys out of order", `{"inputSchema":{"type":"object"},"description":"Deletes.","name":"delete"}`, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pinned := capability.PinSet{Server: srv, Tools: []capability.ToolPin{{Name: "delete", Digest: "sha256:00", Definition: json.RawMessage(tc.def)}}}
+			d := capability.Diff(pinned, live)
+			if !reflect.DeepEqual(d.Renamed, tc.want) {
+				t.Errorf("Renamed = %+v, want %+v", d.Renamed, tc.want)
+			}
+			if !reflect.DeepEqual(d.Removed, []string{"delete"}) || !reflect.DeepEqual(d.Added, []string{"remove"}) {
+				t.Errorf("Removed = %v, Added = %v", d.Removed, d.Added)
+			}
+		})
+	}
+}
+
 // TestDriftOmit: tools left out of an approval are not new; every other
 // fact of the drift stays.
 func TestDriftOmit(t *testing.T) {

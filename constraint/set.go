@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"path"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Bounds on a constraint set. Parse refuses anything larger.
@@ -147,20 +148,20 @@ func Parse(raw json.RawMessage) (Set, error) {
 	}
 	var s Set
 	for _, f := range fields {
-		switch f.key {
+		switch f.Key {
 		case "allowedDomains":
-			s.AllowedDomains, err = stringList(f.key, f.val)
+			s.AllowedDomains, err = stringList(f.Key, f.Value)
 		case "urlArgs":
-			s.URLArgs, err = stringList(f.key, f.val)
+			s.URLArgs, err = stringList(f.Key, f.Value)
 		case "pathGlobs":
-			s.PathGlobs, err = stringList(f.key, f.val)
+			s.PathGlobs, err = stringList(f.Key, f.Value)
 		case "pathArgs":
-			s.PathArgs, err = stringList(f.key, f.val)
+			s.PathArgs, err = stringList(f.Key, f.Value)
 		case "argValues":
-			s.ArgValues, err = argValuesField(f.val)
+			s.ArgValues, err = argValuesField(f.Value)
 		case "rateLimit":
-			var str string
-			if e := json.Unmarshal(f.val, &str); e != nil || bytes.Equal(f.val, []byte("null")) {
+			str, ok := strictjson.String(f.Value)
+			if !ok {
 				err = fmt.Errorf("%w: rateLimit must be a string like \"10/minute\"", ErrInvalid)
 			}
 			if err == nil && str == "" {
@@ -168,7 +169,7 @@ func Parse(raw json.RawMessage) (Set, error) {
 			}
 			s.RateLimit = str
 		default:
-			return Set{}, fmt.Errorf("%w: unknown key %s; the keys are allowedDomains, urlArgs, pathGlobs, pathArgs, argValues and rateLimit (case-sensitive)", ErrInvalid, quote(f.key))
+			return Set{}, fmt.Errorf("%w: unknown key %s; the keys are allowedDomains, urlArgs, pathGlobs, pathArgs, argValues and rateLimit (case-sensitive)", ErrInvalid, quote(f.Key))
 		}
 		if err != nil {
 			return Set{}, err
@@ -177,49 +178,29 @@ func Parse(raw json.RawMessage) (Set, error) {
 	return s.normalize()
 }
 
-type field struct {
-	key string
-	val json.RawMessage
-}
-
 // objectFields reads one JSON object, refusing duplicate keys and trailing
-// data.
-func objectFields(b []byte, what string) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
+// data, in the words of this package's errors.
+func objectFields(b []byte, what string) ([]strictjson.Member, error) {
+	members, err := strictjson.Object(b)
+	switch {
+	case err == nil:
+		return members, nil
+	case errors.Is(err, strictjson.ErrNotObject):
 		return nil, fmt.Errorf("%w: %s must be a JSON object", ErrInvalid, what)
-	}
-	var out []field
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s is not valid JSON: %v", ErrInvalid, what, err)
-		}
-		key := tok.(string) // object keys are always strings
-		if seen[key] {
-			return nil, fmt.Errorf("%w: %s has the key %s twice; keep one", ErrInvalid, what, quote(key))
-		}
-		seen[key] = true
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, fmt.Errorf("%w: %s: the value of %s is not valid JSON: %v", ErrInvalid, what, quote(key), err)
-		}
-		out = append(out, field{key, val})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("%w: %s is not valid JSON: %v", ErrInvalid, what, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	case errors.Is(err, strictjson.ErrDuplicateKey):
+		var se *strictjson.Error
+		errors.As(err, &se)
+		return nil, fmt.Errorf("%w: %s has the key %s twice; keep one", ErrInvalid, what, quote(se.Key))
+	case errors.Is(err, strictjson.ErrTrailingData):
 		return nil, fmt.Errorf("%w: %s has data after its closing brace", ErrInvalid, what)
+	default:
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, what, err)
 	}
-	return out, nil
 }
 
 func stringList(name string, b json.RawMessage) ([]string, error) {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+	raw, err := strictjson.Array(b)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s must be an array of strings", ErrInvalid, name)
 	}
 	if len(raw) > MaxEntries {
@@ -227,8 +208,8 @@ func stringList(name string, b json.RawMessage) ([]string, error) {
 	}
 	out := make([]string, 0, len(raw))
 	for i, r := range raw {
-		var s string
-		if err := json.Unmarshal(r, &s); err != nil || bytes.Equal(r, []byte("null")) {
+		s, ok := strictjson.String(r)
+		if !ok {
 			return nil, fmt.Errorf("%w: %s[%d] must be a string", ErrInvalid, name, i)
 		}
 		out = append(out, s)
@@ -246,11 +227,11 @@ func argValuesField(b json.RawMessage) (map[string][]string, error) {
 	}
 	out := make(map[string][]string, len(fields))
 	for _, f := range fields {
-		vals, err := stringList("argValues."+f.key, f.val)
+		vals, err := stringList("argValues."+f.Key, f.Value)
 		if err != nil {
 			return nil, err
 		}
-		out[f.key] = vals
+		out[f.Key] = vals
 	}
 	return out, nil
 }

@@ -62,7 +62,9 @@ func runChild(string) int {
 		seen[p]++
 		// The mirror points happen on every transition; crash on the first.
 		if p == point && seen[p] == 1 {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			if self, err := os.FindProcess(os.Getpid()); err == nil {
+				self.Kill() // SIGKILL
+			}
 		}
 	}
 	svc, db, err := childService(os.Getenv(envChildData), crash)

@@ -1,12 +1,12 @@
 package install
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // Storage is the managed directory of imported skills, under the data
@@ -45,15 +45,19 @@ func (s Storage) lock() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := lockFile(f, true); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%w: lock %s: %w", ErrStorage, f.Name(), err)
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		unlockFile(f)
 		f.Close()
 	}, nil
 }
+
+// errLocked is lockFile's answer, when told not to wait, while another open
+// file holds the lock.
+var errLocked = errors.New("locked by another process")
 
 // writeTree writes t into a temporary directory, syncs every file, and
 // renames it to the version directory. An existing version directory is

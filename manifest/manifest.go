@@ -12,12 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Schema identifiers, written into each artefact's "$schema" field. The
@@ -119,8 +118,9 @@ func Marshal(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Parse reads a manifest strictly: at most MaxManifestBytes of UTF-8, no
-// unknown field, one JSON value, and every rule Validate checks.
+// Parse reads a manifest strictly: at most MaxManifestBytes of UTF-8, one
+// JSON value, keys spelt exactly as the schema does (case-sensitive), no
+// unknown field, no key twice, and every rule Validate checks.
 func Parse(data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := decodeStrict(data, MaxManifestBytes, &m); err != nil {
@@ -186,22 +186,12 @@ func (m *Manifest) Validate(approved bool) error {
 	return nil
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields,
-// trailing data, oversize input and invalid UTF-8.
+// decodeStrict decodes one JSON value into v with [strictjson.Decode]:
+// keys matched case-sensitively, unknown fields and repeated keys refused,
+// no trailing data, valid UTF-8, at most max bytes.
 func decodeStrict(data []byte, max int, v any) error {
 	if len(data) > max {
 		return fmt.Errorf("%d bytes, more than %d", len(data), max)
 	}
-	if !utf8.Valid(data) {
-		return errors.New("not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON value")
-	}
-	return nil
+	return strictjson.Decode(data, v, strictjson.DefaultMaxDepth)
 }

@@ -14,8 +14,8 @@ func TestParseErrors(t *testing.T) {
 		name, in, want string
 	}{
 		{"ok", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"a","risk":{"riskLevel":{"value":"read","source":"annotations"},"sideEffects":{},"dataEgress":{}}}]}`, ""},
-		{"unknown field", head + `"providers":[],"capabilities":[],"extra":1}`, `invalid artefact: manifest: json: unknown field "extra"`},
-		{"trailing", head + `"providers":[],"capabilities":[]} {}`, "invalid artefact: manifest: data after the JSON value"},
+		{"unknown field", head + `"providers":[],"capabilities":[],"extra":1}`, `invalid artefact: manifest: unknown field "extra"`},
+		{"trailing", head + `"providers":[],"capabilities":[]} {}`, "invalid artefact: manifest: trailing data after the JSON object"},
 		{"bad schema", `{"$schema":"x","skillId":"s","version":"sha256:ab","providers":[],"capabilities":[]}`, `invalid artefact: manifest: $schema is "x"; want "https://skillgate.dev/schemas/manifest.v1.json"`},
 		{"bad version", `{"$schema":"https://skillgate.dev/schemas/manifest.v1.json","skillId":"s","version":"v1","providers":[],"capabilities":[]}`, `invalid artefact: manifest: version "v1" is not a sha256: digest`},
 		{"no provider", head + `"providers":[],"capabilities":[{"extensionId":"gh","capabilityId":"a","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}}]}`, `invalid artefact: manifest: capabilities[0] (gh/a): no provider with serverId "gh"`},
@@ -24,6 +24,11 @@ func TestParseErrors(t *testing.T) {
 		{"approved unknown", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"a","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}}],"approval":{"by":"x","at":"2026-01-01T00:00:00Z"}}`, `invalid artefact: manifest: capabilities[0] (gh/a): approved with unknown riskLevel, sideEffects, dataEgress`},
 		{"unsorted", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"b","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}},{"extensionId":"gh","capabilityId":"a","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}}]}`, `invalid artefact: manifest: capabilities[1] (gh/a): not sorted or repeated`},
 		{"not utf8", "{\"skillId\":\"\xff\"}", "invalid artefact: manifest: not valid UTF-8"},
+		{"case variant of a field", `{"$schema":"https://skillgate.dev/schemas/manifest.v1.json","SkillId":"s","version":"sha256:ab","providers":[],"capabilities":[]}`, `invalid artefact: manifest: unknown field "SkillId"`},
+		{"case variant of a nested field", head + `"providers":[{"type":"mcp","ServerID":"gh"}],"capabilities":[]}`, `invalid artefact: manifest: providers[0]: unknown field "ServerID"`},
+		{"case variant of a risk field", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"a","risk":{"riskLevel":{"Value":"destructive","source":"operator"},"sideEffects":{},"dataEgress":{}}}]}`, `invalid artefact: manifest: capabilities[0].risk.riskLevel: unknown field "Value"`},
+		{"duplicate key", head + `"providers":[],"capabilities":[],"skillId":"t"}`, `invalid artefact: manifest: duplicate key "skillId"`},
+		{"duplicate nested key", head + `"providers":[{"type":"mcp","serverId":"gh","serverId":"x"}],"capabilities":[]}`, `invalid artefact: manifest: providers[0]: duplicate key "serverId"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Bounds on an mcp.json declaration. They are far above what real skills
@@ -180,21 +182,21 @@ func ParseConfig(data []byte) (*Config, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, fmt.Errorf("%w: mcp.json is %d bytes; the limit is %d", ErrInvalidConfig, len(data), MaxConfigBytes)
 	}
-	top, err := objectMembers(data)
+	top, err := strictjson.Object(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mcp.json: %v", ErrInvalidConfig, describeObjectErr(err, "the document"))
 	}
 	var servers json.RawMessage
 	for _, m := range top {
-		if m.key != "mcpServers" {
-			return nil, fmt.Errorf("%w: mcp.json: unknown field %s; the only top-level field is \"mcpServers\"", ErrInvalidConfig, quoteBounded(m.key, 64))
+		if m.Key != "mcpServers" {
+			return nil, fmt.Errorf("%w: mcp.json: unknown field %s; the only top-level field is \"mcpServers\"", ErrInvalidConfig, strictjson.Quote(m.Key, 64))
 		}
-		servers = m.value
+		servers = m.Value
 	}
 	if servers == nil {
 		return nil, fmt.Errorf("%w: mcp.json: missing field \"mcpServers\"", ErrInvalidConfig)
 	}
-	entries, err := objectMembers(servers)
+	entries, err := strictjson.Object(servers)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mcpServers: %v", ErrInvalidConfig, describeObjectErr(err, "mcpServers"))
 	}
@@ -204,16 +206,16 @@ func ParseConfig(data []byte) (*Config, error) {
 	cfg := &Config{Servers: make([]ServerDecl, 0, len(entries))}
 	folded := make(map[string]string)
 	for _, e := range entries {
-		if err := checkServerID(e.key); err != nil {
+		if err := checkServerID(e.Key); err != nil {
 			return nil, fmt.Errorf("%w: mcpServers: %w", ErrInvalidConfig, err)
 		}
-		if prev, ok := folded[strings.ToLower(e.key)]; ok {
-			return nil, fmt.Errorf("%w: mcpServers: server ids %q and %q differ only in case; rename one", ErrInvalidConfig, prev, e.key)
+		if prev, ok := folded[strings.ToLower(e.Key)]; ok {
+			return nil, fmt.Errorf("%w: mcpServers: server ids %q and %q differ only in case; rename one", ErrInvalidConfig, prev, e.Key)
 		}
-		folded[strings.ToLower(e.key)] = e.key
-		decl, err := parseServer(e.key, e.value)
+		folded[strings.ToLower(e.Key)] = e.Key
+		decl, err := parseServer(e.Key, e.Value)
 		if err != nil {
-			return nil, fmt.Errorf("%w: mcpServers.%s: %w", ErrInvalidConfig, e.key, err)
+			return nil, fmt.Errorf("%w: mcpServers.%s: %w", ErrInvalidConfig, e.Key, err)
 		}
 		cfg.Servers = append(cfg.Servers, decl)
 	}
@@ -221,9 +223,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	return cfg, nil
 }
 
-// describeObjectErr words an objectMembers error for the named value.
+// describeObjectErr words a strictjson.Object error for the named value.
 func describeObjectErr(err error, what string) string {
-	if err == errNotObject {
+	if errors.Is(err, strictjson.ErrNotObject) {
 		return what + " must be a JSON object"
 	}
 	return err.Error()
@@ -234,16 +236,16 @@ func checkServerID(id string) error {
 	case id == "":
 		return fmt.Errorf("empty server id; use letters, digits, '-' and '_'")
 	case len(id) > MaxServerIDBytes:
-		return fmt.Errorf("server id %s is %d bytes; the limit is %d", quoteBounded(id, 64), len(id), MaxServerIDBytes)
+		return fmt.Errorf("server id %s is %d bytes; the limit is %d", strictjson.Quote(id, 64), len(id), MaxServerIDBytes)
 	case !serverIDPattern.MatchString(id):
-		return fmt.Errorf("server id %s: use letters, digits, '-' and '_', starting with a letter or digit", quoteBounded(id, 64))
+		return fmt.Errorf("server id %s: use letters, digits, '-' and '_', starting with a letter or digit", strictjson.Quote(id, 64))
 	}
 	return nil
 }
 
 // parseServer validates one entry under mcpServers.
 func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return ServerDecl{}, fmt.Errorf("%s", describeObjectErr(err, "a server declaration"))
 	}
@@ -251,16 +253,16 @@ func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
 	var typ string
 	fields := make(map[string]bool)
 	for _, m := range members {
-		fields[m.key] = true
-		switch m.key {
+		fields[m.Key] = true
+		switch m.Key {
 		case "type":
-			s, ok := decodeString(m.value)
+			s, ok := strictjson.String(m.Value)
 			if !ok {
-				return d, fmt.Errorf("type must be a string, not %s", jsonKind(m.value))
+				return d, fmt.Errorf("type must be a string, not %s", strictjson.Kind(m.Value))
 			}
 			typ = s
 		case "command":
-			s, err := stringField("command", m.value, MaxValueBytes)
+			s, err := stringField("command", m.Value, MaxValueBytes)
 			if err != nil {
 				return d, err
 			}
@@ -272,19 +274,19 @@ func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
 			}
 			d.Command = s
 		case "args":
-			args, err := parseArgs(m.value)
+			args, err := parseArgs(m.Value)
 			if err != nil {
 				return d, err
 			}
 			d.Args = args
 		case "env":
-			env, err := parseTemplates("env", m.value, MaxEnv, envNamePattern, "a letter or '_' followed by letters, digits and '_'")
+			env, err := parseTemplates("env", m.Value, MaxEnv, envNamePattern, "a letter or '_' followed by letters, digits and '_'")
 			if err != nil {
 				return d, err
 			}
 			d.Env = env
 		case "url":
-			s, err := stringField("url", m.value, MaxURLBytes)
+			s, err := stringField("url", m.Value, MaxURLBytes)
 			if err != nil {
 				return d, err
 			}
@@ -293,7 +295,7 @@ func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
 			}
 			d.URL = s
 		case "headers":
-			h, err := parseTemplates("headers", m.value, MaxHeaders, headerNamePattern, "an HTTP token (letters, digits and !#$%&'*+.^_`|~-)")
+			h, err := parseTemplates("headers", m.Value, MaxHeaders, headerNamePattern, "an HTTP token (letters, digits and !#$%&'*+.^_`|~-)")
 			if err != nil {
 				return d, err
 			}
@@ -307,7 +309,7 @@ func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
 			}
 			d.Headers = h
 		default:
-			return d, fmt.Errorf("unknown field %s; a server has \"command\", \"args\", \"env\" (stdio) or \"url\", \"headers\" (streamable HTTP), and an optional \"type\"", quoteBounded(m.key, 64))
+			return d, fmt.Errorf("unknown field %s; a server has \"command\", \"args\", \"env\" (stdio) or \"url\", \"headers\" (streamable HTTP), and an optional \"type\"", strictjson.Quote(m.Key, 64))
 		}
 	}
 	hasCommand, hasURL := fields["command"], fields["url"]
@@ -340,16 +342,16 @@ func parseServer(id string, raw json.RawMessage) (ServerDecl, error) {
 	case "sse":
 		return d, fmt.Errorf("type \"sse\" (the deprecated HTTP+SSE transport) is not supported; use a streamable HTTP url")
 	default:
-		return d, fmt.Errorf("type %s is not one of \"stdio\", \"http\", \"streamable-http\"", quoteBounded(typ, 64))
+		return d, fmt.Errorf("type %s is not one of \"stdio\", \"http\", \"streamable-http\"", strictjson.Quote(typ, 64))
 	}
 	return d, nil
 }
 
 // stringField decodes a bounded string without NUL bytes.
 func stringField(name string, raw json.RawMessage, max int) (string, error) {
-	s, ok := decodeString(raw)
+	s, ok := strictjson.String(raw)
 	if !ok {
-		return "", fmt.Errorf("%s must be a string, not %s", name, jsonKind(raw))
+		return "", fmt.Errorf("%s must be a string, not %s", name, strictjson.Kind(raw))
 	}
 	if len(s) > max {
 		return "", fmt.Errorf("%s is %d bytes; the limit is %d", name, len(s), max)
@@ -364,12 +366,12 @@ func stringField(name string, raw json.RawMessage, max int) (string, error) {
 }
 
 func parseArgs(raw json.RawMessage) ([]string, error) {
-	if jsonKind(raw) != "an array" {
-		return nil, fmt.Errorf("args must be an array of strings, not %s", jsonKind(raw))
+	if strictjson.Kind(raw) != "an array" {
+		return nil, fmt.Errorf("args must be an array of strings, not %s", strictjson.Kind(raw))
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("args: %w", jsonSyntaxError(err))
+	items, err := strictjson.Array(raw)
+	if err != nil {
+		return nil, fmt.Errorf("args: %w", err)
 	}
 	if len(items) > MaxArgs {
 		return nil, fmt.Errorf("args has %d entries; the limit is %d", len(items), MaxArgs)
@@ -390,7 +392,7 @@ func parseArgs(raw json.RawMessage) ([]string, error) {
 
 // parseTemplates decodes an object of name → template (env or headers).
 func parseTemplates(field string, raw json.RawMessage, maxEntries int, namePattern *regexp.Regexp, nameRule string) (map[string]string, error) {
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", field, describeObjectErr(err, field))
 	}
@@ -400,24 +402,24 @@ func parseTemplates(field string, raw json.RawMessage, maxEntries int, namePatte
 	out := make(map[string]string, len(members))
 	folded := make(map[string]bool)
 	for _, m := range members {
-		if len(m.key) > 256 || !namePattern.MatchString(m.key) {
-			return nil, fmt.Errorf("%s: name %s must be %s", field, quoteBounded(m.key, 64), nameRule)
+		if len(m.Key) > 256 || !namePattern.MatchString(m.Key) {
+			return nil, fmt.Errorf("%s: name %s must be %s", field, strictjson.Quote(m.Key, 64), nameRule)
 		}
 		if field == "headers" {
-			if folded[strings.ToLower(m.key)] {
-				return nil, fmt.Errorf("headers.%s is declared twice (header names are case-insensitive)", m.key)
+			if folded[strings.ToLower(m.Key)] {
+				return nil, fmt.Errorf("headers.%s is declared twice (header names are case-insensitive)", m.Key)
 			}
-			folded[strings.ToLower(m.key)] = true
+			folded[strings.ToLower(m.Key)] = true
 		}
-		name := field + "." + m.key
-		v, err := stringField(name, m.value, MaxValueBytes)
+		name := field + "." + m.Key
+		v, err := stringField(name, m.Value, MaxValueBytes)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := parseTemplate(v); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		out[m.key] = v
+		out[m.Key] = v
 	}
 	return out, nil
 }
@@ -429,7 +431,7 @@ func checkURL(s string) error {
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("url must use http or https, not %s", quoteBounded(u.Scheme, 32))
+		return fmt.Errorf("url must use http or https, not %s", strictjson.Quote(u.Scheme, 32))
 	case u.Host == "":
 		return fmt.Errorf("url has no host")
 	case u.User != nil:

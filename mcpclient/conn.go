@@ -15,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/jsonscan"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // ConnOptions configures [Dial].
@@ -299,9 +300,9 @@ func (c *Conn) admit(ctx context.Context, name string) error {
 	case recheckErr != nil:
 		return se(fmt.Errorf("%w: %w", ErrRecheckFailed, recheckErr))
 	case blocked:
-		return se(fmt.Errorf("%w: tool %s: %s", ErrToolBlocked, quoteBounded(name, 128), reason))
+		return se(fmt.Errorf("%w: tool %s: %s", ErrToolBlocked, strictjson.Quote(name, 128), reason))
 	case !pinned:
-		return se(fmt.Errorf("%w: tool %s is not pinned", ErrToolBlocked, quoteBounded(name, 128)))
+		return se(fmt.Errorf("%w: tool %s is not pinned", ErrToolBlocked, strictjson.Quote(name, 128)))
 	}
 	select {
 	case <-c.done:
@@ -409,7 +410,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallTo
 	if args != nil {
 		b, err := json.Marshal(args)
 		if err != nil {
-			return nil, fmt.Errorf("mcpclient: the arguments of %s cannot be encoded as JSON: %w", quoteBounded(name, 128), err)
+			return nil, fmt.Errorf("mcpclient: the arguments of %s cannot be encoded as JSON: %w", strictjson.Quote(name, 128), err)
 		}
 		raw = b
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // toolNamePattern is the MCP tool naming rule (SEP-986).
@@ -159,7 +160,7 @@ func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 			return nil, &ServerError{ServerID: u.id, Phase: "tools/list", Err: fmt.Errorf("%w: tools[%d]: %w", ErrMalformedResponse, i, err)}
 		}
 		if seen[c.CapabilityID] {
-			return nil, &ServerError{ServerID: u.id, Phase: "tools/list", Err: fmt.Errorf("%w: tool %s is listed twice", ErrMalformedResponse, quoteBounded(c.CapabilityID, 128))}
+			return nil, &ServerError{ServerID: u.id, Phase: "tools/list", Err: fmt.Errorf("%w: tool %s is listed twice", ErrMalformedResponse, strictjson.Quote(c.CapabilityID, 128))}
 		}
 		seen[c.CapabilityID] = true
 		r.Capabilities = append(r.Capabilities, c)
@@ -180,7 +181,7 @@ func (u *upstream) snapshotRaw(ctx context.Context) (*ServerReport, error) {
 // fault becomes a Problem.
 func buildCapability(serverID string, server capability.ServerIdentity, raw json.RawMessage, l Limits) (Capability, *capability.ToolPin, error) {
 	c := Capability{Tool: capability.Tool{ExtensionID: serverID}}
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		// A duplicate key, for example. Recover the name the way most
 		// clients would read it, so the problem can be reported per tool.
@@ -196,9 +197,9 @@ func buildCapability(serverID string, server capability.ServerIdentity, raw json
 	}
 	fields := make(map[string]json.RawMessage, len(members))
 	for _, m := range members {
-		fields[m.key] = m.value
+		fields[m.Key] = m.Value
 	}
-	name, ok := decodeString(fields["name"])
+	name, ok := strictjson.String(fields["name"])
 	if !ok || name == "" {
 		return c, nil, fmt.Errorf("\"name\" is missing, empty or not a string")
 	}
@@ -207,17 +208,17 @@ func buildCapability(serverID string, server capability.ServerIdentity, raw json
 		c.Problems = append(c.Problems, capability.Problem{Code: code, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	if !toolNamePattern.MatchString(name) {
-		add(capability.ProblemInvalidTool, "name", "%s breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -", quoteBounded(name, 160))
+		add(capability.ProblemInvalidTool, "name", "%s breaks the MCP naming rule: 1 to 128 of A-Z a-z 0-9 _ . -", strictjson.Quote(name, 160))
 	}
 	for _, f := range []string{"title", "description"} {
 		v, present := fields[f]
 		if !present {
 			continue
 		}
-		s, ok := decodeString(v)
+		s, ok := strictjson.String(v)
 		switch {
 		case !ok:
-			add(capability.ProblemInvalidTool, f, "is %s; want a string", jsonKind(v))
+			add(capability.ProblemInvalidTool, f, "is %s; want a string", strictjson.Kind(v))
 		case len(s) > l.MaxDescriptionBytes:
 			add(capability.ProblemTooLarge, f, "is %d bytes; the limit is %d", len(s), l.MaxDescriptionBytes)
 		case f == "title":
@@ -234,7 +235,7 @@ func buildCapability(serverID string, server capability.ServerIdentity, raw json
 	} else {
 		add(capability.ProblemInvalidSchema, "inputSchema", "is missing")
 	}
-	if out, ok := fields["outputSchema"]; ok && jsonKind(out) != "null" {
+	if out, ok := fields["outputSchema"]; ok && strictjson.Kind(out) != "null" {
 		c.OutputSchema = out
 		if p := checkSchema("outputSchema", out, l); p != nil {
 			c.Problems = append(c.Problems, *p)

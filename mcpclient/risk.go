@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // MetaKey is the tool _meta key under which a server states skillgate risk
@@ -58,25 +59,25 @@ func DeriveRisk(rawTool json.RawMessage) (capability.RiskMetadata, []capability.
 		h        hints
 		metaRaw  json.RawMessage
 	)
-	members, err := objectMembers(rawTool)
+	members, err := strictjson.Object(rawTool)
 	if err != nil {
 		return meta, []capability.Problem{{Code: capability.ProblemInvalidTool, Field: "tool", Message: describeObjectErr(err, "a tool")}}
 	}
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "annotations":
 			var ps []capability.Problem
-			h, ps = parseHints(m.value)
+			h, ps = parseHints(m.Value)
 			problems = append(problems, ps...)
 		case "_meta":
-			mm, err := objectMembers(m.value)
+			mm, err := strictjson.Object(m.Value)
 			if err != nil {
 				problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "_meta", Message: describeObjectErr(err, "_meta")})
 				continue
 			}
 			for _, e := range mm {
-				if e.key == MetaKey {
-					metaRaw = e.value
+				if e.Key == MetaKey {
+					metaRaw = e.Value
 				}
 			}
 		}
@@ -112,14 +113,14 @@ func DeriveRisk(rawTool json.RawMessage) (capability.RiskMetadata, []capability.
 // with a boolean value.
 func parseHints(raw json.RawMessage) (hints, []capability.Problem) {
 	var h hints
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return h, []capability.Problem{{Code: capability.ProblemInvalidTool, Field: "annotations", Message: describeObjectErr(err, "annotations")}}
 	}
 	var problems []capability.Problem
 	for _, m := range members {
 		var dst **bool
-		switch m.key {
+		switch m.Key {
 		case "readOnlyHint":
 			dst = &h.readOnly
 		case "destructiveHint":
@@ -127,16 +128,16 @@ func parseHints(raw json.RawMessage) (hints, []capability.Problem) {
 		case "openWorldHint":
 			dst = &h.openWorld
 		case "idempotentHint":
-			if _, ok := decodeBool(m.value); !ok {
-				problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "annotations.idempotentHint", Message: fmt.Sprintf("is %s; want a boolean", jsonKind(m.value))})
+			if _, ok := strictjson.Bool(m.Value); !ok {
+				problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "annotations.idempotentHint", Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
 			}
 			continue
 		default:
 			continue
 		}
-		v, ok := decodeBool(m.value)
+		v, ok := strictjson.Bool(m.Value)
 		if !ok {
-			problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "annotations." + m.key, Message: fmt.Sprintf("is %s; want a boolean", jsonKind(m.value))})
+			problems = append(problems, capability.Problem{Code: capability.ProblemInvalidTool, Field: "annotations." + m.Key, Message: fmt.Sprintf("is %s; want a boolean", strictjson.Kind(m.Value))})
 			continue
 		}
 		*dst = &v
@@ -187,7 +188,7 @@ func impliedByHints(h hints) capability.RiskMetadata {
 func parseRiskMeta(raw json.RawMessage) (capability.RiskMetadata, []capability.Problem) {
 	var m capability.RiskMetadata
 	field := fmt.Sprintf("_meta[%q]", MetaKey)
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return m, []capability.Problem{{Code: capability.ProblemInvalidTool, Field: field, Message: describeObjectErr(err, "the risk entry")}}
 	}
@@ -197,32 +198,32 @@ func parseRiskMeta(raw json.RawMessage) (capability.RiskMetadata, []capability.P
 	}
 	basis := func(key string) string { return field + "." + key }
 	for _, e := range members {
-		s, ok := decodeString(e.value)
-		if !ok && (e.key == "riskLevel" || e.key == "sideEffects" || e.key == "dataEgress") {
-			bad(e.key, fmt.Sprintf("is %s; want a string", jsonKind(e.value)))
+		s, ok := strictjson.String(e.Value)
+		if !ok && (e.Key == "riskLevel" || e.Key == "sideEffects" || e.Key == "dataEgress") {
+			bad(e.Key, fmt.Sprintf("is %s; want a string", strictjson.Kind(e.Value)))
 			continue
 		}
-		switch e.key {
+		switch e.Key {
 		case "riskLevel":
 			if !capability.RiskLevel(s).Valid() {
-				bad(e.key, fmt.Sprintf("%s is not one of read, write, destructive", quoteBounded(s, 64)))
+				bad(e.Key, fmt.Sprintf("%s is not one of read, write, destructive", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.RiskLevel = capability.RiskField[capability.RiskLevel]{Value: capability.RiskLevel(s), Source: capability.SourceServerMeta, Basis: basis(e.key)}
+			m.RiskLevel = capability.RiskField[capability.RiskLevel]{Value: capability.RiskLevel(s), Source: capability.SourceServerMeta, Basis: basis(e.Key)}
 		case "sideEffects":
 			if !capability.SideEffects(s).Valid() {
-				bad(e.key, fmt.Sprintf("%s is not one of none, internal, external", quoteBounded(s, 64)))
+				bad(e.Key, fmt.Sprintf("%s is not one of none, internal, external", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.SideEffects = capability.RiskField[capability.SideEffects]{Value: capability.SideEffects(s), Source: capability.SourceServerMeta, Basis: basis(e.key)}
+			m.SideEffects = capability.RiskField[capability.SideEffects]{Value: capability.SideEffects(s), Source: capability.SourceServerMeta, Basis: basis(e.Key)}
 		case "dataEgress":
 			if !capability.DataEgress(s).Valid() {
-				bad(e.key, fmt.Sprintf("%s is not one of none, network", quoteBounded(s, 64)))
+				bad(e.Key, fmt.Sprintf("%s is not one of none, network", strictjson.Quote(s, 64)))
 				continue
 			}
-			m.DataEgress = capability.RiskField[capability.DataEgress]{Value: capability.DataEgress(s), Source: capability.SourceServerMeta, Basis: basis(e.key)}
+			m.DataEgress = capability.RiskField[capability.DataEgress]{Value: capability.DataEgress(s), Source: capability.SourceServerMeta, Basis: basis(e.Key)}
 		default:
-			bad(e.key, "unknown field; the entry has riskLevel, sideEffects and dataEgress")
+			bad(e.Key, "unknown field; the entry has riskLevel, sideEffects and dataEgress")
 		}
 	}
 	return m, problems

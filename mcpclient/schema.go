@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // schemaURL is the in-memory location a tool schema is compiled under.
@@ -22,7 +23,7 @@ type refusingLoader struct{}
 
 // Load implements jsonschema.URLLoader.
 func (refusingLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external reference %s is not allowed; a tool schema must be self-contained", quoteBounded(url, 200))
+	return nil, fmt.Errorf("external reference %s is not allowed; a tool schema must be self-contained", strictjson.Quote(url, 200))
 }
 
 // checkSchema validates one tool schema (field is "inputSchema" or
@@ -37,14 +38,14 @@ func checkSchema(field string, raw json.RawMessage, l Limits) *capability.Proble
 	if d := jsonDepth(raw); d > l.MaxSchemaDepth {
 		return &capability.Problem{Code: capability.ProblemTooLarge, Field: field, Message: fmt.Sprintf("nests %d levels deep; the limit is %d", d, l.MaxSchemaDepth)}
 	}
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: describeObjectErr(err, "the schema")}
 	}
 	typeOK := false
 	for _, m := range members {
-		if m.key == "type" {
-			s, ok := decodeString(m.value)
+		if m.Key == "type" {
+			s, ok := strictjson.String(m.Value)
 			typeOK = ok && s == "object"
 		}
 	}

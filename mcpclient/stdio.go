@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/pipe"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // stdioTransport is an mcp.Transport that runs a declared command. It is built
@@ -112,7 +113,7 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 	setProcessGroup(cmd)
 	if t.confine != nil && cmd.Err == nil {
 		if err := t.confine.Confine(cmd); err != nil {
-			return nil, nil, nil, fmt.Errorf("%w: cannot confine %s: %w", ErrServerStart, quoteBounded(t.command, 256), err)
+			return nil, nil, nil, fmt.Errorf("%w: cannot confine %s: %w", ErrServerStart, strictjson.Quote(t.command, 256), err)
 		}
 	}
 
@@ -179,13 +180,13 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 func startError(command string, err error) error {
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
-		return fmt.Errorf("%w: command %s not found in PATH", ErrServerStart, quoteBounded(command, 256))
+		return fmt.Errorf("%w: command %s not found in PATH", ErrServerStart, strictjson.Quote(command, 256))
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: command %s does not exist", ErrServerStart, quoteBounded(command, 256))
+		return fmt.Errorf("%w: command %s does not exist", ErrServerStart, strictjson.Quote(command, 256))
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: command %s is not executable", ErrServerStart, quoteBounded(command, 256))
+		return fmt.Errorf("%w: command %s is not executable", ErrServerStart, strictjson.Quote(command, 256))
 	}
-	return fmt.Errorf("%w: command %s: %w", ErrServerStart, quoteBounded(command, 256), err)
+	return fmt.Errorf("%w: command %s: %w", ErrServerStart, strictjson.Quote(command, 256), err)
 }
 
 // shutdown follows the MCP stdio shutdown order: stdin is already closed (by
@@ -251,7 +252,7 @@ func (p *process) exitError(status string) error {
 	t.Stop()
 	err := fmt.Errorf("%w (%s)", ErrServerExited, status)
 	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
-		err = fmt.Errorf("%w; stderr: %s", err, quoteBounded(tail, p.stderr.max+8))
+		err = fmt.Errorf("%w; stderr: %s", err, strictjson.Quote(tail, p.stderr.max+8))
 	}
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // maxServerInfoBytes bounds the serverInfo name and version a server reports.
@@ -280,7 +281,7 @@ func (u *upstream) classifyCause(timedOut bool, callerCtx context.Context, phase
 	}
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
-		return se(fmt.Errorf("%w: code %d: %s", ErrServerError, werr.Code, quoteBounded(werr.Message, 512)))
+		return se(fmt.Errorf("%w: code %d: %s", ErrServerError, werr.Code, strictjson.Quote(werr.Message, 512)))
 	}
 	if u.stdio != nil {
 		if p, _ := u.stdio.current(); p != nil {
@@ -349,7 +350,7 @@ func (u *upstream) listTools(ctx context.Context) (pages, tools []json.RawMessag
 			return pages, tools, nil
 		}
 		if seen[next] || next == cursor {
-			return nil, nil, se(fmt.Errorf("%w: page %d repeats cursor %s", ErrMalformedResponse, page, quoteBounded(next, 128)))
+			return nil, nil, se(fmt.Errorf("%w: page %d repeats cursor %s", ErrMalformedResponse, page, strictjson.Quote(next, 128)))
 		}
 		seen[next] = true
 		cursor = next
@@ -374,22 +375,22 @@ func (u *upstream) cachedPage(cursor string) json.RawMessage {
 // parsePage splits a raw tools/list result into its tool objects and the
 // next cursor.
 func parsePage(raw json.RawMessage) (tools []json.RawMessage, next string, err error) {
-	members, err := objectMembers(raw)
+	members, err := strictjson.Object(raw)
 	if err != nil {
 		return nil, "", fmt.Errorf("the result: %s", describeObjectErr(err, "the result"))
 	}
 	var toolsRaw json.RawMessage
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "tools":
-			toolsRaw = m.value
+			toolsRaw = m.Value
 		case "nextCursor":
-			if jsonKind(m.value) == "null" {
+			if strictjson.Kind(m.Value) == "null" {
 				continue
 			}
-			s, ok := decodeString(m.value)
+			s, ok := strictjson.String(m.Value)
 			if !ok {
-				return nil, "", fmt.Errorf("nextCursor is %s; want a string", jsonKind(m.value))
+				return nil, "", fmt.Errorf("nextCursor is %s; want a string", strictjson.Kind(m.Value))
 			}
 			next = s
 		}
@@ -397,15 +398,15 @@ func parsePage(raw json.RawMessage) (tools []json.RawMessage, next string, err e
 	if toolsRaw == nil {
 		return nil, "", errors.New("the result has no \"tools\" array")
 	}
-	if jsonKind(toolsRaw) != "an array" {
-		return nil, "", fmt.Errorf("\"tools\" is %s; want an array", jsonKind(toolsRaw))
+	if strictjson.Kind(toolsRaw) != "an array" {
+		return nil, "", fmt.Errorf("\"tools\" is %s; want an array", strictjson.Kind(toolsRaw))
 	}
-	if err := json.Unmarshal(toolsRaw, &tools); err != nil {
-		return nil, "", fmt.Errorf("\"tools\": %w", jsonSyntaxError(err))
+	if tools, err = strictjson.Array(toolsRaw); err != nil {
+		return nil, "", fmt.Errorf("\"tools\": %w", err)
 	}
 	for i, t := range tools {
-		if jsonKind(t) != "an object" {
-			return nil, "", fmt.Errorf("tools[%d] is %s; want an object", i, jsonKind(t))
+		if strictjson.Kind(t) != "an object" {
+			return nil, "", fmt.Errorf("tools[%d] is %s; want an object", i, strictjson.Kind(t))
 		}
 	}
 	return tools, next, nil

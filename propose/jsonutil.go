@@ -6,82 +6,40 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // maxJSONDepth bounds the nesting of any JSON a proposer returns. A proposal
 // is four levels deep; constraints need a few more.
 const maxJSONDepth = 32
 
-// jsonFrame is one open object or array while checkJSON walks a document.
-type jsonFrame struct {
-	obj     bool
-	wantKey bool
-	keys    map[string]bool
-	path    string // path of this object or array
-	key     string // the current key, in an object
-	index   int    // the next index, in an array
-}
-
 // checkJSON reports whether data is exactly one JSON value, nested at most
-// maxJSONDepth deep, with no key repeated within an object. encoding/json
-// keeps the last of two equal keys silently, so without this check a hostile
-// document could show a reader one value and the decoder another. Errors
-// name the JSON path.
+// maxJSONDepth deep, with no key repeated within an object
+// ([strictjson.Check]). encoding/json keeps the last of two equal keys
+// silently, so without this check a hostile document could show a reader one
+// value and the decoder another. Errors name the JSON path.
 func checkJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var stack []jsonFrame
-	values := 0
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("not JSON: %w", err)
-		}
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		path := ""
-		if n := len(stack); n > 0 {
-			top := &stack[n-1]
-			switch {
-			case top.obj && top.wantKey:
-				key, _ := tok.(string)
-				if top.keys[key] {
-					return fmt.Errorf("%s: key appears twice", shortPath(joinPath(top.path, key)))
-				}
-				top.keys[key] = true
-				top.key = key
-				top.wantKey = false
-				continue
-			case top.obj:
-				path = joinPath(top.path, top.key)
-				top.wantKey = true
-			default:
-				path = top.path + "[" + strconv.Itoa(top.index) + "]"
-				top.index++
-			}
-		} else {
-			values++
-			if values > 1 {
-				return errors.New("not JSON: more than one value (trailing data after the first)")
-			}
-		}
-		if d, ok := tok.(json.Delim); ok {
-			if len(stack) >= maxJSONDepth {
-				return fmt.Errorf("%s: nested more than %d levels deep", shortPath(orTop(path)), maxJSONDepth)
-			}
-			stack = append(stack, jsonFrame{obj: d == '{', wantKey: d == '{', keys: map[string]bool{}, path: path})
-		}
+	err := strictjson.Check(data, maxJSONDepth)
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return err
 	}
-	if values == 0 {
-		return errors.New("not JSON: empty")
+	switch se.Kind {
+	case strictjson.ErrSyntax:
+		switch {
+		case len(bytes.TrimSpace(data)) == 0:
+			return errors.New("not JSON: empty")
+		case se.Err == nil:
+			return fmt.Errorf("not JSON: %w", io.ErrUnexpectedEOF)
+		}
+		return fmt.Errorf("not JSON: %w", se.Err)
+	case strictjson.ErrTrailingData:
+		return errors.New("not JSON: more than one value (trailing data after the first)")
+	case strictjson.ErrDuplicateKey:
+		return fmt.Errorf("%s: key appears twice", shortPath(joinPath(se.Path, se.Key)))
 	}
-	return nil
+	return err
 }
 
 // joinPath appends an object key to a JSON path.
@@ -95,20 +53,6 @@ func joinPath(path, key string) string {
 // shortPath bounds a JSON path (whose keys come from hostile input) for an
 // error message.
 func shortPath(path string) string { return cleanText(path, 200) }
-
-// orTop names the top-level value when path is empty.
-func orTop(path string) string {
-	if path == "" {
-		return "the document"
-	}
-	return path
-}
-
-// isNull reports whether data is absent or the JSON null.
-func isNull(data []byte) bool {
-	t := bytes.TrimSpace(data)
-	return len(t) == 0 || string(t) == "null"
-}
 
 // marshalJSON encodes v without HTML escaping and without a trailing newline.
 func marshalJSON(v any) ([]byte, error) {

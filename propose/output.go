@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Field names of the model's output, as the response schema spells them.
@@ -40,7 +42,7 @@ func parseOutput(content []byte) (*Proposal, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("%w: want a JSON object with a %q array, got %s", ErrMalformedOutput, fieldCapabilities, jsonKind(data))
+		return nil, fmt.Errorf("%w: want a JSON object with a %q array, got %s", ErrMalformedOutput, fieldCapabilities, strictjson.Kind(data))
 	}
 	rawCaps, ok := top[fieldCapabilities]
 	if !ok {
@@ -48,7 +50,7 @@ func parseOutput(content []byte) (*Proposal, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(rawCaps, &items); err != nil || items == nil {
-		return nil, fmt.Errorf("%w: %s: want an array, got %s", ErrMalformedOutput, fieldCapabilities, jsonKind(rawCaps))
+		return nil, fmt.Errorf("%w: %s: want an array, got %s", ErrMalformedOutput, fieldCapabilities, strictjson.Kind(rawCaps))
 	}
 	p := &Proposal{Capabilities: make([]Item, 0, len(items)), Raw: json.RawMessage(data)}
 	for i, raw := range items {
@@ -62,7 +64,7 @@ func parseOutput(content []byte) (*Proposal, error) {
 		}
 		p.Capabilities = append(p.Capabilities, it)
 	}
-	if h := top[fieldPolicyHints]; !isNull(h) {
+	if h := top[fieldPolicyHints]; !strictjson.IsNull(h) {
 		p.PolicyHints = h
 	}
 	return p, nil
@@ -76,7 +78,7 @@ type fieldError struct{ field, problem string }
 func parseItem(raw json.RawMessage) (Item, *fieldError) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return Item{}, &fieldError{"", "want an object, got " + jsonKind(raw)}
+		return Item{}, &fieldError{"", "want an object, got " + strictjson.Kind(raw)}
 	}
 	var it Item
 	var fe *fieldError
@@ -86,12 +88,12 @@ func parseItem(raw json.RawMessage) (Item, *fieldError) {
 	if it.CapabilityID, fe = requiredString(obj, fieldCapabilityID); fe != nil {
 		return Item{}, fe
 	}
-	if r := obj[fieldReason]; !isNull(r) {
+	if r := obj[fieldReason]; !strictjson.IsNull(r) {
 		if err := json.Unmarshal(r, &it.Reason); err != nil {
-			return Item{}, &fieldError{fieldReason, "want a string or null, got " + jsonKind(r)}
+			return Item{}, &fieldError{fieldReason, "want a string or null, got " + strictjson.Kind(r)}
 		}
 	}
-	if c := obj[fieldConstraints]; !isNull(c) {
+	if c := obj[fieldConstraints]; !strictjson.IsNull(c) {
 		it.Constraints = constraintsValue(c)
 	}
 	return it, nil
@@ -105,7 +107,7 @@ func requiredString(obj map[string]json.RawMessage, field string) (string, *fiel
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", &fieldError{field, "want a string, got " + jsonKind(raw)}
+		return "", &fieldError{field, "want a string, got " + strictjson.Kind(raw)}
 	}
 	return s, nil
 }
@@ -141,26 +143,4 @@ func stripFence(data []byte) []byte {
 		return data
 	}
 	return bytes.TrimSpace(data[nl+1 : len(data)-3])
-}
-
-// jsonKind names the kind of a JSON value for an error message.
-func jsonKind(data []byte) string {
-	t := bytes.TrimSpace(data)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Bounds that Validate applies.
@@ -82,7 +84,7 @@ func Validate(p *Proposal, in Input, parseConstraints func(json.RawMessage) erro
 		}
 		seen[k] = true
 		item := Item{ExtensionID: k.ext, CapabilityID: k.cap, Reason: cleanText(it.Reason, MaxReasonBytes)}
-		if !isNull(it.Constraints) {
+		if !strictjson.IsNull(it.Constraints) {
 			c, ccs := checkConstraints(it.Constraints, parseConstraints)
 			for i := range ccs {
 				ccs[i].ExtensionID, ccs[i].CapabilityID = k.ext, k.cap
@@ -94,7 +96,7 @@ func Validate(p *Proposal, in Input, parseConstraints func(json.RawMessage) erro
 	}
 	sortItems(out.Capabilities)
 
-	if !isNull(p.PolicyHints) {
+	if !strictjson.IsNull(p.PolicyHints) {
 		hints, removed, err := stripRisk(p.PolicyHints, fieldPolicyHints, -1)
 		if err != nil {
 			cs = append(cs, Correction{Kind: KindUnknownField, Field: fieldPolicyHints, Detail: err.Error() + "; policy hints dropped"})
@@ -142,7 +144,7 @@ func checkConstraints(c json.RawMessage, parse func(json.RawMessage) error) (jso
 	for _, path := range removed {
 		cs = append(cs, riskCorrection(path))
 	}
-	if isNull(kept) {
+	if strictjson.IsNull(kept) {
 		return nil, cs
 	}
 	if parse == nil {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -818,7 +819,7 @@ func filesJSON(files []skill.File) json.RawMessage {
 			b = append(b, ',')
 		}
 		b = append(b, `{"path":`...)
-		if plainJSON(f.Path) {
+		if strictjson.Plain(f.Path) {
 			b = append(b, '"')
 			b = append(b, f.Path...)
 			b = append(b, '"')
@@ -831,19 +832,6 @@ func filesJSON(files []skill.File) json.RawMessage {
 		b = append(b, '}')
 	}
 	return append(b, ']')
-}
-
-// plainJSON reports whether encoding/json writes s between quotes as it
-// is: printable ASCII without '"', '\\' or the characters it escapes for
-// HTML ('<', '>', '&').
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }
 
 // scopeRank orders scope names for precedence.

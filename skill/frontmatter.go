@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Size limits applied before any parsing.
@@ -77,7 +79,7 @@ func (m *Map) appendJSON(b []byte) ([]byte, error) {
 func appendJSONValue(b []byte, v any) ([]byte, error) {
 	switch t := v.(type) {
 	case string:
-		if plainJSON(t) {
+		if strictjson.Plain(t) {
 			b = append(b, '"')
 			b = append(b, t...)
 			return append(b, '"'), nil
@@ -106,19 +108,6 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, j...), nil
-}
-
-// plainJSON reports whether encoding/json writes s between quotes as it
-// is: printable ASCII without '"', '\\' or the characters it escapes for
-// HTML ('<', '>', '&').
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
 }
 
 // document is a SKILL.md split into its parts.

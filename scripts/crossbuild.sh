@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and vets skillgate for every platform it supports, without running
+# anything: the tests run natively (scripts/test.sh); this catches code that
+# compiles only on the machine at hand (a Linux-only system call, a 64-bit
+# constant). Usage: scripts/crossbuild.sh [GOOS/GOARCH ...]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+targets=("$@")
+if [[ ${#targets[@]} -eq 0 ]]; then
+	targets=(linux/amd64 linux/arm64 linux/386 linux/arm darwin/arm64 darwin/amd64 windows/amd64)
+fi
+failed=()
+for t in "${targets[@]}"; do
+	goos=${t%/*} goarch=${t#*/}
+	echo "== $t" >&2
+	if ! GOOS=$goos GOARCH=$goarch CGO_ENABLED=0 go build ./... ||
+		! GOOS=$goos GOARCH=$goarch CGO_ENABLED=0 go vet ./...; then
+		failed+=("$t")
+	fi
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+	echo "cross-build failed for: ${failed[*]}" >&2
+	exit 1
+fi
+echo "cross-build ok: ${targets[*]}" >&2
