@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -208,7 +209,7 @@ func readDir(ctx context.Context, dir string, lim SourceLimits) (*Tree, error) {
 		case !d.Type().IsRegular():
 			return c.fail("%s is not a regular file", p)
 		}
-		f, err := root.OpenFile(p, os.O_RDONLY|openNonblock, 0)
+		f, err := root.OpenFile(p, os.O_RDONLY|fileinfo.OpenNonblock, 0)
 		if err != nil {
 			return err
 		}
@@ -220,7 +221,7 @@ func readDir(ctx context.Context, dir string, lim SourceLimits) (*Tree, error) {
 		if !fi.Mode().IsRegular() {
 			return c.fail("%s is not a regular file", p)
 		}
-		if n := linkCount(fi); n > 1 {
+		if n := fileinfo.LinkCount(fi); n > 1 {
 			return c.fail("%s is a hard link (the file has %d names); skillgate refuses hard links in a skill, since one can expose a file from outside it (copy the file instead)", p, n)
 		}
 		return c.add(p, f, fi.Size())

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -97,7 +98,7 @@ func (t *tree) lstatIn(r *os.Root, key, name string) (fs.FileInfo, error) {
 // checkLinks refuses a file with more than one name unless the tree allows
 // hard links.
 func (t *tree) checkLinks(key string, fi fs.FileInfo) error {
-	if n := linkCount(fi); n > 1 && !t.allowHardLinks {
+	if n := fileinfo.LinkCount(fi); n > 1 && !t.allowHardLinks {
 		return fmt.Errorf("%w: %q is a hard link (the file has %d names), not served from %s; list its root under hard_links roots if that is intended", blob.ErrNotFound, key, n, t.dir)
 	}
 	return nil
@@ -180,7 +181,7 @@ func (t *tree) getIn(r *os.Root, key, name string) (io.ReadCloser, blob.Info, er
 	if t.beforeOpen != nil {
 		t.beforeOpen(key)
 	}
-	f, err := r.OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	f, err := r.OpenFile(name, os.O_RDONLY|fileinfo.OpenNonblock, 0)
 	if err != nil {
 		return nil, blob.Info{}, fmt.Errorf("%w: %q: %v", blob.ErrNotFound, key, err)
 	}
