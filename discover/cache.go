@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 )
 
@@ -15,10 +16,11 @@ import (
 // makes the scan walk), so a Cache needs no transaction, and may lose a
 // record at any time.
 type Cache interface {
-	// ReadScanCache returns the record last written for root (an absolute
-	// path), or "" when there is none. It is a string because the scan's
-	// result keeps substrings of it.
-	ReadScanCache(ctx context.Context, root string) (string, error)
+	// ReadScanCache returns a reader of the record last written for root
+	// (an absolute path), or nil when there is none. Scan reads a record
+	// only as far as it needs: a verified rescan stops before the
+	// listings.
+	ReadScanCache(ctx context.Context, root string) (io.ReadCloser, error)
 	// WriteScanCache replaces root's record; an empty record removes it.
 	// The Cache must not keep record after it returns.
 	WriteScanCache(ctx context.Context, root string, record []byte) error
@@ -42,12 +44,13 @@ func Scan(ctx context.Context, root Root, lim Limits, cache Cache) (*Result, err
 	}
 	var rec *record
 	var cacheErr error
-	prev, err := cache.ReadScanCache(ctx, abs)
+	rc, err := cache.ReadScanCache(ctx, abs)
 	switch {
 	case err != nil:
 		cacheErr = err
-	case prev != "":
-		rec, err = decodeRecord(prev, abs)
+	case rc != nil:
+		defer rc.Close()
+		rec, err = readRecord(rc, abs)
 		if err != nil && !errors.Is(err, errOtherFormat) {
 			cacheErr = fmt.Errorf("scan cache of %s: %w; the root is walked and its cache written again", abs, err)
 		}
@@ -71,14 +74,15 @@ func Scan(ctx context.Context, root Root, lim Limits, cache Cache) (*Result, err
 				return nil, ctxErr
 			}
 			cacheErr = fmt.Errorf("scan cache of %s: %w; the root is walked and its cache written again", abs, err)
-			rec, old = nil, nil
+			old = nil
 		}
 	}
 	res, made, err := walk(ctx, root, lim, old)
 	if err != nil {
 		return nil, err
 	}
-	if string(made) != prev {
+	// A record is written unless there was none and there is none.
+	if rc != nil || len(made) > 0 {
 		if err := cache.WriteScanCache(ctx, res.Root.Path, made); err != nil && cacheErr == nil {
 			cacheErr = fmt.Errorf("scan cache of %s: %w", res.Root.Path, err)
 		}

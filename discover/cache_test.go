@@ -3,6 +3,7 @@ package discover_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,13 +23,17 @@ type memCache struct {
 	readErr error
 }
 
-func (c *memCache) ReadScanCache(_ context.Context, root string) (string, error) {
+func (c *memCache) ReadScanCache(_ context.Context, root string) (io.ReadCloser, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.readErr != nil {
-		return "", c.readErr
+		return nil, c.readErr
 	}
-	return c.recs[root], nil
+	rec, ok := c.recs[root]
+	if !ok {
+		return nil, nil
+	}
+	return io.NopCloser(strings.NewReader(rec)), nil
 }
 
 func (c *memCache) WriteScanCache(_ context.Context, root string, rec []byte) error {
@@ -150,7 +155,7 @@ func TestScanCacheErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wantErr := "scan cache of " + root + ": corrupt scan cache: checksum mismatch; the root is walked and its cache written again"; res.CacheError == nil || res.CacheError.Error() != wantErr {
+	if wantErr := "scan cache of " + root + ": corrupt scan cache: not the record of root " + root + "; the root is walked and its cache written again"; res.CacheError == nil || res.CacheError.Error() != wantErr {
 		t.Errorf("damaged record: cache error %v, want %q", res.CacheError, wantErr)
 	}
 	sameResult(t, res, want)

@@ -8,13 +8,18 @@ import (
 // VerifyRelForTest reports whether a record may name rel as a directory.
 func VerifyRelForTest(rel string) bool { return validRel(rel) }
 
-// recordListingsForTest returns the listings of a record in its order.
+// recordListingsForTest returns the listings of a record in its order,
+// and its state.
 func recordListingsForTest(rec, root string) ([]dirListing, string) {
-	r, err := decodeRecord(rec, root)
+	r, err := readRecord(strings.NewReader(rec), root)
 	if err != nil {
 		panic(err)
 	}
-	sr := stateReader{s: r.listings}
+	sec, err := readSection(r.r, "listings")
+	if err != nil {
+		panic(err)
+	}
+	sr := stateReader{s: sec}
 	var out []dirListing
 	for n := sr.count(3); n > 0; n-- {
 		rel := sr.str()
@@ -26,7 +31,7 @@ func recordListingsForTest(rec, root string) ([]dirListing, string) {
 // ListingsForTest returns the directories a record keeps listings of, in
 // its order, joined by commas.
 func ListingsForTest(rec string) string {
-	root := stateReader{s: rec[len(recordMagic)+4:]}
+	root := stateReader{s: rec[len(recordMagic):]}
 	ls, _ := recordListingsForTest(rec, root.str())
 	var rels []string
 	for _, l := range ls {

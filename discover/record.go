@@ -1,10 +1,12 @@
 package discover
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -17,16 +19,19 @@ import (
 // This file is the one place the scan cache's bytes are made and read. A
 // root's record (what [Cache] keeps) is:
 //
-//	magic, checksum (CRC-32C of the rest, little-endian uint32),
-//	root (string), listings section length (uvarint), listings section,
-//	state (the rest of the record; empty when the walk made none)
+//	magic, root (string),
+//	state section: length (uvarint), checksum, bytes (empty when the walk made none),
+//	listings section: length (uvarint), checksum, bytes
+//
+// where a checksum is the CRC-32C of the section's bytes (little-endian
+// uint32). The state comes first: a verified rescan reads only that.
 //
 // The listings section is their number (uvarint), then per directory: its
 // path relative to the root ("." for the root) (string), its modification
 // time (varint) and its entries (string: per entry a type byte, 'd'
 // directory, 'f' regular file, 'l' link, 'o' other, the name and a NUL
-// byte). A listing stands in for reading its directory while the
-// directory's modification time is unchanged.
+// byte, sorted by name). A listing stands in for reading its directory
+// while the directory's modification time is unchanged.
 //
 // The state lets the next walk of the same root tell with one stat per
 // directory and file, and nothing else, that it would find exactly the
@@ -59,9 +64,13 @@ import (
 // time minus the modification time (varints); a status change time of 0
 // is unknown).
 //
-// A record is read from the data directory: the checksum refuses one that
+// A record is read from the data directory: the checksums refuse one that
 // was damaged, and every path in it is checked to stay below the root.
 const recordMagic = "skillgate scan cache 1\n"
+
+// maxSection bounds the size of a record's section read back: about 20
+// times what a root of 100,000 skills needs.
+const maxSection = 1 << 30
 
 // errCorrupt means a record's bytes are damaged or malformed.
 var errCorrupt = errors.New("corrupt scan cache")
@@ -73,15 +82,8 @@ var errOtherFormat = errors.New("scan cache in another format")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// record is a decoded record's sections, which are decoded further only
-// when needed: a verified rescan never reads the listings.
-type record struct {
-	listings string // the listings section
-	state    string // the state, "" when there is none
-}
-
 // checksum is the CRC-32C of s, taken through a small buffer: converting
-// a record of several megabytes to a []byte would copy all of it.
+// a section of several megabytes to a []byte would copy all of it.
 func checksum(s string) uint32 {
 	var buf [16 << 10]byte
 	sum := uint32(0)
@@ -93,29 +95,60 @@ func checksum(s string) uint32 {
 	return sum
 }
 
-// decodeRecord checks a record of the absolute root and splits it.
-func decodeRecord(s, root string) (*record, error) {
-	if !strings.HasPrefix(s, recordMagic) {
+// record is a record being read: its state, and its listings once
+// listingMap needs them (a verified rescan never reads them).
+type record struct {
+	r     *bufio.Reader
+	state string // "" when there is none
+}
+
+// readRecord reads the header and the state of a record of the absolute
+// root from r; the listings stay in r until listingMap reads them.
+func readRecord(r io.Reader, root string) (*record, error) {
+	br := bufio.NewReaderSize(r, 4096)
+	magic := make([]byte, len(recordMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != recordMagic {
 		return nil, errOtherFormat
 	}
-	body := s[len(recordMagic):]
-	if len(body) < 4 {
-		return nil, fmt.Errorf("%w: truncated", errCorrupt)
-	}
-	sum := uint32(body[0]) | uint32(body[1])<<8 | uint32(body[2])<<16 | uint32(body[3])<<24
-	body = body[4:]
-	if checksum(body) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", errCorrupt)
-	}
-	r := stateReader{s: body}
-	if got := r.str(); r.bad || got != root {
+	n, err := binary.ReadUvarint(br)
+	if err != nil || n > uint64(len(root)) {
 		return nil, fmt.Errorf("%w: not the record of root %s", errCorrupt, root)
 	}
-	n := r.uvarint()
-	if r.bad || n > uint64(len(r.s)) {
-		return nil, fmt.Errorf("%w: listings section overruns the record", errCorrupt)
+	got := make([]byte, n)
+	if _, err := io.ReadFull(br, got); err != nil || string(got) != root {
+		return nil, fmt.Errorf("%w: not the record of root %s", errCorrupt, root)
 	}
-	return &record{listings: r.s[:n], state: r.s[n:]}, nil
+	rec := &record{r: br}
+	if rec.state, err = readSection(br, "state"); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// readSection reads a section: its length, checksum and bytes, read into
+// a string with no second copy.
+func readSection(br *bufio.Reader, what string) (string, error) {
+	n, err := binary.ReadUvarint(br)
+	if err != nil || n > maxSection {
+		return "", fmt.Errorf("%w: %s section length", errCorrupt, what)
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(br, sum[:]); err != nil {
+		return "", fmt.Errorf("%w: %s section truncated", errCorrupt, what)
+	}
+	var b strings.Builder
+	b.Grow(int(n))
+	if m, err := io.CopyN(&b, br, int64(n)); m != int64(n) {
+		if err == nil || errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("%w: %s section truncated", errCorrupt, what)
+		}
+		return "", err
+	}
+	s := b.String()
+	if checksum(s) != binary.LittleEndian.Uint32(sum[:]) {
+		return "", fmt.Errorf("%w: %s section checksum mismatch", errCorrupt, what)
+	}
+	return s, nil
 }
 
 // encodeRecord makes the record of a walk of the absolute root: its
@@ -125,10 +158,6 @@ func encodeRecord(root string, ls []dirListing, state []byte) []byte {
 	for i := range ls {
 		size += len(ls[i].rel) + len(ls[i].entries) + 3*binary.MaxVarintLen64
 	}
-	out := make([]byte, 0, len(recordMagic)+4+len(root)+2*binary.MaxVarintLen64+size+len(state))
-	out = append(out, recordMagic...)
-	out = append(out, 0, 0, 0, 0) // the checksum, set at the end
-	out = appendString(out, root)
 	sec := binary.AppendUvarint(make([]byte, 0, size+binary.MaxVarintLen64), uint64(len(ls)))
 	for i := range ls {
 		l := &ls[i]
@@ -136,11 +165,17 @@ func encodeRecord(root string, ls []dirListing, state []byte) []byte {
 		sec = binary.AppendVarint(sec, l.mtime)
 		sec = appendString(sec, l.entries)
 	}
-	out = binary.AppendUvarint(out, uint64(len(sec)))
-	out = append(out, sec...)
-	out = append(out, state...)
-	binary.LittleEndian.PutUint32(out[len(recordMagic):], crc32.Update(0, castagnoli, out[len(recordMagic)+4:]))
-	return out
+	out := make([]byte, 0, len(recordMagic)+len(root)+len(state)+len(sec)+3*binary.MaxVarintLen64+8)
+	out = append(out, recordMagic...)
+	out = appendString(out, root)
+	out = appendSection(out, state)
+	return appendSection(out, sec)
+}
+
+func appendSection(b, sec []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(sec)))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Update(0, castagnoli, sec))
+	return append(b, sec...)
 }
 
 // dirListing is a directory's listing as a record keeps it.
@@ -160,10 +195,17 @@ type listing struct {
 	entries string
 }
 
-// listingMap decodes the listings section, keyed by path relative to the
-// root; the strings share the record's memory.
+// listingMap reads and decodes the listings section, keyed by path
+// relative to the root; the strings share one string read.
 func (rec *record) listingMap() (map[string]listing, error) {
-	r := stateReader{s: rec.listings}
+	sec, err := readSection(rec.r, "listings")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rec.r.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("%w: bytes after the listings", errCorrupt)
+	}
+	r := stateReader{s: sec}
 	n := r.count(3) // a listing takes 3 bytes at least
 	if r.bad {
 		return nil, fmt.Errorf("%w: listing count", errCorrupt)

@@ -1,7 +1,6 @@
 package discover
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
 	"reflect"
@@ -62,11 +61,7 @@ func sampleRecord() (string, *Result, map[string]listing) {
 func TestRecordRoundTrip(t *testing.T) {
 	rec, want, wantListings := sampleRecord()
 	checkRecord(t, rec)
-	r, err := decodeRecord(rec, sampleRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ls, err := r.listingMap()
+	r, ls, err := decodeAll(rec, sampleRoot)
 	if err != nil || !reflect.DeepEqual(ls, wantListings) {
 		t.Fatalf("listings %v, %v\nwant %v", ls, err, wantListings)
 	}
@@ -130,55 +125,64 @@ func TestRecordRoundTrip(t *testing.T) {
 
 // TestRecordDamageRefused checks that every change of one byte of a
 // record, and every truncation, is refused with an error: CRC-32C finds
-// every error burst of up to 32 bits.
+// every error burst of up to 32 bits in a section, and a change in the
+// header moves or garbles the sections.
 func TestRecordDamageRefused(t *testing.T) {
 	rec, _, _ := sampleRecord()
 	for i := 0; i < len(rec); i++ {
 		for _, x := range []byte{1, 0x80, 0xff} {
 			b := []byte(rec)
 			b[i] ^= x
-			if _, err := decodeRecord(string(b), sampleRoot); err == nil {
+			if _, _, err := decodeAll(string(b), sampleRoot); err == nil {
 				t.Fatalf("byte %d ^ %#x accepted", i, x)
 			}
 		}
 	}
 	for n := 0; n < len(rec); n++ {
-		if _, err := decodeRecord(rec[:n], sampleRoot); err == nil {
+		if _, _, err := decodeAll(rec[:n], sampleRoot); err == nil {
 			t.Fatalf("the first %d bytes accepted", n)
 		}
 	}
-	if _, err := decodeRecord(rec, "/other"); err == nil || err.Error() != "corrupt scan cache: not the record of root /other" {
+	if _, _, err := decodeAll(rec, "/other"); err == nil || err.Error() != "corrupt scan cache: not the record of root /other" {
 		t.Errorf("another root: %v", err)
 	}
 }
 
-// sealed returns body as a record: the magic and body's checksum before
-// it. The fuzz target seals what it is given, so that the fuzzer explores
-// what lies behind the checksum.
-func sealed(body []byte) string {
-	var sum [4]byte
-	binary.LittleEndian.PutUint32(sum[:], checksum(string(body)))
-	return recordMagic + string(sum[:]) + string(body)
+// decodeAll reads a whole record of root.
+func decodeAll(rec, root string) (*record, map[string]listing, error) {
+	r, err := readRecord(strings.NewReader(rec), root)
+	if err != nil {
+		return nil, nil, err
+	}
+	ls, err := r.listingMap()
+	return r, ls, err
 }
 
-// FuzzDecodeRecord decodes arbitrary records, sealed with a right checksum
-// or as given (a record is read from the data directory): decoding must
-// never panic, and what it accepts must stay below the root and encode
-// back to the same. Its seed corpus is in testdata/fuzz/FuzzDecodeRecord.
+// sealed returns a record of sampleRoot with the given sections, under
+// right checksums. The fuzz target seals what it is given as well, so
+// that the fuzzer explores what lies behind the checksums.
+func sealed(state, listings []byte) string {
+	b := appendString([]byte(recordMagic), sampleRoot)
+	b = appendSection(b, state)
+	return string(appendSection(b, listings))
+}
+
+// FuzzDecodeRecord decodes arbitrary records (a record is read from the
+// data directory), as given and sealed from the given sections with right
+// checksums: decoding must never panic, and what it accepts must stay
+// below the root and encode back to the same. Its seed corpus is in
+// testdata/fuzz/FuzzDecodeRecord.
 func FuzzDecodeRecord(f *testing.F) {
-	f.Fuzz(func(t *testing.T, data []byte, seal bool) {
-		rec := string(data)
-		if seal {
-			rec = sealed(data)
-		}
-		checkRecord(t, rec)
+	f.Fuzz(func(t *testing.T, rec, state, listings []byte) {
+		checkRecord(t, string(rec))
+		checkRecord(t, sealed(state, listings))
 	})
 }
 
 // checkRecord decodes every part of rec, a record of sampleRoot made with
 // DefaultLimits, and checks what it accepts.
 func checkRecord(t *testing.T, rec string) {
-	r, err := decodeRecord(rec, sampleRoot)
+	r, err := readRecord(strings.NewReader(rec), sampleRoot)
 	if err != nil {
 		if !errors.Is(err, errCorrupt) && !errors.Is(err, errOtherFormat) {
 			t.Fatalf("error of another kind: %v", err)
@@ -198,17 +202,14 @@ func checkRecord(t *testing.T, rec string) {
 			}
 			again = append(again, dirListing{rel, l})
 		}
-		r2, err := decodeRecord(string(encodeRecord(sampleRoot, again, nil)), sampleRoot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ls2, err := r2.listingMap(); err != nil || !reflect.DeepEqual(ls2, ls) {
+		_, ls2, err := decodeAll(string(encodeRecord(sampleRoot, again, nil)), sampleRoot)
+		if err != nil || !reflect.DeepEqual(ls2, ls) {
 			t.Fatalf("listings do not encode back: %v", err)
 		}
 	} else if !errors.Is(err, errCorrupt) {
 		t.Fatalf("listings: error of another kind: %v", err)
 	}
-	ps, ok, err := parseState(r.state, DefaultLimits)
+	ps, ok, _ := parseState(r.state, DefaultLimits)
 	if !ok {
 		return
 	}

@@ -281,8 +281,8 @@ func TestNoStateWhenRacy(t *testing.T) {
 }
 
 // TestScanCorruptRecord damages a record in every way at random and
-// checks that the scan refuses it (the checksum), says so, and finds what
-// a walk finds: never a crash, never a wrong entry.
+// checks that the scan refuses what it reads of it (the checksums), says
+// so, and finds what a walk finds: never a crash, never a wrong entry.
 func TestScanCorruptRecord(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("walk states are Linux-only")
@@ -315,8 +315,10 @@ func TestScanCorruptRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Verified || (res.CacheError == nil && strings.HasPrefix(string(st), "skillgate scan cache 1\n")) {
-			t.Fatalf("corrupt record %d: verified %v, cache error %v", i, res.Verified, res.CacheError)
+		// Damage to the listings is seen only when they are read: a
+		// verified scan does not.
+		if !res.Verified && res.CacheError == nil && strings.HasPrefix(string(st), "skillgate scan cache 1\n") {
+			t.Fatalf("corrupt record %d: not verified, and no cache error", i)
 		}
 		sameResult(t, res, walk)
 	}

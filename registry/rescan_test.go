@@ -206,9 +206,10 @@ func TestFirstScanKeepsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, err := db.ReadScanCache(ctx, root)
-	if err != nil || rec == "" || st.walks.Load() != 1 {
-		t.Fatalf("record %d bytes, %v, %d writes", len(rec), err, st.walks.Load())
+	if err != nil || rec == nil || st.walks.Load() != 1 {
+		t.Fatalf("record %v, %v, %d writes", rec, err, st.walks.Load())
 	}
+	rec.Close()
 	again, err := reg.Scan(ctx, roots, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -188,11 +189,19 @@ func TestScanCache(t *testing.T) {
 	defer db.Close()
 	read := func(root string) string {
 		t.Helper()
-		s, err := db.ReadScanCache(ctx, root)
+		r, err := db.ReadScanCache(ctx, root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		if r == nil {
+			return ""
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		if err != nil || len(b) == 0 {
+			t.Fatalf("record %q: %v", b, err)
+		}
+		return string(b)
 	}
 	write := func(root, rec string) {
 		t.Helper()

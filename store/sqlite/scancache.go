@@ -29,40 +29,22 @@ const scanCacheDir = "scan-cache"
 // the scan cache; it is removed at the next commit of a scan.
 const oldWalkStateDir = "walk-state"
 
-// maxScanCache bounds the size of a record read back: about 50 times what
-// a root of 100,000 skills needs.
-const maxScanCache = 1 << 30
-
 func (s *DB) scanCachePath(root string) string {
 	sum := sha256.Sum256([]byte(root))
 	return filepath.Join(filepath.Dir(s.path), scanCacheDir, hex.EncodeToString(sum[:16]))
 }
 
-// ReadScanCache implements discover.Cache: it returns root's record, or ""
-// when there is none. The record is read straight into the string, without
-// a second copy of it.
-func (s *DB) ReadScanCache(ctx context.Context, root string) (string, error) {
+// ReadScanCache implements discover.Cache: it returns root's record, or
+// nil when there is none.
+func (s *DB) ReadScanCache(ctx context.Context, root string) (io.ReadCloser, error) {
 	f, err := os.Open(s.scanCachePath(root))
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("scan cache of %s: %w", root, err)
+		return nil, fmt.Errorf("scan cache of %s: %w", root, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("scan cache of %s: %w", root, err)
-	}
-	if fi.Size() > maxScanCache {
-		return "", fmt.Errorf("scan cache of %s: %s has %d bytes, more than %d; remove it (the next scan makes it again)", root, f.Name(), fi.Size(), maxScanCache)
-	}
-	var b strings.Builder
-	b.Grow(int(fi.Size()))
-	if _, err := io.Copy(&b, io.LimitReader(f, maxScanCache)); err != nil {
-		return "", fmt.Errorf("scan cache of %s: %w", root, err)
-	}
-	return b.String(), nil
+	return f, nil
 }
 
 // WriteScanCache implements discover.Cache: it replaces root's record
