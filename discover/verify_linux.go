@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,11 +29,12 @@ func verifyStats(ctx context.Context, abs string, stats string) (bool, error) {
 		return false, nil
 	}
 	defer unix.Close(rootfd)
+	raw := rawOK(rootfd)
 	var failed atomic.Bool
 	var firstErr atomic.Pointer[error]
 	var next atomic.Int64
 	work := func() {
-		v := statVerifier{dirfd: rootfd}
+		v := statVerifier{dirfd: rootfd, raw: raw}
 		for !failed.Load() && ctx.Err() == nil {
 			i := int(next.Add(1)) - 1
 			if i >= len(blocks) {
@@ -73,6 +73,7 @@ type statVerifier struct {
 	path  []byte // the path being stat'ed, NUL-terminated while it is
 	dir   int    // length of the directory's prefix of path ("" in the root)
 	stx   unix.Statx_t
+	raw   bool // see statxAt
 }
 
 // block checks one block's records: false when one differs, or (with the
@@ -110,26 +111,14 @@ func (v *statVerifier) block(b string) (bool, error) {
 	}
 }
 
-// stat fills stx for path, relative to the root, without following a link.
-// It passes the verifier's own NUL-terminated buffer to statx(2) instead
-// of a string unix.Statx would copy into a new one: a no-change rescan
-// makes one call per directory and file (about 570,000 at 100,000
-// skills), and the copy was one allocation each. Measured with
-// BenchmarkVerify (the 10,000-skill tree of bench/scan.sh, 2 cores,
-// -count 6, shared machine): see the bench/README.md scan-cache row.
+// stat fills stx for path, relative to the root, without following a link
+// and without allocating (see statxAt).
 func (v *statVerifier) stat() bool {
 	v.path = append(v.path, 0)
-	p := unsafe.Pointer(&v.path[0])
-	for {
-		_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(v.dirfd), uintptr(p), unix.AT_SYMLINK_NOFOLLOW,
-			unix.STATX_TYPE|unix.STATX_SIZE|unix.STATX_MTIME|unix.STATX_CTIME, uintptr(unsafe.Pointer(&v.stx)), 0)
-		if errno == unix.EINTR {
-			continue
-		}
-		v.path = v.path[:len(v.path)-1]
-		const need = unix.STATX_TYPE | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
-		return errno == 0 && v.stx.Mask&need == need
-	}
+	errno := statxAt(v.dirfd, v.path, &v.stx, v.raw)
+	v.path = v.path[:len(v.path)-1]
+	const need = unix.STATX_TYPE | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
+	return errno == 0 && v.stx.Mask&need == need
 }
 
 func nanos(t unix.StatxTimestamp) int64 { return t.Sec*1e9 + int64(t.Nsec) }
