@@ -251,3 +251,27 @@ func checkRecord(t *testing.T, rec string) {
 		}
 	}
 }
+
+// TestValidPaths pins which paths a record may hold.
+func TestValidPaths(t *testing.T) {
+	for rel, want := range map[string]bool{
+		".": true, "a": true, "a/b": true, "a.b/.c": true, "..a/b..": true, "...": true,
+		"": false, "..": false, "../x": false, "a/../../x": false, "/etc": false, "a//b": false,
+		"a/./b": false, "a/": false, "./a": false, "a/.": false, "a\x00b": false,
+	} {
+		if got := validRel(rel); got != want {
+			t.Errorf("validRel(%q) = %v, want %v", rel, got, want)
+		}
+		if got := validRel([]byte(rel)); got != want {
+			t.Errorf("validRel([]byte(%q)) = %v, want %v", rel, got, want)
+		}
+	}
+	for name, want := range map[string]bool{
+		"a": true, ".a": true, "...": true, "a b": true,
+		"": false, ".": false, "..": false, "a/b": false, "a\x00": false, "/": false,
+	} {
+		if got := validName(name); got != want {
+			t.Errorf("validName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -129,36 +129,40 @@ func verify(ctx context.Context, root Root, ps parsedState) (*Result, error) {
 
 // validName reports whether name is one path element.
 func validName[T string | []byte](name T) bool {
-	return len(name) > 0 && string(name) != "." && string(name) != ".." &&
-		!containsByte(name, '/') && !containsByte(name, 0)
-}
-
-func containsByte[T string | []byte](s T, c byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return true
+	n := len(name)
+	if n == 0 || (n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.') {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if c := name[i]; c == '/' || c == 0 {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // validRel reports whether rel is "." or a relative slash-separated path
-// of valid elements, so that it stays below the root.
+// of valid elements (see validName), so that it stays below the root. It
+// makes one pass: a rescan checks every path of a record.
 func validRel[T string | []byte](rel T) bool {
 	if len(rel) == 1 && rel[0] == '.' {
 		return true
 	}
-	for {
-		i := 0
-		for i < len(rel) && rel[i] != '/' {
-			i++
+	start := 0
+	for i := 0; i <= len(rel); i++ {
+		if i < len(rel) {
+			c := rel[i]
+			if c == 0 {
+				return false
+			}
+			if c != '/' {
+				continue
+			}
 		}
-		if !validName(rel[:i]) {
+		if n := i - start; n == 0 || (n == 1 && rel[start] == '.') || (n == 2 && rel[start] == '.' && rel[start+1] == '.') {
 			return false
 		}
-		if i == len(rel) {
-			return true
-		}
-		rel = rel[i+1:]
+		start = i + 1
 	}
+	return true
 }
