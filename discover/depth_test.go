@@ -68,12 +68,13 @@ func TestWalkReportsSkillsBelowTheDepthLimit(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	if res.State == nil {
-		t.Fatal("a settled tree made no state")
+	var c memCache
+	if _, err := discover.Scan(ctx, r, lim, &c); err != nil || !discover.HasStateForTest(c.get(root), root) {
+		t.Fatalf("a settled tree made no state: %v", err)
 	}
-	got, ok := discover.Verify(ctx, r, lim, res.State)
-	if !ok {
-		t.Fatal("an unchanged tree was not verified")
+	got, err := discover.Scan(ctx, r, lim, &c)
+	if err != nil || !got.Verified {
+		t.Fatalf("an unchanged tree was not verified: %v", err)
 	}
 	if !reflect.DeepEqual(got.Dropped, want) {
 		t.Errorf("verified dropped %+v, want %+v", got.Dropped, want)
@@ -82,8 +83,8 @@ func TestWalkReportsSkillsBelowTheDepthLimit(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "x/y2/n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := discover.Verify(ctx, r, lim, res.State); ok {
-		t.Error("a new directory below the limit was not seen")
+	if res, err := discover.Scan(ctx, r, lim, &c); err != nil || res.Verified {
+		t.Errorf("a new directory below the limit was not seen: %v", err)
 	}
 }
 

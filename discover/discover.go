@@ -1,9 +1,9 @@
 // Package discover finds skills under configured roots: a bounded,
 // deterministic walk that never leaves a root, records each skill's files and
 // a cheap stat fingerprint (so unchanged skills need no parse on a rescan),
-// and resolves precedence between scopes. A walk also records what it read
-// (Result.State), so that the next one can tell with a stat per directory
-// and file that nothing changed ([Verify]).
+// and resolves precedence between scopes. A [Scan] also keeps what it read
+// in a [Cache], so that the next one can tell with a stat per directory
+// and file that nothing changed.
 //
 // Symbolic links are never followed, neither for directories nor for files:
 // a link could lead out of the root or into a loop, and a skill's digest
@@ -161,18 +161,14 @@ type Result struct {
 	// Missing is true when the root does not exist (not an error: default
 	// roots are often absent).
 	Missing bool
-	// Listings are the directory listings a later WalkCached may reuse.
-	// When every listing came unchanged from the cache given to
-	// WalkCached, it is that cache itself.
-	Listings Cache
-	// Reused counts the Listings taken unchanged from the given cache: when
-	// it equals both len(Listings) and the cache's size, the listings are
-	// the same as the cache's.
-	Reused int
-	// State records what the walk read, for [Verify] to tell cheaply that
-	// the next walk would find the same. It is nil when the walk cannot
-	// promise that (see Verify), and on platforms other than Linux.
-	State []byte
+	// Verified says that [Scan] rebuilt the result from its cache, after a
+	// stat of every directory and file the last walk read showed that a
+	// walk would find the same. It is never set on platforms other than
+	// Linux, where walks keep no state.
+	Verified bool
+	// CacheError is why Scan could not read or write its cache, if it
+	// could not: the walk went on without it.
+	CacheError error
 }
 
 // Dropped is a skill directory deeper below its root than the depth limit.
@@ -221,8 +217,7 @@ const walkWorkers = 4
 // dirRead is one directory's entries, or why it could not be read.
 type dirRead struct {
 	entries []entry
-	listing *Listing
-	reused  bool // listing is the cached one
+	listing *listing // to keep, nil when the directory changed too recently
 	stat    dirStat
 	err     error
 	// skill is the directory's skill file name, if it is a skill, and
@@ -291,16 +286,16 @@ type levelRead struct {
 const readBatch = 64
 
 // readLevel starts reading the directories of one level.
-func readLevel(ctx context.Context, dr dirReader, level []queued, cache Cache, now int64) *levelRead {
+func readLevel(ctx context.Context, dr dirReader, level []queued, cache map[string]listing, now int64) *levelRead {
 	lr := &levelRead{ctx: ctx, out: make([]dirRead, len(level))}
 	read := func(i int) {
 		q := level[i]
-		var cached *Listing
-		if l, ok := cache[q.abs]; ok {
+		var cached *listing
+		if l, ok := cache[q.rel]; ok {
 			cached = &l
 		}
 		es, l, ds, err := dr.readDirCached(q.abs, needStat(q.owner >= 0, q.rel == "."), cached, now)
-		lr.out[i] = dirRead{entries: es, listing: l, reused: l != nil && l == cached, stat: ds, err: err}
+		lr.out[i] = dirRead{entries: es, listing: l, stat: ds, err: err}
 		if err == nil {
 			lr.out[i].paths(q)
 		}
@@ -369,37 +364,37 @@ type queued struct {
 }
 
 // Walk scans one root. It reads each directory once, in a breadth-first,
-// sorted order, so results are deterministic.
+// sorted order, so results are deterministic. [Scan] is Walk with a cache.
 func Walk(ctx context.Context, root Root, lim Limits) (*Result, error) {
-	return WalkCached(ctx, root, lim, nil)
+	res, _, err := walk(ctx, root, lim, nil)
+	return res, err
 }
 
-// WalkCached is Walk with the directory listings of an earlier walk (see
-// [Listing]); Result.Listings holds the listings to keep for the next one.
-func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Result, error) {
-	res := &Result{Root: root, Listings: Cache{}}
-	// Listings read now, and the paths of those reused from cache: when
-	// nothing changed, Result.Listings is cache itself, not a copy.
-	fresh := Cache{}
-	var reused []string
+// walk is Walk with the listings of the root's last walk (keyed by path
+// relative to the root), and returns the record of this one (see
+// record.go) with its result: nil when there is nothing to keep.
+func walk(ctx context.Context, root Root, lim Limits, cache map[string]listing) (*Result, []byte, error) {
+	res := &Result{Root: root}
+	// The listings to keep, in the order the walk read them.
+	var keep []dirListing
 	now := time.Now().UnixNano()
 	abs, err := filepath.Abs(root.Path)
 	if err != nil {
-		return nil, fmt.Errorf("root %s: %w", root.Path, err)
+		return nil, nil, fmt.Errorf("root %s: %w", root.Path, err)
 	}
 	res.Root.Path = abs
 	fi, err := os.Lstat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		res.Missing = true
-		return res, nil
+		return res, nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("root %s: %w", abs, err)
+		return nil, nil, fmt.Errorf("root %s: %w", abs, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, _ := filepath.EvalSymlinks(abs)
-		return nil, fmt.Errorf("root %s is a symbolic link (to %s); skillgate does not follow links: give the real directory as the root", abs, target)
+		return nil, nil, fmt.Errorf("root %s is a symbolic link (to %s); skillgate does not follow links: give the real directory as the root", abs, target)
 	case !fi.IsDir():
-		return nil, fmt.Errorf("root %s: %w", abs, ErrNotDir)
+		return nil, nil, fmt.Errorf("root %s: %w", abs, ErrNotDir)
 	}
 	dr := newDirReader(abs)
 	defer dr.close()
@@ -419,11 +414,7 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 				return nil, err
 			}
 			if l := rd.listing; l != nil {
-				if rd.reused {
-					reused = append(reused, q.abs)
-				} else {
-					fresh[q.abs] = *l
-				}
+				keep = append(keep, dirListing{rel: q.rel, listing: *l})
 			}
 			entries, err := rd.entries, rd.err
 			res.Dirs++
@@ -532,30 +523,16 @@ func WalkCached(ctx context.Context, root Root, lim Limits, cache Cache) (*Resul
 		queue, err := walkLevel(lr, level)
 		lr.wait()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		level = queue
 	}
 	finish(res.Candidates, lim.Tree)
-	res.State = sb.finish(res, lim)
-	res.Reused = len(reused)
-	switch {
-	case cache != nil && len(fresh) == 0 && len(reused) == len(cache):
-		res.Listings = cache
-	case len(reused) == 0:
-		// Nothing came from the cache (a first walk): the listings read
-		// are the result, without a copy of a map of every directory.
-		res.Listings = fresh
-	default:
-		res.Listings = make(Cache, len(reused)+len(fresh))
-		for _, p := range reused {
-			res.Listings[p] = cache[p]
-		}
-		for p, l := range fresh {
-			res.Listings[p] = l
-		}
+	state := sb.encodeState(res, lim)
+	if len(keep) == 0 && state == nil {
+		return res, nil, nil
 	}
-	return res, nil
+	return res, encodeRecord(abs, keep, state), nil
 }
 
 // finish sorts each candidate's files, checks its tree limits and computes

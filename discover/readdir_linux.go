@@ -1,11 +1,11 @@
 package discover
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -34,22 +34,17 @@ type dirReader struct {
 	rootfd  int
 	root    string
 	hasRoot bool
-	sys     sysCalls
 }
 
 // newDirReader returns the dirReader for a walk of root, a clean absolute
 // path; close releases it.
 func newDirReader(root string) dirReader {
 	var r dirReader
-	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := openRoot(root)
 	if err != nil {
 		return r // the walk reports the root's problem when it reads it
 	}
 	r.rootfd, r.root, r.hasRoot = fd, root, true
-	var sfs unix.Statfs_t
-	if unix.Fstatfs(fd, &sfs) == nil {
-		r.sys.raw = localFS(int64(sfs.Type))
-	}
 	return r
 }
 
@@ -81,33 +76,33 @@ func (r dirReader) at(p string) (int, string) {
 // getdents and a close), and returns the listing to cache now, or nil when
 // the directory changed too recently to be cached safely, and the
 // directory's times.
-func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *Listing, now int64) ([]entry, *Listing, dirStat, error) {
+func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *listing, now int64) ([]entry, *listing, dirStat, error) {
 	dirfd, rel := r.at(path)
 	if cached != nil {
 		var st unix.Stat_t
-		if err := r.sys.fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
-			st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mtim.Nano() == cached.MTime {
+		if err := fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil &&
+			st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mtim.Nano() == cached.mtime {
 			ds := dirStat{mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
-			es := decodeEntries(cached.Entries)
+			es := decodeEntries(cached.entries)
 			if stat(es) {
 				prefix := rel + "/"
 				if rel == "." {
 					prefix = ""
 				}
 				statFiles(es, func(name string, st *unix.Stat_t) error {
-					return r.sys.fstatat(dirfd, prefix+name, st, unix.AT_SYMLINK_NOFOLLOW)
+					return fstatat(dirfd, prefix+name, st, unix.AT_SYMLINK_NOFOLLOW)
 				})
 			}
 			return es, cached, ds, nil
 		}
 	}
-	fd, err := r.sys.openat(dirfd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := openat(dirfd, rel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, nil, dirStat{}, err
 	}
-	defer r.sys.close(fd)
+	defer unix.Close(fd)
 	var dst unix.Stat_t
-	if err := r.sys.fstat(fd, &dst); err != nil {
+	if err := fstat(fd, &dst); err != nil {
 		return nil, nil, dirStat{}, err
 	}
 	bp := direntBufs.Get().(*[]byte)
@@ -115,7 +110,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 	buf := *bp
 	var es []entry
 	for {
-		n, err := r.sys.getdents(fd, buf)
+		n, err := getdents(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
@@ -127,8 +122,11 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 		}
 		for off := 0; off < n; {
 			// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
-			reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
-			if reclen == 0 || off+reclen > n {
+			if off+19 > n {
+				return nil, nil, dirStat{}, fmt.Errorf("malformed directory entry in %s", path)
+			}
+			reclen := int(binary.NativeEndian.Uint16(buf[off+16:]))
+			if reclen < 19 || off+reclen > n {
 				return nil, nil, dirStat{}, fmt.Errorf("malformed directory entry in %s", path)
 			}
 			typ := buf[off+18]
@@ -154,7 +152,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 				e.typ = fs.ModeSymlink
 			case unix.DT_UNKNOWN:
 				var st unix.Stat_t
-				if err := r.sys.fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if err := fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 					e.typ, e.statErr = fs.ModeIrregular, err
 				} else {
 					e.typ = modeOf(st.Mode)
@@ -168,12 +166,12 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *L
 	sortEntries(es)
 	if stat(es) {
 		statFiles(es, func(name string, st *unix.Stat_t) error {
-			return r.sys.fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+			return fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW)
 		})
 	}
-	var l *Listing
+	var l *listing
 	if m := dst.Mtim.Nano(); now == 0 || m < now-racyWindow {
-		l = &Listing{MTime: m, Entries: encodeEntries(es)}
+		l = &listing{mtime: m, entries: encodeEntries(es)}
 	}
 	return es, l, dirStat{mtime: dst.Mtim.Nano(), ctime: dst.Ctim.Nano()}, nil
 }

@@ -20,7 +20,7 @@ func newDirReader(string) dirReader { return dirReader{} }
 func (dirReader) close() {}
 
 // readDirCached lists the directory; this platform keeps no cache.
-func (dirReader) readDirCached(path string, stat func([]entry) bool, _ *Listing, _ int64) ([]entry, *Listing, dirStat, error) {
+func (dirReader) readDirCached(path string, stat func([]entry) bool, _ *listing, _ int64) ([]entry, *listing, dirStat, error) {
 	es, err := readDir(path, stat)
 	return es, nil, dirStat{}, err
 }

@@ -2,11 +2,13 @@ package discover_test
 
 import (
 	"context"
+	"errors"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +52,9 @@ func sameResult(t *testing.T, got, want *discover.Result) {
 	if !reflect.DeepEqual(got.Notes, want.Notes) {
 		t.Errorf("notes %q, walk %q", got.Notes, want.Notes)
 	}
+	if !reflect.DeepEqual(got.Dropped, want.Dropped) {
+		t.Errorf("dropped %+v, walk %+v", got.Dropped, want.Dropped)
+	}
 	if !reflect.DeepEqual(got.Candidates, want.Candidates) {
 		t.Errorf("candidates\n %+v\nwalk\n %+v", got.Candidates, want.Candidates)
 	}
@@ -64,48 +69,51 @@ func TestVerify(t *testing.T) {
 	root := stateTree(t)
 	settle()
 	r := discover.Root{Path: root, Scope: discover.ScopeUser}
-	walk, err := discover.Walk(ctx, r, discover.DefaultLimits)
+	var c memCache
+	walk, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if walk.State == nil {
-		t.Fatal("a settled tree made no state")
+	if walk.Verified || !discover.HasStateForTest(c.get(root), root) {
+		t.Fatalf("first scan verified %v; a settled tree made a state: %v", walk.Verified, discover.HasStateForTest(c.get(root), root))
 	}
-	got, ok := discover.Verify(ctx, r, discover.DefaultLimits, walk.State)
-	if !ok {
-		t.Fatal("an unchanged tree was not verified")
+	writes := c.writes
+	got, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+	if err != nil || !got.Verified || got.CacheError != nil {
+		t.Fatalf("an unchanged tree was not verified: %v, %v", err, got.CacheError)
 	}
 	sameResult(t, got, walk)
-	if &got.State[0] != &walk.State[0] {
-		t.Error("the verified result's state is not the one verified")
+	if c.writes != writes {
+		t.Error("a verified scan wrote its record again")
 	}
 	// The root may be named another way.
 	rel, err := filepath.Rel(mustGetwd(t), root)
 	if err == nil {
-		if _, ok := discover.Verify(ctx, discover.Root{Path: rel}, discover.DefaultLimits, walk.State); !ok {
-			t.Error("a relative spelling of the root was not verified")
+		if res, err := discover.Scan(ctx, discover.Root{Path: rel}, discover.DefaultLimits, &c); err != nil || !res.Verified {
+			t.Errorf("a relative spelling of the root was not verified: %v", err)
 		}
 	}
-	// Another root, other limits and no state are not verified.
+	// Other limits are not verified (the listings are still used), nor
+	// is another root's record.
 	lim := discover.DefaultLimits
 	lim.MaxDirs++
+	if res, err := discover.Scan(ctx, r, lim, &c); err != nil || res.Verified || res.CacheError != nil {
+		t.Errorf("other limits: %v, verified %v, cache error %v", err, res.Verified, res.CacheError)
+	}
+	if _, err := discover.Scan(ctx, r, discover.DefaultLimits, &c); err != nil {
+		t.Fatal(err)
+	}
 	other := writeTree(t, map[string]string{"a/SKILL.md": sk("a")})
-	for name, f := range map[string]func() bool{
-		"other root": func() bool {
-			_, ok := discover.Verify(ctx, discover.Root{Path: other}, discover.DefaultLimits, walk.State)
-			return ok
-		},
-		"other limits": func() bool { _, ok := discover.Verify(ctx, r, lim, walk.State); return ok },
-		"no state":     func() bool { _, ok := discover.Verify(ctx, r, discover.DefaultLimits, nil); return ok },
-	} {
-		if f() {
-			t.Errorf("%s: verified", name)
-		}
+	var oc memCache
+	oc.set(other, c.get(root))
+	res, err := discover.Scan(ctx, discover.Root{Path: other}, discover.DefaultLimits, &oc)
+	if wantErr := "scan cache of " + other + ": corrupt scan cache: not the record of root " + other + "; the root is walked and its cache written again"; err != nil || res.Verified || res.CacheError == nil || res.CacheError.Error() != wantErr {
+		t.Errorf("another root's record: %v, verified %v, cache error %v, want %q", err, res.Verified, res.CacheError, wantErr)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, ok := discover.Verify(cancelled, r, discover.DefaultLimits, walk.State); ok {
-		t.Error("verified with a cancelled context")
+	if _, err := discover.Scan(cancelled, r, discover.DefaultLimits, &c); !errors.Is(err, context.Canceled) {
+		t.Errorf("scan with a cancelled context: %v", err)
 	}
 }
 
@@ -181,30 +189,39 @@ func TestVerifySeesChanges(t *testing.T) {
 			root := stateTree(t)
 			settle()
 			r := discover.Root{Path: root}
-			before, err := discover.Walk(ctx, r, discover.DefaultLimits)
-			if err != nil || before.State == nil {
-				t.Fatalf("walk: %v, state %v", err, before.State != nil)
+			var c memCache
+			if _, err := discover.Scan(ctx, r, discover.DefaultLimits, &c); err != nil || !discover.HasStateForTest(c.get(root), root) {
+				t.Fatalf("scan: %v, no state", err)
 			}
 			change(t, root)
-			if _, ok := discover.Verify(ctx, r, discover.DefaultLimits, before.State); ok {
+			got, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+			want, werr := discover.Walk(ctx, r, discover.DefaultLimits)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("scan: %v, walk: %v", err, werr)
+			}
+			if err != nil {
+				return // the root is a link: nothing to verify
+			}
+			if got.Verified {
 				t.Fatal("the state of the walk before the change was verified")
 			}
-			settle()
-			after, err := discover.Walk(ctx, r, discover.DefaultLimits)
-			if err != nil {
-				return // the root is gone or a link: nothing to verify
-			}
-			if after.Missing {
-				if after.State != nil {
-					t.Error("a missing root made a state")
+			sameResult(t, got, want)
+			if got.Missing {
+				if c.get(root) != "" {
+					t.Error("a missing root kept its record")
 				}
 				return
 			}
-			got, ok := discover.Verify(ctx, r, discover.DefaultLimits, after.State)
-			if !ok {
-				t.Fatal("the state of the walk after the change was not verified")
+			settle()
+			after, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+			if err != nil {
+				t.Fatal(err)
 			}
-			sameResult(t, got, after)
+			again, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+			if err != nil || !again.Verified {
+				t.Fatalf("the state of the walk after the change was not verified: %v", err)
+			}
+			sameResult(t, again, after)
 		})
 	}
 }
@@ -225,22 +242,23 @@ func TestNoStateWhenRacy(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(root, "a/scripts/run.sh"), soon, soon); err != nil {
 		t.Fatal(err)
 	}
-	res, err := discover.Walk(ctx, discover.Root{Path: root}, discover.DefaultLimits)
+	var c memCache
+	_, err := discover.Scan(ctx, discover.Root{Path: root}, discover.DefaultLimits, &c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.State != nil {
+	if discover.HasStateForTest(c.get(root), root) {
 		t.Error("a walk that met a file changed after it started made a state")
 	}
 	// Nor does a tree made just now (when the walk starts within the
 	// window, which a slow machine may miss).
 	made := time.Now()
 	root = stateTree(t)
-	res, err = discover.Walk(ctx, discover.Root{Path: root}, discover.DefaultLimits)
+	_, err = discover.Scan(ctx, discover.Root{Path: root}, discover.DefaultLimits, &c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.State != nil && time.Since(made) < 90*time.Millisecond {
+	if rec := c.get(root); rec != "" && discover.HasStateForTest(rec, root) && time.Since(made) < 90*time.Millisecond {
 		t.Error("a walk right after the tree was made made a state")
 	}
 	// A directory that cannot be read makes none either.
@@ -252,19 +270,20 @@ func TestNoStateWhenRacy(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Chmod(dir, 0o755) })
 		settle()
-		res, err = discover.Walk(ctx, discover.Root{Path: root}, discover.DefaultLimits)
+		_, err = discover.Scan(ctx, discover.Root{Path: root}, discover.DefaultLimits, &c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.State != nil {
+		if discover.HasStateForTest(c.get(root), root) {
 			t.Error("a walk that could not read a directory made a state")
 		}
 	}
 }
 
-// TestVerifyCorruptState checks that a damaged state is refused, never
-// trusted or a crash.
-func TestVerifyCorruptState(t *testing.T) {
+// TestScanCorruptRecord damages a record in every way at random and
+// checks that the scan refuses what it reads of it (the checksums), says
+// so, and finds what a walk finds: never a crash, never a wrong entry.
+func TestScanCorruptRecord(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("walk states are Linux-only")
 	}
@@ -273,13 +292,15 @@ func TestVerifyCorruptState(t *testing.T) {
 	root := stateTree(t)
 	settle()
 	r := discover.Root{Path: root}
-	walk, err := discover.Walk(ctx, r, discover.DefaultLimits)
-	if err != nil || walk.State == nil {
-		t.Fatalf("walk: %v", err)
+	var c memCache
+	walk, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+	if err != nil || !discover.HasStateForTest(c.get(root), root) {
+		t.Fatalf("scan: %v", err)
 	}
+	good := c.get(root)
 	rng := rand.New(rand.NewSource(1))
-	for i := 0; i < 2000; i++ {
-		st := append([]byte(nil), walk.State...)
+	for i := 0; i < 300; i++ {
+		st := []byte(good)
 		switch i % 3 {
 		case 0:
 			st = st[:rng.Intn(len(st))]
@@ -289,21 +310,20 @@ func TestVerifyCorruptState(t *testing.T) {
 			j := rng.Intn(len(st))
 			st = append(st[:j], st[j+1:]...)
 		}
-		res, ok := discover.Verify(ctx, r, discover.DefaultLimits, st)
-		if !ok {
-			continue
+		c.set(root, string(st))
+		res, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+		if err != nil {
+			t.Fatal(err)
 		}
-		// A change the stats cannot see (in a note, a fingerprint, a
-		// file's recorded size) may verify; the result must still be
-		// well formed.
-		for _, c := range res.Candidates {
-			if c.Dir == "" || c.Rel == "" {
-				t.Fatalf("corrupt state %d verified with a malformed candidate %+v", i, c)
-			}
+		// Damage to the listings is seen only when they are read: a
+		// verified scan does not.
+		if !res.Verified && res.CacheError == nil && strings.HasPrefix(string(st), "skillgate scan cache 1\n") {
+			t.Fatalf("corrupt record %d: not verified, and no cache error", i)
 		}
+		sameResult(t, res, walk)
 	}
 	// Paths that would leave the root are refused even when well formed.
-	for _, rel := range []string{"..", "../x", "a/../../x", "/etc", "a//b", "a/./b"} {
+	for _, rel := range []string{"..", "../x", "a/../../x", "/etc", "a//b", "a/./b", ""} {
 		if discover.VerifyRelForTest(rel) {
 			t.Errorf("%q accepted", rel)
 		}
@@ -319,11 +339,10 @@ func mustGetwd(t *testing.T) string {
 	return wd
 }
 
-// FuzzVerifyState feeds Verify damaged and arbitrary walk states (a state
-// is a file in the data directory, and may be damaged): it must never
-// panic, and whenever it accepts a state, what it returns must be what a
-// walk of the root finds.
-func FuzzVerifyState(f *testing.F) {
+// FuzzScanRecord gives Scan arbitrary records of a real tree (a record is
+// a file in the data directory, and may be damaged): it must never panic,
+// and what it returns must be what a walk of the root finds.
+func FuzzScanRecord(f *testing.F) {
 	if runtime.GOOS != "linux" {
 		f.Skip("walk states are Linux-only")
 	}
@@ -331,18 +350,23 @@ func FuzzVerifyState(f *testing.F) {
 	root := stateTree(f)
 	settle()
 	r := discover.Root{Path: root, Scope: discover.ScopeUser}
-	walk, err := discover.Walk(ctx, r, discover.DefaultLimits)
-	if err != nil || walk.State == nil {
-		f.Fatalf("no state to start from: %v", err)
+	var c memCache
+	walk, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+	if err != nil || !discover.HasStateForTest(c.get(root), root) {
+		f.Fatalf("no record to start from: %v", err)
 	}
-	f.Add(walk.State)
-	f.Add(walk.State[:len(walk.State)/2])
-	f.Add([]byte("skillgate walk state 2\n"))
-	f.Add([]byte("skillgate walk state 1\n\x00"))
-	f.Fuzz(func(t *testing.T, state []byte) {
-		got, ok := discover.Verify(ctx, r, discover.DefaultLimits, state)
-		if ok {
-			sameResult(t, got, walk)
+	rec := []byte(c.get(root))
+	f.Add(rec)
+	f.Add(rec[:len(rec)/2])
+	f.Add([]byte("skillgate scan cache 1\n"))
+	f.Add([]byte("skillgate walk state 3\n\x00"))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		c := memCache{}
+		c.set(root, string(rec))
+		got, err := discover.Scan(ctx, r, discover.DefaultLimits, &c)
+		if err != nil {
+			t.Fatal(err)
 		}
+		sameResult(t, got, walk)
 	})
 }

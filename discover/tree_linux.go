@@ -20,7 +20,6 @@ type beneathFS struct {
 	// prefix, when not empty, is the tree's path below dirfd (ending in
 	// "/"): dirfd is then a shared root the tree does not own.
 	prefix string
-	sys    sysCalls
 }
 
 func openTree(dir string) (TreeFS, error) {
@@ -38,13 +37,7 @@ func (t *beneathFS) openat2(name string) (int, error) {
 		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	for {
-		fd, err := t.sys.openat2(t.dirfd, t.prefix+name, &how)
-		if err == unix.EINTR {
-			continue
-		}
-		return fd, err
-	}
+	return openat2(t.dirfd, t.prefix+name, &how)
 }
 
 // Open implements fs.FS.
@@ -65,7 +58,7 @@ func (t *beneathFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	return &rawFile{fd: fd, name: name, sys: t.sys}, nil
+	return &rawFile{fd: fd, name: name}, nil
 }
 
 // rawFile is an open file of a beneathFS read with plain system calls.
@@ -75,7 +68,6 @@ func (t *beneathFS) Open(name string) (fs.File, error) {
 type rawFile struct {
 	fd   int
 	name string
-	sys  sysCalls
 }
 
 // Read implements io.Reader.
@@ -86,19 +78,14 @@ func (f *rawFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	for {
-		n, err := f.sys.read(f.fd, p)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, &fs.PathError{Op: "read", Path: f.name, Err: err}
-		}
-		if n == 0 {
-			return 0, io.EOF
-		}
-		return n, nil
+	n, err := read(f.fd, p)
+	if err != nil {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: err}
 	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // Stat implements fs.File.
@@ -107,7 +94,7 @@ func (f *rawFile) Stat() (fs.FileInfo, error) {
 		return nil, &fs.PathError{Op: "stat", Path: f.name, Err: fs.ErrClosed}
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(f.fd, &st); err != nil {
+	if err := fstat(f.fd, &st); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: f.name, Err: err}
 	}
 	return &rawInfo{name: path.Base(f.name), st: st}, nil
@@ -118,7 +105,7 @@ func (f *rawFile) Close() error {
 	if f.fd < 0 {
 		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
 	}
-	err := f.sys.close(f.fd)
+	err := unix.Close(f.fd)
 	f.fd = -1
 	if err != nil {
 		return &fs.PathError{Op: "close", Path: f.name, Err: err}
@@ -176,21 +163,15 @@ func (t *beneathFS) Close() error {
 
 // treesImpl holds the root of a [Trees], opened as a path.
 type treesImpl struct {
-	fd  int // -1 when the root could not be opened
-	sys sysCalls
+	fd int // -1 when the root could not be opened
 }
 
 func openTrees(root string) treesImpl {
-	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := openRoot(root)
 	if err != nil {
 		return treesImpl{fd: -1}
 	}
-	t := treesImpl{fd: fd}
-	var sfs unix.Statfs_t
-	if unix.Fstatfs(fd, &sfs) == nil {
-		t.sys.raw = localFS(int64(sfs.Type))
-	}
-	return t
+	return treesImpl{fd: fd}
 }
 
 // tree returns the tree at rel below the root. Opening "rel/name" with
@@ -201,7 +182,7 @@ func (t treesImpl) tree(dir, rel string) (TreeFS, bool) {
 	if t.fd < 0 {
 		return nil, false
 	}
-	return &beneathFS{dirfd: t.fd, dir: dir, prefix: rel + "/", sys: t.sys}, true
+	return &beneathFS{dirfd: t.fd, dir: dir, prefix: rel + "/"}, true
 }
 
 func (t treesImpl) close() error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,48 +13,37 @@ import (
 const verifyWorkers = 4
 
 // verifyStats reports whether every directory and file the stat section
-// of a state records under the root abs is unchanged. The root is opened
-// without following a link, and each path is stat'ed relative to it
-// without following a link at its end, as a walk stats what it lists; a
-// directory on the way that was replaced by a link changed its parent,
-// whose own record then differs. Nothing is opened or read below the root.
-func verifyStats(ctx context.Context, abs string, stats string) bool {
-	var blocks []string
-	for len(stats) > 0 {
-		if len(stats) < 4 {
-			return false
-		}
-		n := uint32(stats[0]) | uint32(stats[1])<<8 | uint32(stats[2])<<16 | uint32(stats[3])<<24
-		if uint64(n) > uint64(len(stats)-4) {
-			return false
-		}
-		blocks = append(blocks, stats[4:4+n])
-		stats = stats[4+n:]
-	}
-	if len(blocks) == 0 {
-		return false
-	}
-	rootfd, err := unix.Open(abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+// of a state records under the root abs is unchanged; an error says the
+// section is malformed. The root is opened without following a link, and
+// each path is stat'ed relative to it without following a link at its
+// end, as a walk stats what it lists; a directory on the way that was
+// replaced by a link changed its parent, whose own record then differs.
+// Nothing is opened or read below the root.
+func verifyStats(ctx context.Context, abs string, stats string) (bool, error) {
+	blocks, err := statBlocks(stats)
 	if err != nil {
-		return false
+		return false, err
+	}
+	rootfd, err := openRoot(abs)
+	if err != nil {
+		return false, nil
 	}
 	defer unix.Close(rootfd)
-	var raw bool
-	var sfs unix.Statfs_t
-	if unix.Fstatfs(rootfd, &sfs) == nil {
-		raw = localFS(int64(sfs.Type))
-	}
+	raw := rawOK(rootfd)
 	var failed atomic.Bool
+	var firstErr atomic.Pointer[error]
 	var next atomic.Int64
 	work := func() {
-		var v statVerifier
-		v.dirfd, v.raw = rootfd, raw
+		v := statVerifier{dirfd: rootfd, raw: raw}
 		for !failed.Load() && ctx.Err() == nil {
 			i := int(next.Add(1)) - 1
 			if i >= len(blocks) {
 				return
 			}
-			if !v.block(blocks[i]) {
+			if ok, err := v.block(blocks[i]); !ok {
+				if err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+				}
 				failed.Store(true)
 				return
 			}
@@ -72,92 +60,65 @@ func verifyStats(ctx context.Context, abs string, stats string) bool {
 	}
 	work()
 	wg.Wait()
-	return !failed.Load() && ctx.Err() == nil
+	if p := firstErr.Load(); p != nil {
+		return false, *p
+	}
+	return !failed.Load() && ctx.Err() == nil, nil
 }
 
 // statVerifier checks the records of a state's blocks.
 type statVerifier struct {
-	dirfd    int
-	path     []byte // the path being stat'ed
-	rel      []byte // the block's current directory
-	dir      int    // length of the directory's prefix of path ("" in the root)
-	dirMtime int64
-	stx      unix.Statx_t
-	raw      bool // make the calls raw (see sysCalls)
+	dirfd int
+	br    blockReader
+	path  []byte // the path being stat'ed, NUL-terminated while it is
+	dir   int    // length of the directory's prefix of path ("" in the root)
+	stx   unix.Statx_t
+	raw   bool // see statxAt
 }
 
-// block checks one block's records.
-func (v *statVerifier) block(b string) bool {
-	r := stateReader{s: b}
-	v.rel = v.rel[:0]
-	seenDir := false
-	for len(r.s) > 0 && !r.bad {
-		switch r.byte() {
-		case 'D':
-			shared := r.uvarint()
-			rest := r.str()
-			mtime := r.varint()
-			ctime := mtime + r.varint()
-			if r.bad || shared > uint64(len(v.rel)) {
-				return false
-			}
-			v.rel = append(v.rel[:shared], rest...)
-			if !validRel(v.rel) {
-				return false
-			}
-			seenDir = true
-			v.path = append(v.path[:0], v.rel...)
+// block checks one block's records: false when one differs, or (with the
+// error) is malformed.
+func (v *statVerifier) block(b string) (bool, error) {
+	v.br.reset(b)
+	var rec statRecord
+	for {
+		ok, err := v.br.next(&rec)
+		if !ok {
+			return err == nil, err
+		}
+		if rec.dir {
+			rel := v.br.rel
+			v.path = append(v.path[:0], rel...)
 			if !v.stat() || v.stx.Mode&unix.S_IFMT != unix.S_IFDIR ||
-				nanos(v.stx.Mtime) != mtime || nanos(v.stx.Ctime) != ctime {
-				return false
+				nanos(v.stx.Mtime) != rec.mtime || nanos(v.stx.Ctime) != rec.ctime {
+				return false, nil
 			}
 			// The directory's files are stat'ed as "rel/name", or "name"
 			// in the root.
-			if len(v.rel) == 1 && v.rel[0] == '.' {
+			if len(rel) == 1 && rel[0] == '.' {
 				v.path = v.path[:0]
 			} else {
 				v.path = append(v.path, '/')
 			}
-			v.dir, v.dirMtime = len(v.path), mtime
-		case 'F':
-			name := r.str()
-			size := r.varint()
-			mtime := v.dirMtime + r.varint()
-			ctime := mtime + r.varint()
-			if r.bad || !seenDir || !validName(name) {
-				return false
-			}
-			v.path = append(v.path[:v.dir], name...)
-			if !v.stat() || v.stx.Mode&unix.S_IFMT != unix.S_IFREG || int64(v.stx.Size) != size ||
-				nanos(v.stx.Mtime) != mtime || nanos(v.stx.Ctime) != ctime {
-				return false
-			}
-		default:
-			return false
+			v.dir = len(v.path)
+			continue
+		}
+		v.path = append(v.path[:v.dir], rec.name...)
+		if !v.stat() || v.stx.Mode&unix.S_IFMT != unix.S_IFREG || int64(v.stx.Size) != rec.size ||
+			nanos(v.stx.Mtime) != rec.mtime || nanos(v.stx.Ctime) != rec.ctime {
+			return false, nil
 		}
 	}
-	return !r.bad
 }
 
 // stat fills stx for path, relative to the root, without following a link
-// and without allocating.
+// and without allocating (see statxAt).
 func (v *statVerifier) stat() bool {
 	v.path = append(v.path, 0)
-	p := unsafe.Pointer(&v.path[0])
-	for {
-		call := unix.Syscall6
-		if v.raw {
-			call = unix.RawSyscall6
-		}
-		_, _, errno := call(unix.SYS_STATX, uintptr(v.dirfd), uintptr(p), unix.AT_SYMLINK_NOFOLLOW,
-			unix.STATX_TYPE|unix.STATX_SIZE|unix.STATX_MTIME|unix.STATX_CTIME, uintptr(unsafe.Pointer(&v.stx)), 0)
-		if errno == unix.EINTR {
-			continue
-		}
-		v.path = v.path[:len(v.path)-1]
-		const need = unix.STATX_TYPE | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
-		return errno == 0 && v.stx.Mask&need == need
-	}
+	errno := statxAt(v.dirfd, v.path, &v.stx, v.raw)
+	v.path = v.path[:len(v.path)-1]
+	const need = unix.STATX_TYPE | unix.STATX_SIZE | unix.STATX_MTIME | unix.STATX_CTIME
+	return errno == 0 && v.stx.Mask&need == need
 }
 
 func nanos(t unix.StatxTimestamp) int64 { return t.Sec*1e9 + int64(t.Nsec) }

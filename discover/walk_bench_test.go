@@ -22,28 +22,33 @@ func BenchmarkWalk(b *testing.B) {
 	}
 }
 
-// BenchmarkWalkCached measures a walk that reuses the listings of the
-// previous one, as a no-change rescan does.
-func BenchmarkWalkCached(b *testing.B) {
+// BenchmarkScanListings measures a scan that cannot verify the last walk
+// (its limits differ) but reuses its listings: a rescan after a change.
+func BenchmarkScanListings(b *testing.B) {
 	tree := os.Getenv("SKILLGATE_BENCH_TREE")
 	if tree == "" {
 		b.Skip()
 	}
 	lim := discover.DefaultLimits
 	lim.MaxDirs = 1 << 30
-	first, err := discover.WalkCached(context.Background(), discover.Root{Path: tree}, lim, nil)
-	if err != nil {
+	var c memCache
+	if _, err := discover.Scan(context.Background(), discover.Root{Path: tree}, lim, &c); err != nil {
 		b.Fatal(err)
 	}
+	other := lim
+	other.MaxDirs--
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := discover.WalkCached(context.Background(), discover.Root{Path: tree}, lim, first.Listings); err != nil {
-			b.Fatal(err)
+		rec := c.get(tree)
+		res, err := discover.Scan(context.Background(), discover.Root{Path: tree}, other, &c)
+		if err != nil || res.Verified {
+			b.Fatal(err, res.Verified)
 		}
+		c.set(tree, rec)
 	}
 }
 
-// BenchmarkVerify measures a no-change rescan's walk: verifying the state
+// BenchmarkVerify measures a no-change rescan's walk: verifying the record
 // of the previous walk.
 func BenchmarkVerify(b *testing.B) {
 	tree := os.Getenv("SKILLGATE_BENCH_TREE")
@@ -52,17 +57,14 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	lim := discover.DefaultLimits
 	lim.MaxDirs = 1 << 30
-	first, err := discover.Walk(context.Background(), discover.Root{Path: tree}, lim)
-	if err != nil {
+	var c memCache
+	if _, err := discover.Scan(context.Background(), discover.Root{Path: tree}, lim, &c); err != nil {
 		b.Fatal(err)
-	}
-	if first.State == nil {
-		b.Fatal("no state")
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, ok := discover.Verify(context.Background(), discover.Root{Path: tree}, lim, first.State); !ok {
-			b.Fatal("not verified")
+		if res, err := discover.Scan(context.Background(), discover.Root{Path: tree}, lim, &c); err != nil || !res.Verified {
+			b.Fatal("not verified", err)
 		}
 	}
 }

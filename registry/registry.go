@@ -48,7 +48,9 @@ type Options struct {
 // Registry is the registry service over a store. It is safe for concurrent
 // use; scans are serialised.
 type Registry struct {
-	store  store.Store
+	store store.Store
+	// cache is the store, when it keeps the scan cache (discover.Cache).
+	cache  discover.Cache
 	opts   Options
 	log    *slog.Logger
 	scanMu sync.Mutex
@@ -69,7 +71,8 @@ func New(st store.Store, opts Options) *Registry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Registry{store: st, opts: opts, log: log}
+	cache, _ := st.(discover.Cache)
+	return &Registry{store: st, cache: cache, opts: opts, log: log}
 }
 
 // Progress reports scan progress: phase is "walk" or "parse", done of
@@ -168,17 +171,14 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			refs, err := r.store.Refs(ctx, abs)
 			refsc <- refsResult{refs, err}
 		}()
-		// The state of the root's last walk is a cache: without it, the
-		// root is walked.
-		state, err := r.store.WalkState(ctx, abs)
-		if err != nil {
-			r.log.WarnContext(ctx, "walk state unreadable; walking", "root", abs, "err", err)
-		}
-		res, verified, old, err := r.walk(ctx, root, abs, state)
+		res, err := discover.Scan(ctx, root, r.opts.Limits, r.cache)
 		walkD += time.Since(t0)
 		rf := <-refsc
 		if err != nil {
 			return nil, err
+		}
+		if res.CacheError != nil {
+			r.log.WarnContext(ctx, "scan cache unusable", "root", abs, "err", res.CacheError)
 		}
 		progress("walk", i+1, len(roots))
 		rr := RootReport{Path: res.Root.Path, Scope: root.Scope.String(), Missing: res.Missing, Truncated: res.Truncated, Dirs: res.Dirs, Skills: len(res.Candidates), Notes: res.Notes}
@@ -196,14 +196,6 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		}
 		// The root's record keeps the warnings with its notes, for show.
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
-		if verified {
-			sc.KeepWalkState = true
-		} else {
-			sc.WalkState = res.State
-			if res.Reused != len(res.Listings) || len(old) != len(res.Listings) {
-				sc.PutListings, sc.GoneListings = listingChanges(old, res.Listings)
-			}
-		}
 		// With nothing recorded under the root (a first scan) every
 		// candidate is parsed, without a copy of them all.
 		changed := res.Candidates
@@ -272,22 +264,6 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
 		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
 	return rep, nil
-}
-
-// walk walks one root: when state, that of its last walk, shows that
-// nothing changed, at the cost of a stat per directory and file
-// (discover.Verify), it returns that walk's result and verified; otherwise
-// it reads the cached listings and walks with them, and returns them as old.
-func (r *Registry) walk(ctx context.Context, root discover.Root, abs string, state []byte) (res *discover.Result, verified bool, old map[string]store.Listing, err error) {
-	res, ok := discover.Verify(ctx, root, r.opts.Limits, state)
-	if ok {
-		return res, true, nil, nil
-	}
-	if old, err = r.store.Listings(ctx, abs); err != nil {
-		return nil, false, nil, err
-	}
-	res, err = discover.WalkCached(ctx, root, r.opts.Limits, old)
-	return res, false, old, err
 }
 
 // refsResult is what Store.Refs returned.
@@ -465,29 +441,6 @@ func summaryDiagnostics(valid bool, diags json.RawMessage) json.RawMessage {
 	return diags
 }
 
-// listingChanges compares the cached listings with the walk's.
-func listingChanges(old map[string]store.Listing, now discover.Cache) (map[string]store.Listing, []string) {
-	if len(old) == 0 {
-		// A first scan: every listing is new, and a copy of them all
-		// would only add to its peak memory.
-		return now, nil
-	}
-	put := map[string]store.Listing{}
-	for p, l := range now {
-		if o, ok := old[p]; !ok || o != l {
-			put[p] = l
-		}
-	}
-	var gone []string
-	for p := range old {
-		if _, ok := now[p]; !ok {
-			gone = append(gone, p)
-		}
-	}
-	sort.Strings(gone)
-	return put, gone
-}
-
 // record parses the changed candidates of each scan into its Upserts and
 // records the scans in the store. When the store can take a scan as a
 // stream (store.ScanStreamer), batches of parsed skills are written while
@@ -528,11 +481,6 @@ func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [
 		if err := w.Root(ctx, scans[i]); err != nil {
 			return 0, 0, err
 		}
-		// The writer has the listing changes now, and writes them with the
-		// first batch; kept here too, every directory's listing of a first
-		// scan would stay live through the whole parse (about 50 MB at
-		// 100,000 skills, which each garbage collection scans again).
-		scans[i].PutListings, scans[i].GoneListings = nil, nil
 		t := time.Now()
 		var parsed time.Time
 		scans[i].Upserts, parsed, err = r.parseAll(ctx, scans[i].Root, changes[i], progress, func(vs []store.Version) error {

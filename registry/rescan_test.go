@@ -12,20 +12,22 @@ import (
 
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
-// walkingStore counts the scans that walked a root (read its cached
-// listings) instead of verifying the state of its last walk.
+// The SQLite store keeps discover's scan cache.
+var _ discover.Cache = (*sqlite.DB)(nil)
+
+// walkingStore counts the scans that walked a root (and wrote its scan
+// cache record again) instead of verifying the record of its last walk.
 type walkingStore struct {
 	*sqlite.DB
 	walks atomic.Int32
 }
 
-func (s *walkingStore) Listings(ctx context.Context, root string) (map[string]store.Listing, error) {
+func (s *walkingStore) WriteScanCache(ctx context.Context, root string, rec []byte) error {
 	s.walks.Add(1)
-	return s.DB.Listings(ctx, root)
+	return s.DB.WriteScanCache(ctx, root, rec)
 }
 
 // settle waits until what was just written can be told apart from a later
@@ -145,13 +147,13 @@ func TestRescanVerified(t *testing.T) {
 	if _, err := reg.Get(ctx, "gamma"); err == nil {
 		t.Error("a removed skill is still in the registry")
 	}
-	// A damaged state is refused: the scan walks.
-	for _, p := range mustGlob(t, filepath.Join(filepath.Dir(db.Path()), "walk-state", "*")) {
+	// A damaged record is refused: the scan walks.
+	for _, p := range mustGlob(t, filepath.Join(filepath.Dir(db.Path()), "scan-cache", "*")) {
 		if err := os.WriteFile(p, []byte("garbage"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	scanned("damaged state", 0, 0)
+	scanned("damaged record", 0, 0)
 	// Other limits make the scan walk.
 	before := st.walks.Load()
 	lim := discover.DefaultLimits
@@ -173,11 +175,13 @@ func mustGlob(t *testing.T, pattern string) []string {
 	return ps
 }
 
-// TestFirstScanRecordsListings checks that a first scan, streamed into the
-// store, records the listing of every directory it read (the registry
-// lets go of them during the parse, after handing them to the store), and
-// that the listings match a walk of the same tree.
-func TestFirstScanRecordsListings(t *testing.T) {
+// TestFirstScanKeepsRecord checks that a first scan, streamed into the
+// store, leaves a scan cache record with which the next scan of the
+// unchanged tree verifies instead of walking, and reports the same.
+func TestFirstScanKeepsRecord(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("walk states are Linux-only")
+	}
 	ctx := context.Background()
 	root := t.TempDir()
 	write(t, root, map[string]string{
@@ -188,31 +192,32 @@ func TestFirstScanRecordsListings(t *testing.T) {
 		"legal/beta/assets/a.txt": "asset",
 		"gamma/SKILL.md":          sk("gamma", ""),
 	})
-	settle() // listings of directories changed just now are not cached
+	settle() // directories changed just now are not cached
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	reg := registry.New(db, registry.Options{})
-	rep, err := reg.Scan(ctx, []discover.Root{{Path: root, Scope: discover.ScopeProject}}, nil)
+	st := &walkingStore{DB: db}
+	reg := registry.New(st, registry.Options{})
+	roots := []discover.Root{{Path: root, Scope: discover.ScopeProject}}
+	first, err := reg.Scan(ctx, roots, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.Listings(ctx, root)
+	rec, err := db.ReadScanCache(ctx, root)
+	if err != nil || rec == nil || st.walks.Load() != 1 {
+		t.Fatalf("record %v, %v, %d writes", rec, err, st.walks.Load())
+	}
+	rec.Close()
+	again, err := reg.Scan(ctx, roots, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	walked, err := discover.Walk(ctx, discover.Root{Path: root}, discover.DefaultLimits)
-	if err != nil {
-		t.Fatal(err)
+	if st.walks.Load() != 1 || again.Parsed != 0 || again.Unchanged != 3 {
+		t.Errorf("rescan: %d writes, parsed %d, unchanged %d", st.walks.Load(), again.Parsed, again.Unchanged)
 	}
-	// root, alpha, alpha/scripts, alpha/references, legal, legal/beta,
-	// legal/beta/assets, gamma
-	if len(got) != 8 || rep.Roots[0].Dirs != 8 {
-		t.Fatalf("recorded %d listings for %d directories read, want 8 and 8", len(got), rep.Roots[0].Dirs)
-	}
-	if !reflect.DeepEqual(map[string]store.Listing(walked.Listings), got) {
-		t.Fatalf("recorded listings differ from a walk's:\n got %v\nwant %v", got, walked.Listings)
+	if first.Roots[0].Dirs != 8 || !reflect.DeepEqual(again.Roots, first.Roots) {
+		t.Errorf("roots %+v, first %+v", again.Roots, first.Roots)
 	}
 }

@@ -82,22 +82,6 @@ type RootScan struct {
 	Gone []string
 	// Notes are findings about the root (bounds hit, links skipped).
 	Notes []string
-	// PutListings and GoneListings update the root's directory listings
-	// (see Listings): new or changed ones, and directories no longer seen.
-	PutListings  map[string]Listing
-	GoneListings []string
-	// WalkState replaces the root's walk state (see Store.WalkState) unless
-	// KeepWalkState is set; nil forgets it.
-	WalkState     []byte
-	KeepWalkState bool
-}
-
-// Listing is a cached directory listing, reused by the next scan while the
-// directory's modification time is unchanged (discover.Listing is this
-// type, and says how Entries encodes the entries).
-type Listing struct {
-	MTime   int64 // the directory's modification time, in nanoseconds since the epoch
-	Entries string
 }
 
 // ScanStreamer is implemented by a Store that can record a scan while the
@@ -170,7 +154,9 @@ type Store interface {
 	Refs(ctx context.Context, root string) (map[string]Ref, error)
 	// ApplyScans records the scans of the configured roots in one
 	// transaction: upserts become current, gone directories leave the
-	// registry, and roots not among scans are forgotten with their skills.
+	// registry, and roots not among scans are forgotten with their skills
+	// (and the scan cache records, if the store keeps discover's, of roots
+	// no longer configured).
 	ApplyScans(ctx context.Context, scans []RootScan) error
 	// Versions returns the versions matching f, ordered by key, then root
 	// position, then directory, then first seen.
@@ -178,13 +164,6 @@ type Store interface {
 	// SetEnabled enables or disables the current versions with the given
 	// key. It returns ErrNotFound when there are none.
 	SetEnabled(ctx context.Context, key string, enabled bool) error
-	// Listings returns the cached directory listings under root, keyed by
-	// directory.
-	Listings(ctx context.Context, root string) (map[string]Listing, error)
-	// WalkState returns the state of root's last walk that a scan recorded
-	// (RootScan.WalkState, discover's Result.State), or nil. The store keeps
-	// it as it is: it is the scanner's record, not the store's.
-	WalkState(ctx context.Context, root string) ([]byte, error)
 	// Roots returns the configured roots in precedence order.
 	Roots(ctx context.Context) ([]Root, error)
 	// RegistryGeneration increases with every committed change of what

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"unsafe"
 
 	"github.com/skillgate/skillgate/store"
 )
@@ -27,30 +26,29 @@ const migrationRootRefs = `CREATE TABLE root_refs (
 // this build does not read, so the refs are read from the versions table.
 const refsFormat = 1
 
-// rootChanges is what one root's scan changes of its walk state and
-// packed refs.
+// rootChanges is what one root's scan changes of its packed refs.
 type rootChanges struct {
-	root     string
-	gone     []string
-	upserts  [][]store.Version
-	walk     []byte
-	keepWalk bool
+	root    string
+	gone    []string
+	upserts [][]store.Version
 	// prevEmpty says the root had no current versions besides the gone
 	// ones before its upserts (set at the first upsert).
 	prevEmpty bool
 }
 
-// packedRefs reads the packed refs of root, if any.
-func packedRefs(ctx context.Context, q querier, root string) ([]byte, bool, error) {
-	var b []byte
-	err := q.QueryRowContext(ctx, `SELECT data FROM root_refs WHERE root = ?`, root).Scan(&b)
+// packedRefs reads the packed refs of root, if any. They are read into a
+// string (database/sql copies the driver's bytes once either way) so that
+// the refs unpackRefs makes of them can share its memory.
+func packedRefs(ctx context.Context, q querier, root string) (string, bool, error) {
+	var s string
+	err := q.QueryRowContext(ctx, `SELECT data FROM root_refs WHERE root = ?`, root).Scan(&s)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
+		return "", false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return "", false, err
 	}
-	return b, true, nil
+	return s, true, nil
 }
 
 // writeRefs brings the packed refs of a root up to date with the changes
@@ -158,15 +156,17 @@ func packRefs(root string, refs map[string]store.Ref) []byte {
 
 // unpackRefs decodes what packRefs made; ok is false when packed is not
 // in a format this build reads, or malformed. The refs share the memory of
-// packed, which must not be modified afterwards.
-func unpackRefs(root string, packed []byte) (map[string]store.Ref, bool) {
+// packed.
+func unpackRefs(root string, packed string) (map[string]store.Ref, bool) {
 	if len(packed) < 2 || packed[0] != refsFormat {
 		return nil, false
 	}
-	s := unsafe.String(&packed[1], len(packed)-1)
+	s := packed[1:]
 	bad := false
 	uv := func() uint64 {
-		x, n := uvarintString(s)
+		// The conversion of at most MaxVarintLen64 bytes does not escape:
+		// it is made on the stack.
+		x, n := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
 		if n <= 0 {
 			bad = true
 			return 0

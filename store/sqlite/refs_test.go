@@ -1,10 +1,10 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,7 +29,7 @@ func FuzzPackRefs(f *testing.F) {
 				refs[dir] = r
 			}
 		}
-		got, ok := unpackRefs(root, packRefs(root, refs))
+		got, ok := unpackRefs(root, string(packRefs(root, refs)))
 		if !ok {
 			t.Fatal("packed refs were not unpacked")
 		}
@@ -47,7 +47,7 @@ func FuzzPackRefs(f *testing.F) {
 		if !reflect.DeepEqual(got, refs) {
 			t.Fatalf("unpacked %v, want %v", got, refs)
 		}
-		_, _ = unpackRefs(root, garbage)
+		_, _ = unpackRefs(root, string(garbage))
 	})
 }
 
@@ -176,9 +176,10 @@ func TestPackedRefsAgree(t *testing.T) {
 	}
 }
 
-// TestWalkStates checks that a scan keeps, replaces and forgets the walk
-// states of its roots as told, and forgets those of roots it drops.
-func TestWalkStates(t *testing.T) {
+// TestScanCache checks that the store keeps discover's records as they
+// are, replaces and removes them as told, and forgets those of roots a
+// committed scan drops (and the walk states of earlier versions).
+func TestScanCache(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := Open(ctx, filepath.Join(dir, "s.db"))
@@ -186,13 +187,27 @@ func TestWalkStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	state := func(root string) []byte {
+	read := func(root string) string {
 		t.Helper()
-		b, err := db.WalkState(ctx, root)
+		r, err := db.ReadScanCache(ctx, root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b
+		if r == nil {
+			return ""
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		if err != nil || len(b) == 0 {
+			t.Fatalf("record %q: %v", b, err)
+		}
+		return string(b)
+	}
+	write := func(root, rec string) {
+		t.Helper()
+		if err := db.WriteScanCache(ctx, root, []byte(rec)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	apply := func(scans ...store.RootScan) {
 		t.Helper()
@@ -200,23 +215,33 @@ func TestWalkStates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if state("/a") != nil {
-		t.Fatal("a state before any scan")
+	if read("/a") != "" {
+		t.Fatal("a record before any scan")
 	}
-	apply(store.RootScan{Root: "/a", WalkState: []byte("A1")}, store.RootScan{Root: "/b", WalkState: []byte("B1")})
-	if !bytes.Equal(state("/a"), []byte("A1")) || !bytes.Equal(state("/b"), []byte("B1")) {
-		t.Fatalf("states %q %q", state("/a"), state("/b"))
+	write("/a", "A1")
+	write("/b", "B1\x00\xff")
+	if read("/a") != "A1" || read("/b") != "B1\x00\xff" {
+		t.Fatalf("records %q %q", read("/a"), read("/b"))
 	}
-	apply(store.RootScan{Root: "/a", KeepWalkState: true}, store.RootScan{Root: "/b", WalkState: []byte("B2")})
-	if !bytes.Equal(state("/a"), []byte("A1")) || !bytes.Equal(state("/b"), []byte("B2")) {
-		t.Fatalf("states %q %q", state("/a"), state("/b"))
+	write("/a", "A2")
+	write("/b", "")
+	if read("/a") != "A2" || read("/b") != "" {
+		t.Fatalf("records %q %q", read("/a"), read("/b"))
 	}
-	apply(store.RootScan{Root: "/a"}, store.RootScan{Root: "/b", KeepWalkState: true})
-	if state("/a") != nil || !bytes.Equal(state("/b"), []byte("B2")) {
-		t.Fatalf("states %q %q", state("/a"), state("/b"))
+	write("/b", "") // removing what is not there is no error
+	// A rolled back scan keeps the records as they were.
+	write("/b", "B2")
+	w, err := db.BeginScan(ctx, []string{"/a"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A dropped root's state goes; so does a temporary file left long ago.
-	old := filepath.Join(dir, walkStateDir, ".tmp-left")
+	w.Rollback()
+	if read("/a") != "A2" || read("/b") != "B2" {
+		t.Fatalf("records after a rollback %q %q", read("/a"), read("/b"))
+	}
+	// A dropped root's record goes; so do a temporary file left long ago
+	// and the walk states of earlier versions.
+	old := filepath.Join(dir, scanCacheDir, ".tmp-left")
 	if err := os.WriteFile(old, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -224,24 +249,18 @@ func TestWalkStates(t *testing.T) {
 	if err := os.Chtimes(old, longAgo, longAgo); err != nil {
 		t.Fatal(err)
 	}
-	apply(store.RootScan{Root: "/a", WalkState: []byte("A3")})
-	if state("/b") != nil || !bytes.Equal(state("/a"), []byte("A3")) {
-		t.Fatalf("states %q %q", state("/a"), state("/b"))
+	if err := os.MkdirAll(filepath.Join(dir, oldWalkStateDir), 0o700); err != nil {
+		t.Fatal(err)
 	}
-	des, err := os.ReadDir(filepath.Join(dir, walkStateDir))
+	apply(store.RootScan{Root: "/a"})
+	if read("/b") != "" || read("/a") != "A2" {
+		t.Fatalf("records %q %q", read("/a"), read("/b"))
+	}
+	des, err := os.ReadDir(filepath.Join(dir, scanCacheDir))
 	if err != nil || len(des) != 1 {
-		t.Errorf("walk state files %v %v, want one", des, err)
+		t.Errorf("scan cache files %v %v, want one", des, err)
 	}
-	// A rolled back scan keeps the states as they were.
-	w, err := db.BeginScan(ctx, []string{"/a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Root(ctx, store.RootScan{Root: "/a", WalkState: []byte("A4")}); err != nil {
-		t.Fatal(err)
-	}
-	w.Rollback()
-	if !bytes.Equal(state("/a"), []byte("A3")) {
-		t.Errorf("state after a rollback %q", state("/a"))
+	if _, err := os.Stat(filepath.Join(dir, oldWalkStateDir)); !os.IsNotExist(err) {
+		t.Errorf("the walk states of earlier versions were kept: %v", err)
 	}
 }

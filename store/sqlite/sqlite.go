@@ -6,7 +6,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,8 +99,8 @@ var migrations = []string{
 		PRIMARY KEY (session_id, key),
 		UNIQUE (session_id, mount)
 	);`,
-	// 3: directory listings, so a rescan stats a directory instead of
-	// reading it again (discover.Listing).
+	// 3: directory listings, since kept in discover's scan cache
+	// (scancache.go), and dropped by migration 11.
 	`CREATE TABLE dir_listings (
 		root    TEXT NOT NULL REFERENCES roots(path) ON DELETE CASCADE,
 		path    TEXT PRIMARY KEY,
@@ -124,6 +123,8 @@ var migrations = []string{
 	// 10: the registry generation, bumped by every change of what the
 	// registry serves (generation.go).
 	migrationRegistryGeneration,
+	// 11: the directory listings of migration 3 move to the scan cache.
+	`DROP TABLE dir_listings;`,
 }
 
 // LatestSchema is the schema version this build migrates to.
@@ -446,7 +447,7 @@ func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error)
 		return nil, fmt.Errorf("forget old roots: %w", err)
 	}
 	forgot, _ := res.RowsAffected()
-	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), changed: forgot > 0}, nil
+	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), roots: roots, changed: forgot > 0}, nil
 }
 
 // bulkLoad prepares conn for the first scan into an empty store. In WAL
@@ -515,17 +516,13 @@ type scanWriter struct {
 	// full is the upsert of a full batch, prepared once.
 	full *sql.Stmt
 	args []any
-	// listings are the root's listing changes, written at its first
-	// upsert or when the root is done: a streamed scan then writes them
-	// while the first skills are parsed, not before.
-	listings *store.RootScan
 	// changes are the current root's, applied to its packed refs when the
-	// root is done (endRoot); walks are those of the roots done, whose walk
-	// states are written once the scan is committed. nested says the roots
-	// overlap, and keep no packed refs.
+	// root is done (endRoot). nested says the roots overlap, and keep no
+	// packed refs. roots are the scan's (BeginScan's), whose scan cache
+	// records are kept once the scan is committed.
 	changes *rootChanges
-	walks   []*rootChanges
 	nested  bool
+	roots   []string
 	// changed says the scan changed what the registry serves: the commit
 	// then bumps the registry generation.
 	changed bool
@@ -552,19 +549,12 @@ func (w *scanWriter) Root(ctx context.Context, sc store.RootScan) error {
 	if err := w.rootScan(ctx, sc); err != nil {
 		return fmt.Errorf("apply scan of %s: %w", sc.Root, err)
 	}
-	if len(sc.PutListings) > 0 || len(sc.GoneListings) > 0 {
-		w.listings = &store.RootScan{Root: sc.Root, PutListings: sc.PutListings, GoneListings: sc.GoneListings}
-	}
-	w.changes = &rootChanges{root: sc.Root, gone: sc.Gone, walk: sc.WalkState, keepWalk: sc.KeepWalkState}
+	w.changes = &rootChanges{root: sc.Root, gone: sc.Gone}
 	return w.Upsert(ctx, sc.Upserts)
 }
 
-// endRoot writes what remains of the current root's scan: its listing
-// changes, its walk state and its packed refs.
+// endRoot writes what remains of the current root's scan: its packed refs.
 func (w *scanWriter) endRoot(ctx context.Context) error {
-	if err := w.flushListings(ctx); err != nil {
-		return err
-	}
 	rc := w.changes
 	w.changes = nil
 	if rc == nil {
@@ -572,20 +562,6 @@ func (w *scanWriter) endRoot(ctx context.Context) error {
 	}
 	if err := w.writeRefs(ctx, rc); err != nil {
 		return fmt.Errorf("apply scan of %s: %w", rc.root, err)
-	}
-	w.walks = append(w.walks, rc)
-	return nil
-}
-
-// flushListings writes the pending listing changes.
-func (w *scanWriter) flushListings(ctx context.Context) error {
-	if w.listings == nil {
-		return nil
-	}
-	sc := w.listings
-	w.listings = nil
-	if err := applyListings(ctx, w.tx, *sc); err != nil {
-		return fmt.Errorf("apply scan of %s: directory listings: %w", sc.Root, err)
 	}
 	return nil
 }
@@ -624,9 +600,6 @@ func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
 func (w *scanWriter) Upsert(ctx context.Context, vs []store.Version) error {
 	if len(vs) == 0 {
 		return nil
-	}
-	if err := w.flushListings(ctx); err != nil {
-		return err
 	}
 	if err := w.upsert(ctx, vs); err != nil {
 		return fmt.Errorf("apply scan of %s: %w", w.root, err)
@@ -728,7 +701,7 @@ func (w *scanWriter) Commit() error {
 	if err != nil {
 		return err
 	}
-	w.db.writeWalkStates(w.walks)
+	w.db.pruneScanCache(w.roots)
 	return nil
 }
 
@@ -765,202 +738,10 @@ func (w *scanWriter) closeStmt() {
 	}
 }
 
-// The directory listings of a root are kept packed in one row of
-// dir_listings, whose path is the root followed by a NUL byte (no real path
-// holds one) and whose mtime is the packing format: one row to read on a
-// rescan and to write on a scan that changed something, instead of one per
-// directory. Rows of one directory each (the first format) are still read,
-// and replaced by the packed row on the next change.
-const (
-	packedSuffix = "\x00"
-	packedFormat = 1
-)
-
-func applyListings(ctx context.Context, tx *sql.Tx, sc store.RootScan) error {
-	if len(sc.PutListings) == 0 && len(sc.GoneListings) == 0 {
-		return nil
-	}
-	all, err := listings(ctx, tx, sc.Root)
-	if err != nil {
-		return err
-	}
-	if len(all) == 0 {
-		all = sc.PutListings // a first scan: nothing to merge
-	} else {
-		for _, p := range sc.GoneListings {
-			delete(all, p)
-		}
-		for p, l := range sc.PutListings {
-			all[p] = l
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM dir_listings WHERE root = ?`, sc.Root); err != nil {
-		return err
-	}
-	packed, loose := packListings(sc.Root, all)
-	if len(packed) > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO dir_listings (root, path, mtime, entries) VALUES (?, ?, ?, ?)
-			ON CONFLICT (path) DO UPDATE SET root = excluded.root, mtime = excluded.mtime, entries = excluded.entries`,
-			sc.Root, sc.Root+packedSuffix, packedFormat, packed); err != nil {
-			return err
-		}
-	}
-	// A listing outside the root (the walk makes none) keeps a row of its own.
-	for p, l := range loose {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO dir_listings (root, path, mtime, entries) VALUES (?, ?, ?, ?)
-			ON CONFLICT (path) DO UPDATE SET root = excluded.root, mtime = excluded.mtime, entries = excluded.entries`,
-			sc.Root, p, l.MTime, []byte(l.Entries)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// packListings encodes the listings under root as their number (a
-// varint), then per directory: its path after root, its modification time
-// and its entries, each as a varint and bytes (the time as a signed
-// varint). Listings not under root are returned apart.
-func packListings(root string, all map[string]store.Listing) ([]byte, map[string]store.Listing) {
-	var loose map[string]store.Listing
-	size := binary.MaxVarintLen64
-	n := 0
-	for p, l := range all {
-		size += len(p) - len(root) + len(l.Entries) + 3*binary.MaxVarintLen64
-		if strings.HasPrefix(p, root) {
-			n++
-		}
-	}
-	b := make([]byte, 0, size)
-	b = binary.AppendUvarint(b, uint64(n))
-	for p, l := range all {
-		if !strings.HasPrefix(p, root) {
-			if loose == nil {
-				loose = map[string]store.Listing{}
-			}
-			loose[p] = l
-			continue
-		}
-		rel := p[len(root):]
-		b = binary.AppendUvarint(b, uint64(len(rel)))
-		b = append(b, rel...)
-		b = binary.AppendVarint(b, l.MTime)
-		b = binary.AppendUvarint(b, uint64(len(l.Entries)))
-		b = append(b, l.Entries...)
-	}
-	return b, loose
-}
-
-// unpackListings decodes what packListings made into out, or into a new
-// map of the right size when out is nil. The entries share the memory of
-// packed.
-func unpackListings(root string, packed string, out map[string]store.Listing) (map[string]store.Listing, error) {
-	count, k := uvarintString(packed)
-	if k <= 0 || count > uint64(len(packed)/3) { // a listing takes 3 bytes at least
-		return nil, fmt.Errorf("corrupt packed listing of %s", root)
-	}
-	packed = packed[k:]
-	if out == nil {
-		out = make(map[string]store.Listing, count)
-	}
-	// The paths are made in one buffer: strings taken from a Builder stay
-	// valid as it grows, and it has room for all of them.
-	var keys strings.Builder
-	keys.Grow(int(count)*len(root) + len(packed))
-	for len(packed) > 0 {
-		n, k := uvarintString(packed)
-		if k <= 0 || n > uint64(len(packed)-k) {
-			return nil, fmt.Errorf("corrupt packed listing of %s", root)
-		}
-		rel := packed[k : k+int(n)]
-		packed = packed[k+int(n):]
-		mtime, k := varintString(packed)
-		if k <= 0 {
-			return nil, fmt.Errorf("corrupt packed listing of %s", root)
-		}
-		packed = packed[k:]
-		n, k = uvarintString(packed)
-		if k <= 0 || n > uint64(len(packed)-k) {
-			return nil, fmt.Errorf("corrupt packed listing of %s", root)
-		}
-		start := keys.Len()
-		keys.WriteString(root)
-		keys.WriteString(rel)
-		out[keys.String()[start:]] = store.Listing{MTime: mtime, Entries: packed[k : k+int(n)]}
-		packed = packed[k+int(n):]
-	}
-	return out, nil
-}
-
-func uvarintString(s string) (uint64, int) {
-	var x uint64
-	var shift uint
-	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
-		c := s[i]
-		if c < 0x80 {
-			return x | uint64(c)<<shift, i + 1
-		}
-		x |= uint64(c&0x7f) << shift
-		shift += 7
-	}
-	return 0, 0
-}
-
-func varintString(s string) (int64, int) {
-	ux, n := uvarintString(s)
-	x := int64(ux >> 1)
-	if ux&1 != 0 {
-		x = ^x
-	}
-	return x, n
-}
-
-// Listings implements [store.Store].
-func (s *DB) Listings(ctx context.Context, root string) (map[string]store.Listing, error) {
-	out, err := listings(ctx, s.db, root)
-	if err != nil {
-		return nil, fmt.Errorf("listings of %s: %w", root, err)
-	}
-	return out, nil
-}
-
 // querier is what *sql.DB and *sql.Tx share.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// listings reads the listings of root, packed or not.
-func listings(ctx context.Context, q querier, root string) (map[string]store.Listing, error) {
-	rows, err := q.QueryContext(ctx, `SELECT path, mtime, entries FROM dir_listings WHERE root = ?`, root)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out map[string]store.Listing
-	for rows.Next() {
-		var p string
-		var l store.Listing
-		if err := rows.Scan(&p, &l.MTime, &l.Entries); err != nil {
-			return nil, err
-		}
-		if p == root+packedSuffix {
-			if l.MTime != packedFormat {
-				continue // a format from a newer skillgate: read directories again
-			}
-			if out, err = unpackListings(root, l.Entries, out); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if out == nil {
-			out = map[string]store.Listing{}
-		}
-		out[p] = l
-	}
-	if out == nil {
-		out = map[string]store.Listing{}
-	}
-	return out, rows.Err()
 }
 
 // upsertSQL is the insert-or-update of n versions in one statement.
