@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // A head printed once and kept by hand is easy to forget. A checkpoint is a
@@ -132,9 +134,7 @@ func ParseCheckpoints(path string, data []byte, trusted ed25519.PublicKey) (Chec
 			continue
 		}
 		var c Checkpoint
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
+		if err := strictjson.Decode(text, &c, 8); err != nil {
 			return Checkpoint{}, fmt.Errorf("%w: %s:%d: not a checkpoint: %v", ErrInvalidCheckpoint, path, line, err)
 		}
 		if err := c.Check(trusted); err != nil {

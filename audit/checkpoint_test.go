@@ -56,8 +56,10 @@ func TestReadCheckpoints(t *testing.T) {
 		{"key changes", line(t, c2) + line(t, other), nil, "invalid audit checkpoint: F:2: signed by " + other.Key + ", earlier lines by " + c2.Key},
 		{"goes back", line(t, c2) + line(t, back), nil, "invalid audit checkpoint: F:2: head 2 at 2026-11-24T09:00:00Z goes back from head 7 at 2026-11-24T07:00:00Z"},
 		{"fork", line(t, c2) + line(t, fork), nil, "invalid audit checkpoint: F:2: record 7 has two different hashes in this file"},
-		{"not json", "seq 3\n", nil, "invalid audit checkpoint: F:1: not a checkpoint: invalid character 's' looking for beginning of value"},
-		{"unknown field", `{"seq":3,"extra":1}` + "\n", nil, `invalid audit checkpoint: F:1: not a checkpoint: json: unknown field "extra"`},
+		{"not json", "seq 3\n", nil, "invalid audit checkpoint: F:1: not a checkpoint: not valid JSON at byte 1: invalid character 's' looking for beginning of value"},
+		{"unknown field", `{"seq":3,"extra":1}` + "\n", nil, `invalid audit checkpoint: F:1: not a checkpoint: unknown field "extra"`},
+		{"field in another case", `{"Seq":3}` + "\n", nil, `invalid audit checkpoint: F:1: not a checkpoint: unknown field "Seq"`},
+		{"field twice", `{"seq":3,"seq":4}` + "\n", nil, `invalid audit checkpoint: F:1: not a checkpoint: duplicate key "seq"`},
 		{"empty", "\n\n", nil, "invalid audit checkpoint: F holds no checkpoint"},
 	}
 	for _, tt := range tests {

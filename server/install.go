@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -117,6 +117,9 @@ type actionRequest struct {
 	Only        []string `json:"only"`
 }
 
+// maxRequestDepth bounds the nesting of a REST request body.
+const maxRequestDepth = 16
+
 func decodeRequest(r *http.Request) (actionRequest, error) {
 	var req actionRequest
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxInstallRequestBytes+1))
@@ -126,9 +129,7 @@ func decodeRequest(r *http.Request) (actionRequest, error) {
 	if len(body) > MaxInstallRequestBytes {
 		return req, fmt.Errorf("%w: request body larger than %d bytes", install.ErrUsage, MaxInstallRequestBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := strictjson.Decode(body, &req, maxRequestDepth); err != nil {
 		return req, fmt.Errorf("%w: request body: %v", install.ErrUsage, err)
 	}
 	return req, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -97,9 +98,7 @@ func decodePolicyBody(r *http.Request, v any) error {
 	if len(body) > MaxPolicyRequestBytes {
 		return fmt.Errorf("%w: request body larger than %d bytes", errBadPolicyRequest, MaxPolicyRequestBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := strictjson.Decode(body, v, maxRequestDepth); err != nil {
 		return fmt.Errorf("%w: request body: %v", errBadPolicyRequest, err)
 	}
 	return nil

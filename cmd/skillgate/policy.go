@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -50,9 +51,7 @@ func (m *Main) capabilitySource(file string) (policy.CapabilitySource, error) {
 		return nil, err
 	}
 	var caps policy.Capabilities
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&caps); err != nil {
+	if err := strictjson.Decode(b, &caps, 16); err != nil {
 		return nil, usageErr("--capabilities %s: %v (a JSON array of capability records; see docs/policy.md)", file, err)
 	}
 	return caps, nil
