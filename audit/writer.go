@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 )
@@ -143,6 +144,9 @@ func (w *Writer) run() {
 	timer.Stop()
 	commit := func() {
 		if len(batch) > 0 {
+			// A refusal is queued at once, an answered call once its result
+			// is passed on: seal each batch in the order of the decisions.
+			slices.SortStableFunc(batch, func(a, b Record) int { return a.Time.Compare(b.Time) })
 			if _, err := w.log.Append(context.Background(), batch...); err != nil {
 				w.mu.Lock()
 				w.err = err

@@ -92,6 +92,14 @@ func TestWriterFlushInterval(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "+0s a,b"},
+		{"a batch is sealed in the order of its records' times", func(t *testing.T, w *audit.Writer, log *batchLog) {
+			late, early := rec("late"), rec("early")
+			early.Time = time.Now()
+			late.Time = early.Time.Add(time.Microsecond)
+			w.Record(late)
+			w.Record(early)
+			time.Sleep(2 * interval)
+		}, "+10ms early,late"},
 		{"a flush ends the wait for a batch", func(t *testing.T, w *audit.Writer, log *batchLog) {
 			w.Record(rec("a"))
 			time.Sleep(3 * time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,6 +96,9 @@ permit (principal, action, resource) when { context.args has text && context.arg
 	if err != nil || len(rs) != len(tests) {
 		t.Fatalf("%d audit records (%v), want %d", len(rs), err, len(tests))
 	}
+	// A refusal is recorded at once, an answered call once its result is
+	// passed on: compare in the order the calls were decided.
+	slices.SortStableFunc(rs, func(a, b audit.Record) int { return a.Time.Compare(b.Time) })
 	for i, tc := range tests {
 		if rs[i].Decision != tc.decision || !reflect.DeepEqual(rs[i].Reasons, tc.reasons) {
 			t.Errorf("%s: audited %s %q, want %s %q", tc.text, rs[i].Decision, rs[i].Reasons, tc.decision, tc.reasons)

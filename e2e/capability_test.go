@@ -242,14 +242,24 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 
 	// Every decision is in the audit log, and the log verifies.
 	out = f.run(t, "audit", "query", "--action", "capability.invoke", "--json")
-	var decisions []string
+	// A refusal is recorded at once, an answered call once its result is
+	// passed on (docs/audit.md): compare in the order the calls were
+	// decided, which each record's time gives.
+	type invoke struct {
+		Time              time.Time
+		Subject, Decision string
+	}
+	var recs []invoke
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var r struct {
-			Subject, Decision string
-		}
+		var r invoke
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("%v: %q", err, line)
 		}
+		recs = append(recs, r)
+	}
+	slices.SortStableFunc(recs, func(a, b invoke) int { return a.Time.Compare(b.Time) })
+	var decisions []string
+	for _, r := range recs {
 		decisions = append(decisions, r.Subject+" "+r.Decision)
 	}
 	want := []string{
