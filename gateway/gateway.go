@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,11 +104,14 @@ type Conn struct {
 	sess   *session.Session
 	server *mcp.Server
 
-	mu          sync.Mutex
-	loadDesc    string            // the load_skill description now advertised
-	capTools    map[string]string // capability tools advertised: name → definition JSON
-	initialized bool
-	closed      bool
+	mu       sync.Mutex
+	loadDesc string            // the load_skill description now advertised
+	capTools map[string]string // capability tools advertised: name → definition JSON
+	closed   bool
+
+	// initialized is set once the client has finished the MCP handshake;
+	// every request reads it (see firstRequest), so it takes no lock.
+	initialized atomic.Bool
 
 	// ctx ends when the connection closes. Relayed capability calls run in
 	// contexts of their own over relayBase (ctx's values, not its end, so
@@ -165,10 +169,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	g.mu.Unlock()
 	if opts != nil && opts.InitTimeout > 0 {
 		time.AfterFunc(opts.InitTimeout, func() {
-			c.mu.Lock()
-			ok := c.initialized
-			c.mu.Unlock()
-			if !ok {
+			if !c.initialized.Load() {
 				c.Close()
 			}
 		})
@@ -217,11 +218,7 @@ func (c *Conn) onInitialized(_ context.Context, req *mcp.InitializedRequest) {
 // and sends no such notification, so its first request ends it instead
 // (see firstRequest).
 func (c *Conn) handshakeDone(ss *mcp.ServerSession) {
-	c.mu.Lock()
-	first := !c.initialized
-	c.initialized = true
-	c.mu.Unlock()
-	if first && ss != nil {
+	if c.initialized.CompareAndSwap(false, true) && ss != nil {
 		go func() {
 			_ = ss.Wait()
 			c.Close()
@@ -234,14 +231,9 @@ func (c *Conn) handshakeDone(ss *mcp.ServerSession) {
 // notification ends).
 func (c *Conn) firstRequest(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "initialize" && !strings.HasPrefix(method, "notifications/") {
-			c.mu.Lock()
-			done := c.initialized
-			c.mu.Unlock()
-			if !done {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-					c.handshakeDone(ss)
-				}
+		if !c.initialized.Load() && method != "initialize" && !strings.HasPrefix(method, "notifications/") {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				c.handshakeDone(ss)
 			}
 		}
 		return next(ctx, method, req)

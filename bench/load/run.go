@@ -494,7 +494,29 @@ func (a *agent) run(ctx context.Context, url string, hc *http.Client, connected 
 		return
 	}
 	defer cs.Close()
-	call := func(op, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	// think pauses as the model's turn would between two calls; the seed
+	// makes a run's pauses the same from one run to the next.
+	rng := rand.New(rand.NewPCG(uint64(a.id), 0x5eed))
+	think := func() bool {
+		if a.cfg.Think <= 0 {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(a.cfg.Think/2 + time.Duration(rng.Int64N(int64(a.cfg.Think)+1)))
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	// callTool thinks, then calls name and records the call's latency
+	// (the pause not included) under op.
+	callTool := func(op, name string, args map[string]any) (*mcp.CallToolResult, error) {
+		if !think() {
+			a.record(op, 0, ctx.Err())
+			return nil, ctx.Err()
+		}
 		cctx, cancel := context.WithTimeout(ctx, opTimeout)
 		defer cancel()
 		t0 := time.Now()
@@ -505,33 +527,6 @@ func (a *agent) run(ctx context.Context, url string, hc *http.Client, connected 
 		}
 		a.record(op, d, err)
 		return res, err
-	}
-	var callTool func(op, name string, args map[string]any) (*mcp.CallToolResult, error)
-
-	// think pauses as the model's turn would between two calls; the seed
-	// makes a run's pauses the same from one run to the next.
-	rng := rand.New(rand.NewPCG(uint64(a.id), 0x5eed))
-	think := func() bool {
-		if a.cfg.Think <= 0 {
-			return ctx.Err() == nil
-		}
-		d := a.cfg.Think/2 + time.Duration(rng.Int64N(int64(a.cfg.Think)+1))
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	callTool = func(op, name string, args map[string]any) (*mcp.CallToolResult, error) {
-		if !think() {
-			err := ctx.Err()
-			a.record(op, 0, err)
-			return nil, err
-		}
-		return call(op, name, args)
 	}
 
 	// Page through skill_list: follow next_cursor while the server gives one.
