@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/internal/strictjson"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -767,7 +767,7 @@ func filesJSON(files []skill.File) json.RawMessage {
 			b = append(b, ',')
 		}
 		b = append(b, `{"path":`...)
-		if strictjson.Plain(f.Path) {
+		if jsonscan.Plain(f.Path) {
 			b = append(b, '"')
 			b = append(b, f.Path...)
 			b = append(b, '"')

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Size limits applied before any parsing.
@@ -79,7 +78,7 @@ func (m *Map) appendJSON(b []byte) ([]byte, error) {
 func appendJSONValue(b []byte, v any) ([]byte, error) {
 	switch t := v.(type) {
 	case string:
-		if strictjson.Plain(t) {
+		if jsonscan.Plain(t) {
 			b = append(b, '"')
 			b = append(b, t...)
 			return append(b, '"'), nil

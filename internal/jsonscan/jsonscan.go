@@ -366,17 +366,27 @@ func PlainString(raw []byte) (string, bool) {
 	return string(body), true
 }
 
-// Quote returns s as a JSON string, exactly as json.Marshal writes it. A
-// plain string (printable ASCII without quotes, backslashes or the HTML
-// characters json.Marshal escapes), such as a request id, a method or a
-// tool name, is written without encoding/json.
-func Quote(s string) []byte {
+// Plain reports whether encoding/json writes s between quotes as it is:
+// printable ASCII without '"', '\\' or the characters it escapes for HTML
+// ('<', '>', '&'). Encoders that append JSON by hand use it to skip
+// json.Marshal for most strings.
+func Plain(s string) bool {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			b, _ := json.Marshal(s)
-			return b
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
 		}
+	}
+	return true
+}
+
+// Quote returns s as a JSON string, exactly as json.Marshal writes it. A
+// [Plain] string, such as a request id, a method or a tool name, is written
+// without encoding/json.
+func Quote(s string) []byte {
+	if !Plain(s) {
+		b, _ := json.Marshal(s)
+		return b
 	}
 	b := make([]byte, 0, len(s)+2)
 	b = append(b, '"')

@@ -231,20 +231,6 @@ func Kind(raw []byte) string {
 	}
 }
 
-// Plain reports whether encoding/json writes s between quotes as it is:
-// printable ASCII without '"', '\\' or the characters it escapes for HTML
-// ('<', '>', '&'). Encoders that append JSON by hand use it to skip
-// json.Marshal for most strings.
-func Plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
 // Quote renders hostile text for an error message in Go quoted form, cut at
 // max bytes on a character boundary, with the full length after a cut.
 func Quote(s string, max int) string {

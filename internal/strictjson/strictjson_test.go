@@ -154,21 +154,6 @@ func TestScalars(t *testing.T) {
 	}
 }
 
-func TestPlain(t *testing.T) {
-	t.Parallel()
-	// Plain may say no to a string encoding/json keeps as is (non-ASCII),
-	// never yes to one it changes.
-	for s, want := range map[string]bool{"": true, "abc/def.md": true, "a b-c_d~": true, "é": false, "a\"b": false, `a\b`: false,
-		"<": false, ">": false, "&": false, "\x7f": false, "\n": false, "\xff": false} {
-		if got := strictjson.Plain(s); got != want {
-			t.Errorf("Plain(%q) = %v; want %v", s, got, want)
-		}
-		if enc, _ := json.Marshal(s); want && string(enc) != `"`+s+`"` {
-			t.Errorf("Plain(%q), but json.Marshal gives %s", s, enc)
-		}
-	}
-}
-
 // inner and outer cover the struct shapes Decode follows: tags, untagged
 // fields, "-", embedding, pointers, maps, slices, raw values and types with
 // their own UnmarshalJSON.
