@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,6 +48,19 @@ const (
 	// sandbox shows a server the files its arguments name, not those of
 	// its environment).
 	EnvTextFile = "SKILLGATE_TESTSERVER_TEXT_FILE"
+	// EnvToolsFile names a JSON file holding a tools/list result
+	// ({"tools":[…]}, as a real server sent it): the tools ModeRecorder
+	// offers.
+	EnvToolsFile = "SKILLGATE_TESTSERVER_TOOLS_FILE"
+	// EnvName is the name ModeRecorder reports itself as ("github").
+	EnvName = "SKILLGATE_TESTSERVER_NAME"
+	// EnvReportEnv is a comma-separated list of environment variables
+	// whose values ModeRecorder reports with every call (the credentials
+	// it was started with).
+	EnvReportEnv = "SKILLGATE_TESTSERVER_REPORT_ENV"
+	// EnvRecordFile, when set, receives one line of JSON per call
+	// ModeRecorder answers (the same object as its result's text).
+	EnvRecordFile = "SKILLGATE_TESTSERVER_RECORD_FILE"
 )
 
 // The modes.
@@ -99,7 +113,22 @@ const (
 	// result in microseconds, so that what a relay adds is not lost in the
 	// server's own time.
 	ModeText = "text"
+	// ModeRecorder stands in for a provider's server: it offers the tools
+	// of EnvToolsFile, under their names and schemas, and answers every
+	// call with a [Recording] as JSON text (also appended to
+	// EnvRecordFile), so a test sees which server a call was routed to,
+	// with which arguments and which credentials.
+	ModeRecorder = "recorder"
 )
+
+// Recording is what ModeRecorder answers a call with.
+type Recording struct {
+	Server    string            `json:"server"`
+	Tool      string            `json:"tool"`
+	Arguments json.RawMessage   `json:"arguments"`
+	Env       map[string]string `json:"env"`
+	PID       int               `json:"pid"`
+}
 
 // Descriptions of tool "add" in ModeRugPull, before and after the rug pull.
 const (
@@ -140,7 +169,8 @@ func Main() int {
 	if text == "" && len(os.Args) > 1 {
 		text = os.Args[len(os.Args)-1]
 	}
-	s, err := New(mode, Config{StateFile: os.Getenv(EnvState), Tools: atoi(os.Getenv(EnvTools)), TextFile: text})
+	s, err := New(mode, Config{StateFile: os.Getenv(EnvState), Tools: atoi(os.Getenv(EnvTools)), TextFile: text,
+		ToolsFile: os.Getenv(EnvToolsFile), Name: os.Getenv(EnvName), ReportEnv: os.Getenv(EnvReportEnv), RecordFile: os.Getenv(EnvRecordFile)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testserver:", err)
 		return 1
@@ -159,6 +189,9 @@ type Config struct {
 	Tools int
 	// TextFile is the file ModeText's read_text returns.
 	TextFile string
+	// ToolsFile, Name, ReportEnv and RecordFile parameterise ModeRecorder
+	// (see EnvToolsFile, EnvName, EnvReportEnv, EnvRecordFile).
+	ToolsFile, Name, ReportEnv, RecordFile string
 }
 
 // New builds the SDK server of an SDK-based mode.
@@ -238,6 +271,10 @@ func New(mode string, cfg Config) (*mcp.Server, error) {
 		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil
 		})
+	case ModeRecorder:
+		if err := addRecorderTools(s, cfg); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
@@ -472,4 +509,59 @@ func serveRaw(in io.Reader, out io.Writer) error {
 		}
 	}
 	return sc.Err()
+}
+
+// addRecorderTools adds ModeRecorder's tools: those of cfg.ToolsFile, each
+// answering with a Recording.
+func addRecorderTools(s *mcp.Server, cfg Config) error {
+	data, err := os.ReadFile(cfg.ToolsFile)
+	if err != nil {
+		return fmt.Errorf("recorder: %w (set %s to a tools/list result)", err, EnvToolsFile)
+	}
+	var list struct {
+		Tools []*mcp.Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("recorder: %s: %w", cfg.ToolsFile, err)
+	}
+	var names []string
+	for n := range strings.SplitSeq(cfg.ReportEnv, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	var mu sync.Mutex
+	for _, t := range list.Tools {
+		s.AddTool(t, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			rec := Recording{Server: cfg.Name, Tool: req.Params.Name, Arguments: req.Params.Arguments, Env: map[string]string{}, PID: os.Getpid()}
+			if len(rec.Arguments) == 0 {
+				rec.Arguments = json.RawMessage("{}")
+			}
+			for _, n := range names {
+				if v, ok := os.LookupEnv(n); ok {
+					rec.Env[n] = v
+				}
+			}
+			line, err := json.Marshal(rec)
+			if err != nil {
+				return nil, err
+			}
+			if cfg.RecordFile != "" {
+				mu.Lock()
+				f, err := os.OpenFile(cfg.RecordFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+				if err == nil {
+					_, err = f.Write(append(line, '\n'))
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+				}
+				mu.Unlock()
+				if err != nil {
+					return nil, err
+				}
+			}
+			return textResult(string(line)), nil
+		})
+	}
+	return nil
 }
