@@ -205,87 +205,60 @@ func (s *scanner) literal(lit string) bool {
 // characters, only JSON's escapes (bytes that are not valid UTF-8 are
 // accepted, as there). escaped reports an escape sequence in it.
 func (s *scanner) str() (escaped, ok bool) {
-	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+	d, i := s.data, s.pos
+	if i >= len(d) || d[i] != '"' {
 		return false, false
 	}
-	s.pos++
-	for s.pos < len(s.data) {
-		s.pos += plainRun(s.data[s.pos:])
-		if s.pos >= len(s.data) {
-			break
+	i++
+	for {
+		// Eight bytes per step up to the next byte that ends or escapes
+		// the string or is not allowed in it; one at a time at the end.
+		for len(d)-i >= 8 {
+			if m := specialBytes(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto special
+			}
+			i += 8
 		}
-		c := s.data[s.pos]
-		switch {
-		case c == '"':
-			s.pos++
-			return escaped, true
-		case c < 0x20:
+		for i < len(d) && d[i] >= 0x20 && d[i] != '"' && d[i] != '\\' {
+			i++
+		}
+		if i >= len(d) {
 			return false, false
-		case c == '\\':
-			escaped = true
-			s.pos++
-			if s.pos >= len(s.data) {
-				return false, false
-			}
-			switch s.data[s.pos] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.pos++
-			case 'u':
-				if len(s.data)-s.pos < 5 {
-					return false, false
-				}
-				for _, h := range s.data[s.pos+1 : s.pos+5] {
-					if !isHex(h) {
-						return false, false
-					}
-				}
-				s.pos += 5
-			default:
-				return false, false
-			}
+		}
+	special:
+		switch d[i] {
+		case '"':
+			s.pos = i + 1
+			return escaped, true
+		case '\\':
+		default: // a control character
+			return false, false
+		}
+		escaped = true
+		if i+1 >= len(d) {
+			return false, false
+		}
+		switch e := escapes[d[i+1]]; {
+		case e == 1:
+			i += 2
+		case e == 2 && len(d)-i >= 6 && isHex(d[i+2]) && isHex(d[i+3]) && isHex(d[i+4]) && isHex(d[i+5]):
+			i += 6
 		default:
-			s.pos++
+			return false, false
 		}
 	}
-	return false, false
 }
+
+// escapes classifies the byte after a backslash: 1 for a one-letter
+// escape, 2 for 'u' (four hex digits follow), 0 for none.
+var escapes = [256]uint8{'"': 1, '\\': 1, '/': 1, 'b': 1, 'f': 1, 'n': 1, 'r': 1, 't': 1, 'u': 2}
 
 // SWAR constants: one in every byte, and the top bit of every byte.
 const (
 	ones = 0x0101010101010101
 	tops = 0x8080808080808080
 )
-
-// plainRun returns how many leading bytes of b hold no byte that ends or
-// escapes a JSON string or is not allowed in one: no '"', no '\\' and no
-// control character. It reads eight bytes per step instead of one (the
-// relay reads every byte of every result it passes on, a file's text of
-// tens of kilobytes, and this loop is most of that time) and, when a group
-// holds such a byte, returns its exact position, so that str handles it at
-// once instead of looking at the plain bytes before it one at a time. It
-// never looks at a last partial group: it may stop up to seven bytes
-// early at the end of b, never late.
-func plainRun(b []byte) int {
-	n := 0
-	for len(b)-n >= 16 { // two groups per step: fewer branches on long runs
-		m0 := specialBytes(binary.LittleEndian.Uint64(b[n:]))
-		m1 := specialBytes(binary.LittleEndian.Uint64(b[n+8:]))
-		if m0|m1 != 0 {
-			if m0 != 0 {
-				return n + bits.TrailingZeros64(m0)>>3
-			}
-			return n + 8 + bits.TrailingZeros64(m1)>>3
-		}
-		n += 16
-	}
-	if len(b)-n >= 8 {
-		if m := specialBytes(binary.LittleEndian.Uint64(b[n:])); m != 0 {
-			return n + bits.TrailingZeros64(m)>>3
-		}
-		n += 8
-	}
-	return n
-}
 
 // specialBytes returns w (eight bytes, the first in the low byte) with the
 // top bit of a byte set where that byte is below 0x20, a '"' or a '\\'.
