@@ -420,6 +420,33 @@ func run(b *testing.B, skillName string, srv server, tool string, args map[strin
 		n++
 	}
 	b.StopTimer()
+	// Paired differences: call i of one path and call i of another ran in
+	// the same round, moments apart, so the machine's state (another
+	// process, the frequency, which core) weighs on both alike; the median
+	// of the differences is what one path adds to the other, without the
+	// drift between rounds that moves each path's own p50 by up to 100 µs
+	// on this machine (two identical binaries in the same run differ that
+	// much).
+	byName := map[string]*path{}
+	for _, p := range paths {
+		byName[p.name] = p
+	}
+	paired := func(name, over string) {
+		x, y := byName[name], byName[over]
+		if x == nil || y == nil || len(x.lat) != len(y.lat) || len(x.lat) == 0 {
+			return
+		}
+		d := make([]time.Duration, len(x.lat))
+		for i := range d {
+			d[i] = x.lat[i] - y.lat[i]
+		}
+		slices.Sort(d)
+		b.ReportMetric(float64(d[len(d)/2].Nanoseconds())/1e3, name+"-over-"+over+"-paired-p50-µs")
+	}
+	paired("relay", "direct")
+	paired("skillgate", "direct")
+	paired("skillgate", "relay")
+	paired("baseline", "skillgate")
 	for _, p := range paths {
 		if c := cpuTime(p.cmd); c > 0 && n > 0 {
 			b.ReportMetric(float64((c-p.cpu).Microseconds())/float64(n), p.name+"-cpu-µs/call")
