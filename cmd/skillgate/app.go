@@ -28,6 +28,9 @@ const (
 
 // Main runs the CLI with injectable I/O, so tests drive the real wiring.
 type Main struct {
+	// Stdin is read by commands that take a secret (credential set); nil
+	// means os.Stdin.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Getenv reads the environment; tests pass a map's lookup.
 	Getenv func(string) string
@@ -121,7 +124,7 @@ error.`,
 		m.sessionCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
-	root.AddCommand(m.policyCommand(), m.grantCommand())
+	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	return root
 }
 
