@@ -148,3 +148,24 @@ func TestPoolPerCredentialSet(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// TestPoolScrubsPrincipalsCredentials: a server that prints the token it
+// was started with for one tenant gets it into no error and no pool stat.
+func TestPoolScrubsPrincipalsCredentials(t *testing.T) {
+	const secret = "acme-S3CRET-0123456789"
+	creds := &memCredentials{m: map[string]map[string]string{}}
+	creds.set("acme", "API_TOKEN", secret)
+	p := mcpclient.NewPool(mcpclient.PoolOptions{Limits: testLimits(), CredentialSource: creds})
+	defer p.Close()
+	tg := mcpclient.Target{Skill: "tools/leaky", Digest: "sha256:1",
+		Server: testDecl(t, "s", testserver.ModeExit, map[string]string{testserver.EnvError: "token=${API_TOKEN}", "API_TOKEN": "${API_TOKEN}"})}
+	_, err := callRawAs(context.Background(), p, capability.Principal{Tenant: "acme", Agent: "a", Tier: "T3"}, tg, "echo", `{}`)
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "token=[redacted:API_TOKEN]") {
+		t.Fatalf("error %v", err)
+	}
+	for _, st := range p.Stats() {
+		if strings.Contains(st.LastErr, secret) {
+			t.Errorf("stat %+v", st)
+		}
+	}
+}
