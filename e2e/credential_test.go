@@ -142,15 +142,27 @@ func TestTwoTenantsOwnCredentials(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, tools), []byte(`{"tools":[{"name":"create_issue","description":"Create an issue.","inputSchema":{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]},"annotations":{"readOnlyHint":false,"destructiveHint":false}}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for tenant, tok := range map[string]string{"acme": acmeToken, "globex": globexToken} {
+		if code, out := f.credentialRun(t, &seen, tok+"\n", nil, "credential", "set", "GITHUB_TOKEN", "--tenant", tenant); code != 0 || out != "set GITHUB_TOKEN for tenant "+tenant+"\n" {
+			t.Fatalf("credential set %s: %d %q", tenant, code, out)
+		}
+	}
+	// install introspects with the operator's environment; recheck, after
+	// approval, with globex's credentials (--tenant), none in the
+	// environment.
 	installEnv := []string{"GITHUB_TOKEN=" + installToken}
 	// install exits 1: the tool lacks side-effect and egress metadata,
 	// which complete gives.
 	f.credentialRun(t, &seen, "", installEnv, "install", src, "--credential", "GITHUB_TOKEN")
 	for _, args := range [][]string{
 		{"complete", "github", "gh/create_issue", "--risk", "write", "--side-effects", "internal", "--egress", "none", "--why", "a recording stand-in for the provider"},
-		{"approve", "github"}, {"enable", "github"},
 	} {
 		if code, _ := f.credentialRun(t, &seen, "", installEnv, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, seen.String())
+		}
+	}
+	for _, args := range [][]string{{"approve", "github"}, {"enable", "github"}, {"recheck", "github", "--tenant", "globex"}} {
+		if code, _ := f.credentialRun(t, &seen, "", nil, args...); code != 0 {
 			t.Fatalf("%v: exit %d\n%s", args, code, seen.String())
 		}
 	}
@@ -159,11 +171,6 @@ func TestTwoTenantsOwnCredentials(t *testing.T) {
 permit (principal, action == Action::"invoke", resource);
 `), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	for tenant, tok := range map[string]string{"acme": acmeToken, "globex": globexToken} {
-		if code, out := f.credentialRun(t, &seen, tok+"\n", nil, "credential", "set", "GITHUB_TOKEN", "--tenant", tenant); code != 0 || out != "set GITHUB_TOKEN for tenant "+tenant+"\n" {
-			t.Fatalf("credential set %s: %d %q", tenant, code, out)
-		}
 	}
 	if code, out := f.credentialRun(t, &seen, "", nil, "credential", "ls"); code != 0 || out != "NAME          TENANT  AGENT\nGITHUB_TOKEN  acme    *\nGITHUB_TOKEN  globex  *\n" {
 		t.Fatalf("credential ls: %d %q", code, out)

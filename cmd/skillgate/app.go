@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -38,6 +39,10 @@ type Main struct {
 	dataDir    string
 	configPath string
 	verbose    bool
+	// introspectAs is the principal whose credentials install, recheck
+	// and approve introspect with (--tenant, --agent); zero: the
+	// environment's.
+	introspectAs credential.Scope
 }
 
 // exitError carries an exit code through cobra.

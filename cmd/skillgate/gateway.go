@@ -238,7 +238,7 @@ func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger,
 // the credential store, the upstream connection pool and the audit writer.
 func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	var err error
-	d.installs, err = m.newInstallService(d.db)
+	d.installs, err = m.newInstallService(d.db, nil)
 	if err != nil {
 		return err
 	}
