@@ -340,12 +340,26 @@ func (s *Store) Resolve(p capability.Principal, name string) (string, bool) {
 	if v, ok := t[entryKey{name, p.Tenant, ""}]; ok {
 		return v, true
 	}
-	if s.opts.Environ != nil {
-		if v := s.opts.Environ(name); v != "" {
-			return v, true
+	return Environment(s.opts.Environ)(name)
+}
+
+// ReservedPrefix starts the names of skillgate's own configuration and
+// secrets (SKILLGATE_CREDENTIAL_KEY, the S3 and LLM keys): the environment
+// step of resolution never answers them, so a skill's ${SKILLGATE_…}
+// cannot read them.
+const ReservedPrefix = "SKILLGATE_"
+
+// Environment returns the environment step of resolution over getenv: a
+// set, non-empty variable, except names starting with [ReservedPrefix].
+// Nil getenv answers nothing.
+func Environment(getenv func(string) string) func(name string) (string, bool) {
+	return func(name string) (string, bool) {
+		if getenv == nil || strings.HasPrefix(name, ReservedPrefix) {
+			return "", false
 		}
+		v := getenv(name)
+		return v, v != ""
 	}
-	return "", false
 }
 
 // Lookup returns p's credential lookup, the shape mcpclient expands

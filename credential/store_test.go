@@ -57,7 +57,7 @@ func open(t *testing.T, dir string, opts credential.Options) *credential.Store {
 func TestRoundTripAndResolution(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	env := map[string]string{"GITHUB_TOKEN": "from-env", "ONLY_ENV": "env-only"}
+	env := map[string]string{"GITHUB_TOKEN": "from-env", "ONLY_ENV": "env-only", "SKILLGATE_CREDENTIAL_KEY": "AGE-SECRET-KEY-1X", "EMPTY": ""}
 	opts := credential.Options{Environ: func(n string) string { return env[n] }}
 	s := open(t, dir, opts)
 	for _, e := range []struct {
@@ -93,6 +93,8 @@ func TestRoundTripAndResolution(t *testing.T) {
 		{p("acme", "reviewer"), "GITLAB_TOKEN", "", false},
 		{p("acme", "reviewer"), "ONLY_ENV", "env-only", true},
 		{p("acme", "reviewer"), "NOWHERE", "", false},
+		{p("acme", "reviewer"), "EMPTY", "", false},                    // empty is unset
+		{p("acme", "reviewer"), "SKILLGATE_CREDENTIAL_KEY", "", false}, // skillgate's own, never
 	} {
 		for i, st := range []*credential.Store{s, s2} {
 			got, ok := st.Lookup(tc.p)(tc.name)

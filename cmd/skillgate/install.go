@@ -16,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
@@ -70,10 +71,7 @@ func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), erro
 // credentials from creds, or from the environment when creds is nil.
 func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup) (*install.Service, error) {
 	if creds == nil {
-		creds = func(name string) (string, bool) {
-			v := m.Getenv(name)
-			return v, v != ""
-		}
+		creds = credential.Environment(m.Getenv)
 	}
 	var p propose.Proposer = propose.Deterministic{}
 	if cfg, ok := propose.ConfigFromEnv(m.Getenv); ok {
