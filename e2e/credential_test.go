@@ -114,8 +114,9 @@ func (f *fixture) serveVerbose(t *testing.T, seen *lockedBuffer) string {
 // TestTwoTenantsOwnCredentials is issue 14's per-user credentials
 // acceptance over `skillgate serve`: one imported skill whose server takes
 // ${GITHUB_TOKEN}, two tenants with their own token in the credential
-// store. Each tenant's calls reach a server process of its own, started
-// with its own token; a third tenant without one is told which credential
+// store, and one agent of a tenant with a token of its own. Each tenant's
+// (and that agent's) calls reach a server process of its own, started with
+// its own token; a third tenant without one is told which credential
 // is missing; a token rotated while serving reaches a new process. No
 // secret appears in any file of the data directory, in any output of the
 // CLI, in the server's logs, in the audit log or in review.
@@ -126,8 +127,9 @@ func TestTwoTenantsOwnCredentials(t *testing.T) {
 		acmeToken    = "acme-SECRET-ghp-91b3f0"
 		globexToken  = "globex-SECRET-ghp-c47e28"
 		acmeRotated  = "acme-SECRET-rotated-5a0d13"
+		acmeReviewer = "acme-reviewer-SECRET-e60b42"
 	)
-	secrets := []string{installToken, acmeToken, globexToken, acmeRotated}
+	secrets := []string{installToken, acmeToken, globexToken, acmeRotated, acmeReviewer}
 	f := &fixture{data: t.TempDir()}
 	var seen lockedBuffer
 
@@ -175,16 +177,24 @@ permit (principal, action == Action::"invoke", resource);
 	if code, out := f.credentialRun(t, &seen, "", nil, "credential", "ls"); code != 0 || out != "NAME          TENANT  AGENT\nGITHUB_TOKEN  acme    *\nGITHUB_TOKEN  globex  *\n" {
 		t.Fatalf("credential ls: %d %q", code, out)
 	}
+	// acme's reviewer has a token of its own, which comes before acme's.
+	if code, _ := f.credentialRun(t, &seen, acmeReviewer, nil, "credential", "set", "GITHUB_TOKEN", "--tenant", "acme", "--agent", "reviewer"); code != 0 {
+		t.Fatal("credential set --agent")
+	}
 	secretOf := map[string]string{}
-	for _, tenant := range []string{"acme", "globex", "initech"} {
-		_, out := f.credentialRun(t, &seen, "", nil, "token", "add", "--agent", "drafter", "--tier", "T3", "--tenant", tenant, "--json")
+	for _, who := range []string{"acme", "globex", "initech", "acme/reviewer"} {
+		tenant, agent, ok := strings.Cut(who, "/")
+		if !ok {
+			agent = "drafter"
+		}
+		_, out := f.credentialRun(t, &seen, "", nil, "token", "add", "--agent", agent, "--tier", "T3", "--tenant", tenant, "--json")
 		var tok struct {
 			Secret string `json:"secret"`
 		}
 		if err := json.Unmarshal([]byte(out), &tok); err != nil {
 			t.Fatal(err)
 		}
-		secretOf[tenant] = tok.Secret
+		secretOf[who] = tok.Secret
 	}
 	url := f.serveVerbose(t, &seen)
 	connect := func(tenant string) *mcp.ClientSession {
@@ -197,7 +207,8 @@ permit (principal, action == Action::"invoke", resource);
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	agents := map[string]*mcp.ClientSession{"acme": connect("acme"), "globex": connect("globex"), "initech": connect("initech")}
+	agents := map[string]*mcp.ClientSession{"acme": connect("acme"), "globex": connect("globex"), "initech": connect("initech"),
+		"acme/reviewer": connect("acme/reviewer")}
 	if names := toolNames(t, agents["acme"]); !slices.Contains(names, "create_issue") {
 		t.Fatalf("create_issue not listed: %v", names)
 	}
@@ -219,6 +230,9 @@ permit (principal, action == Action::"invoke", resource);
 	}
 	if acme.PID == globex.PID || acme.PID == 0 {
 		t.Fatalf("acme and globex reached the same server process %d", acme.PID)
+	}
+	if reviewer, _, _ := call("acme/reviewer"); reviewer.Env["GITHUB_TOKEN"] != acmeReviewer || reviewer.PID == acme.PID || reviewer.PID == globex.PID {
+		t.Errorf("acme/reviewer: token %q on pid %d (acme's %d, globex's %d)", reviewer.Env["GITHUB_TOKEN"], reviewer.PID, acme.PID, globex.PID)
 	}
 	if again, _, _ := call("acme"); again.PID != acme.PID {
 		t.Errorf("acme's second call reached another process (%d, was %d)", again.PID, acme.PID)
