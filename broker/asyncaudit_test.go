@@ -23,7 +23,7 @@ type rawUpstream struct {
 
 func (u rawUpstream) Retain(map[string]bool) {}
 
-func (u rawUpstream) Call(_ context.Context, _ mcpclient.Target, _ string, _ json.RawMessage, done mcpclient.ResultFunc) {
+func (u rawUpstream) Call(_ context.Context, _ capability.Principal, _ mcpclient.Target, _ string, _ json.RawMessage, done mcpclient.ResultFunc) {
 	done(u.result, u.err)
 }
 

@@ -80,7 +80,7 @@ func BenchmarkCall(b *testing.B) {
 	wait := make(chan error, 1)
 	b.Run("pool", func(b *testing.B) {
 		run(b, func() error {
-			pool.Call(ctx, target, "echo", args, func(_ json.RawMessage, err error) { wait <- err })
+			pool.Call(ctx, p, target, "echo", args, func(_ json.RawMessage, err error) { wait <- err })
 			return <-wait
 		})
 	})

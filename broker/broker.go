@@ -168,10 +168,11 @@ type Decider interface {
 // Caller is the pool the broker forwards through; *mcpclient.Pool
 // implements it.
 type Caller interface {
-	// Call calls tool on t's server: args, a JSON object, are read only
-	// before Call returns; done receives the server's result object (see
+	// Call calls tool on t's server for who, whose credentials the server
+	// is started with: args, a JSON object, are read only before Call
+	// returns; done receives the server's result object (see
 	// [mcpclient.ResultFunc]) or the error, exactly once.
-	Call(ctx context.Context, t mcpclient.Target, tool string, args json.RawMessage, done mcpclient.ResultFunc)
+	Call(ctx context.Context, who capability.Principal, t mcpclient.Target, tool string, args json.RawMessage, done mcpclient.ResultFunc)
 	// Retain closes the connections of targets not in keep.
 	Retain(keep map[string]bool)
 }
@@ -426,7 +427,7 @@ func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, r
 		return
 	}
 	b.forwarding.Add(1)
-	b.opts.Upstream.Call(ctx, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
+	b.opts.Upstream.Call(ctx, who.Principal, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
 		defer b.forwarding.Add(-1)
 		if err != nil {
 			done(toolErrorJSON(b.failed(ctx, a, name, err)))

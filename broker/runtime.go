@@ -49,6 +49,16 @@ type Notifier interface {
 	CapabilitiesChanged(ctx context.Context) error
 }
 
+// Credentials is the per-principal credential store as the runtime uses
+// it; *credential.Store implements it.
+type Credentials interface {
+	mcpclient.CredentialSource
+	// Reload re-reads the store when another process changed it and
+	// reports whether it did; a store that cannot be read keeps the
+	// previous credentials and returns the error.
+	Reload(ctx context.Context) (bool, error)
+}
+
 // RuntimeOptions configures [OpenRuntime]. Installs and Store are
 // required.
 type RuntimeOptions struct {
@@ -56,7 +66,13 @@ type RuntimeOptions struct {
 	Store    RuntimeStore
 	// PolicyDir holds the policy files (DATA/policies).
 	PolicyDir string
-	// Credentials expands ${NAME} references in server declarations.
+	// CredentialStore resolves ${NAME} references in server declarations
+	// per principal (agent → tenant → environment): each principal's
+	// calls reach a server started with its own credentials. Watch
+	// reloads it when another process changed it. Nil means Credentials.
+	CredentialStore Credentials
+	// Credentials expands ${NAME} references in server declarations, the
+	// same for every principal; used when CredentialStore is nil.
 	Credentials mcpclient.CredentialLookup
 	// Limits bounds every upstream connection; zero fields take
 	// mcpclient's defaults.
@@ -111,9 +127,14 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	r.Decider = NewPolicyDecider(r.Engine)
 	r.Decider.Reload = r.Engine.Reload
 	r.Decider.Logger = log
+	var source mcpclient.CredentialSource
+	if opts.CredentialStore != nil {
+		source = opts.CredentialStore
+	}
 	r.pool = mcpclient.NewPool(mcpclient.PoolOptions{
-		Credentials: opts.Credentials,
-		Limits:      opts.Limits,
+		CredentialSource: source,
+		Credentials:      opts.Credentials,
+		Limits:           opts.Limits,
 		OnDrift: func(t mcpclient.Target, d capability.Drift) {
 			// RecordDrift takes the storage lock: never on the
 			// connection's re-check goroutine.
@@ -191,6 +212,14 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 				policies, changed = fp, true
 			}
 		}
+		if cs := r.opts.CredentialStore; cs != nil {
+			if moved, err := cs.Reload(ctx); err != nil {
+				r.log.Error("credential store reload failed; keeping the previous credentials", "err", err)
+			} else if moved {
+				r.pool.Prune()
+				changed = true
+			}
+		}
 		now, err := r.opts.Installs.Generation(ctx)
 		if err != nil {
 			r.log.Error("install generation", "err", err)
@@ -207,6 +236,14 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 			_ = n.CapabilitiesChanged(ctx)
 		}
 	}
+}
+
+// MissingCredentials returns the credentials t's server needs that are
+// not configured for p (agent, tenant, or the process environment): while
+// any is missing, p's calls to t fail without starting the server. A
+// resolver uses it to tell a live backend from a dormant one.
+func (r *Runtime) MissingCredentials(p capability.Principal, t mcpclient.Target) []string {
+	return r.pool.Missing(p, t)
 }
 
 // Close closes the upstream connections, waits (a few seconds at most)

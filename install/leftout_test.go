@@ -132,7 +132,7 @@ func TestLeftOutToolsAreNotDrift(t *testing.T) {
 	tg.Server, _ = en[0].Config.Server("notes")
 	const want = `mcpclient: server "notes": tools/call: tool blocked: tool "read_env": it was left out of the approval`
 	errc := make(chan error, 1)
-	pool.Call(ctx, tg, "read_env", json.RawMessage(`{"name":"HOME"}`), func(_ json.RawMessage, err error) { errc <- err })
+	pool.Call(ctx, capability.Principal{Tenant: "acme", Agent: "drafter", Tier: "T3"}, tg, "read_env", json.RawMessage(`{"name":"HOME"}`), func(_ json.RawMessage, err error) { errc <- err })
 	if err := <-errc; err == nil || err.Error() != want {
 		t.Errorf("read_env: %v, want %s", err, want)
 	}

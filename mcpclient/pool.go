@@ -3,11 +3,16 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,9 +71,28 @@ type Target struct {
 // ID names the target: "skill@digest/server".
 func (t Target) ID() string { return t.Skill + "@" + t.Digest + "/" + t.Server.ID }
 
+// CredentialSource resolves credentials per principal, so that each
+// principal's calls reach a server started with its own credentials;
+// *credential.Store implements it. Resolve must not do I/O: the pool asks
+// it when a principal first calls a target after a change.
+type CredentialSource interface {
+	// Resolve returns the value of the credential name for p.
+	Resolve(p capability.Principal, name string) (string, bool)
+	// Generation changes whenever Resolve may answer differently; it is
+	// read on every call, so it must be cheap (an atomic load).
+	Generation() uint64
+}
+
 // PoolOptions configures a [Pool].
 type PoolOptions struct {
-	// Credentials expands ${NAME} references in server declarations.
+	// Credentials resolves credentials per principal. A server whose
+	// declaration references credentials gets one connection per distinct
+	// set of resolved values: two principals share a server process only
+	// when every credential it references resolves to the same value for
+	// both. Nil means Credentials below, the same for every principal.
+	CredentialSource CredentialSource
+	// Credentials expands ${NAME} references in server declarations for
+	// every principal alike; it is used when CredentialSource is nil.
 	Credentials CredentialLookup
 	// Limits bounds every connection; zero fields take the defaults.
 	Limits Limits
@@ -95,23 +119,52 @@ type PoolOptions struct {
 // [PoolOptions.OnDrift] so that the registry can block the capability until
 // a human re-approves it. It is safe for concurrent use.
 type Pool struct {
-	opts PoolOptions
-	log  *slog.Logger
+	opts  PoolOptions
+	log   *slog.Logger
+	creds CredentialSource
+	// mac keys the fingerprints of credential sets; it is random per pool,
+	// so that a fingerprint says nothing about a value outside it.
+	mac []byte
 
 	mu     sync.Mutex
-	conns  map[string]*entry
+	conns  map[string]*entry // by route key: target id, plus the credential set's fingerprint
 	closed bool
+	// routes caches each principal's route to each target; it is
+	// emptied when the credential source's generation moves.
+	routes   map[routeKey]route
+	routeGen uint64
 }
 
-// entry is one target's connection slot. dialing is non-nil while a dial is
-// in flight; concurrent callers wait on it instead of dialling again.
+// maxRoutes bounds the route cache; it is emptied when full.
+const maxRoutes = 1 << 16
+
+// routeKey is one principal calling one target.
+type routeKey struct{ tenant, agent, target string }
+
+// route is where a principal's calls to a target go: the connection key
+// and the credential values it is dialled with, or the credentials that
+// are missing for the principal.
+type route struct {
+	key     string
+	lookup  CredentialLookup // the resolved values, frozen
+	missing []string
+}
+
+// entry is one connection slot: a target with one set of credentials.
+// dialing is non-nil while a dial is in flight; concurrent callers wait on
+// it instead of dialling again.
 type entry struct {
 	target   Target
+	lookup   CredentialLookup
 	conn     *Conn
 	dialing  chan struct{}
 	lastErr  error
 	failedAt time.Time
 	dials    int
+	// users are the principals whose route led here, for a target that
+	// references credentials; when none of them leads here any more after
+	// a credential change, the connection is closed.
+	users map[routeKey]struct{}
 }
 
 // NewPool returns an empty pool.
@@ -123,7 +176,148 @@ func NewPool(opts PoolOptions) *Pool {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pool{opts: opts, log: log, conns: map[string]*entry{}}
+	creds := opts.CredentialSource
+	if creds == nil {
+		creds = sharedCredentials{opts.Credentials}
+	}
+	mac := make([]byte, 32)
+	_, _ = rand.Read(mac)
+	return &Pool{opts: opts, log: log, creds: creds, mac: mac, conns: map[string]*entry{}, routes: map[routeKey]route{}}
+}
+
+// sharedCredentials is one lookup for every principal.
+type sharedCredentials struct{ lookup CredentialLookup }
+
+func (s sharedCredentials) Resolve(_ capability.Principal, name string) (string, bool) {
+	if s.lookup == nil {
+		return "", false
+	}
+	return s.lookup(name)
+}
+
+func (sharedCredentials) Generation() uint64 { return 0 }
+
+// routeLocked returns who's route to t, from the cache when the credential
+// source has not changed since it was computed. p.mu is held. A change of
+// the source empties the cache and closes the connections no principal
+// routes to any more (a rotated or removed credential).
+func (p *Pool) routeLocked(who capability.Principal, t Target, id string, gen uint64) route {
+	if gen != p.routeGen {
+		p.syncLocked(gen)
+	}
+	rk := routeKey{who.Tenant, who.Agent, id}
+	if r, ok := p.routes[rk]; ok {
+		return r
+	}
+	r := p.resolve(who, t, id)
+	if r.missing != nil {
+		// Not cached: a credential set later must be seen at once, also
+		// through a lookup without a generation.
+		return r
+	}
+	if len(p.routes) >= maxRoutes {
+		clear(p.routes)
+	}
+	p.routes[rk] = r
+	if e := p.conns[r.key]; e != nil && e.users != nil {
+		e.users[rk] = struct{}{}
+	}
+	return r
+}
+
+// syncLocked empties the route cache and prunes connections after the
+// credential source moved to generation gen. p.mu is held.
+func (p *Pool) syncLocked(gen uint64) {
+	p.routeGen = gen
+	clear(p.routes)
+	p.pruneLocked()
+}
+
+// Prune closes, at once, the connections that a credential change left
+// without a principal (a rotated or removed credential); calls do the same
+// lazily. A runtime calls it after reloading its credential store.
+func (p *Pool) Prune() {
+	gen := p.creds.Generation()
+	p.mu.Lock()
+	if gen != p.routeGen {
+		p.syncLocked(gen)
+	}
+	p.mu.Unlock()
+}
+
+// resolve computes who's route to t: the credentials t's declaration
+// references, resolved for who; the key is t's id when it references none,
+// else t's id and an HMAC of the names and values.
+func (p *Pool) resolve(who capability.Principal, t Target, id string) route {
+	names := t.Server.Credentials()
+	if len(names) == 0 {
+		return route{key: id}
+	}
+	vals := make(map[string]string, len(names))
+	h := hmac.New(sha256.New, p.mac)
+	var missing []string
+	for _, n := range names {
+		v, ok := p.creds.Resolve(who, n)
+		if !ok {
+			missing = append(missing, n)
+			continue
+		}
+		vals[n] = v
+		fmt.Fprintf(h, "%d:%s=%d:%s\x00", len(n), n, len(v), v)
+	}
+	if len(missing) > 0 {
+		return route{missing: missing}
+	}
+	return route{
+		key:    id + "#" + hex.EncodeToString(h.Sum(nil)[:16]),
+		lookup: func(n string) (string, bool) { v, ok := vals[n]; return v, ok },
+	}
+}
+
+// pruneLocked closes the connections that no principal who used them
+// routes to any more. p.mu is held; connections close in the background.
+func (p *Pool) pruneLocked() {
+	for key, e := range p.conns {
+		if e.users == nil {
+			continue // no credentials: shared by everyone
+		}
+		for u := range e.users {
+			if p.resolve(capability.Principal{Tenant: u.tenant, Agent: u.agent}, e.target, u.target).key != key {
+				delete(e.users, u)
+			}
+		}
+		if len(e.users) > 0 || e.dialing != nil {
+			continue
+		}
+		delete(p.conns, key)
+		if e.conn != nil {
+			p.log.Info("upstream: closing a connection whose credentials changed", "target", e.target.ID())
+			go e.conn.Close()
+		}
+	}
+}
+
+// missingError says which credentials who lacks for t.
+func missingError(who capability.Principal, id string, missing []string) error {
+	verb := "is"
+	if len(missing) > 1 {
+		verb = "are"
+	}
+	return fmt.Errorf("%w: upstream %s needs %s, which %s not set for tenant %s (agent %s); set it with: skillgate credential set %s --tenant %s",
+		ErrMissingCredential, id, strings.Join(missing, ", "), verb, who.Tenant, who.Agent, missing[0], who.Tenant)
+}
+
+// Missing returns the credentials t's server needs that are not set for
+// who (none when it can be started for who). It resolves through the
+// pool's credential source, as a call would.
+func (p *Pool) Missing(who capability.Principal, t Target) []string {
+	var out []string
+	for _, n := range t.Server.Credentials() {
+		if _, ok := p.creds.Resolve(who, n); !ok {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Call calls tool on t's server through its pooled connection, dialling or
@@ -136,29 +330,53 @@ func NewPool(opts PoolOptions) *Pool {
 // fresh connection only when it never reached the server (ErrClosed), so a
 // tool call is never executed twice. An error after which the call never
 // reached the server also matches [ErrNotSent].
-func (p *Pool) Call(ctx context.Context, t Target, tool string, args json.RawMessage, done ResultFunc) {
-	conn := p.live(t.ID())
+//
+// who is the principal making the call: ${NAME} references in t's
+// declaration resolve for who (see [PoolOptions.CredentialSource]), and
+// the call goes to the connection started with exactly those values. A
+// credential not set for who fails the call with [ErrMissingCredential]
+// (and [ErrNotSent]) without starting anything.
+func (p *Pool) Call(ctx context.Context, who capability.Principal, t Target, tool string, args json.RawMessage, done ResultFunc) {
+	id := t.ID()
+	gen := p.creds.Generation()
+	p.mu.Lock()
+	r := p.routeLocked(who, t, id, gen)
+	conn := p.liveLocked(r.key)
+	p.mu.Unlock()
+	if r.missing != nil {
+		done(nil, notSent{missingError(who, id, r.missing)})
+		return
+	}
 	if conn == nil {
 		args = bytes.Clone(args)
-		go p.callDialling(ctx, t, tool, args, nil, done)
+		go p.callDialling(ctx, who, t, tool, args, nil, done)
 		return
 	}
 	conn.CallToolRaw(ctx, tool, args, func(res json.RawMessage, err error) {
 		if err != nil && errors.Is(err, ErrClosed) { // refused before sending: retry
-			go p.callDialling(ctx, t, tool, bytes.Clone(args), conn, done)
+			go p.callDialling(ctx, who, t, tool, bytes.Clone(args), conn, done)
 			return
 		}
 		done(res, markNotSent(err, false))
 	})
 }
 
-// callDialling gets a connection for t, replacing dead when it is still
-// t's, and makes the call on it.
-func (p *Pool) callDialling(ctx context.Context, t Target, tool string, args json.RawMessage, dead *Conn, done ResultFunc) {
-	if dead != nil {
-		p.drop(t.ID(), dead)
+// callDialling gets a connection for who's route to t, replacing dead when
+// it is still that route's, and makes the call on it.
+func (p *Pool) callDialling(ctx context.Context, who capability.Principal, t Target, tool string, args json.RawMessage, dead *Conn, done ResultFunc) {
+	id := t.ID()
+	gen := p.creds.Generation()
+	p.mu.Lock()
+	r := p.routeLocked(who, t, id, gen)
+	p.mu.Unlock()
+	if r.missing != nil {
+		done(nil, notSent{missingError(who, id, r.missing)})
+		return
 	}
-	conn, err := p.Conn(ctx, t)
+	if dead != nil {
+		p.drop(r.key, dead)
+	}
+	conn, err := p.conn(ctx, t, r, routeKey{who.Tenant, who.Agent, id})
 	if err != nil {
 		done(nil, markNotSent(err, true))
 		return
@@ -166,11 +384,10 @@ func (p *Pool) callDialling(ctx context.Context, t Target, tool string, args jso
 	conn.CallToolRaw(ctx, tool, args, func(res json.RawMessage, err error) { done(res, markNotSent(err, false)) })
 }
 
-// live returns the connection of target id when it is up, without dialling.
-func (p *Pool) live(id string) *Conn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.conns[id]
+// liveLocked returns the connection of key when it is up, without
+// dialling. p.mu is held.
+func (p *Pool) liveLocked(key string) *Conn {
+	e := p.conns[key]
 	if e == nil || e.conn == nil || p.closed {
 		return nil
 	}
@@ -182,20 +399,40 @@ func (p *Pool) live(id string) *Conn {
 	}
 }
 
-// Conn returns a live connection to t's server, dialling one if there is
-// none or the previous one died.
-func (p *Pool) Conn(ctx context.Context, t Target) (*Conn, error) {
+// Conn returns a live connection to t's server for who, dialling one if
+// there is none or the previous one died.
+func (p *Pool) Conn(ctx context.Context, who capability.Principal, t Target) (*Conn, error) {
 	id := t.ID()
+	gen := p.creds.Generation()
+	p.mu.Lock()
+	r := p.routeLocked(who, t, id, gen)
+	p.mu.Unlock()
+	if r.missing != nil {
+		return nil, missingError(who, id, r.missing)
+	}
+	return p.conn(ctx, t, r, routeKey{who.Tenant, who.Agent, id})
+}
+
+// conn returns a live connection for route r of t, dialling one if needed;
+// user is recorded as one of its principals.
+func (p *Pool) conn(ctx context.Context, t Target, r route, user routeKey) (*Conn, error) {
+	id, key := t.ID(), r.key
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			return nil, fmt.Errorf("upstream %s: %w", id, ErrClosed)
 		}
-		e := p.conns[id]
+		e := p.conns[key]
 		if e == nil {
-			e = &entry{target: t}
-			p.conns[id] = e
+			e = &entry{target: t, lookup: r.lookup}
+			if r.lookup != nil {
+				e.users = map[routeKey]struct{}{}
+			}
+			p.conns[key] = e
+		}
+		if e.users != nil {
+			e.users[user] = struct{}{}
 		}
 		if e.conn != nil {
 			select {
@@ -229,7 +466,7 @@ func (p *Pool) Conn(ctx context.Context, t Target) (*Conn, error) {
 		e.dials++
 		p.mu.Unlock()
 
-		conn, err := p.dial(ctx, t)
+		conn, err := p.dial(ctx, t, e.lookup)
 
 		p.mu.Lock()
 		close(e.dialing)
@@ -252,11 +489,11 @@ func (p *Pool) Conn(ctx context.Context, t Target) (*Conn, error) {
 	}
 }
 
-func (p *Pool) dial(ctx context.Context, t Target) (*Conn, error) {
+func (p *Pool) dial(ctx context.Context, t Target, creds CredentialLookup) (*Conn, error) {
 	pins := t.Pins
 	opts := &ConnOptions{
 		Options: Options{
-			Logger: p.log, Credentials: p.opts.Credentials, Limits: p.opts.Limits, Dir: t.Dir,
+			Logger: p.log, Credentials: creds, Limits: p.opts.Limits, Dir: t.Dir,
 			ClientName: "skillgate", ClientVersion: p.opts.ClientVersion,
 		},
 		Pins:    &pins,
@@ -274,10 +511,10 @@ func (p *Pool) dial(ctx context.Context, t Target) (*Conn, error) {
 	return Dial(dctx, t.Server, opts)
 }
 
-// drop forgets conn if it is still t's connection.
-func (p *Pool) drop(id string, conn *Conn) {
+// drop forgets conn if it is still key's connection.
+func (p *Pool) drop(key string, conn *Conn) {
 	p.mu.Lock()
-	if e := p.conns[id]; e != nil && e.conn == conn {
+	if e := p.conns[key]; e != nil && e.conn == conn {
 		e.conn = nil
 	}
 	p.mu.Unlock()
@@ -289,22 +526,24 @@ func (p *Pool) drop(id string, conn *Conn) {
 func (p *Pool) Retain(keep map[string]bool) {
 	p.mu.Lock()
 	var closing []*Conn
-	for id, e := range p.conns {
-		if keep[id] || e.dialing != nil {
+	for key, e := range p.conns {
+		if keep[e.target.ID()] || e.dialing != nil {
 			continue
 		}
 		if e.conn != nil {
 			closing = append(closing, e.conn)
 		}
-		delete(p.conns, id)
+		delete(p.conns, key)
 	}
+	clear(p.routes)
 	p.mu.Unlock()
 	for _, c := range closing {
 		c.Close()
 	}
 }
 
-// PoolStat describes one pooled target.
+// PoolStat describes one pooled connection: a target, with one set of
+// credentials when it references any (a target appears once per set).
 type PoolStat struct {
 	Target string `json:"target"`
 	Alive  bool   `json:"alive"`
@@ -318,8 +557,8 @@ func (p *Pool) Stats() []PoolStat {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]PoolStat, 0, len(p.conns))
-	for id, e := range p.conns {
-		s := PoolStat{Target: id, Dials: e.dials}
+	for _, e := range p.conns {
+		s := PoolStat{Target: e.target.ID(), Dials: e.dials}
 		if e.conn != nil {
 			select {
 			case <-e.conn.Done():
@@ -347,6 +586,7 @@ func (p *Pool) Close() error {
 		}
 	}
 	p.conns = map[string]*entry{}
+	clear(p.routes)
 	p.mu.Unlock()
 	var errs []error
 	for _, c := range conns {

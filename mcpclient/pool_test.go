@@ -168,14 +168,20 @@ func call(t *testing.T, ctx context.Context, p *mcpclient.Pool, tg mcpclient.Tar
 	return &res, nil
 }
 
-// callRaw makes a call and waits for its outcome, as the server's bytes.
+// callRaw makes a call as acme/drafter and waits for its outcome, as the
+// server's bytes.
 func callRaw(ctx context.Context, p *mcpclient.Pool, tg mcpclient.Target, tool, args string) (string, error) {
+	return callRawAs(ctx, p, capability.Principal{Tenant: "acme", Agent: "drafter", Tier: "T3"}, tg, tool, args)
+}
+
+// callRawAs makes a call as who and waits for its outcome.
+func callRawAs(ctx context.Context, p *mcpclient.Pool, who capability.Principal, tg mcpclient.Target, tool, args string) (string, error) {
 	type outcome struct {
 		res string
 		err error
 	}
 	ch := make(chan outcome, 2)
-	p.Call(ctx, tg, tool, json.RawMessage(args), func(res json.RawMessage, err error) {
+	p.Call(ctx, who, tg, tool, json.RawMessage(args), func(res json.RawMessage, err error) {
 		ch <- outcome{string(res), err} // res is only valid during the callback
 	})
 	o := <-ch

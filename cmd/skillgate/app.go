@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -28,6 +29,9 @@ const (
 
 // Main runs the CLI with injectable I/O, so tests drive the real wiring.
 type Main struct {
+	// Stdin is read by commands that take a secret (credential set); nil
+	// means os.Stdin.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Getenv reads the environment; tests pass a map's lookup.
 	Getenv func(string) string
@@ -35,6 +39,10 @@ type Main struct {
 	dataDir    string
 	configPath string
 	verbose    bool
+	// introspectAs is the principal whose credentials install, recheck
+	// and approve introspect with (--tenant, --agent); zero: the
+	// environment's.
+	introspectAs credential.Scope
 }
 
 // exitError carries an exit code through cobra.
@@ -124,7 +132,7 @@ error.`,
 		m.verifySignatureCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
-	root.AddCommand(m.policyCommand(), m.grantCommand())
+	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	return root
 }
 

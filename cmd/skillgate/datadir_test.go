@@ -17,6 +17,7 @@ func TestMissingDataDir(t *testing.T) {
 		{"ls"}, {"show", "good"}, {"prompt"}, {"disclose", "--tier", "T3"}, {"enable", "good"},
 		{"pending"}, {"review", "good"}, {"policy", "check"}, {"grant", "ls"}, {"token", "ls"},
 		{"audit", "verify"}, {"audit", "query"}, {"mcp", "--agent", "a", "--tier", "T3"}, {"serve"},
+		{"credential", "ls"}, {"credential", "rm", "TOKEN", "--tenant", "acme"},
 	}
 	for _, args := range refused {
 		t.Run(args[0], func(t *testing.T) {

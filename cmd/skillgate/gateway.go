@@ -235,23 +235,26 @@ func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger,
 // openCapabilities opens the capability runtime: the install service
 // (whose enabled skills the broker serves, and which records pin drift),
 // the policy engine (policies from DATA/policies and the store, grants),
-// the upstream connection pool and the audit writer.
+// the credential store, the upstream connection pool and the audit writer.
 func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	var err error
-	d.installs, err = m.newInstallService(d.db)
+	d.installs, err = m.newInstallService(d.db, nil)
 	if err != nil {
 		return err
 	}
 	if _, err := d.installs.Recover(ctx); err != nil {
 		return err
 	}
+	// ${NAME} in mcp.json resolves per principal: agent → tenant (the
+	// credential store) → skillgate's environment.
+	creds, err := m.openCredentials(ctx)
+	if err != nil {
+		return err
+	}
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
 		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(),
-		Credentials: func(name string) (string, bool) {
-			v := m.Getenv(name)
-			return v, v != ""
-		},
-		ClientVersion: version, Logger: d.log,
+		CredentialStore: creds,
+		ClientVersion:   version, Logger: d.log,
 	})
 	if err != nil {
 		return err

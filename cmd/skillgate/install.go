@@ -15,6 +15,8 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
@@ -30,11 +32,24 @@ const envCrashPoint = "SKILLGATE_TEST_CRASHPOINT"
 // openInstalls opens the store and the install service of the data
 // directory, and repairs what an earlier crash left behind.
 func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), error) {
+	// --tenant (and --agent) of install, recheck and approve: the servers
+	// are introspected with the credentials that principal resolves to.
+	var lookup mcpclient.CredentialLookup
+	if as := m.introspectAs; as.Tenant != "" || as.Agent != "" {
+		if err := as.Check(); err != nil {
+			return nil, nil, usageErr("%v", err)
+		}
+		st, err := m.openCredentials(ctx)
+		if err != nil {
+			return nil, nil, credentialFailure(err)
+		}
+		lookup = st.Lookup(capability.Principal{Tenant: as.Tenant, Agent: as.Agent})
+	}
 	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := m.newInstallService(db)
+	svc, err := m.newInstallService(db, lookup)
 	if err != nil {
 		db.Close()
 		return nil, nil, err
@@ -53,8 +68,11 @@ func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), erro
 
 // newInstallService wires the install service: managed storage under the
 // data directory, the LLM proposer when SKILLGATE_LLM_* configure one,
-// credentials from the environment.
-func (m *Main) newInstallService(db *sqlite.DB) (*install.Service, error) {
+// credentials from creds, or from the environment when creds is nil.
+func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup) (*install.Service, error) {
+	if creds == nil {
+		creds = credential.Environment(m.Getenv)
+	}
 	var p propose.Proposer = propose.Deterministic{}
 	if cfg, ok := propose.ConfigFromEnv(m.Getenv); ok {
 		llm, err := propose.NewOpenAI(cfg)
@@ -64,15 +82,12 @@ func (m *Main) newInstallService(db *sqlite.DB) (*install.Service, error) {
 		p = llm
 	}
 	opts := install.Options{
-		Store:    db,
-		Root:     filepath.Join(m.data(), "imported"),
-		Proposer: p,
-		Credentials: func(name string) (string, bool) {
-			v := m.Getenv(name)
-			return v, v != ""
-		},
-		MCP:    mcpclient.Options{ClientVersion: version},
-		Logger: m.logger(),
+		Store:       db,
+		Root:        filepath.Join(m.data(), "imported"),
+		Proposer:    p,
+		Credentials: creds,
+		MCP:         mcpclient.Options{ClientVersion: version},
+		Logger:      m.logger(),
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory
@@ -178,11 +193,20 @@ func (m *Main) installAction(use, short, long string, args cobra.PositionalArgs,
 	return c
 }
 
+// credentialScopeFlags adds --tenant and --agent: the principal whose
+// credentials (credential store, then environment) the skill's servers get
+// while they are introspected.
+func (m *Main) credentialScopeFlags(c *cobra.Command) {
+	c.Flags().StringVar(&m.introspectAs.Tenant, "tenant", "", "introspect with this tenant's credentials (skillgate credential set; then the environment) instead of the environment's")
+	c.Flags().StringVar(&m.introspectAs.Agent, "agent", "", "with --tenant: this agent's own credentials first")
+}
+
 // introspectionFlags adds the flags that say what a skill's servers may
 // have while they are introspected.
-func introspectionFlags(intro *install.Introspection) func(*cobra.Command) {
+func (m *Main) introspectionFlags(intro *install.Introspection) func(*cobra.Command) {
 	return func(c *cobra.Command) {
-		c.Flags().StringArrayVar(&intro.Credentials, "credential", nil, "give this credential (a ${NAME} of mcp.json, read from the environment) to the skill's servers; repeatable; others are withheld until approval")
+		m.credentialScopeFlags(c)
+		c.Flags().StringArrayVar(&intro.Credentials, "credential", nil, "give this credential (a ${NAME} of mcp.json, read from the environment or, with --tenant, resolved for that tenant) to the skill's servers; repeatable; others are withheld until approval")
 		c.Flags().BoolVar(&intro.Network, "allow-network", false, "let the skill's servers reach the network while they are introspected")
 		c.Flags().BoolVar(&intro.Unconfined, "unconfined", false, "run the servers without the sandbox, as your own user (only for code you trust)")
 	}
@@ -214,7 +238,7 @@ An LLM proposer is used when
 SKILLGATE_LLM_BASE_URL and SKILLGATE_LLM_MODEL are set (and
 SKILLGATE_LLM_API_KEY when the endpoint needs one); otherwise the
 deterministic proposer.`,
-			cobra.ExactArgs(1), introspectionFlags(&intro),
+			cobra.ExactArgs(1), m.introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 				return failBlocked(svc.InstallWith(ctx, args[0], m.actor(), intro))
 			}),
@@ -295,7 +319,7 @@ Servers run confined as for 'install'; before approval they get only the
 credentials named with --credential, after approval all of theirs. A recheck
 that leaves the install blocked, or finds drift that blocks capabilities of
 an approved install, prints its review and exits 1.`,
-			cobra.ExactArgs(1), introspectionFlags(&intro),
+			cobra.ExactArgs(1), m.introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 				return failBlocked(svc.RecheckWith(ctx, args[0], m.actor(), intro))
 			}),

@@ -43,7 +43,7 @@ func main() {
 	if p := os.Getenv("SKILLGATE_MEMPROFILE"); p != "" {
 		stopHeap = writeHeapProfiles(ctx, p, os.Stderr)
 	}
-	m := &Main{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 	code := m.Run(ctx, os.Args[1:])
 	cancel()
 	stopHeap()

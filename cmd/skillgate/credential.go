@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/credential"
+)
+
+// envCredentialKey supplies the credential store's age identity instead
+// of the key file DATA/credentials.key.
+const envCredentialKey = "SKILLGATE_CREDENTIAL_KEY"
+
+// openCredentials opens the credential store of the data directory: its
+// identity from SKILLGATE_CREDENTIAL_KEY, else DATA/credentials.key; its
+// last resolution step is the process environment.
+func (m *Main) openCredentials(ctx context.Context) (*credential.Store, error) {
+	return credential.Open(ctx, m.data(), credential.Options{
+		Identity:       m.Getenv(envCredentialKey),
+		IdentitySource: envCredentialKey,
+		Environ:        m.Getenv,
+	})
+}
+
+// credentialFailure maps a store error to its exit code: bad input is
+// usage (2), anything else a failure (1).
+func credentialFailure(err error) error {
+	switch {
+	case errors.Is(err, credential.ErrInvalidName), errors.Is(err, credential.ErrInvalidScope), errors.Is(err, credential.ErrInvalidValue):
+		return usageErr("%v", err)
+	default:
+		return &exitError{code: exitFail, err: err}
+	}
+}
+
+func (m *Main) credentialCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "credential set|ls|rm",
+		Short: "Manage the credentials skills' MCP servers are started with",
+		Long: `Manage per-tenant and per-agent credentials: the values of ${NAME}
+references in a skill's mcp.json. For a principal (tenant, agent) a name
+resolves to the agent's entry, else the tenant's entry, else skillgate's own
+environment. Each distinct set of values gets its own upstream server
+process, so two tenants never share a server started with the other's token.
+
+The store is DATA/credentials.age, encrypted with age. Its key is
+SKILLGATE_CREDENTIAL_KEY (an age identity, AGE-SECRET-KEY-1…) when set, else
+DATA/credentials.key, created with mode 0600 by the first 'credential set'.
+Keep the key: without it the store cannot be read. A store that cannot be
+decrypted or read is refused, never emptied or overwritten. A running
+server picks changes up within its watch interval.
+
+Values are read from standard input, never from arguments, and are never
+printed, logged or audited.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErr("credential needs a subcommand: set, ls or rm (see 'skillgate credential --help')")
+		},
+	}
+
+	var scope credential.Scope
+	set := &cobra.Command{
+		Use:   "set NAME --tenant T [--agent A] < secret",
+		Short: "Store a credential read from standard input",
+		Long: `Store the credential NAME for a tenant (or one agent of it), replacing the
+value it had. The value is read from standard input, up to 64 KiB; one
+trailing newline is removed; an empty value is refused. On a terminal the
+value is asked for without echo.`,
+		Example: `  printf '%s' "$TOKEN" | skillgate credential set GITHUB_TOKEN --tenant acme
+  skillgate credential set GITLAB_TOKEN --tenant acme --agent drafter < token.txt`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := credential.CheckName(name); err != nil {
+				return usageErr("%v", err)
+			}
+			if err := scope.Check(); err != nil {
+				return usageErr("%v", err)
+			}
+			value, err := m.readSecret(name, scope)
+			if err != nil {
+				return err
+			}
+			st, err := m.openCredentials(cmd.Context())
+			if err != nil {
+				return credentialFailure(err)
+			}
+			if err := st.Set(cmd.Context(), name, scope, value); err != nil {
+				return credentialFailure(err)
+			}
+			fmt.Fprintf(m.Stdout, "set %s for %s\n", name, scope)
+			return nil
+		},
+	}
+	set.Flags().StringVar(&scope.Tenant, "tenant", "", "tenant the credential serves (required)")
+	set.Flags().StringVar(&scope.Agent, "agent", "", "only this agent of the tenant")
+
+	var lsTenant string
+	var lsJSON bool
+	ls := &cobra.Command{
+		Use:   "ls [--tenant T] [--json]",
+		Short: "List credentials: names and scopes, never values",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := m.openCredentials(cmd.Context())
+			if err != nil {
+				return credentialFailure(err)
+			}
+			all, err := st.List(cmd.Context())
+			if err != nil {
+				return credentialFailure(err)
+			}
+			list := []credential.Entry{}
+			for _, e := range all {
+				if lsTenant == "" || e.Tenant == lsTenant {
+					list = append(list, e)
+				}
+			}
+			if lsJSON {
+				return writeJSON(m.Stdout, list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(m.Stderr, "no credentials; add one with 'skillgate credential set NAME --tenant T'")
+				return nil
+			}
+			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTENANT\tAGENT")
+			for _, e := range list {
+				agent := e.Agent
+				if agent == "" {
+					agent = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Tenant, agent)
+			}
+			return tw.Flush()
+		},
+	}
+	ls.Flags().StringVar(&lsTenant, "tenant", "", "only this tenant's credentials")
+	ls.Flags().BoolVar(&lsJSON, "json", false, "print as JSON: [{name, tenant, agent}]")
+
+	var rmScope credential.Scope
+	rm := &cobra.Command{
+		Use:   "rm NAME --tenant T [--agent A]",
+		Short: "Delete a credential (exit 1 when there is none)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := credential.CheckName(args[0]); err != nil {
+				return usageErr("%v", err)
+			}
+			if err := rmScope.Check(); err != nil {
+				return usageErr("%v", err)
+			}
+			st, err := m.openCredentials(cmd.Context())
+			if err != nil {
+				return credentialFailure(err)
+			}
+			if err := st.Remove(cmd.Context(), args[0], rmScope); err != nil {
+				return credentialFailure(err)
+			}
+			fmt.Fprintf(m.Stdout, "removed %s for %s\n", args[0], rmScope)
+			return nil
+		},
+	}
+	rm.Flags().StringVar(&rmScope.Tenant, "tenant", "", "tenant of the credential (required)")
+	rm.Flags().StringVar(&rmScope.Agent, "agent", "", "the agent, for an agent's own credential")
+	c.AddCommand(set, ls, rm)
+	return c
+}
+
+// readSecret reads a credential value from standard input: at most
+// credential.MaxValueBytes, one trailing newline (\n or \r\n) removed. On
+// a terminal it prompts on stderr and reads one line without echo.
+func (m *Main) readSecret(name string, scope credential.Scope) (string, error) {
+	in := m.Stdin
+	if in == nil {
+		in = os.Stdin
+	}
+	if f, ok := in.(*os.File); ok && isTerminal(f) {
+		hint := "not echoed"
+		if !echoHidden {
+			hint = "echoed: prefer piping it in"
+		}
+		fmt.Fprintf(m.Stderr, "value of %s for %s (%s): ", name, scope, hint)
+		v, err := readNoEcho(f)
+		fmt.Fprintln(m.Stderr)
+		if err != nil {
+			return "", &exitError{code: exitFail, err: fmt.Errorf("reading the value from the terminal: %w", err)}
+		}
+		in = strings.NewReader(v)
+	}
+	b, err := io.ReadAll(io.LimitReader(in, credential.MaxValueBytes+3))
+	if err != nil {
+		return "", &exitError{code: exitFail, err: fmt.Errorf("reading the value from standard input: %w", err)}
+	}
+	v := string(b)
+	v = strings.TrimSuffix(v, "\n")
+	v = strings.TrimSuffix(v, "\r")
+	switch {
+	case v == "":
+		return "", usageErr("no value on standard input: pipe the secret in, e.g. printf '%%s' \"$TOKEN\" | skillgate credential set %s --tenant %s", name, scope.Tenant)
+	case len(v) > credential.MaxValueBytes:
+		return "", usageErr("the value on standard input is longer than %d bytes", credential.MaxValueBytes)
+	}
+	return v, nil
+}
