@@ -29,7 +29,11 @@ type Review struct {
 	Reason       string             `json:"reason"`
 	UpdatedAt    time.Time          `json:"updatedAt"`
 	// Dir is the version's managed directory.
-	Dir          string                 `json:"dir"`
+	Dir string `json:"dir"`
+	// Provenance is where the version came from; Stale is set when the
+	// record is for another content digest than this version's.
+	Provenance   *Provenance            `json:"provenance,omitempty"`
+	Stale        bool                   `json:"provenanceStale,omitempty"`
 	Skill        manifest.SkillSummary  `json:"skill"`
 	Servers      []ServerView           `json:"servers"`
 	Capabilities []CapabilityView       `json:"capabilities"`
@@ -182,6 +186,13 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		Reason: in.Reason, UpdatedAt: in.UpdatedAt.UTC(), Dir: in.Dir, Servers: []ServerView{}, Capabilities: []CapabilityView{},
 		Missing: []MissingView{}, Overrides: []manifest.Override{}, Blocked: []BlockedCapability{}, Drift: []manifest.DriftRecord{},
 		Proposal: ProposalView{Capabilities: []string{}, Corrections: []manifest.Correction{}}, Validation: manifest.Validation{Reasons: []string{}}}
+	if len(in.Provenance) > 0 {
+		var p Provenance
+		if err := json.Unmarshal(in.Provenance, &p); err != nil {
+			return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, in.Key, err)
+		}
+		r.Provenance, r.Stale = &p, p.Digest != in.Digest
+	}
 	var rep *manifest.Report
 	if len(in.Report) > 0 {
 		var err error
@@ -378,6 +389,12 @@ func (r *Review) Text() string {
 	fmt.Fprintf(&b, "%s  %s  %s\n", r.Key, r.State, r.Digest)
 	if r.VersionLabel != "" {
 		fmt.Fprintf(&b, "version label: %s\n", r.VersionLabel)
+	}
+	if p := r.Provenance; p != nil {
+		fmt.Fprintf(&b, "source: %s\n", p.Text())
+		if r.Stale {
+			fmt.Fprintf(&b, "  stale: recorded for %s, not this version\n", p.Digest)
+		}
 	}
 	fmt.Fprintf(&b, "reason: %s\n", r.Reason)
 	for _, sv := range r.Servers {

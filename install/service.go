@@ -150,7 +150,15 @@ type Introspection struct {
 // InstallWith is [Service.Install] with what the operator allows the
 // skill's servers during introspection.
 func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Introspection) (*Review, error) {
-	tree, err := ReadSource(ctx, src, s.lim)
+	return s.InstallFrom(ctx, Source{Location: src}, actor, intro)
+}
+
+// InstallFrom is [Service.InstallWith] for any [Source]: a local directory
+// or archive, an archive URL with its expected SHA-256, or a git
+// repository at a ref. How it was fetched is recorded with the version
+// ([Provenance]) and shown by review.
+func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, intro Introspection) (*Review, error) {
+	tree, prov, err := Fetch(ctx, src, s.lim, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +167,11 @@ func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Intr
 		return nil, err
 	}
 	digest := skill.DigestBytes(tree.Files)
+	prov.Digest = digest
+	provJSON, err := json.Marshal(prov)
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := s.storage.lock()
 	if err != nil {
 		return nil, err
@@ -184,14 +197,22 @@ func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Intr
 		return nil, err
 	}
 	s.crash("install-after-copy")
-	abs, _ := filepath.Abs(src)
+	from := src.Location
+	if !isRemote(from) {
+		from, _ = filepath.Abs(from)
+	} else {
+		from = prov.Source
+	}
 	inv := make([]string, len(sk.InvokableBy))
 	for i, t := range sk.InvokableBy {
 		inv[i] = string(t)
 	}
-	why := "installed from " + abs
+	why := "installed from " + from
+	if prov.Commit != "" {
+		why += " at " + prov.Commit
+	}
 	in, err := s.st.CreateInstall(ctx, store.Install{Key: sk.ID(), Name: sk.Name, Category: sk.Category, Description: sk.Description,
-		Label: sk.Version, Digest: digest, Tier: sk.Tier, InvokableBy: inv, Dir: dir, Source: abs},
+		Label: sk.Version, Digest: digest, Tier: sk.Tier, InvokableBy: inv, Dir: dir, Source: from, Provenance: provJSON},
 		why, changeRecord(actor, "", why, store.StatePendingInstall, nil), audit.SealStored)
 	if err != nil {
 		os.RemoveAll(dir)

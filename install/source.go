@@ -298,7 +298,7 @@ func stripTop(t *Tree) *Tree {
 	return out
 }
 
-// ReadArchiveBytes reads an in-memory archive (kind "tar.gz" or "zip") with
+// ReadArchiveBytes reads an in-memory archive (kind "tar.gz", "tar" or "zip") with
 // the same checks as ReadSource; name is used in messages. It is the entry
 // point for fuzzing and for uploads.
 func ReadArchiveBytes(ctx context.Context, name, kind string, data []byte, lim SourceLimits) (*Tree, error) {
@@ -313,6 +313,8 @@ func ReadArchiveBytes(ctx context.Context, name, kind string, data []byte, lim S
 		err = readTarGz(ctx, data, c)
 	case "zip":
 		err = readZip(ctx, data, c)
+	case "tar":
+		err = readTar(ctx, data, c)
 	default:
 		return nil, fmt.Errorf("%w: %s: unknown archive kind %q", ErrInvalidSource, name, kind)
 	}
@@ -328,7 +330,15 @@ func readTarGz(ctx context.Context, data []byte, c *collector) error {
 		return c.fail("not a gzip file: %v", err)
 	}
 	defer zr.Close()
-	tr := tar.NewReader(zr)
+	return readTarStream(ctx, zr, c)
+}
+
+func readTar(ctx context.Context, data []byte, c *collector) error {
+	return readTarStream(ctx, bytes.NewReader(data), c)
+}
+
+func readTarStream(ctx context.Context, r io.Reader, c *collector) error {
+	tr := tar.NewReader(r)
 	for n := 0; ; n++ {
 		if n >= c.lim.MaxEntries {
 			return c.fail("more than %d entries", c.lim.MaxEntries)

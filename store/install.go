@@ -56,6 +56,10 @@ type Install struct {
 	// Dir is the version's managed directory; Source where it came from.
 	Dir    string       `json:"dir"`
 	Source string       `json:"source"`
+	// Provenance records how the source was fetched (URL, ref, resolved
+	// commit, archive digest, time), as JSON; nil for a local directory
+	// or archive installed before it was recorded.
+	Provenance json.RawMessage `json:"provenance,omitempty"`
 	State  InstallState `json:"state"`
 	// Reason is why the last transition happened.
 	Reason string `json:"reason"`

@@ -127,6 +127,9 @@ error.`,
 		m.discloseCommand(),
 		m.auditCommand(),
 		m.sessionCommand(),
+		m.keyCommand(),
+		m.signCommand(),
+		m.verifySignatureCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
@@ -155,7 +158,7 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 	}
 	switch strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") {
 	case "scan", "install", "token add", // they create it
-		"validate", "drift", "version", "help", "completion", "completion bash", "completion zsh",
+		"validate", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
 		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return nil
 	case "prompt", "policy check":
@@ -208,6 +211,8 @@ type Config struct {
 	} `yaml:"workspace"`
 	// Sessions configures agent sessions; see configSessions.
 	Sessions configSessions `yaml:"sessions"`
+	// Signing lists the keys trusted to sign skills; see configSigning.
+	Signing configSigning `yaml:"signing"`
 }
 
 // config loads the configuration file, if any.

@@ -214,12 +214,22 @@ func (m *Main) introspectionFlags(intro *install.Introspection) func(*cobra.Comm
 
 func (m *Main) installCommands() []*cobra.Command {
 	var intro install.Introspection
+	var src install.Source
 	var comp install.Completion
 	var only []string
 	var why string
 	return []*cobra.Command{
-		m.installAction("install PATH", "Install an imported skill (a directory, .tar.gz or .zip) for review",
-			`Install a third-party skill: read PATH within bounds (archives may not hold
+		m.installAction("install SOURCE [--ref REF] [--path DIR] [--sha256 HEX]", "Install an imported skill (a directory, an archive, an archive URL or a git repository) for review",
+			`Install a third-party skill. SOURCE is a skill directory, a .tar.gz/.tgz/.zip
+archive, an https:// URL of such an archive (with --sha256, the SHA-256 you
+expect of it: nothing is read before it matches), or a git repository:
+git+https://host/repo.git, or file:///path/to/repo for a local one, at
+--ref (a branch, tag or commit; default HEAD) with the skill in --path (a
+directory of the repository; default its top level). Where it came from
+(the URL, the ref and the commit it resolved to, the archive's digest, when)
+is recorded with the version and shown by 'skillgate review'.
+
+Read the source within bounds (archives may not hold
 links, absolute paths or paths that leave them), validate SKILL.md and mcp.json,
 copy the skill into managed storage (DATA/imported, one directory per content
 digest), introspect every MCP server mcp.json declares, and propose a manifest.
@@ -238,9 +248,15 @@ An LLM proposer is used when
 SKILLGATE_LLM_BASE_URL and SKILLGATE_LLM_MODEL are set (and
 SKILLGATE_LLM_API_KEY when the endpoint needs one); otherwise the
 deterministic proposer.`,
-			cobra.ExactArgs(1), m.introspectionFlags(&intro),
+			cobra.ExactArgs(1), func(c *cobra.Command) {
+				m.introspectionFlags(&intro)(c)
+				c.Flags().StringVar(&src.Ref, "ref", "", "git sources: the branch, tag or commit to install (default HEAD)")
+				c.Flags().StringVar(&src.Path, "path", "", "git sources: the skill's directory in the repository (default its top level)")
+				c.Flags().StringVar(&src.SHA256, "sha256", "", "archives: the SHA-256 (hex) the archive must have; required for an archive URL")
+			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return failBlocked(svc.InstallWith(ctx, args[0], m.actor(), intro))
+				src.Location = args[0]
+				return failBlocked(svc.InstallFrom(ctx, src, m.actor(), intro))
 			}),
 		m.pendingCommand(),
 		m.installAction("review NAME", "Show an install for review: proposal, risk and sources, what is missing, what changed",

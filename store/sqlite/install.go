@@ -49,7 +49,7 @@ const migrationInstall = `CREATE TABLE installs (
 var _ store.InstallStore = (*DB)(nil)
 
 const installCols = `id, key, name, category, description, label, digest, tier, invokable_by, dir, source, state, reason,
-	proposed, manifest, report, pending, blocked, created_at, updated_at`
+	proposed, manifest, report, pending, blocked, created_at, updated_at, provenance`
 
 // CreateInstall implements [store.InstallStore].
 func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string, rec store.InstallAudit, seal store.AuditSeal) (store.Install, error) {
@@ -63,18 +63,18 @@ func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string,
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			_, err = tx.ExecContext(ctx, `INSERT INTO installs (key, name, category, description, label, digest, tier, invokable_by,
-				dir, source, state, reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				dir, source, state, reason, created_at, updated_at, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				in.Key, in.Name, in.Category, in.Description, in.Label, in.Digest, in.Tier, string(inv),
-				in.Dir, in.Source, string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano())
+				in.Dir, in.Source, string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano(), nullRaw(in.Provenance))
 		case err != nil:
 			return err
 		case prev.State == store.StateRemoved || prev.State == store.StateRejected:
 			was.State = prev.State
 			_, err = tx.ExecContext(ctx, `UPDATE installs SET key = ?, name = ?, category = ?, description = ?, label = ?,
 				tier = ?, invokable_by = ?, dir = ?, source = ?, state = ?, reason = ?, proposed = NULL, manifest = NULL,
-				report = NULL, pending = NULL, blocked = '{}', updated_at = ? WHERE digest = ?`,
+				report = NULL, pending = NULL, blocked = '{}', updated_at = ?, provenance = ? WHERE digest = ?`,
 				in.Key, in.Name, in.Category, in.Description, in.Label, in.Tier, string(inv), in.Dir, in.Source,
-				string(store.StatePendingInstall), reason, now.UnixNano(), in.Digest)
+				string(store.StatePendingInstall), reason, now.UnixNano(), nullRaw(in.Provenance), in.Digest)
 		default:
 			return fmt.Errorf("%s version %s is already %s: %w", prev.Key, in.Digest, prev.State, store.ErrConflict)
 		}
@@ -231,10 +231,10 @@ type scanner interface{ Scan(...any) error }
 func scanInstall(r scanner) (store.Install, error) {
 	var in store.Install
 	var inv, state, blocked string
-	var proposed, manifest, report, pending sql.NullString
+	var proposed, manifest, report, pending, provenance sql.NullString
 	var created, updated int64
 	if err := r.Scan(&in.ID, &in.Key, &in.Name, &in.Category, &in.Description, &in.Label, &in.Digest, &in.Tier, &inv,
-		&in.Dir, &in.Source, &state, &in.Reason, &proposed, &manifest, &report, &pending, &blocked, &created, &updated); err != nil {
+		&in.Dir, &in.Source, &state, &in.Reason, &proposed, &manifest, &report, &pending, &blocked, &created, &updated, &provenance); err != nil {
 		return in, err
 	}
 	in.State = store.InstallState(state)
@@ -254,6 +254,7 @@ func scanInstall(r scanner) (store.Install, error) {
 		return json.RawMessage(ns.String)
 	}
 	in.Proposed, in.Manifest, in.Report, in.Pending = raw(proposed), raw(manifest), raw(report), raw(pending)
+	in.Provenance = raw(provenance)
 	in.CreatedAt, in.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
 	return in, nil
 }
@@ -264,4 +265,12 @@ func joinStates(ss []store.InstallState) string {
 		parts[i] = string(s)
 	}
 	return strings.Join(parts, " or ")
+}
+
+// nullRaw stores an absent JSON value as NULL.
+func nullRaw(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
 }

@@ -125,6 +125,9 @@ var migrations = []string{
 	migrationRegistryGeneration,
 	// 11: the directory listings of migration 3 move to the scan cache.
 	`DROP TABLE dir_listings;`,
+	// 12: where an install came from: source, ref, commit, archive
+	// digest, fetch time (install.go).
+	`ALTER TABLE installs ADD COLUMN provenance TEXT;`,
 }
 
 // LatestSchema is the schema version this build migrates to.

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/signature"
+)
+
+// keyName is what `key gen` accepts as a key's name: it names files.
+var keyName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+func (m *Main) keyCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "key gen NAME",
+		Short: "Make signing keys for skills",
+		Long: `Make an Ed25519 key pair for signing skills ('skillgate sign'). The private
+key is written to NAME.key (mode 0600, PKCS #8 PEM): keep it off the servers
+that verify. The public key, NAME.pub (PKIX PEM), is what you share: trust it
+under signing.keys in config.yaml (see docs/supply-chain.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErr("key needs a subcommand: gen (see 'skillgate key --help')")
+		},
+	}
+	var dir string
+	var asJSON bool
+	gen := &cobra.Command{
+		Use:     "gen NAME [--dir DIR] [--json]",
+		Short:   "Make a key pair: DIR/NAME.key (private, 0600) and DIR/NAME.pub",
+		Example: "  skillgate key gen release-2026 --dir ~/.config/skillgate/keys",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !keyName.MatchString(name) {
+				return usageErr("key name %q: use lower-case letters, digits, '.', '_' and '-' (at most 64)", name)
+			}
+			priv, err := signature.GenerateKey(nil)
+			if err != nil {
+				return err
+			}
+			privPEM, err := signature.MarshalPrivateKey(priv)
+			if err != nil {
+				return err
+			}
+			pub := priv.Public().(ed25519.PublicKey)
+			pubPEM, err := signature.MarshalPublicKey(pub)
+			if err != nil {
+				return err
+			}
+			id, err := signature.KeyID(pub)
+			if err != nil {
+				return err
+			}
+			privFile, pubFile := filepath.Join(dir, name+".key"), filepath.Join(dir, name+".pub")
+			for _, f := range []string{privFile, pubFile} {
+				if _, err := os.Lstat(f); err == nil {
+					return &exitError{code: exitFail, err: fmt.Errorf("%s exists: choose another name or remove it (a key is never overwritten)", f)}
+				}
+			}
+			if err := writeNew(privFile, privPEM, 0o600); err != nil {
+				return err
+			}
+			if err := writeNew(pubFile, pubPEM, 0o644); err != nil {
+				_ = os.Remove(privFile)
+				return err
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, struct {
+					Name       string `json:"name"`
+					KeyID      string `json:"keyId"`
+					PrivateKey string `json:"privateKeyFile"`
+					PublicKey  string `json:"publicKeyFile"`
+					PublicPEM  string `json:"publicKey"`
+				}{name, id, privFile, pubFile, string(pubPEM)})
+			}
+			fmt.Fprintf(m.Stdout, "%s", pubPEM)
+			fmt.Fprintf(m.Stderr, "key %s (%s): private key %s (keep it secret), public key %s\n", name, id, privFile, pubFile)
+			return nil
+		},
+	}
+	gen.Flags().StringVar(&dir, "dir", ".", "directory to write NAME.key and NAME.pub in")
+	gen.Flags().BoolVar(&asJSON, "json", false, "print the key's name, id, files and public key as JSON")
+	c.AddCommand(gen)
+	return c
+}
+
+func (m *Main) signCommand() *cobra.Command {
+	var keyFile, signer, trust string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "sign DIR --key FILE [--signer NAME] [--trust first_party|imported] [--json]",
+		Short: "Sign a skill: write DIR/.skillgate.dsse.json",
+		Long: `Sign the skill in DIR with a private key from 'skillgate key gen'. The
+signature is a DSSE envelope of an in-toto Statement v1 over the skill's
+content digest (the digest 'skillgate scan' records), naming the signer,
+the time, the trust tier it is signed for and the digest of the skill's
+manifest.json. It is written to DIR/.skillgate.dsse.json, which is not part
+of the digest. Any later change to the skill invalidates the signature:
+sign again after reviewing the change. Nothing else in skillgate ever signs.`,
+		Example: "  skillgate sign skills/pdf-tools --key release-2026.key --signer 'Release team'",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if keyFile == "" {
+				return usageErr("sign needs --key FILE (a private key from 'skillgate key gen')")
+			}
+			data, err := readBounded(keyFile, signature.MaxKeyFileBytes)
+			if err != nil {
+				return usageErr("--key: %v", err)
+			}
+			priv, err := signature.ParsePrivateKey(data)
+			if err != nil {
+				return usageErr("--key %s: %v", keyFile, err)
+			}
+			if signer == "" {
+				signer = strings.TrimSuffix(filepath.Base(keyFile), ".key")
+			}
+			s, err := signature.Sign(cmd.Context(), args[0], priv, signature.SignOptions{Signer: signer, Trust: trust})
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, s)
+			}
+			fmt.Fprintf(m.Stdout, "signed %s %s for %s by %s (key %s): %s\n", s.Predicate.Skill, s.Digest, s.Predicate.Trust, s.Predicate.Signer, s.Predicate.KeyID, s.Path)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&keyFile, "key", "", "private key file (from 'skillgate key gen')")
+	c.Flags().StringVar(&signer, "signer", "", "who signs (default: the key file's name)")
+	c.Flags().StringVar(&trust, "trust", signature.TrustFirstParty, "trust tier the skill is signed for: first_party or imported")
+	c.Flags().BoolVar(&asJSON, "json", false, "print what was signed as JSON")
+	return c
+}
+
+func (m *Main) verifySignatureCommand() *cobra.Command {
+	var trust string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "verify-signature DIR [--trust first_party|imported] [--json]",
+		Short: "Check a skill's signature against the trusted keys",
+		Long: `Check DIR/.skillgate.dsse.json: a well-formed envelope, signed by a key
+trusted for the tier (signing.keys in config.yaml) that is within its
+validity window and not revoked, over the skill's current content and
+manifest.json. Exit 0 when valid; 1 with the reason when not (unsigned,
+malformed, untrusted_key, invalid_signature, revoked, expired, modified,
+wrong_skill); 2 on a usage or configuration error.`,
+		Example: "  skillgate verify-signature skills/pdf-tools --config config.yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if trust != signature.TrustFirstParty && trust != signature.TrustImported {
+				return usageErr("--trust %q: use first_party or imported", trust)
+			}
+			cfg, err := m.config()
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			kr, err := m.keyring(cfg)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			p, verr := kr.Verify(cmd.Context(), args[0], trust, time.Now())
+			if asJSON {
+				out := struct {
+					Valid      bool                  `json:"valid"`
+					Reason     string                `json:"reason,omitempty"`
+					Error      string                `json:"error,omitempty"`
+					Provenance *signature.Provenance `json:"provenance,omitempty"`
+				}{Valid: verr == nil, Provenance: p}
+				if verr != nil {
+					out.Reason, out.Error = signatureReason(verr), verr.Error()
+				}
+				if err := writeJSON(m.Stdout, out); err != nil {
+					return err
+				}
+				if verr != nil {
+					return errFailed
+				}
+				return nil
+			}
+			if verr != nil {
+				return &exitError{code: exitFail, err: verr}
+			}
+			fmt.Fprintf(m.Stdout, "valid: %s %s signed for %s by %s with key %s (%s) at %s\n", p.Skill, p.Digest, p.Trust, p.Signer, p.KeyName, p.KeyID, p.SignedAt.Format(time.RFC3339))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&trust, "trust", signature.TrustFirstParty, "trust tier to verify for: first_party or imported")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the verdict and provenance as JSON")
+	return c
+}
+
+// signatureReason is the reason code of a verification error.
+func signatureReason(err error) string {
+	for _, r := range []struct {
+		err  error
+		code string
+	}{
+		{signature.ErrUnsigned, "unsigned"}, {signature.ErrMalformed, "malformed"},
+		{signature.ErrUntrustedKey, "untrusted_key"}, {signature.ErrBadSignature, "invalid_signature"},
+		{signature.ErrRevoked, "revoked"}, {signature.ErrExpired, "expired"},
+		{signature.ErrModified, "modified"}, {signature.ErrWrongSkill, "wrong_skill"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.code
+		}
+	}
+	return "error"
+}
+
+// configSigning is the signing section of config.yaml: the keys trusted
+// to sign skills.
+type configSigning struct {
+	Keys []configKey `yaml:"keys"`
+}
+
+// configKey is one trusted key in config.yaml.
+type configKey struct {
+	Name string `yaml:"name"`
+	// PublicKey is a PEM block, or the path of a file holding one
+	// (relative to the configuration file's directory).
+	PublicKey     string   `yaml:"public_key"`
+	Trust         []string `yaml:"trust"`
+	NotBefore     string   `yaml:"not_before"`
+	NotAfter      string   `yaml:"not_after"`
+	Revoked       bool     `yaml:"revoked"`
+	RevokedReason string   `yaml:"revoked_reason"`
+}
+
+// keyring builds the trusted keys of cfg.
+func (m *Main) keyring(cfg *Config) (*signature.Keyring, error) {
+	file := m.configPath
+	if file == "" {
+		file = filepath.Join(m.data(), "config.yaml")
+	}
+	keys := make([]signature.TrustedKey, 0, len(cfg.Signing.Keys))
+	for i, k := range cfg.Signing.Keys {
+		at := fmt.Sprintf("config %s: signing.keys[%d] (%s)", file, i, k.Name)
+		pemData := []byte(k.PublicKey)
+		if !strings.Contains(k.PublicKey, "-----BEGIN") {
+			if k.PublicKey == "" {
+				return nil, fmt.Errorf("%s: public_key is required (a PEM block, or a .pub file from 'skillgate key gen')", at)
+			}
+			p := k.PublicKey
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(filepath.Dir(file), p)
+			}
+			b, err := readBounded(p, signature.MaxKeyFileBytes)
+			if err != nil {
+				return nil, fmt.Errorf("%s: public_key: %w", at, err)
+			}
+			pemData = b
+		}
+		pub, err := signature.ParsePublicKey(pemData)
+		if err != nil {
+			return nil, fmt.Errorf("%s: public_key: %w", at, err)
+		}
+		tk := signature.TrustedKey{Name: k.Name, Public: pub, Trust: k.Trust, Revoked: k.Revoked, RevokedReason: k.RevokedReason}
+		for _, t := range []struct {
+			key string
+			v   string
+			to  *time.Time
+		}{{"not_before", k.NotBefore, &tk.NotBefore}, {"not_after", k.NotAfter, &tk.NotAfter}} {
+			if t.v == "" {
+				continue
+			}
+			if *t.to, err = time.Parse(time.RFC3339, t.v); err != nil {
+				return nil, fmt.Errorf("%s: %s %q: use an RFC 3339 time such as 2027-01-01T00:00:00Z", at, t.key, t.v)
+			}
+		}
+		keys = append(keys, tk)
+	}
+	kr, err := signature.NewKeyring(keys)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", file, err)
+	}
+	return kr, nil
+}
+
+// readBounded reads a regular file of at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return os.ReadFile(path)
+}
+
+// writeNew creates path with data and mode, refusing to replace a file.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		_ = os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		_ = os.Remove(path)
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,381 @@
+package install
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Source is what `skillgate install` is given: a local directory or
+// archive, an archive URL, or a git repository.
+type Source struct {
+	// Location is a path, an http(s):// URL of a .tar.gz/.tgz/.zip
+	// archive, or a git repository: git+https://…, git+http://… (loopback
+	// hosts only), file://… (a local repository).
+	Location string
+	// Ref is the git branch, tag or commit (default HEAD).
+	Ref string
+	// Path is the skill's directory inside the repository (default its
+	// top level).
+	Path string
+	// SHA256 is the expected SHA-256 (hex) of an archive; required for an
+	// archive URL, checked for a local archive when given.
+	SHA256 string
+}
+
+// Provenance records where an installed version came from. It is bound
+// to the content digest of the version it was recorded for.
+type Provenance struct {
+	// Kind is "directory", "archive", "url" or "git".
+	Kind string `json:"kind"`
+	// Source is the location as given, without credentials.
+	Source string `json:"source"`
+	// Ref and Commit: the git ref asked for and the commit it resolved to.
+	Ref    string `json:"ref,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Path is the skill's directory inside the repository.
+	Path string `json:"path,omitempty"`
+	// SHA256 is the archive's digest, checked against the one expected.
+	SHA256 string `json:"archiveSha256,omitempty"`
+	// FetchedAt is when the source was read.
+	FetchedAt time.Time `json:"fetchedAt"`
+	// Digest is the content digest of what was read.
+	Digest string `json:"digest"`
+}
+
+// Bounds of fetching a remote source.
+const (
+	fetchTimeout = 2 * time.Minute
+	maxRedirects = 3
+)
+
+var (
+	hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// gitRef is a branch, tag or commit name: no option, no "..", no
+	// control characters or spaces (git's check-ref-format, roughly, and
+	// never something git would read as a flag).
+	gitRef = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+)
+
+// isRemote reports whether loc names a source to fetch rather than a path.
+func isRemote(loc string) bool {
+	for _, p := range []string{"https://", "http://", "git+https://", "git+http://", "file://"} {
+		if strings.HasPrefix(loc, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Fetch reads src into memory within lim, and says where it came from.
+func Fetch(ctx context.Context, src Source, lim SourceLimits, now time.Time) (*Tree, Provenance, error) {
+	lim = lim.withDefaults()
+	if src.SHA256 != "" && !hexSHA256.MatchString(src.SHA256) {
+		return nil, Provenance{}, fmt.Errorf("%w: --sha256 %q: give 64 lower-case hexadecimal digits", ErrInvalidSource, src.SHA256)
+	}
+	loc := src.Location
+	switch {
+	case strings.HasPrefix(loc, "git+") || strings.HasPrefix(loc, "file://"):
+		return fetchGit(ctx, src, lim, now)
+	case strings.HasPrefix(loc, "https://") || strings.HasPrefix(loc, "http://"):
+		if src.Ref != "" || src.Path != "" {
+			return nil, Provenance{}, fmt.Errorf("%w: --ref and --path are for git sources (git+https://…, file://…)", ErrInvalidSource)
+		}
+		return fetchArchive(ctx, src, lim, now)
+	}
+	if src.Ref != "" || src.Path != "" {
+		return nil, Provenance{}, fmt.Errorf("%w: --ref and --path are for git sources (git+https://…, file://…)", ErrInvalidSource)
+	}
+	t, err := ReadSource(ctx, loc, lim)
+	if err != nil {
+		return nil, Provenance{}, err
+	}
+	p := Provenance{Kind: "directory", Source: loc, FetchedAt: now.UTC()}
+	if fi, err := os.Stat(loc); err == nil && !fi.IsDir() {
+		p.Kind = "archive"
+		sum, err := fileSHA256(loc)
+		if err != nil {
+			return nil, Provenance{}, fmt.Errorf("%w: %s: %w", ErrInvalidSource, loc, err)
+		}
+		if src.SHA256 != "" && sum != src.SHA256 {
+			return nil, Provenance{}, fmt.Errorf("%w: %s has SHA-256 %s, not the expected %s", ErrInvalidSource, loc, sum, src.SHA256)
+		}
+		p.SHA256 = sum
+	} else if src.SHA256 != "" {
+		return nil, Provenance{}, fmt.Errorf("%w: --sha256 is for archives, and %s is a directory", ErrInvalidSource, loc)
+	}
+	return t, p, nil
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fetchArchive downloads an archive URL, checks its SHA-256 before
+// reading a byte of it, and reads it as a local archive would be.
+func fetchArchive(ctx context.Context, src Source, lim SourceLimits, now time.Time) (*Tree, Provenance, error) {
+	u, err := remoteURL(src.Location, "http", "https")
+	if err != nil {
+		return nil, Provenance{}, err
+	}
+	if src.SHA256 == "" {
+		return nil, Provenance{}, fmt.Errorf("%w: %s: an archive URL needs --sha256 HEX, the SHA-256 you expect of it (sha256sum prints it)", ErrInvalidSource, redact(u))
+	}
+	kind := ""
+	switch p := strings.ToLower(u.Path); {
+	case strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz"):
+		kind = "tar.gz"
+	case strings.HasSuffix(p, ".zip"):
+		kind = "zip"
+	default:
+		return nil, Provenance{}, fmt.Errorf("%w: %s: the URL must name a .tar.gz, .tgz or .zip archive", ErrInvalidSource, redact(u))
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: %w", ErrInvalidSource, err)
+	}
+	client := &http.Client{CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return errors.New("too many redirects")
+		}
+		if _, err := remoteURL(r.URL.String(), "http", "https"); err != nil {
+			return err
+		}
+		return nil
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: fetching %s: %w", ErrInvalidSource, redact(u), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, Provenance{}, fmt.Errorf("%w: fetching %s: %s", ErrInvalidSource, redact(u), resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, lim.MaxArchiveBytes+1))
+	if err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: fetching %s: %w", ErrInvalidSource, redact(u), err)
+	}
+	if int64(len(data)) > lim.MaxArchiveBytes {
+		return nil, Provenance{}, fmt.Errorf("%w: %s: archive larger than %d bytes", ErrInvalidSource, redact(u), lim.MaxArchiveBytes)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != src.SHA256 {
+		return nil, Provenance{}, fmt.Errorf("%w: %s has SHA-256 %s, not the expected %s; nothing was installed", ErrInvalidSource, redact(u), got, src.SHA256)
+	}
+	t, err := ReadArchiveBytes(ctx, path.Base(u.Path), kind, data, lim)
+	if err != nil {
+		return nil, Provenance{}, err
+	}
+	return t, Provenance{Kind: "url", Source: redact(u), SHA256: src.SHA256, FetchedAt: now.UTC()}, nil
+}
+
+// remoteURL parses loc and checks its scheme (one of schemes): no user
+// information, and plain http only to a loopback host.
+func remoteURL(loc string, schemes ...string) (*url.URL, error) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not a URL: %w", ErrInvalidSource, loc, err)
+	}
+	ok := false
+	for _, s := range schemes {
+		ok = ok || u.Scheme == s
+	}
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%w: %s: use %s", ErrInvalidSource, redact(u), strings.Join(schemes, " or "))
+	case u.User != nil:
+		return nil, fmt.Errorf("%w: %s: credentials in a source URL are not accepted", ErrInvalidSource, redact(u))
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		return nil, fmt.Errorf("%w: %s: plain http is only for loopback hosts; use https", ErrInvalidSource, redact(u))
+	case (u.Scheme == "http" || u.Scheme == "https") && u.Host == "":
+		return nil, fmt.Errorf("%w: %s: no host", ErrInvalidSource, redact(u))
+	}
+	return u, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// redact is u without user information, for messages and records.
+func redact(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// fetchGit reads the skill at src.Path of src.Ref of a git repository,
+// with the git binary: a shallow fetch of the ref into a temporary
+// repository, then `git archive` of the resolved commit's subtree, read
+// as any archive is (links and other non-regular entries refused).
+func fetchGit(ctx context.Context, src Source, lim SourceLimits, now time.Time) (*Tree, Provenance, error) {
+	if src.SHA256 != "" {
+		return nil, Provenance{}, fmt.Errorf("%w: --sha256 is for archives; a git source is pinned by its commit", ErrInvalidSource)
+	}
+	loc := strings.TrimPrefix(src.Location, "git+")
+	u, err := remoteURL(loc, "https", "http", "file")
+	if err != nil {
+		return nil, Provenance{}, err
+	}
+	if u.Scheme == "file" && (u.Host != "" && u.Host != "localhost") {
+		return nil, Provenance{}, fmt.Errorf("%w: %s: a file:// URL names a local path (file:///path/to/repo)", ErrInvalidSource, redact(u))
+	}
+	ref := src.Ref
+	if ref == "" {
+		ref = "HEAD"
+	}
+	if !gitRef.MatchString(ref) || strings.Contains(ref, "..") {
+		return nil, Provenance{}, fmt.Errorf("%w: --ref %q is not a branch, tag or commit name", ErrInvalidSource, ref)
+	}
+	sub := strings.Trim(src.Path, "/")
+	if sub != "" && (!validRepoPath(sub)) {
+		return nil, Provenance{}, fmt.Errorf("%w: --path %q: give a relative path inside the repository, without . or .. components", ErrInvalidSource, src.Path)
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: git sources need the git command: %w", ErrInvalidSource, err)
+	}
+	tmp, err := os.MkdirTemp("", "skillgate-git-*")
+	if err != nil {
+		return nil, Provenance{}, err
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	run := func(stdout io.Writer, args ...string) error {
+		// No user or system configuration, no prompts, only the
+		// protocols a source may use.
+		full := append([]string{"-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always",
+			"-c", "protocol.file.allow=always", "-c", "core.hooksPath=/dev/null", "-C", tmp}, args...)
+		cmd := exec.CommandContext(ctx, git, full...)
+		cmd.Env = []string{"HOME=" + tmp, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=/bin/false", "PATH=" + os.Getenv("PATH")}
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = stdout, &limitedBuffer{b: &stderr, max: 4096}
+		if err := cmd.Run(); err != nil {
+			msg := strings.TrimSpace(stderr.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			return errors.New(msg)
+		}
+		return nil
+	}
+	if err := run(io.Discard, "init", "-q", "--bare"); err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: git init: %w", ErrInvalidSource, err)
+	}
+	if err := run(io.Discard, "fetch", "-q", "--depth=1", "--no-tags", "--", u.String(), ref); err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: fetching %s of %s: %w", ErrInvalidSource, ref, redact(u), err)
+	}
+	var out bytes.Buffer
+	if err := run(&out, "rev-parse", "--verify", "FETCH_HEAD^{commit}"); err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: %s of %s: %w", ErrInvalidSource, ref, redact(u), err)
+	}
+	commit := strings.TrimSpace(out.String())
+	treeish := commit
+	if sub != "" {
+		treeish += ":" + sub
+	}
+	out.Reset()
+	if err := run(&out, "cat-file", "-t", treeish); err != nil || strings.TrimSpace(out.String()) != "tree" {
+		return nil, Provenance{}, fmt.Errorf("%w: %s has no directory %q at %s", ErrInvalidSource, redact(u), sub, commit)
+	}
+	archive := &limitedBuffer{b: &bytes.Buffer{}, max: int(lim.MaxArchiveBytes)}
+	if err := run(archive, "archive", "--format=tar", treeish); err != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: git archive of %s: %w", ErrInvalidSource, redact(u), err)
+	}
+	if archive.over {
+		return nil, Provenance{}, fmt.Errorf("%w: %s at %s: larger than %d bytes", ErrInvalidSource, redact(u), commit, lim.MaxArchiveBytes)
+	}
+	name := path.Base(sub)
+	if sub == "" {
+		name = strings.TrimSuffix(path.Base(u.Path), ".git")
+	}
+	t, err := ReadArchiveBytes(ctx, name, "tar", archive.b.Bytes(), lim)
+	if err != nil {
+		return nil, Provenance{}, err
+	}
+	t.Name = name
+	return t, Provenance{Kind: "git", Source: redact(u), Ref: ref, Commit: commit, Path: sub, FetchedAt: now.UTC()}, nil
+}
+
+// validRepoPath reports whether p is a clean relative slash path.
+func validRepoPath(p string) bool {
+	if len(p) > 1024 || strings.HasPrefix(p, "-") {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, "\x00\n\r:") {
+			return false
+		}
+	}
+	return true
+}
+
+// limitedBuffer keeps at most max bytes and notes when more came.
+type limitedBuffer struct {
+	b    *bytes.Buffer
+	max  int
+	over bool
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.b.Len(); len(p) > room {
+		l.over = true
+		if room > 0 {
+			l.b.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *limitedBuffer) String() string { return l.b.String() }
+
+// Text is p on one line: kind, source, ref and commit, path, archive
+// digest, fetch time.
+func (p Provenance) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", p.Kind, p.Source)
+	if p.Ref != "" {
+		fmt.Fprintf(&b, " ref %s", p.Ref)
+	}
+	if p.Commit != "" {
+		fmt.Fprintf(&b, " commit %s", p.Commit)
+	}
+	if p.Path != "" {
+		fmt.Fprintf(&b, " path %s", p.Path)
+	}
+	if p.SHA256 != "" {
+		fmt.Fprintf(&b, " sha256 %s", p.SHA256)
+	}
+	fmt.Fprintf(&b, ", fetched %s", p.FetchedAt.Format(time.RFC3339))
+	return b.String()
+}

@@ -1,0 +1,269 @@
+package signature
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	v1 "github.com/in-toto/attestation/go/v1"
+	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// FileName is the signature file in a skill directory. It is a dot file:
+// scans, digests, agents' file trees and installs leave it out, so a
+// signature never changes the digest it signs.
+const FileName = ".skillgate.dsse.json"
+
+// ManifestFile is the shipped manifest whose digest a signature records.
+const ManifestFile = "manifest.json"
+
+// PayloadType is the DSSE payload type of a signature: an in-toto
+// Statement.
+const PayloadType = "application/vnd.in-toto+json"
+
+// PredicateType names skillgate's predicate in the Statement.
+const PredicateType = "https://skillgate.dev/attestation/skill-signature/v1"
+
+// Bounds on what a signature may hold.
+const (
+	// MaxEnvelopeBytes bounds the signature file.
+	MaxEnvelopeBytes = 64 << 10
+	// MaxSignatures bounds the signatures of one envelope.
+	MaxSignatures = 4
+	// maxManifestBytes bounds manifest.json when it is hashed.
+	maxManifestBytes = 16 << 20
+)
+
+// The trust tiers a skill may be signed for (package policy's names).
+const (
+	TrustFirstParty = "first_party"
+	TrustImported   = "imported"
+)
+
+// Predicate is what a signature says about the skill besides its digest.
+type Predicate struct {
+	// Skill is the skill's name, from its SKILL.md.
+	Skill string `json:"skill"`
+	// Signer names who signed: the key's name, or a person's.
+	Signer string `json:"signer"`
+	// KeyID is the signing key's identifier ([KeyID]).
+	KeyID string `json:"keyId"`
+	// SignedAt is when the signature was made, in UTC.
+	SignedAt time.Time `json:"signedAt"`
+	// Trust is the tier the skill is signed for.
+	Trust string `json:"trust"`
+	// ManifestDigest is "sha256:<hex>" of the shipped manifest.json, for a
+	// skill with capabilities; empty without one.
+	ManifestDigest string `json:"manifestDigest,omitempty"`
+}
+
+// SignOptions says who signs and for which tier.
+type SignOptions struct {
+	// Signer names who signs; required.
+	Signer string
+	// Trust is TrustFirstParty (the default) or TrustImported.
+	Trust string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Signed is the outcome of [Sign].
+type Signed struct {
+	// Path is the signature file written.
+	Path string
+	// Digest is the content digest signed.
+	Digest string
+	// Predicate is what the signature says besides the digest.
+	Predicate Predicate
+}
+
+// Sign signs the skill in dir with priv and writes the envelope to
+// dir/[FileName], replacing any earlier one. The digest signed is the one
+// a scan of dir computes ([Digest]).
+func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOptions) (*Signed, error) {
+	if strings.TrimSpace(opts.Signer) == "" || len(opts.Signer) > 256 || strings.ContainsAny(opts.Signer, "\n\r\x00") {
+		return nil, errors.New("sign: the signer must be a name of one line, at most 256 bytes")
+	}
+	if opts.Trust == "" {
+		opts.Trust = TrustFirstParty
+	}
+	if opts.Trust != TrustFirstParty && opts.Trust != TrustImported {
+		return nil, fmt.Errorf("sign: trust %q: use %s or %s", opts.Trust, TrustFirstParty, TrustImported)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	pub, ok := priv.Public().(ed25519.PublicKey)
+	if !ok || len(priv) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("sign: %w: not an Ed25519 private key", ErrKey)
+	}
+	id, err := KeyID(pub)
+	if err != nil {
+		return nil, err
+	}
+	digest, name, err := Digest(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	md, err := manifestDigest(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := Predicate{Skill: name, Signer: opts.Signer, KeyID: id, SignedAt: now().UTC().Truncate(time.Second), Trust: opts.Trust, ManifestDigest: md}
+	payload, err := statement(digest, p)
+	if err != nil {
+		return nil, err
+	}
+	es, err := dsse.NewEnvelopeSigner(signer{priv: priv, id: id})
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	env, err := es.SignPayload(ctx, PayloadType, payload)
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	out, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	if err := writeFileAtomic(path, append(out, '\n')); err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	return &Signed{Path: path, Digest: digest, Predicate: p}, nil
+}
+
+// statement encodes the in-toto Statement v1 of digest with predicate p.
+func statement(digest string, p Predicate) ([]byte, error) {
+	hexDigest, ok := strings.CutPrefix(digest, "sha256:")
+	if !ok {
+		return nil, fmt.Errorf("sign: digest %q is not sha256:<hex>", digest)
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	pred, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil, fmt.Errorf("sign: predicate: %w", err)
+	}
+	st := &v1.Statement{
+		Type:          v1.StatementTypeUri,
+		Subject:       []*v1.ResourceDescriptor{{Name: p.Skill, Digest: map[string]string{"sha256": hexDigest}}},
+		PredicateType: PredicateType,
+		Predicate:     pred,
+	}
+	if err := st.Validate(); err != nil {
+		return nil, fmt.Errorf("sign: statement: %w", err)
+	}
+	return protojson.Marshal(st)
+}
+
+// Digest returns the content digest a scan records for the skill whose
+// SKILL.md is in dir, and the skill's name: the same files (what a tree
+// leaves out, nested skills, links never followed) and the same hash.
+func Digest(ctx context.Context, dir string) (digest, name string, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	content, file, err := skill.ReadFile(abs)
+	switch {
+	case file == "":
+		return "", "", fmt.Errorf("%s holds no SKILL.md: give the directory of one skill", dir)
+	case err != nil:
+		return "", "", fmt.Errorf("%s: %w", dir, err)
+	}
+	s := skill.Parse(content, filepath.Base(abs), skill.Options{})
+	if s.Name == "" || !s.Valid() {
+		return "", "", fmt.Errorf("%s: %s is not a valid skill (see skillgate validate %s)", dir, file, dir)
+	}
+	// The tree refuses a read through a link anywhere in the path, as a
+	// scan's does, so a file swapped for a link is an error, not followed.
+	tree, err := discover.OpenTree(abs)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", dir, err)
+	}
+	defer tree.Close()
+	// Listing never follows a link (fs.WalkDir does not); reading goes
+	// through the tree.
+	files, err := skill.ListFiles(ctx, os.DirFS(abs), skill.DefaultTreeLimits)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", dir, err)
+	}
+	d, err := skill.DigestWith(ctx, tree, files, file, content)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", dir, err)
+	}
+	return d, s.Name, nil
+}
+
+// manifestDigest returns "sha256:<hex>" of dir/manifest.json, or "" when
+// there is none.
+func manifestDigest(dir string) (string, error) {
+	p := filepath.Join(dir, ManifestFile)
+	fi, err := os.Lstat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", p)
+	}
+	if fi.Size() > maxManifestBytes {
+		return "", fmt.Errorf("%s is larger than %d bytes", p, maxManifestBytes)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the
+// same directory, so that a reader sees the old file or the new one.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".skillgate-sign-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
