@@ -54,6 +54,21 @@ type Provenance struct {
 	FetchedAt time.Time `json:"fetchedAt"`
 	// Digest is the content digest of what was read.
 	Digest string `json:"digest"`
+	// Signature is what the skill's own signature established, when it
+	// carried one.
+	Signature *SignatureRecord `json:"signature,omitempty"`
+}
+
+// SignatureRecord is the verdict on an imported skill's signature.
+type SignatureRecord struct {
+	// Status is "verified" (by a key trusted for imported skills) or
+	// "unverified" (by a key not trusted here; Reason says which).
+	Status   string    `json:"status"`
+	Signer   string    `json:"signer,omitempty"`
+	KeyName  string    `json:"keyName,omitempty"`
+	KeyID    string    `json:"keyId,omitempty"`
+	SignedAt time.Time `json:"signedAt,omitzero"`
+	Reason   string    `json:"reason,omitempty"`
 }
 
 // Bounds of fetching a remote source.
@@ -377,5 +392,12 @@ func (p Provenance) Text() string {
 		fmt.Fprintf(&b, " sha256 %s", p.SHA256)
 	}
 	fmt.Fprintf(&b, ", fetched %s", p.FetchedAt.Format(time.RFC3339))
+	if sig := p.Signature; sig != nil {
+		if sig.Status == "verified" {
+			fmt.Fprintf(&b, "; signed by %s with key %s (%s) at %s", sig.Signer, sig.KeyName, sig.KeyID, sig.SignedAt.Format(time.RFC3339))
+		} else {
+			fmt.Fprintf(&b, "; signature unverified: %s", sig.Reason)
+		}
+	}
 	return b.String()
 }

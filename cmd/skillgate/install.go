@@ -81,6 +81,14 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		}
 		p = llm
 	}
+	cfg, err := m.config()
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	kr, err := m.keyring(cfg)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
 	opts := install.Options{
 		Store:       db,
 		Root:        filepath.Join(m.data(), "imported"),
@@ -88,6 +96,8 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		Credentials: creds,
 		MCP:         mcpclient.Options{ClientVersion: version},
 		Logger:      m.logger(),
+		Keyring:     kr,
+		Audit:       db,
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory
