@@ -175,12 +175,18 @@ func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, int
 	if err != nil {
 		return nil, err
 	}
+	if src.Commit != "" && prov.Commit != src.Commit {
+		return nil, fmt.Errorf("%w: %s: ref %s moved: the lock has commit %s, the repository now has %s; nothing was installed", ErrLocked, prov.Source, prov.Ref, src.Commit, prov.Commit)
+	}
 	sk, _, err := validateTree(tree)
 	if err != nil {
 		return nil, err
 	}
 	digest := skill.DigestBytes(tree.Files)
 	prov.Digest = digest
+	if src.Digest != "" && digest != src.Digest {
+		return nil, fmt.Errorf("%w: %s: the content digest is %s, the lock has %s; nothing was installed", ErrLocked, prov.Source, digest, src.Digest)
+	}
 	if err := s.checkSignature(ctx, tree, sk.Name, digest, &prov, actor); err != nil {
 		return nil, err
 	}
