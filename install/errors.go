@@ -10,6 +10,10 @@ var (
 	// or a corrupt archive. The message names the entry and the limit.
 	ErrInvalidSource = errors.New("invalid install source")
 
+	// ErrLocked means a source no longer matches its lock file entry: a
+	// git ref resolved to another commit, or the content digest differs.
+	ErrLocked = errors.New("differs from the lock")
+
 	// ErrInvalidSkill means the skill failed validation (SKILL.md or
 	// mcp.json); the message lists every reason.
 	ErrInvalidSkill = errors.New("invalid skill")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,11 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/lockfile"
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/signature"
+	"github.com/skillgate/skillgate/store"
 )
 
 // Source is what `skillgate install` is given: a local directory or
@@ -34,6 +40,10 @@ type Source struct {
 	// SHA256 is the expected SHA-256 (hex) of an archive; required for an
 	// archive URL, checked for a local archive when given.
 	SHA256 string
+	// Commit and Digest, when set, are what a lock file recorded: the
+	// commit Ref must still resolve to (a ref that moved is refused) and
+	// the content digest the skill must have.
+	Commit, Digest string
 }
 
 // Provenance records where an installed version came from. It is bound
@@ -54,6 +64,21 @@ type Provenance struct {
 	FetchedAt time.Time `json:"fetchedAt"`
 	// Digest is the content digest of what was read.
 	Digest string `json:"digest"`
+	// Signature is what the skill's own signature established, when it
+	// carried one.
+	Signature *SignatureRecord `json:"signature,omitempty"`
+}
+
+// SignatureRecord is the verdict on an imported skill's signature.
+type SignatureRecord struct {
+	// Status is "verified" (by a key trusted for imported skills) or
+	// "unverified" (by a key not trusted here; Reason says which).
+	Status   string    `json:"status"`
+	Signer   string    `json:"signer,omitempty"`
+	KeyName  string    `json:"keyName,omitempty"`
+	KeyID    string    `json:"keyId,omitempty"`
+	SignedAt time.Time `json:"signedAt,omitzero"`
+	Reason   string    `json:"reason,omitempty"`
 }
 
 // Bounds of fetching a remote source.
@@ -323,7 +348,11 @@ func fetchGit(ctx context.Context, src Source, lim SourceLimits, now time.Time) 
 		return nil, Provenance{}, err
 	}
 	t.Name = name
-	return t, Provenance{Kind: "git", Source: redact(u), Ref: ref, Commit: commit, Path: sub, FetchedAt: now.UTC()}, nil
+	recorded := redact(u)
+	if strings.HasPrefix(src.Location, "git+") {
+		recorded = "git+" + recorded // as given: fetchable again
+	}
+	return t, Provenance{Kind: "git", Source: recorded, Ref: ref, Commit: commit, Path: sub, FetchedAt: now.UTC()}, nil
 }
 
 // validRepoPath reports whether p is a clean relative slash path.
@@ -377,5 +406,52 @@ func (p Provenance) Text() string {
 		fmt.Fprintf(&b, " sha256 %s", p.SHA256)
 	}
 	fmt.Fprintf(&b, ", fetched %s", p.FetchedAt.Format(time.RFC3339))
+	if sig := p.Signature; sig != nil {
+		if sig.Status == "verified" {
+			fmt.Fprintf(&b, "; signed by %s with key %s (%s) at %s", sig.Signer, sig.KeyName, sig.KeyID, sig.SignedAt.Format(time.RFC3339))
+		} else {
+			fmt.Fprintf(&b, "; signature unverified: %s", sig.Reason)
+		}
+	}
 	return b.String()
+}
+
+// LockEntries returns the lock file entries of the enabled imported
+// skills: source, ref and commit or archive digest, content digest, the
+// verified signer and the approved pin-set digest of each server.
+func (s *Service) LockEntries(ctx context.Context) ([]lockfile.Entry, error) {
+	rows, err := s.st.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateEnabled}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]lockfile.Entry, 0, len(rows))
+	for _, in := range rows {
+		e := lockfile.Entry{Key: in.Key, Origin: lockfile.OriginInstall, Trust: signature.TrustImported, Source: in.Source, Digest: in.Digest}
+		if len(in.Provenance) > 0 {
+			var p Provenance
+			if err := json.Unmarshal(in.Provenance, &p); err != nil {
+				return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, in.Key, err)
+			}
+			if p.Digest == in.Digest { // evidence for another digest is not this version's
+				e.Source, e.Ref, e.Commit, e.Path, e.ArchiveSHA256 = p.Source, p.Ref, p.Commit, p.Path, p.SHA256
+				if p.Signature != nil && p.Signature.Status == "verified" {
+					e.Signer = p.Signature.Signer
+				}
+			}
+		}
+		if m, err := manifest.Parse(in.Manifest); err == nil {
+			for _, pr := range m.Providers {
+				if pr.PinDigest != "" {
+					if e.Pins == nil {
+						e.Pins = map[string]string{}
+					}
+					e.Pins[pr.ServerID] = pr.PinDigest
+				}
+			}
+		} else if len(in.Manifest) > 0 {
+			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

@@ -113,8 +113,7 @@ func TestFetchGit(t *testing.T) {
 			if wantCommit == "" {
 				wantCommit = repo.git("-C", repo.dir, "rev-parse", "main")
 			}
-			loc := strings.TrimPrefix(tc.src.Location, "git+")
-			if prov.Kind != "git" || prov.Source != loc || prov.Ref != tc.src.Ref || prov.Commit != wantCommit || prov.Path != "skills/pdf-tools" || !prov.FetchedAt.Equal(fetchedAt) {
+			if prov.Kind != "git" || prov.Source != tc.src.Location || prov.Ref != tc.src.Ref || prov.Commit != wantCommit || prov.Path != "skills/pdf-tools" || !prov.FetchedAt.Equal(fetchedAt) {
 				t.Fatalf("provenance %+v", prov)
 			}
 		})

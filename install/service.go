@@ -14,6 +14,8 @@ package install
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +33,7 @@ import (
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
 	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -63,6 +66,13 @@ type Options struct {
 	Sandbox *sandbox.Bubblewrap
 	// Source bounds what an install source may hold.
 	Source SourceLimits
+	// Keyring holds the keys trusted to sign skills: an imported skill
+	// signed by one of them is recorded with its signer; nil trusts none.
+	Keyring *signature.Keyring
+	// Audit, when set, records installs refused before they are stored
+	// (an invalid signature); changes of stored installs are audited
+	// with them by Store.
+	Audit store.AuditStore
 	// Logger receives events; nil discards them.
 	Logger *slog.Logger
 	// Crash, when set, is called at named points of every change (see
@@ -84,6 +94,8 @@ type Service struct {
 	lim      SourceLimits
 	log      *slog.Logger
 	crash    func(string)
+	keyring  *signature.Keyring
+	audit    store.AuditStore
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -93,7 +105,8 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("install: Options.Store and Options.Root are required")
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
-		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash}
+		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
+		keyring: opts.Keyring, audit: opts.Audit}
 	if s.proposer == nil {
 		s.proposer = propose.Deterministic{}
 	}
@@ -162,12 +175,21 @@ func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, int
 	if err != nil {
 		return nil, err
 	}
+	if src.Commit != "" && prov.Commit != src.Commit {
+		return nil, fmt.Errorf("%w: %s: ref %s moved: the lock has commit %s, the repository now has %s; nothing was installed", ErrLocked, prov.Source, prov.Ref, src.Commit, prov.Commit)
+	}
 	sk, _, err := validateTree(tree)
 	if err != nil {
 		return nil, err
 	}
 	digest := skill.DigestBytes(tree.Files)
 	prov.Digest = digest
+	if src.Digest != "" && digest != src.Digest {
+		return nil, fmt.Errorf("%w: %s: the content digest is %s, the lock has %s; nothing was installed", ErrLocked, prov.Source, digest, src.Digest)
+	}
+	if err := s.checkSignature(ctx, tree, sk.Name, digest, &prov, actor); err != nil {
+		return nil, err
+	}
 	provJSON, err := json.Marshal(prov)
 	if err != nil {
 		return nil, err
@@ -477,4 +499,45 @@ func (s *Service) transition(ctx context.Context, point string, ts ...transition
 func constraintParser(raw json.RawMessage) error {
 	_, err := constraint.Parse(raw)
 	return err
+}
+
+// checkSignature verifies the signature an imported skill carries, if
+// any. A valid one by a key trusted for imported skills is recorded in
+// prov; one by a key nobody trusts here is recorded as unverified; any
+// other (altered, for other content or another skill, revoked, expired,
+// malformed) refuses the install, and the refusal is audited.
+func (s *Service) checkSignature(ctx context.Context, tree *Tree, name, digest string, prov *Provenance, actor string) error {
+	if tree.Signature == nil {
+		return nil
+	}
+	md := ""
+	if b, ok := tree.Files[signature.ManifestFile]; ok {
+		sum := sha256.Sum256(b)
+		md = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	kr := s.keyring
+	if kr == nil {
+		kr, _ = signature.NewKeyring(nil)
+	}
+	p, err := kr.VerifyEnvelope(ctx, tree.Signature, signature.Subject{Name: name, Digest: digest, ManifestDigest: md}, signature.TrustImported, s.now())
+	switch {
+	case err == nil:
+		prov.Signature = &SignatureRecord{Status: "verified", Signer: p.Signer, KeyName: p.KeyName, KeyID: p.KeyID, SignedAt: p.SignedAt}
+		return nil
+	case errors.Is(err, signature.ErrUntrustedKey):
+		prov.Signature = &SignatureRecord{Status: "unverified", Reason: err.Error()}
+		return nil
+	}
+	refusal := fmt.Errorf("%w: %s/%s: %w; the install was refused", ErrInvalidSkill, tree.Name, signature.FileName, err)
+	if s.audit != nil {
+		if actor == "" {
+			actor = "system"
+		}
+		data, _ := json.Marshal(map[string]any{"digest": digest, "source": prov.Source, "signature": err.Error()})
+		if _, aerr := s.audit.AppendAudit(ctx, audit.SealStored, store.AuditRecord{Actor: actor, Action: "install.refused",
+			Subject: name, Reasons: []string{"invalid signature: " + err.Error()}, Data: data}); aerr != nil {
+			return fmt.Errorf("%w (and the refusal was not audited: %w)", refusal, aerr)
+		}
+	}
+	return refusal
 }

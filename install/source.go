@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/internal/fileinfo"
+	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -79,6 +80,20 @@ type Tree struct {
 	// top-level directory, else the archive's name without extension).
 	Name  string
 	Files map[string][]byte
+	// Signature is the skill's signature file (signature.FileName at its
+	// top level), kept apart: like every dot file it is not part of the
+	// tree or its digest.
+	Signature []byte
+	// sigs are signature files found anywhere, by path, until the top
+	// level is known (stripTop).
+	sigs map[string][]byte
+}
+
+// settle picks the top-level signature of t once its paths are final.
+func (t *Tree) settle() *Tree {
+	t.Signature = t.sigs[signature.FileName]
+	t.sigs = nil
+	return t
 }
 
 // ReadSource reads a skill from a directory, a .tar.gz/.tgz or a .zip file,
@@ -114,8 +129,29 @@ func ReadSource(ctx context.Context, src string, lim SourceLimits) (*Tree, error
 type collector struct {
 	lim   SourceLimits
 	files map[string][]byte
+	sigs  map[string][]byte
 	total int64
 	where string
+}
+
+// signatureFile reports whether p (a cleaned path) names a skill's
+// signature file, which is kept apart though it is a dot file.
+func signatureFile(p string) bool { return path.Base(p) == signature.FileName }
+
+// keepSignature reads a signature file into c.sigs, bounded.
+func (c *collector) keepSignature(p string, r io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(r, signature.MaxEnvelopeBytes+1))
+	if err != nil {
+		return c.fail("entry %q: %v", p, err)
+	}
+	if len(data) > signature.MaxEnvelopeBytes {
+		return c.fail("entry %q: a signature file larger than %d bytes", p, signature.MaxEnvelopeBytes)
+	}
+	if c.sigs == nil {
+		c.sigs = map[string][]byte{}
+	}
+	c.sigs[p] = data
+	return nil
 }
 
 func (c *collector) fail(format string, args ...any) error {
@@ -145,8 +181,8 @@ func (c *collector) clean(name string) (string, error) {
 	if len(parts) > c.lim.MaxDepth {
 		return "", c.fail("entry %q is deeper than %d levels", name, c.lim.MaxDepth)
 	}
-	for _, part := range parts {
-		if skill.Skip(part) {
+	for i, part := range parts {
+		if skill.Skip(part) && (i < len(parts)-1 || part != signature.FileName) {
 			return "", nil
 		}
 	}
@@ -154,6 +190,9 @@ func (c *collector) clean(name string) (string, error) {
 }
 
 func (c *collector) add(p string, r io.Reader, claimed int64) error {
+	if signatureFile(p) {
+		return c.keepSignature(p, r)
+	}
 	if _, dup := c.files[p]; dup {
 		return c.fail("entry %q appears twice", p)
 	}
@@ -192,7 +231,7 @@ func readDir(ctx context.Context, dir string, lim SourceLimits) (*Tree, error) {
 		if p == "." {
 			return nil
 		}
-		if skill.Skip(d.Name()) {
+		if skill.Skip(d.Name()) && (d.IsDir() || d.Name() != signature.FileName) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -233,7 +272,7 @@ func readDir(ctx context.Context, dir string, lim SourceLimits) (*Tree, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidSource, dir, err)
 	}
 	abs, _ := filepath.Abs(dir)
-	return &Tree{Name: filepath.Base(abs), Files: c.files}, nil
+	return (&Tree{Name: filepath.Base(abs), Files: c.files, sigs: c.sigs}).settle(), nil
 }
 
 type archiveReader func(ctx context.Context, data []byte, c *collector) error
@@ -265,7 +304,7 @@ func readArchive(ctx context.Context, src string, fi fs.FileInfo, lim SourceLimi
 	for _, ext := range []string{".tar.gz", ".tgz", ".zip"} {
 		base = strings.TrimSuffix(base, ext)
 	}
-	return stripTop(&Tree{Name: base, Files: c.files}), nil
+	return stripTop(&Tree{Name: base, Files: c.files, sigs: c.sigs}).settle(), nil
 }
 
 // stripTop removes a single top-level directory that holds SKILL.md, the way
@@ -295,6 +334,14 @@ func stripTop(t *Tree) *Tree {
 	for p, b := range t.Files {
 		out.Files[p[len(top)+1:]] = b
 	}
+	for p, b := range t.sigs {
+		if rest, ok := strings.CutPrefix(p, top+"/"); ok {
+			if out.sigs == nil {
+				out.sigs = map[string][]byte{}
+			}
+			out.sigs[rest] = b
+		}
+	}
 	return out
 }
 
@@ -321,7 +368,7 @@ func ReadArchiveBytes(ctx context.Context, name, kind string, data []byte, lim S
 	if err != nil {
 		return nil, err
 	}
-	return stripTop(&Tree{Name: strings.TrimSuffix(name, "."+kind), Files: c.files}), nil
+	return stripTop(&Tree{Name: strings.TrimSuffix(name, "."+kind), Files: c.files, sigs: c.sigs}).settle(), nil
 }
 
 func readTarGz(ctx context.Context, data []byte, c *collector) error {

@@ -130,6 +130,8 @@ error.`,
 		m.keyCommand(),
 		m.signCommand(),
 		m.verifySignatureCommand(),
+		m.lockCommand(),
+		m.verifyCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())

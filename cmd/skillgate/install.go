@@ -81,6 +81,14 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		}
 		p = llm
 	}
+	cfg, err := m.config()
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	kr, err := m.keyring(cfg)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
 	opts := install.Options{
 		Store:       db,
 		Root:        filepath.Join(m.data(), "imported"),
@@ -88,6 +96,8 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		Credentials: creds,
 		MCP:         mcpclient.Options{ClientVersion: version},
 		Logger:      m.logger(),
+		Keyring:     kr,
+		Audit:       db,
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory
@@ -123,6 +133,10 @@ func (m *Main) actor() string {
 // installErr maps install errors to exit codes: a bad request is a usage
 // error (2), everything else a failure (1).
 func installErr(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) { // already says its exit code
+		return err
+	}
 	if errors.Is(err, install.ErrUsage) {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -183,6 +197,9 @@ func (m *Main) installAction(use, short, long string, args cobra.PositionalArgs,
 			if err != nil {
 				return installErr(err)
 			}
+			if r == nil { // the action printed its own outcome
+				return nil
+			}
 			return m.reviewOut(r, asJSON)
 		},
 	}
@@ -215,11 +232,12 @@ func (m *Main) introspectionFlags(intro *install.Introspection) func(*cobra.Comm
 func (m *Main) installCommands() []*cobra.Command {
 	var intro install.Introspection
 	var src install.Source
+	var locked string
 	var comp install.Completion
 	var only []string
 	var why string
 	return []*cobra.Command{
-		m.installAction("install SOURCE [--ref REF] [--path DIR] [--sha256 HEX]", "Install an imported skill (a directory, an archive, an archive URL or a git repository) for review",
+		m.installAction("install SOURCE [--ref REF] [--path DIR] [--sha256 HEX] | install --locked FILE", "Install an imported skill (a directory, an archive, an archive URL or a git repository) for review",
 			`Install a third-party skill. SOURCE is a skill directory, a .tar.gz/.tgz/.zip
 archive, an https:// URL of such an archive (with --sha256, the SHA-256 you
 expect of it: nothing is read before it matches), or a git repository:
@@ -228,6 +246,11 @@ git+https://host/repo.git, or file:///path/to/repo for a local one, at
 directory of the repository; default its top level). Where it came from
 (the URL, the ref and the commit it resolved to, the archive's digest, when)
 is recorded with the version and shown by 'skillgate review'.
+
+With --locked FILE (a lock from 'skillgate lock'), install every imported
+skill of the lock from its recorded source instead, each refused when its git
+ref now resolves to another commit or its content digest differs from the
+lock's; each ends awaiting approval (or blocked), as any install.
 
 Read the source within bounds (archives may not hold
 links, absolute paths or paths that leave them), validate SKILL.md and mcp.json,
@@ -248,13 +271,22 @@ An LLM proposer is used when
 SKILLGATE_LLM_BASE_URL and SKILLGATE_LLM_MODEL are set (and
 SKILLGATE_LLM_API_KEY when the endpoint needs one); otherwise the
 deterministic proposer.`,
-			cobra.ExactArgs(1), func(c *cobra.Command) {
+			cobra.RangeArgs(0, 1), func(c *cobra.Command) {
 				m.introspectionFlags(&intro)(c)
+				c.Flags().StringVar(&locked, "locked", "", "install the imported skills of this lock file, refusing any that differs from it")
 				c.Flags().StringVar(&src.Ref, "ref", "", "git sources: the branch, tag or commit to install (default HEAD)")
 				c.Flags().StringVar(&src.Path, "path", "", "git sources: the skill's directory in the repository (default its top level)")
 				c.Flags().StringVar(&src.SHA256, "sha256", "", "archives: the SHA-256 (hex) the archive must have; required for an archive URL")
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				switch {
+				case locked != "" && (len(args) > 0 || src != (install.Source{})):
+					return nil, usageErr("--locked takes its sources from the lock file: give no SOURCE, --ref, --path or --sha256")
+				case locked != "":
+					return nil, m.installLocked(ctx, svc, locked, intro)
+				case len(args) == 0:
+					return nil, usageErr("install needs a SOURCE, or --locked FILE (see 'skillgate install --help')")
+				}
 				src.Location = args[0]
 				return failBlocked(svc.InstallFrom(ctx, src, m.actor(), intro))
 			}),
