@@ -18,7 +18,7 @@ func TestInstallCommandsCLI(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"install"}, 2, "accepts 1 arg(s), received 0"},
+		{[]string{"install"}, 2, "Error: install needs a SOURCE, or --locked FILE (see 'skillgate install --help')\n"},
 		{[]string{"install", "/nonexistent/skill"}, 1, "Error: invalid install source: /nonexistent/skill: lstat /nonexistent/skill: no such file or directory\n"},
 		{[]string{"review", "nothing"}, 1, "Error: no such install: \"nothing\"; run skillgate pending to see installs\n"},
 		{[]string{"complete", "x", "s/t", "--risk", "read", "--why", "short"}, 2,
