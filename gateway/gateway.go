@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/mcpskills"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 )
@@ -67,6 +68,9 @@ type Gateway struct {
 	mu    sync.Mutex
 	conns map[*Conn]struct{}
 
+	// skills serves the MCP Skills extension (skillsext.go).
+	skills *mcpskills.Server
+
 	// seen is the registry fingerprint agents were last brought up to
 	// date with (SyncRegistry); syncMu guards it.
 	syncMu sync.Mutex
@@ -86,7 +90,11 @@ func New(opts Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}}, nil
+	skills, err := mcpskills.NewServer(mcpskills.Options{View: opts.Sessions})
+	if err != nil {
+		return nil, err
+	}
+	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}, skills: skills}, nil
 }
 
 // ConnectOptions tunes one connection.
@@ -147,6 +155,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Extensions: map[string]any{mcpskills.ExtensionID: mcpskills.Capability()},
 		},
 	})
 	desc, err := c.loadSkillDescription(ctx)
@@ -159,6 +168,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	c.server.AddReceivingMiddleware(c.firstRequest)
 	c.addTools(desc)
 	c.addDisclosure()
+	c.addSkillFiles()
 	if err := c.syncCapabilities(ctx); err != nil {
 		c.cancel()
 		sess.Close()

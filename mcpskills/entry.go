@@ -1,0 +1,193 @@
+package mcpskills
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/skillgate/skillgate/skill"
+)
+
+// ExtensionID is the extension's name in capabilities.
+const ExtensionID = "io.modelcontextprotocol/skills"
+
+// Limits every host must accept, and servers should not exceed.
+const (
+	// MaxResources bounds a skill's files, SKILL.md included.
+	MaxResources = 512
+	// MaxTotalBytes bounds the sum of a skill's file sizes (16 MiB).
+	MaxTotalBytes = 16 << 20
+)
+
+// Dynamic is the resources value of a skill without stable digests.
+const Dynamic = "dynamic"
+
+// Errors a host meets checking bytes against an entry.
+var (
+	// ErrVerify means bytes are not what the entry lists (size, digest, or
+	// a file the entry does not list).
+	ErrVerify = errors.New("skill verification failed")
+	// ErrOverLimit means a skill exceeds the extension's limits.
+	ErrOverLimit = errors.New("skill over the extension's limits")
+)
+
+// Resource is one file of a skill entry: its URI, the SHA-256 of its bytes
+// ("sha256:<64 lowercase hex>") and their length.
+type Resource struct {
+	URI    string `json:"uri"`
+	Digest string `json:"digest"`
+	Size   int64  `json:"size"`
+}
+
+// Entry is a Skill entry, the same in skills/list and skills/get: the URI
+// of its SKILL.md, its frontmatter as a JSON object, and either the
+// complete list of its files (Dynamic false) or no list at all (Dynamic
+// true, written "dynamic").
+type Entry struct {
+	URI         string
+	Frontmatter json.RawMessage
+	Resources   []Resource
+	Dynamic     bool
+}
+
+type entryWire struct {
+	URI         string          `json:"uri"`
+	Frontmatter json.RawMessage `json:"frontmatter"`
+	Resources   json.RawMessage `json:"resources"`
+}
+
+// MarshalJSON writes the entry's wire form.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	w := entryWire{URI: e.URI, Frontmatter: e.Frontmatter}
+	if e.Dynamic {
+		w.Resources = json.RawMessage(`"dynamic"`)
+	} else {
+		rs := e.Resources
+		if rs == nil {
+			rs = []Resource{}
+		}
+		b, err := json.Marshal(rs)
+		if err != nil {
+			return nil, err
+		}
+		w.Resources = b
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads an entry as a host receives it, refusing what the
+// extension makes invalid: no uri, a frontmatter that is not an object, or
+// resources missing or neither an array nor "dynamic".
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var w entryWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("skill entry: %w", err)
+	}
+	if w.URI == "" {
+		return errors.New("skill entry: uri is missing")
+	}
+	if fm := bytes.TrimSpace(w.Frontmatter); len(fm) == 0 || fm[0] != '{' {
+		return fmt.Errorf("skill entry %s: frontmatter must be a JSON object", w.URI)
+	}
+	out := Entry{URI: w.URI, Frontmatter: w.Frontmatter}
+	rs := bytes.TrimSpace(w.Resources)
+	switch {
+	case string(rs) == `"dynamic"`:
+		out.Dynamic = true
+	case len(rs) > 0 && rs[0] == '[':
+		if err := json.Unmarshal(rs, &out.Resources); err != nil {
+			return fmt.Errorf("skill entry %s: resources: %w", w.URI, err)
+		}
+		if out.Resources == nil {
+			out.Resources = []Resource{}
+		}
+	default:
+		return fmt.Errorf(`skill entry %s: resources must be an array of files or "dynamic"`, w.URI)
+	}
+	*e = out
+	return nil
+}
+
+// digestPattern is the form of a resource digest.
+var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// CheckLimits returns an error wrapping [ErrOverLimit] when resources
+// exceed the extension's limits, naming the limit.
+func CheckLimits(resources []Resource) error {
+	if len(resources) > MaxResources {
+		return fmt.Errorf("%w: it has %d files, over the limit of %d files per skill", ErrOverLimit, len(resources), MaxResources)
+	}
+	var total int64
+	for _, r := range resources {
+		total += r.Size
+	}
+	if total > MaxTotalBytes {
+		return fmt.Errorf("%w: its files total %d bytes, over the limit of %d bytes (16 MiB) per skill", ErrOverLimit, total, MaxTotalBytes)
+	}
+	return nil
+}
+
+// Find returns the resource of e listed at uri.
+func (e *Entry) Find(uri string) (Resource, bool) {
+	for _, r := range e.Resources {
+		if r.URI == uri {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// Verify checks content read from r.URI against r: the same length and
+// the same SHA-256. The error wraps [ErrVerify] and names the file; the
+// content must then not be used.
+func Verify(r Resource, content []byte) error {
+	if int64(len(content)) != r.Size {
+		return fmt.Errorf("%w: %s is %d bytes, the entry lists %d", ErrVerify, r.URI, len(content), r.Size)
+	}
+	if !digestPattern.MatchString(r.Digest) {
+		return fmt.Errorf("%w: %s: the entry's digest %q is not sha256:<64 lowercase hex>", ErrVerify, r.URI, r.Digest)
+	}
+	if d := skill.FileDigest(content); d != r.Digest {
+		return fmt.Errorf("%w: %s has digest %s, the entry lists %s", ErrVerify, r.URI, d, r.Digest)
+	}
+	return nil
+}
+
+// VerifyRead checks a read of uri while acting on e: the file must be
+// listed (an unlisted file is a verification failure) and its bytes must
+// match.
+func (e *Entry) VerifyRead(uri string, content []byte) error {
+	if e.Dynamic {
+		return fmt.Errorf("%w: %s lists no digests (resources: \"dynamic\")", ErrVerify, e.URI)
+	}
+	r, ok := e.Find(uri)
+	if !ok {
+		return fmt.Errorf("%w: %s is not listed in the entry of %s", ErrVerify, uri, e.URI)
+	}
+	return Verify(r, content)
+}
+
+// mimeType is the MIME type served for a skill file.
+func mimeType(p string, utf8Text bool) string {
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	switch {
+	case base == SkillFile || strings.HasSuffix(base, ".md"):
+		return "text/markdown"
+	case strings.HasSuffix(base, ".json"):
+		return "application/json"
+	case strings.HasSuffix(base, ".py"):
+		return "text/x-python"
+	case strings.HasSuffix(base, ".sh"):
+		return "text/x-shellscript"
+	case strings.HasSuffix(base, ".yaml"), strings.HasSuffix(base, ".yml"):
+		return "application/yaml"
+	case strings.HasSuffix(base, ".html"):
+		return "text/html"
+	case utf8Text:
+		return "text/plain"
+	}
+	return "application/octet-stream"
+}
