@@ -152,9 +152,9 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 		SubscribeHandler:   subscribeHandler,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Tools:      &mcp.ToolCapabilities{ListChanged: true},
+			Resources:  &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:    &mcp.PromptCapabilities{ListChanged: true},
 			Extensions: map[string]any{mcpskills.ExtensionID: mcpskills.Capability()},
 		},
 	})
