@@ -170,8 +170,9 @@ func (e *Entry) VerifyRead(uri string, content []byte) error {
 	return Verify(r, content)
 }
 
-// mimeType is the MIME type served for a skill file.
-func mimeType(p string, utf8Text bool) string {
+// mimeType is the MIME type served for a skill file, from its name alone
+// (so that a directory listing and a read agree).
+func mimeType(p string) string {
 	base := p[strings.LastIndexByte(p, '/')+1:]
 	switch {
 	case base == SkillFile || strings.HasSuffix(base, ".md"):
@@ -186,8 +187,10 @@ func mimeType(p string, utf8Text bool) string {
 		return "application/yaml"
 	case strings.HasSuffix(base, ".html"):
 		return "text/html"
-	case utf8Text:
+	case strings.HasSuffix(base, ".txt"):
 		return "text/plain"
+	case strings.HasSuffix(base, ".pdf"):
+		return "application/pdf"
 	}
 	return "application/octet-stream"
 }

@@ -288,7 +288,7 @@ func (s *Server) Read(ctx context.Context, p capability.Principal, uri string) (
 	if err != nil {
 		return nil, err
 	}
-	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(f.Path, utf8.Valid(content))}
+	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(f.Path)}
 	if utf8.Valid(content) && len(content) > 0 {
 		rc.Text = string(content)
 	} else {
@@ -408,7 +408,7 @@ func (s *Server) ReadDir(ctx context.Context, p capability.Principal, uri, curso
 		}
 		f := b.files[fp]
 		size := f.Size
-		out.Resources = append(out.Resources, dirResource{URI: uri + "/" + name, Name: name, MIMEType: mimeType(fp, true), Size: &size})
+		out.Resources = append(out.Resources, dirResource{URI: uri + "/" + name, Name: name, MIMEType: mimeType(fp), Size: &size})
 	}
 	return marshal(out)
 }
