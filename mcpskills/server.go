@@ -48,8 +48,8 @@ const DefaultTTL = time.Minute
 // PageSize is how many skills a skills/list page holds at most.
 const PageSize = 100
 
-// defaultCacheEntries bounds the entry cache (see Options.CacheEntries).
-const defaultCacheEntries = 4096
+// DefaultCacheBytes bounds the entry cache (see Options.CacheBytes).
+const DefaultCacheBytes = 32 << 20
 
 // Capability is the extension's declaration in server capabilities.
 func Capability() map[string]any { return map[string]any{"directoryRead": true} }
@@ -67,9 +67,12 @@ type Options struct {
 	View View
 	// TTL is the ttlMs of results; 0 means DefaultTTL.
 	TTL time.Duration
-	// CacheEntries bounds how many built entries are kept (each a few
-	// hundred bytes plus its file list); 0 means 4096.
-	CacheEntries int
+	// CacheBytes bounds the memory of the built entries kept (an entry
+	// costs about twice its JSON); 0 means DefaultCacheBytes, which holds
+	// the entries of some 10,000 typical skills. When it is full the cache
+	// is emptied: a registry larger than it builds entries again on every
+	// walk, from the store and each SKILL.md.
+	CacheBytes int
 }
 
 // Server serves the extension over a registry. Entries are built from a
@@ -81,8 +84,9 @@ type Server struct {
 	opts Options
 	ttl  int
 
-	mu    sync.Mutex
-	cache map[string]*built
+	mu         sync.Mutex
+	cache      map[string]*built
+	cacheBytes int
 }
 
 // NewServer returns a server over opts.
@@ -93,8 +97,8 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
 	}
-	if opts.CacheEntries <= 0 {
-		opts.CacheEntries = defaultCacheEntries
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = DefaultCacheBytes
 	}
 	return &Server{opts: opts, ttl: int(opts.TTL / time.Millisecond), cache: map[string]*built{}}, nil
 }
@@ -426,13 +430,27 @@ func (s *Server) entry(ctx context.Context, p capability.Principal, e registry.B
 	if err != nil {
 		return nil, err
 	}
+	size := b.size()
 	s.mu.Lock()
-	if len(s.cache) >= s.opts.CacheEntries {
-		clear(s.cache) // bounded: the next pages build again
+	if _, ok := s.cache[ck]; !ok {
+		if s.cacheBytes+size > s.opts.CacheBytes {
+			clear(s.cache) // bounded: the next pages build again
+			s.cacheBytes = 0
+		}
+		s.cache[ck] = b
+		s.cacheBytes += size
 	}
-	s.cache[ck] = b
 	s.mu.Unlock()
 	return b, nil
+}
+
+// size estimates the memory a built entry holds.
+func (b *built) size() int {
+	n := 256 + len(b.key) + len(b.entry)
+	for _, p := range b.paths {
+		n += 2*len(p) + 128 // the path, its map entry and skill.File
+	}
+	return n
 }
 
 // build makes the entry of a skill from its recorded version.

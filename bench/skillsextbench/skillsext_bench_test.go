@@ -14,8 +14,11 @@
 // same registry and session, SKILLGATE_BENCH_RUNS times (3), after a
 // warm-up walk of each. It reports, as medians over the runs: the p50 of a
 // page and the whole walk for each, their ratios, and the server's
-// resident set (VmRSS) after the first 10 pages and at the end of the
-// skills/list walks, to show that memory stays flat while paging.
+// resident set (VmRSS) after the first 10 pages, at its peak and at the
+// end of the skills/list walks, to show that memory stays flat while
+// paging; and the first skills/list walk (which builds every entry from
+// the store and each SKILL.md) with the resident set before and after it
+// (the entry cache, bounded by mcpskills.DefaultCacheBytes).
 //
 // Run both with bench/skillsext.sh, which generates and scans the
 // registry; or with SKILLGATE_BENCH_DATA (a data directory holding a
@@ -371,7 +374,11 @@ func BenchmarkSkillsList(b *testing.B) {
 	for b.Loop() {
 		sg := start(b, bin, data)
 		a := connect(b, sg.url, data)
-		a.walkExt(b, func(int, time.Duration, *listPage) {})      // warm-up
+		rss0 := sg.rss()
+		t0 := time.Now()
+		a.walkExt(b, func(int, time.Duration, *listPage) {}) // warm-up: builds the entries
+		cold := ms(time.Since(t0))
+		rssWarm := sg.rss()
 		a.walkTool(b, func(int, time.Duration, *skillListOut) {}) // warm-up
 		var extP50, extWalk, toolP50, toolWalk, rss10, rssEnd, rssMax []float64
 		pages := 0
@@ -401,6 +408,9 @@ func BenchmarkSkillsList(b *testing.B) {
 			toolP50 = append(toolP50, ms(quantile(tool, 0.5)))
 		}
 		b.ReportMetric(float64(pages), "pages/walk")
+		b.ReportMetric(cold, "skills-list-first-walk-ms")
+		b.ReportMetric(rss0, "rss-before-first-walk-MB")
+		b.ReportMetric(rssWarm, "rss-after-first-walk-MB")
 		b.ReportMetric(median(extP50), "skills-list-page-p50-ms")
 		b.ReportMetric(median(extWalk), "skills-list-walk-ms")
 		b.ReportMetric(median(toolP50), "skill_list-page-p50-ms")
