@@ -131,6 +131,9 @@ type Conn struct {
 	relayed   map[string]context.CancelFunc
 	// sdkReady is set once the SDK's session has its client's parameters.
 	sdkReady bool
+	// skillsSlots bounds the MCP Skills extension requests answered at
+	// once on a stdio connection (skillsext.go).
+	skillsSlots chan struct{}
 }
 
 // Connect opens (or resumes, or starts when sessionID is empty) the session
@@ -141,7 +144,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{g: g, sess: sess}
+	c := &Conn{g: g, sess: sess, skillsSlots: make(chan struct{}, maxSkillsInFlight)}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.relayBase = context.WithoutCancel(c.ctx)
 	c.server = mcp.NewServer(g.opts.Implementation, &mcp.ServerOptions{

@@ -64,8 +64,9 @@ var (
 
 // skillsRequest is the tap of a stdio connection for the extension's
 // methods: a request (once the SDK's session is ready, as for relayed
-// calls) is answered on its own goroutine and written back with its id; a
-// notification of those methods is dropped.
+// calls) is answered on a goroutine of its own (at most maxSkillsInFlight
+// at once) and written back with its id; a notification of those methods
+// is dropped.
 func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 	if !bytes.Contains(line, markSkills) && !bytes.Contains(line, markReadDir) {
 		return false
@@ -91,7 +92,7 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 	if !ready {
 		return false // the SDK refuses it before the handshake
 	}
-	go func() {
+	answer := func() {
 		res, err := c.g.skills.Handle(c.relayBase, c.sess.Principal(), req.Method, req.Params)
 		var werr error
 		if err != nil {
@@ -102,9 +103,22 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 		if werr != nil {
 			c.g.log.Warn("writing a skills extension response failed", "session", c.sess.ID(), "err", werr)
 		}
-	}()
+	}
+	select {
+	case c.skillsSlots <- struct{}{}:
+		go func() {
+			defer func() { <-c.skillsSlots }()
+			answer()
+		}()
+	default:
+		answer() // as many in flight as allowed: the reader waits
+	}
 	return true
 }
+
+// maxSkillsInFlight bounds the extension's requests a stdio connection
+// answers at once; more wait, holding up the connection's reader.
+const maxSkillsInFlight = 4
 
 // wireError is the JSON of a JSON-RPC error object for err.
 func wireError(err error) []byte {
