@@ -54,4 +54,15 @@ func TestMigrationFileDigests(t *testing.T) {
 			t.Errorf("%s: fingerprint %q after the migration, want %q", dir, got, want)
 		}
 	}
+	// The scan that parses it again finds the same tree digest: the same
+	// row is updated, with the file list that has digests.
+	again := legacy
+	again.Files = json.RawMessage(`[{"path":"SKILL.md","size":3,"digest":"sha256:11"}]`)
+	if err := db.ApplyScans(ctx, []store.RootScan{{Root: "/r", Scope: "project", Upserts: []store.Version{again}}}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := db.Versions(ctx, store.Filter{Dir: "/r/a", History: true})
+	if err != nil || len(vs) != 1 || string(vs[0].Files) != string(again.Files) || vs[0].Fingerprint != "fa" || !vs[0].Current {
+		t.Fatalf("after the re-parse: %+v %v", vs, err)
+	}
 }
