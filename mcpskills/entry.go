@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/skillgate/skillgate/skill"
@@ -168,6 +169,94 @@ func (e *Entry) VerifyRead(uri string, content []byte) error {
 		return fmt.Errorf("%w: %s is not listed in the entry of %s", ErrVerify, uri, e.URI)
 	}
 	return Verify(r, content)
+}
+
+// VerifyFrontmatter checks a fetched SKILL.md against the entry's
+// frontmatter field by field, as a host must before loading the skill: the
+// file's frontmatter, typed as [FrontmatterJSON] types it, must hold the
+// same fields with the same values (JSON numbers compared by value). The
+// error wraps [ErrVerify] and names the first field that differs (in
+// sorted order).
+func (e *Entry) VerifyFrontmatter(skillMD []byte) error {
+	served, err := FrontmatterJSON(skillMD)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrVerify, e.URI, err)
+	}
+	var a, b map[string]any
+	if err := decodeNumbers(e.Frontmatter, &a); err != nil {
+		return fmt.Errorf("%w: %s: the entry's frontmatter: %v", ErrVerify, e.URI, err)
+	}
+	if err := decodeNumbers(served, &b); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrVerify, e.URI, err)
+	}
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		va, inA := a[k]
+		vb, inB := b[k]
+		switch {
+		case !inA:
+			return fmt.Errorf("%w: %s: SKILL.md has frontmatter field %q, the entry does not", ErrVerify, e.URI, k)
+		case !inB:
+			return fmt.Errorf("%w: %s: the entry has frontmatter field %q, SKILL.md does not", ErrVerify, e.URI, k)
+		case !jsonEqual(va, vb):
+			return fmt.Errorf("%w: %s: frontmatter field %q differs between the entry and SKILL.md", ErrVerify, e.URI, k)
+		}
+	}
+	return nil
+}
+
+// decodeNumbers decodes JSON keeping numbers as json.Number.
+func decodeNumbers(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// jsonEqual compares decoded JSON values, numbers by value.
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		fx, ex := x.Float64()
+		fy, ey := y.Float64()
+		return ex == nil && ey == nil && fx == fy
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !jsonEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
 }
 
 // mimeType is the MIME type served for a skill file, from its name alone

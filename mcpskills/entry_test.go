@@ -84,3 +84,23 @@ func TestFrontmatterJSON(t *testing.T) {
 		t.Errorf("a list: %v", err)
 	}
 }
+
+// TestVerifyFrontmatter checks the field-by-field comparison of a fetched
+// SKILL.md with the entry's frontmatter.
+func TestVerifyFrontmatter(t *testing.T) {
+	md := []byte("---\nname: a\ndescription: d\nversion: 1.0\nmetadata:\n  k: [1, x]\n---\nbody\n")
+	for _, tc := range []struct{ fm, err string }{
+		{fm: `{"name":"a","description":"d","version":1,"metadata":{"k":[1.0,"x"]}}`},
+		{fm: `{"description":"d","name":"a","metadata":{"k":[1,"x"]},"version":1.0}`},
+		{fm: `{"name":"a","description":"d","version":"1.0","metadata":{"k":[1,"x"]}}`, err: `skill verification failed: skill://a/SKILL.md: frontmatter field "version" differs between the entry and SKILL.md`},
+		{fm: `{"name":"a","description":"d","metadata":{"k":[1,"x"]}}`, err: `skill verification failed: skill://a/SKILL.md: SKILL.md has frontmatter field "version", the entry does not`},
+		{fm: `{"name":"a","description":"d","version":1,"metadata":{"k":[1,"x"]},"allowed-tools":"Bash"}`, err: `skill verification failed: skill://a/SKILL.md: the entry has frontmatter field "allowed-tools", SKILL.md does not`},
+		{fm: `{"name":"a","description":"d","version":1,"metadata":{"k":[1]}}`, err: `skill verification failed: skill://a/SKILL.md: frontmatter field "metadata" differs between the entry and SKILL.md`},
+	} {
+		e := mcpskills.Entry{URI: "skill://a/SKILL.md", Frontmatter: json.RawMessage(tc.fm)}
+		err := e.VerifyFrontmatter(md)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err || !errors.Is(err, mcpskills.ErrVerify)) {
+			t.Errorf("%s: %v, want %q", tc.fm, err, tc.err)
+		}
+	}
+}

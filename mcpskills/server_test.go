@@ -103,6 +103,11 @@ func verifyAll(t *testing.T, s *mcpskills.Server, p capability.Principal, es []m
 			if err := e.VerifyRead(r.URI, content); err != nil {
 				t.Errorf("%v", err)
 			}
+			if r.URI == e.URI {
+				if err := e.VerifyFrontmatter(content); err != nil {
+					t.Errorf("%v", err)
+				}
+			}
 			n++
 		}
 		if err := mcpskills.CheckLimits(e.Resources); err != nil {

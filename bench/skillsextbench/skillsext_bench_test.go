@@ -7,7 +7,8 @@
 // checking that no entry repeats and that every skill the catalog shows it
 // is listed (skill_list's total, less the skills the extension does not
 // serve), then reads every file of 100 skills spread over the walk with
-// resources/read and verifies each against its entry (size and SHA-256).
+// resources/read and verifies each against its entry (size and SHA-256,
+// and the frontmatter of each SKILL.md field by field).
 //
 // BenchmarkSkillsList walks skills/list in pages of 100 and, as the
 // anchor in the same run, the skill_list tool in pages of 100 over the
@@ -338,6 +339,11 @@ func TestWalkVerify(t *testing.T) {
 			}
 			if err := e.VerifyRead(r.URI, content); err != nil {
 				t.Errorf("%v", err)
+			}
+			if r.URI == e.URI {
+				if err := e.VerifyFrontmatter(content); err != nil {
+					t.Errorf("%v", err)
+				}
 			}
 			files++
 		}
