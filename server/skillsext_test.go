@@ -109,4 +109,14 @@ func TestSkillsExtensionHTTP(t *testing.T) {
 	if text, isErr := c1.call(t, "skill_list", nil); isErr || !strings.Contains(text, "escrituras/hipoteca") {
 		t.Errorf("skill_list still works: %s", text)
 	}
+	// A body larger than what is read to recognise the extension's
+	// methods reaches the SDK whole, even when it mentions them.
+	big := "skills/list " + strings.Repeat("x", 100<<10)
+	if text, isErr := c1.call(t, "skill_list", map[string]any{"query": big}); !isErr || !strings.Contains(text, "query must be valid UTF-8 of at most 512 bytes") {
+		t.Errorf("skill_list with a 100 KB query: %v %.200s", isErr, text)
+	}
+	// So does a request whose method is another, mentioning one.
+	if text, isErr := c1.call(t, "skill_list", map[string]any{"query": `"skills/list"`}); isErr || !strings.Contains(text, "No skills match.") {
+		t.Errorf("skill_list mentioning skills/list: %v %.200s", isErr, text)
+	}
 }
