@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/mcpskills"
 )
 
@@ -70,6 +71,14 @@ var (
 func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 	if !bytes.Contains(line, markSkills) && !bytes.Contains(line, markReadDir) {
 		return false
+	}
+	// The usual envelope is read without decoding: a tools/call whose
+	// arguments merely mention "skills/… is left to the relay at once.
+	var top [4][]byte
+	if jsonscan.Object(line, wireKeys, top[:]) {
+		if m, ok := jsonscan.PlainString(top[2]); ok && !mcpskills.IsMethod(m) {
+			return false
+		}
 	}
 	var req struct {
 		JSONRPC string          `json:"jsonrpc"`

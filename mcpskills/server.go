@@ -244,6 +244,9 @@ func (s *Server) Get(ctx context.Context, p capability.Principal, uri string) (j
 	return marshal(getResult{ResultType: "complete", Skill: b.entry, TTLMs: s.ttl, CacheScope: CacheScope})
 }
 
+// maxSkillPathSegments bounds the skill path locate tries.
+const maxSkillPathSegments = 32
+
 // locate finds the visible, served skill whose path is a prefix of u's
 // segments (the longest first) and for which ok accepts the rest.
 func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok func(b *built, rest string) bool) (*built, string, error) {
@@ -251,7 +254,9 @@ func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok f
 	if err != nil {
 		return nil, "", internalError("%v", err)
 	}
-	for i := len(u.Segments); i >= 1; i-- {
+	// A skill path is an identity (category levels and a name): far
+	// shorter than the URIs a client may send.
+	for i := min(len(u.Segments), maxSkillPathSegments); i >= 1; i-- {
 		key := strings.Join(u.Segments[:i], "/")
 		e, found := snap.Lookup(p.Tier, key)
 		if !found {
@@ -527,6 +532,9 @@ func refusal(v store.Version, files []skill.File) error {
 	}
 	if v.Key != v.Name && !strings.HasSuffix(v.Key, "/"+v.Name) {
 		return fmt.Errorf("its identity %q does not end with its name %q", v.Key, v.Name)
+	}
+	if n := strings.Count(v.Key, "/") + 1; n > maxSkillPathSegments {
+		return fmt.Errorf("its identity has %d segments, more than the %d a skill path may have", n, maxSkillPathSegments)
 	}
 	if _, err := BuildURI(v.Key, ""); err != nil {
 		return fmt.Errorf("its identity cannot be a skill path: %w", err)
