@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/mcpskills"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 )
@@ -67,6 +68,9 @@ type Gateway struct {
 	mu    sync.Mutex
 	conns map[*Conn]struct{}
 
+	// skills serves the MCP Skills extension (skillsext.go).
+	skills *mcpskills.Server
+
 	// seen is the registry fingerprint agents were last brought up to
 	// date with (SyncRegistry); syncMu guards it.
 	syncMu sync.Mutex
@@ -86,7 +90,11 @@ func New(opts Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}}, nil
+	skills, err := mcpskills.NewServer(mcpskills.Options{View: opts.Sessions})
+	if err != nil {
+		return nil, err
+	}
+	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}, skills: skills}, nil
 }
 
 // ConnectOptions tunes one connection.
@@ -123,6 +131,9 @@ type Conn struct {
 	relayed   map[string]context.CancelFunc
 	// sdkReady is set once the SDK's session has its client's parameters.
 	sdkReady bool
+	// skillsSlots bounds the MCP Skills extension requests answered at
+	// once on a stdio connection (skillsext.go).
+	skillsSlots chan struct{}
 }
 
 // Connect opens (or resumes, or starts when sessionID is empty) the session
@@ -133,7 +144,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{g: g, sess: sess}
+	c := &Conn{g: g, sess: sess, skillsSlots: make(chan struct{}, maxSkillsInFlight)}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.relayBase = context.WithoutCancel(c.ctx)
 	c.server = mcp.NewServer(g.opts.Implementation, &mcp.ServerOptions{
@@ -144,9 +155,10 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 		SubscribeHandler:   subscribeHandler,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Tools:      &mcp.ToolCapabilities{ListChanged: true},
+			Resources:  &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:    &mcp.PromptCapabilities{ListChanged: true},
+			Extensions: map[string]any{mcpskills.ExtensionID: mcpskills.Capability()},
 		},
 	})
 	desc, err := c.loadSkillDescription(ctx)
@@ -159,6 +171,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	c.server.AddReceivingMiddleware(c.firstRequest)
 	c.addTools(desc)
 	c.addDisclosure()
+	c.addSkillFiles()
 	if err := c.syncCapabilities(ctx); err != nil {
 		c.cancel()
 		sess.Close()

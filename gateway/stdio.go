@@ -31,6 +31,9 @@ func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 	writer := jsonrpcline.NewWriter(w)
 	src := c.g.opts.Capabilities
 	tap := func(line []byte) bool {
+		if c.skillsRequest(writer, line) {
+			return true
+		}
 		if src != nil && c.relay(src, writer, line) {
 			return true
 		}

@@ -87,15 +87,20 @@ func TestReportMatchesStore(t *testing.T) {
 
 func TestFilesJSON(t *testing.T) {
 	type fileJSON struct {
-		Path string `json:"path"`
-		Size int64  `json:"size"`
+		Path   string `json:"path"`
+		Size   int64  `json:"size"`
+		Digest string `json:"digest,omitempty"`
 	}
 	for _, paths := range [][]string{nil, {"SKILL.md"}, {"SKILL.md", "a<b>&c", "é/ü", "q\"\\", "\x01\x7f", "\xff", "x\u2028y"}} {
 		var files []skill.File
 		ref := []fileJSON{}
 		for i, p := range paths {
-			files = append(files, skill.File{Path: p, Size: int64(i * 1000)})
-			ref = append(ref, fileJSON{p, int64(i * 1000)})
+			d := ""
+			if i%2 == 1 {
+				d = skill.FileDigest([]byte(p))
+			}
+			files = append(files, skill.File{Path: p, Size: int64(i * 1000), Digest: d})
+			ref = append(ref, fileJSON{p, int64(i * 1000), d})
 		}
 		want, _ := json.Marshal(ref)
 		if got := filesJSON(files); string(got) != string(want) {

@@ -720,7 +720,7 @@ func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candid
 	if !s.Valid() {
 		return s, nil
 	}
-	d, err := skill.DigestWith(ctx, tree, c.Files, c.FileName, content)
+	d, err := skill.DigestFiles(ctx, tree, c.Files, c.FileName, content)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -753,12 +753,13 @@ func fillVersion(v *store.Version, s *skill.Skill, c discover.Candidate) {
 	v.Files = filesJSON(c.Files)
 }
 
-// filesJSON writes files as the JSON list [{"path":…,"size":…},…], as
-// encoding/json writes it.
+// filesJSON writes files as the JSON list [{"path":…,"size":…,"digest":…},…],
+// as encoding/json writes it (digest, each file's own SHA-256, only when
+// recorded).
 func filesJSON(files []skill.File) json.RawMessage {
 	n := 2
 	for _, f := range files {
-		n += len(f.Path) + 32
+		n += len(f.Path) + 32 + len(f.Digest) + 12
 	}
 	b := make([]byte, 0, n)
 	b = append(b, '[')
@@ -777,6 +778,11 @@ func filesJSON(files []skill.File) json.RawMessage {
 		}
 		b = append(b, `,"size":`...)
 		b = strconv.AppendInt(b, f.Size, 10)
+		if f.Digest != "" {
+			b = append(b, `,"digest":"`...)
+			b = append(b, f.Digest...) // "sha256:" and hex: plain
+			b = append(b, '"')
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']')

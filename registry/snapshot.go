@@ -331,6 +331,9 @@ type PageQuery struct {
 	Query    string
 	// Cursor continues after the page that returned it; "" starts.
 	Cursor string
+	// After, when Cursor is "", continues after the skill with this
+	// identity: for callers with cursors of their own (skills/list).
+	After string
 	// Limit is the page's size, 1–MaxPageLimit; 0 means DefaultPageLimit.
 	Limit int
 }
@@ -358,7 +361,7 @@ func (s *Snapshot) Page(q PageQuery) (Page, error) {
 	if err := q.validate(); err != nil {
 		return Page{}, err
 	}
-	after := ""
+	after := q.After
 	if q.Cursor != "" {
 		var err error
 		if after, err = decodeCursor(q.Cursor); err != nil {
@@ -375,7 +378,7 @@ func (s *Snapshot) Page(q PageQuery) (Page, error) {
 		idx = p.byCategory[q.Category]
 	}
 	start := 0
-	if q.Cursor != "" {
+	if q.Cursor != "" || q.After != "" {
 		start = sort.Search(len(idx), func(i int) bool { return s.key(idx[i]) > after })
 	}
 	out := Page{Skills: []Brief{}}

@@ -95,7 +95,7 @@ func New(opts Options) (*Server, error) {
 		Logger:         log,
 		SessionTimeout: opts.SessionTimeout,
 	})
-	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.connect(mcpHandler)))
+	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.connect(mcpHandler))))
 	s.handle("POST /v1/scan", s.api(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

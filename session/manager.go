@@ -340,18 +340,36 @@ func (m *Manager) available(ctx context.Context) (*registry.Snapshot, error) {
 	return snap, nil
 }
 
-// mount resolves the current version of e and mounts its tree.
-func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.Brief, mountName string, at time.Time) (*loaded, error) {
+// Catalog returns the catalog snapshot every session's view is cut from
+// (see [Session.Catalog]); callers filter it by the principal's tier.
+func (m *Manager) Catalog(ctx context.Context) (*registry.Snapshot, error) { return m.available(ctx) }
+
+// SkillFiles resolves the current version of e (a skill of the catalog
+// snapshot) and mounts its files for tenant as loading it would, without
+// loading it into any session: the store and prefix hold exactly the
+// version's recorded files. The MCP Skills extension serves skill files
+// this way. The caller decides whether its principal may see e. Errors:
+// [ErrSkillNotFound] when the version left the registry, storage errors.
+func (m *Manager) SkillFiles(ctx context.Context, tenant string, e registry.Brief) (store.Version, blob.Store, string, error) {
 	vs, err := m.opts.Versions.Versions(ctx, store.Filter{Dir: e.Dir})
 	if err != nil {
-		return nil, fmt.Errorf("session: version of %s: %w", e.Key, err)
+		return store.Version{}, nil, "", fmt.Errorf("session: version of %s: %w", e.Key, err)
 	}
 	i := slices.IndexFunc(vs, func(v store.Version) bool { return v.Key == e.Key && v.Current })
 	if i < 0 {
-		return nil, fmt.Errorf("%w: %q (its version left the registry)", ErrSkillNotFound, e.Key)
+		return store.Version{}, nil, "", fmt.Errorf("%w: %q (its version left the registry)", ErrSkillNotFound, e.Key)
 	}
 	v := vs[i]
-	st, prefix, err := m.opts.Source.Mount(ctx, p.Tenant, v)
+	st, prefix, err := m.opts.Source.Mount(ctx, tenant, v)
+	if err != nil {
+		return store.Version{}, nil, "", err
+	}
+	return v, st, prefix, nil
+}
+
+// mount resolves the current version of e and mounts its tree.
+func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.Brief, mountName string, at time.Time) (*loaded, error) {
+	v, st, prefix, err := m.SkillFiles(ctx, p.Tenant, e)
 	if err != nil {
 		return nil, err
 	}

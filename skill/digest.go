@@ -36,6 +36,11 @@ type File struct {
 	// ModTime it cannot be set back: an edit that keeps the size and
 	// restores the modification time still changes it.
 	Changed time.Time `json:"-"`
+	// Digest is the SHA-256 of the file's content alone, "sha256:<hex>",
+	// as [DigestFiles] records it at scan time ("" when not recorded, as
+	// for versions scanned before skillgate recorded it). The MCP Skills
+	// extension lists it per file; the tree digest does not depend on it.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Skip reports whether a directory entry is left out of scans and skill
@@ -120,6 +125,27 @@ func Digest(ctx context.Context, fsys fs.FS, files []File) (string, error) {
 // one file (typically SKILL.md, just parsed): that file is hashed from
 // content instead of being read again. Its size must match the listing.
 func DigestWith(ctx context.Context, fsys fs.FS, files []File, knownPath string, known []byte) (string, error) {
+	return digestTree(ctx, fsys, files, knownPath, known, nil)
+}
+
+// DigestFiles is [DigestWith] that also records each file's own SHA-256 in
+// files[i].Digest, computed from the same bytes in the same read (the
+// tree digest is unchanged): the scan calls it, so that a skill's files can
+// be served with per-file digests without reading them again.
+func DigestFiles(ctx context.Context, fsys fs.FS, files []File, knownPath string, known []byte) (string, error) {
+	return digestTree(ctx, fsys, files, knownPath, known, sha256.New())
+}
+
+// FileDigest returns the digest [DigestFiles] records for content:
+// "sha256:" and the lowercase hex SHA-256 of its bytes.
+func FileDigest(content []byte) string {
+	sum := sha256.Sum256(content)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// digestTree computes the tree digest; with fh it records each file's own
+// digest in files[i].Digest.
+func digestTree(ctx context.Context, fsys fs.FS, files []File, knownPath string, known []byte, fh hash.Hash) (string, error) {
 	h := sha256.New()
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -135,10 +161,19 @@ func DigestWith(ctx context.Context, fsys fs.FS, files []File, knownPath string,
 			}
 			writeHeader(h, f.Path, f.Size)
 			h.Write(known)
+			if fh != nil {
+				files[i].Digest = FileDigest(known)
+			}
 			continue
 		}
-		if err := digestFile(h, fsys, f, *bp); err != nil {
+		if fh != nil {
+			fh.Reset()
+		}
+		if err := digestFile(h, fh, fsys, f, *bp); err != nil {
 			return "", err
+		}
+		if fh != nil {
+			files[i].Digest = "sha256:" + hex.EncodeToString(fh.Sum((*bp)[:0]))
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
@@ -151,7 +186,9 @@ func writeHeader(h hash.Hash, p string, size int64) {
 	h.Write([]byte{0})
 }
 
-func digestFile(h hash.Hash, fsys fs.FS, f File, buf []byte) error {
+// digestFile hashes f into h and, when fh is not nil, its content alone
+// into fh.
+func digestFile(h, fh hash.Hash, fsys fs.FS, f File, buf []byte) error {
 	if !fs.ValidPath(f.Path) || path.Clean(f.Path) != f.Path {
 		return fmt.Errorf("digest: invalid path %q", f.Path)
 	}
@@ -170,6 +207,9 @@ func digestFile(h hash.Hash, fsys fs.FS, f File, buf []byte) error {
 		}
 		n, err := io.ReadFull(r, chunk)
 		h.Write(chunk[:n])
+		if fh != nil {
+			fh.Write(chunk[:n])
+		}
 		left -= int64(n)
 		if err != nil {
 			return fmt.Errorf("digest %s: file changed while being read (%d bytes short); scan again", f.Path, left)

@@ -109,6 +109,20 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 	return append(b, j...), nil
 }
 
+// FrontmatterText returns the YAML text of content's frontmatter as
+// [Parse] finds it (newlines normalised), for readers that need its values
+// typed as YAML types them (the MCP Skills extension's entries, which a
+// client compares with what its own YAML parser makes of SKILL.md) rather
+// than kept as written, as Parse keeps them. Errors are Parse's for a file
+// without a readable frontmatter.
+func FrontmatterText(content []byte) (string, error) {
+	d, err := splitDocument(content, false)
+	if err != nil {
+		return "", err
+	}
+	return d.yaml, nil
+}
+
 // document is a SKILL.md split into its parts.
 type document struct {
 	yaml     string // the frontmatter text, newlines normalised
