@@ -178,8 +178,19 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	if len(only) > 0 {
 		why += " (only " + strings.Join(m.Approval.Only, ", ") + ")"
 	}
+	data := map[string]any{"capabilities": names}
+	// Approving a new version of a skill already approved is consent to
+	// what changed: the record names the comparison the operator saw.
+	prev, err := s.previous(ctx, in, rep)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		data["consent"] = map[string]any{"previous": prev.Digest, "diffDigest": prev.DiffDigest, "filesOnly": prev.FilesOnly}
+		why += ", consenting to the changes since " + prev.Digest
+	}
 	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
-		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: map[string]any{"capabilities": names}})
+		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: data})
 	if err != nil {
 		return nil, err
 	}

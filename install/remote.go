@@ -22,6 +22,7 @@ import (
 	"github.com/skillgate/skillgate/lockfile"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/signature"
+	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -454,4 +455,60 @@ func (s *Service) LockEntries(ctx context.Context) ([]lockfile.Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// UpdateOptions change what [Service.Update] fetches.
+type UpdateOptions struct {
+	// Ref replaces the recorded git ref (a new tag, say).
+	Ref string
+	// Source replaces the recorded location (an archive's new URL);
+	// SHA256 is then the new archive's digest.
+	Source, SHA256 string
+}
+
+// ErrUpToDate is returned by [Service.Update] when the source still holds
+// the version that is approved.
+var ErrUpToDate = errors.New("up to date")
+
+// Update fetches the source the approved version of name came from again
+// (its recorded URL, ref and path; opts may change them). The same content
+// is ErrUpToDate, with the approved version's review. New content goes
+// through the whole install analysis as a new version, whose review shows
+// what changed against the approved one; the approved version keeps
+// serving until a human approves the update, which is consent to that
+// comparison (the audit record of the approval carries its digest).
+func (s *Service) Update(ctx context.Context, name string, opts UpdateOptions, actor string, intro Introspection) (*Review, error) {
+	cur, err := s.resolve(ctx, name, store.StateEnabled, store.StateInstalled, store.StateDisabled)
+	if err != nil {
+		return nil, err
+	}
+	src := Source{Location: cur.Source}
+	var p Provenance
+	if len(cur.Provenance) > 0 && json.Unmarshal(cur.Provenance, &p) == nil && p.Digest == cur.Digest {
+		src = Source{Location: p.Source, Ref: p.Ref, Path: p.Path, SHA256: p.SHA256}
+		if p.Kind == "directory" || p.Kind == "archive" {
+			src.Location = cur.Source
+		}
+	}
+	if opts.Ref != "" {
+		src.Ref = opts.Ref
+	}
+	if opts.Source != "" {
+		src.Location = opts.Source
+	}
+	if opts.SHA256 != "" {
+		src.SHA256 = opts.SHA256
+	}
+	tree, prov, err := Fetch(ctx, src, s.lim, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if skill.DigestBytes(tree.Files) == cur.Digest {
+		r, rerr := s.review(ctx, cur)
+		if rerr != nil {
+			return nil, rerr
+		}
+		return r, fmt.Errorf("%w: %s %s is what %s holds", ErrUpToDate, cur.Key, cur.Digest, prov.Source)
+	}
+	return s.installFetched(ctx, src, tree, prov, actor, intro)
 }

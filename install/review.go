@@ -2,12 +2,16 @@ package install
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gowebpki/jcs"
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
@@ -107,6 +111,30 @@ type PreviousVersion struct {
 	// Pins lists, per server, how this version's tools differ from the
 	// previous approved pins.
 	Pins []ServerDrift `json:"pins"`
+	// ServersAdded and ServersRemoved are the MCP servers (mcp.json ids)
+	// this version declares and the previous did not, and the reverse.
+	ServersAdded   []string `json:"serversAdded"`
+	ServersRemoved []string `json:"serversRemoved"`
+	// CredentialsAdded are credentials (${NAME}) this version's servers
+	// need that the previous version's did not.
+	CredentialsAdded []string `json:"credentialsAdded"`
+	// NewEgress lists capabilities that may reach the network now and
+	// could not before (added ones included).
+	NewEgress []string `json:"newEgress"`
+	// Signature is set when who signed the skill changed ("" is unsigned).
+	Signature *Change `json:"signature,omitempty"`
+	// FilesOnly is set when nothing an agent may do changed: only files.
+	FilesOnly bool `json:"filesOnly"`
+	// DiffDigest identifies this comparison (SHA-256 of its RFC 8785 form
+	// without this field): approving the version is consent to it, and
+	// the approval's audit record carries it.
+	DiffDigest string `json:"diffDigest"`
+}
+
+// Change is a value before and after.
+type Change struct {
+	Before string `json:"before"`
+	After  string `json:"after"`
 }
 
 // RiskChange is one risk field that differs between versions.
@@ -286,26 +314,29 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 		if p.Digest == in.Digest || len(p.Manifest) == 0 || len(p.Report) == 0 {
 			continue
 		}
-		pm, err := manifest.Parse(p.Manifest)
-		if err != nil {
+		if _, err := manifest.Parse(p.Manifest); err != nil {
 			return nil, fmt.Errorf("%w: %s version %s: %w", ErrStorage, p.Key, p.Digest, err)
 		}
 		prep, err := manifest.ParseReport(p.Report)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s version %s: %w", ErrStorage, p.Key, p.Digest, err)
 		}
-		pv := &PreviousVersion{Digest: p.Digest, State: p.State, Added: []string{}, Removed: []string{}, RiskChanges: []RiskChange{}, Pins: []ServerDrift{}}
+		pv := &PreviousVersion{Digest: p.Digest, State: p.State, Added: []string{}, Removed: []string{}, RiskChanges: []RiskChange{}, Pins: []ServerDrift{},
+			ServersAdded: []string{}, ServersRemoved: []string{}, CredentialsAdded: []string{}, NewEgress: []string{}}
+		// What the servers offer, version against version: the tools of
+		// each report, with their effective risk. Approval may have left
+		// some out; a tool offered by both is no change.
 		before := map[string]capability.Risk{}
-		for _, c := range pm.Capabilities {
+		for _, c := range prep.Capabilities {
 			before[c.Name()] = c.Risk
 		}
 		now := map[string]bool{}
 		for _, c := range rep.Capabilities {
-			if !c.Proposed {
-				continue
-			}
 			now[c.Name()] = true
 			b, ok := before[c.Name()]
+			if c.Risk.DataEgress.Value == capability.EgressNetwork && (!ok || b.DataEgress.Value != capability.EgressNetwork) {
+				pv.NewEgress = append(pv.NewEgress, c.Name())
+			}
 			if !ok {
 				pv.Added = append(pv.Added, c.Name())
 				continue
@@ -341,9 +372,89 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 				}
 			}
 		}
+		pv.ServersAdded, pv.ServersRemoved = setDiff(serverIDs(rep), serverIDs(prep))
+		pv.CredentialsAdded, _ = setDiff(credentialNames(rep), credentialNames(prep))
+		if a, b := signerOf(p), signerOf(in); a != b {
+			pv.Signature = &Change{Before: a, After: b}
+		}
+		pv.FilesOnly = len(pv.Added)+len(pv.Removed)+len(pv.RiskChanges)+len(pv.Pins)+len(pv.ServersAdded)+
+			len(pv.ServersRemoved)+len(pv.CredentialsAdded)+len(pv.NewEgress) == 0 && pv.Signature == nil
+		if err := pv.seal(); err != nil {
+			return nil, err
+		}
 		return pv, nil
 	}
 	return nil, nil
+}
+
+// seal sets pv.DiffDigest: SHA-256 of pv's RFC 8785 form without it.
+func (pv *PreviousVersion) seal() error {
+	pv.DiffDigest = ""
+	raw, err := json.Marshal(pv)
+	if err != nil {
+		return err
+	}
+	canon, err := jcs.Transform(raw)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(canon)
+	pv.DiffDigest = "sha256:" + hex.EncodeToString(sum[:])
+	return nil
+}
+
+// serverIDs are the servers a report's version declares.
+func serverIDs(rep *manifest.Report) []string {
+	out := make([]string, 0, len(rep.Servers))
+	for _, s := range rep.Servers {
+		out = append(out, s.ServerID)
+	}
+	return out
+}
+
+// credentialNames are the credentials a report's servers reference.
+func credentialNames(rep *manifest.Report) []string {
+	var out []string
+	for _, s := range rep.Servers {
+		out = append(out, s.Declaration.Credentials...)
+	}
+	return out
+}
+
+// setDiff returns what is in a and not in b, and what is in b and not in
+// a, each sorted and without repeats.
+func setDiff(a, b []string) (onlyA, onlyB []string) {
+	in := func(xs []string) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range xs {
+			m[x] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	onlyA, onlyB = []string{}, []string{}
+	for x := range ma {
+		if !mb[x] {
+			onlyA = append(onlyA, x)
+		}
+	}
+	for x := range mb {
+		if !ma[x] {
+			onlyB = append(onlyB, x)
+		}
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	return onlyA, onlyB
+}
+
+// signerOf is who signed in with a trusted key, per its provenance, or "".
+func signerOf(in store.Install) string {
+	var p Provenance
+	if len(in.Provenance) == 0 || json.Unmarshal(in.Provenance, &p) != nil || p.Digest != in.Digest || p.Signature == nil || p.Signature.Status != "verified" {
+		return ""
+	}
+	return p.Signature.Signer
 }
 
 // next says what an operator can do next with in.
@@ -467,6 +578,21 @@ func (r *Review) Text() string {
 	}
 	if p := r.Previous; p != nil {
 		fmt.Fprintf(&b, "compared with %s (%s): added %v, removed %v\n", p.Digest, p.State, p.Added, p.Removed)
+		if p.FilesOnly {
+			b.WriteString("  only files changed: the capabilities, their risk, servers, credentials and signer are the same; approving still takes a human\n")
+		}
+		if len(p.ServersAdded)+len(p.ServersRemoved) > 0 {
+			fmt.Fprintf(&b, "  servers added %v, removed %v\n", p.ServersAdded, p.ServersRemoved)
+		}
+		if len(p.CredentialsAdded) > 0 {
+			fmt.Fprintf(&b, "  new credentials: %s\n", strings.Join(p.CredentialsAdded, ", "))
+		}
+		if len(p.NewEgress) > 0 {
+			fmt.Fprintf(&b, "  may now reach the network: %s\n", strings.Join(p.NewEgress, ", "))
+		}
+		if s := p.Signature; s != nil {
+			fmt.Fprintf(&b, "  signer: %s → %s\n", orUnsigned(s.Before), orUnsigned(s.After))
+		}
 		for _, rc := range p.RiskChanges {
 			fmt.Fprintf(&b, "  %s %s: %s → %s\n", rc.Capability, rc.Field, rc.Before, rc.After)
 		}
@@ -529,4 +655,11 @@ func sortedNames(m map[string]string) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+func orUnsigned(s string) string {
+	if s == "" {
+		return "unsigned"
+	}
+	return s
 }

@@ -175,6 +175,11 @@ func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, int
 	if err != nil {
 		return nil, err
 	}
+	return s.installFetched(ctx, src, tree, prov, actor, intro)
+}
+
+// installFetched is InstallFrom once src has been read into tree.
+func (s *Service) installFetched(ctx context.Context, src Source, tree *Tree, prov Provenance, actor string, intro Introspection) (*Review, error) {
 	if src.Commit != "" && prov.Commit != src.Commit {
 		return nil, fmt.Errorf("%w: %s: ref %s moved: the lock has commit %s, the repository now has %s; nothing was installed", ErrLocked, prov.Source, prov.Ref, src.Commit, prov.Commit)
 	}

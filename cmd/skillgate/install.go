@@ -233,6 +233,7 @@ func (m *Main) installCommands() []*cobra.Command {
 	var intro install.Introspection
 	var src install.Source
 	var locked string
+	var upd install.UpdateOptions
 	var comp install.Completion
 	var only []string
 	var why string
@@ -289,6 +290,32 @@ deterministic proposer.`,
 				}
 				src.Location = args[0]
 				return failBlocked(svc.InstallFrom(ctx, src, m.actor(), intro))
+			}),
+		m.installAction("update NAME [--ref REF] [--source URL --sha256 HEX]", "Fetch an approved skill's source again; a new version waits for approval",
+			`Fetch again the source the approved version of NAME was installed from (the
+recorded git URL, ref and path, archive URL or directory; --ref, --source and
+--sha256 change them, for a new tag or a new archive). When it holds the same
+content, say so (exit 0). Otherwise the new version goes through the whole
+install analysis and its review shows what changed against the approved
+version: tools added and removed, risk raised or lowered, schema and
+description changes field by field, servers added and removed, new
+credentials, new network egress, a change of signer; or that only files
+changed. The approved version keeps serving until you approve the update
+('skillgate approve NAME@DIGEST'), which is consent to that comparison: the
+audit record of the approval carries its digest.`,
+			cobra.ExactArgs(1), func(c *cobra.Command) {
+				m.introspectionFlags(&intro)(c)
+				c.Flags().StringVar(&upd.Ref, "ref", "", "git sources: fetch this ref instead of the recorded one")
+				c.Flags().StringVar(&upd.Source, "source", "", "fetch from this source instead of the recorded one")
+				c.Flags().StringVar(&upd.SHA256, "sha256", "", "the SHA-256 the archive must have (with --source, for an archive URL)")
+			},
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				r, err := svc.Update(ctx, args[0], upd, m.actor(), intro)
+				if errors.Is(err, install.ErrUpToDate) {
+					fmt.Fprintln(m.Stdout, err)
+					return nil, nil
+				}
+				return failBlocked(r, err)
 			}),
 		m.pendingCommand(),
 		m.installAction("review NAME", "Show an install for review: proposal, risk and sources, what is missing, what changed",
