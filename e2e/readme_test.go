@@ -31,41 +31,7 @@ var (
 // heading, joining continuation lines.
 func readmeBlock(t *testing.T, heading string) []tourCommand {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	i := 0
-	for i < len(lines) && lines[i] != heading {
-		i++
-	}
-	for i < len(lines) && lines[i] != "```sh" {
-		i++
-	}
-	if i == len(lines) {
-		t.Fatalf("README.md has no sh block under %q", heading)
-	}
-	var out []tourCommand
-	var cur *tourCommand
-	for i++; i < len(lines) && lines[i] != "```"; i++ {
-		l := lines[i]
-		if cur == nil {
-			if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "#") {
-				continue
-			}
-			out = append(out, tourCommand{line: i + 1})
-			cur = &out[len(out)-1]
-		}
-		cur.text += l + "\n"
-		if !strings.HasSuffix(l, "\\") {
-			if m := wantExit.FindStringSubmatch(l); m != nil {
-				cur.exit, _ = strconv.Atoi(m[1])
-			}
-			cur = nil
-		}
-	}
-	return out
+	return docBlock(t, filepath.Join("..", "README.md"), heading)
 }
 
 // TestReadmeTour runs README.md's "A short tour" as written, command by
