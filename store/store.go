@@ -37,6 +37,10 @@ type Version struct {
 	// scope; Dir is the skill directory and Rel it relative to Root.
 	Root  string `json:"root"`
 	Scope string `json:"scope"`
+	// Trust is the trust of the root ("first_party", "imported"): who
+	// vouches for the skill's code. It is the root's, so a root whose
+	// configured trust changes changes every skill under it.
+	Trust string `json:"trust"`
 	Dir   string `json:"dir"`
 	Rel   string `json:"rel"`
 	File  string `json:"file"`
@@ -73,8 +77,10 @@ type Ref struct {
 
 // RootScan is the outcome of scanning one root, applied atomically.
 type RootScan struct {
-	Root     string
-	Scope    string
+	Root  string
+	Scope string
+	// Trust is the root's trust (capability.Trust); "" records imported.
+	Trust    string
 	Position int // order among the configured roots, for precedence ties
 	// Upserts are versions that are new or changed since the last scan.
 	Upserts []Version
@@ -124,6 +130,7 @@ type VersionStreamer interface {
 type Root struct {
 	Path     string    `json:"path"`
 	Scope    string    `json:"scope"`
+	Trust    string    `json:"trust"`
 	Position int       `json:"position"`
 	LastScan time.Time `json:"last_scan"`
 	Notes    []string  `json:"notes,omitempty"`
@@ -136,6 +143,7 @@ type Filter struct {
 	Dir      string // exact directory
 	Category string
 	Scope    string
+	Trust    string
 	// History includes versions that are no longer current.
 	History bool
 	// Brief leaves out the bulky columns (frontmatter, files, and the

@@ -125,6 +125,10 @@ var migrations = []string{
 	migrationRegistryGeneration,
 	// 11: the directory listings of migration 3 move to the scan cache.
 	`DROP TABLE dir_listings;`,
+	// 12: each root's trust (capability.Trust), which every skill under it
+	// has. Roots recorded before trust existed were never trusted more
+	// than an import.
+	`ALTER TABLE roots ADD COLUMN trust TEXT NOT NULL DEFAULT 'imported';`,
 }
 
 // LatestSchema is the schema version this build migrates to.
@@ -567,21 +571,23 @@ func (w *scanWriter) endRoot(ctx context.Context) error {
 }
 
 func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
-	// A root whose scope or position changed changes precedence.
-	var scope string
+	// A root whose scope or position changed changes precedence; one
+	// whose trust changed changes what agents are shown of its skills.
+	var scope, was string
 	var pos int
-	switch err := w.tx.QueryRowContext(ctx, `SELECT scope, position FROM roots WHERE path = ?`, sc.Root).Scan(&scope, &pos); {
+	trust := cmpOr(sc.Trust, "imported")
+	switch err := w.tx.QueryRowContext(ctx, `SELECT scope, trust, position FROM roots WHERE path = ?`, sc.Root).Scan(&scope, &was, &pos); {
 	case err == nil:
-		if scope != sc.Scope || pos != sc.Position {
+		if scope != sc.Scope || pos != sc.Position || was != trust {
 			w.changed = true
 		}
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
 	notes, _ := json.Marshal(nonNil(sc.Notes))
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO roots (path, scope, position, last_scan, notes) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
-		sc.Root, sc.Scope, sc.Position, w.now, string(notes)); err != nil {
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO roots (path, scope, trust, position, last_scan, notes) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, trust = excluded.trust, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
+		sc.Root, sc.Scope, trust, sc.Position, w.now, string(notes)); err != nil {
 		return err
 	}
 	for _, dir := range sc.Gone {
@@ -790,7 +796,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 		bulky = `NULL, CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END, NULL`
 	}
 	q := `SELECT v.id, v.key, v.name, v.description, v.category, v.version, v.tier, v.invokable_by,
-			v.root, r.scope, v.dir, v.rel, v.file, v.digest, v.fingerprint, v.valid, v.enabled,
+			v.root, r.scope, r.trust, v.dir, v.rel, v.file, v.digest, v.fingerprint, v.valid, v.enabled,
 			` + bulky + `, v.current, v.first_seen,
 			CASE WHEN v.current = 1 THEN r.last_scan ELSE v.last_seen END
 		FROM versions v JOIN roots r ON r.path = v.root WHERE 1 = 1`
@@ -798,7 +804,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 	if !f.History {
 		q += ` AND v.current = 1`
 	}
-	for _, c := range []struct{ col, val string }{{"v.key", f.Key}, {"v.name", f.Name}, {"v.dir", f.Dir}, {"v.category", f.Category}, {"r.scope", f.Scope}} {
+	for _, c := range []struct{ col, val string }{{"v.key", f.Key}, {"v.name", f.Name}, {"v.dir", f.Dir}, {"v.category", f.Category}, {"r.scope", f.Scope}, {"r.trust", f.Trust}} {
 		if c.val != "" {
 			q += ` AND ` + c.col + ` = ?`
 			args = append(args, c.val)
@@ -837,7 +843,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 		var diags string
 		var first, last int64
 		if err := rows.Scan(&v.ID, &v.Key, &v.Name, &v.Description, &v.Category, &v.Version, &v.Tier, &inv,
-			&v.Root, &v.Scope, &v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &v.Valid, &v.Enabled,
+			&v.Root, &v.Scope, &v.Trust, &v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &v.Valid, &v.Enabled,
 			&fm, &diags, &files, &v.Current, &first, &last); err != nil {
 			return fmt.Errorf("query versions: %w", err)
 		}
@@ -871,7 +877,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 
 // summaries is Versions with Filter.Summary: current versions, few columns.
 func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT v.key, v.name, v.root, r.scope, v.dir, v.rel, v.valid, v.enabled,
+	rows, err := s.db.QueryContext(ctx, `SELECT v.key, v.name, v.root, r.scope, r.trust, v.dir, v.rel, v.valid, v.enabled,
 			CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END
 		FROM versions v JOIN roots r ON r.path = v.root WHERE v.current = 1
 		ORDER BY v.key, r.position, v.dir, v.first_seen`)
@@ -883,7 +889,7 @@ func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
 	for rows.Next() {
 		var v store.Version
 		var diags string
-		if err := rows.Scan(&v.Key, &v.Name, &v.Root, &v.Scope, &v.Dir, &v.Rel, &v.Valid, &v.Enabled, &diags); err != nil {
+		if err := rows.Scan(&v.Key, &v.Name, &v.Root, &v.Scope, &v.Trust, &v.Dir, &v.Rel, &v.Valid, &v.Enabled, &diags); err != nil {
 			return nil, fmt.Errorf("query versions: %w", err)
 		}
 		v.Current = true
@@ -921,7 +927,7 @@ func (s *DB) SetEnabled(ctx context.Context, key string, enabled bool) error {
 
 // Roots implements [store.Store].
 func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT path, scope, position, last_scan, notes FROM roots ORDER BY position`)
+	rows, err := s.db.QueryContext(ctx, `SELECT path, scope, trust, position, last_scan, notes FROM roots ORDER BY position`)
 	if err != nil {
 		return nil, fmt.Errorf("query roots: %w", err)
 	}
@@ -931,7 +937,7 @@ func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
 		var r store.Root
 		var last int64
 		var notes string
-		if err := rows.Scan(&r.Path, &r.Scope, &r.Position, &last, &notes); err != nil {
+		if err := rows.Scan(&r.Path, &r.Scope, &r.Trust, &r.Position, &last, &notes); err != nil {
 			return nil, fmt.Errorf("query roots: %w", err)
 		}
 		r.LastScan = time.Unix(0, last).UTC()
@@ -941,6 +947,14 @@ func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// cmpOr returns s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func nonNil[T any](s []T) []T {
