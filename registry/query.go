@@ -169,4 +169,4 @@ func (r *Registry) Show(ctx context.Context, name string) (*Details, error) {
 // ScopeImported is the scope of the skills installed through the install
 // pipeline ([Registry.SyncImported]): below every configured root in
 // precedence, and never a root a scan walks.
-const ScopeImported = "imported"
+const ScopeImported = store.ScopeImported

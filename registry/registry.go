@@ -662,7 +662,7 @@ func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c d
 		return v, err
 	}
 	opts := skill.Options{Mode: skill.Lenient, Category: c.Category, SkipBody: true}
-	s, err := loadCandidate(ctx, trees, c, opts)
+	s, err := loadCandidate(ctx, trees, c, filepath.Base(c.Dir), opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return v, ctx.Err()
@@ -703,7 +703,9 @@ func readListed(f io.Reader, c discover.Candidate, buf []byte) ([]byte, error) {
 var contentBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // loadCandidate reads, parses and hashes one candidate.
-func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, opts skill.Options) (*skill.Skill, error) {
+// The name is checked against dirName (the directory's own name, but for
+// managed storage).
+func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, dirName string, opts skill.Options) (*skill.Skill, error) {
 	if c.Problem != "" {
 		return nil, errors.New(c.Problem)
 	}
@@ -725,7 +727,7 @@ func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candid
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
 	}
-	s := skill.Parse(content, filepath.Base(c.Dir), opts)
+	s := skill.Parse(content, dirName, opts)
 	s.Dir, s.File = c.Dir, filepath.Join(c.Dir, c.FileName)
 	if !s.Valid() {
 		return s, nil

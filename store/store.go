@@ -126,6 +126,20 @@ type VersionStreamer interface {
 	EachVersion(ctx context.Context, f Filter, fn func(Version) error) error
 }
 
+// ScopeImported is the scope of the root that holds the enabled skills of
+// the install pipeline (see [RootApplier]). Scans never forget it: it is
+// not configured but kept in step with the installs.
+const ScopeImported = "imported"
+
+// RootApplier is implemented by a Store that can record the scan of one
+// root without touching the others: how the skills of the install
+// pipeline, which no configured scan walks, enter the registry.
+type RootApplier interface {
+	// ApplyRoot records sc as ApplyScans records one root's scan, in one
+	// transaction, leaving every other root as it is.
+	ApplyRoot(ctx context.Context, sc RootScan) error
+}
+
 // Root is a configured root as last scanned.
 type Root struct {
 	Path     string    `json:"path"`
@@ -162,7 +176,8 @@ type Store interface {
 	Refs(ctx context.Context, root string) (map[string]Ref, error)
 	// ApplyScans records the scans of the configured roots in one
 	// transaction: upserts become current, gone directories leave the
-	// registry, and roots not among scans are forgotten with their skills
+	// registry, and roots not among scans (but the root of ScopeImported)
+	// are forgotten with their skills
 	// (and the scan cache records, if the store keeps discover's, of roots
 	// no longer configured).
 	ApplyScans(ctx context.Context, scans []RootScan) error

@@ -18,6 +18,7 @@ import (
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -73,6 +74,8 @@ func (m *Main) newInstallService(db *sqlite.DB) (*install.Service, error) {
 		},
 		MCP:    mcpclient.Options{ClientVersion: version},
 		Logger: m.logger(),
+		// Enabled installs are listed by the registry like scanned skills.
+		Catalog: registry.New(db, registry.Options{Logger: m.logger()}),
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory

@@ -41,6 +41,7 @@ var (
 	_ store.Store           = (*DB)(nil)
 	_ store.ScanStreamer    = (*DB)(nil)
 	_ store.VersionStreamer = (*DB)(nil)
+	_ store.RootApplier     = (*DB)(nil)
 )
 
 // migrations are applied in order; each runs once, in its own transaction,
@@ -407,7 +408,7 @@ func (s *DB) ApplyScans(ctx context.Context, scans []store.RootScan) error {
 	for _, sc := range scans {
 		roots = append(roots, sc.Root)
 	}
-	w, err := s.beginScan(ctx, roots)
+	w, err := s.beginScan(ctx, roots, true)
 	if err != nil {
 		return err
 	}
@@ -422,10 +423,25 @@ func (s *DB) ApplyScans(ctx context.Context, scans []store.RootScan) error {
 
 // BeginScan implements [store.ScanStreamer].
 func (s *DB) BeginScan(ctx context.Context, roots []string) (store.ScanWriter, error) {
-	return s.beginScan(ctx, roots)
+	return s.beginScan(ctx, roots, true)
 }
 
-func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error) {
+// ApplyRoot implements [store.RootApplier].
+func (s *DB) ApplyRoot(ctx context.Context, sc store.RootScan) error {
+	w, err := s.beginScan(ctx, nil, false)
+	if err != nil {
+		return err
+	}
+	if err := w.Root(ctx, sc); err != nil {
+		w.Rollback()
+		return err
+	}
+	return w.Commit()
+}
+
+// beginScan starts a scan of roots; with forget, the roots not among them
+// are forgotten (but the root of store.ScopeImported).
+func (s *DB) beginScan(ctx context.Context, roots []string, forget bool) (*scanWriter, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -437,21 +453,26 @@ func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error)
 		w.release()
 		return nil, err
 	}
-	keep := make([]any, 0, len(roots))
-	for _, r := range roots {
-		keep = append(keep, r)
+	var forgot int64
+	if forget {
+		keep := []any{store.ScopeImported}
+		for _, r := range roots {
+			keep = append(keep, r)
+		}
+		// The root of the installs' skills is never configured: scans
+		// leave it to ApplyRoot.
+		q := `DELETE FROM roots WHERE scope != ?`
+		if len(keep) > 1 {
+			q += ` AND path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-2) + `)`
+		}
+		res, err := tx.ExecContext(ctx, q, keep...)
+		if err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("forget old roots: %w", err)
+		}
+		forgot, _ = res.RowsAffected()
 	}
-	q := `DELETE FROM roots`
-	if len(keep) > 0 {
-		q += ` WHERE path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-1) + `)`
-	}
-	res, err := tx.ExecContext(ctx, q, keep...)
-	if err != nil {
-		tx.Rollback()
-		return nil, fmt.Errorf("forget old roots: %w", err)
-	}
-	forgot, _ := res.RowsAffected()
-	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), roots: roots, changed: forgot > 0}, nil
+	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), roots: roots, changed: forgot > 0, keepRoots: !forget}, nil
 }
 
 // bulkLoad prepares conn for the first scan into an empty store. In WAL
@@ -530,6 +551,9 @@ type scanWriter struct {
 	// changed says the scan changed what the registry serves: the commit
 	// then bumps the registry generation.
 	changed bool
+	// keepRoots says the scan records one root among others (ApplyRoot):
+	// the scan cache of the others is kept.
+	keepRoots bool
 }
 
 // current is what an upsert needs to know of a directory's current version.
@@ -707,7 +731,9 @@ func (w *scanWriter) Commit() error {
 	if err != nil {
 		return err
 	}
-	w.db.pruneScanCache(w.roots)
+	if !w.keepRoots {
+		w.db.pruneScanCache(w.roots)
+	}
 	return nil
 }
 
