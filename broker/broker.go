@@ -254,10 +254,12 @@ func (b *Broker) Reload(ctx context.Context) error {
 	return nil
 }
 
-// build compiles the skills into a snapshot. Names: a capability keeps its
-// upstream tool name unless it clashes with a gateway tool or with a
-// capability of another skill, in which case every clashing one is named
-// "<skill>__<tool>" (the skill key with "/" as "--").
+// build compiles the skills into a snapshot. Names: a capability is
+// offered under the name fixed at its approval (manifest toolName, see
+// [capability.AssignToolNames]); one approved before names were fixed keeps
+// its upstream tool name unless it clashes with a gateway tool, a fixed
+// name or a capability of another skill, in which case every clashing one
+// is named "<skill>__<tool>" (the skill key with "/" as "--").
 func build(skills []Skill) (*snapshot, []string) {
 	var caps []*Capability
 	var problems []string
@@ -297,16 +299,30 @@ func build(skills []Skill) (*snapshot, []string) {
 			})
 		}
 	}
-	// Namespace clashing names.
+	// Names fixed at approval (manifest toolName) are kept as they are:
+	// they never depend on which other skills are enabled. Capabilities
+	// approved before names were fixed keep their upstream name unless it
+	// clashes with a gateway tool, a fixed name or another such
+	// capability; then every clashing one is namespaced.
+	fixed := map[string]bool{}
+	for _, c := range caps {
+		if c.Capability.ToolName != "" {
+			c.Name = c.Capability.ToolName
+			fixed[c.Name] = true
+		}
+	}
 	count := map[string]map[string]bool{}
 	for _, c := range caps {
+		if c.Capability.ToolName != "" {
+			continue
+		}
 		if count[c.Name] == nil {
 			count[c.Name] = map[string]bool{}
 		}
 		count[c.Name][c.Skill] = true
 	}
 	for _, c := range caps {
-		if len(count[c.Name]) > 1 || isReserved(c.Name) {
+		if c.Capability.ToolName == "" && (len(count[c.Name]) > 1 || isReserved(c.Name) || fixed[c.Name]) {
 			c.Name = namespaced(c.Skill, c.Name)
 		}
 	}
@@ -316,7 +332,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		seen[c.Name]++
 	}
 	for _, c := range caps {
-		if seen[c.Name] > 1 {
+		if seen[c.Name] > 1 && !fixed[c.Name] {
 			c.Name = namespaced(c.Skill, c.Capability.ExtensionID+"__"+c.Capability.CapabilityID)
 		}
 		t := *c.Tool
@@ -327,20 +343,10 @@ func build(skills []Skill) (*snapshot, []string) {
 	return &snapshot{caps: caps}, problems
 }
 
-func isReserved(name string) bool {
-	for _, r := range capability.ReservedNames {
-		if r == name {
-			return true
-		}
-	}
-	return false
-}
+func isReserved(name string) bool { return capability.IsReservedName(name) }
 
-// namespaced returns "<skill>__<tool>", the skill key's "/" written "--"
-// (which a valid skill name cannot contain, so the result is unambiguous).
-func namespaced(skill, tool string) string {
-	return strings.ReplaceAll(skill, "/", "--") + "__" + tool
-}
+// namespaced is [capability.NamespacedTool].
+func namespaced(skill, tool string) string { return capability.NamespacedTool(skill, tool) }
 
 // toolFromPin rebuilds the tool definition agents see from the approved
 // pin (never from a live listing) and compiles its input schema.
