@@ -69,6 +69,13 @@ type Skill struct {
 	// may invoke it, from its SKILL.md.
 	Tier        int
 	InvokableBy []string
+	// Trust is the trust the skill is served at ("" is imported), and
+	// ApprovedTrust the trust its manifest was approved for ("" is
+	// imported): policy refuses a capability whose two differ
+	// (trust_mismatch). A first_party skill's tools are not pinned: they
+	// are offered as its shipped manifest describes them, and each
+	// connection pins what its server lists at connect.
+	Trust, ApprovedTrust capability.Trust
 }
 
 // Capability is one capability of one skill, as offered to agents.
@@ -85,6 +92,8 @@ type Capability struct {
 	// SkillTier and InvokableBy are the skill's.
 	SkillTier   int
 	InvokableBy []string
+	// Trust and ApprovedTrust are the skill's (see [Skill]), never empty.
+	Trust, ApprovedTrust capability.Trust
 
 	target mcpclient.Target
 	id     string // ID(), computed once at load
@@ -280,13 +289,25 @@ func build(skills []Skill) (*snapshot, []string) {
 				problems = append(problems, fmt.Sprintf("skill %s: %s: server %q is not declared in mcp.json", s.Key, id, mc.ExtensionID))
 				continue
 			}
-			pins := s.Pins[mc.ExtensionID]
-			pin, ok := pins.Lookup(mc.CapabilityID)
-			if !ok {
-				problems = append(problems, fmt.Sprintf("skill %s: %s has no approved pin", s.Key, id))
-				continue
+			trust, approvedTrust := orImported(s.Trust), orImported(s.ApprovedTrust)
+			target := mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Dir: s.Dir}
+			var tool *mcp.Tool
+			var schema *jsonschema.Schema
+			var err error
+			if trust == capability.TrustFirstParty {
+				// Shipped, not pinned: the manifest describes the tool.
+				target.Unpinned = true
+				tool, schema, err = toolFromManifest(mc)
+			} else {
+				pins := s.Pins[mc.ExtensionID]
+				pin, ok := pins.Lookup(mc.CapabilityID)
+				if !ok {
+					problems = append(problems, fmt.Sprintf("skill %s: %s has no approved pin", s.Key, id))
+					continue
+				}
+				target.Pins, target.LeftOut = pins, s.LeftOut[mc.ExtensionID]
+				tool, schema, err = toolFromPin(pin)
 			}
-			tool, schema, err := toolFromPin(pin)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("skill %s: %s: %v", s.Key, id, err))
 				continue
@@ -294,8 +315,8 @@ func build(skills []Skill) (*snapshot, []string) {
 			caps = append(caps, &Capability{
 				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
 				emptyErr:  schema.Validate(map[string]any{}),
-				SkillTier: s.Tier, InvokableBy: s.InvokableBy,
-				target: mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, LeftOut: s.LeftOut[mc.ExtensionID], Dir: s.Dir},
+				SkillTier: s.Tier, InvokableBy: s.InvokableBy, Trust: trust, ApprovedTrust: approvedTrust,
+				target: target,
 			})
 		}
 	}
@@ -378,6 +399,38 @@ func toolFromPin(pin capability.ToolPin) (*mcp.Tool, *jsonschema.Schema, error) 
 		t.OutputSchema = def.OutputSchema
 	}
 	return t, schema, nil
+}
+
+// toolFromManifest builds the tool definition agents see of a first_party
+// capability from its shipped manifest entry, and compiles its input
+// schema.
+func toolFromManifest(mc manifest.Capability) (*mcp.Tool, *jsonschema.Schema, error) {
+	def := map[string]any{"name": mc.CapabilityID}
+	if mc.Title != "" {
+		def["title"] = mc.Title
+	}
+	if mc.Description != "" {
+		def["description"] = mc.Description
+	}
+	if len(mc.InputSchema) > 0 {
+		def["inputSchema"] = mc.InputSchema
+	}
+	if len(mc.OutputSchema) > 0 {
+		def["outputSchema"] = mc.OutputSchema
+	}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shipped definition: %w", err)
+	}
+	return toolFromPin(capability.ToolPin{Name: mc.CapabilityID, Definition: raw})
+}
+
+// orImported is t, or imported when t is empty.
+func orImported(t capability.Trust) capability.Trust {
+	if t == "" {
+		return capability.TrustImported
+	}
+	return t
 }
 
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {

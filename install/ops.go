@@ -690,7 +690,7 @@ func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *
 	if err := s.nameTools(ctx, in, m); err != nil {
 		return nil, nil, nil, err
 	}
-	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC()}
+	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC(), Trust: capability.TrustImported}
 	if len(only) > 0 {
 		m.Approval.Only = append([]string{}, names...)
 		sort.Strings(m.Approval.Only)

@@ -86,12 +86,16 @@ type Capability struct {
 	// come and go ("" in manifests approved before names were fixed: the
 	// gateway then names it as it always did). ToolNameReason says why it
 	// is not the tool's own name (the clash resolved at approval).
-	ToolName       string          `json:"toolName,omitempty"`
-	ToolNameReason string          `json:"toolNameReason,omitempty"`
-	Title          string          `json:"title,omitempty"`
-	Risk           capability.Risk `json:"risk"`
-	InputSchema    json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema   json.RawMessage `json:"outputSchema,omitempty"`
+	ToolName       string `json:"toolName,omitempty"`
+	ToolNameReason string `json:"toolNameReason,omitempty"`
+	Title          string `json:"title,omitempty"`
+	// Description is what agents are told the tool does, for a manifest
+	// shipped with a first_party skill (whose tools are not pinned from an
+	// introspection); an imported skill's comes from its pinned tool.
+	Description  string          `json:"description,omitempty"`
+	Risk         capability.Risk `json:"risk"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Constraints are the proposal's constraints (domains, paths, rate
 	// limits), as validated; nil when none.
 	Constraints json.RawMessage `json:"constraints,omitempty"`
@@ -108,6 +112,12 @@ type Approval struct {
 	At time.Time `json:"at"`
 	// Only is set when the operator approved a subset of the proposal.
 	Only []string `json:"only,omitempty"`
+	// Trust is the trust the manifest was approved for: imported for an
+	// operator's approval of an install, first_party for a manifest shipped
+	// with a first_party skill. A skill served at another trust is refused
+	// (trust_mismatch) until approved again. Empty in manifests approved
+	// before trust was recorded: imported.
+	Trust capability.Trust `json:"trust,omitempty"`
 }
 
 // Marshal renders v (a *Manifest or *Report) as compact JSON with a final
@@ -213,6 +223,9 @@ func (m *Manifest) Validate(approved bool) error {
 	}
 	if approved && m.Approval == nil {
 		return bad("approval is missing")
+	}
+	if m.Approval != nil && m.Approval.Trust != "" && !m.Approval.Trust.Valid() {
+		return bad("approval.trust %q: use first_party or imported", m.Approval.Trust)
 	}
 	return nil
 }

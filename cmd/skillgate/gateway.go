@@ -246,7 +246,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		return err
 	}
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
-		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(),
+		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(), FirstParty: d.reg,
 		Credentials: func(name string) (string, bool) {
 			v := m.Getenv(name)
 			return v, v != ""
