@@ -320,21 +320,24 @@ func build(skills []Skill) (*snapshot, []string) {
 			})
 		}
 	}
-	// Names fixed at approval (manifest toolName) are kept as they are:
-	// they never depend on which other skills are enabled. Capabilities
-	// approved before names were fixed keep their upstream name unless it
-	// clashes with a gateway tool, a fixed name or another such
-	// capability; then every clashing one is namespaced.
+	// Names fixed at the approval of an imported skill (manifest
+	// toolName) are kept as they are: they never depend on which other
+	// skills are enabled. The others (first_party skills, named by their
+	// shipped toolName or their tool, and imported skills approved before
+	// names were fixed) keep that name unless it clashes with a gateway
+	// tool, a fixed name or another such capability of another skill; then
+	// every clashing one is namespaced.
+	isFixed := func(c *Capability) bool { return c.Capability.ToolName != "" && c.Trust != capability.TrustFirstParty }
 	fixed := map[string]bool{}
 	for _, c := range caps {
 		if c.Capability.ToolName != "" {
 			c.Name = c.Capability.ToolName
-			fixed[c.Name] = true
+			fixed[c.Name] = fixed[c.Name] || isFixed(c)
 		}
 	}
 	count := map[string]map[string]bool{}
 	for _, c := range caps {
-		if c.Capability.ToolName != "" {
+		if isFixed(c) {
 			continue
 		}
 		if count[c.Name] == nil {
@@ -343,7 +346,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		count[c.Name][c.Skill] = true
 	}
 	for _, c := range caps {
-		if c.Capability.ToolName == "" && (len(count[c.Name]) > 1 || isReserved(c.Name) || fixed[c.Name]) {
+		if !isFixed(c) && (len(count[c.Name]) > 1 || isReserved(c.Name) || fixed[c.Name]) {
 			c.Name = namespaced(c.Skill, c.Name)
 		}
 	}
@@ -353,7 +356,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		seen[c.Name]++
 	}
 	for _, c := range caps {
-		if seen[c.Name] > 1 && !fixed[c.Name] {
+		if seen[c.Name] > 1 && !isFixed(c) {
 			c.Name = namespaced(c.Skill, c.Capability.ExtensionID+"__"+c.Capability.CapabilityID)
 		}
 		t := *c.Tool

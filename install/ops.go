@@ -720,6 +720,15 @@ func (s *Service) nameTools(ctx context.Context, in store.Install, m *manifest.M
 		return err
 	}
 	holders := map[string]string{}
+	if s.held != nil {
+		held, err := s.held(ctx)
+		if err != nil {
+			return fmt.Errorf("install: the tool names first_party skills hold: %w", err)
+		}
+		for n, h := range held {
+			holders[n] = h
+		}
+	}
 	keep := map[string]string{}
 	for _, r := range rows { // newest first
 		old, err := manifest.Parse(r.Manifest)

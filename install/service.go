@@ -69,6 +69,10 @@ type Options struct {
 	// Crash, when set, is called at named points of every change (see
 	// docs/install.md); tests kill the process there.
 	Crash func(point string)
+	// NamesHeld, when set, returns the tool names held outside the install
+	// flow (the first_party skills' capabilities), by name, with who holds
+	// each: an approval never gives one of them to an imported skill.
+	NamesHeld func(ctx context.Context) (map[string]string, error)
 	// Catalog, when set, is kept listing exactly the enabled installs
 	// (*registry.Registry implements it): after every change and at
 	// Recover. Nil leaves imported skills out of catalogs.
@@ -98,6 +102,7 @@ type Service struct {
 	log      *slog.Logger
 	crash    func(string)
 	catalog  Catalog
+	held     func(ctx context.Context) (map[string]string, error)
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -108,7 +113,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
-		catalog: opts.Catalog}
+		catalog: opts.Catalog, held: opts.NamesHeld}
 	if s.proposer == nil {
 		s.proposer = propose.Deterministic{}
 	}

@@ -64,6 +64,7 @@ func (m *Main) newInstallService(db *sqlite.DB) (*install.Service, error) {
 		}
 		p = llm
 	}
+	reg := registry.New(db, registry.Options{Logger: m.logger()})
 	opts := install.Options{
 		Store:    db,
 		Root:     filepath.Join(m.data(), "imported"),
@@ -75,7 +76,28 @@ func (m *Main) newInstallService(db *sqlite.DB) (*install.Service, error) {
 		MCP:    mcpclient.Options{ClientVersion: version},
 		Logger: m.logger(),
 		// Enabled installs are listed by the registry like scanned skills.
-		Catalog: registry.New(db, registry.Options{Logger: m.logger()}),
+		Catalog: reg,
+		// Approvals never give an imported skill a first_party skill's
+		// tool name, dormant or not.
+		NamesHeld: func(ctx context.Context) (map[string]string, error) {
+			fp, err := broker.ReadFirstParty(ctx, reg, nil)
+			if err != nil {
+				return nil, err
+			}
+			held := map[string]string{}
+			for _, s := range fp.Skills {
+				for _, c := range s.Manifest.Capabilities {
+					n := c.ToolName
+					if n == "" {
+						n = c.CapabilityID
+					}
+					if _, ok := held[n]; !ok { // skills come by key
+						held[n] = s.Key + " (first_party)"
+					}
+				}
+			}
+			return held, nil
+		},
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory
