@@ -224,7 +224,7 @@ func (m *Manifest) Validate(approved bool) error {
 	if approved && m.Approval == nil {
 		return bad("approval is missing")
 	}
-	if m.Approval != nil && m.Approval.Trust != "" && !m.Approval.Trust.Valid() {
+	if a := m.Approval; a != nil && a.Trust != "" && a.Trust != capability.TrustFirstParty && a.Trust != capability.TrustImported {
 		return bad("approval.trust %q: use first_party or imported", m.Approval.Trust)
 	}
 	return nil
