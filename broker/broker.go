@@ -94,6 +94,10 @@ type Capability struct {
 	InvokableBy []string
 	// Trust and ApprovedTrust are the skill's (see [Skill]), never empty.
 	Trust, ApprovedTrust capability.Trust
+	// Credentials are those its server references (sorted), for a
+	// first_party capability: it is dormant for a principal while one is
+	// not configured ([Options.Configured]).
+	Credentials []string
 
 	target mcpclient.Target
 	id     string // ID(), computed once at load
@@ -203,6 +207,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Configured says which credentials of a first_party capability's
+	// server are not configured for a principal: while any is, the
+	// capability is dormant for it (not listed; a call is an unknown
+	// tool). Nil: never dormant.
+	Configured CredentialCheck
 }
 
 // Broker implements [gateway.CapabilitySource]. It is safe for concurrent
@@ -295,10 +304,13 @@ func build(skills []Skill) (*snapshot, []string) {
 			var tool *mcp.Tool
 			var schema *jsonschema.Schema
 			var err error
+			var creds []string
 			if trust == capability.TrustFirstParty {
 				// Shipped, not pinned: the manifest describes the tool.
 				target.Unpinned = true
 				tool, schema, err = toolFromManifest(mc)
+				creds = decl.Credentials()
+				sort.Strings(creds)
 			} else {
 				pins := s.Pins[mc.ExtensionID]
 				pin, ok := pins.Lookup(mc.CapabilityID)
@@ -316,7 +328,7 @@ func build(skills []Skill) (*snapshot, []string) {
 			caps = append(caps, &Capability{
 				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
 				emptyErr:  schema.Validate(map[string]any{}),
-				SkillTier: s.Tier, InvokableBy: s.InvokableBy, Trust: trust, ApprovedTrust: approvedTrust,
+				SkillTier: s.Tier, InvokableBy: s.InvokableBy, Trust: trust, ApprovedTrust: approvedTrust, Credentials: creds,
 				target: target,
 			})
 		}
@@ -459,11 +471,24 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("remote schema references are not followed: %s", url)
 }
 
-// Tools implements [gateway.CapabilitySource].
-func (b *Broker) Tools(_ context.Context, p capability.Principal) ([]*mcp.Tool, error) {
+// dormant returns the credentials of c's server not configured for p: a
+// first_party capability is dormant for p while there is one.
+func (b *Broker) dormant(ctx context.Context, p capability.Principal, c *Capability) []string {
+	if len(c.Credentials) == 0 || b.opts.Configured == nil {
+		return nil
+	}
+	return b.opts.Configured(ctx, p, c.Skill, c.Credentials)
+}
+
+// Tools implements [gateway.CapabilitySource]: the capabilities of p's
+// scope, but the dormant ones.
+func (b *Broker) Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool, error) {
 	scope := b.opts.Decider.Scope(p)
 	out := make([]*mcp.Tool, 0, len(scope))
 	for _, c := range scope {
+		if len(b.dormant(ctx, p, c)) > 0 {
+			continue
+		}
 		out = append(out, c.Tool)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -563,6 +588,12 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 	c := b.opts.Decider.Find(p, name)
 	if c == nil {
 		return refuse(capability.Deny, []string{"not in scope: no capability named " + name + " for " + p.String()},
+			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
+	}
+	if missing := b.dormant(ctx, p, c); len(missing) > 0 {
+		// Not listed for p: for the agent it does not exist.
+		a.rec.Subject = c.ID()
+		return refuse(capability.Deny, []string{"dormant: credentials not configured for " + p.String() + ": " + strings.Join(missing, ", ")},
 			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 	}
 	a.c = c

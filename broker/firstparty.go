@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
@@ -25,17 +23,19 @@ type FirstPartySource interface {
 	List(ctx context.Context, q registry.Query) ([]registry.Entry, error)
 }
 
-// CredentialCheck returns the credentials of names that are not
-// configured for skill's servers: a first_party skill stays dormant (no
-// capability listed) while any is missing. The runtime's looks names up in
-// the process environment ([CredentialsFrom]); a per-principal credential
-// store replaces it.
-type CredentialCheck func(ctx context.Context, skill string, names []string) (missing []string)
+// CredentialCheck returns the credentials among names (those a skill's
+// servers reference, sorted) that are not configured for p: a first_party
+// capability is dormant for p (not listed, not callable) while any is
+// missing. It runs on every listing and every call of a first_party
+// capability, so it must not do I/O. [CredentialsFrom] looks names up the
+// same for every principal (the process environment); a per-principal
+// credential store replaces it.
+type CredentialCheck func(ctx context.Context, p capability.Principal, skill string, names []string) (missing []string)
 
 // CredentialsFrom is the CredentialCheck of a lookup: a credential is
-// configured when lookup finds it.
+// configured, for every principal, when lookup finds it.
 func CredentialsFrom(lookup mcpclient.CredentialLookup) CredentialCheck {
-	return func(_ context.Context, _ string, names []string) []string {
+	return func(_ context.Context, _ capability.Principal, _ string, names []string) []string {
 		var missing []string
 		for _, n := range names {
 			if lookup == nil {
@@ -50,18 +50,25 @@ func CredentialsFrom(lookup mcpclient.CredentialLookup) CredentialCheck {
 	}
 }
 
-// Dormant is a first_party skill left out because credentials its servers
-// need are not configured.
-type Dormant struct {
-	Skill   string   `json:"skill"`
-	Missing []string `json:"missing"`
+// CredentialsOf is the CredentialCheck of a per-principal credential
+// source (the credential store: agent, then tenant, then the process
+// environment): a credential is configured for p when it resolves for p.
+func CredentialsOf(src mcpclient.CredentialSource) CredentialCheck {
+	return func(_ context.Context, p capability.Principal, _ string, names []string) []string {
+		var missing []string
+		for _, n := range names {
+			if _, ok := src.Resolve(p, n); !ok {
+				missing = append(missing, n)
+			}
+		}
+		return missing
+	}
 }
 
-// FirstPartyLoad is what [LoadFirstParty] found: the skills it serves, the
-// dormant ones, and the problems of those it could not read.
+// FirstPartyLoad is what [ReadFirstParty] found: the skills it serves and
+// the problems of those it could not read.
 type FirstPartyLoad struct {
 	Skills   []Skill
-	Dormant  []Dormant
 	Problems []string
 }
 
@@ -70,24 +77,22 @@ type FirstPartyLoad struct {
 // manifest.json (the same format as an approved install manifest, see
 // docs/schemas/manifest.v1.json; its risk metadata stands in for an
 // operator's approval, so every risk field must be known). A skill without
-// manifest.json serves no capability (instructions only); one whose
-// servers reference a credential check says is missing is dormant. A skill
-// whose files do not parse is left out with a problem naming the file.
-func ReadFirstParty(ctx context.Context, src FirstPartySource, check CredentialCheck) (*FirstPartyLoad, error) {
+// manifest.json serves no capability (instructions only). A skill whose
+// files do not parse is left out with a problem naming the file. Whether
+// its credentials are configured is decided per principal, by the broker
+// ([Options.Configured]).
+func ReadFirstParty(ctx context.Context, src FirstPartySource) (*FirstPartyLoad, error) {
 	es, err := src.List(ctx, registry.Query{Trust: string(capability.TrustFirstParty), Full: false})
 	if err != nil {
 		return nil, fmt.Errorf("first_party skills: %w", err)
 	}
 	out := &FirstPartyLoad{}
 	for _, e := range es {
-		s, missing, err := readFirstParty(ctx, e, check)
+		s, err := readFirstParty(e)
 		switch {
 		case err != nil:
 			out.Problems = append(out.Problems, fmt.Sprintf("first_party skill %s: %v", e.Key, err))
-		case s == nil:
-		case len(missing) > 0:
-			out.Dormant = append(out.Dormant, Dormant{Skill: e.Key, Missing: missing})
-		default:
+		case s != nil:
 			out.Skills = append(out.Skills, *s)
 		}
 	}
@@ -96,60 +101,47 @@ func ReadFirstParty(ctx context.Context, src FirstPartySource, check CredentialC
 
 // readFirstParty reads one first_party skill; nil when it ships no
 // manifest.json.
-func readFirstParty(ctx context.Context, e registry.Entry, check CredentialCheck) (*Skill, []string, error) {
+func readFirstParty(e registry.Entry) (*Skill, error) {
 	mpath := filepath.Join(e.Dir, manifest.FileApproved)
 	mb, err := readBounded(mpath, manifest.MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	m, err := manifest.Parse(mb)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", mpath, err)
+		return nil, fmt.Errorf("%s: %w", mpath, err)
 	}
 	if m.SkillID != e.Key {
-		return nil, nil, fmt.Errorf("%s: skillId is %q but the skill is %q: fix skillId", mpath, m.SkillID, e.Key)
+		return nil, fmt.Errorf("%s: skillId is %q but the skill is %q: fix skillId", mpath, m.SkillID, e.Key)
 	}
 	if m.Approval == nil {
 		m.Approval = &manifest.Approval{By: "first_party root " + e.Root, At: e.LastSeen, Trust: capability.TrustFirstParty}
 	}
 	if err := m.Validate(true); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", mpath, err)
+		return nil, fmt.Errorf("%s: %w", mpath, err)
 	}
 	cpath := filepath.Join(e.Dir, "mcp.json")
 	cb, err := readBounded(cpath, 1<<20)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the manifest names servers but %w", err)
+		return nil, fmt.Errorf("the manifest names servers but %w", err)
 	}
 	cfg, err := mcpclient.ParseConfig(cb)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", cpath, err)
+		return nil, fmt.Errorf("%s: %w", cpath, err)
 	}
 	s := &Skill{Key: e.Key, Digest: e.Digest, Dir: e.Dir, Manifest: m, Servers: map[string]mcpclient.ServerDecl{}, Blocked: map[string]string{},
 		Tier: e.Tier, InvokableBy: e.InvokableBy, Trust: capability.TrustFirstParty, ApprovedTrust: approvedTrust(m)}
-	need := map[string]bool{}
 	for _, p := range m.Providers {
 		d, ok := cfg.Server(p.ServerID)
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: providers name server %q, which %s does not declare", mpath, p.ServerID, cpath)
+			return nil, fmt.Errorf("%s: providers name server %q, which %s does not declare", mpath, p.ServerID, cpath)
 		}
 		s.Servers[p.ServerID] = d
-		for _, n := range d.Credentials() {
-			need[n] = true
-		}
 	}
-	names := make([]string, 0, len(need))
-	for n := range need {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var missing []string
-	if check != nil && len(names) > 0 {
-		missing = check(ctx, e.Key, names)
-	}
-	return s, missing, nil
+	return s, nil
 }
 
 // readBounded reads a file of at most limit bytes.
@@ -177,18 +169,15 @@ func readBounded(path string, limit int64) ([]byte, error) {
 }
 
 // LoadFirstParty returns an Options.Load serving the first_party skills
-// of src ([ReadFirstParty]); dormant skills and problems are logged.
-func LoadFirstParty(src FirstPartySource, check CredentialCheck, log *slog.Logger) func(context.Context) ([]Skill, error) {
+// of src ([ReadFirstParty]); problems are logged.
+func LoadFirstParty(src FirstPartySource, log *slog.Logger) func(context.Context) ([]Skill, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return func(ctx context.Context) ([]Skill, error) {
-		l, err := ReadFirstParty(ctx, src, check)
+		l, err := ReadFirstParty(ctx, src)
 		if err != nil {
 			return nil, err
-		}
-		for _, d := range l.Dormant {
-			log.InfoContext(ctx, "first_party skill dormant: credentials not configured", "skill", d.Skill, "missing", strings.Join(d.Missing, ", "))
 		}
 		for _, p := range l.Problems {
 			log.WarnContext(ctx, "first_party skill not served", "problem", p)

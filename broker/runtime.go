@@ -79,8 +79,8 @@ type RuntimeOptions struct {
 	// capabilities come and go with scans.
 	FirstParty FirstPartySource
 	// Configured says which credentials of a first_party skill are not
-	// configured (it is dormant until none is missing); nil looks them up
-	// with Credentials.
+	// configured for a principal (it is dormant for that principal until
+	// none is missing); nil looks them up with Credentials.
 	Configured CredentialCheck
 	// Limits bounds every upstream connection; zero fields take
 	// mcpclient's defaults.
@@ -162,15 +162,15 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	var err error
 	load := LoadInstalled(opts.Installs)
 	if opts.FirstParty != nil {
-		check := opts.Configured
-		if check == nil {
-			check = CredentialsFrom(opts.Credentials)
-		}
 		// A first_party skill wins over an install of the same key, as
 		// its root wins in the registry.
-		load = LoadAll(LoadFirstParty(opts.FirstParty, check, log), load)
+		load = LoadAll(LoadFirstParty(opts.FirstParty, log), load)
 	}
-	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log})
+	check := opts.Configured
+	if check == nil {
+		check = CredentialsFrom(opts.Credentials)
+	}
+	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Configured: check})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
 	}

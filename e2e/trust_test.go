@@ -17,7 +17,13 @@ import (
 // with env added to skillgate's environment (credentials).
 func (f *fixture) agentEnv(t *testing.T, env ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(bin, "--data", f.data, "mcp", "--agent", "drafter", "--tier", "T3", "--tenant", "acme")
+	return f.agentOf(t, "acme", env...)
+}
+
+// agentOf is agentEnv for drafter@T3 of tenant.
+func (f *fixture) agentOf(t *testing.T, tenant string, env ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(bin, "--data", f.data, "mcp", "--agent", "drafter", "--tier", "T3", "--tenant", tenant)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = &testWriter{t: t, prefix: "skillgate mcp: "}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -108,6 +114,25 @@ func TestTrustTiersOverMCP(t *testing.T) {
 	if got := issueTools(f.agentEnv(t, "GITHUB_TOKEN=tok-gh", "JIRA_TOKEN=")); !slices.Equal(got, []string{"create_issue", "gitlab__create_issue"}) {
 		t.Fatalf("with github's credential: %v", got)
 	}
+	// A credential in the store wakes the skill for its tenant only.
+	var seen lockedBuffer
+	if code, _ := f.credentialRun(t, &seen, "tok-acme\n", nil, "credential", "set", "GITHUB_TOKEN", "--tenant", "acme"); code != 0 {
+		t.Fatal("credential set failed")
+	}
+	if got := issueTools(f.agentOf(t, "acme", "GITHUB_TOKEN=", "JIRA_TOKEN=")); !slices.Equal(got, []string{"create_issue", "gitlab__create_issue"}) {
+		t.Fatalf("acme, with its stored credential: %v", got)
+	}
+	if got := issueTools(f.agentOf(t, "globex", "GITHUB_TOKEN=", "JIRA_TOKEN=")); !slices.Equal(got, []string{"gitlab__create_issue"}) {
+		t.Fatalf("globex, without one: %v", got)
+	}
+	if got, isErr := caller(f.agentOf(t, "acme", "GITHUB_TOKEN=", "JIRA_TOKEN="))(t, "create_issue", map[string]any{"title": "Bug"}); isErr ||
+		!strings.Contains(got, `"env":{"GITHUB_TOKEN":"tok-acme"}`) {
+		t.Fatalf("acme's call: %v %s", isErr, got)
+	}
+	if code, _ := f.credentialRun(t, &seen, "", nil, "credential", "rm", "GITHUB_TOKEN", "--tenant", "acme"); code != 0 {
+		t.Fatal("credential rm failed")
+	}
+
 	// jira's manifest was approved as imported: served as first_party, it
 	// is out of every scope (trust_mismatch) until approved again.
 	if got := issueTools(f.agentEnv(t, "GITHUB_TOKEN=tok-gh", "JIRA_TOKEN=tok-jira")); !slices.Equal(got, []string{"create_issue", "gitlab__create_issue"}) {

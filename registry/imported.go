@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
@@ -61,25 +62,32 @@ func (r *Registry) SyncImported(ctx context.Context, root string, skills []Impor
 	}
 	sc := store.RootScan{Root: abs, Scope: ScopeImported, Trust: string(capability.TrustImported), Position: importedPosition}
 	found := map[string]bool{}
-	if len(want) > 0 {
-		// The managed layout is <version>/skill: two levels.
-		lim := r.opts.Limits
-		lim.MaxDepth = max(lim.MaxDepth, 2)
-		res, err := discover.Walk(ctx, discover.Root{Path: abs}, lim)
+	dirs := make([]string, 0, len(want))
+	for d := range want {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		// Each version directory (<version>/skill) is walked on its own,
+		// so that neither the number of installs nor the trees of those
+		// not enabled count against the walk's bounds.
+		vdir := filepath.Dir(d)
+		res, err := discover.Walk(ctx, discover.Root{Path: vdir}, r.opts.Limits)
 		if err != nil {
-			return fmt.Errorf("registry: imported skills under %s: %w", abs, err)
+			return fmt.Errorf("registry: imported skill %s: %w", want[d].Key, err)
 		}
-		trees := discover.OpenTrees(abs)
 		for _, c := range res.Candidates {
-			im, ok := want[c.Dir]
-			if !ok {
+			if c.Dir != d {
 				continue
 			}
-			found[c.Dir] = true
-			if ref, ok := refs[c.Dir]; ok && ref.Fingerprint == c.Fingerprint {
+			found[d] = true
+			if ref, ok := refs[d]; ok && ref.Fingerprint == c.Fingerprint {
 				continue
 			}
-			v, err := parseImported(ctx, trees, abs, c, im)
+			c.Rel = relTo(abs, d) // "<version>/skill", unique in the root
+			trees := discover.OpenTrees(vdir)
+			v, err := parseImported(ctx, trees, abs, c, want[d])
+			trees.Close()
 			if err != nil {
 				return err
 			}
@@ -100,6 +108,14 @@ func (r *Registry) SyncImported(ctx context.Context, root string, skills []Impor
 	}
 	r.log.InfoContext(ctx, "imported skills", "root", abs, "enabled", len(skills), "changed", len(sc.Upserts), "gone", len(sc.Gone))
 	return nil
+}
+
+// relTo is dir relative to root, or dir when it is not below root.
+func relTo(root, dir string) string {
+	if rel, err := filepath.Rel(root, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return dir
 }
 
 // parseImported is parseCandidate for a skill of managed storage: its

@@ -15,7 +15,6 @@ import (
 
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/install"
 
 	"github.com/skillgate/skillgate/blob"
@@ -255,10 +254,9 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
 		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(), FirstParty: d.reg,
 		CredentialStore: creds,
-		// A first_party skill is dormant while a credential its servers
-		// reference is missing from skillgate's environment (not yet
-		// per principal: see docs/trust.md).
-		Configured:    broker.CredentialsFrom(credential.Environment(m.Getenv)),
+		// A first_party capability is dormant for a principal while a
+		// credential its server references does not resolve for it.
+		Configured:    broker.CredentialsOf(creds),
 		ClientVersion: version, Logger: d.log,
 	})
 	if err != nil {

@@ -95,7 +95,7 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		// Approvals never give an imported skill a first_party skill's
 		// tool name, dormant or not.
 		NamesHeld: func(ctx context.Context) (map[string]string, error) {
-			fp, err := broker.ReadFirstParty(ctx, reg, nil)
+			fp, err := broker.ReadFirstParty(ctx, reg)
 			if err != nil {
 				return nil, err
 			}

@@ -529,11 +529,7 @@ func (ic installedCapabilities) Capabilities(ctx context.Context) ([]policy.Capa
 		return nil, err
 	}
 	defer closeReg()
-	lookup := func(name string) (string, bool) {
-		v := ic.m.Getenv(name)
-		return v, v != ""
-	}
-	skills, err := broker.LoadAll(broker.LoadFirstParty(reg, broker.CredentialsFrom(lookup), nil), broker.LoadInstalled(svc))(ctx)
+	skills, err := broker.LoadAll(broker.LoadFirstParty(reg, nil), broker.LoadInstalled(svc))(ctx)
 	if err != nil {
 		return nil, err
 	}
