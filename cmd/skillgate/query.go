@@ -449,6 +449,9 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 			}
 			defer closeFn()
 			if err := reg.SetEnabled(cmd.Context(), args[0], enable); err != nil {
+				if errors.Is(err, registry.ErrNotFound) && capability.IsReservedName(args[0]) {
+					err = fmt.Errorf("%s is one of skillgate's own tools (trust core): always on, it cannot be %sd (see docs/trust.md)", args[0], verb)
+				}
 				return &exitError{code: exitFail, err: err}
 			}
 			fmt.Fprintf(m.Stdout, "%sd %s\n", verb, args[0])

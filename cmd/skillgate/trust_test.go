@@ -105,6 +105,8 @@ func TestTrustErrors(t *testing.T) {
 			"Error: --trust: trust \"high\": use first_party or imported\n"},
 		{"flag without roots", "", []string{"scan", "--trust", "first_party"}, 2,
 			"Error: --trust applies to --root flags: give the roots it applies to, or set trust per root in the configuration file\n"},
+		{"core cannot be disabled", "", []string{"disable", "read_file"}, 1,
+			"Error: read_file is one of skillgate's own tools (trust core): always on, it cannot be disabled (see docs/trust.md)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
