@@ -69,6 +69,13 @@ type Skill struct {
 	// may invoke it, from its SKILL.md.
 	Tier        int
 	InvokableBy []string
+	// Trust is the trust the skill is served at ("" is imported), and
+	// ApprovedTrust the trust its manifest was approved for ("" is
+	// imported): policy refuses a capability whose two differ
+	// (trust_mismatch). A first_party skill's tools are not pinned: they
+	// are offered as its shipped manifest describes them, and each
+	// connection pins what its server lists at connect.
+	Trust, ApprovedTrust capability.Trust
 }
 
 // Capability is one capability of one skill, as offered to agents.
@@ -85,6 +92,12 @@ type Capability struct {
 	// SkillTier and InvokableBy are the skill's.
 	SkillTier   int
 	InvokableBy []string
+	// Trust and ApprovedTrust are the skill's (see [Skill]), never empty.
+	Trust, ApprovedTrust capability.Trust
+	// Credentials are those its server references (sorted), for a
+	// first_party capability: it is dormant for a principal while one is
+	// not configured ([Options.Configured]).
+	Credentials []string
 
 	target mcpclient.Target
 	id     string // ID(), computed once at load
@@ -194,6 +207,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Configured says which credentials of a first_party capability's
+	// server are not configured for a principal: while any is, the
+	// capability is dormant for it (not listed; a call is an unknown
+	// tool). Nil: never dormant.
+	Configured CredentialCheck
 }
 
 // Broker implements [gateway.CapabilitySource]. It is safe for concurrent
@@ -255,10 +273,12 @@ func (b *Broker) Reload(ctx context.Context) error {
 	return nil
 }
 
-// build compiles the skills into a snapshot. Names: a capability keeps its
-// upstream tool name unless it clashes with a gateway tool or with a
-// capability of another skill, in which case every clashing one is named
-// "<skill>__<tool>" (the skill key with "/" as "--").
+// build compiles the skills into a snapshot. Names: a capability is
+// offered under the name fixed at its approval (manifest toolName, see
+// [capability.AssignToolNames]); one approved before names were fixed keeps
+// its upstream tool name unless it clashes with a gateway tool, a fixed
+// name or a capability of another skill, in which case every clashing one
+// is named "<skill>__<tool>" (the skill key with "/" as "--").
 func build(skills []Skill) (*snapshot, []string) {
 	var caps []*Capability
 	var problems []string
@@ -279,13 +299,28 @@ func build(skills []Skill) (*snapshot, []string) {
 				problems = append(problems, fmt.Sprintf("skill %s: %s: server %q is not declared in mcp.json", s.Key, id, mc.ExtensionID))
 				continue
 			}
-			pins := s.Pins[mc.ExtensionID]
-			pin, ok := pins.Lookup(mc.CapabilityID)
-			if !ok {
-				problems = append(problems, fmt.Sprintf("skill %s: %s has no approved pin", s.Key, id))
-				continue
+			trust, approvedTrust := orImported(s.Trust), orImported(s.ApprovedTrust)
+			target := mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Dir: s.Dir}
+			var tool *mcp.Tool
+			var schema *jsonschema.Schema
+			var err error
+			var creds []string
+			if trust == capability.TrustFirstParty {
+				// Shipped, not pinned: the manifest describes the tool.
+				target.Unpinned = true
+				tool, schema, err = toolFromManifest(mc)
+				creds = decl.Credentials()
+				sort.Strings(creds)
+			} else {
+				pins := s.Pins[mc.ExtensionID]
+				pin, ok := pins.Lookup(mc.CapabilityID)
+				if !ok {
+					problems = append(problems, fmt.Sprintf("skill %s: %s has no approved pin", s.Key, id))
+					continue
+				}
+				target.Pins, target.LeftOut = pins, s.LeftOut[mc.ExtensionID]
+				tool, schema, err = toolFromPin(pin)
 			}
-			tool, schema, err := toolFromPin(pin)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("skill %s: %s: %v", s.Key, id, err))
 				continue
@@ -293,21 +328,38 @@ func build(skills []Skill) (*snapshot, []string) {
 			caps = append(caps, &Capability{
 				Skill: s.Key, Capability: mc, Name: mc.CapabilityID, Tool: tool, schema: schema,
 				emptyErr:  schema.Validate(map[string]any{}),
-				SkillTier: s.Tier, InvokableBy: s.InvokableBy,
-				target: mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Pins: pins, LeftOut: s.LeftOut[mc.ExtensionID], Dir: s.Dir},
+				SkillTier: s.Tier, InvokableBy: s.InvokableBy, Trust: trust, ApprovedTrust: approvedTrust, Credentials: creds,
+				target: target,
 			})
 		}
 	}
-	// Namespace clashing names.
+	// Names fixed at the approval of an imported skill (manifest
+	// toolName) are kept as they are: they never depend on which other
+	// skills are enabled. The others (first_party skills, named by their
+	// shipped toolName or their tool, and imported skills approved before
+	// names were fixed) keep that name unless it clashes with a gateway
+	// tool, a fixed name or another such capability of another skill; then
+	// every clashing one is namespaced.
+	isFixed := func(c *Capability) bool { return c.Capability.ToolName != "" && c.Trust != capability.TrustFirstParty }
+	fixed := map[string]bool{}
+	for _, c := range caps {
+		if c.Capability.ToolName != "" {
+			c.Name = c.Capability.ToolName
+			fixed[c.Name] = fixed[c.Name] || isFixed(c)
+		}
+	}
 	count := map[string]map[string]bool{}
 	for _, c := range caps {
+		if isFixed(c) {
+			continue
+		}
 		if count[c.Name] == nil {
 			count[c.Name] = map[string]bool{}
 		}
 		count[c.Name][c.Skill] = true
 	}
 	for _, c := range caps {
-		if len(count[c.Name]) > 1 || isReserved(c.Name) {
+		if !isFixed(c) && (len(count[c.Name]) > 1 || isReserved(c.Name) || fixed[c.Name]) {
 			c.Name = namespaced(c.Skill, c.Name)
 		}
 	}
@@ -317,7 +369,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		seen[c.Name]++
 	}
 	for _, c := range caps {
-		if seen[c.Name] > 1 {
+		if seen[c.Name] > 1 && !isFixed(c) {
 			c.Name = namespaced(c.Skill, c.Capability.ExtensionID+"__"+c.Capability.CapabilityID)
 		}
 		t := *c.Tool
@@ -328,20 +380,10 @@ func build(skills []Skill) (*snapshot, []string) {
 	return &snapshot{caps: caps}, problems
 }
 
-func isReserved(name string) bool {
-	for _, r := range capability.ReservedNames {
-		if r == name {
-			return true
-		}
-	}
-	return false
-}
+func isReserved(name string) bool { return capability.IsReservedName(name) }
 
-// namespaced returns "<skill>__<tool>", the skill key's "/" written "--"
-// (which a valid skill name cannot contain, so the result is unambiguous).
-func namespaced(skill, tool string) string {
-	return strings.ReplaceAll(skill, "/", "--") + "__" + tool
-}
+// namespaced is [capability.NamespacedTool].
+func namespaced(skill, tool string) string { return capability.NamespacedTool(skill, tool) }
 
 // toolFromPin rebuilds the tool definition agents see from the approved
 // pin (never from a live listing) and compiles its input schema.
@@ -375,6 +417,38 @@ func toolFromPin(pin capability.ToolPin) (*mcp.Tool, *jsonschema.Schema, error) 
 	return t, schema, nil
 }
 
+// toolFromManifest builds the tool definition agents see of a first_party
+// capability from its shipped manifest entry, and compiles its input
+// schema.
+func toolFromManifest(mc manifest.Capability) (*mcp.Tool, *jsonschema.Schema, error) {
+	def := map[string]any{"name": mc.CapabilityID}
+	if mc.Title != "" {
+		def["title"] = mc.Title
+	}
+	if mc.Description != "" {
+		def["description"] = mc.Description
+	}
+	if len(mc.InputSchema) > 0 {
+		def["inputSchema"] = mc.InputSchema
+	}
+	if len(mc.OutputSchema) > 0 {
+		def["outputSchema"] = mc.OutputSchema
+	}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shipped definition: %w", err)
+	}
+	return toolFromPin(capability.ToolPin{Name: mc.CapabilityID, Definition: raw})
+}
+
+// orImported is t, or imported when t is empty.
+func orImported(t capability.Trust) capability.Trust {
+	if t == "" {
+		return capability.TrustImported
+	}
+	return t
+}
+
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
 	if err != nil {
@@ -397,11 +471,24 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("remote schema references are not followed: %s", url)
 }
 
-// Tools implements [gateway.CapabilitySource].
-func (b *Broker) Tools(_ context.Context, p capability.Principal) ([]*mcp.Tool, error) {
+// dormant returns the credentials of c's server not configured for p: a
+// first_party capability is dormant for p while there is one.
+func (b *Broker) dormant(ctx context.Context, p capability.Principal, c *Capability) []string {
+	if len(c.Credentials) == 0 || b.opts.Configured == nil {
+		return nil
+	}
+	return b.opts.Configured(ctx, p, c.Skill, c.Credentials)
+}
+
+// Tools implements [gateway.CapabilitySource]: the capabilities of p's
+// scope, but the dormant ones.
+func (b *Broker) Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool, error) {
 	scope := b.opts.Decider.Scope(p)
 	out := make([]*mcp.Tool, 0, len(scope))
 	for _, c := range scope {
+		if len(b.dormant(ctx, p, c)) > 0 {
+			continue
+		}
 		out = append(out, c.Tool)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -501,6 +588,12 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 	c := b.opts.Decider.Find(p, name)
 	if c == nil {
 		return refuse(capability.Deny, []string{"not in scope: no capability named " + name + " for " + p.String()},
+			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
+	}
+	if missing := b.dormant(ctx, p, c); len(missing) > 0 {
+		// Not listed for p: for the agent it does not exist.
+		a.rec.Subject = c.ID()
+		return refuse(capability.Deny, []string{"dormant: credentials not configured for " + p.String() + ": " + strings.Join(missing, ", ")},
 			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 	}
 	a.c = c

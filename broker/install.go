@@ -3,7 +3,9 @@ package broker
 import (
 	"context"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 )
 
@@ -25,7 +27,7 @@ func LoadInstalled(src EnabledSource) func(context.Context) ([]Skill, error) {
 		for _, in := range ins {
 			s := Skill{Key: in.Key, Digest: in.Digest, Dir: in.Dir, Manifest: in.Manifest, Pins: in.Pins, LeftOut: in.LeftOut,
 				Servers: map[string]mcpclient.ServerDecl{}, Blocked: map[string]string{},
-				Tier: in.Tier, InvokableBy: in.InvokableBy}
+				Tier: in.Tier, InvokableBy: in.InvokableBy, Trust: capability.TrustImported, ApprovedTrust: approvedTrust(in.Manifest)}
 			if in.Config != nil {
 				for _, p := range in.Manifest.Providers {
 					if d, ok := in.Config.Server(p.ServerID); ok {
@@ -40,4 +42,13 @@ func LoadInstalled(src EnabledSource) func(context.Context) ([]Skill, error) {
 		}
 		return out, nil
 	}
+}
+
+// approvedTrust is the trust m was approved for (imported when it does not
+// say).
+func approvedTrust(m *manifest.Manifest) capability.Trust {
+	if m == nil || m.Approval == nil || m.Approval.Trust == "" {
+		return capability.TrustImported
+	}
+	return m.Approval.Trust
 }

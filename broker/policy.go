@@ -55,7 +55,8 @@ func NewPolicyDecider(e *policy.Engine) *PolicyDecider {
 }
 
 // SetCapabilities implements [Decider]: every capability the broker offers
-// becomes a policy.Capability of an enabled imported skill, named with its
+// becomes a policy.Capability of an enabled skill, with the trust it is
+// served at and the trust its manifest was approved for, named with its
 // skill ("notes:fs/write_file"): two skills that both declare a server "fs"
 // with a tool write_file offer two capabilities, each with its own
 // metadata, scope, policies and grants.
@@ -111,7 +112,7 @@ func toPolicy(c *Capability) policy.Capability {
 		tiers = append(tiers, skill.AgentTier(t))
 	}
 	pc := policy.Capability{
-		SkillKey: c.Skill, SkillTrust: policy.TrustImported, ApprovedTrust: policy.TrustImported,
+		SkillKey: c.Skill, SkillTrust: orImported(c.Trust), ApprovedTrust: orImported(c.ApprovedTrust),
 		SkillTier: c.SkillTier, InvokableBy: tiers, SkillState: policy.SkillEnabled,
 		ExtensionID: mc.ExtensionID, CapabilityID: mc.CapabilityID, Enabled: true,
 		RiskLevel:   mc.Risk.RiskLevel.Value,

@@ -74,6 +74,14 @@ type RuntimeOptions struct {
 	// Credentials expands ${NAME} references in server declarations, the
 	// same for every principal; used when CredentialStore is nil.
 	Credentials mcpclient.CredentialLookup
+	// FirstParty, when set, is the registry whose first_party skills are
+	// served beside the installed ones (see [ReadFirstParty]); their
+	// capabilities come and go with scans.
+	FirstParty FirstPartySource
+	// Configured says which credentials of a first_party skill are not
+	// configured for a principal (it is dormant for that principal until
+	// none is missing); nil looks them up with Credentials.
+	Configured CredentialCheck
 	// Limits bounds every upstream connection; zero fields take
 	// mcpclient's defaults.
 	Limits mcpclient.Limits
@@ -152,7 +160,17 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	})
 	r.audit = audit.NewWriter(audit.NewLog(opts.Store), audit.WriterOptions{Logger: log})
 	var err error
-	r.Broker, err = New(Options{Load: LoadInstalled(opts.Installs), Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log})
+	load := LoadInstalled(opts.Installs)
+	if opts.FirstParty != nil {
+		// A first_party skill wins over an install of the same key, as
+		// its root wins in the registry.
+		load = LoadAll(LoadFirstParty(opts.FirstParty, log), load)
+	}
+	check := opts.Configured
+	if check == nil {
+		check = CredentialsFrom(opts.Credentials)
+	}
+	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Configured: check})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
 	}
@@ -199,9 +217,13 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 		// A registry change made by another process (scan, enable,
 		// disable) reaches connected agents: one read of the registry
 		// generation while nothing changed.
-		if _, err := n.SyncRegistry(ctx); err != nil {
+		regChanged, err := n.SyncRegistry(ctx)
+		if err != nil {
 			r.log.Error("registry change", "err", err)
 		}
+		// A scan that changed the registry may have changed the
+		// first_party skills served.
+		forced = forced || (regChanged && r.opts.FirstParty != nil)
 		changed := forced
 		if set, err := policy.LoadPolicies(ctx, r.opts.PolicyDir, r.opts.Store); err != nil {
 			r.log.Error("policy reload failed; keeping the previous policies", "err", err)

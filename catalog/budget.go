@@ -124,7 +124,7 @@ func measure(items []Item, f Format) *sizes {
 			// descLen.
 			s.fixed = utf8.RuneCount(b) - len("[\n\n]") + len(",\n")
 		} else {
-			s.fixed = xmlItem + utf8.RuneCountInString(escape(it.Name)) + utf8.RuneCountInString(it.Location)
+			s.fixed = xmlItem + utf8.RuneCountInString(escape(it.Name)) + utf8.RuneCountInString(it.Location) + xmlTrustLen(it.Trust)
 		}
 	}
 	return z

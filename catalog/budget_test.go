@@ -163,6 +163,8 @@ func randItems(r *rand.Rand, n int) []catalog.Item {
 		if r.IntN(2) == 0 {
 			it.Category, it.Version = randText(r, 2), "1.0.0"
 		}
+		// The XML names a trust above imported: both kinds, and none.
+		it.Trust = []string{"", "imported", "first_party"}[r.IntN(3)]
 	}
 	return items
 }

@@ -20,6 +20,10 @@ type Item struct {
 	Source   string `json:"source"`
 	Category string `json:"category,omitempty"`
 	Version  string `json:"version,omitempty"`
+	// Trust is the skill's trust ("first_party", "imported"), from where it
+	// came: agents may prefer a skill its operators vouch for. The XML
+	// names it only above imported (see [XML]).
+	Trust string `json:"trust,omitempty"`
 	// Location is the absolute path of the skill's SKILL.md.
 	Location string `json:"-"`
 }
@@ -44,7 +48,10 @@ func ParseFormat(s string) (Format, error) {
 
 // XML renders items exactly as skills-ref's to_prompt does: one token per
 // line, HTML-escaped name and description, unescaped location, no trailing
-// newline.
+// newline. A skill trusted above imported (first_party) has one more
+// element after its location, <trust>; a skill without one is imported (or
+// of a trust its caller did not set), so a catalog of imported skills is
+// skills-ref's byte for byte.
 func XML(items []Item) string {
 	var b strings.Builder
 	writeXML(&b, items)
@@ -60,9 +67,27 @@ func writeXML(b *strings.Builder, items []Item) {
 		b.WriteString(escape(it.Description))
 		b.WriteString("\n</description>\n<location>\n")
 		b.WriteString(it.Location)
-		b.WriteString("\n</location>\n</skill>")
+		b.WriteString("\n</location>")
+		if shownTrust(it.Trust) {
+			b.WriteString("\n<trust>\n")
+			b.WriteString(escape(it.Trust))
+			b.WriteString("\n</trust>")
+		}
+		b.WriteString("\n</skill>")
 	}
 	b.WriteString("\n</available_skills>")
+}
+
+// shownTrust reports whether the XML names a trust: any set trust but
+// imported, the default.
+func shownTrust(t string) bool { return t != "" && t != "imported" }
+
+// xmlTrustLen is the length of the <trust> element of an item of trust t.
+func xmlTrustLen(t string) int {
+	if !shownTrust(t) {
+		return 0
+	}
+	return len("\n<trust>\n\n</trust>") + utf8.RuneCountInString(escape(t))
 }
 
 // escape is Python's html.escape(s, quote=True).
@@ -75,7 +100,7 @@ func escape(s string) string {
 }
 
 // JSON renders items as the seed's skill_list: a JSON array of
-// {name, description, tier, invokable_by, source, category, version}.
+// {name, description, tier, invokable_by, source, category, version, trust}.
 func JSON(items []Item) string {
 	if items == nil {
 		items = []Item{}

@@ -70,3 +70,18 @@ func TestJSON(t *testing.T) {
 		t.Errorf("empty: %s", got)
 	}
 }
+
+// TestXMLTrust: a first_party skill's entry names its trust after its
+// location; an imported one (or one without a trust) is skills-ref's.
+func TestXMLTrust(t *testing.T) {
+	tests := []struct{ trust, want string }{
+		{"", "<available_skills>\n<skill>\n<name>\na\n</name>\n<description>\nd\n</description>\n<location>\nx/a\n</location>\n</skill>\n</available_skills>"},
+		{"imported", "<available_skills>\n<skill>\n<name>\na\n</name>\n<description>\nd\n</description>\n<location>\nx/a\n</location>\n</skill>\n</available_skills>"},
+		{"first_party", "<available_skills>\n<skill>\n<name>\na\n</name>\n<description>\nd\n</description>\n<location>\nx/a\n</location>\n<trust>\nfirst_party\n</trust>\n</skill>\n</available_skills>"},
+	}
+	for _, tc := range tests {
+		if got := catalog.XML([]catalog.Item{{Name: "a", Description: "d", Location: "x/a", Trust: tc.trust}}); got != tc.want {
+			t.Errorf("trust %q:\n got %q\nwant %q", tc.trust, got, tc.want)
+		}
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -72,6 +73,10 @@ func ParseScope(s string) (Scope, error) {
 type Root struct {
 	Path  string `json:"path"`
 	Scope Scope  `json:"-"`
+	// Trust is who vouches for the code of the skills under the root
+	// (configured; "" is imported). Scanning never reads it: the registry
+	// records it with the root.
+	Trust capability.Trust `json:"-"`
 }
 
 // ParseRoot parses the CLI form "DIR" or "DIR=scope"; the default scope is

@@ -52,7 +52,8 @@ func skillListTool() *mcp.Tool {
 		Description: "List the skills you may load, a page at a time, by category/name: the total that match, one line per skill " +
 			"(category/name: description), and next_cursor to pass as cursor for the next page (empty on the last). " +
 			"Filters: query (text in the name or description, ignoring case), category, tier (1-3). limit is 1-1000 (default 100). " +
-			"The structured result holds each skill's {name, description, tier, invokable_by, source, category, version}.",
+			"The structured result holds each skill's {name, description, tier, invokable_by, source, category, version, trust}; " +
+			"trust is first_party for a skill its operators ship and vouch for, imported for third-party code.",
 		InputSchema:  skillListSchemas.in,
 		OutputSchema: skillListSchemas.out,
 		Annotations:  readOnly("List skills"),

@@ -170,7 +170,7 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	} else if rep.Validation.Blocked {
 		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, strings.Join(rep.Validation.Reasons, "; "))
 	}
-	m, mraw, rraw, err := s.approvedArtefacts(in, rep, names, only, actor)
+	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, only, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, only []string
 		}
 	}
 	rep.Drift = oldRep.Drift
-	m, mraw, rraw, err := s.approvedArtefacts(in, rep, names, only, actor)
+	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, only, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -691,14 +691,17 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 // approvedArtefacts pins the approved capabilities names of in (rep is its
 // install report, updated with the pins) and renders the approved manifest
 // and the report: what an approval commits.
-func (s *Service) approvedArtefacts(in store.Install, rep *manifest.Report, names, only []string, actor string) (*manifest.Manifest, json.RawMessage, json.RawMessage, error) {
+func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *manifest.Report, names, only []string, actor string) (*manifest.Manifest, json.RawMessage, json.RawMessage, error) {
 	pins, err := s.selectReady(in, rep, names)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	rep.Pins = pins
 	m := buildManifest(in, rep, names, pins)
-	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC()}
+	if err := s.nameTools(ctx, in, m); err != nil {
+		return nil, nil, nil, err
+	}
+	m.Approval = &manifest.Approval{By: actor, At: s.now().UTC(), Trust: capability.TrustImported}
 	if len(only) > 0 {
 		m.Approval.Only = append([]string{}, names...)
 		sort.Strings(m.Approval.Only)
@@ -715,4 +718,61 @@ func (s *Service) approvedArtefacts(in store.Install, rep *manifest.Report, name
 		return nil, nil, nil, err
 	}
 	return m, json.RawMessage(mj), json.RawMessage(rj), nil
+}
+
+// nameTools fixes the tool names agents will see m's capabilities under
+// (capability.AssignToolNames): a name an earlier approved version of the
+// same skill had is kept; a name another approved skill (enabled or not)
+// or the gateway holds is not taken. The caller holds the storage lock,
+// so two approvals never pick the same name.
+func (s *Service) nameTools(ctx context.Context, in store.Install, m *manifest.Manifest) error {
+	rows, err := s.st.Installs(ctx, store.InstallFilter{States: approvedStates})
+	if err != nil {
+		return err
+	}
+	holders := map[string]string{}
+	if s.held != nil {
+		held, err := s.held(ctx)
+		if err != nil {
+			return fmt.Errorf("install: the tool names first_party skills hold: %w", err)
+		}
+		for n, h := range held {
+			holders[n] = h
+		}
+	}
+	keep := map[string]string{}
+	for _, r := range rows { // newest first
+		old, err := manifest.Parse(r.Manifest)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrStorage, r.Key, err)
+		}
+		for _, c := range old.Capabilities {
+			n := c.ToolName
+			if r.Key == in.Key {
+				if _, ok := keep[c.Name()]; !ok && n != "" {
+					keep[c.Name()] = n
+				}
+				continue
+			}
+			if n == "" {
+				n = c.CapabilityID // approved before names were fixed
+			}
+			if _, ok := holders[n]; !ok {
+				holders[n] = r.Key
+			}
+		}
+	}
+	refs := make([]capability.Ref, 0, len(m.Capabilities))
+	for _, c := range m.Capabilities {
+		refs = append(refs, capability.Ref{Skill: in.Key, ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID})
+	}
+	got := capability.AssignToolNames(in.Key, refs, keep, func(n string) string { return holders[n] })
+	for i := range m.Capabilities {
+		a := got[m.Capabilities[i].Name()]
+		if a.Name == "" {
+			return fmt.Errorf("%w: %s: no free tool name for %s", ErrState, in.Key, m.Capabilities[i].Name())
+		}
+		m.Capabilities[i].ToolName, m.Capabilities[i].ToolNameReason = a.Name, a.Reason
+	}
+	return nil
 }

@@ -77,6 +77,10 @@ type CapabilityView struct {
 	ServerRisk *capability.Risk          `json:"serverRisk,omitempty"`
 	Conflicts  []capability.RiskConflict `json:"conflicts,omitempty"`
 	Blockers   []string                  `json:"blockers,omitempty"`
+	// ToolName is the name agents see it under, fixed at approval; empty
+	// until approved. ToolNameReason is the clash that approval resolved.
+	ToolName       string `json:"toolName,omitempty"`
+	ToolNameReason string `json:"toolNameReason,omitempty"`
 }
 
 // MissingView is a proposed capability with unknown risk fields.
@@ -243,6 +247,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		r.Proposed = m
 	}
 	approved := map[string]bool{}
+	named := map[string]manifest.Capability{}
 	if len(in.Manifest) > 0 {
 		m, err := manifest.Parse(in.Manifest)
 		if err != nil {
@@ -251,6 +256,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		r.Approved = m
 		for _, c := range m.Capabilities {
 			approved[c.Name()] = true
+			named[c.Name()] = c
 		}
 	}
 	// After drift, show the re-analysis: what approving would accept.
@@ -264,7 +270,8 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		for _, c := range view.Capabilities {
 			counts[c.ExtensionID]++
 			cv := CapabilityView{Name: c.Name(), Title: c.Title, Description: c.Description, Proposed: c.Proposed, Approved: approved[c.Name()],
-				Status: c.Status, Risk: c.Risk, Conflicts: c.Conflicts, Blockers: c.Blockers}
+				Status: c.Status, Risk: c.Risk, Conflicts: c.Conflicts, Blockers: c.Blockers,
+				ToolName: named[c.Name()].ToolName, ToolNameReason: named[c.Name()].ToolNameReason}
 			if c.Risk != c.ServerRisk {
 				sr := c.ServerRisk
 				cv.ServerRisk = &sr
@@ -553,6 +560,9 @@ func (r *Review) Text() string {
 		fmt.Fprintf(&b, "  %s %-40s %-7s risk=%s side-effects=%s egress=%s\n", mark, c.Name, c.Status,
 			field(string(c.Risk.RiskLevel.Value), c.Risk.RiskLevel.Source), field(string(c.Risk.SideEffects.Value), c.Risk.SideEffects.Source),
 			field(string(c.Risk.DataEgress.Value), c.Risk.DataEgress.Source))
+		if c.ToolNameReason != "" {
+			fmt.Fprintf(&b, "      agents see it as %s: %s\n", c.ToolName, c.ToolNameReason)
+		}
 		for _, bl := range c.Blockers {
 			fmt.Fprintf(&b, "      blocked: %s\n", bl)
 		}

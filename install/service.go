@@ -32,6 +32,7 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/skill"
@@ -78,6 +79,22 @@ type Options struct {
 	// Crash, when set, is called at named points of every change (see
 	// docs/install.md); tests kill the process there.
 	Crash func(point string)
+	// NamesHeld, when set, returns the tool names held outside the install
+	// flow (the first_party skills' capabilities), by name, with who holds
+	// each: an approval never gives one of them to an imported skill.
+	NamesHeld func(ctx context.Context) (map[string]string, error)
+	// Catalog, when set, is kept listing exactly the enabled installs
+	// (*registry.Registry implements it): after every change and at
+	// Recover. Nil leaves imported skills out of catalogs.
+	Catalog Catalog
+}
+
+// Catalog is the registry as the install flow keeps it in step with the
+// enabled installs; *registry.Registry implements it.
+type Catalog interface {
+	// SyncImported makes the catalog list exactly skills, the enabled
+	// installs kept under root.
+	SyncImported(ctx context.Context, root string, skills []registry.Imported) error
 }
 
 // Service is the install flow over a store and managed storage. It is safe
@@ -96,6 +113,8 @@ type Service struct {
 	crash    func(string)
 	keyring  *signature.Keyring
 	audit    store.AuditStore
+	catalog  Catalog
+	held     func(ctx context.Context) (map[string]string, error)
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -106,7 +125,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
-		keyring: opts.Keyring, audit: opts.Audit}
+		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld}
 	if s.proposer == nil {
 		s.proposer = propose.Deterministic{}
 	}
@@ -454,7 +473,32 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 			rep.Interrupted = append(rep.Interrupted, r.Key)
 		}
 	}
+	if err := s.SyncCatalog(ctx); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// SyncCatalog makes Options.Catalog list exactly the enabled installs. It
+// runs after every change and at Recover (a process that died between a
+// change and its sync leaves nothing behind); it is idempotent and cheap
+// when nothing changed.
+func (s *Service) SyncCatalog(ctx context.Context) error {
+	if s.catalog == nil {
+		return nil
+	}
+	rows, err := s.st.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateEnabled}})
+	if err != nil {
+		return err
+	}
+	skills := make([]registry.Imported, 0, len(rows))
+	for _, in := range rows {
+		skills = append(skills, registry.Imported{Key: in.Key, Name: in.Name, Category: in.Category, Dir: filepath.Join(in.Dir, SkillDir)})
+	}
+	if err := s.catalog.SyncImported(ctx, s.storage.Root, skills); err != nil {
+		return fmt.Errorf("install: list the enabled installs in the registry: %w", err)
+	}
+	return nil
 }
 
 func (s *Service) artefactsMatch(in store.Install) bool {
@@ -496,6 +540,11 @@ func (s *Service) transition(ctx context.Context, point string, ts ...transition
 			return nil, err
 		}
 		s.log.Info("install: transition", "key", in.Key, "digest", in.Digest, "state", in.State, "reason", in.Reason)
+	}
+	// The change is committed: a registry that could not follow is
+	// brought in step by the next change or Recover, not undone here.
+	if err := s.SyncCatalog(ctx); err != nil {
+		s.log.Error("install: registry not in step with the installs; it will be at the next change or start", "err", err)
 	}
 	return out, nil
 }

@@ -79,9 +79,20 @@ type Provider struct {
 
 // Capability is one approved (or proposed) MCP tool with its risk metadata.
 type Capability struct {
-	ExtensionID  string          `json:"extensionId"`
-	CapabilityID string          `json:"capabilityId"`
-	Title        string          `json:"title,omitempty"`
+	ExtensionID  string `json:"extensionId"`
+	CapabilityID string `json:"capabilityId"`
+	// ToolName is the name agents see the capability under, fixed at
+	// approval and kept while the skill is approved, whatever other skills
+	// come and go ("" in manifests approved before names were fixed: the
+	// gateway then names it as it always did). ToolNameReason says why it
+	// is not the tool's own name (the clash resolved at approval).
+	ToolName       string `json:"toolName,omitempty"`
+	ToolNameReason string `json:"toolNameReason,omitempty"`
+	Title          string `json:"title,omitempty"`
+	// Description is what agents are told the tool does, for a manifest
+	// shipped with a first_party skill (whose tools are not pinned from an
+	// introspection); an imported skill's comes from its pinned tool.
+	Description  string          `json:"description,omitempty"`
 	Risk         capability.Risk `json:"risk"`
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
@@ -101,6 +112,12 @@ type Approval struct {
 	At time.Time `json:"at"`
 	// Only is set when the operator approved a subset of the proposal.
 	Only []string `json:"only,omitempty"`
+	// Trust is the trust the manifest was approved for: imported for an
+	// operator's approval of an install, first_party for a manifest shipped
+	// with a first_party skill. A skill served at another trust is refused
+	// (trust_mismatch) until approved again. Empty in manifests approved
+	// before trust was recorded: imported.
+	Trust capability.Trust `json:"trust,omitempty"`
 }
 
 // Marshal renders v (a *Manifest or *Report) as compact JSON with a final
@@ -132,6 +149,20 @@ func Parse(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
+// validToolName reports whether n can be an MCP tool name as agents see
+// it: 1 to 128 of [A-Za-z0-9_.-].
+func validToolName(n string) bool {
+	if len(n) == 0 || len(n) > 128 {
+		return false
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
 // Validate checks a manifest's invariants. approved requires every risk
 // field known and Approval set.
 func (m *Manifest) Validate(approved bool) error {
@@ -161,6 +192,7 @@ func (m *Manifest) Validate(approved bool) error {
 		servers[p.ServerID] = true
 	}
 	prev := ""
+	toolNames := map[string]string{}
 	for i, c := range m.Capabilities {
 		name := c.Name()
 		if c.ExtensionID == "" || c.CapabilityID == "" {
@@ -173,6 +205,15 @@ func (m *Manifest) Validate(approved bool) error {
 			return bad("capabilities[%d] (%s): not sorted or repeated", i, name)
 		}
 		prev = name
+		if c.ToolName != "" && !validToolName(c.ToolName) {
+			return bad("capabilities[%d] (%s): toolName %q: use 1 to 128 letters, digits, '_', '-' or '.'", i, name, c.ToolName)
+		}
+		if c.ToolName != "" {
+			if other, ok := toolNames[c.ToolName]; ok {
+				return bad("capabilities[%d] (%s): toolName %q is also %s's", i, name, c.ToolName, other)
+			}
+			toolNames[c.ToolName] = name
+		}
 		if err := c.Risk.Check(); err != nil {
 			return bad("capabilities[%d] (%s): %v", i, name, err)
 		}
@@ -182,6 +223,9 @@ func (m *Manifest) Validate(approved bool) error {
 	}
 	if approved && m.Approval == nil {
 		return bad("approval is missing")
+	}
+	if a := m.Approval; a != nil && a.Trust != "" && a.Trust != capability.TrustFirstParty && a.Trust != capability.TrustImported {
+		return bad("approval.trust %q: use first_party or imported", m.Approval.Trust)
 	}
 	return nil
 }

@@ -28,6 +28,15 @@ func TestParseErrors(t *testing.T) {
 		{"case variant of a nested field", head + `"providers":[{"type":"mcp","ServerID":"gh"}],"capabilities":[]}`, `invalid artefact: manifest: providers[0]: unknown field "ServerID"`},
 		{"case variant of a risk field", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"a","risk":{"riskLevel":{"Value":"destructive","source":"operator"},"sideEffects":{},"dataEgress":{}}}]}`, `invalid artefact: manifest: capabilities[0].risk.riskLevel: unknown field "Value"`},
 		{"duplicate key", head + `"providers":[],"capabilities":[],"skillId":"t"}`, `invalid artefact: manifest: duplicate key "skillId"`},
+		{"tool name", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"a","toolName":"gh__a","toolNameReason":"a is taken by x","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}}]}`, ""},
+		{"bad tool name", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"a","toolName":"a b","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}}]}`,
+			`invalid artefact: manifest: capabilities[0] (gh/a): toolName "a b": use 1 to 128 letters, digits, '_', '-' or '.'`},
+		{"tool name twice", head + `"providers":[{"type":"mcp","serverId":"gh"}],"capabilities":[{"extensionId":"gh","capabilityId":"a","toolName":"x","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}},{"extensionId":"gh","capabilityId":"b","toolName":"x","risk":{"riskLevel":{},"sideEffects":{},"dataEgress":{}}}]}`,
+			`invalid artefact: manifest: capabilities[1] (gh/b): toolName "x" is also gh/a's`},
+		{"approval trust", head + `"providers":[],"capabilities":[],"approval":{"by":"x","at":"2026-01-01T00:00:00Z","trust":"core-ish"}}`,
+			`invalid artefact: manifest: approval.trust "core-ish": use first_party or imported`},
+		{"approval trust core", head + `"providers":[],"capabilities":[],"approval":{"by":"x","at":"2026-01-01T00:00:00Z","trust":"core"}}`,
+			`invalid artefact: manifest: approval.trust "core": use first_party or imported`},
 		{"duplicate nested key", head + `"providers":[{"type":"mcp","serverId":"gh","serverId":"x"}],"capabilities":[]}`, `invalid artefact: manifest: providers[0]: duplicate key "serverId"`},
 	}
 	for _, tc := range tests {

@@ -66,6 +66,11 @@ type Target struct {
 	// Dir is the working directory of a stdio server (the skill's
 	// directory in managed storage).
 	Dir string
+	// Unpinned says no operator pinned the server's tools (a first_party
+	// skill, shipped at skillgate's standard): each connection pins the
+	// tools it lists at connect (ConnOptions.Pins nil), so a change while
+	// it is open is still refused. Pins is then ignored.
+	Unpinned bool
 }
 
 // ID names the target: "skill@digest/server".
@@ -498,6 +503,9 @@ func (p *Pool) dial(ctx context.Context, t Target, creds CredentialLookup) (*Con
 		},
 		Pins:    &pins,
 		LeftOut: t.LeftOut,
+	}
+	if t.Unpinned {
+		opts.Pins, opts.LeftOut = nil, nil
 	}
 	if p.opts.OnDrift != nil {
 		opts.OnDrift = func(d capability.Drift) { p.opts.OnDrift(t, d) }

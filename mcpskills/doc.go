@@ -36,7 +36,7 @@
 // (store.Version.Files "digest"). A version recorded before skillgate kept
 // per-file digests is hashed here on first use, all its files read once,
 // and served only when the tree digest they make is the recorded one (the
-// next scan records them; see migration 13 of store/sqlite). Every read is
+// next scan records them; see migration 14 of store/sqlite). Every read is
 // checked against the entry before it is served: a file changed on disk
 // since the scan is refused with -32603, never served unverified.
 package mcpskills

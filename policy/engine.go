@@ -279,9 +279,9 @@ func validateCapability(c Capability) error {
 		return err
 	}
 	switch {
-	case !c.SkillTrust.valid():
+	case !c.SkillTrust.Valid():
 		return fmt.Errorf("%w: trust %q: use core, first_party or imported", ErrInvalidCapability, c.SkillTrust)
-	case c.ApprovedTrust != "" && !c.ApprovedTrust.valid():
+	case c.ApprovedTrust != "" && !c.ApprovedTrust.Valid():
 		return fmt.Errorf("%w: approvedTrust %q: use core, first_party or imported", ErrInvalidCapability, c.ApprovedTrust)
 	case !c.RiskLevel.Valid():
 		return fmt.Errorf("%w: riskLevel %q: use read, write or destructive", ErrInvalidCapability, c.RiskLevel)

@@ -14,17 +14,15 @@ import (
 )
 
 // Trust is how much a skill's code is trusted, assigned by the root it
-// comes from.
-type Trust string
+// comes from: [capability.Trust], named here for the records policy reads.
+type Trust = capability.Trust
 
-// The trust levels.
+// The trust levels (see [capability.Trust]).
 const (
-	TrustCore       Trust = "core"
-	TrustFirstParty Trust = "first_party"
-	TrustImported   Trust = "imported"
+	TrustCore       = capability.TrustCore
+	TrustFirstParty = capability.TrustFirstParty
+	TrustImported   = capability.TrustImported
 )
-
-func (t Trust) valid() bool { return t == TrustCore || t == TrustFirstParty || t == TrustImported }
 
 // SkillState is a skill's lifecycle state as far as policy cares.
 type SkillState string

@@ -30,7 +30,7 @@ func (r *Registry) forgotten(ctx context.Context, scanned map[string]bool, chang
 	out := []ForgottenRoot{}
 	var again map[string]bool
 	for _, root := range recorded {
-		if scanned[root.Path] {
+		if scanned[root.Path] || root.Scope == ScopeImported {
 			continue
 		}
 		refs, err := r.store.Refs(ctx, root.Path)

@@ -15,9 +15,11 @@ type Query struct {
 	// an agent of that tier).
 	AgentTier skill.AgentTier
 	// Tier keeps skills of that skill tier (1–3); 0 keeps all.
-	Tier       int
-	Category   string
-	Scope      string
+	Tier     int
+	Category string
+	Scope    string
+	// Trust keeps skills of that trust ("first_party", "imported").
+	Trust      string
 	NamePrefix string
 	// Disabled includes disabled skills; Rejected includes rejected ones;
 	// Shadowed includes versions hidden by a higher scope.
@@ -77,6 +79,8 @@ func keep(e Entry, q Query) bool {
 	case q.Category != "" && e.Category != q.Category:
 		return false
 	case q.Scope != "" && e.Scope != q.Scope:
+		return false
+	case q.Trust != "" && e.Trust != q.Trust:
 		return false
 	case q.NamePrefix != "" && !strings.HasPrefix(e.Name, q.NamePrefix):
 		return false
@@ -161,3 +165,8 @@ func (r *Registry) Show(ctx context.Context, name string) (*Details, error) {
 	}
 	return d, nil
 }
+
+// ScopeImported is the scope of the skills installed through the install
+// pipeline ([Registry.SyncImported]): below every configured root in
+// precedence, and never a root a scan walks.
+const ScopeImported = store.ScopeImported

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/skill"
@@ -83,6 +84,7 @@ type Progress func(phase string, done, total int)
 type RootReport struct {
 	Path      string   `json:"path"`
 	Scope     string   `json:"scope"`
+	Trust     string   `json:"trust"`
 	Missing   bool     `json:"missing,omitempty"`
 	Truncated bool     `json:"truncated,omitempty"`
 	Dirs      int      `json:"dirs"`
@@ -181,7 +183,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			r.log.WarnContext(ctx, "scan cache unusable", "root", abs, "err", res.CacheError)
 		}
 		progress("walk", i+1, len(roots))
-		rr := RootReport{Path: res.Root.Path, Scope: root.Scope.String(), Missing: res.Missing, Truncated: res.Truncated, Dirs: res.Dirs, Skills: len(res.Candidates), Notes: res.Notes}
+		rr := RootReport{Path: res.Root.Path, Scope: root.Scope.String(), Trust: string(rootTrust(root)), Missing: res.Missing, Truncated: res.Truncated, Dirs: res.Dirs, Skills: len(res.Candidates), Notes: res.Notes}
 		for _, d := range res.Dropped {
 			rr.Warnings = append(rr.Warnings, d.Warning(r.opts.Limits.MaxDepth))
 		}
@@ -195,7 +197,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			return nil, err
 		}
 		// The root's record keeps the warnings with its notes, for show.
-		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
+		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Trust: rr.Trust, Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
 		// With nothing recorded under the root (a first scan) every
 		// candidate is parsed, without a copy of them all.
 		changed := res.Candidates
@@ -264,6 +266,14 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
 		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
 	return rep, nil
+}
+
+// rootTrust is root's trust: a root configured without one is imported.
+func rootTrust(root discover.Root) capability.Trust {
+	if root.Trust == "" {
+		return capability.TrustImported
+	}
+	return root.Trust
 }
 
 // refsResult is what Store.Refs returned.
@@ -652,7 +662,7 @@ func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c d
 		return v, err
 	}
 	opts := skill.Options{Mode: skill.Lenient, Category: c.Category, SkipBody: true}
-	s, err := loadCandidate(ctx, trees, c, opts)
+	s, err := loadCandidate(ctx, trees, c, filepath.Base(c.Dir), opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return v, ctx.Err()
@@ -693,7 +703,9 @@ func readListed(f io.Reader, c discover.Candidate, buf []byte) ([]byte, error) {
 var contentBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // loadCandidate reads, parses and hashes one candidate.
-func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, opts skill.Options) (*skill.Skill, error) {
+// The name is checked against dirName (the directory's own name, but for
+// managed storage).
+func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, dirName string, opts skill.Options) (*skill.Skill, error) {
 	if c.Problem != "" {
 		return nil, errors.New(c.Problem)
 	}
@@ -715,7 +727,7 @@ func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candid
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
 	}
-	s := skill.Parse(content, filepath.Base(c.Dir), opts)
+	s := skill.Parse(content, dirName, opts)
 	s.Dir, s.File = c.Dir, filepath.Join(c.Dir, c.FileName)
 	if !s.Valid() {
 		return s, nil

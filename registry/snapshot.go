@@ -47,9 +47,10 @@ type Brief struct {
 	Version     string   `json:"version,omitempty"`
 	Tier        int      `json:"tier"`
 	InvokableBy []string `json:"invokable_by"`
-	// Scope is that of the root the skill came from; Dir and Digest name
-	// the version in effect.
+	// Scope is that of the root the skill came from, Trust that root's
+	// trust; Dir and Digest name the version in effect.
 	Scope  string `json:"scope"`
+	Trust  string `json:"trust"`
 	Dir    string `json:"dir"`
 	Digest string `json:"digest,omitempty"`
 }
@@ -75,11 +76,11 @@ type Snapshot struct {
 
 // entry is a Brief in the snapshot's arena.
 type entry struct {
-	key, name, description, category, version, scope, dir, digest span
-	tier                                                          int8
-	ascii                                                         bool   // name and description are ASCII (see matcher)
-	tiers                                                         uint8  // bit i set when AllAgentTiers[i] may invoke it
-	invokable                                                     uint32 // index in Snapshot.invokable
+	key, name, description, category, version, scope, trust, dir, digest span
+	tier                                                                 int8
+	ascii                                                                bool   // name and description are ASCII (see matcher)
+	tiers                                                                uint8  // bit i set when AllAgentTiers[i] may invoke it
+	invokable                                                            uint32 // index in Snapshot.invokable
 }
 
 // brief returns entry i as a Brief: its strings are slices of the arena
@@ -88,7 +89,7 @@ func (s *Snapshot) brief(i int32) Brief {
 	e := &s.entries[i]
 	return Brief{Key: s.text.str(e.key), Name: s.text.str(e.name), Description: s.text.str(e.description),
 		Category: s.text.str(e.category), Version: s.text.str(e.version), Tier: int(e.tier), InvokableBy: s.invokable[e.invokable],
-		Scope: s.text.str(e.scope), Dir: s.text.str(e.dir), Digest: s.text.str(e.digest)}
+		Scope: s.text.str(e.scope), Trust: s.text.str(e.trust), Dir: s.text.str(e.dir), Digest: s.text.str(e.digest)}
 }
 
 // key returns entry i's identity.
@@ -149,7 +150,7 @@ func (b *snapshotBuilder) take(v *store.Version) {
 	// skill enabled again is a change): the fingerprint's input, each
 	// field length-prefixed.
 	b.buf = b.buf[:0]
-	for _, f := range []string{v.Key, v.Dir, v.Digest, v.Name, v.Description, v.Category, v.Version, strconv.Itoa(v.Tier), strconv.FormatBool(v.Enabled)} {
+	for _, f := range []string{v.Key, v.Dir, v.Digest, v.Name, v.Description, v.Category, v.Version, strconv.Itoa(v.Tier), strconv.FormatBool(v.Enabled), v.Trust} {
 		b.buf = strconv.AppendInt(b.buf, int64(len(f)), 10)
 		b.buf = append(b.buf, ':')
 		b.buf = append(b.buf, f...)
@@ -172,7 +173,7 @@ func (b *snapshotBuilder) take(v *store.Version) {
 	}
 	t := &b.s.text
 	e := entry{key: t.add(v.Key), description: t.add(v.Description), dir: t.add(v.Dir), digest: t.add(v.Digest),
-		category: b.word(v.Category), version: b.word(v.Version), scope: b.word(v.Scope),
+		category: b.word(v.Category), version: b.word(v.Version), scope: b.word(v.Scope), trust: b.word(v.Trust),
 		tier: int8(v.Tier), ascii: isASCII(v.Name) && isASCII(v.Description), invokable: inv}
 	// A name is most often the end of its identity (category/name).
 	if strings.HasSuffix(v.Key, v.Name) {

@@ -60,7 +60,7 @@ func CatalogItem(e registry.Brief) catalog.Item {
 		inv = []string{}
 	}
 	return catalog.Item{Name: e.Name, Description: e.Description, Tier: e.Tier, InvokableBy: inv,
-		Source: e.Scope, Category: e.Category, Version: e.Version, Location: e.Key}
+		Source: e.Scope, Category: e.Category, Version: e.Version, Trust: e.Trust, Location: e.Key}
 }
 
 // Discovery renders the discovery fragment for an agent of tier: one line

@@ -37,6 +37,10 @@ type Version struct {
 	// scope; Dir is the skill directory and Rel it relative to Root.
 	Root  string `json:"root"`
 	Scope string `json:"scope"`
+	// Trust is the trust of the root ("first_party", "imported"): who
+	// vouches for the skill's code. It is the root's, so a root whose
+	// configured trust changes changes every skill under it.
+	Trust string `json:"trust"`
 	Dir   string `json:"dir"`
 	Rel   string `json:"rel"`
 	File  string `json:"file"`
@@ -73,8 +77,10 @@ type Ref struct {
 
 // RootScan is the outcome of scanning one root, applied atomically.
 type RootScan struct {
-	Root     string
-	Scope    string
+	Root  string
+	Scope string
+	// Trust is the root's trust (capability.Trust); "" records imported.
+	Trust    string
 	Position int // order among the configured roots, for precedence ties
 	// Upserts are versions that are new or changed since the last scan.
 	Upserts []Version
@@ -120,10 +126,25 @@ type VersionStreamer interface {
 	EachVersion(ctx context.Context, f Filter, fn func(Version) error) error
 }
 
+// ScopeImported is the scope of the root that holds the enabled skills of
+// the install pipeline (see [RootApplier]). Scans never forget it: it is
+// not configured but kept in step with the installs.
+const ScopeImported = "imported"
+
+// RootApplier is implemented by a Store that can record the scan of one
+// root without touching the others: how the skills of the install
+// pipeline, which no configured scan walks, enter the registry.
+type RootApplier interface {
+	// ApplyRoot records sc as ApplyScans records one root's scan, in one
+	// transaction, leaving every other root as it is.
+	ApplyRoot(ctx context.Context, sc RootScan) error
+}
+
 // Root is a configured root as last scanned.
 type Root struct {
 	Path     string    `json:"path"`
 	Scope    string    `json:"scope"`
+	Trust    string    `json:"trust"`
 	Position int       `json:"position"`
 	LastScan time.Time `json:"last_scan"`
 	Notes    []string  `json:"notes,omitempty"`
@@ -136,6 +157,7 @@ type Filter struct {
 	Dir      string // exact directory
 	Category string
 	Scope    string
+	Trust    string
 	// History includes versions that are no longer current.
 	History bool
 	// Brief leaves out the bulky columns (frontmatter, files, and the
@@ -154,7 +176,8 @@ type Store interface {
 	Refs(ctx context.Context, root string) (map[string]Ref, error)
 	// ApplyScans records the scans of the configured roots in one
 	// transaction: upserts become current, gone directories leave the
-	// registry, and roots not among scans are forgotten with their skills
+	// registry, and roots not among scans (but the root of ScopeImported)
+	// are forgotten with their skills
 	// (and the scan cache records, if the store keeps discover's, of roots
 	// no longer configured).
 	ApplyScans(ctx context.Context, scans []RootScan) error

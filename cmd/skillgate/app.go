@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
@@ -194,6 +195,12 @@ type Config struct {
 	Roots []struct {
 		Path  string `yaml:"path"`
 		Scope string `yaml:"scope"`
+		// Trust is first_party (skillgate's own standard: skills activate
+		// automatically, their capabilities come with a shipped
+		// manifest.json, dormant until their credentials are configured)
+		// or imported (the default: nothing under the root is trusted
+		// more than an import).
+		Trust string `yaml:"trust"`
 		// HardLinks is "refuse" (the default: files with several names
 		// are not served to agents) or "allow", for a trusted root that
 		// uses hard links on purpose.
@@ -241,28 +248,48 @@ func (m *Main) config() (*Config, error) {
 	return &c, nil
 }
 
-// roots resolves the roots to scan: flags, else the configuration file,
-// else the conventional locations.
-func (m *Main) roots(flagRoots []string, c *Config) ([]discover.Root, error) {
+// roots resolves the roots to scan: flags (each of trust flagTrust, ""
+// meaning imported), else the configuration file, else the conventional
+// locations (imported: trust is never assumed, only configured).
+func (m *Main) roots(flagRoots []string, flagTrust string, c *Config) ([]discover.Root, error) {
 	var roots []discover.Root
+	trust := capability.TrustImported
+	if flagTrust != "" {
+		t, err := capability.ParseTrust(flagTrust)
+		if err != nil {
+			return nil, usageErr("--trust: %v", err)
+		}
+		if len(flagRoots) == 0 {
+			return nil, usageErr("--trust applies to --root flags: give the roots it applies to, or set trust per root in the configuration file")
+		}
+		trust = t
+	}
 	for _, s := range flagRoots {
 		r, err := discover.ParseRoot(s)
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}
+		r.Trust = trust
 		roots = append(roots, r)
 	}
 	if len(roots) > 0 {
 		return roots, nil
 	}
 	for i, cr := range c.Roots {
-		r := discover.Root{Path: expandHome(cr.Path, m.Getenv("HOME")), Scope: discover.ScopeProject}
+		r := discover.Root{Path: expandHome(cr.Path, m.Getenv("HOME")), Scope: discover.ScopeProject, Trust: capability.TrustImported}
 		if cr.Scope != "" {
 			sc, err := discover.ParseScope(cr.Scope)
 			if err != nil {
 				return nil, fmt.Errorf("config roots[%d]: %w", i, err)
 			}
 			r.Scope = sc
+		}
+		if cr.Trust != "" {
+			t, err := capability.ParseTrust(cr.Trust)
+			if err != nil {
+				return nil, fmt.Errorf("config roots[%d].trust: %w", i, err)
+			}
+			r.Trust = t
 		}
 		roots = append(roots, r)
 	}
@@ -273,7 +300,11 @@ func (m *Main) roots(flagRoots []string, c *Config) ([]discover.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	return discover.DefaultRoots(m.Getenv("HOME"), wd), nil
+	roots = discover.DefaultRoots(m.Getenv("HOME"), wd)
+	for i := range roots {
+		roots[i].Trust = capability.TrustImported
+	}
+	return roots, nil
 }
 
 // hardLinkRoots returns the absolute paths of the configured roots whose

@@ -18,7 +18,7 @@ func TestConfigErrors(t *testing.T) {
 		{"misspelt top key", "root:\n  - path: x\n",
 			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: limits, roots, sessions, signing, workspace\n"},
 		{"unknown key, nothing close", "roots:\n  - path: x\n    colour: blue\n",
-			"CFG:3: unknown key roots[0].colour; valid keys under roots[0]: hard_links, path, scope\n"},
+			"CFG:3: unknown key roots[0].colour; valid keys under roots[0]: hard_links, path, scope, trust\n"},
 		{"two problems", "limits:\n  max_dirs: many\nworkspace:\n  max_byte: 1\n",
 			"CFG:2: limits.max_dirs must be a whole number, not \"many\"\nCFG:4: unknown key workspace.max_byte (did you mean max_bytes?); valid keys under workspace: max_bytes, max_files, tenant_max_bytes, tenant_max_files\n"},
 		{"list expected", "roots: x\n", "CFG:1: roots must be a list, not \"x\"\n"},

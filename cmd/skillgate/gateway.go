@@ -252,9 +252,12 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		return err
 	}
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
-		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(),
+		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(), FirstParty: d.reg,
 		CredentialStore: creds,
-		ClientVersion:   version, Logger: d.log,
+		// A first_party capability is dormant for a principal while a
+		// credential its server references does not resolve for it.
+		Configured:    broker.CredentialsOf(creds),
+		ClientVersion: version, Logger: d.log,
 	})
 	if err != nil {
 		return err
@@ -280,7 +283,7 @@ func (d *gatewayDeps) startWatch(ctx context.Context, every time.Duration) (stop
 // else the roots the registry was last scanned with (so that a server never
 // forgets skills a `skillgate scan --root` added), else the configured or
 // conventional roots.
-func (m *Main) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoots []string) ([]discover.Root, error) {
+func (m *Main) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoots []string, flagTrust string) ([]discover.Root, error) {
 	if len(flagRoots) == 0 {
 		recorded, err := reg.Roots(ctx)
 		if err != nil {
@@ -288,11 +291,18 @@ func (m *Main) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoot
 		}
 		var roots []discover.Root
 		for _, r := range recorded {
+			if r.Scope == registry.ScopeImported {
+				continue // the managed skills of installs: not a root to scan
+			}
 			sc, err := discover.ParseScope(r.Scope)
 			if err != nil {
 				return nil, fmt.Errorf("recorded root %s: %w", r.Path, err)
 			}
-			roots = append(roots, discover.Root{Path: r.Path, Scope: sc})
+			trust := capability.Trust(r.Trust)
+			if !trust.Valid() {
+				trust = capability.TrustImported
+			}
+			roots = append(roots, discover.Root{Path: r.Path, Scope: sc, Trust: trust})
 		}
 		if len(roots) > 0 {
 			return roots, nil
@@ -302,5 +312,5 @@ func (m *Main) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoot
 	if err != nil {
 		return nil, err
 	}
-	return m.roots(flagRoots, cfg)
+	return m.roots(flagRoots, flagTrust, cfg)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -89,6 +90,7 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
+	reg := registry.New(db, registry.Options{Logger: m.logger()})
 	opts := install.Options{
 		Store:       db,
 		Root:        filepath.Join(m.data(), "imported"),
@@ -98,6 +100,29 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		Logger:      m.logger(),
 		Keyring:     kr,
 		Audit:       db,
+		// Enabled installs are listed by the registry like scanned skills.
+		Catalog: reg,
+		// Approvals never give an imported skill a first_party skill's
+		// tool name, dormant or not.
+		NamesHeld: func(ctx context.Context) (map[string]string, error) {
+			fp, err := broker.ReadFirstParty(ctx, reg)
+			if err != nil {
+				return nil, err
+			}
+			held := map[string]string{}
+			for _, s := range fp.Skills {
+				for _, c := range s.Manifest.Capabilities {
+					n := c.ToolName
+					if n == "" {
+						n = c.CapabilityID
+					}
+					if _, ok := held[n]; !ok { // skills come by key
+						held[n] = s.Key + " (first_party)"
+					}
+				}
+			}
+			return held, nil
+		},
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory

@@ -162,6 +162,21 @@ func (m *Main) currentLock(ctx context.Context) (*lockfile.File, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
+	svc, closeInst, err := m.openInstalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeInst()
+	inst, err := svc.LockEntries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Enabled installs are in the registry too, under managed storage:
+	// they are locked as installs, with their sources.
+	managed, err := filepath.Abs(svc.Storage().Root)
+	if err != nil {
+		return nil, err
+	}
 	reg, closeReg, err := m.openRegistry(ctx, discover.DefaultLimits, false)
 	if err != nil {
 		return nil, err
@@ -174,22 +189,20 @@ func (m *Main) currentLock(ctx context.Context) (*lockfile.File, error) {
 	var entries []lockfile.Entry
 	now := time.Now()
 	for _, e := range es {
-		le := lockfile.Entry{Key: e.Key, Origin: lockfile.OriginRoot, Source: e.Root, Digest: e.Digest}
+		if root, err := filepath.Abs(e.Root); err == nil && root == managed {
+			continue
+		}
+		le := lockfile.Entry{Key: e.Key, Origin: lockfile.OriginRoot, Trust: e.Trust, Source: e.Root, Digest: e.Digest}
 		if _, err := os.Lstat(filepath.Join(e.Dir, signature.FileName)); err == nil {
-			if p, err := kr.Verify(ctx, e.Dir, signature.TrustFirstParty, now); err == nil {
+			trust := e.Trust
+			if trust != signature.TrustFirstParty {
+				trust = signature.TrustImported
+			}
+			if p, err := kr.Verify(ctx, e.Dir, trust, now); err == nil {
 				le.Signer = p.Signer
 			}
 		}
 		entries = append(entries, le)
-	}
-	svc, closeInst, err := m.openInstalls(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer closeInst()
-	inst, err := svc.LockEntries(ctx)
-	if err != nil {
-		return nil, err
 	}
 	return lockfile.New(append(entries, inst...)), nil
 }
@@ -201,7 +214,7 @@ func (m *Main) rescan(ctx context.Context) error {
 		return err
 	}
 	defer closeReg()
-	roots, err := m.rescanRoots(ctx, reg, nil)
+	roots, err := m.rescanRoots(ctx, reg, nil, "")
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,8 @@ func TestScanListShowCLI(t *testing.T) {
     ],
     "source": "` + root + `",
     "category": "escrituras",
-    "version": "1.0.0"
+    "version": "1.0.0",
+    "trust": "imported"
   }
 ]
 `

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
@@ -512,7 +513,8 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 	}
 }
 
-// installedCapabilities reads the enabled installed skills' capabilities.
+// installedCapabilities reads the capabilities the gateway serves: those
+// of the first_party skills and of the enabled installed skills.
 type installedCapabilities struct{ m *Main }
 
 // Capabilities implements policy.CapabilitySource.
@@ -522,7 +524,12 @@ func (ic installedCapabilities) Capabilities(ctx context.Context) ([]policy.Capa
 		return nil, err
 	}
 	defer closeFn()
-	skills, err := broker.LoadInstalled(svc)(ctx)
+	reg, closeReg, err := ic.m.openRegistry(ctx, discover.DefaultLimits, false)
+	if err != nil {
+		return nil, err
+	}
+	defer closeReg()
+	skills, err := broker.LoadAll(broker.LoadFirstParty(reg, nil), broker.LoadInstalled(svc))(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
@@ -27,22 +28,28 @@ var version = "v0.1.0-dev"
 func (m *Main) lsCommand() *cobra.Command {
 	var asJSON, all bool
 	var tier int
-	var inv, category, scope, prefix string
+	var inv, category, scope, prefix, trust string
 	c := &cobra.Command{
-		Use:   "ls [--json] [--tier N] [--invokable-by T3] [--category C]",
+		Use:   "ls [--json] [--tier N] [--invokable-by T3] [--category C] [--trust T]",
 		Short: "List the skills in the registry",
 		Long: `List registered skills: enabled, valid, and winning precedence, unless --all.
 
 --invokable-by T3 gives the pool of an agent of tier T3: the skills whose
-invokable_by includes it. --json prints the skill_list JSON that agents get
-over MCP: an array of
-{name, description, tier, invokable_by, source, category, version}.`,
+invokable_by includes it. --trust first_party (or imported) keeps the skills
+of that trust: first_party for roots configured "trust: first_party",
+imported for every other root and for skills installed with 'skillgate
+install' (enabled ones are listed with scope imported). --json prints the
+skill_list JSON that agents get over MCP: an array of
+{name, description, tier, invokable_by, source, category, version, trust}.`,
 		Example: "  skillgate ls\n  skillgate ls --invokable-by T4 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := registry.Query{Tier: tier, Category: category, Scope: scope, NamePrefix: prefix}
+			q := registry.Query{Tier: tier, Category: category, Scope: scope, NamePrefix: prefix, Trust: trust}
 			if tier < 0 || tier > 3 {
 				return usageErr("--tier must be 1, 2 or 3")
+			}
+			if trust != "" && !capability.Trust(trust).Valid() {
+				return usageErr("--trust %q: use core, first_party or imported", trust)
 			}
 			if inv != "" {
 				t, err := skill.ParseAgentTier(inv)
@@ -67,7 +74,7 @@ over MCP: an array of
 				return nil
 			}
 			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTIER\tINVOKABLE BY\tSCOPE\tSTATE\tDESCRIPTION")
+			fmt.Fprintln(tw, "NAME\tTIER\tINVOKABLE BY\tSCOPE\tTRUST\tSTATE\tDESCRIPTION")
 			for _, e := range es {
 				state := "enabled"
 				switch {
@@ -82,7 +89,7 @@ over MCP: an array of
 				if !e.Valid {
 					name = e.Rel
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", name, e.Tier, strings.Join(e.InvokableBy, ","), e.Scope, state, oneLine(e.Description, 60))
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, e.Tier, strings.Join(e.InvokableBy, ","), e.Scope, e.Trust, state, oneLine(e.Description, 60))
 			}
 			return tw.Flush()
 		},
@@ -94,6 +101,7 @@ over MCP: an array of
 	f.StringVar(&category, "category", "", "only skills of this category")
 	f.StringVar(&scope, "scope", "", "only skills from roots of this scope")
 	f.StringVar(&prefix, "prefix", "", "only skills whose name starts with this")
+	f.StringVar(&trust, "trust", "", "only skills of this trust (first_party or imported)")
 	f.BoolVar(&all, "all", false, "include disabled, rejected and shadowed skills")
 	return c
 }
@@ -112,7 +120,7 @@ func items(es []registry.Entry) []catalog.Item {
 	out := make([]catalog.Item, 0, len(es))
 	for _, e := range es {
 		out = append(out, catalog.Item{Name: e.Name, Description: e.Description, Tier: e.Tier, InvokableBy: e.InvokableBy,
-			Source: e.Root, Category: e.Category, Version: e.Version.Version, Location: e.File})
+			Source: e.Root, Category: e.Category, Version: e.Version.Version, Trust: e.Trust, Location: e.File})
 	}
 	return out
 }
@@ -183,6 +191,7 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 			fmt.Fprintf(w, "state:        %s\n", state)
 			fmt.Fprintf(w, "location:     %s\n", e.File)
 			fmt.Fprintf(w, "source:       %s (%s)\n", e.Root, e.Scope)
+			fmt.Fprintf(w, "trust:        %s\n", e.Trust)
 			if e.Digest != "" {
 				fmt.Fprintf(w, "digest:       %s\n", e.Digest)
 			}
@@ -440,6 +449,9 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 			}
 			defer closeFn()
 			if err := reg.SetEnabled(cmd.Context(), args[0], enable); err != nil {
+				if errors.Is(err, registry.ErrNotFound) && capability.IsReservedName(args[0]) {
+					err = fmt.Errorf("%s is one of skillgate's own tools (trust core): always on, it cannot be %sd (see docs/trust.md)", args[0], verb)
+				}
 				return &exitError{code: exitFail, err: err}
 			}
 			fmt.Fprintf(m.Stdout, "%sd %s\n", verb, args[0])

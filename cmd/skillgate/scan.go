@@ -8,15 +8,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/registry"
 )
 
 func (m *Main) scanCommand() *cobra.Command {
 	var roots []string
+	var trust string
 	var asJSON bool
 	var maxDepth, maxDirs int
 	c := &cobra.Command{
-		Use:   "scan [--root DIR[=scope]]... [--json]",
+		Use:   "scan [--root DIR[=scope]]... [--trust first_party] [--json]",
 		Short: "Discover, validate and index skills into the registry",
 		Long: `Scan skill roots into the registry.
 
@@ -28,6 +30,13 @@ the shadowing is reported. Rescans are incremental: an unchanged skill costs
 a stat, not a parse. The registry mirrors the roots of the last scan: roots
 scanned before but not now (or no longer present) are forgotten with their
 skills, and the report counts and names them ("removed: ...").
+
+Each root has a trust: imported unless the configuration file says
+"trust: first_party" for it (or, for --root flags, --trust first_party).
+Skills under a first_party root activate automatically: the capabilities
+their shipped manifest.json declares are served without an operator's
+approval, dormant until their credentials are configured. Nothing is
+first_party unless configured so.
 
 Rejected skills are reported with their reasons; they do not fail the scan.
 Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
@@ -52,7 +61,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			rs, err := m.roots(roots, cfg)
+			rs, err := m.roots(roots, trust, cfg)
 			if err != nil {
 				return err
 			}
@@ -87,6 +96,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 		},
 	}
 	c.Flags().StringArrayVar(&roots, "root", nil, "a root to scan, as DIR or DIR=scope (repeatable)")
+	c.Flags().StringVar(&trust, "trust", "", "trust of the --root roots: imported (default) or first_party")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	c.Flags().IntVar(&maxDepth, "max-depth", 0, "how deep below a root skills are found (default 6)")
 	c.Flags().IntVar(&maxDirs, "max-dirs", 0, "directories read per root before stopping (default 2000)")
@@ -102,13 +112,13 @@ func printScan(m *Main, rep *registry.ScanReport) {
 	for _, r := range rep.Roots {
 		switch {
 		case r.Missing:
-			fmt.Fprintf(m.Stdout, "root %s (%s): not present\n", r.Path, r.Scope)
+			fmt.Fprintf(m.Stdout, "root %s (%s%s): not present\n", r.Path, r.Scope, trustNote(r.Trust))
 		default:
 			trunc := ""
 			if r.Truncated {
 				trunc = ", truncated"
 			}
-			fmt.Fprintf(m.Stdout, "root %s (%s): %d skills, %d directories%s\n", r.Path, r.Scope, r.Skills, r.Dirs, trunc)
+			fmt.Fprintf(m.Stdout, "root %s (%s%s): %d skills, %d directories%s\n", r.Path, r.Scope, trustNote(r.Trust), r.Skills, r.Dirs, trunc)
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(m.Stdout, "  note: %s\n", n)
@@ -139,4 +149,13 @@ func printScan(m *Main, rep *registry.ScanReport) {
 			fmt.Fprintf(m.Stdout, "  - %s\n", e)
 		}
 	}
+}
+
+// trustNote is ", first_party" for a first_party root: the default,
+// imported, is not repeated on every line.
+func trustNote(trust string) string {
+	if trust == "" || trust == string(capability.TrustImported) {
+		return ""
+	}
+	return ", " + trust
 }

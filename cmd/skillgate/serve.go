@@ -22,6 +22,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	var addr string
 	var interval, checkpointInterval time.Duration
 	var roots []string
+	var trust string
 	var sf storageFlags
 	lim := server.DefaultLimits()
 	c := &cobra.Command{
@@ -88,7 +89,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				return err
 			}
 			rescan := func(ctx context.Context) (bool, error) {
-				rs, err := m.rescanRoots(ctx, d.reg, roots)
+				rs, err := m.rescanRoots(ctx, d.reg, roots, trust)
 				if err != nil {
 					return false, err
 				}
@@ -169,6 +170,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 	f.DurationVar(&interval, "rescan-interval", 0, "rescan the registry this often (0: only on POST /v1/scan and SIGHUP)")
 	f.DurationVar(&checkpointInterval, "audit-checkpoint-interval", time.Hour, "sign the audit head into DATA/"+auditCheckpointFile+" this often when the log grew (0: never)")
 	f.StringArrayVar(&roots, "root", nil, "root to rescan, DIR[=scope] (default: the roots of the last scan); repeatable")
+	f.StringVar(&trust, "trust", "", "trust of the --root roots: imported (default) or first_party")
 	f.DurationVar(&lim.HeaderTimeout, "header-timeout", lim.HeaderTimeout, "close a connection whose request headers take longer (0: no bound)")
 	f.DurationVar(&lim.IdleTimeout, "idle-timeout", lim.IdleTimeout, "close a keep-alive connection idle this long between requests (0: never)")
 	f.DurationVar(&lim.BodyTimeout, "body-timeout", lim.BodyTimeout, "answer 408 and close when a request body takes longer to arrive (0: no bound)")

@@ -37,7 +37,7 @@ func TestBulkFirstScan(t *testing.T) {
 	// reports whether it ran in bulk mode.
 	scanOnce := func(t *testing.T, db *DB, commit bool) bool {
 		t.Helper()
-		w, err := db.beginScan(ctx, []string{scan.Root})
+		w, err := db.beginScan(ctx, []string{scan.Root}, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,6 +41,7 @@ var (
 	_ store.Store           = (*DB)(nil)
 	_ store.ScanStreamer    = (*DB)(nil)
 	_ store.VersionStreamer = (*DB)(nil)
+	_ store.RootApplier     = (*DB)(nil)
 )
 
 // migrations are applied in order; each runs once, in its own transaction,
@@ -128,7 +129,11 @@ var migrations = []string{
 	// 12: where an install came from: source, ref, commit, archive
 	// digest, fetch time (install.go).
 	`ALTER TABLE installs ADD COLUMN provenance TEXT;`,
-	// 13: per-file digests (see migrationFileDigests).
+	// 13: each root's trust (capability.Trust), which every skill under it
+	// has. Roots recorded before trust existed were never trusted more
+	// than an import.
+	`ALTER TABLE roots ADD COLUMN trust TEXT NOT NULL DEFAULT 'imported';`,
+	// 14: per-file digests (see migrationFileDigests).
 	migrationFileDigests,
 }
 
@@ -421,7 +426,7 @@ func (s *DB) ApplyScans(ctx context.Context, scans []store.RootScan) error {
 	for _, sc := range scans {
 		roots = append(roots, sc.Root)
 	}
-	w, err := s.beginScan(ctx, roots)
+	w, err := s.beginScan(ctx, roots, true)
 	if err != nil {
 		return err
 	}
@@ -436,10 +441,25 @@ func (s *DB) ApplyScans(ctx context.Context, scans []store.RootScan) error {
 
 // BeginScan implements [store.ScanStreamer].
 func (s *DB) BeginScan(ctx context.Context, roots []string) (store.ScanWriter, error) {
-	return s.beginScan(ctx, roots)
+	return s.beginScan(ctx, roots, true)
 }
 
-func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error) {
+// ApplyRoot implements [store.RootApplier].
+func (s *DB) ApplyRoot(ctx context.Context, sc store.RootScan) error {
+	w, err := s.beginScan(ctx, nil, false)
+	if err != nil {
+		return err
+	}
+	if err := w.Root(ctx, sc); err != nil {
+		w.Rollback()
+		return err
+	}
+	return w.Commit()
+}
+
+// beginScan starts a scan of roots; with forget, the roots not among them
+// are forgotten (but the root of store.ScopeImported).
+func (s *DB) beginScan(ctx context.Context, roots []string, forget bool) (*scanWriter, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -451,21 +471,26 @@ func (s *DB) beginScan(ctx context.Context, roots []string) (*scanWriter, error)
 		w.release()
 		return nil, err
 	}
-	keep := make([]any, 0, len(roots))
-	for _, r := range roots {
-		keep = append(keep, r)
+	var forgot int64
+	if forget {
+		keep := []any{store.ScopeImported}
+		for _, r := range roots {
+			keep = append(keep, r)
+		}
+		// The root of the installs' skills is never configured: scans
+		// leave it to ApplyRoot.
+		q := `DELETE FROM roots WHERE scope != ?`
+		if len(keep) > 1 {
+			q += ` AND path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-2) + `)`
+		}
+		res, err := tx.ExecContext(ctx, q, keep...)
+		if err != nil {
+			tx.Rollback()
+			return nil, fmt.Errorf("forget old roots: %w", err)
+		}
+		forgot, _ = res.RowsAffected()
 	}
-	q := `DELETE FROM roots`
-	if len(keep) > 0 {
-		q += ` WHERE path NOT IN (?` + strings.Repeat(`, ?`, len(keep)-1) + `)`
-	}
-	res, err := tx.ExecContext(ctx, q, keep...)
-	if err != nil {
-		tx.Rollback()
-		return nil, fmt.Errorf("forget old roots: %w", err)
-	}
-	forgot, _ := res.RowsAffected()
-	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), roots: roots, changed: forgot > 0}, nil
+	return &scanWriter{db: s, conn: conn, bulk: bulk, tx: tx, now: s.Now().UnixNano(), nested: nested(roots), roots: roots, changed: forgot > 0, keepRoots: !forget}, nil
 }
 
 // bulkLoad prepares conn for the first scan into an empty store. In WAL
@@ -544,6 +569,9 @@ type scanWriter struct {
 	// changed says the scan changed what the registry serves: the commit
 	// then bumps the registry generation.
 	changed bool
+	// keepRoots says the scan records one root among others (ApplyRoot):
+	// the scan cache of the others is kept.
+	keepRoots bool
 }
 
 // current is what an upsert needs to know of a directory's current version.
@@ -585,21 +613,23 @@ func (w *scanWriter) endRoot(ctx context.Context) error {
 }
 
 func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
-	// A root whose scope or position changed changes precedence.
-	var scope string
+	// A root whose scope or position changed changes precedence; one
+	// whose trust changed changes what agents are shown of its skills.
+	var scope, was string
 	var pos int
-	switch err := w.tx.QueryRowContext(ctx, `SELECT scope, position FROM roots WHERE path = ?`, sc.Root).Scan(&scope, &pos); {
+	trust := cmpOr(sc.Trust, "imported")
+	switch err := w.tx.QueryRowContext(ctx, `SELECT scope, trust, position FROM roots WHERE path = ?`, sc.Root).Scan(&scope, &was, &pos); {
 	case err == nil:
-		if scope != sc.Scope || pos != sc.Position {
+		if scope != sc.Scope || pos != sc.Position || was != trust {
 			w.changed = true
 		}
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
 	notes, _ := json.Marshal(nonNil(sc.Notes))
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO roots (path, scope, position, last_scan, notes) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
-		sc.Root, sc.Scope, sc.Position, w.now, string(notes)); err != nil {
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO roots (path, scope, trust, position, last_scan, notes) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, trust = excluded.trust, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
+		sc.Root, sc.Scope, trust, sc.Position, w.now, string(notes)); err != nil {
 		return err
 	}
 	for _, dir := range sc.Gone {
@@ -719,7 +749,9 @@ func (w *scanWriter) Commit() error {
 	if err != nil {
 		return err
 	}
-	w.db.pruneScanCache(w.roots)
+	if !w.keepRoots {
+		w.db.pruneScanCache(w.roots)
+	}
 	return nil
 }
 
@@ -808,7 +840,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 		bulky = `NULL, CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END, NULL`
 	}
 	q := `SELECT v.id, v.key, v.name, v.description, v.category, v.version, v.tier, v.invokable_by,
-			v.root, r.scope, v.dir, v.rel, v.file, v.digest, v.fingerprint, v.valid, v.enabled,
+			v.root, r.scope, r.trust, v.dir, v.rel, v.file, v.digest, v.fingerprint, v.valid, v.enabled,
 			` + bulky + `, v.current, v.first_seen,
 			CASE WHEN v.current = 1 THEN r.last_scan ELSE v.last_seen END
 		FROM versions v JOIN roots r ON r.path = v.root WHERE 1 = 1`
@@ -816,7 +848,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 	if !f.History {
 		q += ` AND v.current = 1`
 	}
-	for _, c := range []struct{ col, val string }{{"v.key", f.Key}, {"v.name", f.Name}, {"v.dir", f.Dir}, {"v.category", f.Category}, {"r.scope", f.Scope}} {
+	for _, c := range []struct{ col, val string }{{"v.key", f.Key}, {"v.name", f.Name}, {"v.dir", f.Dir}, {"v.category", f.Category}, {"r.scope", f.Scope}, {"r.trust", f.Trust}} {
 		if c.val != "" {
 			q += ` AND ` + c.col + ` = ?`
 			args = append(args, c.val)
@@ -855,7 +887,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 		var diags string
 		var first, last int64
 		if err := rows.Scan(&v.ID, &v.Key, &v.Name, &v.Description, &v.Category, &v.Version, &v.Tier, &inv,
-			&v.Root, &v.Scope, &v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &v.Valid, &v.Enabled,
+			&v.Root, &v.Scope, &v.Trust, &v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &v.Valid, &v.Enabled,
 			&fm, &diags, &files, &v.Current, &first, &last); err != nil {
 			return fmt.Errorf("query versions: %w", err)
 		}
@@ -889,7 +921,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 
 // summaries is Versions with Filter.Summary: current versions, few columns.
 func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT v.key, v.name, v.root, r.scope, v.dir, v.rel, v.valid, v.enabled,
+	rows, err := s.db.QueryContext(ctx, `SELECT v.key, v.name, v.root, r.scope, r.trust, v.dir, v.rel, v.valid, v.enabled,
 			CASE WHEN v.valid = 1 THEN '[]' ELSE v.diagnostics END
 		FROM versions v JOIN roots r ON r.path = v.root WHERE v.current = 1
 		ORDER BY v.key, r.position, v.dir, v.first_seen`)
@@ -901,7 +933,7 @@ func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
 	for rows.Next() {
 		var v store.Version
 		var diags string
-		if err := rows.Scan(&v.Key, &v.Name, &v.Root, &v.Scope, &v.Dir, &v.Rel, &v.Valid, &v.Enabled, &diags); err != nil {
+		if err := rows.Scan(&v.Key, &v.Name, &v.Root, &v.Scope, &v.Trust, &v.Dir, &v.Rel, &v.Valid, &v.Enabled, &diags); err != nil {
 			return nil, fmt.Errorf("query versions: %w", err)
 		}
 		v.Current = true
@@ -939,7 +971,7 @@ func (s *DB) SetEnabled(ctx context.Context, key string, enabled bool) error {
 
 // Roots implements [store.Store].
 func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT path, scope, position, last_scan, notes FROM roots ORDER BY position`)
+	rows, err := s.db.QueryContext(ctx, `SELECT path, scope, trust, position, last_scan, notes FROM roots ORDER BY position`)
 	if err != nil {
 		return nil, fmt.Errorf("query roots: %w", err)
 	}
@@ -949,7 +981,7 @@ func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
 		var r store.Root
 		var last int64
 		var notes string
-		if err := rows.Scan(&r.Path, &r.Scope, &r.Position, &last, &notes); err != nil {
+		if err := rows.Scan(&r.Path, &r.Scope, &r.Trust, &r.Position, &last, &notes); err != nil {
 			return nil, fmt.Errorf("query roots: %w", err)
 		}
 		r.LastScan = time.Unix(0, last).UTC()
@@ -959,6 +991,14 @@ func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// cmpOr returns s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func nonNil[T any](s []T) []T {

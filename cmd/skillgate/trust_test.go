@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/registry"
+)
+
+// TestTrustOfRoots: a root's trust comes from the configuration file (or
+// --trust for --root flags); without one it is imported. ls shows it and
+// filters on it, show names it, and a trust no root may claim is refused.
+func TestTrustOfRoots(t *testing.T) {
+	shipped, third := t.TempDir(), t.TempDir()
+	write(t, shipped, map[string]string{"github/SKILL.md": "---\nname: github\ndescription: Works with GitHub.\n---\n"})
+	write(t, third, map[string]string{"notes/SKILL.md": "---\nname: notes\ndescription: Takes notes.\n---\n"})
+	data := t.TempDir()
+	cfg := "roots:\n  - path: " + shipped + "\n    trust: first_party\n  - path: " + third + "\n"
+	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, data, "scan")
+	if code != 0 || !strings.Contains(out, "root "+shipped+" (project, first_party): 1 skills") || !strings.Contains(out, "root "+third+" (project): 1 skills") {
+		t.Fatalf("scan: %d %q %q", code, out, errs)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"all", []string{"ls"}, 0, "NAME    TIER  INVOKABLE BY  SCOPE    TRUST        STATE    DESCRIPTION\n" +
+			"github  2     T0,T1,T2,T3   project  first_party  enabled  Works with GitHub.\n" +
+			"notes   2     T0,T1,T2,T3   project  imported     enabled  Takes notes.\n"},
+		{"first_party", []string{"ls", "--trust", "first_party"}, 0, "NAME    TIER  INVOKABLE BY  SCOPE    TRUST        STATE    DESCRIPTION\n" +
+			"github  2     T0,T1,T2,T3   project  first_party  enabled  Works with GitHub.\n"},
+		{"imported", []string{"ls", "--trust", "imported"}, 0, "NAME   TIER  INVOKABLE BY  SCOPE    TRUST     STATE    DESCRIPTION\n" +
+			"notes  2     T0,T1,T2,T3   project  imported  enabled  Takes notes.\n"},
+		{"core lists nothing", []string{"ls", "--trust", "core"}, 0, ""},
+		{"json", []string{"ls", "--json", "--trust", "first_party"}, 0, `[
+  {
+    "name": "github",
+    "description": "Works with GitHub.",
+    "tier": 2,
+    "invokable_by": [
+      "T0",
+      "T1",
+      "T2",
+      "T3"
+    ],
+    "source": "` + shipped + `",
+    "trust": "first_party"
+  }
+]
+`},
+		{"bad trust", []string{"ls", "--trust", "trusted"}, 2, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, data, tc.args...)
+			if code != tc.code || out != tc.out {
+				t.Errorf("%d %q %q\nwant %d %q", code, out, errs, tc.code, tc.out)
+			}
+		})
+	}
+	if _, out, _ := run(t, data, "show", "github"); !strings.Contains(out, "trust:        first_party\n") {
+		t.Errorf("show github:\n%s", out)
+	}
+	if _, out, _ := run(t, data, "show", "notes"); !strings.Contains(out, "trust:        imported\n") {
+		t.Errorf("show notes:\n%s", out)
+	}
+	// The configuration changes: the same skills, unchanged on disk, take
+	// the root's new trust at the next scan.
+	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte("roots:\n  - path: "+shipped+"\n  - path: "+third+"\n    trust: first_party\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, data, "scan")
+	if _, out, _ := run(t, data, "ls", "--trust", "first_party"); !strings.Contains(out, "\nnotes ") || strings.Contains(out, "github") {
+		t.Errorf("after the trust moved:\n%s", out)
+	}
+}
+
+// TestTrustErrors: what the configuration and the flags refuse.
+func TestTrustErrors(t *testing.T) {
+	root := t.TempDir()
+	tests := []struct {
+		name string
+		cfg  string
+		args []string
+		code int
+		errs string
+	}{
+		{"config core", "roots:\n  - path: " + root + "\n    trust: core\n", []string{"scan"}, 1,
+			"Error: config roots[0].trust: trust \"core\" is reserved for skillgate's own tools: use first_party or imported\n"},
+		{"config unknown", "roots:\n  - path: " + root + "\n    trust: high\n", []string{"scan"}, 1,
+			"Error: config roots[0].trust: trust \"high\": use first_party or imported\n"},
+		{"flag unknown", "", []string{"scan", "--root", root, "--trust", "high"}, 2,
+			"Error: --trust: trust \"high\": use first_party or imported\n"},
+		{"flag without roots", "", []string{"scan", "--trust", "first_party"}, 2,
+			"Error: --trust applies to --root flags: give the roots it applies to, or set trust per root in the configuration file\n"},
+		{"core cannot be disabled", "", []string{"disable", "read_file"}, 1,
+			"Error: read_file is one of skillgate's own tools (trust core): always on, it cannot be disabled (see docs/trust.md)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := t.TempDir()
+			if tc.cfg != "" {
+				if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte(tc.cfg), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, out, errs := run(t, data, tc.args...)
+			if code != tc.code || out != "" || errs != tc.errs {
+				t.Errorf("%d %q %q\nwant %d %q", code, out, errs, tc.code, tc.errs)
+			}
+		})
+	}
+	// --trust first_party with --root records the root as first_party.
+	data := t.TempDir()
+	write(t, root, map[string]string{"a/SKILL.md": "---\nname: a\ndescription: A.\n---\n"})
+	if code, _, errs := run(t, data, "scan", "--root", root, "--trust", "first_party"); code != 0 {
+		t.Fatal(errs)
+	}
+	if _, out, _ := run(t, data, "show", "a"); !strings.Contains(out, "trust:        first_party\n") {
+		t.Errorf("show a:\n%s", out)
+	}
+}
+
+// TestRescanKeepsTrust: a running server rescans the roots of the last
+// scan with the trust each was recorded with, and never the root of the
+// installs' skills (which no scan walks).
+func TestRescanKeepsTrust(t *testing.T) {
+	ctx := context.Background()
+	shipped, other, data := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, shipped, map[string]string{"github/SKILL.md": "---\nname: github\ndescription: GitHub.\n---\n"})
+	if code, _, errs := run(t, data, "scan", "--root", shipped, "--trust", "first_party"); code != 0 {
+		t.Fatal(errs)
+	}
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string {
+		if k == "SKILLGATE_DATA" {
+			return data
+		}
+		return ""
+	}}
+	reg, closeFn, err := m.openRegistry(ctx, discover.DefaultLimits, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	// The installs' root, as the install service records it.
+	write(t, filepath.Join(data, "imported"), map[string]string{"v1/skill/SKILL.md": "---\nname: notes\ndescription: Notes.\n---\n"})
+	if err := reg.SyncImported(ctx, filepath.Join(data, "imported"), []registry.Imported{{Key: "notes", Name: "notes", Dir: filepath.Join(data, "imported", "v1", "skill")}}); err != nil {
+		t.Fatal(err)
+	}
+	if roots, _ := reg.Roots(ctx); len(roots) != 2 {
+		t.Fatalf("recorded roots: %+v", roots)
+	}
+	tests := []struct {
+		name      string
+		flagRoots []string
+		flagTrust string
+		want      []discover.Root
+	}{
+		{"recorded", nil, "", []discover.Root{{Path: shipped, Scope: discover.ScopeProject, Trust: capability.TrustFirstParty}}},
+		{"flags", []string{other}, "", []discover.Root{{Path: other, Scope: discover.ScopeProject, Trust: capability.TrustImported}}},
+		{"flags first_party", []string{other + "=user"}, "first_party", []discover.Root{{Path: other, Scope: discover.ScopeUser, Trust: capability.TrustFirstParty}}},
+	}
+	for _, tc := range tests {
+		got, err := m.rescanRoots(ctx, reg, tc.flagRoots, tc.flagTrust)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v %v\nwant %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
