@@ -77,7 +77,14 @@ func TestTrustTiersOverMCP(t *testing.T) {
 	shipped := filepath.Join(t.TempDir(), "shipped")
 	shippedSkill(t, shipped, "github", "GITHUB_TOKEN", "first_party", "")
 	shippedSkill(t, shipped, "jira", "JIRA_TOKEN", "imported", "jira_create_issue")
-	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("roots:\n  - path: "+shipped+"\n    trust: first_party\n"), 0o600); err != nil {
+	// Skills of a first_party root are signed by a key trusted for them.
+	keys := t.TempDir()
+	f.run(t, "key", "gen", "release", "--dir", keys)
+	for _, n := range []string{"github", "jira"} {
+		f.run(t, "sign", filepath.Join(shipped, n), "--key", filepath.Join(keys, "release.key"))
+	}
+	signing := "signing:\n  keys:\n    - name: release\n      public_key: " + filepath.Join(keys, "release.pub") + "\n      trust: [first_party]\n"
+	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("roots:\n  - path: "+shipped+"\n    trust: first_party\n"+signing), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f.run(t, "scan")

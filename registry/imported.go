@@ -125,7 +125,7 @@ func parseImported(ctx context.Context, trees *discover.Trees, root string, c di
 	c.Category = im.Category
 	v := store.Version{Root: root, Dir: c.Dir, Rel: c.Rel, File: filepath.Join(c.Dir, c.FileName), Fingerprint: c.Fingerprint, Category: c.Category}
 	opts := skill.Options{Mode: skill.Lenient, Category: c.Category, SkipBody: true}
-	s, err := loadCandidate(ctx, trees, c, im.Name, opts)
+	s, err := loadCandidate(ctx, trees, c, im.Name, opts, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return v, ctx.Err()

@@ -6,10 +6,13 @@ package registry
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,6 +27,7 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
@@ -44,7 +48,36 @@ type Options struct {
 	Workers int
 	// Logger receives scan events; nil discards them.
 	Logger *slog.Logger
+	// Signatures checks the signatures of the skills of first_party
+	// roots: a skill there without a valid one is rejected, with the
+	// reason. Nil trusts no key, so every such skill is rejected.
+	Signatures SignatureChecker
 }
+
+// SignatureChecker verifies the signature a skill of a first_party root
+// carries (package signature implements it; the registry knows no keys).
+type SignatureChecker interface {
+	// File is the signature file's name in a skill directory.
+	File() string
+	// CheckSignature returns nil when the signature in tree (the skill
+	// directory, read without following links) is valid for a skill of
+	// this name and content digest, else why it is not.
+	CheckSignature(ctx context.Context, tree fs.FS, name, digest string) error
+	// Generation changes whenever a check's outcome may change although
+	// the skill did not: other trusted keys, a key revoked, or a key that
+	// entered or left its validity window.
+	Generation() string
+}
+
+// unsignedRoots rejects every skill of a first_party root when no keys
+// are trusted.
+type unsignedRoots struct{}
+
+func (unsignedRoots) File() string { return ".skillgate.dsse.json" }
+func (unsignedRoots) CheckSignature(context.Context, fs.FS, string, string) error {
+	return errors.New("no signing keys are trusted for first_party skills; list them under signing.keys in config.yaml (see docs/supply-chain.md)")
+}
+func (unsignedRoots) Generation() string { return "none" }
 
 // Registry is the registry service over a store. It is safe for concurrent
 // use; scans are serialised.
@@ -195,6 +228,9 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		refs, err := rf.refs, rf.err
 		if err != nil {
 			return nil, err
+		}
+		if rootTrust(root) == capability.TrustFirstParty {
+			r.signatureFingerprints(res.Candidates)
 		}
 		// The root's record keeps the warnings with its notes, for show.
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Trust: rr.Trust, Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
@@ -464,7 +500,7 @@ func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [
 	streamer, ok := r.store.(store.ScanStreamer)
 	if !ok {
 		for i := range scans {
-			if scans[i].Upserts, _, err = r.parseAll(ctx, scans[i].Root, changes[i], progress, nil); err != nil {
+			if scans[i].Upserts, _, err = r.parseAll(ctx, scans[i].Root, scans[i].Trust, changes[i], progress, nil); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -493,7 +529,7 @@ func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [
 		}
 		t := time.Now()
 		var parsed time.Time
-		scans[i].Upserts, parsed, err = r.parseAll(ctx, scans[i].Root, changes[i], progress, func(vs []store.Version) error {
+		scans[i].Upserts, parsed, err = r.parseAll(ctx, scans[i].Root, scans[i].Trust, changes[i], progress, func(vs []store.Version) error {
 			if err := w.Upsert(ctx, vs); err != nil {
 				return err
 			}
@@ -557,7 +593,11 @@ const streamAhead = 8
 // batches of streamBatch, from the calling goroutine while the workers
 // parse on; parseAll returns once every batch was written. A write error
 // stops the parse. parsed is when the last candidate was parsed.
-func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Candidate, progress Progress, write func([]store.Version) error) (out []store.Version, parsed time.Time, err error) {
+func (r *Registry) parseAll(ctx context.Context, root, trust string, cs []discover.Candidate, progress Progress, write func([]store.Version) error) (out []store.Version, parsed time.Time, err error) {
+	var check SignatureChecker
+	if trust == string(capability.TrustFirstParty) {
+		check = r.signatures()
+	}
 	out = make([]store.Version, len(cs))
 	if len(cs) == 0 {
 		return out, time.Now(), nil
@@ -604,7 +644,7 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 				if i >= len(cs) || ctx.Err() != nil {
 					return
 				}
-				v, err := parseCandidate(ctx, trees, root, cs[i])
+				v, err := parseCandidate(ctx, trees, root, cs[i], check)
 				out[i] = v
 				cs[i] = discover.Candidate{}
 				mu.Lock()
@@ -656,13 +696,13 @@ func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Cand
 // skill is not an error: it is recorded as rejected with its reasons. The
 // skill directory is opened as an [os.Root], so no read can leave it even if
 // the tree changes under the scan.
-func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c discover.Candidate) (store.Version, error) {
+func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c discover.Candidate, check SignatureChecker) (store.Version, error) {
 	v := store.Version{Root: root, Dir: c.Dir, Rel: c.Rel, File: c.Dir + string(os.PathSeparator) + c.FileName, Fingerprint: c.Fingerprint, Category: c.Category}
 	if err := ctx.Err(); err != nil {
 		return v, err
 	}
 	opts := skill.Options{Mode: skill.Lenient, Category: c.Category, SkipBody: true}
-	s, err := loadCandidate(ctx, trees, c, filepath.Base(c.Dir), opts)
+	s, err := loadCandidate(ctx, trees, c, filepath.Base(c.Dir), opts, check)
 	if err != nil {
 		if ctx.Err() != nil {
 			return v, ctx.Err()
@@ -672,6 +712,56 @@ func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c d
 	}
 	fillVersion(&v, s, c)
 	return v, nil
+}
+
+// signatures is the checker of first_party skills.
+func (r *Registry) signatures() SignatureChecker {
+	if r.opts.Signatures == nil {
+		return unsignedRoots{}
+	}
+	return r.opts.Signatures
+}
+
+// signatureFingerprints mixes into the fingerprint of each skill of a
+// first_party root what its signature check depends on besides its files:
+// the signature file (a dot file, outside the tree's listing) and the
+// trusted keys. A skill signed, re-signed or unsigned, or a key added,
+// revoked or expired, is then a changed skill, checked again; an
+// unchanged one costs a read of its signature file (about a kilobyte).
+func (r *Registry) signatureFingerprints(cs []discover.Candidate) {
+	check := r.signatures()
+	gen := check.Generation()
+	for i := range cs {
+		c := &cs[i]
+		h := sha256.New()
+		h.Write([]byte(c.Fingerprint))
+		h.Write([]byte{0})
+		h.Write([]byte(gen))
+		h.Write([]byte{0})
+		// What the check will read, whatever it is (a link is hashed as
+		// absent: the check refuses it anyway).
+		if b, err := readSmall(filepath.Join(c.Dir, check.File()), 64<<10); err == nil {
+			h.Write(b)
+		} else {
+			h.Write([]byte("\x00none"))
+		}
+		c.Fingerprint = hex.EncodeToString(h.Sum(nil)[:16])
+	}
+}
+
+// readSmall reads the regular file p, not following a link, up to max
+// bytes.
+func readSmall(p string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|fileinfo.OpenNoFollow|fileinfo.OpenNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, max+1))
 }
 
 // readListed reads the skill file, whose size the walk listed: exactly that
@@ -705,7 +795,7 @@ var contentBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // loadCandidate reads, parses and hashes one candidate.
 // The name is checked against dirName (the directory's own name, but for
 // managed storage).
-func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, dirName string, opts skill.Options) (*skill.Skill, error) {
+func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, dirName string, opts skill.Options, check SignatureChecker) (*skill.Skill, error) {
 	if c.Problem != "" {
 		return nil, errors.New(c.Problem)
 	}
@@ -740,6 +830,14 @@ func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candid
 		s.Diagnostics = append(s.Diagnostics, skill.Diagnostic{Severity: skill.SeverityError, Message: "cannot hash the skill tree: " + err.Error()})
 	}
 	s.Digest = d
+	if check != nil && err == nil {
+		if err := check.CheckSignature(ctx, tree, s.Name, d); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s.Diagnostics = append(s.Diagnostics, skill.Diagnostic{Severity: skill.SeverityError, Message: "signature: " + err.Error()})
+		}
+	}
 	return s, nil
 }
 

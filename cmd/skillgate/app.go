@@ -18,6 +18,7 @@ import (
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -361,7 +362,26 @@ func (m *Main) openRegistry(ctx context.Context, lim discover.Limits, bulk bool)
 		return nil, nil, err
 	}
 	st.BulkFirstScan = bulk
-	return registry.New(st, registry.Options{Limits: lim, Logger: m.logger()}), func() { st.Close() }, nil
+	sigs, err := m.signatureChecker()
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return registry.New(st, registry.Options{Limits: lim, Logger: m.logger(), Signatures: sigs}), func() { st.Close() }, nil
+}
+
+// signatureChecker checks the signatures of first_party skills at scan
+// with the keys of signing.keys.
+func (m *Main) signatureChecker() (*signature.TreeChecker, error) {
+	cfg, err := m.config()
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	kr, err := m.keyring(cfg)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return &signature.TreeChecker{Keyring: kr, Trust: signature.TrustFirstParty}, nil
 }
 
 func writeJSON(w io.Writer, v any) error {

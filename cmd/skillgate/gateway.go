@@ -133,7 +133,11 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 		return nil, err
 	}
 	d.closers = append(d.closers, d.db.Close)
-	d.reg = registry.New(d.db, registry.Options{Limits: d.limits, Logger: d.log})
+	sigs, err := m.signatureChecker()
+	if err != nil {
+		return nil, err
+	}
+	d.reg = registry.New(d.db, registry.Options{Limits: d.limits, Logger: d.log, Signatures: sigs})
 	// The catalog snapshot is built now, not by the first agent to connect.
 	if _, err := d.reg.Snapshot(ctx); err != nil {
 		return nil, err

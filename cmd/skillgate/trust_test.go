@@ -22,7 +22,11 @@ func TestTrustOfRoots(t *testing.T) {
 	write(t, shipped, map[string]string{"github/SKILL.md": "---\nname: github\ndescription: Works with GitHub.\n---\n"})
 	write(t, third, map[string]string{"notes/SKILL.md": "---\nname: notes\ndescription: Takes notes.\n---\n"})
 	data := t.TempDir()
-	cfg := "roots:\n  - path: " + shipped + "\n    trust: first_party\n  - path: " + third + "\n"
+	// first_party skills must be signed by a key trusted for them.
+	signing := trustedKey(t, data)
+	signSkill(t, data, filepath.Join(shipped, "github"))
+	signSkill(t, data, filepath.Join(third, "notes"))
+	cfg := "roots:\n  - path: " + shipped + "\n    trust: first_party\n  - path: " + third + "\n" + signing
 	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +82,7 @@ func TestTrustOfRoots(t *testing.T) {
 	}
 	// The configuration changes: the same skills, unchanged on disk, take
 	// the root's new trust at the next scan.
-	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte("roots:\n  - path: "+shipped+"\n  - path: "+third+"\n    trust: first_party\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte("roots:\n  - path: "+shipped+"\n  - path: "+third+"\n    trust: first_party\n"+signing), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	run(t, data, "scan")

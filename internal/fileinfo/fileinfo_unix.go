@@ -12,6 +12,9 @@ import (
 // checked again before anything is read.
 const OpenNonblock = syscall.O_NONBLOCK
 
+// OpenNoFollow makes opening a symbolic link fail instead of following it.
+const OpenNoFollow = syscall.O_NOFOLLOW
+
 // LinkCount is the number of names (hard links) of the file fi describes.
 func LinkCount(fi fs.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

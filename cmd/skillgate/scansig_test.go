@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// trustedKey makes the key release in data/keys and returns the signing
+// section of a config.yaml trusting it for first_party skills.
+func trustedKey(t *testing.T, data string) string {
+	t.Helper()
+	keys := filepath.Join(data, "keys")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(keys, "release.key")); err != nil {
+		if code, _, errs := run(t, data, "key", "gen", "release", "--dir", keys); code != 0 {
+			t.Fatalf("key gen: %s", errs)
+		}
+	}
+	return "signing:\n  keys:\n    - name: release\n      public_key: " + filepath.Join(keys, "release.pub") + "\n      trust: [first_party]\n"
+}
+
+// signSkill signs dir with the key trustedKey made in data.
+func signSkill(t *testing.T, data, dir string) {
+	t.Helper()
+	if code, out, errs := run(t, data, "sign", dir, "--key", filepath.Join(data, "keys", "release.key")); code != 0 {
+		t.Fatalf("sign %s: %s %s", dir, out, errs)
+	}
+}
+
+// TestFirstPartySignatures: a first_party root takes only skills signed
+// by a key trusted for first_party; every other is rejected at scan with
+// the reason, and a rescan sees a signature added, a file changed and a
+// key revoked, although no skill file changed for the first and last.
+func TestFirstPartySignatures(t *testing.T) {
+	t.Parallel()
+	root, data := t.TempDir(), t.TempDir()
+	skills := map[string]string{}
+	for _, n := range []string{"signed", "unsigned", "modified", "stranger"} {
+		skills[n+"/SKILL.md"] = "---\nname: " + n + "\ndescription: The " + n + " skill.\n---\n"
+	}
+	write(t, root, skills)
+	signing := trustedKey(t, data)
+	signSkill(t, data, filepath.Join(root, "signed"))
+	signSkill(t, data, filepath.Join(root, "modified"))
+	write(t, root, map[string]string{"modified/notes.md": "added after signing\n"})
+	other := t.TempDir()
+	if code, _, errs := run(t, other, "key", "gen", "stranger", "--dir", other); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := run(t, other, "sign", filepath.Join(root, "stranger"), "--key", filepath.Join(other, "stranger.key")); code != 0 {
+		t.Fatal(errs)
+	}
+	config := func(extra string) {
+		t.Helper()
+		c := "roots:\n  - path: " + root + "\n    trust: first_party\n" + signing + extra
+		if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config("")
+	code, out, errs := run(t, data, "scan")
+	if code != 0 {
+		t.Fatalf("scan: %d %s %s", code, out, errs)
+	}
+	for _, want := range []string{
+		"4 skills (1 valid, 3 rejected)",
+		"rejected: " + filepath.Join(root, "unsigned") + "\n  - signature: not signed: no .skillgate.dsse.json; sign the skill with skillgate sign DIR --key KEY\n",
+		"rejected: " + filepath.Join(root, "modified") + "\n  - signature: .skillgate.dsse.json: modified after signing: signed content sha256:",
+		"rejected: " + filepath.Join(root, "stranger") + "\n  - signature: .skillgate.dsse.json: untrusted key: signed by key SHA256:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scan output lacks %q:\n%s", want, out)
+		}
+	}
+	// Signing the unsigned skill changes none of its files: the rescan
+	// still sees it.
+	signSkill(t, data, filepath.Join(root, "unsigned"))
+	if _, out, _ = run(t, data, "scan"); !strings.Contains(out, "4 skills (2 valid, 2 rejected)") {
+		t.Fatalf("after signing a skill:\n%s", out)
+	}
+	// Revoking the key rejects what it signed at the next scan.
+	config("      revoked: true\n      revoked_reason: lost\n")
+	if _, out, _ = run(t, data, "scan"); !strings.Contains(out, "4 skills (0 valid, 4 rejected)") ||
+		!strings.Contains(out, "signature: .skillgate.dsse.json: revoked key: signed by key release, which is revoked (lost)") {
+		t.Fatalf("after revoking the key:\n%s", out)
+	}
+	// Without trusted keys, a first_party root takes nothing.
+	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte("roots:\n  - path: "+root+"\n    trust: first_party\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, out, _ = run(t, data, "scan"); !strings.Contains(out, "signature: .skillgate.dsse.json: untrusted key") {
+		t.Fatalf("without keys:\n%s", out)
+	}
+}
