@@ -1,0 +1,93 @@
+// Command signtree signs every skill under a directory with a new key, for
+// bench/signing.sh: it writes the key pair to -keys and prints how many
+// skills it signed and how many it left unsigned (invalid skills cannot
+// be signed).
+//
+// Usage: signtree -dir TREE -keys DIR
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/skillgate/skillgate/signature"
+)
+
+func main() {
+	dir := flag.String("dir", "", "tree of skills to sign (required)")
+	keys := flag.String("keys", "", "directory for bench.key and bench.pub (required)")
+	flag.Parse()
+	if *dir == "" || *keys == "" {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(*dir, *keys); err != nil {
+		fmt.Fprintln(os.Stderr, "signtree:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, keys string) error {
+	priv, err := signature.GenerateKey(nil)
+	if err != nil {
+		return err
+	}
+	privPEM, err := signature.MarshalPrivateKey(priv)
+	if err != nil {
+		return err
+	}
+	pubPEM, err := signature.MarshalPublicKey(priv.Public().(ed25519.PublicKey))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(keys, "bench.key"), privPEM, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(keys, "bench.pub"), pubPEM, 0o644); err != nil {
+		return err
+	}
+	var dirs []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && d.Name() == "SKILL.md" {
+			dirs = append(dirs, filepath.Dir(p))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var signed, unsigned atomic.Int64
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range work {
+				if _, err := signature.Sign(context.Background(), d, priv, signature.SignOptions{Signer: "bench"}); err != nil {
+					unsigned.Add(1)
+					continue
+				}
+				signed.Add(1)
+			}
+		}()
+	}
+	for _, d := range dirs {
+		work <- d
+	}
+	close(work)
+	wg.Wait()
+	fmt.Printf("%d %d\n", signed.Load(), unsigned.Load())
+	return nil
+}
