@@ -31,6 +31,8 @@ func (c *Conn) toolError(ctx context.Context, tool, arg string, err error) error
 		return errors.New(fe.Msg)
 	case errors.Is(err, session.ErrSkillNotFound):
 		return fmt.Errorf("Error: Skill '%s' not found. Call skill_list to see the skills you can load.", clip(arg))
+	case errors.Is(err, session.ErrSkillChanged):
+		return fmt.Errorf("Error: Skill '%s' changed since it was scanned and cannot be loaded now; a human operator must scan the skills again.", clip(arg))
 	case errors.Is(err, session.ErrNotLoaded):
 		return fmt.Errorf("Error: Skill '%s' is not loaded.", clip(arg))
 	case errors.Is(err, session.ErrAmbiguous), errors.Is(err, session.ErrMountInUse), errors.Is(err, registry.ErrBadPage):

@@ -64,6 +64,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Audit, when set, records each load refused because the skill's
+	// files changed since the scan.
+	Audit store.AuditStore
 }
 
 // Manager opens, persists and refreshes agent sessions. Several handles
@@ -372,6 +375,11 @@ func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.
 	v, st, prefix, err := m.SkillFiles(ctx, p.Tenant, e)
 	if err != nil {
 		return nil, err
+	}
+	if at.IsZero() { // a load, not a resumed session: the files are checked again
+		if err := m.checkContent(ctx, p, v); err != nil {
+			return nil, err
+		}
 	}
 	if at.IsZero() {
 		at = m.opts.Now()

@@ -178,7 +178,7 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	}
 
 	d.sessions, err = session.NewManager(session.Options{
-		Catalog: d.reg, Versions: d.db, Store: d.db, Source: src, Workspace: ws, Mounts: mounts, Logger: d.log,
+		Catalog: d.reg, Versions: d.db, Store: d.db, Source: src, Workspace: ws, Mounts: mounts, Logger: d.log, Audit: d.db,
 		WorkspaceLimits: session.WorkspaceLimits{
 			SessionBytes: cfg.Workspace.MaxBytes, SessionFiles: cfg.Workspace.MaxFiles,
 			TenantBytes: cfg.Workspace.TenantMaxBytes, TenantFiles: cfg.Workspace.TenantMaxFiles,
