@@ -54,13 +54,13 @@ type Install struct {
 	Tier        int      `json:"tier"`
 	InvokableBy []string `json:"invokableBy"`
 	// Dir is the version's managed directory; Source where it came from.
-	Dir    string       `json:"dir"`
-	Source string       `json:"source"`
+	Dir    string `json:"dir"`
+	Source string `json:"source"`
 	// Provenance records how the source was fetched (URL, ref, resolved
 	// commit, archive digest, time), as JSON; nil for a local directory
 	// or archive installed before it was recorded.
 	Provenance json.RawMessage `json:"provenance,omitempty"`
-	State  InstallState `json:"state"`
+	State      InstallState    `json:"state"`
 	// Reason is why the last transition happened.
 	Reason string `json:"reason"`
 	// Proposed, Manifest and Report are the artefacts (nil when absent):
