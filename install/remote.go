@@ -512,3 +512,19 @@ func (s *Service) Update(ctx context.Context, name string, opts UpdateOptions, a
 	}
 	return s.installFetched(ctx, src, tree, prov, actor, intro)
 }
+
+// redactLocation is loc without credentials, when it is a URL.
+func redactLocation(loc string) string {
+	if !isRemote(loc) {
+		return loc
+	}
+	prefix := ""
+	if rest, ok := strings.CutPrefix(loc, "git+"); ok {
+		prefix, loc = "git+", rest
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "(an unreadable URL)"
+	}
+	return prefix + redact(u)
+}

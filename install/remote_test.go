@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/store"
 )
 
 var fetchedAt = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
@@ -224,4 +225,31 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestRefusalsAudited: installs refused for what their source held are
+// in the audit log, with the reason and the source without credentials.
+func TestRefusalsAudited(t *testing.T) {
+	t.Parallel()
+	archive := tarGz(t, []entry{{name: "pdf-tools/SKILL.md", body: pdfSkill}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(archive) }))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, install.Options{})
+	svc, err := install.New(install.Options{Store: e.db, Root: filepath.Join(e.data, "imported2"), Audit: e.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := strings.Repeat("0", 64)
+	_, err = svc.InstallFrom(context.Background(), install.Source{Location: srv.URL + "/pdf-tools.tar.gz", SHA256: wrong}, "operator:ana", install.Introspection{})
+	if !errors.Is(err, install.ErrInvalidSource) {
+		t.Fatal(err)
+	}
+	recs, err := e.db.AuditRecords(context.Background(), store.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Action != "install.refused" || recs[0].Actor != "operator:ana" || recs[0].Subject != srv.URL+"/pdf-tools.tar.gz" ||
+		!strings.Contains(recs[0].Reasons[0], "not the expected "+wrong) {
+		t.Fatalf("audit records %+v", recs)
+	}
 }

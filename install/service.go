@@ -192,9 +192,32 @@ func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Intr
 func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, intro Introspection) (*Review, error) {
 	tree, prov, err := Fetch(ctx, src, s.lim, s.now())
 	if err != nil {
-		return nil, err
+		return nil, s.refused(ctx, src.Location, actor, err)
 	}
-	return s.installFetched(ctx, src, tree, prov, actor, intro)
+	r, err := s.installFetched(ctx, src, tree, prov, actor, intro)
+	if errors.Is(err, ErrLocked) {
+		return nil, s.refused(ctx, src.Location, actor, err)
+	}
+	return r, err
+}
+
+// refused audits an install refused for what its source held (an
+// archive's digest, a ref that moved, content that differs from a lock,
+// links or bounds exceeded) and returns err. A refusal that is a typo (a
+// path that does not exist) is audited too: the log shows every attempt.
+func (s *Service) refused(ctx context.Context, source, actor string, err error) error {
+	if s.audit == nil || !(errors.Is(err, ErrInvalidSource) || errors.Is(err, ErrLocked)) {
+		return err
+	}
+	if actor == "" {
+		actor = "system"
+	}
+	data, _ := json.Marshal(map[string]string{"source": redactLocation(source)})
+	if _, aerr := s.audit.AppendAudit(ctx, audit.SealStored, store.AuditRecord{Actor: actor, Action: "install.refused",
+		Subject: redactLocation(source), Reasons: []string{err.Error()}, Data: data}); aerr != nil {
+		return fmt.Errorf("%w (and the refusal was not audited: %w)", err, aerr)
+	}
+	return err
 }
 
 // installFetched is InstallFrom once src has been read into tree.
