@@ -528,3 +528,21 @@ func redactLocation(loc string) string {
 	}
 	return prefix + redact(u)
 }
+
+// ProvenanceOf returns how the installed version with this content digest
+// was fetched, or nil when no install has it or none was recorded. A
+// record made for another digest is never returned for this one.
+func (s *Service) ProvenanceOf(ctx context.Context, digest string) (*Provenance, error) {
+	rows, err := s.st.Installs(ctx, store.InstallFilter{Digest: digest})
+	if err != nil || len(rows) == 0 || len(rows[0].Provenance) == 0 {
+		return nil, err
+	}
+	var p Provenance
+	if err := json.Unmarshal(rows[0].Provenance, &p); err != nil {
+		return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, rows[0].Key, err)
+	}
+	if p.Digest != digest {
+		return nil, nil
+	}
+	return &p, nil
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -167,8 +168,22 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 				}
 				return err
 			}
+			// An imported skill says where its version came from.
+			var prov *install.Provenance
+			if d.Entry.Trust == "imported" && d.Entry.Digest != "" {
+				if svc, closeInst, err := m.openInstalls(cmd.Context()); err == nil {
+					prov, err = svc.ProvenanceOf(cmd.Context(), d.Entry.Digest)
+					closeInst()
+					if err != nil {
+						return err
+					}
+				}
+			}
 			if asJSON {
-				return writeJSON(m.Stdout, d)
+				return writeJSON(m.Stdout, struct {
+					*registry.Details
+					Provenance *install.Provenance `json:"provenance,omitempty"`
+				}{d, prov})
 			}
 			e := d.Entry
 			w := m.Stdout
@@ -192,6 +207,9 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 			fmt.Fprintf(w, "location:     %s\n", e.File)
 			fmt.Fprintf(w, "source:       %s (%s)\n", e.Root, e.Scope)
 			fmt.Fprintf(w, "trust:        %s\n", e.Trust)
+			if prov != nil {
+				fmt.Fprintf(w, "installed from: %s\n", prov.Text())
+			}
 			if e.Digest != "" {
 				fmt.Fprintf(w, "digest:       %s\n", e.Digest)
 			}

@@ -45,6 +45,11 @@ func TestInstallFromGitCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, want) {
 		t.Fatalf("review: %d\n%s", code, out)
 	}
+	run(t, data, "approve", "notes")
+	run(t, data, "enable", "notes")
+	if code, out, _ := run(t, data, "show", "notes"); code != 0 || !strings.Contains(out, "installed from: git file://"+repo+" ref main commit "+commit+" path skills/notes, fetched ") {
+		t.Fatalf("show: %d\n%s", code, out)
+	}
 	code, _, errs = run(t, data, "install", "https://example.com/notes.tar.gz")
 	if code != 1 || !strings.Contains(errs, "an archive URL needs --sha256 HEX") {
 		t.Fatalf("archive URL without --sha256: %d %q", code, errs)
