@@ -13,6 +13,7 @@ import (
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/store"
 )
 
 // movingEntries is a FirstPartySource whose entries a test changes, with
@@ -108,4 +109,54 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestServerStartChecksContent: a server starts only from the files that
+// were scanned (or approved): a skill changed by one byte since is not
+// started, its calls never reach a server, and the refusal is audited.
+func TestServerStartChecksContent(t *testing.T) {
+	exe, _ := os.Executable()
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"srv": map[string]any{"command": exe, "env": serverEnv()}}})
+	man := `{"$schema":"https://skillgate.dev/schemas/manifest.v1.json","skillId":"shipped","version":"sha256:00",` +
+		`"providers":[{"type":"mcp","serverId":"srv"}],"capabilities":[{"extensionId":"srv","capabilityId":"echo","toolName":"shipped_echo","description":"Echo text.",` +
+		`"inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},` +
+		`"risk":{"riskLevel":{"value":"read","source":"operator"},"sideEffects":{"value":"none","source":"operator"},"dataEgress":{"value":"none","source":"operator"}}}]}`
+	shipped := firstParty(t, "shipped", map[string]string{"manifest.json": man, "mcp.json": string(cfg), "notes.md": "Use echo.\n"})
+	// One byte changes after the scan recorded the digest.
+	if err := os.WriteFile(filepath.Join(shipped.Dir, "notes.md"), []byte("Use echO.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := &movingEntries{}
+	src.set(shipped)
+	n := registryNotifier{newNotifier(), src}
+	ctx := context.Background()
+	st := openStore(t)
+	rt, err := broker.OpenRuntime(ctx, broker.RuntimeOptions{Installs: &fakeInstalls{}, Store: st, PolicyDir: filepath.Join(t.TempDir(), "p"),
+		Limits: limits(), FirstParty: src, Credentials: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); rt.Watch(wctx, 1e6, n) }()
+	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T3"}
+	wait(t, n.synced, "first registry sync")
+	res, err := call(rt.Broker, ctx, gatewayCaller(p), "shipped_echo", json.RawMessage(`{"text":"hola"}`))
+	cancel()
+	<-done
+	if err != nil || !res.IsError || !strings.Contains(string(mustJSON(t, res)), "never reached its server") ||
+		!strings.Contains(string(mustJSON(t, res)), "the files of shipped no longer hash to the approved "+shipped.Digest) {
+		t.Fatalf("call of a changed skill: %v %s", err, mustJSON(t, res))
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.AuditRecords(ctx, store.AuditFilter{Action: "capability.server.start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Subject != "shipped:srv" || recs[0].Decision != capability.Deny ||
+		!strings.HasPrefix(recs[0].Reasons[0], "content changed since approval: the files of shipped no longer hash to the approved "+shipped.Digest) {
+		t.Fatalf("audit records: %+v", recs)
+	}
 }

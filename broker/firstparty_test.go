@@ -16,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
@@ -82,7 +83,12 @@ func firstParty(t *testing.T, key string, files map[string]string) registry.Entr
 			t.Fatal(err)
 		}
 	}
-	return registry.Entry{Version: store.Version{Key: key, Name: key, Dir: dir, Root: filepath.Dir(dir), Digest: "sha256:ab", Tier: 2,
+	// The digest a scan records: servers start only from these files.
+	digest, err := discover.TreeDigest(context.Background(), dir)
+	if err != nil {
+		digest = "sha256:unhashable"
+	}
+	return registry.Entry{Version: store.Version{Key: key, Name: key, Dir: dir, Root: filepath.Dir(dir), Digest: digest, Tier: 2,
 		InvokableBy: []string{"T0", "T3"}, Trust: "first_party", Valid: true, Enabled: true}}
 }
 
@@ -128,7 +134,7 @@ func TestReadFirstParty(t *testing.T) {
 			}
 			if tc.served {
 				s := got.Skills[0]
-				if s.Key != "github" || s.Trust != capability.TrustFirstParty || s.ApprovedTrust != tc.approved || s.Digest != "sha256:ab" || s.Dir != e.Dir ||
+				if s.Key != "github" || s.Trust != capability.TrustFirstParty || s.ApprovedTrust != tc.approved || s.Digest != e.Digest || s.Dir != e.Dir ||
 					s.Servers["gh"].Command != "gh-mcp" || len(s.Manifest.Capabilities) != 1 {
 					t.Errorf("skill %+v", s)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store"
@@ -154,6 +156,12 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 				}
 				r.Refresh()
 			}()
+		},
+		// A server starts only from the files that were approved (or, for a
+		// first_party skill, scanned and signed): one byte changed since
+		// refuses it, and the refusal is audited.
+		BeforeStart: func(ctx context.Context, t mcpclient.Target) error {
+			return r.checkContent(ctx, t)
 		},
 		Logger:        log,
 		ClientVersion: opts.ClientVersion,
@@ -301,4 +309,28 @@ func policyFingerprint(ps *policy.PolicySet) string {
 		fmt.Fprintf(h, "%s\x00%s\x00", p.ID, p.Position)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// checkContent hashes the files of t's skill again before one of its
+// servers starts, and refuses a skill whose content is no longer the
+// version approved.
+func (r *Runtime) checkContent(ctx context.Context, t mcpclient.Target) error {
+	if t.Dir == "" || t.Digest == "" {
+		return nil
+	}
+	found, err := discover.TreeDigest(ctx, t.Dir)
+	if err == nil && found == t.Digest {
+		return nil
+	}
+	why := fmt.Sprintf("the files of %s no longer hash to the approved %s", t.Skill, t.Digest)
+	if err != nil {
+		why = fmt.Sprintf("the files of %s cannot be hashed (%v)", t.Skill, err)
+	}
+	data, _ := json.Marshal(map[string]string{"server": t.Server.ID, "approved": t.Digest, "found": found})
+	if aerr := r.audit.Record(audit.Record{Actor: "system", Action: "capability.server.start", Subject: t.Skill + ":" + t.Server.ID,
+		Decision: capability.Deny, Reasons: []string{"content changed since approval: " + why}, Data: data}); aerr != nil {
+		r.log.Error("audit of a refused server start failed", "skill", t.Skill, "err", aerr)
+	}
+	r.log.Warn("server start refused: skill content changed", "skill", t.Skill, "server", t.Server.ID, "approved", t.Digest, "found", found, "err", err)
+	return fmt.Errorf("%s; it will not be started until an operator reviews the change", why)
 }

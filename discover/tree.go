@@ -1,9 +1,13 @@
 package discover
 
 import (
+	"context"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
+
+	"github.com/skillgate/skillgate/skill"
 )
 
 // TreeFS is a read-only view of one skill directory that never resolves a
@@ -59,4 +63,21 @@ func under(root, dir string) (string, bool) {
 		return "", false
 	}
 	return rel, true
+}
+
+// TreeDigest is the content digest of the skill tree in dir as a scan
+// computes it (skill.Digest over the files a scan lists: dot files,
+// node_modules and nested skills left out), listing without following
+// links and reading through [OpenTree].
+func TreeDigest(ctx context.Context, dir string) (string, error) {
+	files, err := skill.ListFiles(ctx, os.DirFS(dir), skill.DefaultTreeLimits)
+	if err != nil {
+		return "", err
+	}
+	tree, err := OpenTree(dir)
+	if err != nil {
+		return "", err
+	}
+	defer tree.Close()
+	return skill.DigestWith(ctx, tree, files, "", nil)
 }

@@ -105,6 +105,10 @@ type PoolOptions struct {
 	// (at connect or on tools/list_changed). It must not call back into the
 	// pool synchronously.
 	OnDrift func(Target, capability.Drift)
+	// BeforeStart, when set, is called before a server is started (or a
+	// remote one dialled) for a target; an error refuses the start, and
+	// the calls waiting for it fail without reaching any server.
+	BeforeStart func(ctx context.Context, t Target) error
 	// RetryAfter is how long calls fail fast with ErrUnavailable after a
 	// failed dial, so a crashing server is not restarted on every call.
 	// Default 2s.
@@ -495,6 +499,11 @@ func (p *Pool) conn(ctx context.Context, t Target, r route, user routeKey) (*Con
 }
 
 func (p *Pool) dial(ctx context.Context, t Target, creds CredentialLookup) (*Conn, error) {
+	if p.opts.BeforeStart != nil {
+		if err := p.opts.BeforeStart(ctx, t); err != nil {
+			return nil, &ServerError{ServerID: t.Server.ID, Phase: "start", Err: fmt.Errorf("%w: %w", ErrServerStart, err)}
+		}
+	}
 	pins := t.Pins
 	opts := &ConnOptions{
 		Options: Options{

@@ -196,20 +196,7 @@ func Digest(ctx context.Context, dir string) (digest, name string, err error) {
 	if s.Name == "" || !s.Valid() {
 		return "", "", fmt.Errorf("%s: %s is not a valid skill (see skillgate validate %s)", dir, file, dir)
 	}
-	// The tree refuses a read through a link anywhere in the path, as a
-	// scan's does, so a file swapped for a link is an error, not followed.
-	tree, err := discover.OpenTree(abs)
-	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", dir, err)
-	}
-	defer tree.Close()
-	// Listing never follows a link (fs.WalkDir does not); reading goes
-	// through the tree.
-	files, err := skill.ListFiles(ctx, os.DirFS(abs), skill.DefaultTreeLimits)
-	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", dir, err)
-	}
-	d, err := skill.DigestWith(ctx, tree, files, file, content)
+	d, err := discover.TreeDigest(ctx, abs)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", dir, err)
 	}
