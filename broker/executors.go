@@ -240,7 +240,7 @@ func (b *Broker) ExecutorStatus(p capability.Principal) []executor.ExecutorStatu
 	if es == nil {
 		return nil
 	}
-	return es.index.Status(es.cat, b.facts(es, p, nil))
+	return es.index.Route(es.cat, b.facts(es, p, nil), b.opts.Executors.Preferences.For(p.Tenant))
 }
 
 // ExecutorProblems lists the backends files and mappings the last reload

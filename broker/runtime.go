@@ -65,6 +65,8 @@ type RuntimeOptions struct {
 	ClientVersion string
 	// Logger receives what the runtime and its parts report; nil discards.
 	Logger *slog.Logger
+	// Executors configures the executors the broker serves.
+	Executors ExecutorOptions
 }
 
 // Runtime is the capability path of a running gateway: the policy engine
@@ -131,7 +133,7 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	})
 	r.audit = audit.NewWriter(audit.NewLog(opts.Store), audit.WriterOptions{Logger: log})
 	var err error
-	r.Broker, err = New(Options{Load: LoadInstalled(opts.Installs), Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log})
+	r.Broker, err = New(Options{Load: LoadInstalled(opts.Installs), Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Executors: opts.Executors})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
 	}

@@ -148,8 +148,13 @@ type BackendStatus struct {
 // ExecutorStatus is one executor, whether it is dormant, and every
 // backend with why it is live or off.
 type ExecutorStatus struct {
-	Name     string          `json:"name"`
-	Dormant  bool            `json:"dormant"`
+	Name    string `json:"name"`
+	Dormant bool   `json:"dormant"`
+	// Default is the provider a call naming none goes to, and Why the
+	// rule that picks it ([Resolution.Why]); empty when dormant. Set by
+	// [Index.Route].
+	Default  string          `json:"default,omitempty"`
+	Why      string          `json:"why,omitempty"`
 	Backends []BackendStatus `json:"backends"`
 }
 
@@ -173,6 +178,21 @@ func (x *Index) Status(cat *Catalog, f Facts) []ExecutorStatus {
 		out = append(out, st)
 	}
 	return out
+}
+
+// Route is [Index.Status] with each live executor's default route under
+// prefs filled in.
+func (x *Index) Route(cat *Catalog, f Facts, prefs Preferences) []ExecutorStatus {
+	st := x.Status(cat, f)
+	for i := range st {
+		if st[i].Dormant {
+			continue
+		}
+		if r, err := x.Resolve(f, st[i].Name, "", prefs); err == nil {
+			st[i].Default, st[i].Why = r.Backend.Provider, r.Why()
+		}
+	}
+	return st
 }
 
 // ToolSchema returns the input schema agents see for ex: its own, plus the

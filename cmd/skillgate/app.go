@@ -122,6 +122,7 @@ error.`,
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand())
+	root.AddCommand(m.executorsCommand())
 	return root
 }
 
@@ -200,6 +201,15 @@ type Config struct {
 	} `yaml:"workspace"`
 	// Sessions configures agent sessions; see configSessions.
 	Sessions configSessions `yaml:"sessions"`
+	// Executors configures provider-neutral executors (docs/executors.md).
+	Executors struct {
+		// Preferences order the providers the resolver picks from when a
+		// call names none: the tenant's order first, then the global one.
+		Preferences struct {
+			Global  []string            `yaml:"global"`
+			Tenants map[string][]string `yaml:"tenants"`
+		} `yaml:"preferences"`
+	} `yaml:"executors"`
 }
 
 // config loads the configuration file, if any.

@@ -245,8 +245,17 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	if _, err := d.installs.Recover(ctx); err != nil {
 		return err
 	}
+	cfg, err := m.config()
+	if err != nil {
+		return err
+	}
+	execs, err := executorOptions(cfg)
+	if err != nil {
+		return err
+	}
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
-		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(),
+		Executors: execs,
+		Installs:  d.installs, Store: d.db, PolicyDir: m.policyDir(),
 		Credentials: func(name string) (string, bool) {
 			v := m.Getenv(name)
 			return v, v != ""
