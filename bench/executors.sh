@@ -31,7 +31,7 @@ while (($# > 0)); do
 	-count) count="${2:?-count needs a value}"; shift 2 ;;
 	-benchtime) benchtime="${2:?-benchtime needs a value}"; shift 2 ;;
 	-test) bin="${2:?-test needs a test binary}"; shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "executors.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -46,7 +46,7 @@ fi
 # The test binary reads its testdata relative to the package directory.
 out=""
 for ((round = 1; round <= count; round++)); do
-	r="$(cd executor && "$bin" -test.run '^$' -test.bench '^Benchmark(ResolveAndMap|Resolve|ListLive|Apply|ApplyByHand)$' \
+	r="$(cd executor && "$bin" -test.run '^$' -test.bench '^Benchmark(ResolveAndMap|ResolveAndMapDistinct|Resolve|ListLive|Apply|ApplyByHand)$' \
 		-test.benchtime "$benchtime" -test.count 1 -test.benchmem)" || { echo "$r" >&2; exit 2; }
 	out+="$r"$'\n'
 done
@@ -70,7 +70,7 @@ row() { # NAME: n p50 p50min p50max p99 p99min p99max allocs nsop
 	echo "$n $p50 $p50lo $p50hi $p99 $p99lo $p99hi $al $ns"
 }
 rows=""
-for b in ResolveAndMap Resolve ListLive Apply ApplyByHand; do
+for b in ResolveAndMap ResolveAndMapDistinct Resolve ListLive Apply ApplyByHand; do
 	rows+="$b $(row "Benchmark$b")"$'\n'
 done
 read -r _ _ rp50 _ <<<"$(echo "$rows" | awk '$1 == "ResolveAndMap"')"
@@ -86,6 +86,7 @@ END {
 	printf "\n1,000 executors x 3 backends (median over %d rounds, min–max in parentheses; n = operations in one round; load average %s)\n\n", count, load
 	printf "| operation | n | p50 | p99 | allocs |\n|---|---|---|---|---|\n"
 	line("resolution + mapping", "ResolveAndMap")
+	line("resolution + mapping, no expression shared (not gated)", "ResolveAndMapDistinct")
 	line("resolution alone", "Resolve")
 	line("listing the live executors of a principal", "ListLive")
 	printf "\nOne mapping against its anchor (mean per operation)\n\n| mapping | time | allocs | vs anchor |\n|---|---|---|---|\n"

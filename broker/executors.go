@@ -102,6 +102,7 @@ func buildExecutors(cat *executor.Catalog, skills []Skill, caps []*Capability) (
 	}
 	var problems []string
 	var all []*executor.Backend
+	comp := executor.NewCompiler()
 	for _, s := range skills {
 		if len(s.Backends) == 0 {
 			continue
@@ -127,7 +128,7 @@ func buildExecutors(cat *executor.Catalog, skills []Skill, caps []*Capability) (
 				continue
 			}
 			raw, _ := c.Tool.InputSchema.(json.RawMessage)
-			m, err := executor.CompileMapping(b.Executor, capability.Tool{ExtensionID: d.Server, CapabilityID: d.Tool, InputSchema: raw}, d.Arguments)
+			m, err := comp.CompileMapping(b.Executor, capability.Tool{ExtensionID: d.Server, CapabilityID: d.Tool, InputSchema: raw}, d.Arguments)
 			if err != nil {
 				es.static[b] = executor.Off{Code: executor.OffInvalid, Detail: at + ": " + err.Error()}
 				problems = append(problems, at+": "+err.Error())

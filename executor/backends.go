@@ -143,6 +143,7 @@ func (f *BackendsFile) Compile(cat *Catalog, skill string, servers []string, too
 	}
 	var out []*Backend
 	var errs []error
+	comp := NewCompiler()
 	for i, d := range f.Backends {
 		at := fmt.Sprintf("%s: backends[%d] (%s)", f.File, i, d.Executor)
 		ex := cat.Lookup(d.Executor)
@@ -161,7 +162,7 @@ func (f *BackendsFile) Compile(cat *Catalog, skill string, servers []string, too
 			errs = append(errs, fmt.Errorf("%w: %s: server %s offers no tool %q (its tools: %s)", ErrInvalidBackends, at, d.Server, d.Tool, listOrNone(o)))
 			continue
 		}
-		m, err := CompileMapping(ex, t, d.Arguments)
+		m, err := comp.CompileMapping(ex, t, d.Arguments)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", at, err))
 			continue

@@ -99,6 +99,67 @@ func (m *Mapping) Fields() []string {
 //
 // Errors wrap [ErrInvalidMapping].
 func CompileMapping(ex *Executor, t capability.Tool, arguments map[string]string) (*Mapping, error) {
+	return NewCompiler().CompileMapping(ex, t, arguments)
+}
+
+// Compiler compiles mappings, sharing one compiled program among the
+// identical expressions of many backends (a provider's
+// args.repository.split("/")[0] in each of its executors): what a program
+// is depends on its source alone, while the checks that depend on the
+// executor and the tool run for each. Sharing keeps a large catalog's
+// programs few, and so in the processor's caches. It is safe for
+// concurrent use.
+type Compiler struct {
+	mu    sync.Mutex
+	progs map[string]*program
+}
+
+// program is one expression compiled, its cost estimated, once.
+type program struct {
+	ast       *cel.Ast
+	prg, fast cel.Program
+	est       uint64
+	err       error // the compile error, the message without arguments.NAME
+}
+
+// NewCompiler returns a compiler with nothing compiled yet.
+func NewCompiler() *Compiler { return &Compiler{progs: map[string]*program{}} }
+
+// compile compiles src once.
+func (c *Compiler) compile(env *cel.Env, src string) *program {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.progs[src]; ok {
+		return p
+	}
+	p := &program{}
+	c.progs[src] = p
+	ast, iss := env.Compile(src)
+	if iss != nil && iss.Err() != nil {
+		p.err = fmt.Errorf("the expression %q does not compile: %s", src, oneLine(iss.Err().Error()))
+		return p
+	}
+	p.ast = ast
+	est, err := env.EstimateCost(ast, sizeEstimator{})
+	if err != nil {
+		p.err = fmt.Errorf("the expression %q: its cost cannot be estimated: %s", src, oneLine(err.Error()))
+		return p
+	}
+	p.est = est.Max
+	if p.est > CostLimit {
+		return p // refused by the caller, after its other checks
+	}
+	if p.prg, err = env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(64), cel.EvalOptions(cel.OptOptimize)); err == nil {
+		p.fast, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	}
+	if err != nil {
+		p.err = fmt.Errorf("the expression %q: %s", src, oneLine(err.Error()))
+	}
+	return p
+}
+
+// CompileMapping is [CompileMapping] with c's shared programs.
+func (c *Compiler) CompileMapping(ex *Executor, t capability.Tool, arguments map[string]string) (*Mapping, error) {
 	env, err := celEnv()
 	if err != nil {
 		return nil, fmt.Errorf("%w: the CEL environment: %v", ErrInvalidMapping, err)
@@ -126,7 +187,7 @@ func CompileMapping(ex *Executor, t capability.Tool, arguments map[string]string
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		f, err := compileField(env, ex, toolName, shape, name, arguments[name])
+		f, err := c.compileField(env, ex, toolName, shape, name, arguments[name])
 		if err != nil {
 			return nil, fmt.Errorf("%w: arguments.%s: %w", ErrInvalidMapping, name, err)
 		}
@@ -150,15 +211,16 @@ func CompileMapping(ex *Executor, t capability.Tool, arguments map[string]string
 
 // compileField compiles one expression and checks it; the error says what
 // is wrong without the "arguments.NAME" prefix.
-func compileField(env *cel.Env, ex *Executor, toolName string, shape objectShape, name, src string) (mappedField, error) {
+func (c *Compiler) compileField(env *cel.Env, ex *Executor, toolName string, shape objectShape, name, src string) (mappedField, error) {
 	want, known := shape.props[name]
 	if !known && shape.closed {
 		return mappedField{}, fmt.Errorf("tool %s has no argument %q (its arguments: %s); remove it", toolName, name, shape.names())
 	}
-	ast, iss := env.Compile(src)
-	if iss != nil && iss.Err() != nil {
-		return mappedField{}, fmt.Errorf("the expression %q does not compile: %s", src, oneLine(iss.Err().Error()))
+	p := c.compile(env, src)
+	if p.ast == nil {
+		return mappedField{}, p.err
 	}
+	ast := p.ast
 	direct, err := checkRefs(ast.NativeRep().Expr(), ex)
 	if err != nil {
 		return mappedField{}, err
@@ -183,22 +245,13 @@ func compileField(env *cel.Env, ex *Executor, toolName string, shape objectShape
 	if len(want) > 0 && len(got) > 0 && !slices.ContainsFunc(got, func(g string) bool { return fits(g, want) }) {
 		return mappedField{}, fmt.Errorf("the expression %q yields %s, but tool %s's inputSchema wants %s to be %s; convert it (%s)", src, gotName, toolName, name, strings.Join(want, " or "), conversion(want))
 	}
-	est, err := env.EstimateCost(ast, sizeEstimator{})
-	if err != nil {
-		return mappedField{}, fmt.Errorf("the expression %q: its cost cannot be estimated: %s", src, oneLine(err.Error()))
+	if p.err != nil {
+		return mappedField{}, p.err
 	}
-	if est.Max > CostLimit {
-		return mappedField{}, fmt.Errorf("the expression %q may cost up to %s, over the limit of %d (for arguments of up to %d bytes); loop less over the arguments (no nested comprehensions)", src, costString(est.Max), CostLimit, MaxArgBytes)
+	if p.est > CostLimit {
+		return mappedField{}, fmt.Errorf("the expression %q may cost up to %s, over the limit of %d (for arguments of up to %d bytes); loop less over the arguments (no nested comprehensions)", src, costString(p.est), CostLimit, MaxArgBytes)
 	}
-	prg, err := env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(64), cel.EvalOptions(cel.OptOptimize))
-	if err != nil {
-		return mappedField{}, fmt.Errorf("the expression %q: %s", src, oneLine(err.Error()))
-	}
-	fast, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
-	if err != nil {
-		return mappedField{}, fmt.Errorf("the expression %q: %s", src, oneLine(err.Error()))
-	}
-	return mappedField{name: name, prg: prg, fast: fast, optional: optional, direct: direct}, nil
+	return mappedField{name: name, prg: p.prg, fast: p.fast, optional: optional, direct: direct}, nil
 }
 
 func costString(c uint64) string {
@@ -351,10 +404,7 @@ func (m *Mapping) Apply(args map[string]any) (json.RawMessage, error) {
 // tool's schema refuses.
 func (m *Mapping) ApplyContext(ctx context.Context, args map[string]any) (json.RawMessage, error) {
 	cargs, _ := celArgs(args)
-	act, err := interpreter.NewActivation(map[string]any{ArgsVar: cargs})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMappingFailed, m.tool, err)
-	}
+	act := argsActivation{cargs}
 	bounded := boundedArgs(cargs, 0)
 	out := make(map[string]any, len(m.fields))
 	for _, f := range m.fields {
@@ -397,6 +447,23 @@ func (m *Mapping) ApplyContext(ctx context.Context, args map[string]any) (json.R
 	}
 	return b, nil
 }
+
+// argsActivation binds args and nothing else: one pointer-shaped value,
+// so passing it as an interpreter.Activation allocates nothing.
+type argsActivation struct{ args map[string]any }
+
+// ResolveName implements interpreter.Activation.
+func (a argsActivation) ResolveName(name string) (any, bool) {
+	if name == ArgsVar {
+		return a.args, true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (argsActivation) Parent() interpreter.Activation { return nil }
+
+var _ interpreter.Activation = argsActivation{}
 
 // boundedArgs reports whether every string, list and map of v is within
 // the size the cost estimate assumes ([MaxArgBytes]), and v nests at most
