@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -234,14 +235,49 @@ func (b *Broker) executorTools(es *execSnap, p capability.Principal, scope []*Ca
 	return out
 }
 
+// InactiveSkill is an installed provider skill the broker does not serve
+// (disabled, or not approved yet): its backends are off for everyone, for
+// the reason Off gives.
+type InactiveSkill struct {
+	Key string
+	// Backends is its backends.yaml.
+	Backends []byte
+	Off      executor.Off
+}
+
 // ExecutorStatus reports every executor of the catalog with each backend
-// and why it is live or off for p: what `skillgate executors` shows.
-func (b *Broker) ExecutorStatus(p capability.Principal) []executor.ExecutorStatus {
+// and why it is live or off for p, the backends of inactive skills
+// included: what `skillgate executors` shows.
+func (b *Broker) ExecutorStatus(p capability.Principal, inactive ...InactiveSkill) []executor.ExecutorStatus {
 	es := b.snap.Load().exec
 	if es == nil {
 		return nil
 	}
-	return es.index.Route(es.cat, b.facts(es, p, nil), b.opts.Executors.Preferences.For(p.Tenant))
+	st := es.index.Route(es.cat, b.facts(es, p, nil), b.opts.Executors.Preferences.For(p.Tenant))
+	byName := map[string]int{}
+	for i, e := range st {
+		byName[e.Name] = i
+	}
+	for _, in := range inactive {
+		bf, err := executor.ParseBackends(in.Key+"/"+executor.BackendsFileName, in.Backends, es.cat)
+		if err != nil {
+			continue
+		}
+		for _, d := range bf.Backends {
+			i, ok := byName[d.Executor]
+			if !ok {
+				continue
+			}
+			off := in.Off
+			st[i].Backends = append(st[i].Backends, executor.BackendStatus{Provider: bf.Provider, Skill: in.Key, Server: d.Server, Tool: d.Tool, Off: &off})
+		}
+	}
+	for i := range st {
+		slices.SortStableFunc(st[i].Backends, func(x, y executor.BackendStatus) int {
+			return cmp.Or(strings.Compare(x.Provider, y.Provider), strings.Compare(x.Skill, y.Skill))
+		})
+	}
+	return st
 }
 
 // ExecutorProblems lists the backends files and mappings the last reload

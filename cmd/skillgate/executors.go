@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -14,8 +15,10 @@ import (
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/executor"
+	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
 
 // executorOptions turns the configuration's executors section into the
@@ -54,6 +57,40 @@ func executorOptions(cfg *Config) (broker.ExecutorOptions, error) {
 		}
 	}
 	return broker.ExecutorOptions{Catalog: cat, Preferences: broker.ExecutorPreferences{Global: prefs.Global, Tenants: prefs.Tenants}}, nil
+}
+
+// inactiveProviders returns the installed skills with a backends file
+// that the gateway does not serve (not enabled, or not approved), with why.
+func inactiveProviders(ctx context.Context, svc *install.Service) ([]broker.InactiveSkill, error) {
+	all, err := svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []broker.InactiveSkill
+	seen := map[string]bool{}
+	for _, s := range all { // newest first: the newest install of each skill
+		if seen[s.Key] || s.State == store.StateEnabled || s.State == store.StateRemoved || s.State == store.StateRejected {
+			seen[s.Key] = true
+			continue
+		}
+		seen[s.Key] = true
+		r, err := svc.Review(ctx, s.Key)
+		if err != nil {
+			return nil, err
+		}
+		data, err := broker.ReadBackends(filepath.Join(r.Dir, install.SkillDir))
+		if err != nil || data == nil {
+			continue
+		}
+		off := executor.Off{Code: executor.OffSkillDisabled, Detail: fmt.Sprintf("skill %s is %s; enable it with skillgate enable %s", s.Key, s.State, s.Key)}
+		switch s.State {
+		case store.StateInstalled, store.StateDisabled:
+		default:
+			off = executor.Off{Code: executor.OffNotApproved, Detail: fmt.Sprintf("skill %s is %s; see skillgate review %s", s.Key, s.State, s.Key)}
+		}
+		out = append(out, broker.InactiveSkill{Key: s.Key, Backends: data, Off: off})
+	}
+	return out, nil
 }
 
 // noUpstream is the upstream of a broker that only reports: it never
@@ -118,7 +155,11 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 			if err := b.Reload(ctx); err != nil {
 				return err
 			}
-			st := b.ExecutorStatus(p)
+			inactive, err := inactiveProviders(ctx, svc)
+			if err != nil {
+				return err
+			}
+			st := b.ExecutorStatus(p, inactive...)
 			if asJSON {
 				out := struct {
 					Principal string                    `json:"principal"`
