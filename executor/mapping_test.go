@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -147,5 +148,27 @@ func TestApplyRefuses(t *testing.T) {
 				t.Fatalf("error:\n got %v\nwant %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestApplyInterrupted: a call whose context ends stops the mapping of
+// arguments larger than the estimate assumed (those run with the runtime
+// limit and interrupt checks).
+func TestApplyInterrupted(t *testing.T) {
+	ex := executor.Builtin().Lookup("create_issue")
+	m, err := executor.CompileMapping(ex, issueTool, map[string]string{"project_id": "args.repository", "title": "string(args.labels.map(l, 1).size())"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := make([]any, executor.MaxArgBytes+1)
+	for i := range labels {
+		labels[i] = "x"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = m.ApplyContext(ctx, map[string]any{"repository": "a/b", "title": "t", "labels": labels})
+	const want = "argument mapping failed: gl/create_issue: arguments.title: operation interrupted: context canceled"
+	if err == nil || !errors.Is(err, executor.ErrMappingFailed) || err.Error() != want {
+		t.Fatalf("error:\n got %v\nwant %s", err, want)
 	}
 }
