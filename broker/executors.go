@@ -20,6 +20,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/executor"
 	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/policy"
 )
 
 // ExecutorOptions configures the executors the broker serves (see
@@ -354,7 +355,9 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	if err != nil {
 		return refuse("argument mapping: "+oneLine(err), fmt.Sprintf("skillgate: %s on %s: the mapped arguments do not decode", name, bk.Provider))
 	}
-	b.decide(ctx, &a, who, c, name, targs)
+	// Cedar sees the backend capability as the resource, and the executor
+	// as context.executor.
+	b.decide(policy.WithExecutor(ctx, name), &a, who, c, name, targs)
 	return a
 }
 

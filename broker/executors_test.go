@@ -329,3 +329,23 @@ func TestExecutorPolicyForbidsProvider(t *testing.T) {
 		t.Fatalf("status:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestExecutorNameInPolicy: Cedar sees the executor a call was routed
+// from as context.executor, beside the backend capability as the
+// resource: a policy can forbid one executor on one provider.
+func TestExecutorNameInPolicy(t *testing.T) {
+	cedar := permitAll + "\n@id(\"no-issues-on-gitlab\")\nforbid (principal, action, resource) when { context has executor && context.executor == \"create_issue\" && resource.skill == \"providers/gitlab\" };\n"
+	env := newRoutingEnv(t, cedar, broker.ExecutorPreferences{Global: []string{"gitlab"}})
+	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T2"}
+	// Listed with both providers: the policy reads the call's context.
+	listed, server, errText := env.createIssue(t, p, issueArgs)
+	if listed != "github,gitlab" || server != "" || errText != "skillgate: call to create_issue denied: forbidden by no-issues-on-gitlab [policy no-issues-on-gitlab]." {
+		t.Fatalf("create_issue: listed %q, server %q, error %q", listed, server, errText)
+	}
+	if _, server, errText = env.createIssue(t, p, strings.TrimSuffix(issueArgs, "}")+`,"provider":"github"}`); server != githubIssue {
+		t.Fatalf("pinned to github: %q %q", server, errText)
+	}
+	if rec := env.audit.last(); rec.Decision != capability.Allow || rec.Subject != "providers/github:github/create_issue" {
+		t.Fatalf("last record %+v", rec)
+	}
+}
