@@ -15,6 +15,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // APIVersion is the version every executor catalog and backends file
@@ -223,6 +225,9 @@ func ParseCatalog(file string, data []byte) (*Catalog, error) {
 			return nil, fmt.Errorf("%s: name: %w", at, err)
 		}
 		at += " (" + x.Name + ")"
+		if slices.Contains(capability.ReservedNames, x.Name) {
+			return nil, fmt.Errorf("%w: %s: %s is one of the gateway's own tools (%s); name the executor for its object, like read_file_contents", ErrInvalidCatalog, at, x.Name, strings.Join(capability.ReservedNames, ", "))
+		}
 		if _, dup := c.byName[x.Name]; dup {
 			return nil, fmt.Errorf("%w: %s: declared twice; keep one", ErrInvalidCatalog, at)
 		}

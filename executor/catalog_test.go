@@ -40,6 +40,8 @@ func TestParseCatalogRefuses(t *testing.T) {
 			`c.yaml: executors[0]: name: invalid executor name: "fetch_page": verb "fetch" is not in the vocabulary; use one of find, list, read, create, update, write, delete, send (for "fetch" write "read")`},
 		{"provider suffix", catalogHead + "providers:\n  - {name: github, suffix: _github}\nexecutors:\n  - name: create_issue_github\n    description: d\n" + schema,
 			`invalid executor catalog: c.yaml: executors[0] (create_issue_github): the name carries provider "github"'s suffix; an executor is provider-neutral: name it create_issue and declare a backend per provider`},
+		{"a gateway tool's name", catalogHead + "executors:\n  - name: read_file\n    description: d\n" + schema,
+			`invalid executor catalog: c.yaml: executors[0] (read_file): read_file is one of the gateway's own tools (skill_list, load_skill, unload_skill, ls, read_file, grep, glob, write_file, edit_file); name the executor for its object, like read_file_contents`},
 		{"twice", catalogHead + "executors:\n  - name: find_pages\n    description: d\n" + schema + "  - name: find_pages\n    description: d\n" + schema,
 			`invalid executor catalog: c.yaml: executors[1] (find_pages): declared twice; keep one`},
 		{"no description", catalogHead + "executors:\n  - name: find_pages\n" + schema,
