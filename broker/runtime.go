@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/executor"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store"
@@ -132,8 +133,14 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 		ClientVersion: opts.ClientVersion,
 	})
 	r.audit = audit.NewWriter(audit.NewLog(opts.Store), audit.WriterOptions{Logger: log})
+	execs := opts.Executors
+	if execs.Credentials == nil && opts.Credentials != nil {
+		// A backend is live only where its server's credentials resolve,
+		// as the pool resolves them.
+		execs.Credentials = executor.EnvCredentials(opts.Credentials)
+	}
 	var err error
-	r.Broker, err = New(Options{Load: LoadInstalled(opts.Installs), Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Executors: opts.Executors})
+	r.Broker, err = New(Options{Load: LoadInstalled(opts.Installs), Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Executors: execs})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
 	}
