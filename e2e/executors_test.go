@@ -103,6 +103,13 @@ func TestExecutorsEndToEnd(t *testing.T) {
 		}
 	}
 
+	// Without GitLab's credential its backends are off, and why.
+	if code, out, stderr := f.runCode(t, []string{"GITLAB_TOKEN="}, "executors", "--tenant", "acme", "--agent", "drafter", "--tier", "T3"); code != 0 ||
+		!strings.Contains(out, "create_issue  live\n  default: provider github is choice 1 of the global preference order (skill github)\n") ||
+		!strings.Contains(out, "off: credential GITLAB_TOKEN missing for tenant acme") {
+		t.Errorf("executors without GITLAB_TOKEN: %d %s\n%s", code, stderr, out)
+	}
+
 	issue := map[string]any{"repository": "acme/api", "title": "Crash on start", "labels": []any{"bug"}}
 	const (
 		viaGitHub = `github create_issue {"labels":["bug"],"owner":"acme","repo":"api","title":"Crash on start"} gh-secret`

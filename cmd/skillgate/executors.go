@@ -137,6 +137,11 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 			if err != nil {
 				return err
 			}
+			// Credentials as the gateway resolves them: skillgate's environment.
+			opts.Credentials = executor.EnvCredentials(func(name string) (string, bool) {
+				v := m.Getenv(name)
+				return v, v != ""
+			})
 			ctx := cmd.Context()
 			eng, db, err := m.openPolicy(ctx)
 			if err != nil {
