@@ -8,12 +8,23 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
+
+// MaxSchemaDepth bounds how deeply a schema's JSON nests (objects and
+// arrays), as the MCP client bounds the tool schemas it introspects:
+// compiling a schema costs more than linear time in its depth.
+const MaxSchemaDepth = 64
 
 // compileSchema compiles a JSON Schema object (draft 2020-12 unless it
 // says otherwise), never following a remote $ref: schemas come from
-// files and upstream servers, both outside input.
+// files and upstream servers, both outside input. A schema nested deeper
+// than MaxSchemaDepth, or with a key twice in an object, is refused first.
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	if err := strictjson.Check(raw, MaxSchemaDepth); err != nil {
+		return nil, fmt.Errorf("%v (schemas nest at most %d levels, each key once)", err, MaxSchemaDepth)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
