@@ -249,7 +249,7 @@ func (c *Compiler) compileField(env *cel.Env, ex *Executor, toolName string, sha
 		return mappedField{}, p.err
 	}
 	if p.est > CostLimit {
-		return mappedField{}, fmt.Errorf("the expression %q may cost up to %s, over the limit of %d (for arguments of up to %d bytes); loop less over the arguments (no nested comprehensions)", src, costString(p.est), CostLimit, MaxArgBytes)
+		return mappedField{}, fmt.Errorf("the expression %q may cost up to %s, over the limit of %d (for arguments of up to %d bytes); do less work per argument byte (no nested loops over the arguments, no replace or join that multiplies them)", src, costString(p.est), CostLimit, MaxArgBytes)
 	}
 	return mappedField{name: name, prg: p.prg, fast: p.fast, optional: optional, direct: direct}, nil
 }
