@@ -379,6 +379,7 @@ func conversion(want []string) string {
 // [MaxArgBytes].
 type sizeEstimator struct{}
 
+// EstimateSize implements checker.CostEstimator.
 func (sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 	if p := n.Path(); len(p) > 0 && p[0] == ArgsVar {
 		return &checker.SizeEstimate{Min: 0, Max: MaxArgBytes}
@@ -386,6 +387,8 @@ func (sizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 	return nil
 }
 
+// EstimateCallCost implements checker.CostEstimator: the library's own
+// estimates.
 func (sizeEstimator) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
 	return nil
 }

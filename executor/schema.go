@@ -41,6 +41,7 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 
 type noLoader struct{}
 
+// Load implements jsonschema.URLLoader by refusing.
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("remote schema references are not followed: %s", url)
 }

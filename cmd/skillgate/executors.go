@@ -97,10 +97,12 @@ func inactiveProviders(ctx context.Context, svc *install.Service) ([]broker.Inac
 // calls a server.
 type noUpstream struct{}
 
+// Call implements broker.Caller by refusing.
 func (noUpstream) Call(_ context.Context, _ mcpclient.Target, _ string, _ json.RawMessage, done mcpclient.ResultFunc) {
 	done(nil, errors.New("skillgate executors does not call servers"))
 }
 
+// Retain implements broker.Caller.
 func (noUpstream) Retain(map[string]bool) {}
 
 func (m *Main) executorsCommand() *cobra.Command {
