@@ -12,7 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,9 +87,42 @@ type execSnap struct {
 	mapped map[string]bool
 	// names are the executors with at least one backend.
 	names map[string]bool
-	// tools caches the tool definition of an executor per live provider
-	// set ("name\x00p1,p2").
-	tools sync.Map
+	// tools caches, per executor, its tool definition for each set of
+	// live providers seen (copy on write): a listing allocates no key.
+	tools map[string]*atomic.Pointer[[]cachedTool]
+}
+
+// cachedTool is an executor's tool for one set of live providers.
+type cachedTool struct {
+	providers []string
+	tool      *mcp.Tool
+}
+
+// tool returns ex's tool with the provider enum providers, built once.
+func (es *execSnap) tool(ex *executor.Executor, providers []string) *mcp.Tool {
+	cache := es.tools[ex.Name]
+	if cache == nil { // not an executor of this snapshot: build, keep nothing
+		return &mcp.Tool{Name: ex.Name, Description: ex.Description, InputSchema: executor.ToolSchema(ex, providers)}
+	}
+	for {
+		old := cache.Load()
+		if old != nil {
+			for _, c := range *old {
+				if slices.Equal(c.providers, providers) {
+					return c.tool
+				}
+			}
+		}
+		t := &mcp.Tool{Name: ex.Name, Description: ex.Description, InputSchema: executor.ToolSchema(ex, providers)}
+		var next []cachedTool
+		if old != nil {
+			next = slices.Clone(*old)
+		}
+		next = append(next, cachedTool{providers: slices.Clone(providers), tool: t})
+		if cache.CompareAndSwap(old, &next) {
+			return t
+		}
+	}
 }
 
 // buildExecutors compiles the skills' backends files against the built
@@ -143,8 +176,12 @@ func buildExecutors(cat *executor.Catalog, skills []Skill, caps []*Capability) (
 		}
 	}
 	es.index = executor.NewIndex(all)
+	es.tools = map[string]*atomic.Pointer[[]cachedTool]{}
 	for _, b := range all {
 		es.names[b.Executor.Name] = true
+		if es.tools[b.Executor.Name] == nil {
+			es.tools[b.Executor.Name] = &atomic.Pointer[[]cachedTool]{}
+		}
 	}
 	return es, problems
 }
@@ -224,14 +261,7 @@ func (b *Broker) executorTools(es *execSnap, p capability.Principal, scope []*Ca
 	live := es.index.Live(b.facts(es, p, in))
 	out := make([]*mcp.Tool, 0, len(live))
 	for _, l := range live {
-		key := l.Executor.Name + "\x00" + strings.Join(l.Providers, ",")
-		if t, ok := es.tools.Load(key); ok {
-			out = append(out, t.(*mcp.Tool))
-			continue
-		}
-		t := &mcp.Tool{Name: l.Executor.Name, Description: l.Executor.Description, InputSchema: executor.ToolSchema(l.Executor, l.Providers)}
-		es.tools.Store(key, t)
-		out = append(out, t)
+		out = append(out, es.tool(l.Executor, l.Providers))
 	}
 	return out
 }

@@ -46,8 +46,9 @@ func EnvCredentials(lookup func(string) (string, bool)) CredentialCheck {
 // fallback order (provider name, then skill key). It is immutable and
 // safe for concurrent use; build a new one when backends change.
 type Index struct {
-	entries []indexEntry // by executor name
-	byName  map[string]int
+	entries  []indexEntry // by executor name
+	byName   map[string]int
+	backends int // how many in all
 }
 
 type indexEntry struct {
@@ -77,6 +78,7 @@ func NewIndex(backends []*Backend) *Index {
 			continue
 		}
 		e.backends = append(e.backends, b)
+		x.backends++
 	}
 	return x
 }
@@ -117,19 +119,22 @@ type LiveExecutor struct {
 }
 
 // Live lists the executors live under f, in name order: those with at
-// least one live backend. A dormant executor is absent.
+// least one live backend. A dormant executor is absent. The provider
+// lists share one backing array (each capped, so appending to one copies
+// it): a listing allocates twice, whatever the catalog's size.
 func (x *Index) Live(f Facts) []LiveExecutor {
 	out := make([]LiveExecutor, 0, len(x.entries))
+	buf := make([]string, 0, x.backends)
 	for i := range x.entries {
 		e := &x.entries[i]
-		var provs []string
+		start := len(buf)
 		for _, b := range e.backends {
-			if f.Off(b).Live() && (len(provs) == 0 || provs[len(provs)-1] != b.Provider) {
-				provs = append(provs, b.Provider)
+			if f.Off(b).Live() && (len(buf) == start || buf[len(buf)-1] != b.Provider) {
+				buf = append(buf, b.Provider)
 			}
 		}
-		if len(provs) > 0 {
-			out = append(out, LiveExecutor{Executor: e.ex, Providers: provs})
+		if n := len(buf); n > start {
+			out = append(out, LiveExecutor{Executor: e.ex, Providers: buf[start:n:n]})
 		}
 	}
 	return out
