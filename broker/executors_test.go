@@ -349,3 +349,37 @@ func TestExecutorNameInPolicy(t *testing.T) {
 		t.Fatalf("last record %+v", rec)
 	}
 }
+
+// TestExecutorNumbersAndOptionals: numbers keep their JSON form through
+// the mapping, and an optional argument left out is left out of the
+// tool's arguments.
+func TestExecutorNumbersAndOptionals(t *testing.T) {
+	env := newRoutingEnv(t, permitAll, broker.ExecutorPreferences{})
+	p := capability.Caller{Principal: capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T2"}, SessionID: "s1"}
+	tests := []struct{ tool, args, want string }{
+		{"find_repositories", `{"query":"skillgate","per_page":5,"provider":"github"}`, `github search_repositories {"perPage":5,"query":"skillgate"}`},
+		{"find_repositories", `{"query":"skillgate","page":2,"provider":"gitlab"}`, `gitlab search_repositories {"page":2,"search":"skillgate"}`},
+		{"read_file_contents", `{"repository":"acme/api","path":"README.md"}`, `github get_file_contents {"owner":"acme","path":"README.md","repo":"api"}`},
+		{"write_file_contents", `{"repository":"g/sub/api","path":"a.txt","content":"hi\n","message":"add a","branch":"main","provider":"gitlab"}`,
+			`gitlab create_or_update_file {"branch":"main","commit_message":"add a","content":"hi\n","file_path":"a.txt","project_id":"g/sub/api"}`},
+		{"find_repositories", `{"query":"x","per_page":500}`, `error: skillgate: invalid arguments for find_repositories: jsonschema validation failed with 'skillgate:executor-schema.json#' - at '/per_page': maximum: got 500, want 100`},
+	}
+	for _, tc := range tests {
+		res, err := call(env.b, context.Background(), p, tc.tool, json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		got := "error: " + text
+		if !res.IsError {
+			var rec testserver.Recording
+			if err := json.Unmarshal([]byte(text), &rec); err != nil {
+				t.Fatal(err)
+			}
+			got = rec.Server + " " + rec.Tool + " " + string(rec.Arguments)
+		}
+		if got != tc.want {
+			t.Errorf("%s %s:\n got %s\nwant %s", tc.tool, tc.args, got, tc.want)
+		}
+	}
+}
