@@ -383,3 +383,28 @@ func TestExecutorNumbersAndOptionals(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutorDormantPerTenant: with no credential configured for a
+// tenant, its executors are dormant (not listed, unknown when called)
+// while another tenant's stay live; adding the credential for that tenant
+// only wakes them for it.
+func TestExecutorDormantPerTenant(t *testing.T) {
+	env := newRoutingEnv(t, permitAll, broker.ExecutorPreferences{})
+	acme := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T2"}
+	beta := capability.Principal{Tenant: "beta", Agent: "b1", Tier: "T2"}
+	env.mu.Lock()
+	env.creds["beta"] = map[string]bool{}
+	env.mu.Unlock()
+	if listed, _, errText := env.createIssue(t, beta, issueArgs); listed != "" || errText != `skillgate: unknown tool "create_issue": it is not among the capabilities you may call` {
+		t.Fatalf("beta without credentials: listed %q, %q", listed, errText)
+	}
+	if listed, server, _ := env.createIssue(t, acme, issueArgs); listed != "github,gitlab" || server != githubIssue {
+		t.Fatalf("acme: listed %q, %q", listed, server)
+	}
+	env.mu.Lock()
+	env.creds["beta"]["GITLAB_TOKEN"] = true
+	env.mu.Unlock()
+	if listed, server, _ := env.createIssue(t, beta, issueArgs); listed != "gitlab" || server != gitlabIssue {
+		t.Fatalf("beta with GITLAB_TOKEN: listed %q, %q", listed, server)
+	}
+}
