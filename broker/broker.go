@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/executor"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 )
@@ -76,6 +78,9 @@ type Skill struct {
 	// are offered as its shipped manifest describes them, and each
 	// connection pins what its server lists at connect.
 	Trust, ApprovedTrust capability.Trust
+	// Backends is the skill's backends.yaml, if it has one: how it serves
+	// executors (see [ExecutorOptions] and docs/executors.md).
+	Backends []byte
 }
 
 // Capability is one capability of one skill, as offered to agents.
@@ -212,6 +217,8 @@ type Options struct {
 	// capability is dormant for it (not listed; a call is an unknown
 	// tool). Nil: never dormant.
 	Configured CredentialCheck
+	// Executors configures the executors served from the skills' backends.
+	Executors ExecutorOptions
 }
 
 // Broker implements [gateway.CapabilitySource]. It is safe for concurrent
@@ -229,6 +236,10 @@ type Broker struct {
 
 type snapshot struct {
 	caps []*Capability
+	// exec is the executors and their backends; execProblems the backends
+	// refused.
+	exec         *execSnap
+	execProblems []string
 }
 
 // New returns a broker with no capabilities; call Reload to load them.
@@ -242,8 +253,14 @@ func New(opts Options) (*Broker, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Executors.Catalog == nil {
+		opts.Executors.Catalog = executor.Builtin()
+	}
+	if opts.Executors.Credentials == nil {
+		opts.Executors.Credentials = executor.EnvCredentials(os.LookupEnv)
+	}
 	b := &Broker{opts: opts, log: opts.Logger}
-	b.snap.Store(&snapshot{})
+	b.snap.Store(&snapshot{exec: &execSnap{cat: opts.Executors.Catalog, index: executor.NewIndex(nil)}})
 	b.opts.Decider.SetCapabilities(nil)
 	return b, nil
 }
@@ -259,7 +276,8 @@ func (b *Broker) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("broker: load installed skills: %w", err)
 	}
-	snap, problems := build(skills)
+	snap, problems := buildWith(skills, b.opts.Executors.Catalog)
+	problems = append(problems, snap.execProblems...)
 	b.opts.Decider.SetCapabilities(snap.caps)
 	b.snap.Store(snap)
 	keep := map[string]bool{}
@@ -273,13 +291,22 @@ func (b *Broker) Reload(ctx context.Context) error {
 	return nil
 }
 
-// build compiles the skills into a snapshot. Names: a capability is
-// offered under the name fixed at its approval (manifest toolName, see
-// [capability.AssignToolNames]); one approved before names were fixed keeps
-// its upstream tool name unless it clashes with a gateway tool, a fixed
-// name or a capability of another skill, in which case every clashing one
-// is named "<skill>__<tool>" (the skill key with "/" as "--").
+// build compiles the skills into a snapshot with the built-in executor
+// catalog.
 func build(skills []Skill) (*snapshot, []string) {
+	return buildWith(skills, executor.Builtin())
+}
+
+// buildWith compiles the skills into a snapshot. Names: a capability is
+// offered under the name fixed at its approval (manifest toolName, see
+// [capability.AssignToolNames]); one approved before names were fixed (or
+// a first_party one) keeps its upstream or shipped tool name unless it
+// clashes with a gateway tool, a fixed name or a capability of another
+// skill, in which case every clashing one is named "<skill>__<tool>" (the
+// skill key with "/" as "--"). An executor with backends takes its name
+// from any capability. A capability a backend maps is not offered under
+// its own name: agents call the executor.
+func buildWith(skills []Skill, cat *executor.Catalog) (*snapshot, []string) {
 	var caps []*Capability
 	var problems []string
 	sort.Slice(skills, func(i, j int) bool { return skills[i].Key < skills[j].Key })
@@ -348,6 +375,7 @@ func build(skills []Skill) (*snapshot, []string) {
 			fixed[c.Name] = fixed[c.Name] || isFixed(c)
 		}
 	}
+	es, execProblems := buildExecutors(cat, skills, caps)
 	count := map[string]map[string]bool{}
 	for _, c := range caps {
 		if isFixed(c) {
@@ -359,7 +387,8 @@ func build(skills []Skill) (*snapshot, []string) {
 		count[c.Name][c.Skill] = true
 	}
 	for _, c := range caps {
-		if !isFixed(c) && (len(count[c.Name]) > 1 || isReserved(c.Name) || fixed[c.Name]) {
+		// An executor with a backend takes its name even from a fixed one.
+		if (!isFixed(c) && (len(count[c.Name]) > 1 || isReserved(c.Name) || fixed[c.Name])) || es.names[c.Name] {
 			c.Name = namespaced(c.Skill, c.Name)
 		}
 	}
@@ -377,7 +406,7 @@ func build(skills []Skill) (*snapshot, []string) {
 		c.Tool = &t
 		c.id = c.Ref().String()
 	}
-	return &snapshot{caps: caps}, problems
+	return &snapshot{caps: caps, exec: es, execProblems: execProblems}, problems
 }
 
 func isReserved(name string) bool { return capability.IsReservedName(name) }
@@ -480,18 +509,25 @@ func (b *Broker) dormant(ctx context.Context, p capability.Principal, c *Capabil
 	return b.opts.Configured(ctx, p, c.Skill, c.Credentials)
 }
 
-// Tools implements [gateway.CapabilitySource]: the capabilities of p's
-// scope, but the dormant ones.
+// Tools implements [gateway.CapabilitySource]: the capabilities in p's
+// scope that no backend maps, under their names, and the executors live
+// for p, each with the provider argument's enum of its live providers. A
+// dormant executor is not listed, nor a first_party capability dormant for p.
 func (b *Broker) Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool, error) {
 	scope := b.opts.Decider.Scope(p)
+	es := b.snap.Load().exec
 	out := make([]*mcp.Tool, 0, len(scope))
 	for _, c := range scope {
+		if es != nil && es.mapped[c.ID()] {
+			continue
+		}
 		if len(b.dormant(ctx, p, c)) > 0 {
 			continue
 		}
 		out = append(out, c.Tool)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	out = append(out, b.executorTools(es, p, scope)...)
+	sortTools(out)
 	return out, nil
 }
 
@@ -508,7 +544,12 @@ func (b *Broker) Capabilities() []*Capability { return b.snap.Load().caps }
 // has returned, on the goroutine that read the result ([Broker.Drain]
 // waits for it).
 func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, rawArgs json.RawMessage, done func(result json.RawMessage)) {
-	a := b.admit(ctx, who, name, rawArgs)
+	var a admission
+	if es := b.snap.Load().exec; es != nil && es.names[name] {
+		a = b.admitExecutor(ctx, es, who, name, rawArgs)
+	} else {
+		a = b.admit(ctx, who, name, rawArgs)
+	}
 	if a.refusal != "" {
 		done(toolErrorJSON(a.refusal))
 		return
@@ -559,6 +600,10 @@ type admission struct {
 	args    json.RawMessage
 	refusal string // the tool error text when the call is refused
 	release func(context.Context) error
+	// data is the record's Data (sealed into it when it is recorded):
+	// the executor, backend and provider of an executor call, the
+	// approval command, the upstream error.
+	data map[string]any
 }
 
 // admit does everything before forwarding: scope lookup, argument
@@ -586,6 +631,9 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 		return a
 	}
 	c := b.opts.Decider.Find(p, name)
+	if es := b.snap.Load().exec; c != nil && es != nil && es.mapped[c.ID()] {
+		c = nil // served as an executor only
+	}
 	if c == nil {
 		return refuse(capability.Deny, []string{"not in scope: no capability named " + name + " for " + p.String()},
 			fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
@@ -611,24 +659,43 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 		return refuse(capability.Deny, []string{"invalid arguments: " + oneLine(err)},
 			fmt.Sprintf("skillgate: invalid arguments for %s: %s", name, oneLine(err)))
 	}
+	b.decide(ctx, &a, who, c, name, args)
+	return a
+}
+
+// decide asks the decider about a call of c with args and completes the
+// admission: allowed, or refused (and audited) with the reasons.
+func (b *Broker) decide(ctx context.Context, a *admission, who capability.Caller, c *Capability, name string, args map[string]any) {
+	p := who.Principal
+	refuse := func(effect capability.Effect, reasons []string, msg string) {
+		a.rec.Decision, a.rec.Reasons = effect, reasons
+		a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
+		a.seal()
+		b.record(ctx, a.rec)
+		a.refusal = msg
+	}
 	d := b.opts.Decider.Decide(ctx, p, who.SessionID, c, args)
 	switch d.Effect {
 	case capability.Allow:
 	case capability.RequireApproval:
 		if d.Approve != "" {
-			a.rec.Data, _ = json.Marshal(map[string]string{"approve": d.Approve})
+			if a.data == nil {
+				a.data = map[string]any{}
+			}
+			a.data["approve"] = d.Approve
 			b.log.WarnContext(ctx, "capability call needs a human's approval", "principal", p.String(), "session", who.SessionID,
 				"capability", c.ID(), "approve", d.Approve)
 		}
 		msg := fmt.Sprintf("skillgate: %s needs a human's approval before you may call it: %s. Ask a human operator to approve it; the request is recorded for them.", name, strings.Join(d.told(), "; "))
-		return refuse(capability.RequireApproval, d.Reasons, msg)
+		refuse(capability.RequireApproval, d.Reasons, msg)
+		return
 	default:
 		msg := fmt.Sprintf("skillgate: call to %s denied: %s.", name, strings.Join(d.told(), "; "))
-		return refuse(capability.Deny, d.Reasons, msg)
+		refuse(capability.Deny, d.Reasons, msg)
+		return
 	}
 	a.rec.Decision, a.rec.Reasons = capability.Allow, d.Reasons
 	a.release = d.Release
-	return a
 }
 
 // decodeArgs decodes a call's arguments, numbers kept as json.Number. A
@@ -653,6 +720,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 // allowed audits an allowed call that the upstream server answered.
 func (b *Broker) allowed(ctx context.Context, a admission) {
 	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
+	a.seal()
 	b.record(ctx, a.rec)
 }
 
@@ -675,20 +743,24 @@ func (b *Broker) failed(ctx context.Context, a admission, name string, err error
 			released = true
 		}
 	}
+	if a.data == nil {
+		a.data = map[string]any{}
+	}
 	if errors.Is(err, mcpclient.ErrToolBlocked) || errors.Is(err, mcpclient.ErrRecheckFailed) {
 		a.rec.Decision, a.rec.Reasons = capability.Deny, []string{"drift: " + oneLine(err)}
 		if released {
-			a.rec.Data = json.RawMessage(`{"grantReleased":true}`)
+			a.data["grantReleased"] = true
 		}
+		a.seal()
 		b.record(ctx, a.rec)
 		b.log.WarnContext(ctx, "call refused for drift", "capability", a.rec.Subject, "err", err)
 		return fmt.Sprintf("skillgate: %s was refused: the server's tool no longer matches the definition an operator approved (drift); an operator must review it (skillgate review) before it can be called again", name)
 	}
-	data := map[string]any{"upstreamError": oneLine(err)}
+	a.data["upstreamError"] = oneLine(err)
 	if released {
-		data["grantReleased"] = true
+		a.data["grantReleased"] = true
 	}
-	a.rec.Data, _ = json.Marshal(data)
+	a.seal()
 	b.record(ctx, a.rec)
 	b.log.WarnContext(ctx, "upstream call failed", "capability", a.rec.Subject, "err", err)
 	if errors.Is(err, mcpclient.ErrNotSent) {

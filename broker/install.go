@@ -38,6 +38,11 @@ func LoadInstalled(src EnabledSource) func(context.Context) ([]Skill, error) {
 			for _, b := range in.Blocked {
 				s.Blocked[b.Capability] = b.Reason
 			}
+			if in.Dir != "" {
+				// A backends file that cannot be read serves no executor;
+				// the skill's capabilities are unaffected.
+				s.Backends, _ = ReadBackends(in.Dir)
+			}
 			out = append(out, s)
 		}
 		return out, nil

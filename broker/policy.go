@@ -311,3 +311,10 @@ func withoutHostPath(r policy.Reason) policy.Reason {
 	r.Position = ""
 	return r
 }
+
+// InScope reports whether c is in p's policy scope, without listing the
+// scope: the executor resolver asks it for each backend of a call.
+func (d *PolicyDecider) InScope(p capability.Principal, c *Capability) bool {
+	scope, err := d.Engine.Scope(d.principal(p))
+	return err == nil && scope.Contains(c.Ref())
+}

@@ -91,6 +91,8 @@ type RuntimeOptions struct {
 	ClientVersion string
 	// Logger receives what the runtime and its parts report; nil discards.
 	Logger *slog.Logger
+	// Executors configures the executors the broker serves.
+	Executors ExecutorOptions
 }
 
 // Runtime is the capability path of a running gateway: the policy engine
@@ -178,7 +180,15 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	if check == nil {
 		check = CredentialsFrom(opts.Credentials)
 	}
-	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Configured: check})
+	execs := opts.Executors
+	if execs.Credentials == nil {
+		// A backend is live only where its server's credentials resolve,
+		// as the pool resolves them: the check first_party dormancy uses.
+		execs.Credentials = func(p capability.Principal, names []string) []string {
+			return check(context.Background(), p, "", names)
+		}
+	}
+	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Configured: check, Executors: execs})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
 	}

@@ -170,6 +170,9 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	} else if rep.Validation.Blocked {
 		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, strings.Join(rep.Validation.Reasons, "; "))
 	}
+	if err := checkBackends(in.Key, filepath.Join(in.Dir, SkillDir), rep); err != nil {
+		return nil, err
+	}
 	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, only, actor)
 	if err != nil {
 		return nil, err

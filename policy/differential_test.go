@@ -51,6 +51,8 @@ func randomPolicyText(r *rand.Rand, i int) string {
 			` when { !(context.args has flag) || context.args.flag }`, ` unless { context.args has flag && context.args.flag }`,
 			` when { context has session && context.session == "s1" }`, ` when { context.session like "s*" }`,
 			` unless { context has session }`, ` when { context has args && context has other }`,
+			` when { context has executor && context.executor == "create_issue" }`, ` when { context.executor like "read_*" }`,
+			` unless { context has executor }`,
 			` when { context.args has n && context.args.n < resource.skillTier }`, ` when { 1 <= context.args.n }`,
 			` when { principal.tier == "T1" && context.args has s }`, ` when { context.args["n"] > 0 }`,
 			` when { context.args has n && context.args.n like "1*" }`, ` when { context.delegated == true }`,

@@ -584,7 +584,8 @@ func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p 
 		return mv.plan.dec, mv.plan.diag, mv.plan.pols
 	}
 	sid, hasSID := ctx.Value(sessionKey{}).(string)
-	sc.env = callEnv{args: args, principal: mv.attrs, resource: ce.attrs, sid: sid, hasSID: hasSID}
+	exec, hasExec := ctx.Value(executorKey{}).(string)
+	sc.env = callEnv{args: args, principal: mv.attrs, resource: ce.attrs, sid: sid, hasSID: hasSID, exec: exec, hasExec: hasExec}
 	return mv.plan.run(&sc.env, &sc.fb, &sc.out)
 }
 
@@ -693,21 +694,22 @@ func posString(p cedar.Position) string {
 // everything.
 func requestContext(ctx context.Context, args map[string]any, delegated bool, set *PolicySet) types.Record {
 	sid, hasSID := ctx.Value(sessionKey{}).(string)
+	exec, hasExec := ctx.Value(executorKey{}).(string)
 	var keyBuf [maxContextKey]byte
-	key, cacheable := set.contexts.key(keyBuf[:0], set, args, delegated, sid, hasSID)
+	key, cacheable := set.contexts.key(keyBuf[:0], set, args, delegated, sid, hasSID, exec, hasExec)
 	if cacheable {
 		if r, ok := set.contexts.get(key); ok {
 			return r
 		}
 	}
-	r := buildContext(args, delegated, sid, hasSID, set)
+	r := buildContext(args, delegated, sid, hasSID, exec, hasExec, set)
 	if cacheable {
 		set.contexts.put(string(key), r)
 	}
 	return r
 }
 
-func buildContext(args map[string]any, delegated bool, sid string, hasSID bool, set *PolicySet) types.Record {
+func buildContext(args map[string]any, delegated bool, sid string, hasSID bool, exec string, hasExec bool, set *PolicySet) types.Record {
 	var a types.Record
 	if set.fullArgs {
 		a = argsValue(args, 0)
@@ -729,6 +731,9 @@ func buildContext(args map[string]any, delegated bool, sid string, hasSID bool, 
 	}
 	if hasSID {
 		m["session"] = types.String(sid)
+	}
+	if hasExec {
+		m["executor"] = types.String(exec)
 	}
 	return types.NewRecord(m)
 }

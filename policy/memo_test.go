@@ -41,12 +41,17 @@ func randomArgs(r *rand.Rand) map[string]any {
 	return args
 }
 
-// randomCallContext carries a session a third of the time.
+// randomCallContext carries a session a third of the time, and an
+// executor a third of the time.
 func randomCallContext(r *rand.Rand) context.Context {
+	ctx := context.Background()
 	if r.IntN(3) == 0 {
-		return WithSession(context.Background(), []string{"s1", "s2", "other"}[r.IntN(3)])
+		ctx = WithSession(ctx, []string{"s1", "s2", "other"}[r.IntN(3)])
 	}
-	return context.Background()
+	if r.IntN(3) == 0 {
+		ctx = WithExecutor(ctx, []string{"create_issue", "read_file_contents", "find_x"}[r.IntN(3)])
+	}
+	return ctx
 }
 
 // testEvaluator is the policyEvaluator of the memo tests: Cedar over one
@@ -80,10 +85,11 @@ func randomMemoRequest(r *rand.Rand, snap *snapshot, set *PolicySet) memoRequest
 	args := randomArgs(r)
 	ctx := randomCallContext(r)
 	sid, hasSID := ctx.Value(sessionKey{}).(string)
+	exec, hasExec := ctx.Value(executorKey{}).(string)
 	req := cedar.Request{Principal: ents[0].UID, Action: ActionInvoke, Resource: ce.uids[0],
 		Context: requestContext(ctx, args, false, set)}
 	return memoRequest{p: p, view: &entityView{snap: snap, chain: ents}, idx: idx, ce: ce, req: req,
-		env: callEnv{args: args, principal: ents[0].Attributes, resource: ce.attrs, sid: sid, hasSID: hasSID}}
+		env: callEnv{args: args, principal: ents[0].Attributes, resource: ce.attrs, sid: sid, hasSID: hasSID, exec: exec, hasExec: hasExec}}
 }
 
 // decideMemo decides mr from snap's memo as Evaluate does: the pair's

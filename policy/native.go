@@ -107,6 +107,8 @@ type callEnv struct {
 	resource  types.Record // the capability's attributes
 	sid       string
 	hasSID    bool
+	exec      string // the executor the call was routed from
+	hasExec   bool
 	delegated bool
 }
 
@@ -225,7 +227,7 @@ func (c *compiler) read(obj xast.IsNode, name string, has bool) (int16, bool) {
 	case "resource":
 		return c.emit(ninstr{op: pick(nresHas, nres), s: name}), true
 	case "context":
-		return c.emit(ninstr{op: pick(nctxHas, nctx), s: name}), has || name == "session" || name == "delegated"
+		return c.emit(ninstr{op: pick(nctxHas, nctx), s: name}), has || name == "session" || name == "delegated" || name == "executor"
 	}
 	if isContextArgs(obj) {
 		return c.emit(ninstr{op: pick(nargHas, narg), s: name}), c.readsArg(name)
@@ -349,14 +351,16 @@ func evalAt(code []ninstr, at int16, env *callEnv) (nval, bool) {
 		}
 		return literal(v)
 	case nctxHas:
-		// The context holds args always, session and delegated when set
-		// (buildContext).
+		// The context holds args always, session, executor and delegated
+		// when set (buildContext).
 		var b bool
 		switch in.s {
 		case "args":
 			b = true
 		case "session":
 			b = env.hasSID
+		case "executor":
+			b = env.hasExec
 		case "delegated":
 			b = env.delegated
 		}
@@ -365,6 +369,8 @@ func evalAt(code []ninstr, at int16, env *callEnv) (nval, bool) {
 		switch {
 		case in.s == "session" && env.hasSID:
 			return nval{k: kString, s: env.sid}, true
+		case in.s == "executor" && env.hasExec:
+			return nval{k: kString, s: env.exec}, true
 		case in.s == "delegated" && env.delegated:
 			return nval{k: kBool, b: true}, true
 		}

@@ -174,6 +174,16 @@ type TestReport struct {
 
 type sessionKey struct{}
 
+type executorKey struct{}
+
+// WithExecutor returns a context carrying the executor a call was routed
+// from (docs/executors.md), which Evaluate passes to Cedar as
+// context.executor: a policy may then treat `create_issue` on any provider
+// alike, or one provider's capabilities differently.
+func WithExecutor(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, executorKey{}, name)
+}
+
 // WithSession returns a context carrying the session id, which Evaluate
 // passes to Cedar as context.session.
 func WithSession(ctx context.Context, id string) context.Context {

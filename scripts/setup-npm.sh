@@ -21,6 +21,11 @@ packages=(
 	"@modelcontextprotocol/server-everything@2026.8.31"
 	"@modelcontextprotocol/server-filesystem@2026.8.31"
 	"@modelcontextprotocol/server-memory@2026.8.31"
+	# Provider servers of the executor tests (docs/executors.md): they list
+	# their tools without network; GitLab's needs GITLAB_PERSONAL_ACCESS_TOKEN
+	# set (to anything) to start.
+	"@modelcontextprotocol/server-github@2025.4.8"
+	"@modelcontextprotocol/server-gitlab@2025.4.25"
 )
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -137,6 +137,7 @@ error.`,
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
+	root.AddCommand(m.executorsCommand())
 	return root
 }
 
@@ -223,6 +224,15 @@ type Config struct {
 	Sessions configSessions `yaml:"sessions"`
 	// Signing lists the keys trusted to sign skills; see configSigning.
 	Signing configSigning `yaml:"signing"`
+	// Executors configures provider-neutral executors (docs/executors.md).
+	Executors struct {
+		// Preferences order the providers the resolver picks from when a
+		// call names none: the tenant's order first, then the global one.
+		Preferences struct {
+			Global  []string            `yaml:"global"`
+			Tenants map[string][]string `yaml:"tenants"`
+		} `yaml:"preferences"`
+	} `yaml:"executors"`
 }
 
 // config loads the configuration file, if any.

@@ -16,7 +16,7 @@ func TestConfigErrors(t *testing.T) {
 		{"misspelt nested key", "limits:\n  max_dpeth: 3\n",
 			"CFG:2: unknown key limits.max_dpeth (did you mean max_depth?); valid keys under limits: max_depth, max_dirs\n"},
 		{"misspelt top key", "root:\n  - path: x\n",
-			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: limits, roots, sessions, signing, workspace\n"},
+			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: executors, limits, roots, sessions, signing, workspace\n"},
 		{"unknown key, nothing close", "roots:\n  - path: x\n    colour: blue\n",
 			"CFG:3: unknown key roots[0].colour; valid keys under roots[0]: hard_links, path, scope, trust\n"},
 		{"two problems", "limits:\n  max_dirs: many\nworkspace:\n  max_byte: 1\n",

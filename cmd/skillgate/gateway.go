@@ -249,6 +249,14 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	if _, err := d.installs.Recover(ctx); err != nil {
 		return err
 	}
+	cfg, err := m.config()
+	if err != nil {
+		return err
+	}
+	execs, err := executorOptions(cfg)
+	if err != nil {
+		return err
+	}
 	// ${NAME} in mcp.json resolves per principal: agent → tenant (the
 	// credential store) → skillgate's environment.
 	creds, err := m.openCredentials(ctx)
@@ -256,6 +264,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		return err
 	}
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
+		Executors: execs,
 		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(), FirstParty: d.reg,
 		CredentialStore: creds,
 		// A first_party capability is dormant for a principal while a

@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// providerSkill copies the worked example's provider skill NAME
+// (examples/providers/NAME: SKILL.md and backends.yaml verbatim) with an
+// mcp.json that runs the project's recording test server serving the real
+// tools of the npm server it stands in for, and reporting the token it was
+// started with.
+func providerSkill(t *testing.T, name, tools, token string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	os.MkdirAll(dir, 0o755)
+	for _, f := range []string{"SKILL.md", "backends.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "examples", "providers", name, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toolsFile, err := filepath.Abs(filepath.Join("..", "executor", "testdata", tools))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{
+		"command": testServer(t),
+		"env": map[string]string{"SKILLGATE_TESTSERVER": "recorder", "SKILLGATE_TESTSERVER_TOOLS_FILE": toolsFile,
+			"SKILLGATE_TESTSERVER_NAME": name, "SKILLGATE_TESTSERVER_REPORT_ENV": "TOKEN", "TOKEN": "${" + token + "}"},
+	}}})
+	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestExecutorsEndToEnd is issue 14's worked example (docs/executors.md)
+// through the built binary: the GitHub and GitLab provider skills are
+// installed, completed, approved and enabled; `skillgate executors` shows
+// every backend live; an agent over stdio and one over HTTP see one
+// create_issue, routed by the configured preferences (GitLab for tenant
+// acme) or by an explicit pin; disabling GitLab keeps create_issue with
+// GitHub alone, and disabling both makes it dormant for a connected agent.
+func TestExecutorsEndToEnd(t *testing.T) {
+	f := newFixture(t)
+	t.Setenv("GITHUB_TOKEN", "gh-secret")
+	t.Setenv("GITLAB_TOKEN", "gl-secret")
+	for _, p := range []struct{ name, tools, token string }{
+		{"github", "server-github-2025.4.8.tools.json", "GITHUB_TOKEN"},
+		{"gitlab", "server-gitlab-2025.4.25.tools.json", "GITLAB_TOKEN"},
+	} {
+		src := providerSkill(t, p.name, p.tools, p.token)
+		// Blocked until an operator completes the risk metadata: exit 1.
+		if code, _, stderr := f.runCode(t, nil, "install", src, "--credential", p.token); code != 1 {
+			t.Fatalf("install %s: %d %s", p.name, code, stderr)
+		}
+		var only []string
+		for _, tool := range []string{"create_issue", "get_file_contents", "search_repositories", "create_or_update_file"} {
+			c := p.name + "/" + tool
+			// The recording server sends nothing anywhere: internal, no egress.
+			f.run(t, "complete", p.name, c, "--risk", "write", "--side-effects", "internal", "--egress", "none", "--why", "the recording test server only answers")
+			only = append(only, c)
+		}
+		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
+		f.run(t, "enable", p.name)
+	}
+	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("executors:\n  preferences:\n    global: [github]\n    tenants:\n      acme: [gitlab]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The CLI: every backend live, acme's default GitLab.
+	var status struct {
+		Executors []struct {
+			Name, Default string
+			Dormant       bool
+			Backends      []struct {
+				Provider string
+				Live     bool
+			}
+		}
+		Problems []string
+	}
+	out := f.run(t, "executors", "--tenant", "acme", "--agent", "drafter", "--tier", "T3", "--json")
+	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status.Executors) != 4 || len(status.Problems) != 0 {
+		t.Fatalf("executors --json: %v\n%s", err, out)
+	}
+	for _, e := range status.Executors {
+		if e.Dormant || e.Default != "gitlab" || len(e.Backends) != 2 || !e.Backends[0].Live || !e.Backends[1].Live {
+			t.Errorf("executor %+v", e)
+		}
+	}
+
+	// Without GitLab's credential its backends are off, and why.
+	if code, out, stderr := f.runCode(t, []string{"GITLAB_TOKEN="}, "executors", "--tenant", "acme", "--agent", "drafter", "--tier", "T3"); code != 0 ||
+		!strings.Contains(out, "create_issue  live\n  default: provider github is choice 1 of the global preference order (skill github)\n") ||
+		!strings.Contains(out, "off: credential GITLAB_TOKEN missing for tenant acme") {
+		t.Errorf("executors without GITLAB_TOKEN: %d %s\n%s", code, stderr, out)
+	}
+
+	issue := map[string]any{"repository": "acme/api", "title": "Crash on start", "labels": []any{"bug"}}
+	const (
+		viaGitHub = `github create_issue {"labels":["bug"],"owner":"acme","repo":"api","title":"Crash on start"} gh-secret`
+		viaGitLab = `gitlab create_issue {"labels":["bug"],"project_id":"acme/api","title":"Crash on start"} gl-secret`
+	)
+	callIssue := func(cs *mcp.ClientSession, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_issue", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := textOf(res)
+		if res.IsError {
+			return "error: " + text
+		}
+		var rec struct {
+			Server, Tool string
+			Arguments    json.RawMessage
+			Env          map[string]string
+		}
+		if err := json.Unmarshal([]byte(text), &rec); err != nil {
+			t.Fatalf("%v: %s", err, text)
+		}
+		return rec.Server + " " + rec.Tool + " " + string(rec.Arguments) + " " + rec.Env["TOKEN"]
+	}
+	checkListed := func(cs *mcp.ClientSession) {
+		t.Helper()
+		names := toolNames(t, cs)
+		n := 0
+		for _, name := range names {
+			if strings.HasSuffix(name, "create_issue") {
+				n++
+			}
+		}
+		if n != 1 || !slices.Contains(names, "create_issue") {
+			t.Fatalf("tools %v: want one create_issue", names)
+		}
+	}
+
+	// stdio, tenant acme: GitLab by the tenant's preference; a pin wins.
+	cs := f.agent(t, "T3")
+	checkListed(cs)
+	if got := callIssue(cs, issue); got != viaGitLab {
+		t.Errorf("stdio default: %s", got)
+	}
+	pinned := map[string]any{"provider": "github"}
+	for k, v := range issue {
+		pinned[k] = v
+	}
+	if got := callIssue(cs, pinned); got != viaGitHub {
+		t.Errorf("stdio pinned to github: %s", got)
+	}
+
+	// HTTP, tenant beta: GitHub by the global preference.
+	var tok struct {
+		Secret string `json:"secret"`
+	}
+	if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "b1", "--tier", "T3", "--tenant", "beta", "--json")), &tok); err != nil {
+		t.Fatal(err)
+	}
+	srv := f.serve(t)
+	changed := make(chan struct{}, 8)
+	hc, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: srv.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok.Secret, http.DefaultTransport}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Close()
+	checkListed(hc)
+	if got := callIssue(hc, issue); got != viaGitHub {
+		t.Errorf("HTTP default: %s", got)
+	}
+
+	// Disable GitLab: the same name, GitHub alone, for the connected agent.
+	f.run(t, "disable", "gitlab")
+	waitFor(t, changed, "tools/list_changed after disabling gitlab")
+	checkListed(hc)
+	pinned["provider"] = "gitlab"
+	if got := callIssue(hc, pinned); !strings.HasPrefix(got, "error: skillgate: create_issue cannot run as asked: unknown provider") {
+		t.Errorf("HTTP pinned to the disabled gitlab: %s", got)
+	}
+	// Disable both: dormant, gone from tools/list.
+	f.run(t, "disable", "github")
+	waitFor(t, changed, "tools/list_changed after disabling github")
+	if names := toolNames(t, hc); slices.Contains(names, "create_issue") {
+		t.Fatalf("create_issue listed with both providers disabled: %v", names)
+	}
+	out = f.run(t, "executors", "--tenant", "beta", "--agent", "b1", "--tier", "T3")
+	if !strings.Contains(out, "create_issue  dormant") || !strings.Contains(out, "off: skill gitlab is disabled; enable it with skillgate enable gitlab") {
+		t.Errorf("executors after disabling both:\n%s", out)
+	}
+}
+
+func waitFor(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no %s", what)
+	}
+}
