@@ -265,7 +265,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	}
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
 		Executors: execs,
-		Installs: d.installs, Store: d.db, PolicyDir: m.policyDir(), FirstParty: d.reg,
+		Installs:  d.installs, Store: d.db, PolicyDir: m.policyDir(), FirstParty: d.reg,
 		CredentialStore: creds,
 		// A first_party capability is dormant for a principal while a
 		// credential its server references does not resolve for it.
