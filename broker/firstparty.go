@@ -141,6 +141,10 @@ func readFirstParty(e registry.Entry) (*Skill, error) {
 		}
 		s.Servers[p.ServerID] = d
 	}
+	// Its backends.yaml, when it ships one, serves executors as an
+	// approved provider skill's does (a file that cannot be read serves
+	// none; its mappings are compiled and checked when the broker builds).
+	s.Backends, _ = ReadBackends(e.Dir)
 	return s, nil
 }
 
