@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/registry"
@@ -103,7 +102,7 @@ func ReadFirstParty(ctx context.Context, src FirstPartySource) (*FirstPartyLoad,
 // manifest.json.
 func readFirstParty(e registry.Entry) (*Skill, error) {
 	mpath := filepath.Join(e.Dir, manifest.FileApproved)
-	mb, err := readBounded(mpath, manifest.MaxManifestBytes)
+	mb, err := fileinfo.ReadRegular(mpath, manifest.MaxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -124,7 +123,7 @@ func readFirstParty(e registry.Entry) (*Skill, error) {
 		return nil, fmt.Errorf("%s: %w", mpath, err)
 	}
 	cpath := filepath.Join(e.Dir, "mcp.json")
-	cb, err := readBounded(cpath, 1<<20)
+	cb, err := fileinfo.ReadRegular(cpath, 1<<20)
 	if err != nil {
 		return nil, fmt.Errorf("the manifest names servers but %w", err)
 	}
@@ -146,30 +145,6 @@ func readFirstParty(e registry.Entry) (*Skill, error) {
 	// none; its mappings are compiled and checked when the broker builds).
 	s.Backends, _ = ReadBackends(e.Dir)
 	return s, nil
-}
-
-// readBounded reads a file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
 }
 
 // LoadFirstParty returns an Options.Load serving the first_party skills

@@ -18,6 +18,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/fileinfo"
 )
 
 // Options configures [Open].
@@ -111,7 +112,7 @@ func (s *Store) loadIdentity(create bool) error {
 		return nil
 	}
 	keyPath := filepath.Join(s.dir, KeyFile)
-	b, err := readBounded(keyPath, 4096)
+	b, err := fileinfo.ReadRegular(keyPath, 4096)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
 		id, err := age.GenerateX25519Identity()
@@ -181,7 +182,7 @@ func (s *Store) statFile() (fileStamp, error) {
 // read decrypts and parses the store file; a missing file is the empty
 // store.
 func (s *Store) read() (table, error) {
-	b, err := readBounded(s.path, MaxStoreBytes)
+	b, err := fileinfo.ReadRegular(s.path, MaxStoreBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return table{}, nil
 	}
@@ -383,23 +384,6 @@ func (s *Store) Missing(p capability.Principal, names []string) []string {
 
 // String describes the store without any value.
 func (s *Store) String() string { return "credential.Store(" + s.path + ")" }
-
-// readBounded reads at most max bytes of path; a larger file is an error.
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, nil
-}
 
 // writeAtomic writes data to path with mode 0600: a temporary file in dir,
 // fsynced, renamed over path, and the directory fsynced.

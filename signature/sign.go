@@ -115,16 +115,12 @@ func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOpt
 	if err != nil {
 		return nil, err
 	}
-	digest, name, err := Digest(ctx, dir)
+	sub, err := subjectOf(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	md, err := manifestDigest(dir)
-	if err != nil {
-		return nil, err
-	}
-	p := Predicate{Skill: name, Signer: opts.Signer, KeyID: id, SignedAt: now().UTC().Truncate(time.Second), Trust: opts.Trust, ManifestDigest: md}
-	payload, err := statement(digest, p)
+	p := Predicate{Skill: sub.Name, Signer: opts.Signer, KeyID: id, SignedAt: now().UTC().Truncate(time.Second), Trust: opts.Trust, ManifestDigest: sub.ManifestDigest}
+	payload, err := statement(sub.Digest, p)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +140,7 @@ func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOpt
 	if err := writeFileAtomic(path, append(out, '\n')); err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
 	}
-	return &Signed{Path: path, Digest: digest, Predicate: p}, nil
+	return &Signed{Path: path, Digest: sub.Digest, Predicate: p}, nil
 }
 
 // statement encodes the in-toto Statement v1 of digest with predicate p.
@@ -201,6 +197,20 @@ func Digest(ctx context.Context, dir string) (digest, name string, err error) {
 		return "", "", fmt.Errorf("%s: %w", dir, err)
 	}
 	return d, s.Name, nil
+}
+
+// subjectOf is what the skill in dir is now: its name, content digest and
+// manifest.json's digest.
+func subjectOf(ctx context.Context, dir string) (Subject, error) {
+	digest, name, err := Digest(ctx, dir)
+	if err != nil {
+		return Subject{}, err
+	}
+	md, err := manifestDigest(dir)
+	if err != nil {
+		return Subject{}, err
+	}
+	return Subject{Name: name, Digest: digest, ManifestDigest: md}, nil
 }
 
 // manifestDigest returns "sha256:<hex>" of dir/manifest.json, or "" when

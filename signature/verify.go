@@ -133,15 +133,11 @@ func (k *Keyring) Verify(ctx context.Context, dir, trust string, now time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	digest, name, err := Digest(ctx, dir)
+	sub, err := subjectOf(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	md, err := manifestDigest(dir)
-	if err != nil {
-		return nil, err
-	}
-	p, err := k.VerifyEnvelope(ctx, env, Subject{Name: name, Digest: digest, ManifestDigest: md}, trust, now)
+	p, err := k.VerifyEnvelope(ctx, env, sub, trust, now)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
 	}

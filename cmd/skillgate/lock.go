@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/lockfile"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/signature"
@@ -226,7 +227,7 @@ func (m *Main) rescan(ctx context.Context) error {
 }
 
 func readLock(path string) (*lockfile.File, error) {
-	b, err := readBounded(path, lockfile.MaxBytes)
+	b, err := fileinfo.ReadRegular(path, lockfile.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}

@@ -12,22 +12,9 @@ import (
 // path, and review shows where the version came from.
 func TestInstallFromGitCLI(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	repo := filepath.Join(t.TempDir(), "repo")
 	write(t, repo, map[string]string{"skills/notes/SKILL.md": "---\nname: notes\ndescription: Takes notes.\n---\n\n# Notes\n"})
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := gitIn(t, repo)
 	git("init", "-q", "-b", "main")
 	git("add", "-A")
 	git("commit", "-q", "-m", "notes")
@@ -53,5 +40,25 @@ func TestInstallFromGitCLI(t *testing.T) {
 	code, _, errs = run(t, data, "install", "https://example.com/notes.tar.gz")
 	if code != 1 || !strings.Contains(errs, "an archive URL needs --sha256 HEX") {
 		t.Fatalf("archive URL without --sha256: %d %q", code, errs)
+	}
+}
+
+// gitIn returns a function running git in repo, with no user or system
+// configuration and a fixed author; it skips the test without git.
+func gitIn(t *testing.T, repo string) func(args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	return func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/signature"
 )
 
@@ -112,7 +113,7 @@ sign again after reviewing the change. Nothing else in skillgate ever signs.`,
 			if keyFile == "" {
 				return usageErr("sign needs --key FILE (a private key from 'skillgate key gen')")
 			}
-			data, err := readBounded(keyFile, signature.MaxKeyFileBytes)
+			data, err := fileinfo.ReadRegular(keyFile, signature.MaxKeyFileBytes)
 			if err != nil {
 				return usageErr("--key: %v", err)
 			}
@@ -253,7 +254,7 @@ func (m *Main) keyring(cfg *Config) (*signature.Keyring, error) {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(filepath.Dir(file), p)
 			}
-			b, err := readBounded(p, signature.MaxKeyFileBytes)
+			b, err := fileinfo.ReadRegular(p, signature.MaxKeyFileBytes)
 			if err != nil {
 				return nil, fmt.Errorf("%s: public_key: %w", at, err)
 			}
@@ -283,21 +284,6 @@ func (m *Main) keyring(cfg *Config) (*signature.Keyring, error) {
 		return nil, fmt.Errorf("config %s: %w", file, err)
 	}
 	return kr, nil
-}
-
-// readBounded reads a regular file of at most max bytes.
-func readBounded(path string, max int64) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return os.ReadFile(path)
 }
 
 // writeNew creates path with data and mode, refusing to replace a file.
