@@ -62,22 +62,8 @@ func TestExecutorWakesPerTenant(t *testing.T) {
 	}
 	providers := func(a agent) string {
 		t.Helper()
-		res, err := a.cs.ListTools(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tl := range res.Tools {
-			if tl.Name != "create_issue" {
-				continue
-			}
-			var s struct {
-				Properties map[string]struct {
-					Enum []string `json:"enum"`
-				} `json:"properties"`
-			}
-			raw, _ := json.Marshal(tl.InputSchema)
-			_ = json.Unmarshal(raw, &s)
-			return strings.Join(s.Properties["provider"].Enum, ",")
+		if e := providerEnum(t, a.cs); e != "" {
+			return e
 		}
 		return "(no create_issue)"
 	}

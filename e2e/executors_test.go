@@ -77,7 +77,11 @@ func TestExecutorsEndToEnd(t *testing.T) {
 		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
 		f.run(t, "enable", p.name)
 	}
-	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("executors:\n  preferences:\n    global: [github]\n    tenants:\n      acme: [gitlab]\n"), 0o600); err != nil {
+	// The worked example of docs/executors.md, as written there: its
+	// configuration, its call, and the arguments it says each provider's
+	// server receives.
+	ex := workedExample(t)
+	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte(ex.config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -110,11 +114,12 @@ func TestExecutorsEndToEnd(t *testing.T) {
 		t.Errorf("executors without GITLAB_TOKEN: %d %s\n%s", code, stderr, out)
 	}
 
-	issue := map[string]any{"repository": "acme/api", "title": "Crash on start", "labels": []any{"bug"}}
-	const (
-		viaGitHub = `github create_issue {"labels":["bug"],"owner":"acme","repo":"api","title":"Crash on start"} gh-secret`
-		viaGitLab = `gitlab create_issue {"labels":["bug"],"project_id":"acme/api","title":"Crash on start"} gl-secret`
-	)
+	if ex.call.Name != "create_issue" {
+		t.Fatalf("the worked example calls %q", ex.call.Name)
+	}
+	issue := ex.call.Arguments
+	viaGitHub := "github create_issue " + ex.github + " gh-secret"
+	viaGitLab := "gitlab create_issue " + ex.gitlab + " gl-secret"
 	callIssue := func(cs *mcp.ClientSession, args map[string]any) string {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_issue", Arguments: args})
@@ -187,16 +192,22 @@ func TestExecutorsEndToEnd(t *testing.T) {
 	}
 
 	// Disable GitLab: the same name, GitHub alone, for the connected agent.
+	// (A notification already queued, from the connection's first sync,
+	// is not the one awaited.)
+	drain(changed)
 	f.run(t, "disable", "gitlab")
 	waitFor(t, changed, "tools/list_changed after disabling gitlab")
+	waitUntil(t, "gitlab to leave create_issue's providers", func() bool { return !strings.Contains(providerEnum(t, hc), "gitlab") })
 	checkListed(hc)
 	pinned["provider"] = "gitlab"
 	if got := callIssue(hc, pinned); !strings.HasPrefix(got, "error: skillgate: create_issue cannot run as asked: unknown provider") {
 		t.Errorf("HTTP pinned to the disabled gitlab: %s", got)
 	}
 	// Disable both: dormant, gone from tools/list.
+	drain(changed)
 	f.run(t, "disable", "github")
 	waitFor(t, changed, "tools/list_changed after disabling github")
+	waitUntil(t, "create_issue to go dormant", func() bool { return !slices.Contains(toolNames(t, hc), "create_issue") })
 	if names := toolNames(t, hc); slices.Contains(names, "create_issue") {
 		t.Fatalf("create_issue listed with both providers disabled: %v", names)
 	}
@@ -213,4 +224,104 @@ func waitFor(t *testing.T, ch chan struct{}, what string) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no %s", what)
 	}
+}
+
+// example is the worked example of docs/executors.md.
+type example struct {
+	config string // its config.yaml
+	call   struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	github, gitlab string // the arguments it says each server receives
+}
+
+// workedExample reads the worked example of docs/executors.md: the yaml
+// block, the json call, and the two argument objects the text says GitHub's
+// and GitLab's create_issue receive.
+func workedExample(t *testing.T) example {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", "executors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "## Worked example: GitHub and GitLab")
+	if i < 0 {
+		t.Fatal("docs/executors.md has no worked example")
+	}
+	doc = doc[i:]
+	if j := strings.Index(doc[3:], "\n## "); j >= 0 {
+		doc = doc[:j+3]
+	}
+	block := func(lang string) string {
+		t.Helper()
+		k := strings.Index(doc, "```"+lang+"\n")
+		if k < 0 {
+			t.Fatalf("the worked example has no %s block", lang)
+		}
+		rest := doc[k+len(lang)+4:]
+		return rest[:strings.Index(rest, "```")]
+	}
+	var ex example
+	ex.config = block("yaml")
+	if err := json.Unmarshal([]byte(block("json")), &ex.call); err != nil {
+		t.Fatalf("the worked example's call: %v", err)
+	}
+	reaches := func(provider string) string {
+		t.Helper()
+		k := strings.Index(doc, "reaches "+provider+"'s `create_issue` with\n`")
+		if k < 0 {
+			k = strings.Index(doc, "reaches "+provider+"'s with `")
+		}
+		if k < 0 {
+			t.Fatalf("the worked example does not say what %s receives", provider)
+		}
+		rest := doc[strings.Index(doc[k:], "`{")+k+1:]
+		return rest[:strings.Index(rest, "`")]
+	}
+	ex.github, ex.gitlab = reaches("GitHub"), reaches("GitLab")
+	return ex
+}
+
+// drain empties ch.
+func drain(ch chan struct{}) {
+	for len(ch) > 0 {
+		<-ch
+	}
+}
+
+// waitUntil polls cond until it holds, for up to 20 seconds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// providerEnum is the provider enum of create_issue as cs lists it.
+func providerEnum(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name != "create_issue" {
+			continue
+		}
+		var s struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		raw, _ := json.Marshal(tl.InputSchema)
+		_ = json.Unmarshal(raw, &s)
+		return strings.Join(s.Properties["provider"].Enum, ",")
+	}
+	return ""
 }
