@@ -565,6 +565,14 @@ func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, r
 			done(toolErrorJSON(b.failed(ctx, a, name, fmt.Errorf("%w: the result is not a JSON object", mcpclient.ErrServerError))))
 			return
 		}
+		if a.result != nil {
+			mapped, err := a.result.Apply(ctx, res)
+			if err != nil {
+				done(toolErrorJSON(b.failed(ctx, a, name, fmt.Errorf("%w: %w", mcpclient.ErrServerError, err))))
+				return
+			}
+			res = mapped
+		}
 		// The result goes to the agent before the record is queued: queuing
 		// wakes the audit writer, whose work (and the thread it wakes on a
 		// machine of few cores) would otherwise run while the result is
@@ -604,6 +612,9 @@ type admission struct {
 	// the executor, backend and provider of an executor call, the
 	// approval command, the upstream error.
 	data map[string]any
+	// result, for an executor call whose backend declares one, maps the
+	// tool's result to the executor's.
+	result *executor.ResultMapping
 }
 
 // admit does everything before forwarding: scope lookup, argument

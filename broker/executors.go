@@ -373,6 +373,7 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	a.c = c
 	a.rec.Subject = c.ID()
 	a.data["provider"], a.data["backend"], a.data["resolution"] = bk.Provider, c.ID(), r.Why()
+	a.result = bk.Result
 	mapped, err := bk.Mapping.ApplyContext(ctx, args)
 	if err != nil {
 		return refuse("argument mapping: "+oneLine(err), fmt.Sprintf("skillgate: %s on %s: %s", name, bk.Provider, oneLine(err)))

@@ -35,6 +35,9 @@ type BackendDecl struct {
 	// Arguments maps each tool argument to a CEL expression over args,
 	// the executor's canonical arguments.
 	Arguments map[string]string `json:"arguments"`
+	// Result, optional, is a CEL expression over result (the tool's
+	// result) yielding the text the agent gets.
+	Result string `json:"result,omitempty"`
 }
 
 type backendsFile struct {
@@ -49,6 +52,8 @@ type backendEntry struct {
 	Server    string            `yaml:"server"`
 	Tool      string            `yaml:"tool"`
 	Arguments map[string]string `yaml:"arguments"`
+	// Result, optional, maps the tool's result to the executor's.
+	Result string `yaml:"result"`
 }
 
 // ParseBackends parses a provider skill's backends file against the
@@ -104,7 +109,7 @@ func ParseBackends(file string, data []byte, cat *Catalog) (*BackendsFile, error
 				return nil, fmt.Errorf("%w: %s: arguments.%s: a CEL expression of 1 to %d bytes", ErrInvalidBackends, at, k, MaxExpression)
 			}
 		}
-		out.Backends = append(out.Backends, BackendDecl{Executor: b.Executor, Server: b.Server, Tool: b.Tool, Arguments: b.Arguments})
+		out.Backends = append(out.Backends, BackendDecl{Executor: b.Executor, Server: b.Server, Tool: b.Tool, Arguments: b.Arguments, Result: b.Result})
 	}
 	return out, nil
 }
@@ -121,6 +126,9 @@ type Backend struct {
 	Server, Tool string
 	// Mapping writes the tool's arguments.
 	Mapping *Mapping
+	// Result, when the backend declares one, maps the tool's result to the
+	// text the agent gets; nil passes the result on as the tool sent it.
+	Result *ResultMapping
 }
 
 // Ref is the backend's capability: the skill, server and tool it calls.
@@ -167,7 +175,14 @@ func (f *BackendsFile) Compile(cat *Catalog, skill string, servers []string, too
 			errs = append(errs, fmt.Errorf("%s: %w", at, err))
 			continue
 		}
-		out = append(out, &Backend{Skill: skill, Provider: f.Provider, Executor: ex, Server: d.Server, Tool: d.Tool, Mapping: m})
+		var rm *ResultMapping
+		if d.Result != "" {
+			if rm, err = CompileResult(d.Result); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", at, err))
+				continue
+			}
+		}
+		out = append(out, &Backend{Skill: skill, Provider: f.Provider, Executor: ex, Server: d.Server, Tool: d.Tool, Mapping: m, Result: rm})
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -56,6 +56,8 @@ func TestCompileBackendsRefuses(t *testing.T) {
 		{"both wrong, both reported", backendsHead + "backends:\n  - {executor: create_issue, server: gitlab, tool: create_issue, arguments: {project_id: args.repo, title: args.title}}\n  - {executor: find_repositories, server: gitlab, tool: search_repositories, arguments: {search: size(args.query)}}\n",
 			"b.yaml: backends[0] (create_issue): invalid argument mapping: arguments.project_id: executor create_issue has no argument \"repo\" (its arguments: body, labels, repository, title)\n" +
 				"b.yaml: backends[1] (find_repositories): invalid argument mapping: arguments.search: the expression \"size(args.query)\" yields int, but tool gitlab/search_repositories's inputSchema wants search to be string; convert it (string(x))"},
+		{"result not a string", backendsHead + "backends:\n  - {executor: create_issue, server: gitlab, tool: create_issue, arguments: {project_id: args.repository, title: args.title}, result: size(result)}\n",
+			`b.yaml: backends[0] (create_issue): invalid result mapping: result "size(result)" yields int; it must yield the text for the agent, a string (for example result.content.map(c, c.text).join("\n"))`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,6 +27,14 @@ var (
 	// schema refuses.
 	ErrMappingFailed = errors.New("argument mapping failed")
 
+	// ErrInvalidResult means a result mapping does not compile or does not
+	// yield a string.
+	ErrInvalidResult = errors.New("invalid result mapping")
+
+	// ErrResultFailed means a result mapping failed on one call's result:
+	// an evaluation error, the cost limit reached, a result too large.
+	ErrResultFailed = errors.New("result mapping failed")
+
 	// ErrDormant means an executor has no live backend for the principal.
 	ErrDormant = errors.New("executor is dormant")
 
