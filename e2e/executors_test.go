@@ -32,13 +32,18 @@ func providerSkill(t *testing.T, name, tools, token string) string {
 			t.Fatal(err)
 		}
 	}
-	toolsFile, err := filepath.Abs(filepath.Join("..", "executor", "testdata", tools))
+	// The tools file goes with the skill: the server runs in the skill's
+	// directory, confined where nothing else of the host's /tmp is seen.
+	b, err := os.ReadFile(filepath.Join("..", "executor", "testdata", tools))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tools.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{
 		"command": testServer(t),
-		"env": map[string]string{"SKILLGATE_TESTSERVER": "recorder", "SKILLGATE_TESTSERVER_TOOLS_FILE": toolsFile,
+		"env": map[string]string{"SKILLGATE_TESTSERVER": "recorder", "SKILLGATE_TESTSERVER_TOOLS_FILE": "tools.json",
 			"SKILLGATE_TESTSERVER_NAME": name, "SKILLGATE_TESTSERVER_REPORT_ENV": "TOKEN", "TOKEN": "${" + token + "}"},
 	}}})
 	if err := os.WriteFile(filepath.Join(dir, "mcp.json"), cfg, 0o644); err != nil {
