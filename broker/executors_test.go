@@ -61,25 +61,6 @@ func providerSkill(t *testing.T, name, tools, token string) broker.Skill {
 		Pins: map[string]capability.PinSet{name: rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T1", "T2", "T3"}, Backends: backends}
 }
 
-// recordings keeps the audit records.
-type recordings struct {
-	mu   sync.Mutex
-	recs []audit.Record
-}
-
-func (r *recordings) Record(rec audit.Record) error {
-	r.mu.Lock()
-	r.recs = append(r.recs, rec)
-	r.mu.Unlock()
-	return nil
-}
-
-func (r *recordings) last() audit.Record {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.recs[len(r.recs)-1]
-}
-
 // routingEnv is a broker serving the GitHub and GitLab provider skills
 // through the policy engine, with per-tenant credentials.
 type routingEnv struct {
@@ -87,7 +68,7 @@ type routingEnv struct {
 	skills []broker.Skill // what Load returns; change and Reload
 	mu     sync.Mutex
 	creds  map[string]map[string]bool // tenant → credential names configured
-	audit  *recordings
+	audit  *records
 }
 
 func newRoutingEnv(t *testing.T, cedar string, prefs broker.ExecutorPreferences) *routingEnv {
@@ -101,7 +82,7 @@ func newRoutingEnv(t *testing.T, cedar string, prefs broker.ExecutorPreferences)
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	env := &routingEnv{audit: &recordings{}, creds: map[string]map[string]bool{
+	env := &routingEnv{audit: &records{}, creds: map[string]map[string]bool{
 		"acme": {"GITHUB_TOKEN": true, "GITLAB_TOKEN": true},
 		"beta": {"GITHUB_TOKEN": true, "GITLAB_TOKEN": true},
 	}}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -66,49 +65,8 @@ func (f *fixture) credentialRun(t *testing.T, seen *lockedBuffer, stdin string, 
 // kept in seen.
 func (f *fixture) serveVerbose(t *testing.T, seen *lockedBuffer) string {
 	t.Helper()
-	cmd := exec.Command(bin, "-v", "--data", f.data, "serve", "--addr", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	logged := make(chan struct{})
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		<-logged
-	})
-	go func() {
-		defer close(logged)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			seen.Write([]byte(sc.Text() + "\n"))
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case u := <-found:
-		return u
-	case <-time.After(30 * time.Second):
-		t.Fatalf("skillgate serve did not say where it listens:\n%s", seen.String())
-	}
-	return ""
+	return startServe(t, []string{"-v", "--data", f.data, "serve", "--addr", "127.0.0.1:0"},
+		func(line string) { seen.Write([]byte(line + "\n")) }).url
 }
 
 // TestTwoTenantsOwnCredentials is issue 14's per-user credentials

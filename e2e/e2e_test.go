@@ -175,7 +175,16 @@ var listenRE = regexp.MustCompile(`MCP at (http://\S+)/mcp`)
 
 func (f *fixture) serve(t *testing.T) *server {
 	t.Helper()
-	cmd := exec.Command(bin, "--data", f.data, "serve", "--addr", "127.0.0.1:0", "--mount", "/ticket="+f.tickets)
+	return startServe(t, []string{"--data", f.data, "serve", "--addr", "127.0.0.1:0", "--mount", "/ticket=" + f.tickets},
+		func(line string) { t.Log("skillgate serve: " + line) })
+}
+
+// startServe runs the binary with args (a serve command) and returns it
+// once it says where it listens; each line of its stderr goes to line. The
+// server is stopped when the test ends.
+func startServe(t *testing.T, args []string, line func(string)) *server {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +209,7 @@ func (f *fixture) serve(t *testing.T) *server {
 	go func() {
 		defer close(logged)
 		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
@@ -207,7 +217,7 @@ func (f *fixture) serve(t *testing.T) *server {
 				default:
 				}
 			}
-			t.Log("skillgate serve: " + sc.Text())
+			line(sc.Text())
 		}
 	}()
 	select {
