@@ -23,7 +23,7 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 	t.Setenv("GITLAB_TOKEN", "gl-not-used")
 	for _, p := range []struct {
 		name, entry, token string
-		env            map[string]string
+		env                map[string]string
 	}{
 		{"github", ghEntry, "GITHUB_TOKEN", map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"}},
 		{"gitlab", glEntry, "GITLAB_TOKEN", map[string]string{"GITLAB_PERSONAL_ACCESS_TOKEN": "${GITLAB_TOKEN}", "GITLAB_API_URL": "https://gitlab.com/api/v4"}},
