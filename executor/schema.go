@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
@@ -25,25 +25,7 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err := strictjson.Check(raw, MaxSchemaDepth); err != nil {
 		return nil, fmt.Errorf("%v (schemas nest at most %d levels, each key once)", err, MaxSchemaDepth)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	const url = "skillgate:executor-schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-type noLoader struct{}
-
-// Load implements jsonschema.URLLoader by refusing.
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("remote schema references are not followed: %s", url)
+	return capability.CompileSchema("skillgate:executor-schema.json", raw)
 }
 
 // objectShape is what the mappings need to know of an object schema: its

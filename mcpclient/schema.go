@@ -1,13 +1,10 @@
 package mcpclient
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
@@ -15,16 +12,6 @@ import (
 
 // schemaURL is the in-memory location a tool schema is compiled under.
 const schemaURL = "urn:skillgate:tool-schema"
-
-// refusingLoader refuses to load any schema by URL. The library's default
-// loader reads file:// URLs, so a hostile $ref could read local files; the
-// standard metaschemas are embedded in the library and still resolve.
-type refusingLoader struct{}
-
-// Load implements jsonschema.URLLoader.
-func (refusingLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external reference %s is not allowed; a tool schema must be self-contained", strictjson.Quote(url, 200))
-}
 
 // checkSchema validates one tool schema (field is "inputSchema" or
 // "outputSchema"): within the size and depth limits, a JSON object with "type": "object" (MCP
@@ -52,17 +39,7 @@ func checkSchema(field string, raw json.RawMessage, l Limits) *capability.Proble
 	if !typeOK {
 		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: `must have "type": "object"`}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: "is not valid JSON: " + err.Error()}
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(refusingLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
-	}
-	if _, err := c.Compile(schemaURL); err != nil {
+	if _, err := capability.CompileSchema(schemaURL, raw); err != nil {
 		return &capability.Problem{Code: capability.ProblemInvalidSchema, Field: field, Message: "does not compile: " + oneLine(err.Error())}
 	}
 	return nil
