@@ -73,7 +73,9 @@ type SignatureChecker interface {
 // are trusted.
 type unsignedRoots struct{}
 
-func (unsignedRoots) File() string { return ".skillgate.dsse.json" }
+// File is "": with no key trusted, every skill is rejected whatever its
+// signature file holds, so there is nothing to fingerprint.
+func (unsignedRoots) File() string { return "" }
 func (unsignedRoots) CheckSignature(context.Context, fs.FS, string, string) error {
 	return errors.New("no signing keys are trusted for first_party skills; list them under signing.keys in config.yaml (see docs/supply-chain.md)")
 }
@@ -740,7 +742,9 @@ func (r *Registry) signatureFingerprints(cs []discover.Candidate) {
 		h.Write([]byte{0})
 		// What the check will read, whatever it is (a link is hashed as
 		// absent: the check refuses it anyway).
-		if b, err := readSmall(filepath.Join(c.Dir, check.File()), 64<<10); err == nil {
+		if check.File() == "" {
+			h.Write([]byte("\x00unchecked"))
+		} else if b, err := readSmall(filepath.Join(c.Dir, check.File()), 64<<10); err == nil {
 			h.Write(b)
 		} else {
 			h.Write([]byte("\x00none"))

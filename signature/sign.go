@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/skill"
 )
@@ -47,10 +48,11 @@ const (
 	maxManifestBytes = 16 << 20
 )
 
-// The trust tiers a skill may be signed for (package policy's names).
+// The trust tiers a skill may be signed for: capability.Trust's, as the
+// strings a predicate and configuration carry.
 const (
-	TrustFirstParty = "first_party"
-	TrustImported   = "imported"
+	TrustFirstParty = string(capability.TrustFirstParty)
+	TrustImported   = string(capability.TrustImported)
 )
 
 // Predicate is what a signature says about the skill besides its digest.
