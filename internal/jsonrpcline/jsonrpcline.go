@@ -64,8 +64,15 @@ func NewReader(r io.Reader, max int, tap func(line []byte) bool, end func(error)
 	if max <= 0 {
 		max = DefaultMaxLine
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: max, tap: tap, end: end}
+	return &Reader{br: bufio.NewReaderSize(r, readBuffer), max: max, tap: tap, end: end}
 }
+
+// readBuffer is a Reader's buffer: as large as the pipes skillgate grows
+// (internal/pipe), so that a result of tens of kilobytes, which reaches the
+// pipe in one write, is read in one read and tapped where it lies, not
+// assembled from pieces into a second buffer. The memory is only touched
+// as far as messages fill it.
+const readBuffer = 256 << 10
 
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
@@ -136,6 +143,12 @@ func trimEOL(line []byte) []byte {
 	return bytes.TrimSuffix(line, []byte("\r"))
 }
 
+// maxVector bounds the parts of a message written with writev(2), the
+// newline included; messages of more parts are copied into one buffer.
+const maxVector = 8
+
+var newline = []byte{'\n'}
+
 // keepBuffer is the largest message buffer a [Writer] keeps for the next
 // message: results of tens of kilobytes (a file's text) are common, and
 // allocating (and clearing) such a buffer for each costs more than the copy.
@@ -176,6 +189,13 @@ func (w *Writer) writeLineIf(ok func() bool, parts ...[]byte) error {
 	n := 1
 	for _, p := range parts {
 		n += len(p)
+	}
+	if n >= vectorMin && len(parts) < maxVector {
+		var vec [maxVector][]byte
+		v := append(append(vec[:0], parts...), newline)
+		if done, err := writeVectored(w.w, v); done {
+			return err
+		}
 	}
 	b := w.buf[:0]
 	if cap(b) < n {

@@ -211,14 +211,14 @@ func (s *scanner) str() (escaped, ok bool) {
 	}
 	i++
 	for {
-		// Eight bytes per step up to the next byte that ends or escapes
-		// the string or is not allowed in it; one at a time at the end.
-		for len(d)-i >= 8 {
-			if m := specialBytes(binary.LittleEndian.Uint64(d[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto special
-			}
-			i += 8
+		// Many bytes per step (plainRun) up to the next byte that ends the
+		// string, is not allowed in it or starts an escape other than a
+		// one-letter one; then one at a time where fewer than plainGroup
+		// bytes are left.
+		if len(d)-i >= plainGroup {
+			n, esc := plainRun(d[i:])
+			i += n
+			escaped = escaped || esc
 		}
 		for i < len(d) && d[i] >= 0x20 && d[i] != '"' && d[i] != '\\' {
 			i++
@@ -226,7 +226,6 @@ func (s *scanner) str() (escaped, ok bool) {
 		if i >= len(d) {
 			return false, false
 		}
-	special:
 		switch d[i] {
 		case '"':
 			s.pos = i + 1
@@ -270,6 +269,33 @@ func specialBytes(w uint64) uint64 {
 	q := w ^ (ones * '"')
 	e := w ^ (ones * '\\')
 	return ((w-ones*0x20)&^w | (q-ones)&^q | (e-ones)&^e) & tops
+}
+
+// plainRunGeneric returns how many leading bytes of b are the plain
+// stretch of a JSON string's body: it stops at the first '"', control
+// character, or backslash that does not start a one-letter escape (\" \\
+// \/ \b \f \n \r \t), which it steps over, reporting in escaped that it
+// did. It reads eight bytes per step instead of one (the relay reads every
+// byte of every result it passes on, a file's text of tens of kilobytes,
+// and this loop is most of that time) and stops where fewer than eight are
+// left, possibly before the byte it looks for: the caller goes on from
+// there one byte at a time. plainRun is this on most processors, with
+// vector instructions on amd64; TestPlainRun holds both to the
+// byte-at-a-time rule.
+func plainRunGeneric(b []byte) (n int, escaped bool) {
+	for len(b)-n >= 8 {
+		m := specialBytes(binary.LittleEndian.Uint64(b[n:]))
+		if m == 0 {
+			n += 8
+			continue
+		}
+		n += bits.TrailingZeros64(m) >> 3
+		if b[n] != '\\' || n+1 >= len(b) || escapes[b[n+1]] != 1 {
+			return n, escaped
+		}
+		n, escaped = n+2, true
+	}
+	return n, escaped
 }
 
 func isHex(c byte) bool {

@@ -2,9 +2,9 @@ package jsonscan
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -181,33 +181,57 @@ func TestObjectLongStrings(t *testing.T) {
 	}
 }
 
-// TestPlainRun checks plainRun against the byte-at-a-time rule it
-// shortcuts: it stops exactly at the first '"', '\\' or control character
-// in a whole group of eight, never passes one, and never looks into a last
-// partial group. Every byte is tried in every lane of both groups of a
-// two-group step and of a lone group, and every pair of bytes in every two
-// lanes of a group: a byte that matches makes the ones above it look like
-// matches too (a borrow carries), so the first must still be found.
+// TestPlainRun checks plainRun (SSE2 on amd64, eight bytes a step
+// elsewhere) and plainRunGeneric against the byte-at-a-time rule they
+// shortcut: in groups of plainGroup bytes, stop exactly at the first '"',
+// control character or backslash that does not start a one-letter escape,
+// step over one-letter escapes (reporting that), and stop where fewer than
+// plainGroup bytes are left. Every byte is tried in every lane of the
+// groups of a step, every pair of bytes in every two lanes of a group (a
+// byte that matches makes the ones above it look like matches too in the
+// portable version: a borrow carries), and random strings of the bytes
+// that matter at every length up to 100.
 func TestPlainRun(t *testing.T) {
 	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
-	// first is the byte-at-a-time answer, limited to whole groups of eight.
-	first := func(b []byte) int {
-		whole := len(b) &^ 7
-		for i, c := range b[:whole] {
-			if special(c) {
-				return i
+	// model is the byte-at-a-time rule for groups of g bytes.
+	model := func(b []byte, g int) (int, bool) {
+		p, esc := 0, false
+		for len(b)-p >= g {
+			q := p
+			for q < p+g && !special(b[q]) {
+				q++
+			}
+			if q == p+g {
+				p = q
+				continue
+			}
+			if b[q] != '\\' || q+1 >= len(b) || escapes[b[q+1]] != 1 {
+				return q, esc
+			}
+			p, esc = q+2, true
+		}
+		return p, esc
+	}
+	check := func(b []byte, what string) {
+		t.Helper()
+		for _, f := range []struct {
+			name string
+			run  func([]byte) (int, bool)
+			g    int
+		}{{"plainRun", plainRun, plainGroup}, {"plainRunGeneric", plainRunGeneric, 8}} {
+			n, esc := f.run(b)
+			wn, wesc := model(b, f.g)
+			if n != wn || esc != wesc {
+				t.Fatalf("%s: %s(%q) = %d, %v; want %d, %v", what, f.name, b, n, esc, wn, wesc)
 			}
 		}
-		return whole
 	}
-	for _, size := range []int{8, 16, 24, 31, 40} {
+	for _, size := range []int{8, 15, 16, 24, 31, 32, 40, 47, 48, 63, 64, 65, 100} {
 		for c := range 256 {
 			for at := range size {
 				b := []byte(strings.Repeat("x", size))
 				b[at] = byte(c)
-				if got, want := plainRun(b), first(b); got != want {
-					t.Fatalf("%d bytes, byte %#x at %d: plainRun = %d, want %d", size, c, at, got, want)
-				}
+				check(b, fmt.Sprintf("%d bytes, byte %#x at %d", size, c, at))
 			}
 		}
 	}
@@ -218,17 +242,26 @@ func TestPlainRun(t *testing.T) {
 				for j := i + 1; j < 8; j++ {
 					copy(b, "xxxxxxxxxxxxxxxx")
 					b[i], b[j] = byte(c), byte(d)
-					if got, want := plainRun(b), first(b); got != want {
-						t.Fatalf("bytes %#x at %d and %#x at %d: plainRun = %d, want %d", c, i, d, j, got, want)
-					}
+					check(b, fmt.Sprintf("bytes %#x at %d and %#x at %d", c, i, d, j))
 				}
 			}
 		}
 	}
-	if got := plainRun([]byte("abcdefg")); got != 0 {
-		t.Fatalf("a partial group: plainRun = %d, want 0", got)
+	alphabet := []byte{'a', '"', '\\', 'n', 'u', 't', 'x', 0x1f, 0x00, 0x20, 0x7f, 0xc3, 0xa9}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		b := make([]byte, r.IntN(101))
+		for i := range b {
+			if r.IntN(4) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				b[i] = 'a'
+			}
+		}
+		check(b, "random")
 	}
 }
+
 func TestPlain(t *testing.T) {
 	t.Parallel()
 	// Plain may say no to a string encoding/json keeps as is (non-ASCII),
@@ -242,36 +275,4 @@ func TestPlain(t *testing.T) {
 			t.Errorf("Plain(%q), but json.Marshal gives %s", s, enc)
 		}
 	}
-}
-
-// plainRun is str's eight-bytes-per-step search as a function: it returns
-// how many leading bytes of b hold no byte that ends or
-// escapes a JSON string or is not allowed in one: no '"', no '\\' and no
-// control character. It reads eight bytes per step instead of one (the
-// relay reads every byte of every result it passes on, a file's text of
-// tens of kilobytes, and this loop is most of that time) and, when a group
-// holds such a byte, returns its exact position, so that str handles it at
-// once instead of looking at the plain bytes before it one at a time. It
-// never looks at a last partial group: it may stop up to seven bytes
-// early at the end of b, never late.
-func plainRun(b []byte) int {
-	n := 0
-	for len(b)-n >= 16 { // two groups per step: fewer branches on long runs
-		m0 := specialBytes(binary.LittleEndian.Uint64(b[n:]))
-		m1 := specialBytes(binary.LittleEndian.Uint64(b[n+8:]))
-		if m0|m1 != 0 {
-			if m0 != 0 {
-				return n + bits.TrailingZeros64(m0)>>3
-			}
-			return n + 8 + bits.TrailingZeros64(m1)>>3
-		}
-		n += 16
-	}
-	if len(b)-n >= 8 {
-		if m := specialBytes(binary.LittleEndian.Uint64(b[n:])); m != 0 {
-			return n + bits.TrailingZeros64(m)>>3
-		}
-		n += 8
-	}
-	return n
 }
