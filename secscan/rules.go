@@ -1,0 +1,412 @@
+package secscan
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// kind is what a file is to the rules: prose the model reads, a script
+// something runs, or a tool description.
+type kind int
+
+const (
+	kindProse kind = iota
+	kindScript
+	kindTool
+)
+
+// scriptExts are the endings of files that run.
+var scriptExts = map[string]bool{
+	".sh": true, ".bash": true, ".zsh": true, ".fish": true, ".ksh": true,
+	".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true,
+	".rb": true, ".pl": true, ".php": true, ".lua": true, ".ps1": true, ".psm1": true,
+	".bat": true, ".cmd": true, ".go": true, ".r": true,
+}
+
+// kindOf tells scripts (by ending, by a #! line, or by living in a
+// scripts/ folder) from prose.
+func kindOf(name string, data []byte) kind {
+	if scriptExts[strings.ToLower(path.Ext(name))] || bytes.HasPrefix(data, []byte("#!")) ||
+		strings.HasPrefix(name, "scripts/") || strings.Contains(name, "/scripts/") {
+		return kindScript
+	}
+	return kindProse
+}
+
+// Rule is one check of the scanner.
+type Rule struct {
+	// ID is stable across releases (SG101 …); Name is short and readable.
+	ID, Name string
+	// Title is one line: what the rule finds.
+	Title string
+	// Severity is a finding's severity in a script or tool description;
+	// InProse, when set, is its severity in prose (documentation that
+	// shows a command differs from a script that runs it).
+	Severity, InProse Severity
+	// Why the finding matters, and how to fix it.
+	Why, Fix string
+	// Kinds the rule reads (none: every kind).
+	kinds []kind
+	// patterns are matched line by line; unicode rules use runes instead.
+	patterns []*regexp.Regexp
+	runes    func(r rune) bool
+	minRun   int // with runes: how many in a row make a finding
+	message  string
+}
+
+func (r *Rule) reads(k kind) bool {
+	if len(r.kinds) == 0 {
+		return true
+	}
+	for _, x := range r.kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Rule) severity(k kind) Severity {
+	if k == kindProse && r.InProse != "" {
+		return r.InProse
+	}
+	return r.Severity
+}
+
+func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+// shells are the interpreters a payload is piped into.
+const shells = `(?:sudo\s+)?(?:ba|z|da|k)?sh|python[23]?|perl|ruby|node|php`
+
+// Rules are the scanner's rules, in id order. Each has positive and
+// negative cases in rules_test.go.
+var Rules = []*Rule{
+	{
+		ID: "SG101", Name: "prompt-override", Severity: High,
+		Title:   "instructions telling the model to ignore or override its instructions",
+		Why:     "A skill's text reaches the model as instructions; text that tells it to drop its system or user instructions is a prompt injection that hands control of the agent to the skill's author.",
+		Fix:     "Remove the sentence. A skill describes a task; it never asks the model to set aside its other instructions.",
+		message: "tells the model to ignore or override its instructions",
+		patterns: []*regexp.Regexp{
+			re(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|developer|original|existing|other)\s+(?:instructions?|prompts?|rules|guidelines|directives|guardrails|policies)\b`),
+			re(`(?i)\byou\s+(?:are|have\s+been)\s+no\s+longer\s+bound\s+by\b`),
+			re(`(?i)\b(?:new|updated)\s+system\s+(?:prompt|instructions?)\s*:`),
+		},
+	},
+	{
+		ID: "SG102", Name: "conceal-from-user", Severity: High,
+		Title:   "instructions to hide actions from the user",
+		Why:     "An agent acts for its user; text that tells it to keep an action from the user, or to act silently, is how a malicious skill hides what it does.",
+		Fix:     "Remove the instruction. Actions a skill asks for must be visible to the user.",
+		message: "tells the model to hide what it does from the user",
+		patterns: []*regexp.Regexp{
+			re(`(?i)\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|reveal\s+(?:this|it)\s+to|disclose\s+(?:this|it)\s+to|notify|alert)\s+the\s+user\b`),
+			re(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting)\s+the\s+user\b`),
+			re(`(?i)\b(?:hide|conceal|keep)\s+(?:this|it|these|them|that)\s+(?:secret\s+)?from\s+the\s+user\b`),
+			re(`(?i)\b(?:silently|secretly|covertly|quietly)\s+(?:send|upload|exfiltrate|transmit|post|forward|copy\s+\S+\s+to)\b`),
+		},
+	},
+	{
+		ID: "SG201", Name: "unicode-tags", Severity: Critical,
+		Title:   "Unicode tag characters (invisible text)",
+		Why:     "Tag characters (U+E0000–U+E007F) are invisible in editors and reviews but read by the model: they smuggle hidden instructions past a human reviewer.",
+		Fix:     "Delete the tag characters; nothing legitimate in a skill needs them.",
+		message: "invisible Unicode tag characters",
+		runes:   func(r rune) bool { return r >= 0xE0000 && r <= 0xE007F },
+		minRun:  1,
+	},
+	{
+		ID: "SG202", Name: "bidi-control", Severity: High,
+		Title:   "bidirectional control characters",
+		Why:     "Bidi overrides and isolates (U+202A–U+202E, U+2066–U+2069) make text display in another order than it is read (Trojan Source): a reviewer sees one command, the shell or model gets another.",
+		Fix:     "Delete the control characters; write right-to-left text without explicit overrides.",
+		message: "bidirectional control characters",
+		runes:   func(r rune) bool { return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) },
+		minRun:  1,
+	},
+	{
+		ID: "SG203", Name: "zero-width-run", Severity: High,
+		Title:   "runs of zero-width characters",
+		Why:     "Several zero-width characters in a row carry hidden data or split words so that filters miss them; a human reviewer sees nothing.",
+		Fix:     "Delete the zero-width characters.",
+		message: "a run of zero-width characters",
+		runes: func(r rune) bool {
+			return r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r == 0xFEFF || r == 0x180E
+		},
+		minRun: 2,
+	},
+	{
+		ID: "SG301", Name: "credential-files", Severity: High, InProse: Medium,
+		Title:   "reading credential files",
+		Why:     "SSH keys, cloud credentials and password stores let whoever reads them act as the user elsewhere; a skill has no business reading them.",
+		Fix:     "Remove the access. A skill that needs a credential declares it in mcp.json and gets it from skillgate's credential store.",
+		message: "reads a credential file",
+		patterns: []*regexp.Regexp{
+			re(`(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|/home/[\w.-]+|/root)/\.(?:ssh|aws/credentials|gnupg|kube/config|docker/config\.json|netrc|git-credentials|config/gcloud|azure|pypirc|npmrc)\b`),
+			re(`\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)`),
+			re(`/etc/(?:shadow|gshadow|sudoers)\b`),
+			re(`(?i)\b(?:Login Data|cookies\.sqlite|logins\.json|key[34]\.db)\b`),
+		},
+	},
+	{
+		ID: "SG302", Name: "environment-dump", Severity: High,
+		Title:   "dumping the whole environment",
+		Why:     "The environment holds tokens and keys; a script that prints, saves or sends all of it leaks every secret the agent's process has.",
+		Fix:     "Read only the variables the skill needs, by name.",
+		message: "dumps the whole environment",
+		patterns: []*regexp.Regexp{
+			re(`(?:^\s*|[;&|]\s*|\$\(\s*)(?:env|printenv|export\s+-p)\s*(?:>|\)|$|\|\s*(?:curl|wget|nc|ncat|netcat|base64|xxd|gzip|tee|python[23]?|node|openssl|ssh|scp|socat)\b)`),
+			re(`(?:json\.dumps|str|repr|print|dict|list)\(\s*(?:dict\(\s*)?os\.environ\s*\)`),
+			re(`(?:JSON\.stringify|Object\.(?:entries|keys|values))\(\s*process\.env\s*\)`),
+			re(`/proc/(?:self|\d+|\$\$)/environ\b`),
+		},
+	},
+	{
+		ID: "SG401", Name: "network-send", Severity: Medium,
+		Title:   "sending data to the network from a script",
+		Why:     "Uploading files or posting data is how stolen data leaves the machine; any host a skill sends to must be one its reviewer expects.",
+		Fix:     "Declare the host in the skill's documentation and its server's dataEgress, or remove the upload.",
+		message: "sends data to the network",
+		kinds:   []kind{kindScript},
+		patterns: []*regexp.Regexp{
+			re(`\bcurl\b[^\n|;]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file)\b`),
+			re(`\bwget\b[^\n]*--post-(?:data|file)\b`),
+			re(`\brequests\.(?:post|put|patch)\(`),
+			re(`\b(?:axios|http|https|got|superagent)\.(?:post|put|patch)\(`),
+			re(`(?i)\bfetch\([^)\n]*method\s*:\s*['"](?:post|put|patch)['"]`),
+			re(`\b(?:nc|ncat|netcat)\s+(?:-\w+\s+)*[\w.-]+\s+\d+\s*<`),
+			re(`(?i)\bInvoke-(?:WebRequest|RestMethod)\b[^\n]*-Method\s+(?:Post|Put)\b`),
+		},
+	},
+	{
+		ID: "SG402", Name: "dns-tunnel", Severity: High,
+		Title:   "data smuggled in DNS look-ups",
+		Why:     "Putting a command's output or a variable into a host name sends it to whoever runs that domain's name server, past most network filters.",
+		Fix:     "Remove the look-up; resolve only fixed host names.",
+		message: "puts data into a DNS look-up",
+		patterns: []*regexp.Regexp{
+			re(`\b(?:nslookup|dig|host|ping)\s+(?:-\S+\s+)*[^\s;|]*(?:\$\(|\$\{|\$[A-Za-z_]|` + "`" + `)[^\s;|]*\.[A-Za-z]{2,}`),
+			re(`\b(?:socket\.gethostbyname|socket\.getaddrinfo|dns\.(?:lookup|resolve\w*))\(\s*[^)\n]*(?:\+|\bf['"]|\.format\(|\$\{)`),
+		},
+	},
+	{
+		ID: "SG501", Name: "download-execute", Severity: Critical, InProse: Medium,
+		Title:   "downloading code and running it at once",
+		Why:     "Piping a download into a shell runs whatever the server sends today, unreviewed and unpinned; it is the most common dropper in malicious skills.",
+		Fix:     "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message: "downloads code and runs it",
+		patterns: []*regexp.Regexp{
+			re(`\b(?:curl|wget|fetch)\b[^\n|]*\|\s*` + `(?:` + shells + `)\b`),
+			re(`\b(?:` + shells + `)\s+(?:-\w+\s+)*<\(\s*(?:curl|wget)\b`),
+			re(`(?i)\b(?:iex|Invoke-Expression)\b[^\n]*\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|Net\.WebClient)\b`),
+			re(`(?i)\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b[^\n]*\|\s*(?:iex|Invoke-Expression)\b`),
+			re(`\b(?:exec|eval)\(\s*(?:urllib\.request\.urlopen|requests\.get)\(`),
+		},
+	},
+	{
+		ID: "SG502", Name: "encoded-payload", Severity: Critical,
+		Title:   "an encoded payload decoded into a shell or eval",
+		Why:     "Decoding base64 or hex straight into a shell or eval hides the code that runs from every reviewer and scanner.",
+		Fix:     "Ship the code in plain text, or remove it.",
+		message: "decodes a payload and runs it",
+		patterns: []*regexp.Regexp{
+			re(`\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:` + shells + `)\b`),
+			re(`\|\s*base64\s+(?:-d|--decode|-D)\s*\|\s*(?:` + shells + `)\b`),
+			re(`\bxxd\s+-r\b[^\n]*\|\s*(?:` + shells + `)\b`),
+			re(`\b(?:exec|eval|compile)\s*\(\s*(?:base64\.b64decode|base64\.decodebytes|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads)\b`),
+			re(`\b(?:eval|Function|setTimeout)\s*\(\s*(?:atob|Buffer\.from|unescape|decodeURIComponent)\s*\(`),
+			re(`(?i)\bpowershell(?:\.exe)?\b[^\n]*\s-(?:e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{16,}`),
+		},
+	},
+	{
+		ID: "SG503", Name: "obfuscated-code", Severity: Medium,
+		Title:   "obfuscated code",
+		Why:     "Long encoded blobs, character-code chains and hex-escaped strings in a script hide what it does; legitimate skills have no reason to.",
+		Fix:     "Replace the obfuscated code with its plain source.",
+		message: "obfuscated code",
+		kinds:   []kind{kindScript},
+		patterns: []*regexp.Regexp{
+			re(`['"][A-Za-z0-9+/]{400,}={0,2}['"]`),
+			re(`String\.fromCharCode\(\s*\d+\s*(?:,\s*\d+\s*){15,}\)`),
+			re(`(?:\\x[0-9a-fA-F]{2}){24,}`),
+			re(`(?:chr\(\s*\d+\s*\)\s*\+\s*){10,}`),
+		},
+	},
+	{
+		ID: "SG601", Name: "tool-steering", Severity: High,
+		Title:   "a tool description that steers the model to other tools or to secrets",
+		Why:     "A tool's description reaches the model verbatim. One that tells it to call other tools first, or to pass keys, tokens or files along, poisons every conversation the tool is listed in.",
+		Fix:     "The server's author must describe only what the tool does; do not approve the tool until then.",
+		message: "steers the model to other tools or to secrets",
+		kinds:   []kind{kindTool},
+		patterns: []*regexp.Regexp{
+			re(`(?i)<\s*/?\s*(?:important|system|instructions?|secret)\s*>`),
+			re(`(?i)\b(?:before|after|instead\s+of|prior\s+to)\s+(?:using|calling|invoking|running)\s+(?:this|that|any|the)\b[^.\n]{0,100}\b(?:call|use|invoke|read|run)\b`),
+			re(`(?i)\b(?:first|always|must)\s+(?:call|invoke|use|run)\s+(?:the\s+)?` + "`?" + `[\w.-]+` + "`?" + `\s+tool\b`),
+			re(`(?i)\b(?:pass|include|send|provide|append|attach|add)\b[^.\n]{0,60}\b(?:api[\s_-]?keys?|access[\s_-]?tokens?|tokens?|passwords?|secrets?|credentials?|private[\s_-]?keys?|ssh[\s_-]?keys?|\.env\b|cookies?)\b`),
+		},
+	},
+	{
+		ID: "SG701", Name: "destructive-command", Severity: High,
+		Title:   "destructive shell commands",
+		Why:     "Deleting a home or root directory, formatting a disk or a fork bomb destroys the user's machine; no skill needs them.",
+		Fix:     "Remove the command, or narrow it to a directory the skill created.",
+		message: "a destructive command",
+		patterns: []*regexp.Regexp{
+			re(`\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*|-[a-zA-Z]+\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+)(?:--no-preserve-root\s+)?(?:/\*?|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?|/(?:etc|usr|bin|boot|var|home|lib)/?\*?)(?:\s|$|;|&|\||"|')`),
+			re(`\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/`),
+			re(`\bdd\b[^\n]*\bof=/dev/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)`),
+			re(`:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:`),
+			re(`\bchmod\s+-R\s+0?777\s+/(?:\s|$)`),
+			re(`>\s*/dev/(?:sd[a-z]|nvme\d|hd[a-z])\b`),
+		},
+	},
+	{
+		ID: "SG801", Name: "persistence", Severity: High, InProse: Medium,
+		Title:   "installing itself to run again later",
+		Why:     "Cron entries, shell start-up files, systemd units, launch agents and authorized_keys keep an attacker's code running (or an attacker's key working) after the session ends.",
+		Fix:     "Remove it. A skill runs when an agent loads it, never on its own.",
+		message: "makes itself persistent",
+		patterns: []*regexp.Regexp{
+			re(`(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?(?:~|\$HOME|\$\{HOME\})/\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|config/fish/config\.fish)\b`),
+			re(`(?:\|\s*crontab\s+-\s*(?:$|;|&)|\bcrontab\s+[^-\s]\S*|/etc/cron\.(?:d|daily|hourly|weekly|monthly)/|/var/spool/cron/)`),
+			re(`(?:/etc/systemd/system/|\.config/systemd/user/)\S+\.(?:service|timer)\b|\bsystemctl\s+(?:--user\s+)?enable\b`),
+			re(`\blaunchctl\s+(?:load|bootstrap)\b|Library/LaunchAgents/|\.config/autostart/`),
+			re(`(?:>>|\btee\s+-a\s+)\s*["']?\S*\.ssh/authorized_keys\b`),
+		},
+	},
+}
+
+// excerptMax bounds a finding's excerpt, in characters.
+const excerptMax = 160
+
+// scanText runs every rule that reads k over data, line by line.
+func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
+	var out []Finding
+	count := map[string]int{}
+	add := func(r *Rule, lineNo int, line []byte, at, end int) {
+		if count[r.ID] >= maxPerRule {
+			return
+		}
+		count[r.ID]++
+		out = append(out, Finding{
+			Rule: r.ID, Name: r.Name, Severity: r.severity(k), File: name,
+			Line: lineNo, Column: utf8.RuneCount(line[:at]) + 1,
+			Excerpt: excerpt(line, at, end), Message: r.message, Why: r.Why, Fix: r.Fix,
+		})
+	}
+	lineNo := 0
+	for len(data) > 0 || lineNo == 0 {
+		lineNo++
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		for _, r := range Rules {
+			if !r.reads(k) {
+				continue
+			}
+			if r.runes != nil {
+				if at, end, ok := runOf(line, r.runes, r.minRun); ok {
+					add(r, lineNo, line, at, end)
+				}
+				continue
+			}
+			for _, p := range r.patterns {
+				if loc := p.FindIndex(line); loc != nil {
+					add(r, lineNo, line, loc[0], loc[1])
+					break
+				}
+			}
+		}
+		if len(data) == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// runOf finds the first run of at least min runes matching is in line; a
+// byte-order mark at the start of a file's first line does not count.
+func runOf(line []byte, is func(rune) bool, min int) (at, end int, ok bool) {
+	start, n := -1, 0
+	for i, r := range string(line) {
+		if is(r) && !(i == 0 && r == 0xFEFF && min > 1) {
+			if n == 0 {
+				start = i
+			}
+			n++
+			if n >= min {
+				j := i + utf8.RuneLen(r)
+				for j < len(line) {
+					r2, size := utf8.DecodeRune(line[j:])
+					if !is(r2) {
+						break
+					}
+					j += size
+				}
+				return start, j, true
+			}
+			continue
+		}
+		n = 0
+	}
+	return 0, 0, false
+}
+
+// excerpt is line around [at, end), at most excerptMax characters, with
+// characters a reader cannot see written as <U+XXXX>.
+func excerpt(line []byte, at, end int) string {
+	var b strings.Builder
+	from := at
+	for back := 0; from > 0 && back < 60; back++ {
+		_, size := utf8.DecodeLastRune(line[:from])
+		from -= size
+	}
+	if from > 0 {
+		b.WriteString("…")
+	}
+	n := 0
+	for i, r := range string(line[from:]) {
+		if n >= excerptMax && from+i >= end {
+			b.WriteString("…")
+			break
+		}
+		n++
+		if invisible(r) {
+			fmt.Fprintf(&b, "<U+%04X>", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// invisible reports characters a reader of the excerpt would not see.
+func invisible(r rune) bool {
+	switch {
+	case r < 0x20 && r != '\t', r == 0x7F:
+		return true
+	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x2069,
+		r == 0xFEFF, r == 0x180E, r >= 0xE0000 && r <= 0xE007F:
+		return true
+	}
+	return false
+}
+
+// RuleByID returns the rule with this id, or nil.
+func RuleByID(id string) *Rule {
+	for _, r := range Rules {
+		if r.ID == id || r.Name == id {
+			return r
+		}
+	}
+	return nil
+}
