@@ -162,6 +162,9 @@ var ErrTooLarge = errors.New("secscan: too large")
 func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 	lim = lim.withDefaults()
 	fi, err := os.Lstat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s does not exist", ErrUsage, root)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -115,6 +115,7 @@ error.`,
 	pf.BoolVarP(&m.verbose, "verbose", "v", false, "log what skillgate does to stderr")
 	root.AddCommand(
 		m.validateCommand(),
+		m.scanSecurityCommand(),
 		m.scanCommand(),
 		m.lsCommand(),
 		m.showCommand(),
@@ -163,7 +164,7 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 	}
 	switch strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") {
 	case "scan", "install", "token add", // they create it
-		"validate", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
+		"validate", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
 		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return nil
 	case "prompt", "policy check":

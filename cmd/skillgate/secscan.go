@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/secscan"
+)
+
+func (m *Main) scanSecurityCommand() *cobra.Command {
+	var asJSON, asSARIF bool
+	var failOn string
+	c := &cobra.Command{
+		Use:   "scan-security [--json | --sarif] [--fail-on SEVERITY] PATH",
+		Short: "Scan a skill's files for hidden instructions, payloads and exfiltration",
+		Long: `Scan a skill directory (or one file) with skillgate's content scanner, the
+same one every install runs as its admission layer 4 (docs/admission.md):
+instructions aimed at the model to ignore its instructions or to hide what it
+does; hidden Unicode (tag characters, bidi controls, zero-width runs);
+reading credential files or dumping the environment; sending data to the
+network from scripts and DNS tunnelling; download-and-execute and encoded
+payloads run through a shell or eval; obfuscated code; destructive commands;
+persistence (cron, shell start-up files, systemd units, authorized_keys).
+
+Each finding has a stable rule id, a severity, FILE:LINE:COLUMN, the
+excerpt (invisible characters written as <U+XXXX>), why it matters and how
+to fix it. Symbolic links are never followed; binary and oversized files
+are listed as skipped. --sarif writes SARIF 2.1.0 for code-scanning tools.
+
+Exit codes: 0 no finding at or above --fail-on (default high), 1 some,
+2 usage error (PATH missing, bad flag).`,
+		Example: "  skillgate scan-security ./my-skill\n  skillgate scan-security --sarif ./my-skill > skill.sarif\n  skillgate scan-security --fail-on medium --json ./my-skill",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && asSARIF {
+				return usageErr("--json and --sarif: choose one")
+			}
+			threshold, err := secscan.ParseSeverity(failOn)
+			if err != nil {
+				return usageErr("--fail-on: %s", strings.TrimPrefix(err.Error(), secscan.ErrUsage.Error()+": "))
+			}
+			rep, err := secscan.Dir(cmd.Context(), args[0], secscan.Limits{})
+			switch {
+			case errors.Is(err, secscan.ErrUsage):
+				return usageErr("%s", strings.TrimPrefix(err.Error(), secscan.ErrUsage.Error()+": "))
+			case err != nil:
+				return &exitError{code: exitFail, err: err}
+			}
+			switch {
+			case asSARIF:
+				out, err := secscan.SARIF(rep.Findings, nil, version)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(m.Stdout, string(out))
+			case asJSON:
+				if err := writeJSON(m.Stdout, rep); err != nil {
+					return err
+				}
+			default:
+				printFindings(m.Stdout, rep)
+			}
+			if rep.Worst().Rank() >= threshold.Rank() {
+				return errFailed
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().BoolVar(&asSARIF, "sarif", false, "print the findings as SARIF 2.1.0")
+	c.Flags().StringVar(&failOn, "fail-on", "high", "exit 1 when a finding is at least this severe: low, medium, high or critical")
+	return c
+}
+
+// printFindings writes a scan report for a person: one block per finding.
+func printFindings(w io.Writer, rep *secscan.Report) {
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "%s: %s %s (%s): %s\n    %s\n    why: %s\n    fix: %s\n", f.Location(), f.Severity, f.Rule, f.Name, f.Message, f.Excerpt, f.Why, f.Fix)
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "%s: skipped: %s\n", s.File, s.Reason)
+	}
+	counts := map[secscan.Severity]int{}
+	for _, f := range rep.Findings {
+		counts[f.Severity]++
+	}
+	fmt.Fprintf(w, "%d %s read, %d %s (critical %d, high %d, medium %d, low %d), %d skipped\n",
+		rep.Files, plural(rep.Files, "file", "files"), len(rep.Findings), plural(len(rep.Findings), "finding", "findings"),
+		counts[secscan.Critical], counts[secscan.High], counts[secscan.Medium], counts[secscan.Low], len(rep.Skipped))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
