@@ -44,6 +44,7 @@ func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, re
 		return nil, err
 	}
 	rep.Overrides = prevOverrides
+	rep.Suppressions = suppressionsOf(in.Report)
 	finish(rep)
 	proposed, err := proposedManifest(in, rep)
 	if err != nil {
@@ -56,6 +57,16 @@ func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, re
 // commitVerdict records rep as the install's report and moves it to blocked
 // or awaiting_approval accordingly.
 func (s *Service) commitVerdict(ctx context.Context, in store.Install, rep *manifest.Report, proposed json.RawMessage, actor, point string) (*Review, error) {
+	action := ""
+	if point == "complete" {
+		action = "install.complete"
+	}
+	return s.commitVerdictAs(ctx, in, rep, proposed, actor, point, action, nil)
+}
+
+// commitVerdictAs is commitVerdict with the audit record's action (empty:
+// the transition's own) and data.
+func (s *Service) commitVerdictAs(ctx context.Context, in store.Install, rep *manifest.Report, proposed json.RawMessage, actor, point, action string, data map[string]any) (*Review, error) {
 	repJSON, err := manifest.Marshal(rep)
 	if err != nil {
 		return nil, err
@@ -64,13 +75,9 @@ func (s *Service) commitVerdict(ctx context.Context, in store.Install, rep *mani
 	if rep.Validation.Blocked {
 		to, why = store.StateBlocked, "blocked: "+strings.Join(rep.Validation.Reasons, "; ")
 	}
-	action := ""
-	if point == "complete" {
-		action = "install.complete"
-	}
 	rj := json.RawMessage(repJSON)
 	out, err := s.transition(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
-		Actor: actor, Reason: why, Action: action, Change: store.InstallChange{Proposed: &proposed, Report: &rj}})
+		Actor: actor, Reason: why, Action: action, Change: store.InstallChange{Proposed: &proposed, Report: &rj}, Data: data})
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +175,9 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		}
 	}
 	sort.Slice(rep.Capabilities, func(i, j int) bool { return rep.Capabilities[i].Name() < rep.Capabilities[j].Name() })
+	if rep.Scan, err = scanContent(ctx, in.Key, tree, caps); err != nil {
+		return nil, err
+	}
 
 	if keep != nil {
 		rep.Proposal = *keep
@@ -270,8 +280,13 @@ func finish(rep *manifest.Report) {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("%d %s (%s); the server must fix them, or approve without them with --only",
 			len(problems), plural(len(problems), "capability has an invalid definition", "capabilities have invalid definitions"), strings.Join(problems, ", ")))
 	}
+	applySuppressions(rep)
+	if r := contentReason(rep.SkillID, blockingFindings(rep)); r != "" {
+		v.Reasons = append(v.Reasons, r)
+	}
 	v.Blocked = len(v.Reasons) > 0
 	rep.Validation = v
+	rep.Layers = layers(rep, len(rep.Pins) > 0)
 }
 
 func plural(n int, one, many string) string {

@@ -165,6 +165,10 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
 	names := rep.Proposal.Capabilities
+	if r := contentReason(in.Key, blockingFindings(rep)); r != "" {
+		// The content blocks the whole skill: --only cannot leave it out.
+		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, r)
+	}
 	if len(only) > 0 {
 		names = only
 	} else if rep.Validation.Blocked {
@@ -700,6 +704,7 @@ func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *
 		return nil, nil, nil, err
 	}
 	rep.Pins = pins
+	rep.Layers = layers(rep, true)
 	m := buildManifest(in, rep, names, pins)
 	if err := s.nameTools(ctx, in, m); err != nil {
 		return nil, nil, nil, err

@@ -36,14 +36,19 @@ type Review struct {
 	Dir string `json:"dir"`
 	// Provenance is where the version came from; Stale is set when the
 	// record is for another content digest than this version's.
-	Provenance   *Provenance            `json:"provenance,omitempty"`
-	Stale        bool                   `json:"provenanceStale,omitempty"`
-	Skill        manifest.SkillSummary  `json:"skill"`
-	Servers      []ServerView           `json:"servers"`
-	Capabilities []CapabilityView       `json:"capabilities"`
-	Missing      []MissingView          `json:"missing"`
-	Proposal     ProposalView           `json:"proposal"`
-	Validation   manifest.Validation    `json:"validation"`
+	Provenance   *Provenance           `json:"provenance,omitempty"`
+	Stale        bool                  `json:"provenanceStale,omitempty"`
+	Skill        manifest.SkillSummary `json:"skill"`
+	Servers      []ServerView          `json:"servers"`
+	Capabilities []CapabilityView      `json:"capabilities"`
+	Missing      []MissingView         `json:"missing"`
+	Proposal     ProposalView          `json:"proposal"`
+	Validation   manifest.Validation   `json:"validation"`
+	// Layers are the admission layers' verdicts; Scan is layer 4's
+	// findings, Suppressions the operator's decisions about them.
+	Layers       []manifest.Layer       `json:"layers,omitempty"`
+	Scan         *manifest.ScanReport   `json:"scan,omitempty"`
+	Suppressions []manifest.Suppression `json:"suppressions,omitempty"`
 	Overrides    []manifest.Override    `json:"overrides"`
 	Proposed     *manifest.Manifest     `json:"proposedManifest,omitempty"`
 	Approved     *manifest.Manifest     `json:"approvedManifest,omitempty"`
@@ -290,6 +295,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		r.Validation = view.Validation
 		r.Overrides = view.Overrides
 		r.Drift = append(r.Drift, view.Drift...)
+		r.Layers, r.Scan, r.Suppressions = view.Layers, view.Scan, view.Suppressions
 
 	}
 	if rep != nil && r.Reanalysis != nil {
@@ -477,6 +483,9 @@ func next(in store.Install, r *Review) []string {
 		} else {
 			out = append(out, fmt.Sprintf("run skillgate review %s to see what blocks it", k))
 		}
+		if r != nil && r.contentBlocked() {
+			return append(out, fmt.Sprintf("or skillgate reject %s --why \"…\"", k))
+		}
 		return append(out, fmt.Sprintf("approve the ready capabilities only with skillgate approve %s --only CAP,…, or skillgate reject %s --why \"…\"", k, k))
 	case store.StateAwaitingApproval:
 		return []string{fmt.Sprintf("skillgate approve %s (or --only CAP,…), or skillgate reject %s --why \"…\"", k, k)}
@@ -515,6 +524,7 @@ func (r *Review) Text() string {
 		}
 	}
 	fmt.Fprintf(&b, "reason: %s\n", r.Reason)
+	r.layersText(&b)
 	for _, sv := range r.Servers {
 		id := "not reached"
 		if sv.Server != nil {
@@ -672,4 +682,51 @@ func orUnsigned(s string) string {
 		return "unsigned"
 	}
 	return s
+}
+
+// layersText writes the admission layers, layer 4's findings under it.
+func (r *Review) layersText(b *strings.Builder) {
+	if len(r.Layers) == 0 {
+		return
+	}
+	b.WriteString("admission layers:\n")
+	for _, l := range r.Layers {
+		first := ""
+		if len(l.Evidence) > 0 {
+			first = l.Evidence[0]
+		}
+		fmt.Fprintf(b, "  %d %-20s %-7s %s\n", l.Layer, l.Name, l.Verdict, first)
+		if l.Layer == 4 && r.Scan != nil {
+			for _, f := range r.Scan.Findings {
+				fmt.Fprintf(b, "      %s %s %s at %s: %s\n", f.Severity, f.Rule, f.Name, f.Location(), f.Message)
+				fmt.Fprintf(b, "        %s\n", f.Excerpt)
+				if f.Suppressed != nil {
+					fmt.Fprintf(b, "        suppressed by %s: %q\n", f.Suppressed.By, f.Suppressed.Why)
+				} else {
+					fmt.Fprintf(b, "        fix: %s\n", f.Fix)
+				}
+			}
+			for _, sk := range r.Scan.Skipped {
+				fmt.Fprintf(b, "      skipped %s: %s\n", sk.File, sk.Reason)
+			}
+		} else {
+			for _, e := range l.Evidence[min(1, len(l.Evidence)):] {
+				fmt.Fprintf(b, "      %s\n", e)
+			}
+		}
+		if l.Fix != "" {
+			fmt.Fprintf(b, "      to do: %s\n", l.Fix)
+		}
+	}
+}
+
+// contentBlocked reports whether the content scan (layer 4) blocks the
+// install: then no capability can be approved, with --only or without.
+func (r *Review) contentBlocked() bool {
+	for _, l := range r.Layers {
+		if l.Layer == 4 && l.Verdict == manifest.LayerBlock {
+			return true
+		}
+	}
+	return false
 }

@@ -36,6 +36,12 @@ type Report struct {
 	Drift []DriftRecord `json:"drift,omitempty"`
 	// AnalyzedAt is when introspection ran.
 	AnalyzedAt time.Time `json:"analyzedAt"`
+	// Scan is admission layer 4: the content scanner's findings.
+	Scan *ScanReport `json:"scan,omitempty"`
+	// Suppressions are the operator's suppressions of findings, in order.
+	Suppressions []Suppression `json:"suppressions,omitempty"`
+	// Layers are the seven admission layers' verdicts and evidence.
+	Layers []Layer `json:"layers,omitempty"`
 }
 
 // SkillSummary is what SKILL.md says about the skill.

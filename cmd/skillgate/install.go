@@ -394,6 +394,20 @@ accepts the definitions found by the last 'skillgate recheck'.`,
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 				return svc.Approve(ctx, args[0], only, m.actor())
 			}),
+		m.installAction("suppress NAME RULE[@FILE[:LINE]] --why TEXT", "Suppress content-scan findings of an install, with a reason",
+			`Decide, as the operator, that findings of the content scan (admission layer
+4, docs/admission.md) are not a threat in this install: every finding of
+RULE (an id such as SG501, or its name), or only those in FILE, or only the
+one at FILE:LINE. Suppressed findings stay in the report, marked with who
+suppressed them and why, and no longer block approval. The decision is
+audited. A target that matches no finding is refused.`,
+			cobra.ExactArgs(2),
+			func(c *cobra.Command) {
+				c.Flags().StringVar(&why, "why", "", fmt.Sprintf("why the findings are not a threat (required, at least %d characters)", install.MinWhyLength))
+			},
+			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				return svc.Suppress(ctx, args[0], args[1], why, m.actor())
+			}),
 		m.installAction("reject NAME --why TEXT", "Reject an install that is not approved",
 			"Reject an install awaiting approval or blocked, with an explanation kept in the audit log.",
 			cobra.ExactArgs(1),
