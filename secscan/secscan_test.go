@@ -302,3 +302,18 @@ func FuzzFile(f *testing.F) {
 		}
 	})
 }
+
+// TestDocsListEveryRule: docs/admission.md has a row for every rule, with
+// its id, name and severity.
+func TestDocsListEveryRule(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "admission.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules {
+		row := "| " + r.ID + " | " + r.Name + " | " + string(r.Severity)
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/admission.md has no row starting %q", row)
+		}
+	}
+}

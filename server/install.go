@@ -115,6 +115,8 @@ type actionRequest struct {
 	Why         string   `json:"why"`
 	Force       bool     `json:"force"`
 	Only        []string `json:"only"`
+	// Target is what suppress covers: RULE[@FILE[:LINE]].
+	Target string `json:"target"`
 }
 
 // maxRequestDepth bounds the nesting of a REST request body.
@@ -177,6 +179,8 @@ func (h *installAPI) action(r *http.Request, actor string) (any, error) {
 		return h.svc.Approve(ctx, req.Name, req.Only, actor)
 	case "reject":
 		return h.svc.Reject(ctx, req.Name, req.Why, actor)
+	case "suppress":
+		return h.svc.Suppress(ctx, req.Name, req.Target, req.Why, actor)
 	case "enable":
 		return h.svc.Enable(ctx, req.Name, actor)
 	case "disable":
@@ -186,6 +190,6 @@ func (h *installAPI) action(r *http.Request, actor string) (any, error) {
 	case "recheck":
 		return h.svc.Recheck(ctx, req.Name, actor)
 	default:
-		return nil, fmt.Errorf("%w: unknown operation %q; use complete, approve, reject, enable, disable, remove or recheck", errNotFound, strings.TrimSpace(op))
+		return nil, fmt.Errorf("%w: unknown operation %q; use complete, approve, reject, suppress, enable, disable, remove or recheck", errNotFound, strings.TrimSpace(op))
 	}
 }
