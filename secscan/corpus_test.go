@@ -70,3 +70,57 @@ func TestCorpusFalsePositives(t *testing.T) {
 		t.Errorf("%d of %d corpus skills (%.2f %%) have a high or critical finding; the goal is at most 2 %%", blocked, skills, 100*share)
 	}
 }
+
+// TestTriggersMissNothing holds the prefilter to the patterns: over the
+// fixture, every rule case and (when present) every file of the public
+// corpus, scanning with the triggers finds exactly what matching every
+// pattern against every line finds.
+func TestTriggersMissNothing(t *testing.T) {
+	check := func(name string, data []byte, k kind) {
+		t.Helper()
+		fast := scanLines(name, data, k, 1000, true)
+		slow := scanLines(name, data, k, 1000, false)
+		if len(fast) != len(slow) {
+			t.Fatalf("%s: %d findings with the prefilter, %d without", name, len(fast), len(slow))
+		}
+		for i := range fast {
+			if fast[i] != slow[i] {
+				t.Fatalf("%s: %+v with the prefilter, %+v without", name, fast[i], slow[i])
+			}
+		}
+	}
+	for _, tc := range ruleCases {
+		for _, k := range []kind{kindProse, kindScript, kindTool} {
+			check(tc.file, []byte(tc.text), k)
+		}
+	}
+	roots := []string{filepath.Join("testdata", "hostile")}
+	if dir := corpusDir(); dir != "" {
+		roots = append(roots, dir)
+	}
+	// Each corpus file is checked as what it is (prose or script); under
+	// the race detector, which makes matching several times slower, one
+	// file in sixteen.
+	every := 1
+	if raceEnabled {
+		every = 16
+	}
+	n := 0
+	for _, root := range roots {
+		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			if n++; n%every != 0 {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil || notText(data) != "" {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, path)
+			check(path, data, kindOf(filepath.ToSlash(rel), data))
+			return nil
+		})
+	}
+}

@@ -56,6 +56,13 @@ type Rule struct {
 	runes    func(r rune) bool
 	minRun   int // with runes: how many in a row make a finding
 	message  string
+	// triggers are lower-case strings one of which every match of
+	// patterns contains: a line (lower-cased) with none of them is not
+	// matched against the patterns at all. Nil: always matched.
+	// TestTriggersMissNothing holds them to the patterns. longLine, when
+	// not zero, matches lines at least that long whatever they contain.
+	triggers []string
+	longLine int
 }
 
 func (r *Rule) reads(k kind) bool {
@@ -87,10 +94,11 @@ const shells = `(?:sudo\s+)?(?:ba|z|da|k)?sh|python[23]?|perl|ruby|node|php`
 var Rules = []*Rule{
 	{
 		ID: "SG101", Name: "prompt-override", Severity: High,
-		Title:   "instructions telling the model to ignore or override its instructions",
-		Why:     "A skill's text reaches the model as instructions; text that tells it to drop its system or user instructions is a prompt injection that hands control of the agent to the skill's author.",
-		Fix:     "Remove the sentence. A skill describes a task; it never asks the model to set aside its other instructions.",
-		message: "tells the model to ignore or override its instructions",
+		Title:    "instructions telling the model to ignore or override its instructions",
+		Why:      "A skill's text reaches the model as instructions; text that tells it to drop its system or user instructions is a prompt injection that hands control of the agent to the skill's author.",
+		Fix:      "Remove the sentence. A skill describes a task; it never asks the model to set aside its other instructions.",
+		message:  "tells the model to ignore or override its instructions",
+		triggers: []string{"ignore", "disregard", "forget", "override", "bypass", "bound", "system"},
 		patterns: []*regexp.Regexp{
 			re(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|developer|original|existing|other)\s+(?:instructions?|prompts?|rules|guidelines|directives|guardrails|policies)\b`),
 			re(`(?i)\byou\s+(?:are|have\s+been)\s+no\s+longer\s+bound\s+by\b`),
@@ -99,10 +107,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG102", Name: "conceal-from-user", Severity: High,
-		Title:   "instructions to hide actions from the user",
-		Why:     "An agent acts for its user; text that tells it to keep an action from the user, or to act silently, is how a malicious skill hides what it does.",
-		Fix:     "Remove the instruction. Actions a skill asks for must be visible to the user.",
-		message: "tells the model to hide what it does from the user",
+		Title:    "instructions to hide actions from the user",
+		Why:      "An agent acts for its user; text that tells it to keep an action from the user, or to act silently, is how a malicious skill hides what it does.",
+		Fix:      "Remove the instruction. Actions a skill asks for must be visible to the user.",
+		message:  "tells the model to hide what it does from the user",
+		triggers: []string{"user", "silently", "secretly", "covertly", "quietly"},
 		patterns: []*regexp.Regexp{
 			re(`(?i)\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|reveal\s+(?:this|it)\s+to|disclose\s+(?:this|it)\s+to|notify|alert)\s+the\s+user\b`),
 			re(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting)\s+the\s+user\b`),
@@ -141,10 +150,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG301", Name: "credential-files", Severity: High, InProse: Medium,
-		Title:   "reading credential files",
-		Why:     "SSH keys, cloud credentials and password stores let whoever reads them act as the user elsewhere; a skill has no business reading them.",
-		Fix:     "Remove the access. A skill that needs a credential declares it in mcp.json and gets it from skillgate's credential store.",
-		message: "reads a credential file",
+		Title:    "reading credential files",
+		Why:      "SSH keys, cloud credentials and password stores let whoever reads them act as the user elsewhere; a skill has no business reading them.",
+		Fix:      "Remove the access. A skill that needs a credential declares it in mcp.json and gets it from skillgate's credential store.",
+		message:  "reads a credential file",
+		triggers: []string{".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".git-credentials", ".config/gcloud", ".azure", ".pypirc", ".npmrc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "/etc/", "login data", "cookies.sqlite", "logins.json", "key3.db", "key4.db"},
 		patterns: []*regexp.Regexp{
 			re(`(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|/home/[\w.-]+|/root)/\.(?:ssh|aws/credentials|gnupg|kube/config|docker/config\.json|netrc|git-credentials|config/gcloud|azure|pypirc|npmrc)\b`),
 			re(`\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)`),
@@ -154,10 +164,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG302", Name: "environment-dump", Severity: High,
-		Title:   "dumping the whole environment",
-		Why:     "The environment holds tokens and keys; a script that prints, saves or sends all of it leaks every secret the agent's process has.",
-		Fix:     "Read only the variables the skill needs, by name.",
-		message: "dumps the whole environment",
+		Title:    "dumping the whole environment",
+		Why:      "The environment holds tokens and keys; a script that prints, saves or sends all of it leaks every secret the agent's process has.",
+		Fix:      "Read only the variables the skill needs, by name.",
+		message:  "dumps the whole environment",
+		triggers: []string{"env", "export"},
 		patterns: []*regexp.Regexp{
 			re(`(?:^\s*|[;&|]\s*|\$\(\s*)(?:env|printenv|export\s+-p)\s*(?:>|\)|$|\|\s*(?:curl|wget|nc|ncat|netcat|base64|xxd|gzip|tee|python[23]?|node|openssl|ssh|scp|socat)\b)`),
 			re(`(?:json\.dumps|str|repr|print|dict|list)\(\s*(?:dict\(\s*)?os\.environ\s*\)`),
@@ -167,11 +178,12 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG401", Name: "network-send", Severity: Medium,
-		Title:   "sending data to the network from a script",
-		Why:     "Uploading files or posting data is how stolen data leaves the machine; any host a skill sends to must be one its reviewer expects.",
-		Fix:     "Declare the host in the skill's documentation and its server's dataEgress, or remove the upload.",
-		message: "sends data to the network",
-		kinds:   []kind{kindScript},
+		Title:    "sending data to the network from a script",
+		Why:      "Uploading files or posting data is how stolen data leaves the machine; any host a skill sends to must be one its reviewer expects.",
+		Fix:      "Declare the host in the skill's documentation and its server's dataEgress, or remove the upload.",
+		message:  "sends data to the network",
+		kinds:    []kind{kindScript},
+		triggers: []string{"curl", "wget", "requests.", "axios.", "http", "got.", "superagent.", "fetch(", "nc", "invoke-"},
 		patterns: []*regexp.Regexp{
 			re(`\bcurl\b[^\n|;]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file)\b`),
 			re(`\bwget\b[^\n]*--post-(?:data|file)\b`),
@@ -184,10 +196,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG402", Name: "dns-tunnel", Severity: High,
-		Title:   "data smuggled in DNS look-ups",
-		Why:     "Putting a command's output or a variable into a host name sends it to whoever runs that domain's name server, past most network filters.",
-		Fix:     "Remove the look-up; resolve only fixed host names.",
-		message: "puts data into a DNS look-up",
+		Title:    "data smuggled in DNS look-ups",
+		Why:      "Putting a command's output or a variable into a host name sends it to whoever runs that domain's name server, past most network filters.",
+		Fix:      "Remove the look-up; resolve only fixed host names.",
+		message:  "puts data into a DNS look-up",
+		triggers: []string{"nslookup", "dig", "host", "ping", "gethostbyname", "getaddrinfo", "dns."},
 		patterns: []*regexp.Regexp{
 			re(`\b(?:nslookup|dig|host|ping)\s+(?:-\S+\s+)*[^\s;|]*(?:\$\(|\$\{|\$[A-Za-z_]|` + "`" + `)[^\s;|]*\.[A-Za-z]{2,}`),
 			re(`\b(?:socket\.gethostbyname|socket\.getaddrinfo|dns\.(?:lookup|resolve\w*))\(\s*[^)\n]*(?:\+|\bf['"]|\.format\(|\$\{)`),
@@ -195,10 +208,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG501", Name: "download-execute", Severity: Critical, InProse: Medium,
-		Title:   "downloading code and running it at once",
-		Why:     "Piping a download into a shell runs whatever the server sends today, unreviewed and unpinned; it is the most common dropper in malicious skills.",
-		Fix:     "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
-		message: "downloads code and runs it",
+		Title:    "downloading code and running it at once",
+		Why:      "Piping a download into a shell runs whatever the server sends today, unreviewed and unpinned; it is the most common dropper in malicious skills.",
+		Fix:      "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message:  "downloads code and runs it",
+		triggers: []string{"curl", "wget", "fetch", "iex", "invoke-expression", "urlopen", "requests.get"},
 		patterns: []*regexp.Regexp{
 			re(`\b(?:curl|wget|fetch)\b[^\n|]*\|\s*` + `(?:` + shells + `)\b`),
 			re(`\b(?:` + shells + `)\s+(?:-\w+\s+)*<\(\s*(?:curl|wget)\b`),
@@ -209,10 +223,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG502", Name: "encoded-payload", Severity: Critical,
-		Title:   "an encoded payload decoded into a shell or eval",
-		Why:     "Decoding base64 or hex straight into a shell or eval hides the code that runs from every reviewer and scanner.",
-		Fix:     "Ship the code in plain text, or remove it.",
-		message: "decodes a payload and runs it",
+		Title:    "an encoded payload decoded into a shell or eval",
+		Why:      "Decoding base64 or hex straight into a shell or eval hides the code that runs from every reviewer and scanner.",
+		Fix:      "Ship the code in plain text, or remove it.",
+		message:  "decodes a payload and runs it",
+		triggers: []string{"base64", "xxd", "exec", "eval", "compile", "function", "settimeout", "powershell"},
 		patterns: []*regexp.Regexp{
 			re(`\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:` + shells + `)\b`),
 			re(`\|\s*base64\s+(?:-d|--decode|-D)\s*\|\s*(?:` + shells + `)\b`),
@@ -224,11 +239,12 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG503", Name: "obfuscated-code", Severity: Medium,
-		Title:   "obfuscated code",
-		Why:     "Long encoded blobs, character-code chains and hex-escaped strings in a script hide what it does; legitimate skills have no reason to.",
-		Fix:     "Replace the obfuscated code with its plain source.",
-		message: "obfuscated code",
-		kinds:   []kind{kindScript},
+		Title:    "obfuscated code",
+		Why:      "Long encoded blobs, character-code chains and hex-escaped strings in a script hide what it does; legitimate skills have no reason to.",
+		Fix:      "Replace the obfuscated code with its plain source.",
+		message:  "obfuscated code",
+		kinds:    []kind{kindScript},
+		triggers: []string{"fromcharcode", "\\x", "chr("}, longLine: 402,
 		patterns: []*regexp.Regexp{
 			re(`['"][A-Za-z0-9+/]{400,}={0,2}['"]`),
 			re(`String\.fromCharCode\(\s*\d+\s*(?:,\s*\d+\s*){15,}\)`),
@@ -252,10 +268,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG701", Name: "destructive-command", Severity: High,
-		Title:   "destructive shell commands",
-		Why:     "Deleting a home or root directory, formatting a disk or a fork bomb destroys the user's machine; no skill needs them.",
-		Fix:     "Remove the command, or narrow it to a directory the skill created.",
-		message: "a destructive command",
+		Title:    "destructive shell commands",
+		Why:      "Deleting a home or root directory, formatting a disk or a fork bomb destroys the user's machine; no skill needs them.",
+		Fix:      "Remove the command, or narrow it to a directory the skill created.",
+		message:  "a destructive command",
+		triggers: []string{"rm", "mkfs", "/dev/", ":(", "chmod"},
 		patterns: []*regexp.Regexp{
 			re(`\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*|-[a-zA-Z]+\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+)(?:--no-preserve-root\s+)?(?:/\*?|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?|/(?:etc|usr|bin|boot|var|home|lib)/?\*?)(?:\s|$|;|&|\||"|')`),
 			re(`\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/`),
@@ -267,10 +284,11 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG801", Name: "persistence", Severity: High, InProse: Medium,
-		Title:   "installing itself to run again later",
-		Why:     "Cron entries, shell start-up files, systemd units, launch agents and authorized_keys keep an attacker's code running (or an attacker's key working) after the session ends.",
-		Fix:     "Remove it. A skill runs when an agent loads it, never on its own.",
-		message: "makes itself persistent",
+		Title:    "installing itself to run again later",
+		Why:      "Cron entries, shell start-up files, systemd units, launch agents and authorized_keys keep an attacker's code running (or an attacker's key working) after the session ends.",
+		Fix:      "Remove it. A skill runs when an agent loads it, never on its own.",
+		message:  "makes itself persistent",
+		triggers: []string{"bashrc", "zshrc", "profile", "bash_login", "zshenv", "config.fish", "cron", "systemd", "systemctl", "launchctl", "launchagents", "autostart", "authorized_keys"},
 		patterns: []*regexp.Regexp{
 			re(`(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?(?:~|\$HOME|\$\{HOME\})/\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|config/fish/config\.fish)\b`),
 			re(`(?:\|\s*crontab\s+-\s*(?:$|;|&)|\bcrontab\s+[^-\s]\S*|/etc/cron\.(?:d|daily|hourly|weekly|monthly)/|/var/spool/cron/)`),
@@ -286,6 +304,13 @@ const excerptMax = 160
 
 // scanText runs every rule that reads k over data, line by line.
 func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
+	return scanLines(name, data, k, maxPerRule, true)
+}
+
+// scanLines is scanText; prefilter false matches every pattern against
+// every line, whatever its triggers (the reference the prefilter is
+// tested against).
+func scanLines(name string, data []byte, k kind, maxPerRule int, prefilter bool) []Finding {
 	var out []Finding
 	count := map[string]int{}
 	add := func(r *Rule, lineNo int, line []byte, at, end int) {
@@ -299,6 +324,7 @@ func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
 			Excerpt: excerpt(line, at, end), Message: r.message, Why: r.Why, Fix: r.Fix,
 		})
 	}
+	var lower []byte
 	lineNo := 0
 	for len(data) > 0 || lineNo == 0 {
 		lineNo++
@@ -309,14 +335,21 @@ func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
 			data = nil
 		}
 		line = bytes.TrimSuffix(line, []byte("\r"))
+		lower = asciiLower(lower[:0], line)
+		wide := hasWideRune(line)
 		for _, r := range Rules {
 			if !r.reads(k) {
 				continue
 			}
 			if r.runes != nil {
-				if at, end, ok := runOf(line, r.runes, r.minRun); ok {
-					add(r, lineNo, line, at, end)
+				if !prefilter || wide {
+					if at, end, ok := runOf(line, r.runes, r.minRun); ok {
+						add(r, lineNo, line, at, end)
+					}
 				}
+				continue
+			}
+			if prefilter && !r.triggered(lower) {
 				continue
 			}
 			for _, p := range r.patterns {
@@ -409,4 +442,41 @@ func RuleByID(id string) *Rule {
 		}
 	}
 	return nil
+}
+
+// triggered reports whether the lower-cased line may match r's patterns.
+func (r *Rule) triggered(lower []byte) bool {
+	if r.triggers == nil || (r.longLine > 0 && len(lower) >= r.longLine) {
+		return true
+	}
+	for _, t := range r.triggers {
+		if bytes.Contains(lower, []byte(t)) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiLower appends line to dst with ASCII letters lower-cased (the
+// triggers are ASCII; other bytes are kept as they are).
+func asciiLower(dst, line []byte) []byte {
+	for _, c := range line {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// hasWideRune reports whether line holds a character from U+1000 up, the
+// range of every character the Unicode rules look for (their UTF-8 lead
+// bytes are 0xE1 and above).
+func hasWideRune(line []byte) bool {
+	for _, c := range line {
+		if c >= 0xE1 {
+			return true
+		}
+	}
+	return false
 }
