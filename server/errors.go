@@ -54,7 +54,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", challenge(err))
 	}
 	msg = strings.TrimSpace(msg)
-	writeJSON(w, status, map[string]string{"error": msg})
+	writeJSON(w, status, errorBody{Error: msg})
 }
 
 // challenge is the WWW-Authenticate value of a 401 (RFC 6750): the realm,

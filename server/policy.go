@@ -143,7 +143,7 @@ func (h *policyAPI) revoke(r *http.Request, p capability.Principal) (any, error)
 	if err := h.e.RevokeGrant(r.Context(), id, operator(p)); err != nil {
 		return nil, err
 	}
-	return map[string]string{"revoked": id}, nil
+	return revokeResponse{Revoked: id}, nil
 }
 
 type testRequest struct {

@@ -18,6 +18,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,6 +63,8 @@ type Options struct {
 	InitTimeout time.Duration
 	// Logger receives request failures; nil discards them.
 	Logger *slog.Logger
+	// Version is skillgate's version, given in the OpenAPI document.
+	Version string
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -98,6 +101,7 @@ func New(opts Options) (*Server, error) {
 	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.connect(mcpHandler))))
 	s.handle("POST /v1/scan", s.api(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
+	s.handle("GET /v1/openapi.json", &openAPIDoc{version: cmp.Or(opts.Version, "dev")})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.routesMu.Lock()
 		list := strings.Join(s.routes, ", ")
@@ -123,13 +127,14 @@ func (s *Server) handleNamed(pattern, shown string, h http.Handler) {
 // says only {"status": "ok"}; with a valid token it adds the number of
 // connections; an invalid token gets 401, as everywhere.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	body := map[string]any{"status": "ok"}
+	body := healthResponse{Status: "ok"}
 	if r.Header.Get("Authorization") != "" {
 		if _, err := s.authenticate(r); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		body["connections"] = s.opts.Gateway.Connections()
+		n := s.opts.Gateway.Connections()
+		body.Connections = &n
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -289,7 +294,7 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request, p capability.Princ
 		return err
 	}
 	s.log.InfoContext(r.Context(), "rescan", "by", p.String(), "changed", changed, "duration_ms", time.Since(start).Milliseconds())
-	writeJSON(w, http.StatusOK, map[string]any{"changed": changed, "connections": s.opts.Gateway.Connections()})
+	writeJSON(w, http.StatusOK, scanResponse{Changed: changed, Connections: s.opts.Gateway.Connections()})
 	return nil
 }
 

@@ -98,7 +98,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 					return err
 				})
 			}
-			srv, err := server.New(server.Options{Gateway: d.gw, Tokens: tokens, Rescan: rescan, Logger: d.log})
+			srv, err := server.New(server.Options{Gateway: d.gw, Tokens: tokens, Rescan: rescan, Logger: d.log, Version: version})
 			if err != nil {
 				return err
 			}

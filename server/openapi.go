@@ -1,0 +1,201 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/swaggest/jsonschema-go"
+	"github.com/swaggest/openapi-go"
+	"github.com/swaggest/openapi-go/openapi31"
+
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/policy"
+)
+
+// errorBody is every error response of the REST API.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// healthResponse is GET /v1/health.
+type healthResponse struct {
+	// Connections is given to a request with a valid token only.
+	Connections *int   `json:"connections,omitempty"`
+	Status      string `json:"status" enum:"ok"`
+}
+
+// scanResponse is POST /v1/scan.
+type scanResponse struct {
+	Changed     bool `json:"changed"`
+	Connections int  `json:"connections"`
+}
+
+// revokeResponse is DELETE /v1/grants/{id}.
+type revokeResponse struct {
+	Revoked string `json:"revoked"`
+}
+
+// Parameter structures of the routes that take them.
+type (
+	reviewParams struct {
+		Name string `query:"name" required:"true" description:"the skill's key (category/name) or name, optionally @DIGEST-PREFIX"`
+	}
+	grantIDParams struct {
+		ID string `path:"id" description:"the grant's id (skillgate grant ls)"`
+	}
+	installRequest struct {
+		Path string `json:"path" required:"true" description:"a skill directory, .tar.gz or .zip on the server"`
+	}
+)
+
+// apiOperation is one REST operation, as the OpenAPI document describes it.
+type apiOperation struct {
+	// pattern is the ServeMux pattern that serves it.
+	pattern      string
+	method, path string
+	tag          string
+	summary      string
+	request      any   // parameters and body (tags json, query, path); nil: none
+	response     any   // the 200 body
+	errors       []int // statuses answered with an errorBody
+	public       bool  // answered without a token
+}
+
+// installOps are the operations of POST /v1/installs/{op}.
+var installOps = []struct{ op, summary string }{
+	{"complete", "Supply risk metadata the server left unknown (skillgate complete)"},
+	{"approve", "Approve the proposed capabilities, or only some, and pin them (skillgate approve)"},
+	{"reject", "Reject an install that is not approved (skillgate reject)"},
+	{"suppress", "Suppress content-scan findings with a reason (skillgate suppress)"},
+	{"enable", "Enable an approved install (skillgate enable)"},
+	{"disable", "Disable an install (skillgate disable)"},
+	{"remove", "Remove an install version and its files (skillgate remove)"},
+	{"recheck", "Introspect the servers again; detect drift (skillgate recheck)"},
+}
+
+// apiOperations lists every REST route: the document is generated from
+// this table and the Go types it names, and TestOpenAPICoversEveryRoute
+// holds it to the routes the server registers.
+func apiOperations() []apiOperation {
+	installErrs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}
+	policyErrs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
+	ops := []apiOperation{
+		{pattern: "GET /v1/health", method: http.MethodGet, path: "/v1/health", tag: "server", public: true,
+			summary: "Liveness; with a valid token also the number of connections", response: healthResponse{}, errors: []int{http.StatusUnauthorized}},
+		{pattern: "GET /v1/openapi.json", method: http.MethodGet, path: "/v1/openapi.json", tag: "server", public: true,
+			summary: "This document", response: map[string]any{}},
+		{pattern: "POST /v1/scan", method: http.MethodPost, path: "/v1/scan", tag: "server",
+			summary: "Rescan the configured roots (tokens of tier T0 or T1)", response: scanResponse{},
+			errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}},
+		{pattern: "GET /v1/installs", method: http.MethodGet, path: "/v1/installs", tag: "installs",
+			summary: "Every install, whatever its state (skillgate pending --all --json)", response: []install.Summary{}, errors: installErrs},
+		{pattern: "GET /v1/installs/pending", method: http.MethodGet, path: "/v1/installs/pending", tag: "installs",
+			summary: "Installs that need a human (skillgate pending --json)", response: []install.Summary{}, errors: installErrs},
+		{pattern: "GET /v1/installs/review", method: http.MethodGet, path: "/v1/installs/review", tag: "installs",
+			summary: "An install's review (skillgate review NAME --json)", request: reviewParams{}, response: install.Review{}, errors: installErrs},
+		{pattern: "POST /v1/installs", method: http.MethodPost, path: "/v1/installs", tag: "installs",
+			summary: "Install a skill from a path on the server (skillgate install PATH --json)", request: installRequest{}, response: install.Review{}, errors: installErrs},
+		{pattern: "GET /v1/grants", method: http.MethodGet, path: "/v1/grants", tag: "policy",
+			summary: "The grants (tokens of tier T0 or T1)", response: []policy.Grant{}, errors: policyErrs},
+		{pattern: "POST /v1/grants", method: http.MethodPost, path: "/v1/grants", tag: "policy",
+			summary: "Add a grant, audited (tokens of tier T0)", request: grantRequest{}, response: policy.Grant{}, errors: policyErrs},
+		{pattern: "DELETE /v1/grants/{id}", method: http.MethodDelete, path: "/v1/grants/{id}", tag: "policy",
+			summary: "Revoke a grant, audited (tokens of tier T0)", request: grantIDParams{}, response: revokeResponse{}, errors: policyErrs},
+		{pattern: "POST /v1/policy/test", method: http.MethodPost, path: "/v1/policy/test", tag: "policy",
+			summary: "Decide a call without making it (tokens of tier T0 or T1)", request: testRequest{}, response: policy.TestReport{}, errors: policyErrs},
+	}
+	for _, o := range installOps {
+		ops = append(ops, apiOperation{pattern: "POST /v1/installs/{op}", method: http.MethodPost, path: "/v1/installs/" + o.op, tag: "installs",
+			summary: o.summary, request: actionRequest{}, response: install.Review{}, errors: installErrs})
+	}
+	return ops
+}
+
+// OpenAPI is the OpenAPI 3.1 document of skillgate's REST API, generated
+// from the Go types the handlers decode and encode. version is skillgate's.
+func OpenAPI(version string) ([]byte, error) {
+	r := openapi31.NewReflector()
+	r.Spec.Info.WithTitle("skillgate REST API").WithVersion(version).
+		WithDescription("The REST API of `skillgate serve`: the install flow, grants and policy tests, rescans. Every request but GET /v1/health and GET /v1/openapi.json needs 'Authorization: Bearer <token>' (skillgate token add); the install API takes tokens of tier T0 only. Errors are {\"error\": message}. Agents use MCP at /mcp instead (docs/mcp.md).")
+	r.SpecEns().SetHTTPBearerTokenSecurity("bearer", "skillgate token", "A token from skillgate token add; its agent tier decides what it may do.")
+	// A member without omitempty is always present: required.
+	r.JSONSchemaReflector().DefaultOptions = append(r.JSONSchemaReflector().DefaultOptions, jsonschema.InterceptProp(func(p jsonschema.InterceptPropParams) error {
+		if !p.Processed || p.ParentSchema == nil {
+			return nil
+		}
+		tag, ok := p.Field.Tag.Lookup("json")
+		if !ok || strings.Contains(tag, ",omitempty") || tag == "-" || p.Field.Type.Kind() == reflect.Pointer {
+			return nil
+		}
+		for _, n := range p.ParentSchema.Required {
+			if n == p.Name {
+				return nil
+			}
+		}
+		p.ParentSchema.Required = append(p.ParentSchema.Required, p.Name)
+		return nil
+	}))
+	for _, op := range apiOperations() {
+		oc, err := r.NewOperationContext(op.method, op.path)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %s %s: %w", op.method, op.path, err)
+		}
+		oc.SetTags(op.tag)
+		oc.SetSummary(op.summary)
+		oc.SetID(operationID(op.method, op.path))
+		if op.request != nil {
+			oc.AddReqStructure(op.request)
+		}
+		oc.AddRespStructure(op.response, openapi.WithHTTPStatus(http.StatusOK))
+		for _, st := range op.errors {
+			oc.AddRespStructure(errorBody{}, openapi.WithHTTPStatus(st))
+		}
+		if !op.public {
+			oc.AddSecurity("bearer")
+		}
+		if err := r.AddOperation(oc); err != nil {
+			return nil, fmt.Errorf("openapi: %s %s: %w", op.method, op.path, err)
+		}
+	}
+	b, err := r.Spec.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(v, "", "  ")
+}
+
+// operationID names an operation: getV1Installs, postV1InstallsApprove.
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, part := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == '.' || r == '{' || r == '}' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// openAPIDoc serves GET /v1/openapi.json, generated once.
+type openAPIDoc struct {
+	version string
+	once    sync.Once
+	body    []byte
+	err     error
+}
+
+func (d *openAPIDoc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	d.once.Do(func() { d.body, d.err = OpenAPI(d.version) })
+	if d.err != nil {
+		http.Error(w, d.err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(d.body)
+}
