@@ -38,23 +38,7 @@ const docURL = "https://skillgate.dev/openapi.json"
 func newOpenAPIFixture(t *testing.T) *openAPIFixture {
 	t.Helper()
 	f := newFixture(t)
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(t.TempDir(), "imported")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv.MountInstalls(svc)
-	eng := policy.New(&policy.Options{Store: db})
-	if err := eng.SetCapabilities([]policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
-		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
-		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}); err != nil {
-		t.Fatal(err)
-	}
-	f.srv.MountPolicy(eng)
+	f.mountAll(t)
 	o := &openAPIFixture{fixture: f, human: f.token(t, "ops", skill.T0), agent: f.token(t, "drafter", skill.T3)}
 	status, body := o.do(t, "GET", "/v1/openapi.json", "", "")
 	if status != 200 {
@@ -287,4 +271,27 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	if o.doc["openapi"] != "3.1.0" {
 		t.Errorf("openapi %v; want 3.1.0", o.doc["openapi"])
 	}
+}
+
+// mountAll mounts the install API and the policy API (with one
+// capability, tools/fs:fs/delete_file) on f's server.
+func (f *fixture) mountAll(t *testing.T) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(t.TempDir(), "imported")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.MountInstalls(svc)
+	eng := policy.New(&policy.Options{Store: db})
+	if err := eng.SetCapabilities([]policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
+		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
+		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.MountPolicy(eng)
 }

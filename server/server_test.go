@@ -15,12 +15,9 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
-	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/server"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store/sqlite"
 )
 
 var examples = filepath.Join("..", "examples", "skills")
@@ -143,18 +140,7 @@ func TestSeedWalkHTTP(t *testing.T) {
 // a token and then says only "ok"; a 404 lists every endpoint.
 func TestAuth(t *testing.T) {
 	f := newFixture(t)
-	// Mount the install and policy APIs too: the 404 must list them.
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(t.TempDir(), "imported")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv.MountInstalls(svc)
-	f.srv.MountPolicy(policy.New(&policy.Options{Store: db}))
+	f.mountAll(t) // the 404 must list the install and policy APIs too
 	good := f.token(t, "drafter", skill.T3)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
 	const (
