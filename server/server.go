@@ -123,6 +123,25 @@ func (s *Server) handleNamed(pattern, shown string, h http.Handler) {
 	s.routesMu.Unlock()
 }
 
+// MountAdmin serves the admin web console (package admin) under /admin.
+func (s *Server) MountAdmin(h http.Handler) {
+	s.handleNamed("/admin/", "/admin/ (admin web console)", h)
+	s.mux.Handle("/admin", h)
+}
+
+// VerifyToken resolves a bearer token's secret to its principal, as every
+// request's token is: for the admin console's sign-in.
+func (s *Server) VerifyToken(secret string) (capability.Principal, bool) {
+	tok, ok, err := s.opts.Tokens.Verify(secret)
+	if err != nil {
+		s.log.Error("token file unreadable; using the tokens last loaded", "path", s.opts.Tokens.Path(), "err", err)
+	}
+	if !ok {
+		return capability.Principal{}, false
+	}
+	return tok.Principal(), true
+}
+
 // health is GET /v1/health. Without a token (a load balancer's probe) it
 // says only {"status": "ok"}; with a valid token it adds the number of
 // connections; an invalid token gets 401, as everywhere.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/admin"
 	"net"
 	"net/http"
 	"os"
@@ -104,6 +105,12 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			}
 			srv.MountInstalls(d.installs)
 			srv.MountPolicy(d.caps.Engine)
+			console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Installs: d.installs, Policy: d.caps.Engine,
+				Audit: audit.NewLog(d.db), Logger: d.log})
+			if err != nil {
+				return err
+			}
+			srv.MountAdmin(console)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
@@ -111,7 +118,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 				fmt.Fprintf(m.Stderr, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", ln.Addr())
 			}
-			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%d tokens in %s)\n", ln.Addr(), tokens.Len(), tokenPath)
+			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%d tokens in %s); admin console at http://%s/admin/\n", ln.Addr(), tokens.Len(), tokenPath, ln.Addr())
 			if tokens.Len() == 0 {
 				fmt.Fprintf(m.Stderr, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
 			}

@@ -1,0 +1,264 @@
+// Package admin is skillgate's admin web console, served by `skillgate
+// serve` under /admin: the pages where operators and security reviewers
+// make every human decision — review an install layer by layer, complete
+// missing risk metadata, suppress scanner findings, approve, reject,
+// enable and disable; add and revoke grants; read the audit log.
+//
+// Pages are rendered on the server with html/template; there is no
+// script. Signing in exchanges an admin (T0) token for a session cookie
+// (HttpOnly, SameSite=Strict, Secure over TLS); every form carries the
+// session's CSRF token. Every action calls the same service methods as
+// the CLI and the REST API, with the operator's identity, so it is
+// audited the same way.
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/skill"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Prefix is where the console is served.
+const Prefix = "/admin"
+
+// CookieName is the session cookie.
+const CookieName = "skillgate_admin"
+
+// Defaults of Options.
+const (
+	DefaultIdleTimeout = 30 * time.Minute
+	DefaultMaxAge      = 8 * time.Hour
+)
+
+// AuditLog is what the console reads of the audit log.
+type AuditLog interface {
+	Query(ctx context.Context, f audit.Filter) ([]audit.Record, error)
+}
+
+// Options configure the console. Installs, Policy and Audit may be nil:
+// their pages then say so.
+type Options struct {
+	// Verify resolves a bearer token to its principal; ok false for an
+	// unknown token.
+	Verify   func(secret string) (p capability.Principal, ok bool)
+	Installs *install.Service
+	Policy   *policy.Engine
+	Audit    AuditLog
+	// IdleTimeout ends a session unused this long; MaxAge ends any
+	// session. Zero means the defaults.
+	IdleTimeout, MaxAge time.Duration
+	// Now is the clock; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Console is the admin console, an http.Handler for Prefix and below.
+type Console struct {
+	opts  Options
+	log   *slog.Logger
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+type session struct {
+	principal capability.Principal
+	csrf      string
+	created   time.Time
+	seen      time.Time
+}
+
+// New returns the console.
+func New(opts Options) (*Console, error) {
+	if opts.Verify == nil {
+		return nil, errors.New("admin: Options.Verify is required")
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c := &Console{opts: opts, log: opts.Logger, sessions: map[string]*session{}, mux: http.NewServeMux()}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if err := c.parse(); err != nil {
+		return nil, err
+	}
+	static, _ := fs.Sub(staticFS, "static")
+	c.mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", http.FileServerFS(static)))
+	c.mux.HandleFunc("GET "+Prefix+"/login", c.loginPage)
+	c.mux.HandleFunc("POST "+Prefix+"/login", c.login)
+	c.mux.Handle("POST "+Prefix+"/logout", c.authed(c.logout))
+	c.mux.Handle("GET "+Prefix+"/{$}", c.authed(c.overview))
+	c.mux.Handle("GET "+Prefix+"/installs", c.authed(c.installs))
+	c.mux.Handle("GET "+Prefix+"/installs/review", c.authed(c.review))
+	c.mux.Handle("POST "+Prefix+"/installs/{op}", c.authed(c.installAction))
+	c.mux.Handle("GET "+Prefix+"/grants", c.authed(c.grants))
+	c.mux.Handle("POST "+Prefix+"/grants", c.authed(c.addGrant))
+	c.mux.Handle("POST "+Prefix+"/grants/revoke", c.authed(c.revokeGrant))
+	c.mux.Handle("GET "+Prefix+"/audit", c.authed(c.auditPage))
+	c.mux.Handle("GET "+Prefix+"/audit.jsonl", c.authed(c.auditExport))
+	c.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, Prefix+"/", http.StatusSeeOther) })
+	return c, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	c.mux.ServeHTTP(w, r)
+}
+
+// handler is a page or action of a signed-in operator.
+type handler func(w http.ResponseWriter, r *http.Request, s *session)
+
+// authed serves h for a request with a live session; others are sent to
+// sign in. A POST must carry the session's CSRF token.
+func (c *Console) authed(h handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := c.session(r)
+		if s == nil {
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, Prefix+"/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			http.Redirect(w, r, Prefix+"/login?expired=1", http.StatusSeeOther)
+			return
+		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+			if err := r.ParseForm(); err != nil {
+				c.fail(w, r, s, http.StatusBadRequest, fmt.Errorf("the form could not be read: %v", err))
+				return
+			}
+			if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
+				c.fail(w, r, s, http.StatusForbidden, errors.New("the form's CSRF token is missing or wrong: reload the page and submit it again"))
+				return
+			}
+		}
+		h(w, r, s)
+	})
+}
+
+// session returns the live session of r's cookie, or nil; using it
+// extends its idle time.
+func (c *Console) session(r *http.Request) *session {
+	ck, err := r.Cookie(CookieName)
+	if err != nil {
+		return nil
+	}
+	now := c.opts.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sessions[ck.Value]
+	if s == nil {
+		return nil
+	}
+	if now.Sub(s.seen) > c.opts.IdleTimeout || now.Sub(s.created) > c.opts.MaxAge {
+		delete(c.sessions, ck.Value)
+		return nil
+	}
+	s.seen = now
+	return s
+}
+
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
+	msg := ""
+	if r.URL.Query().Get("expired") != "" {
+		msg = "Your session ended. Sign in again."
+	}
+	c.render(w, r, nil, http.StatusOK, "login", map[string]any{"Error": msg, "Next": safeNext(r.URL.Query().Get("next"))})
+}
+
+// login exchanges an admin (T0) token for a session.
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		c.render(w, r, nil, http.StatusBadRequest, "login", map[string]any{"Error": "The form could not be read."})
+		return
+	}
+	next := safeNext(r.PostFormValue("next"))
+	p, ok := c.opts.Verify(strings.TrimSpace(r.PostFormValue("token")))
+	switch {
+	case !ok:
+		c.log.WarnContext(r.Context(), "admin console: sign-in with an unknown token", "remote", r.RemoteAddr)
+		c.render(w, r, nil, http.StatusUnauthorized, "login", map[string]any{"Error": "That token is unknown. Create one with: skillgate token add --tier T0 …", "Next": next})
+		return
+	case p.Tier != skill.T0:
+		c.log.WarnContext(r.Context(), "admin console: sign-in refused for a non-admin token", "principal", p.String(), "tier", p.Tier)
+		c.render(w, r, nil, http.StatusForbidden, "login", map[string]any{"Error": fmt.Sprintf("The console is for operators: this token is of tier %s; sign in with a T0 token.", p.Tier), "Next": next})
+		return
+	}
+	id, csrf := randomToken(), randomToken()
+	now := c.opts.Now()
+	c.mu.Lock()
+	c.sessions[id] = &session{principal: p, csrf: csrf, created: now, seen: now}
+	c.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: Prefix, HttpOnly: true, Secure: r.TLS != nil,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(c.opts.MaxAge.Seconds())})
+	c.log.InfoContext(r.Context(), "admin console: signed in", "principal", p.String())
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
+	if ck, err := r.Cookie(CookieName); err == nil {
+		c.mu.Lock()
+		delete(c.sessions, ck.Value)
+		c.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Prefix, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
+}
+
+// actor is who the audit log records for s's actions: the operator, as
+// the REST API names them.
+func (s *session) actor() string { return "operator:" + s.principal.String() }
+
+func randomToken() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// safeNext keeps a redirect target inside the console.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, Prefix+"/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return Prefix + "/"
+	}
+	return next
+}

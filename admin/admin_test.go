@@ -1,0 +1,377 @@
+package admin_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/admin"
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/store/sqlite"
+)
+
+// testServer is skillgate's own test MCP server, built by TestMain.
+var testServer string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "skillgate-admin-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testServer = filepath.Join(dir, "testserver")
+	build := exec.Command("go", "build", "-o", testServer, "./internal/testserver/cmd/testserver")
+	build.Dir = ".."
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "admin tests: go build testserver:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// console is a console over a real store, install service and policy
+// engine, served on loopback, with a clock the test moves.
+type console struct {
+	url  string
+	db   *sqlite.DB
+	svc  *install.Service
+	eng  *policy.Engine
+	mu   sync.Mutex
+	now  time.Time
+	http *http.Client
+}
+
+var tokens = map[string]capability.Principal{
+	"sgt_admin":    {Tenant: "ops", Agent: "alice", Tier: skill.T0},
+	"sgt_operator": {Tenant: "ops", Agent: "bob", Tier: skill.T1},
+}
+
+func newConsole(t *testing.T) *console {
+	t.Helper()
+	ctx := context.Background()
+	data := t.TempDir()
+	db, err := sqlite.Open(ctx, filepath.Join(data, "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c := &console{db: db, now: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
+	clock := func() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(data, "imported"),
+		MCP: mcpclient.Options{InheritEnv: []string{"PATH", "HOME", "TMPDIR", "GORACE"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.svc = svc
+	c.eng = policy.New(&policy.Options{Store: db, Now: clock})
+	if err := c.eng.SetCapabilities([]policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
+		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
+		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := admin.New(admin.Options{
+		Verify:   func(s string) (capability.Principal, bool) { p, ok := tokens[s]; return p, ok },
+		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Now: clock,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c.url = ts.URL
+	jar, _ := cookiejar.New(nil)
+	c.http = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return c
+}
+
+func (c *console) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// get and post return the status, the Location header and the body.
+func (c *console) get(t *testing.T, path string) (int, string, string) {
+	t.Helper()
+	resp, err := c.http.Get(c.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+func (c *console) post(t *testing.T, path string, form url.Values) (int, string, string) {
+	t.Helper()
+	resp, err := c.http.PostForm(c.url+path, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// signIn signs in with token and returns the session's CSRF token.
+func (c *console) signIn(t *testing.T, token string) string {
+	t.Helper()
+	status, loc, body := c.post(t, "/admin/login", url.Values{"token": {token}, "next": {"/admin/"}})
+	if status != http.StatusSeeOther || loc != "/admin/" {
+		t.Fatalf("sign in: %d %s %s", status, loc, body)
+	}
+	_, _, page := c.get(t, "/admin/")
+	m := csrfRE.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the overview:\n%s", page)
+	}
+	return m[1]
+}
+
+func TestSignIn(t *testing.T) {
+	c := newConsole(t)
+	status, loc, _ := c.get(t, "/admin/installs")
+	if status != http.StatusSeeOther || loc != "/admin/login?next=%2Fadmin%2Finstalls" {
+		t.Fatalf("signed out: %d %s", status, loc)
+	}
+	for _, tc := range []struct {
+		token  string
+		status int
+		want   string
+	}{
+		{"sgt_unknown", http.StatusUnauthorized, "That token is unknown."},
+		{"sgt_operator", http.StatusForbidden, "The console is for operators: this token is of tier T1; sign in with a T0 token."},
+	} {
+		status, _, body := c.post(t, "/admin/login", url.Values{"token": {tc.token}})
+		if status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("sign in with %s: %d; want %d with %q:\n%s", tc.token, status, tc.status, tc.want, body)
+		}
+	}
+	if u, _ := url.Parse(c.url); len(c.http.Jar.Cookies(u)) != 0 {
+		t.Fatal("a refused sign-in set a cookie")
+	}
+	resp, err := c.http.PostForm(c.url+"/admin/login", url.Values{"token": {"sgt_admin"}, "next": {"https://evil.example/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ck := resp.Header.Get("Set-Cookie")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/admin/" ||
+		!strings.Contains(ck, "HttpOnly") || !strings.Contains(ck, "SameSite=Strict") || !strings.Contains(ck, "Path=/admin") {
+		t.Fatalf("sign in: %d %s; cookie %s", resp.StatusCode, resp.Header.Get("Location"), ck)
+	}
+	status, _, body := c.get(t, "/admin/")
+	if status != http.StatusOK || !strings.Contains(body, "ops/alice") || !strings.Contains(body, "<h1>Overview</h1>") {
+		t.Fatalf("overview: %d\n%s", status, body)
+	}
+	// Idle past the timeout: the session ends and a page sends to sign in.
+	c.advance(admin.DefaultIdleTimeout + time.Second)
+	status, loc, _ = c.get(t, "/admin/grants")
+	if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/admin/login") {
+		t.Fatalf("after the idle timeout: %d %s", status, loc)
+	}
+	// A form posted on an ended session is sent to sign in, nothing done.
+	status, loc, _ = c.post(t, "/admin/grants", url.Values{"principal": {"acme/x"}})
+	if status != http.StatusSeeOther || loc != "/admin/login?expired=1" {
+		t.Fatalf("post after expiry: %d %s", status, loc)
+	}
+	_, _, body = c.get(t, loc)
+	if !strings.Contains(body, "Your session ended. Sign in again.") {
+		t.Fatalf("login page after expiry:\n%s", body)
+	}
+	// Sign out ends the session.
+	csrf := c.signIn(t, "sgt_admin")
+	if status, loc, _ := c.post(t, "/admin/logout", url.Values{"csrf": {csrf}}); status != http.StatusSeeOther || loc != "/admin/login" {
+		t.Fatalf("sign out: %d %s", status, loc)
+	}
+	if status, _, _ := c.get(t, "/admin/"); status != http.StatusSeeOther {
+		t.Fatalf("after sign-out the overview answers %d", status)
+	}
+}
+
+func TestCSRF(t *testing.T) {
+	c := newConsole(t)
+	csrf := c.signIn(t, "sgt_admin")
+	form := url.Values{"principal": {"acme/planner"}, "capability": {"tools/fs:fs/delete_file"}, "level": {"destructive"}, "uses": {"1"}, "reason": {"clean the build tree once"}}
+	for _, bad := range []string{"", "not-the-token"} {
+		f := url.Values{}
+		for k, v := range form {
+			f[k] = v
+		}
+		if bad != "" {
+			f.Set("csrf", bad)
+		}
+		status, _, body := c.post(t, "/admin/grants", f)
+		if status != http.StatusForbidden || !strings.Contains(body, "CSRF token is missing or wrong") {
+			t.Fatalf("csrf %q: %d\n%s", bad, status, body)
+		}
+	}
+	if n := len(c.eng.Grants()); n != 0 {
+		t.Fatalf("a form without its CSRF token added %d grants", n)
+	}
+	form.Set("csrf", csrf)
+	if status, loc, body := c.post(t, "/admin/grants", form); status != http.StatusSeeOther || !strings.HasPrefix(loc, "/admin/grants?done=") {
+		t.Fatalf("with the token: %d %s\n%s", status, loc, body)
+	}
+}
+
+// TestInstallReviewFlow reviews an install whose server gives no risk
+// metadata for two tools, completes it with a reason, approves and
+// enables it, all through the forms; each step is checked on the page and
+// in the store, and the audit log names the operator.
+func TestInstallReviewFlow(t *testing.T) {
+	c := newConsole(t)
+	ctx := context.Background()
+	src := filepath.Join(t.TempDir(), "notes")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: notes\ndescription: Keeps notes with MCP tools.\n---\nUse the tools.\n"), 0o644)
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"command": testServer, "env": map[string]string{"SKILLGATE_TESTSERVER": "normal"}}}})
+	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
+	if _, err := c.svc.Install(ctx, src, "operator:ops/alice"); err != nil {
+		t.Fatal(err)
+	}
+	csrf := c.signIn(t, "sgt_admin")
+	_, _, page := c.get(t, "/admin/installs")
+	if !strings.Contains(page, `href="/admin/installs/review?name=notes%40sha256`) || !strings.Contains(page, `class="state blocked"`) {
+		t.Fatalf("installs page:\n%s", page)
+	}
+	_, _, page = c.get(t, "/admin/installs/review?name=notes")
+	for _, want := range []string{"<h1>notes <span class=\"state blocked\">blocked</span></h1>", "Admission layers", "content scan",
+		"<code>notes/bare</code> lacks riskLevel, sideEffects, dataEgress", "<code>notes/titled</code> lacks"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("review page lacks %q:\n%s", want, page)
+		}
+	}
+	// A completion without a reason is refused on the page, nothing stored.
+	status, _, page := c.post(t, "/admin/installs/complete", url.Values{"csrf": {csrf}, "name": {"notes"}, "capability": {"notes/bare"}, "risk": {"read"}, "sideEffects": {"none"}, "egress": {"none"}, "why": {"short"}})
+	if status != http.StatusBadRequest || !strings.Contains(page, `class="problem" role="alert"`) || !strings.Contains(page, "--why") {
+		t.Fatalf("completion without a reason: %d\n%s", status, page)
+	}
+	for _, capName := range []string{"notes/bare", "notes/titled"} {
+		status, loc, body := c.post(t, "/admin/installs/complete", url.Values{"csrf": {csrf}, "name": {"notes"}, "capability": {capName},
+			"risk": {"read"}, "sideEffects": {"none"}, "egress": {"none"}, "why": {"reads the notes file only; checked the source"}})
+		if status != http.StatusSeeOther || !strings.HasPrefix(loc, "/admin/installs/review?name=notes") {
+			t.Fatalf("complete %s: %d %s\n%s", capName, status, loc, body)
+		}
+	}
+	if rv, _ := c.svc.Review(ctx, "notes"); rv.State != store.StateAwaitingApproval {
+		t.Fatalf("after completing: %s (%s)", rv.State, rv.Reason)
+	}
+	status, loc, _ := c.post(t, "/admin/installs/approve", url.Values{"csrf": {csrf}, "name": {"notes"}, "all": {"1"}})
+	if status != http.StatusSeeOther {
+		t.Fatalf("approve: %d", status)
+	}
+	_, _, page = c.get(t, loc)
+	if !strings.Contains(page, `role="status">approve: approved`) || !strings.Contains(page, `<span class="state installed">installed</span>`) {
+		t.Fatalf("after approval:\n%s", page)
+	}
+	if status, _, _ := c.post(t, "/admin/installs/enable", url.Values{"csrf": {csrf}, "name": {"notes"}}); status != http.StatusSeeOther {
+		t.Fatalf("enable: %d", status)
+	}
+	rv, _ := c.svc.Review(ctx, "notes")
+	if rv.State != store.StateEnabled {
+		t.Fatalf("after enabling: %s", rv.State)
+	}
+	recs, err := audit.NewLog(c.db).Query(ctx, audit.Filter{Subject: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var byAlice []string
+	for _, r := range recs {
+		if r.Actor == "operator:ops/alice@T0" {
+			byAlice = append(byAlice, r.Action)
+		}
+	}
+	if got := strings.Join(byAlice, " "); !strings.Contains(got, "install.complete install.complete") || !strings.HasSuffix(got, "install.installed install.enabled") {
+		t.Fatalf("audit records by the operator: %s", got)
+	}
+	// A rejection of an installed skill is refused with the reason shown,
+	// and what the operator typed is escaped.
+	status, _, page = c.post(t, "/admin/installs/reject", url.Values{"csrf": {csrf}, "name": {"notes"}, "why": {"<script>alert(1)</script> no longer needed"}})
+	if status != http.StatusConflict || !strings.Contains(page, "not possible in this state") || strings.Contains(page, "<script>") {
+		t.Fatalf("reject an enabled skill: %d\n%s", status, page)
+	}
+}
+
+func TestGrantsAndAudit(t *testing.T) {
+	c := newConsole(t)
+	csrf := c.signIn(t, "sgt_admin")
+	status, loc, body := c.post(t, "/admin/grants", url.Values{"csrf": {csrf}, "principal": {"acme/planner"}, "capability": {"tools/fs:fs/delete_file"},
+		"level": {"destructive"}, "uses": {"1"}, "expires": {"2h"}, "reason": {"clean the build tree once"}})
+	if status != http.StatusSeeOther {
+		t.Fatalf("add grant: %d\n%s", status, body)
+	}
+	gs := c.eng.Grants()
+	if len(gs) != 1 || gs[0].CreatedBy != "operator:ops/alice@T0" || gs[0].Uses != 1 || gs[0].ExpiresAt == nil || !gs[0].ExpiresAt.Equal(c.now.Add(2*time.Hour)) {
+		t.Fatalf("grants %+v", gs)
+	}
+	_, _, page := c.get(t, loc)
+	if !strings.Contains(page, "added grant "+gs[0].ID) || !strings.Contains(page, "<code>tools/fs:fs/delete_file</code>") || !strings.Contains(page, "aria-label=\"revoke "+gs[0].ID+"\"") {
+		t.Fatalf("grants page:\n%s", page)
+	}
+	status, _, page = c.post(t, "/admin/grants", url.Values{"csrf": {csrf}, "principal": {"acme/planner"}, "capability": {"tools/fs:fs/delete_file"}, "level": {"read"}, "expires": {"soon"}, "reason": {"x"}})
+	if status != http.StatusBadRequest || !strings.Contains(page, `expires &#34;soon&#34;: a duration like 30m, 2h or 7d`) {
+		t.Fatalf("bad expiry: %d\n%s", status, page)
+	}
+	if status, _, _ := c.post(t, "/admin/grants/revoke", url.Values{"csrf": {csrf}, "id": {gs[0].ID}}); status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", status)
+	}
+	for _, g := range c.eng.Grants() {
+		if g.ID == gs[0].ID && g.Status(c.now) != "revoked" {
+			t.Fatalf("after revoking: %s", g.Status(c.now))
+		}
+	}
+	_, _, page = c.get(t, "/admin/audit?action=grant.")
+	if !strings.Contains(page, "grant.add") || !strings.Contains(page, "grant.revoke") || !strings.Contains(page, "operator:ops/alice@T0") {
+		t.Fatalf("audit page:\n%s", page)
+	}
+	resp, err := c.http.Get(c.url + "/admin/audit.jsonl?action=grant.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/jsonl; charset=utf-8" {
+		t.Fatalf("export content type %q", ct)
+	}
+	var actions []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var r audit.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		actions = append(actions, r.Action)
+	}
+	if strings.Join(actions, " ") != "grant.add grant.revoke" {
+		t.Fatalf("export: %v", actions)
+	}
+	if status, _, _ := c.get(t, "/admin/audit?decision=maybe"); status != http.StatusBadRequest {
+		t.Fatalf("bad decision filter: %d", status)
+	}
+	resp2, _ := c.http.Get(c.url + "/admin/")
+	resp2.Body.Close()
+	if csp := resp2.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || resp2.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("security headers: %v", resp2.Header)
+	}
+}

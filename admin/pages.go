@@ -1,0 +1,441 @@
+package admin
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/store"
+)
+
+// The values the forms offer for risk metadata.
+var (
+	riskLevels  = []capability.RiskLevel{capability.RiskRead, capability.RiskWrite, capability.RiskDestructive}
+	sideEffects = []capability.SideEffects{capability.SideEffectsNone, capability.SideEffectsInternal, capability.SideEffectsExternal}
+	egress      = []capability.DataEgress{capability.EgressNone, capability.EgressNetwork}
+)
+
+// installStates are the states the installs page filters by.
+var installStates = store.InstallStates
+
+// pageNames are the templates, each rendered inside layout.html.
+var pageNames = []string{"login", "overview", "installs", "review", "grants", "audit", "error"}
+
+func (c *Console) parse() error {
+	funcs := template.FuncMap{
+		"time": func(t time.Time) string {
+			if t.IsZero() {
+				return "—"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05Z")
+		},
+		"timep": func(t *time.Time) string {
+			if t == nil {
+				return "never"
+			}
+			return t.UTC().Format("2006-01-02 15:04Z")
+		},
+		"short": func(s string) string {
+			if len(s) > 19 {
+				return s[:19] + "…"
+			}
+			return s
+		},
+		"join": strings.Join,
+		"json": func(v any) string {
+			b, _ := json.Marshal(v)
+			return string(b)
+		},
+		"q": url.QueryEscape,
+	}
+	c.pages = map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return fmt.Errorf("admin: template %s: %w", name, err)
+		}
+		c.pages[name] = t
+	}
+	return nil
+}
+
+// render writes page with data (a map; the session's operator and CSRF
+// token are added).
+func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, status int, page string, data map[string]any) {
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["Page"] = page
+	if s != nil {
+		data["Operator"] = s.principal.String()
+		data["CSRF"] = s.csrf
+	}
+	if msg := r.URL.Query().Get("done"); msg != "" && data["Done"] == nil {
+		data["Done"] = msg
+	}
+	var b strings.Builder
+	if err := c.pages[page].Execute(&b, data); err != nil {
+		c.log.ErrorContext(r.Context(), "admin console: rendering failed", "page", page, "err", err)
+		http.Error(w, "internal error; the details are in the skillgate log", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprint(w, b.String())
+}
+
+// fail renders an error page with status.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, status int, err error) {
+	c.render(w, r, s, status, "error", map[string]any{"Status": status, "StatusText": http.StatusText(status), "Error": err.Error()})
+}
+
+// installStatus maps the install package's error kinds to HTTP statuses,
+// as the REST API does.
+func installStatus(err error) int {
+	switch {
+	case errors.Is(err, install.ErrUsage):
+		return http.StatusBadRequest
+	case errors.Is(err, install.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, install.ErrBlocked), errors.Is(err, install.ErrState):
+		return http.StatusConflict
+	case errors.Is(err, install.ErrInvalidSkill):
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusInternalServerError
+}
+
+func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
+	data := map[string]any{}
+	if c.opts.Installs != nil {
+		all, err := c.opts.Installs.List(r.Context())
+		if err != nil {
+			c.fail(w, r, s, http.StatusInternalServerError, err)
+			return
+		}
+		counts := map[store.InstallState]int{}
+		for _, in := range all {
+			counts[in.State]++
+		}
+		type count struct {
+			State store.InstallState
+			N     int
+		}
+		var cs []count
+		for st, n := range counts {
+			cs = append(cs, count{st, n})
+		}
+		sort.Slice(cs, func(i, j int) bool { return cs[i].State < cs[j].State })
+		pending, err := c.opts.Installs.Pending(r.Context())
+		if err != nil {
+			c.fail(w, r, s, http.StatusInternalServerError, err)
+			return
+		}
+		data["Counts"], data["Pending"], data["Total"] = cs, pending, len(all)
+	}
+	if c.opts.Policy != nil {
+		active := 0
+		now := c.opts.Now()
+		for _, g := range c.opts.Policy.Grants() {
+			if g.Status(now) == "active" {
+				active++
+			}
+		}
+		data["ActiveGrants"] = active
+	}
+	if c.opts.Audit != nil {
+		recent, err := c.opts.Audit.Query(r.Context(), audit.Filter{Limit: 10, Last: true})
+		if err != nil {
+			c.fail(w, r, s, http.StatusInternalServerError, err)
+			return
+		}
+		reverse(recent)
+		data["Recent"] = recent
+	}
+	c.render(w, r, s, http.StatusOK, "overview", data)
+}
+
+func (c *Console) installs(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Installs == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no install service"))
+		return
+	}
+	all, err := c.opts.Installs.List(r.Context())
+	if err != nil {
+		c.fail(w, r, s, http.StatusInternalServerError, err)
+		return
+	}
+	state := r.URL.Query().Get("state")
+	var shown []install.Summary
+	for _, in := range all {
+		if state == "" || string(in.State) == state {
+			shown = append(shown, in)
+		}
+	}
+	c.render(w, r, s, http.StatusOK, "installs", map[string]any{"Installs": shown, "State": state, "States": installStates})
+}
+
+func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Installs == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no install service"))
+		return
+	}
+	name := r.URL.Query().Get("name")
+	rv, err := c.opts.Installs.Review(r.Context(), name)
+	if err != nil {
+		c.fail(w, r, s, installStatus(err), err)
+		return
+	}
+	c.renderReview(w, r, s, http.StatusOK, rv, "")
+}
+
+func (c *Console) renderReview(w http.ResponseWriter, r *http.Request, s *session, status int, rv *install.Review, problem string) {
+	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(),
+		"Risks": riskLevels, "SideEffects": sideEffects, "Egress": egress})
+}
+
+// installAction runs one operation of the install flow from a form, then
+// shows the install's review again.
+func (c *Console) installAction(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Installs == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no install service"))
+		return
+	}
+	svc, ctx, actor := c.opts.Installs, r.Context(), s.actor()
+	name, why := r.PostFormValue("name"), r.PostFormValue("why")
+	var rv *install.Review
+	var err error
+	op := r.PathValue("op")
+	switch op {
+	case "approve":
+		var only []string
+		if r.PostFormValue("some") != "" {
+			only = r.PostForm["only"]
+			if len(only) == 0 {
+				err = fmt.Errorf("%w: tick the capabilities to approve, or approve all", install.ErrUsage)
+				break
+			}
+		}
+		rv, err = svc.Approve(ctx, name, only, actor)
+	case "reject":
+		rv, err = svc.Reject(ctx, name, why, actor)
+	case "complete":
+		rv, err = svc.Complete(ctx, name, install.Completion{Capability: r.PostFormValue("capability"), RiskLevel: r.PostFormValue("risk"),
+			SideEffects: r.PostFormValue("sideEffects"), DataEgress: r.PostFormValue("egress"), Why: why, Force: r.PostFormValue("force") != ""}, actor)
+	case "suppress":
+		rv, err = svc.Suppress(ctx, name, r.PostFormValue("target"), why, actor)
+	case "enable":
+		rv, err = svc.Enable(ctx, name, actor)
+	case "disable":
+		rv, err = svc.Disable(ctx, name, actor)
+	case "recheck":
+		rv, err = svc.Recheck(ctx, name, actor)
+	default:
+		c.fail(w, r, s, http.StatusNotFound, fmt.Errorf("unknown operation %q", op))
+		return
+	}
+	if err != nil {
+		// Show the install again with the problem above its forms.
+		if cur, rerr := svc.Review(ctx, name); rerr == nil {
+			c.renderReview(w, r, s, installStatus(err), cur, err.Error())
+			return
+		}
+		c.fail(w, r, s, installStatus(err), err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/installs/review?name="+url.QueryEscape(rv.Key)+"&done="+url.QueryEscape(op+": "+rv.Reason), http.StatusSeeOther)
+}
+
+func (c *Console) grants(w http.ResponseWriter, r *http.Request, s *session) {
+	c.renderGrants(w, r, s, http.StatusOK, "")
+}
+
+func (c *Console) renderGrants(w http.ResponseWriter, r *http.Request, s *session, status int, problem string) {
+	if c.opts.Policy == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no policy engine"))
+		return
+	}
+	type row struct {
+		policy.Grant
+		Status string
+	}
+	now := c.opts.Now()
+	var rows []row
+	for _, g := range c.opts.Policy.Grants() {
+		rows = append(rows, row{g, g.Status(now)})
+	}
+	c.render(w, r, s, status, "grants", map[string]any{"Grants": rows, "Problem": problem, "Levels": riskLevels, "Form": r.PostForm})
+}
+
+func (c *Console) addGrant(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Policy == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no policy engine"))
+		return
+	}
+	g := policy.Grant{Principal: strings.TrimSpace(r.PostFormValue("principal")), Capability: strings.TrimSpace(r.PostFormValue("capability")),
+		Level: capability.RiskLevel(r.PostFormValue("level")), Reason: strings.TrimSpace(r.PostFormValue("reason")), CreatedBy: s.actor()}
+	if u := strings.TrimSpace(r.PostFormValue("uses")); u != "" {
+		n, err := strconv.Atoi(u)
+		if err != nil || n < 0 {
+			c.renderGrants(w, r, s, http.StatusBadRequest, fmt.Sprintf("uses %q: a whole number, 0 for unlimited", u))
+			return
+		}
+		g.Uses = n
+	}
+	if e := strings.TrimSpace(r.PostFormValue("expires")); e != "" {
+		d, err := policy.ParseDuration(e)
+		if err != nil {
+			c.renderGrants(w, r, s, http.StatusBadRequest, fmt.Sprintf("expires %q: a duration like 30m, 2h or 7d", e))
+			return
+		}
+		t := c.opts.Now().Add(d)
+		g.ExpiresAt = &t
+	}
+	added, err := c.opts.Policy.AddGrant(r.Context(), g)
+	if err != nil {
+		c.renderGrants(w, r, s, http.StatusBadRequest, err.Error())
+		return
+	}
+	http.Redirect(w, r, Prefix+"/grants?done="+url.QueryEscape("added grant "+added.ID), http.StatusSeeOther)
+}
+
+func (c *Console) revokeGrant(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Policy == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no policy engine"))
+		return
+	}
+	id := r.PostFormValue("id")
+	if err := c.opts.Policy.RevokeGrant(r.Context(), id, s.actor()); err != nil {
+		c.renderGrants(w, r, s, http.StatusBadRequest, err.Error())
+		return
+	}
+	http.Redirect(w, r, Prefix+"/grants?done="+url.QueryEscape("revoked grant "+id), http.StatusSeeOther)
+}
+
+// auditPageSize is how many records a page of the audit log shows.
+const auditPageSize = 50
+
+// auditFilter reads the audit page's filter from the query.
+func auditFilter(q url.Values) (audit.Filter, error) {
+	f := audit.Filter{Action: q.Get("action"), Subject: q.Get("subject"), Actor: q.Get("actor"), Decision: capability.Effect(q.Get("decision"))}
+	if b := q.Get("before"); b != "" {
+		if n, err := strconv.ParseInt(b, 10, 64); err != nil || n < 1 {
+			return f, fmt.Errorf("before %q: a record number", b)
+		}
+	}
+	if f.Decision != "" && !f.Decision.Valid() {
+		return f, fmt.Errorf("decision %q: allow, deny or require_approval", f.Decision)
+	}
+	return f, nil
+}
+
+func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Audit == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no audit log"))
+		return
+	}
+	q := r.URL.Query()
+	f, err := auditFilter(q)
+	if err != nil {
+		c.fail(w, r, s, http.StatusBadRequest, err)
+		return
+	}
+	// The newest page first; "before" pages back.
+	var before int64
+	if b := q.Get("before"); b != "" {
+		before, _ = strconv.ParseInt(b, 10, 64)
+	}
+	recs, err := c.page(r, f, before)
+	if err != nil {
+		c.fail(w, r, s, http.StatusInternalServerError, err)
+		return
+	}
+	older := int64(0)
+	if len(recs) == auditPageSize {
+		older = recs[len(recs)-1].Seq
+	}
+	export := url.Values{}
+	for _, k := range []string{"action", "subject", "actor", "decision"} {
+		if v := q.Get(k); v != "" {
+			export.Set(k, v)
+		}
+	}
+	c.render(w, r, s, http.StatusOK, "audit", map[string]any{"Records": recs, "Older": older, "F": f, "Query": export.Encode(),
+		"Decisions": []string{string(capability.Allow), string(capability.Deny), string(capability.RequireApproval)}})
+}
+
+// page returns up to auditPageSize records matching f with Seq below
+// before (0: the newest), newest first.
+func (c *Console) page(r *http.Request, f audit.Filter, before int64) ([]audit.Record, error) {
+	if before == 0 {
+		f.Limit, f.Last = auditPageSize, true
+		recs, err := c.opts.Audit.Query(r.Context(), f)
+		reverse(recs)
+		return recs, err
+	}
+	// Records are in Seq order: take the last page below before.
+	f.Limit, f.Last = 0, false
+	var out []audit.Record
+	recs, err := c.opts.Audit.Query(r.Context(), f)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		if rec.Seq < before {
+			out = append(out, rec)
+		}
+	}
+	if len(out) > auditPageSize {
+		out = out[len(out)-auditPageSize:]
+	}
+	reverse(out)
+	return out, nil
+}
+
+// auditExport writes every matching record as JSON Lines.
+func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Audit == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no audit log"))
+		return
+	}
+	f, err := auditFilter(r.URL.Query())
+	if err != nil {
+		c.fail(w, r, s, http.StatusBadRequest, err)
+		return
+	}
+	recs, err := c.opts.Audit.Query(r.Context(), f)
+	if err != nil {
+		c.fail(w, r, s, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/jsonl; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="skillgate-audit.jsonl"`)
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, rec := range recs {
+		if err := enc.Encode(rec); err != nil {
+			return
+		}
+	}
+	bw.Flush()
+}
+
+func reverse[T any](s []T) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }
