@@ -45,6 +45,9 @@ type upstream struct {
 	title  string
 	proto  string
 	tools  bool // the server advertised the tools capability
+	// skills is the Skills extension's declaration in the server's
+	// capabilities; nil when it did not declare the extension.
+	skills json.RawMessage
 
 	// abort makes every pending transport operation fail at once (closes the
 	// stdio pipes, or cancels in-flight HTTP requests). The SDK waits for
@@ -206,6 +209,15 @@ func (u *upstream) readInitialize() error {
 	}
 	u.proto = res.ProtocolVersion
 	u.tools = res.Capabilities != nil && res.Capabilities.Tools != nil
+	if res.Capabilities != nil {
+		if v, ok := res.Capabilities.Extensions[SkillsExtension]; ok {
+			b, err := json.Marshal(v)
+			if err != nil || len(b) > maxServerInfoBytes || b[0] != '{' {
+				return bad("capabilities.extensions[%q] is not a small JSON object", SkillsExtension)
+			}
+			u.skills = b
+		}
+	}
 	return nil
 }
 
