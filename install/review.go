@@ -53,6 +53,11 @@ type Review struct {
 	Pending      bool                   `json:"reanalysisPending,omitempty"`
 	Previous     *PreviousVersion       `json:"previous,omitempty"`
 	Next         []string               `json:"next"`
+
+	// PublishedSkills are the skills the servers publish through the MCP
+	// Skills extension, as verified at analysis (after drift, by the
+	// re-analysis), each with whether it is approved.
+	PublishedSkills []PublishedSkillView `json:"publishedSkills"`
 }
 
 // ServerView is one declared server in a review.
@@ -62,6 +67,40 @@ type ServerView struct {
 	Server      *capability.ServerIdentity `json:"serverInfo,omitempty"`
 	Tools       int                        `json:"tools"`
 	Error       *manifest.ServerFailure    `json:"error,omitempty"`
+	// SkillsExtension is set when the server declared the MCP Skills
+	// extension; SkillsError when listing its skills failed.
+	SkillsExtension bool   `json:"skillsExtension,omitempty"`
+	SkillsError     string `json:"skillsError,omitempty"`
+}
+
+// PublishedSkillView is one skill a server publishes, in a review.
+type PublishedSkillView struct {
+	// Ref names it in approve --allow-dynamic and --allow-tools
+	// ("serverId/uri").
+	Ref         string `json:"ref"`
+	ServerID    string `json:"serverId"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Status is ready, dynamic or blocked (see Problems).
+	Status   string   `json:"status"`
+	Problems []string `json:"problems,omitempty"`
+	// Files is how many files it lists; SetDigest identifies them, and
+	// approval binds to it.
+	Files     int    `json:"files"`
+	SetDigest string `json:"setDigest,omitempty"`
+	// Approved is set when the approved manifest holds it with the same
+	// resource set; Path is then where agents find it
+	// (skill://<path>/SKILL.md).
+	Approved       bool   `json:"approved"`
+	Path           string `json:"path,omitempty"`
+	DynamicAllowed bool   `json:"dynamicAllowed,omitempty"`
+	// AllowedTools is what its frontmatter asks for; ToolsApproved
+	// whether an operator approved it (otherwise it is ignored).
+	AllowedTools  []string `json:"allowedTools,omitempty"`
+	ToolsApproved bool     `json:"toolsApproved,omitempty"`
+	// Notes say what approval will and will not do with it.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // CapabilityView is one introspected capability in a review.
@@ -216,7 +255,7 @@ func (s *Service) List(ctx context.Context) ([]Summary, error) {
 func (s *Service) review(ctx context.Context, in store.Install) (*Review, error) {
 	r := &Review{Key: in.Key, Name: in.Name, Category: in.Category, Digest: in.Digest, VersionLabel: in.Label, State: in.State,
 		Reason: in.Reason, UpdatedAt: in.UpdatedAt.UTC(), Dir: in.Dir, Servers: []ServerView{}, Capabilities: []CapabilityView{},
-		Missing: []MissingView{}, Overrides: []manifest.Override{}, Blocked: []BlockedCapability{}, Drift: []manifest.DriftRecord{},
+		Missing: []MissingView{}, PublishedSkills: []PublishedSkillView{}, Overrides: []manifest.Override{}, Blocked: []BlockedCapability{}, Drift: []manifest.DriftRecord{},
 		Proposal: ProposalView{Capabilities: []string{}, Corrections: []manifest.Correction{}}, Validation: manifest.Validation{Reasons: []string{}}}
 	if len(in.Provenance) > 0 {
 		var p Provenance
@@ -248,6 +287,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 	}
 	approved := map[string]bool{}
 	named := map[string]manifest.Capability{}
+	approvedSkills := map[string]manifest.PublishedSkill{}
 	if len(in.Manifest) > 0 {
 		m, err := manifest.Parse(in.Manifest)
 		if err != nil {
@@ -257,6 +297,9 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		for _, c := range m.Capabilities {
 			approved[c.Name()] = true
 			named[c.Name()] = c
+		}
+		for _, p := range m.PublishedSkills {
+			approvedSkills[p.Ref()] = p
 		}
 	}
 	// After drift, show the re-analysis: what approving would accept.
@@ -283,7 +326,10 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		}
 		for _, sr := range view.Servers {
 			r.Servers = append(r.Servers, ServerView{ServerID: sr.ServerID, Declaration: sr.Declaration, Server: sr.Server,
-				Tools: counts[sr.ServerID], Error: sr.Error})
+				Tools: counts[sr.ServerID], Error: sr.Error, SkillsExtension: sr.SkillsExtension, SkillsError: sr.SkillsError})
+		}
+		for _, p := range view.PublishedSkills {
+			r.PublishedSkills = append(r.PublishedSkills, publishedView(p, approvedSkills, in.Blocked))
 		}
 		r.Proposal = ProposalView{Proposer: view.Proposal.Proposer, Capabilities: view.Proposal.Capabilities,
 			Corrections: view.Proposal.Corrections, Error: view.Proposal.Error}
@@ -541,6 +587,30 @@ func (r *Review) Text() string {
 			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, sv.Error.Message)
 		}
 	}
+	for _, sv := range r.Servers {
+		if sv.SkillsError != "" {
+			fmt.Fprintf(&b, "server %s: listing its published skills failed: %s\n", sv.ServerID, sv.SkillsError)
+		}
+	}
+	if len(r.PublishedSkills) > 0 {
+		b.WriteString("published skills (MCP Skills extension):\n")
+		for _, p := range r.PublishedSkills {
+			mark := " "
+			if p.Approved {
+				mark = "A"
+			}
+			fmt.Fprintf(&b, "  %s %-40s %-7s %d files %s\n", mark, p.Ref, p.Status, p.Files, p.SetDigest)
+			if p.Path != "" {
+				fmt.Fprintf(&b, "      agents read it at skill://%s/SKILL.md\n", p.Path)
+			}
+			for _, pr := range p.Problems {
+				fmt.Fprintf(&b, "      blocked: %s\n", pr)
+			}
+			for _, n := range p.Notes {
+				fmt.Fprintf(&b, "      %s\n", n)
+			}
+		}
+	}
 	fmt.Fprintf(&b, "proposal (%s): %d capabilities\n", r.Proposal.Proposer, len(r.Proposal.Capabilities))
 	if r.Proposal.Error != "" {
 		fmt.Fprintf(&b, "  proposer failed, deterministic proposal used: %s\n", r.Proposal.Error)
@@ -582,8 +652,13 @@ func (r *Review) Text() string {
 	}
 	for _, d := range r.Drift {
 		fmt.Fprintf(&b, "drift on %s at %s (by %s):\n", d.ServerID, d.At.Format(time.RFC3339), d.By)
-		for _, line := range strings.Split(strings.TrimRight(d.Drift.String(), "\n"), "\n") {
-			fmt.Fprintf(&b, "  %s\n", line)
+		if !d.Drift.Empty() {
+			for _, line := range strings.Split(strings.TrimRight(d.Drift.String(), "\n"), "\n") {
+				fmt.Fprintf(&b, "  %s\n", line)
+			}
+		}
+		for _, sk := range d.Skills {
+			fmt.Fprintf(&b, "  published skill %s: %s\n", sk.Skill, sk.Reason)
 		}
 	}
 	if p := r.Previous; p != nil {
@@ -672,4 +747,30 @@ func orUnsigned(s string) string {
 		return "unsigned"
 	}
 	return s
+}
+
+// publishedView renders one published skill of a report for a review.
+func publishedView(p manifest.PublishedSkill, approved map[string]manifest.PublishedSkill, blocked map[string]string) PublishedSkillView {
+	v := PublishedSkillView{Ref: p.Ref(), ServerID: p.ServerID, URI: p.URI, Name: p.Name, Description: p.Description, Status: p.Status,
+		Problems: p.Problems, Files: len(p.Resources), SetDigest: p.SetDigest, AllowedTools: p.AllowedTools}
+	if a, ok := approved[p.Ref()]; ok && a.SetDigest == p.SetDigest && a.Dynamic == p.Dynamic {
+		v.Approved, v.Path, v.DynamicAllowed, v.ToolsApproved = true, a.Path, a.DynamicAllowed, a.ToolsApproved
+	}
+	if why, ok := blocked[p.Ref()]; ok {
+		v.Notes = append(v.Notes, "blocked since approval: "+why)
+	}
+	switch {
+	case p.Status == manifest.SkillDynamic && !v.DynamicAllowed:
+		v.Notes = append(v.Notes, fmt.Sprintf(`its resources are "dynamic": no digests, so nothing can be verified or bound; refused unless you approve with --allow-dynamic %s`, v.Ref))
+	case p.Status == manifest.SkillDynamic:
+		v.Notes = append(v.Notes, `dynamic, allowed by the operator: served without integrity checks`)
+	}
+	if len(p.AllowedTools) > 0 {
+		if v.ToolsApproved {
+			v.Notes = append(v.Notes, "allowed-tools approved by the operator: "+strings.Join(p.AllowedTools, " "))
+		} else {
+			v.Notes = append(v.Notes, fmt.Sprintf("its frontmatter asks for allowed-tools %s: ignored (an MCP-served skill grants no tools) unless you approve with --allow-tools %s", strings.Join(p.AllowedTools, " "), v.Ref))
+		}
+	}
+	return v
 }

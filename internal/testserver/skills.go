@@ -92,7 +92,7 @@ func publishedSkills(tamper string) []pubSkill {
 	}
 	gw := pubSkill{uri: "skill://git-workflow/SKILL.md",
 		frontmatter: `{"name":"git-workflow","description":"Follow this team's Git conventions for branching and commits.","allowed-tools":"Bash(git:*)"}`,
-		files: []pubFile{{"skill://git-workflow/SKILL.md", GitWorkflowSkill}, {"skill://git-workflow/references/branching.md", branching}}}
+		files:       []pubFile{{"skill://git-workflow/SKILL.md", GitWorkflowSkill}, {"skill://git-workflow/references/branching.md", branching}}}
 	if tamper == TamperUnlisted {
 		gw.files = append(gw.files, pubFile{"skill://git-workflow/references/extra.md", ExtraFile})
 	}
