@@ -15,17 +15,13 @@ import (
 	"github.com/skillgate/skillgate/store"
 )
 
-// PublishedPrefix starts the skill path of every skill that an installed
-// skill's MCP server publishes, as skillgate serves it onwards:
-// mcp~<install>/<server>/<upstream skill path>. The origin is the
-// install's name (never the server's self-reported serverInfo.name), and
-// the prefix keeps these skills apart from every scanned or installed
-// skill, so that none shadows another.
-const PublishedPrefix = "mcp~"
-
 // PublishedPath is the skill path skillgate serves the skill whose
-// upstream SKILL.md is at uri under, for server serverID of install key;
-// an error when uri is not a skill:// SKILL.md URI that can be served
+// upstream SKILL.md is at uri under, for server serverID of install key:
+// mcp~<install>/<server>/<upstream skill path> ([mcpskills.PublishedPrefix]).
+// The origin is the install's name, never the server's self-reported
+// serverInfo.name, and the prefix keeps these skills apart from every
+// scanned or installed skill, so that none shadows another. It is an
+// error when uri is not a skill:// SKILL.md URI that can be served
 // unencoded.
 func PublishedPath(key, serverID, uri string) (string, error) {
 	u, err := mcpskills.ParseURI(uri)
@@ -36,7 +32,7 @@ func PublishedPath(key, serverID, uri string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%s is not a SKILL.md URI", strictjson.Quote(uri, 256))
 	}
-	p := PublishedPrefix + key + "/" + serverID + "/" + sp
+	p := mcpskills.PublishedPrefix + key + "/" + serverID + "/" + sp
 	if _, err := mcpskills.BuildURI(p, mcpskills.SkillFile); err != nil {
 		return "", fmt.Errorf("skill path %s cannot be served: %w", strictjson.Quote(p, 256), err)
 	}

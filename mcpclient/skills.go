@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
@@ -387,4 +388,25 @@ func (c *Conn) open() error {
 		return &ServerError{ServerID: c.u.id, Phase: "resources/read", Err: ErrClosed}
 	}
 	return nil
+}
+
+// ReadResource reads uri from t's server for who, over the pool's
+// connection (dialled if needed; see [Pool.Conn] and [Conn.ReadResource]).
+// The bytes are the server's, unverified.
+func (p *Pool) ReadResource(ctx context.Context, who capability.Principal, t Target, uri string) ([]byte, error) {
+	c, err := p.Conn(ctx, who, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.ReadResource(ctx, uri)
+}
+
+// GetSkill asks t's server for who for the current entry of the skill
+// whose SKILL.md is at uri (see [Conn.GetSkill]), unverified.
+func (p *Pool) GetSkill(ctx context.Context, who capability.Principal, t Target, uri string) (json.RawMessage, error) {
+	c, err := p.Conn(ctx, who, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.GetSkill(ctx, uri)
 }
