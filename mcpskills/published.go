@@ -120,7 +120,8 @@ func (s *Server) readPublished(ctx context.Context, p capability.Principal, uri 
 	case errors.Is(err, ErrNotServed):
 		return nil, invalidParams("No skill file is served at %s", uri)
 	case errors.Is(err, ErrVerify):
-		return nil, internalError("%s failed verification against its approved entry, and its skill is blocked until an operator re-approves it: %v", uri, err)
+		why := strings.TrimPrefix(err.Error(), ErrVerify.Error()+": ")
+		return nil, internalError("%s failed verification against its approved entry, and its skill is blocked until an operator re-approves it: %s", uri, why)
 	case err != nil:
 		return nil, internalError("reading %s from its server failed: %v", uri, err)
 	}
