@@ -108,6 +108,15 @@ func verifyEntry(key, serverID string, i int, pe mcpclient.PublishedEntry) manif
 		if err := mcpskills.CheckLimits(e.Resources); err != nil {
 			problem("%v", err)
 		}
+		read := map[string]bool{}
+		for _, f := range pe.Files {
+			read[f.URI] = true
+		}
+		for _, r := range e.Resources {
+			if !read[r.URI] {
+				problem("%s was not read, so it cannot be verified", r.URI)
+			}
+		}
 		for _, f := range pe.Files {
 			if f.Error != "" {
 				problem("reading %s: %s", f.URI, f.Error)

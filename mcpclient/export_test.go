@@ -10,3 +10,11 @@ func EntryFilesForTest(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// ParseSkillsPageForTest is parseSkillsPage.
+func ParseSkillsPageForTest(raw json.RawMessage) ([]json.RawMessage, string, error) {
+	return parseSkillsPage(raw)
+}
+
+// EntryFilesOfForTest is entryFiles.
+func EntryFilesOfForTest(raw json.RawMessage) (string, []string, error) { return entryFiles(raw) }

@@ -327,8 +327,7 @@ func entryFiles(raw json.RawMessage) (string, []string, error) {
 		if r.Size < 0 {
 			return "", nil, fmt.Errorf("skill %s: file %s has a negative size", strictjson.Quote(e.URI, 256), strictjson.Quote(r.URI, 256))
 		}
-		sum += r.Size
-		if sum > MaxSkillBytes {
+		if sum += min(r.Size, MaxSkillBytes+1); sum > MaxSkillBytes {
 			return "", nil, fmt.Errorf("skill %s: its files total more than the extension's limit of %d bytes (16 MiB)", strictjson.Quote(e.URI, 256), MaxSkillBytes)
 		}
 		if r.URI != e.URI && (!strings.HasPrefix(r.URI, root+"/") || len(r.URI) > maxSkillURIBytes) {

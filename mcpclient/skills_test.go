@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -54,7 +55,7 @@ func TestIntrospectPublishedSkills(t *testing.T) {
 // before any file is read.
 func TestPublishedEntryBounds(t *testing.T) {
 	t.Parallel()
-	file := func(uri string, size int) map[string]any {
+	file := func(uri string, size int64) map[string]any {
 		return map[string]any{"uri": uri, "digest": "sha256:" + strings.Repeat("0", 64), "size": size}
 	}
 	many := []any{file("skill://a/SKILL.md", 1)}
@@ -77,6 +78,10 @@ func TestPublishedEntryBounds(t *testing.T) {
 			`skill "skill://a/SKILL.md": its files total more than the extension's limit of 16777216 bytes (16 MiB)`},
 		{"too many", map[string]any{"uri": "skill://a/SKILL.md", "resources": many},
 			`skill "skill://a/SKILL.md" lists 513 files, over the extension's limit of 512`},
+		{"sizes that overflow", map[string]any{"uri": "skill://a/SKILL.md", "resources": []any{file("skill://a/SKILL.md", math.MaxInt64), file("skill://a/b", math.MaxInt64)}},
+			`skill "skill://a/SKILL.md": its files total more than the extension's limit of 16777216 bytes (16 MiB)`},
+		{"negative size", map[string]any{"uri": "skill://a/SKILL.md", "resources": []any{file("skill://a/SKILL.md", -1)}},
+			`skill "skill://a/SKILL.md": file "skill://a/SKILL.md" has a negative size`},
 		{"no resources", map[string]any{"uri": "skill://a/SKILL.md"}, `skill "skill://a/SKILL.md": resources must be an array of files or "dynamic"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
