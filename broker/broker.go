@@ -294,6 +294,10 @@ func (b *Broker) Reload(ctx context.Context) error {
 	problems = append(problems, pubProblems...)
 	b.opts.Decider.SetCapabilities(snap.caps)
 	b.snap.Store(snap)
+	// The install flow now holds what drift blocked (a skill it blocked
+	// is not in the new snapshot); what it re-approved is served again.
+	// Every read is verified whatever this set says.
+	b.blocked.reset()
 	keep := map[string]bool{}
 	for _, c := range snap.caps {
 		keep[c.target.ID()] = true

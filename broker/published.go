@@ -224,8 +224,8 @@ func (b *Broker) readRecord(ctx context.Context, p capability.Principal, s *publ
 }
 
 // blockedSkills remembers the published skills blocked by drift in this
-// process until a reload shows them blocked (or re-approved with another
-// set).
+// process until the next reload, which reads what the install flow
+// recorded.
 type blockedSkills struct {
 	mu sync.Mutex
 	m  map[string]bool // path + "\x00" + setDigest
@@ -246,4 +246,10 @@ func (b *Broker) skillBlocked(s *published) bool {
 	b.blocked.mu.Lock()
 	defer b.blocked.mu.Unlock()
 	return b.blocked.m[s.blockKey()]
+}
+
+func (bs *blockedSkills) reset() {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	clear(bs.m)
 }

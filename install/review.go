@@ -166,6 +166,10 @@ type PreviousVersion struct {
 	NewEgress []string `json:"newEgress"`
 	// Signature is set when who signed the skill changed ("" is unsigned).
 	Signature *Change `json:"signature,omitempty"`
+	// PublishedSkills lists the skills the servers publish through the
+	// MCP Skills extension that were added, removed or changed (files or
+	// frontmatter), as "serverId/uri: what".
+	PublishedSkills []string `json:"publishedSkillsChanged,omitempty"`
 	// FilesOnly is set when nothing an agent may do changed: only files.
 	FilesOnly bool `json:"filesOnly"`
 	// DiffDigest identifies this comparison (SHA-256 of its RFC 8785 form
@@ -430,8 +434,9 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 		if a, b := signerOf(p), signerOf(in); a != b {
 			pv.Signature = &Change{Before: a, After: b}
 		}
+		pv.PublishedSkills = publishedChanges(prep.PublishedSkills, rep.PublishedSkills)
 		pv.FilesOnly = len(pv.Added)+len(pv.Removed)+len(pv.RiskChanges)+len(pv.Pins)+len(pv.ServersAdded)+
-			len(pv.ServersRemoved)+len(pv.CredentialsAdded)+len(pv.NewEgress) == 0 && pv.Signature == nil
+			len(pv.ServersRemoved)+len(pv.CredentialsAdded)+len(pv.NewEgress)+len(pv.PublishedSkills) == 0 && pv.Signature == nil
 		if err := pv.seal(); err != nil {
 			return nil, err
 		}
@@ -529,10 +534,11 @@ func next(in store.Install, r *Review) []string {
 	case store.StateInstalled, store.StateEnabled, store.StateDisabled:
 		out := []string{}
 		if len(in.Blocked) > 0 {
+			what := blockedWhat(in.Blocked)
 			if len(in.Pending) > 0 {
-				out = append(out, fmt.Sprintf("%d approved %s blocked by drift; review the changes, then skillgate approve %s to accept them", len(in.Blocked), plural(len(in.Blocked), "capability is", "capabilities are"), k))
+				out = append(out, fmt.Sprintf("%s blocked by drift; review the changes, then skillgate approve %s to accept them", what, k))
 			} else {
-				out = append(out, fmt.Sprintf("%d approved %s blocked by drift; run skillgate recheck %s to fetch the changed definitions, then skillgate approve %s", len(in.Blocked), plural(len(in.Blocked), "capability is", "capabilities are"), k, k))
+				out = append(out, fmt.Sprintf("%s blocked by drift; run skillgate recheck %s to fetch the changed definitions, then skillgate approve %s", what, k, k))
 			}
 		}
 		switch in.State {
@@ -678,6 +684,9 @@ func (r *Review) Text() string {
 		if s := p.Signature; s != nil {
 			fmt.Fprintf(&b, "  signer: %s → %s\n", orUnsigned(s.Before), orUnsigned(s.After))
 		}
+		for _, ps := range p.PublishedSkills {
+			fmt.Fprintf(&b, "  published skill %s\n", ps)
+		}
 		for _, rc := range p.RiskChanges {
 			fmt.Fprintf(&b, "  %s %s: %s → %s\n", rc.Capability, rc.Field, rc.Before, rc.After)
 		}
@@ -773,4 +782,52 @@ func publishedView(p manifest.PublishedSkill, approved map[string]manifest.Publi
 		}
 	}
 	return v
+}
+
+// blockedWhat says how many approved capabilities and published skills
+// blocked holds ("2 approved capabilities are", "1 approved published
+// skill is").
+func blockedWhat(blocked map[string]string) string {
+	skills := 0
+	for k := range blocked {
+		if strings.Contains(k, "://") { // serverId/uri; a tool name holds no ':'
+			skills++
+		}
+	}
+	caps := len(blocked) - skills
+	var parts []string
+	if caps > 0 || skills == 0 {
+		parts = append(parts, fmt.Sprintf("%d approved %s", caps, plural(caps, "capability", "capabilities")))
+	}
+	if skills > 0 {
+		parts = append(parts, fmt.Sprintf("%d approved published %s", skills, plural(skills, "skill", "skills")))
+	}
+	return strings.Join(parts, " and ") + plural(len(blocked), " is", " are")
+}
+
+// publishedChanges lists the published skills added, removed or changed
+// between two analyses, sorted.
+func publishedChanges(before, after []manifest.PublishedSkill) []string {
+	old := map[string]manifest.PublishedSkill{}
+	for _, p := range before {
+		old[p.Ref()] = p
+	}
+	var out []string
+	for _, p := range after {
+		o, ok := old[p.Ref()]
+		delete(old, p.Ref())
+		switch {
+		case !ok:
+			out = append(out, p.Ref()+": added")
+		case o.SetDigest != p.SetDigest || o.Dynamic != p.Dynamic:
+			out = append(out, p.Ref()+": its files changed")
+		case !jsonEqualRaw(o.Frontmatter, p.Frontmatter):
+			out = append(out, p.Ref()+": its frontmatter changed")
+		}
+	}
+	for ref := range old {
+		out = append(out, ref+": removed")
+	}
+	sort.Strings(out)
+	return out
 }
