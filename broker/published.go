@@ -206,13 +206,13 @@ func entryDrift(approved manifest.PublishedSkill, raw json.RawMessage) string {
 // flow), audits the refusal and returns the error wrapping
 // [mcpskills.ErrVerify].
 func (b *Broker) drifted(ctx context.Context, p capability.Principal, s *published, file, why string) error {
+	why = strings.TrimPrefix(why, mcpskills.ErrVerify.Error()+": ")
 	b.blockSkill(s)
 	b.readRecord(ctx, p, s, file, capability.Deny, "verification failed, skill blocked until re-approved: "+why)
 	b.log.WarnContext(ctx, "published skill failed verification; blocked", "skill", s.skill, "published", s.approved.Ref(), "file", file, "why", why)
 	if f := b.opts.OnSkillDrift; f != nil {
 		f(s.skill, s.approved.ServerID, []manifest.SkillDrift{{Skill: s.approved.Ref(), Reason: why}})
 	}
-	why = strings.TrimPrefix(why, mcpskills.ErrVerify.Error()+": ")
 	return fmt.Errorf("%w: %s", mcpskills.ErrVerify, why)
 }
 

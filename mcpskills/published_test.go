@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -132,4 +134,37 @@ func TestPublishedServed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPublishedPrefixReserved: a scanned skill whose identity starts with
+// mcp~ is not served through the extension, so that it can never pass
+// for (or shadow) a relayed skill.
+func TestPublishedPrefixReserved(t *testing.T) {
+	root := t.TempDir()
+	gatewaytest.CopyTree(t, examples, root)
+	dir := filepath.Join(root, "mcp~docs-helper", "docs", "git-workflow")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(pubMD), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := gatewaytest.NewEnv(t, root, session.LocalSource{}, nil)
+	s := newServer(t, env.Manager)
+	p := principal(skill.T1)
+	snap, err := env.Registry.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Lookup(p.Tier, pubPath); !ok {
+		t.Fatalf("fixture: %s was not scanned", pubPath)
+	}
+	for _, u := range uris(walk(t, s, p)) {
+		if strings.HasPrefix(u, "skill://mcp~") {
+			t.Errorf("listed %s", u)
+		}
+	}
+	uri := "skill://" + pubPath + "/SKILL.md"
+	_, err = s.Handle(context.Background(), p, mcpskills.MethodGet, json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri)))
+	checkRPCError(t, "skills/get", err, jsonrpc.CodeInvalidParams, "No skill is served at "+uri)
 }
