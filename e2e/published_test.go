@@ -217,6 +217,25 @@ func TestPublishedSkillsBrokered(t *testing.T) {
 		t.Errorf("unlisted file: %s", e)
 	}
 	c.close()
+	// An outside client verifies the relayed entries and files.
+	if insp := inspectorOrEmpty(); insp != "" {
+		for _, args := range [][]string{
+			{"--method", "skills/get", "--uri", gw, "--verify"},
+			{"--method", "skills/get", "--uri", refunds, "--verify"},
+			{"--method", "skills/list", "--verify"},
+		} {
+			cmd := exec.Command(insp, append([]string{"--cli", "-e", "SKILLGATE_DATA=" + f.data, "-e", "SKILLGATE_AGENT=reader", "-e", "SKILLGATE_TIER=T3",
+				"-e", "SKILLGATE_TENANT=acme", bin, "mcp"}, args...)...)
+			out, err := cmd.CombinedOutput()
+			t.Logf("mcp-inspector %v:\n%s", args, out)
+			if err != nil || !strings.Contains(string(out), "no conformance errors") || strings.Contains(string(out), `"ok":false`) {
+				t.Errorf("mcp-inspector %v: %v\n%s", args, err, out)
+			}
+			if args[1] == "skills/get" && !strings.Contains(string(out), "Verified 1 skill and 2 files") {
+				t.Errorf("mcp-inspector %v:\n%s", args, out)
+			}
+		}
+	}
 	// A T4 agent may not see the skills of a tier 2 install (T0–T3).
 	c4 := f.rawMCP(t, "T4")
 	if get := c4.call("skills/get", fmt.Sprintf(`{"uri":%q}`, gw)); !strings.Contains(get, `"message":"No skill is served at `+gw+`"`) {
@@ -287,4 +306,20 @@ func TestPublishedSkillsBrokered(t *testing.T) {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return strings.Trim(string(b), `"`)
+}
+
+// inspectorOrEmpty is the MCP Inspector CLI the test script installs, or
+// "" when it is not there.
+func inspectorOrEmpty() string {
+	p := filepath.Join(os.Getenv("SKILLGATE_TEST_NPM_DIR"), "node_modules", ".bin", "mcp-inspector")
+	if os.Getenv("SKILLGATE_TEST_NPM_DIR") == "" {
+		return ""
+	}
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return ""
+	}
+	return p
 }
