@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/internal/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
@@ -33,11 +31,6 @@ const (
 	// maxSkillURIBytes bounds one URI a server lists.
 	maxSkillURIBytes = 4096
 )
-
-// ErrNoRawPath means the connection has no raw JSON-RPC path for a method
-// the SDK does not implement (the Skills extension's): it exists over stdio
-// only.
-var ErrNoRawPath = errors.New("the MCP Skills extension is read over stdio only (the Go SDK does not implement its methods, and skillgate's raw JSON-RPC path is the stdio stream)")
 
 // PublishedSkills is what one server publishes through the Skills
 // extension, as fetched at introspection: every skills/list entry exactly
@@ -80,38 +73,6 @@ type PublishedFile struct {
 // SkillsDeclared reports whether the server declared the Skills
 // extension in initialize.
 func (r *ServerReport) SkillsDeclared() bool { return r.Skills != nil }
-
-// rawCall makes one request over the raw JSON-RPC path (stdio) within d
-// and returns its result.
-func (u *upstream) rawCall(ctx context.Context, method string, params any, d time.Duration) (json.RawMessage, error) {
-	se := func(cause error) error { return &ServerError{ServerID: u.id, Phase: method, Err: cause} }
-	var calls *jsonrpcline.Calls
-	if u.stdio != nil {
-		if _, conn := u.stdio.current(); conn != nil {
-			calls = conn.calls
-		}
-	}
-	if calls == nil {
-		return nil, se(ErrNoRawPath)
-	}
-	p, err := json.Marshal(params)
-	if err != nil {
-		return nil, se(err)
-	}
-	ch := make(chan jsonrpcline.Response, 1)
-	calls.GoWithin(ctx, method, p, d, errPhaseTimeout, func(r jsonrpcline.Response) {
-		r.Result = bytes.Clone(r.Result)
-		ch <- r
-	})
-	r := <-ch
-	switch {
-	case r.Err != nil:
-		return nil, u.classify(r.Err == errPhaseTimeout, ctx, method, d, r.Err)
-	case r.Error != nil:
-		return nil, u.classify(false, ctx, method, d, r.Error)
-	}
-	return r.Result, nil
-}
 
 // fetchSkills lists the skills the server publishes and reads their files,
 // within l: at most MaxPages pages of skills/list, MaxSkills entries, each
@@ -347,9 +308,9 @@ func entryFiles(raw json.RawMessage) (string, []string, error) {
 
 // ReadResource reads one resource of the server with resources/read over
 // the raw path and returns its bytes (see [ResourceBytes]), within
-// Limits.CallTimeout. It fails with [ErrNoRawPath] over HTTP, [ErrClosed]
-// after Close, and otherwise as a server call fails. The bytes are the
-// server's, unverified.
+// Limits.CallTimeout, over stdio or streamable HTTP. It fails with
+// [ErrClosed] after Close, and otherwise as a server call fails. The bytes
+// are the server's, unverified.
 func (c *Conn) ReadResource(ctx context.Context, uri string) ([]byte, error) {
 	if err := c.open(); err != nil {
 		return nil, err

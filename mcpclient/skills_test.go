@@ -3,8 +3,11 @@ package mcpclient_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -90,6 +93,71 @@ func TestPublishedEntryBounds(t *testing.T) {
 			got := mcpclient.EntryFilesForTest(entry)
 			if got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPublishedSkillsOverHTTP: the extension's methods and the file reads
+// go over streamable HTTP too, in the SDK's session, with the declared
+// headers, answered as JSON or as an event stream; a connection relays
+// reads and entries.
+func TestPublishedSkillsOverHTTP(t *testing.T) {
+	t.Parallel()
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sse=%v", sse), func(t *testing.T) {
+			t.Parallel()
+			h := testserver.SkillsHandler()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer "+httpToken {
+					http.Error(w, "unauthorized", http.StatusUnauthorized)
+					return
+				}
+				if r.Method == http.MethodPost && !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+					http.Error(w, "bad accept", http.StatusBadRequest)
+					return
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				if !sse || rec.Code != http.StatusOK {
+					w.WriteHeader(rec.Code)
+					w.Write(rec.Body.Bytes())
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hi\"}}\n\nevent: message\ndata: %s\n\n", rec.Body.Bytes())
+			}))
+			t.Cleanup(ts.Close)
+			ctx := context.Background()
+			r, err := mcpclient.Introspect(ctx, httpDecl(ts.URL+"/mcp"), httpOptions(mcpclient.Limits{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Skills == nil || r.Skills.Error != "" || len(r.Skills.Entries) != 2 || len(r.Skills.Entries[1].Files) != 2 {
+				t.Fatalf("skills: %+v", r.Skills)
+			}
+			if got := string(r.Skills.Entries[1].Files[1].Content); got != testserver.RefundsEmail {
+				t.Errorf("email.md: %q", got)
+			}
+			c, err := mcpclient.Dial(ctx, httpDecl(ts.URL+"/mcp"), &mcpclient.ConnOptions{Options: *httpOptions(mcpclient.Limits{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			b, err := c.ReadResource(ctx, "skill://git-workflow/SKILL.md")
+			if err != nil || string(b) != testserver.GitWorkflowSkill {
+				t.Errorf("ReadResource: %q %v", b, err)
+			}
+			e, err := c.GetSkill(ctx, "skill://acme/refunds/SKILL.md")
+			if err != nil || !strings.Contains(string(e), `"uri":"skill://acme/refunds/examples/email.md"`) {
+				t.Errorf("GetSkill: %s %v", e, err)
+			}
+			_, err = c.GetSkill(ctx, "skill://nope/SKILL.md")
+			if !errors.Is(err, mcpclient.ErrServerError) || !strings.Contains(err.Error(), `code -32602: "No skill is served at skill://nope/SKILL.md"`) {
+				t.Errorf("GetSkill of an unknown skill: %v", err)
 			}
 		})
 	}

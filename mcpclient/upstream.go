@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,6 +49,11 @@ type upstream struct {
 	// skills is the Skills extension's declaration in the server's
 	// capabilities; nil when it did not declare the extension.
 	skills json.RawMessage
+	// http and endpoint are the client and URL of a streamable HTTP
+	// server, for raw calls (rawcall.go); nil over stdio.
+	http     *http.Client
+	endpoint string
+	rawIDs   atomic.Uint64
 
 	// abort makes every pending transport operation fail at once (closes the
 	// stdio pipes, or cancels in-flight HTTP requests). The SDK waits for
@@ -110,6 +116,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		// An MCP endpoint has no reason to redirect, and following one
 		// could carry the declared credentials elsewhere.
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		u.http, u.endpoint = &hc, decl.URL
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:             decl.URL,
 			HTTPClient:           &hc,

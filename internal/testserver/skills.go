@@ -3,11 +3,11 @@ package testserver
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -147,102 +147,131 @@ func readTamper() string {
 	return strings.TrimSpace(string(b))
 }
 
-// serveSkills is ModeSkills: a line-oriented JSON-RPC server.
+// serveSkills is ModeSkills over stdio: one JSON-RPC message a line.
 func serveSkills(in io.Reader, out io.Writer) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	w := bufio.NewWriter(out)
-	reply := func(id json.RawMessage, body string) error {
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,%s}`+"\n", id, body)
-		return w.Flush()
-	}
-	result := func(id json.RawMessage, v any) error {
-		b, err := json.Marshal(v)
+	for sc.Scan() {
+		resp, err := answerSkills(sc.Bytes())
 		if err != nil {
 			return err
 		}
-		return reply(id, `"result":`+string(b))
-	}
-	invalid := func(id json.RawMessage, msg string) error {
-		b, _ := json.Marshal(msg)
-		return reply(id, `"error":{"code":-32602,"message":`+string(b)+`}`)
-	}
-	for sc.Scan() {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				URI    string `json:"uri"`
-				Cursor string `json:"cursor"`
-			} `json:"params"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			return err
-		}
-		if req.ID == nil { // a notification
+		if resp == nil {
 			continue
 		}
-		skills := publishedSkills(readTamper())
-		var err error
-		switch req.Method {
-		case "initialize":
-			err = reply(req.ID, `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"extensions":{"io.modelcontextprotocol/skills":{}}},"serverInfo":{"name":"docs-server","version":"1.0.0"}}`)
-		case "tools/list":
-			err = reply(req.ID, `"result":{"tools":[{"name":"lookup","description":"Looks a term up.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}]}`)
-		case "tools/call":
-			err = reply(req.ID, `"result":{"content":[{"type":"text","text":"ok"}]}`)
-		case "skills/list":
-			i := 0
-			if req.Params.Cursor != "" {
-				fmt.Sscanf(req.Params.Cursor, "page-%d", &i)
-			}
-			page := map[string]any{"resultType": "complete", "skills": []json.RawMessage{}, "ttlMs": 60000, "cacheScope": "public"}
-			if i >= 0 && i < len(skills) {
-				page["skills"] = []json.RawMessage{skills[i].entry()}
-				if i+1 < len(skills) {
-					page["nextCursor"] = fmt.Sprintf("page-%d", i+1)
-				}
-			}
-			err = result(req.ID, page)
-		case "skills/get":
-			found := false
-			for _, s := range skills {
-				if s.uri == req.Params.URI {
-					found = true
-					err = result(req.ID, map[string]any{"resultType": "complete", "skill": s.entry(), "ttlMs": 60000, "cacheScope": "public"})
-				}
-			}
-			if !found {
-				err = invalid(req.ID, "No skill is served at "+req.Params.URI)
-			}
-		case "resources/read":
-			var content *pubFile
-			for _, s := range skills {
-				for _, f := range s.files {
-					if f.uri == req.Params.URI {
-						content = &f
-					}
-				}
-			}
-			if content == nil {
-				err = invalid(req.ID, "No resource at "+req.Params.URI)
-				break
-			}
-			c := map[string]any{"uri": content.uri, "mimeType": "text/markdown"}
-			if strings.HasSuffix(content.uri, ".bin") {
-				c["blob"] = base64.StdEncoding.EncodeToString([]byte(content.content))
-			} else {
-				c["text"] = content.content
-			}
-			err = result(req.ID, map[string]any{"contents": []any{c}})
-		case "ping":
-			err = reply(req.ID, `"result":{}`)
-		default:
-			err = reply(req.ID, `"error":{"code":-32601,"message":"method not found"}`)
-		}
-		if err != nil {
+		w.Write(resp)
+		w.WriteByte('\n')
+		if err := w.Flush(); err != nil {
 			return err
 		}
 	}
 	return sc.Err()
+}
+
+// SkillsHandler serves ModeSkills over streamable HTTP, as simply as the
+// transport allows: every POSTed request is answered as application/json,
+// a notification with 202, GET (no standalone stream) with 405.
+func SkillsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+		case http.MethodDelete:
+			return
+		default:
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		resp, err := answerSkills(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if resp == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", "skills-session")
+		w.Write(resp)
+	})
+}
+
+// answerSkills answers one JSON-RPC message of ModeSkills: the response,
+// or nil for a notification.
+func answerSkills(line []byte) ([]byte, error) {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			URI    string `json:"uri"`
+			Cursor string `json:"cursor"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(line, &req); err != nil {
+		return nil, err
+	}
+	if req.ID == nil { // a notification
+		return nil, nil
+	}
+	reply := func(body string) ([]byte, error) {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,%s}`, req.ID, body), nil
+	}
+	result := func(v any) ([]byte, error) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return reply(`"result":` + string(b))
+	}
+	invalid := func(msg string) ([]byte, error) {
+		b, _ := json.Marshal(msg)
+		return reply(`"error":{"code":-32602,"message":` + string(b) + `}`)
+	}
+	skills := publishedSkills(readTamper())
+	switch req.Method {
+	case "initialize":
+		return reply(`"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"extensions":{"io.modelcontextprotocol/skills":{}}},"serverInfo":{"name":"docs-server","version":"1.0.0"}}`)
+	case "tools/list":
+		return reply(`"result":{"tools":[{"name":"lookup","description":"Looks a term up.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}]}`)
+	case "tools/call":
+		return reply(`"result":{"content":[{"type":"text","text":"ok"}]}`)
+	case "skills/list":
+		i := 0
+		if req.Params.Cursor != "" {
+			fmt.Sscanf(req.Params.Cursor, "page-%d", &i)
+		}
+		page := map[string]any{"resultType": "complete", "skills": []json.RawMessage{}, "ttlMs": 60000, "cacheScope": "public"}
+		if i >= 0 && i < len(skills) {
+			page["skills"] = []json.RawMessage{skills[i].entry()}
+			if i+1 < len(skills) {
+				page["nextCursor"] = fmt.Sprintf("page-%d", i+1)
+			}
+		}
+		return result(page)
+	case "skills/get":
+		for _, s := range skills {
+			if s.uri == req.Params.URI {
+				return result(map[string]any{"resultType": "complete", "skill": s.entry(), "ttlMs": 60000, "cacheScope": "public"})
+			}
+		}
+		return invalid("No skill is served at " + req.Params.URI)
+	case "resources/read":
+		for _, s := range skills {
+			for _, f := range s.files {
+				if f.uri == req.Params.URI {
+					return result(map[string]any{"contents": []any{map[string]any{"uri": f.uri, "mimeType": "text/markdown", "text": f.content}}})
+				}
+			}
+		}
+		return invalid("No resource at " + req.Params.URI)
+	case "ping":
+		return reply(`"result":{}`)
+	}
+	return reply(`"error":{"code":-32601,"message":"method not found"}`)
 }
