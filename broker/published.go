@@ -112,7 +112,8 @@ func (b *Broker) PublishedSkills(_ context.Context, p capability.Principal) []mc
 	out := make([]mcpskills.PublishedSkill, 0, len(snap.published))
 	for _, s := range snap.published {
 		if s.visible(p) && !b.skillBlocked(s) {
-			out = append(out, mcpskills.PublishedSkill{Path: s.approved.Path, Entry: s.entry})
+			out = append(out, mcpskills.PublishedSkill{Path: s.approved.Path, Entry: s.entry,
+				Origin: mcpskills.Origin{Install: s.skill, Server: s.approved.ServerID, URI: s.approved.URI}})
 		}
 	}
 	return out

@@ -213,6 +213,9 @@ func TestPublishedSkillsBrokered(t *testing.T) {
 			t.Errorf("read %s: %q %s, want %q", uri, got, e, want)
 		}
 	}
+	if line := c.call("resources/read", fmt.Sprintf(`{"uri":%q}`, gw)); !strings.Contains(line, `"_meta":{"io.skillgate/origin":{"install":"docs-helper","server":"docs","uri":"skill://git-workflow/SKILL.md"}}`) {
+		t.Errorf("a relayed read is not tagged with its origin: %s", line)
+	}
 	if _, e := c.read(extra); e != "-32602 No skill file is served at "+extra+": the approved entry of "+gw+" does not list it" {
 		t.Errorf("unlisted file: %s", e)
 	}

@@ -30,7 +30,24 @@ var ErrNotServed = errors.New("not served")
 type PublishedSkill struct {
 	Path  string
 	Entry Entry
+	// Origin says where it comes from: the install, its server (mcp.json
+	// id) and the upstream SKILL.md URI. Every file read carries it in
+	// _meta under [OriginMeta], so that the content is tagged with its
+	// origin where it enters a model's context.
+	Origin Origin
 }
+
+// Origin is where a relayed skill comes from.
+type Origin struct {
+	Install string `json:"install"`
+	Server  string `json:"server"`
+	URI     string `json:"uri"`
+}
+
+// OriginMeta is the _meta key of the origin of a relayed skill's file in
+// resources/read (skillgate's own prefix: the extension reserves
+// io.modelcontextprotocol.skills/ for itself).
+const OriginMeta = "io.skillgate/origin"
 
 // Published is the skills installed skills' MCP servers publish, as the
 // capability runtime relays them (*broker.Broker implements it). Both
@@ -103,29 +120,30 @@ func (s *Server) locatePublished(ctx context.Context, p capability.Principal, u 
 	return PublishedSkill{}, "", false
 }
 
-// readPublished answers resources/read of a relayed skill's file.
-func (s *Server) readPublished(ctx context.Context, p capability.Principal, uri string, u URI) ([]byte, error) {
+// readPublished answers resources/read of a relayed skill's file, with
+// the skill's origin.
+func (s *Server) readPublished(ctx context.Context, p capability.Principal, uri string, u URI) ([]byte, Origin, error) {
 	ps, file, ok := s.locatePublished(ctx, p, u)
 	if !ok || file == "" {
-		return nil, invalidParams("No skill file is served at %s", uri)
+		return nil, Origin{}, invalidParams("No skill file is served at %s", uri)
 	}
 	if !ps.Entry.Dynamic {
 		if _, listed := ps.Entry.Find(uri); !listed {
 			// Unlisted in the approved entry: never asked of the server.
-			return nil, invalidParams("No skill file is served at %s: the approved entry of %s does not list it", uri, ps.Entry.URI)
+			return nil, Origin{}, invalidParams("No skill file is served at %s: the approved entry of %s does not list it", uri, ps.Entry.URI)
 		}
 	}
 	content, err := s.opts.Published.ReadPublished(ctx, p, ps.Path, file)
 	switch {
 	case errors.Is(err, ErrNotServed):
-		return nil, invalidParams("No skill file is served at %s", uri)
+		return nil, Origin{}, invalidParams("No skill file is served at %s", uri)
 	case errors.Is(err, ErrVerify):
 		why := strings.TrimPrefix(err.Error(), ErrVerify.Error()+": ")
-		return nil, internalError("%s failed verification against its approved entry, and its skill is blocked until an operator re-approves it: %s", uri, why)
+		return nil, Origin{}, internalError("%s failed verification against its approved entry, and its skill is blocked until an operator re-approves it: %s", uri, why)
 	case err != nil:
-		return nil, internalError("reading %s from its server failed: %v", uri, err)
+		return nil, Origin{}, internalError("reading %s from its server failed: %v", uri, err)
 	}
-	return content, nil
+	return content, ps.Origin, nil
 }
 
 // readDirPublished answers resources/directory/read of a relayed skill's

@@ -38,7 +38,7 @@ func (f *fakePublished) PublishedSkills(_ context.Context, p capability.Principa
 		return nil
 	}
 	root := "skill://" + pubPath
-	return []mcpskills.PublishedSkill{{Path: pubPath, Entry: mcpskills.Entry{
+	return []mcpskills.PublishedSkill{{Path: pubPath, Origin: mcpskills.Origin{Install: "docs-helper", Server: "docs", URI: "skill://git-workflow/SKILL.md"}, Entry: mcpskills.Entry{
 		URI: root + "/SKILL.md", Frontmatter: json.RawMessage(`{"name":"git-workflow","description":"Git conventions."}`),
 		Resources: []mcpskills.Resource{
 			{URI: root + "/SKILL.md", Digest: skill.FileDigest([]byte(pubMD)), Size: int64(len(pubMD))},
@@ -84,6 +84,13 @@ func TestPublishedServed(t *testing.T) {
 	res, err := s.Handle(ctx, t1, mcpskills.MethodGet, json.RawMessage(fmt.Sprintf(`{"uri":%q}`, md)))
 	if err != nil || !strings.Contains(string(res), `"uri":"skill://mcp~docs-helper/docs/git-workflow/references/branching.md"`) {
 		t.Errorf("skills/get: %s %v", res, err)
+	}
+	rr, err := s.Read(ctx, t1, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(rr.Contents[0].Meta); string(b) != `{"io.skillgate/origin":{"install":"docs-helper","server":"docs","uri":"skill://git-workflow/SKILL.md"}}` {
+		t.Errorf("_meta of a relayed read: %s", b)
 	}
 	for _, tc := range []struct {
 		who        capability.Principal

@@ -309,11 +309,14 @@ func (s *Server) Read(ctx context.Context, p capability.Principal, uri string) (
 	}
 	var content []byte
 	file := ""
+	var meta mcp.Meta
 	if isPublishedPath(u.Segments[0]) {
-		if content, err = s.readPublished(ctx, p, uri, u); err != nil {
+		var origin Origin
+		if content, origin, err = s.readPublished(ctx, p, uri, u); err != nil {
 			return nil, err
 		}
 		file = u.Segments[len(u.Segments)-1]
+		meta = mcp.Meta{OriginMeta: origin}
 	} else {
 		b, rest, err := s.locate(ctx, p, u, func(b *built, rest string) bool { _, ok := b.files[rest]; return ok })
 		if err != nil {
@@ -328,7 +331,7 @@ func (s *Server) Read(ctx context.Context, p capability.Principal, uri string) (
 		}
 		file = f.Path
 	}
-	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(file)}
+	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(file), Meta: meta}
 	if utf8.Valid(content) && len(content) > 0 {
 		rc.Text = string(content)
 	} else {
