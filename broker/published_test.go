@@ -88,10 +88,12 @@ func TestReadPublished(t *testing.T) {
 		file    string
 		want    string // the bytes, or the error
 		drift   string // the drift reported, "" for none
+		// noServer: the server must not be asked anything.
+		noServer bool
 	}{
 		{name: "SKILL.md verified", file: "SKILL.md", want: relMD},
 		{name: "file verified", file: "guide.md", want: relDoc},
-		{name: "unlisted", file: "extra.md", want: "not served: skill://notes/extra.md is not listed in the approved entry"},
+		{name: "unlisted", file: "extra.md", want: "not served: skill://notes/extra.md is not listed in the approved entry", noServer: true},
 		{name: "digest", file: "guide.md", files: map[string]string{"skill://notes/guide.md": "Write SHORT notes.\n"},
 			want:  "skill verification failed: skill://notes/guide.md has digest " + skill.FileDigest([]byte("Write SHORT notes.\n")) + ", the entry lists " + skill.FileDigest([]byte(relDoc)),
 			drift: "skill://notes/guide.md has digest " + skill.FileDigest([]byte("Write SHORT notes.\n")) + ", the entry lists " + skill.FileDigest([]byte(relDoc))},
@@ -157,6 +159,9 @@ func TestReadPublished(t *testing.T) {
 				}
 			} else if string(got) != tc.want {
 				t.Errorf("read %q, want %q", got, tc.want)
+			}
+			if tc.noServer && len(srv.asked) != 0 {
+				t.Errorf("the server was asked %v for an unlisted file", srv.asked)
 			}
 			wantDrift := []string(nil)
 			if tc.drift != "" {

@@ -220,6 +220,9 @@ func TestPublishedSkillsBrokered(t *testing.T) {
 		t.Errorf("unlisted file: %s", e)
 	}
 	c.close()
+	if deny := f.run(t, "audit", "query", "--action", "skill.read", "--decision", "deny", "--json"); !strings.Contains(deny, extra) || !strings.Contains(deny, "not listed in the approved entry") {
+		t.Errorf("the refused read of an unlisted file is not audited: %s", deny)
+	}
 	// An outside client verifies the relayed entries and files.
 	if insp := inspectorOrEmpty(); insp != "" {
 		for _, args := range [][]string{

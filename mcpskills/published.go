@@ -127,14 +127,18 @@ func (s *Server) readPublished(ctx context.Context, p capability.Principal, uri 
 	if !ok || file == "" {
 		return nil, Origin{}, invalidParams("No skill file is served at %s", uri)
 	}
-	if !ps.Entry.Dynamic {
-		if _, listed := ps.Entry.Find(uri); !listed {
-			// Unlisted in the approved entry: never asked of the server.
-			return nil, Origin{}, invalidParams("No skill file is served at %s: the approved entry of %s does not list it", uri, ps.Entry.URI)
-		}
+	listed := ps.Entry.Dynamic
+	if !listed {
+		_, listed = ps.Entry.Find(uri)
 	}
+	// An unlisted file is refused by the relay (which audits it) without
+	// asking the server.
 	content, err := s.opts.Published.ReadPublished(ctx, p, ps.Path, file)
 	switch {
+	case errors.Is(err, ErrNotServed) && !listed:
+		return nil, Origin{}, invalidParams("No skill file is served at %s: the approved entry of %s does not list it", uri, ps.Entry.URI)
+	case err == nil && !listed:
+		return nil, Origin{}, internalError("the relay served %s, which the approved entry of %s does not list", uri, ps.Entry.URI)
 	case errors.Is(err, ErrNotServed):
 		return nil, Origin{}, invalidParams("No skill file is served at %s", uri)
 	case errors.Is(err, ErrVerify):

@@ -64,8 +64,8 @@ func (f *fakePublished) ReadPublished(_ context.Context, p capability.Principal,
 // skills/list, answer skills/get, resources/read (through the relay) and
 // resources/directory/read (from the approved entry), only for the
 // principals that may see them, with the same refusals as for anything
-// else; a file the approved entry does not list is never asked of the
-// relay, and a verification failure reaches the agent as an error
+// else; a file the approved entry does not list is refused as the relay
+// refuses it, and a verification failure reaches the agent as an error
 // without bytes.
 func TestPublishedServed(t *testing.T) {
 	env := gatewaytest.NewEnv(t, examples, session.LocalSource{}, nil)
@@ -104,7 +104,7 @@ func TestPublishedServed(t *testing.T) {
 		{t1, "read", md, pubMD, 0, "", 1},
 		{t1, "read", "skill://" + pubPath + "/references/branching.md", pubRef, 0, "", 1},
 		{t1, "read", "skill://" + pubPath + "/references/extra.md", "", jsonrpc.CodeInvalidParams,
-			"No skill file is served at skill://" + pubPath + "/references/extra.md: the approved entry of " + md + " does not list it", 0},
+			"No skill file is served at skill://" + pubPath + "/references/extra.md: the approved entry of " + md + " does not list it", 1},
 		{t1, "read", "skill://" + pubPath + "/references/tampered.md", "", jsonrpc.CodeInternalError,
 			"skill://" + pubPath + "/references/tampered.md failed verification against its approved entry, and its skill is blocked until an operator re-approves it: skill://git-workflow/references/tampered.md is 2 bytes, the entry lists 1", 1},
 		{t4, "read", md, "", jsonrpc.CodeInvalidParams, "No skill file is served at " + md, 0},
