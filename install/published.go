@@ -53,6 +53,10 @@ func verifyPublished(key, serverID string, ps *mcpclient.PublishedSkills) []mani
 	return out
 }
 
+// maxFrontmatterDepth bounds the nesting of a published skill's
+// frontmatter, well inside what the report's strict reading allows.
+const maxFrontmatterDepth = 32
+
 // verifyEntry checks one published entry and its files.
 func verifyEntry(key, serverID string, i int, pe mcpclient.PublishedEntry) manifest.PublishedSkill {
 	p := manifest.PublishedSkill{ServerID: serverID, Frontmatter: json.RawMessage("{}"), Status: manifest.SkillReady}
@@ -71,10 +75,16 @@ func verifyEntry(key, serverID string, i int, pe mcpclient.PublishedEntry) manif
 		p.Status = manifest.SkillBlocked
 		return p
 	}
-	p.URI, p.Frontmatter, p.Dynamic = e.URI, e.Frontmatter, e.Dynamic
+	p.URI, p.Dynamic = e.URI, e.Dynamic
 	var fm map[string]json.RawMessage
-	if err := json.Unmarshal(e.Frontmatter, &fm); err != nil {
+	// The frontmatter is kept in the report and the manifest, which are
+	// read back strictly: no key twice, nesting bounded.
+	if err := strictjson.Check(e.Frontmatter, maxFrontmatterDepth); err != nil {
 		problem("frontmatter: %v", err)
+	} else if err := json.Unmarshal(e.Frontmatter, &fm); err != nil {
+		problem("frontmatter: %v", err)
+	} else {
+		p.Frontmatter = e.Frontmatter
 	}
 	if err := json.Unmarshal(fm["name"], &p.Name); err != nil || p.Name == "" {
 		problem("frontmatter: name is missing or not a string")

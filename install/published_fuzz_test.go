@@ -27,6 +27,16 @@ func FuzzVerifyPublished(f *testing.F) {
 		}
 		_ = json.Unmarshal(entry, &probe)
 		p := install.VerifyEntryForTest(entry, map[string][]byte{probe.URI: skillMD})
+		// Whatever it is, the report that records it reads back.
+		rep := &manifest.Report{Schema: manifest.SchemaReport, SkillID: "k", Version: "sha256:" + sha(""),
+			Servers: []manifest.ServerResult{}, Capabilities: []manifest.CapabilityReport{}, PublishedSkills: []manifest.PublishedSkill{p}}
+		b, err := manifest.Marshal(rep)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		if _, err := manifest.ParseReport(b); err != nil {
+			t.Fatalf("the report does not read back: %v\n%s", err, b)
+		}
 		switch p.Status {
 		case manifest.SkillBlocked:
 			if len(p.Problems) == 0 {
