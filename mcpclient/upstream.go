@@ -134,7 +134,9 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		// No roots, sampling or elicitation: skillgate exposes nothing to an
 		// upstream server. (Advertising roots would, for example, make the
 		// filesystem server replace its configured directories with ours.)
-		Capabilities: &mcp.ClientCapabilities{},
+		// The MCP Skills extension is the one thing skillgate declares: it
+		// reads (and verifies) the skills a server publishes.
+		Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{SkillsExtension: map[string]any{}}},
 	}
 	if onListChanged != nil {
 		copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() }
