@@ -88,13 +88,29 @@ func TestPublishedSkillsReview(t *testing.T) {
 		t.Errorf("manifest: %s", mustJSON(t, r.Approved.PublishedSkills))
 	}
 	checkSchemas(t, e.svc.Storage().VersionDir(r.Digest))
+	if _, err := e.svc.Enable(ctx, "docs-helper", "operator:ana"); err != nil {
+		t.Fatal(err)
+	}
+	locked, err := e.svc.LockEntries(ctx)
+	if err != nil || len(locked) != 1 || len(locked[0].PublishedSkills) != 2 ||
+		locked[0].PublishedSkills["docs/skill://acme/refunds/SKILL.md"] != r.Approved.PublishedSkills[1].SetDigest {
+		t.Errorf("lock entries %+v %v", locked, err)
+	}
 	recs, err := audit.NewLog(e.db).Query(ctx, audit.Filter{Subject: "docs-helper"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := recs[len(recs)-1]
-	if strings.Join(last.Reasons, ";") != "approved 1 capability and 2 published skills" || !strings.Contains(string(last.Data), `"toolsApproved":["Bash(git:*)"]`) {
-		t.Errorf("audit: %v %s", last.Reasons, last.Data)
+	found := false
+	for _, rec := range recs {
+		if strings.Join(rec.Reasons, ";") == "approved 1 capability and 2 published skills" {
+			found = true
+			if !strings.Contains(string(rec.Data), `"toolsApproved":["Bash(git:*)"]`) || !strings.Contains(string(rec.Data), `"setDigest":"`+r.Approved.PublishedSkills[0].SetDigest+`"`) {
+				t.Errorf("audit data: %s", rec.Data)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no audit record of the approval: %+v", recs)
 	}
 }
 
