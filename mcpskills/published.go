@@ -66,6 +66,11 @@ type Published interface {
 	ReadPublished(ctx context.Context, p capability.Principal, path, file string) ([]byte, error)
 }
 
+// publishedCursor starts what a skills/list cursor continues after in
+// the relayed skills (a NUL, which no registry identity holds, then the
+// path of the last one listed).
+const publishedCursor = "\x00published:"
+
 // isPublishedPath reports whether a skill path is one of a relayed skill.
 func isPublishedPath(p string) bool { return strings.HasPrefix(p, PublishedPrefix) }
 
@@ -78,7 +83,7 @@ func (s *Server) publishedEntries(ctx context.Context, p capability.Principal) [
 }
 
 // publishedPage answers a skills/list page of published skills after the
-// path after ("" or PublishedPrefix: from the first).
+// path after ("": from the first).
 func (s *Server) publishedPage(ctx context.Context, p capability.Principal, after string) (json.RawMessage, error) {
 	all := s.publishedEntries(ctx, p)
 	i, _ := slices.BinarySearchFunc(all, after, func(e PublishedSkill, t string) int { return strings.Compare(e.Path, t) })
@@ -94,7 +99,7 @@ func (s *Server) publishedPage(ctx context.Context, p capability.Principal, afte
 		out.Skills = append(out.Skills, b)
 	}
 	if i < len(all) {
-		out.NextCursor = EncodeCursor(all[i-1].Path)
+		out.NextCursor = EncodeCursor(publishedCursor + all[i-1].Path)
 	}
 	return marshal(out)
 }

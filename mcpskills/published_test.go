@@ -175,3 +175,45 @@ func TestPublishedPrefixReserved(t *testing.T) {
 	_, err = s.Handle(context.Background(), p, mcpskills.MethodGet, json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri)))
 	checkRPCError(t, "skills/get", err, jsonrpc.CodeInvalidParams, "No skill is served at "+uri)
 }
+
+// manyPublished serves n relayed skills.
+type manyPublished int
+
+func (n manyPublished) PublishedSkills(context.Context, capability.Principal) []mcpskills.PublishedSkill {
+	out := make([]mcpskills.PublishedSkill, int(n))
+	for i := range out {
+		path := fmt.Sprintf("mcp~m/s/skill-%03d", i)
+		out[i] = mcpskills.PublishedSkill{Path: path, Entry: mcpskills.Entry{URI: "skill://" + path + "/SKILL.md",
+			Frontmatter: json.RawMessage(fmt.Sprintf(`{"name":"skill-%03d","description":"d"}`, i)), Dynamic: true}}
+	}
+	return out
+}
+
+func (manyPublished) ReadPublished(context.Context, capability.Principal, string, string) ([]byte, error) {
+	return nil, mcpskills.ErrNotServed
+}
+
+// TestPublishedPaging: relayed skills page after the registry's, 100 at a
+// time, each listed once.
+func TestPublishedPaging(t *testing.T) {
+	env := gatewaytest.NewEnv(t, examples, session.LocalSource{}, nil)
+	s, err := mcpskills.NewServer(mcpskills.Options{View: env.Manager, Published: manyPublished(250)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := uris(walk(t, s, principal(skill.T1)))
+	seen := map[string]bool{}
+	relayed := 0
+	for _, u := range got {
+		if seen[u] {
+			t.Errorf("%s listed twice", u)
+		}
+		seen[u] = true
+		if strings.HasPrefix(u, "skill://mcp~") {
+			relayed++
+		}
+	}
+	if relayed != 250 || len(got) != 254 || got[253] != "skill://mcp~m/s/skill-249/SKILL.md" {
+		t.Errorf("listed %d (%d relayed), last %s", len(got), relayed, got[len(got)-1])
+	}
+}

@@ -190,8 +190,8 @@ func (s *Server) List(ctx context.Context, p capability.Principal, cursor string
 			return nil, invalidParams("%s", err.Error())
 		}
 	}
-	if isPublishedPath(after) {
-		return s.publishedPage(ctx, p, after)
+	if rest, ok := strings.CutPrefix(after, publishedCursor); ok {
+		return s.publishedPage(ctx, p, rest)
 	}
 	snap, err := s.opts.View.Catalog(ctx)
 	if err != nil {
@@ -215,7 +215,7 @@ func (s *Server) List(ctx context.Context, p capability.Principal, cursor string
 		out.NextCursor = EncodeCursor(page.Skills[len(page.Skills)-1].Key)
 	} else if len(s.publishedEntries(ctx, p)) > 0 {
 		// The relayed skills follow, from a page of their own.
-		out.NextCursor = EncodeCursor(PublishedPrefix)
+		out.NextCursor = EncodeCursor(publishedCursor)
 	}
 	return marshal(out)
 }
