@@ -219,6 +219,13 @@ type Options struct {
 	Configured CredentialCheck
 	// Executors configures the executors served from the skills' backends.
 	Executors ExecutorOptions
+	// Resources reads the files of the skills installed skills' servers
+	// publish (see [Broker.ReadPublished]); nil relays none.
+	Resources ResourceReader
+	// OnSkillDrift, when set, is told of a published skill that failed
+	// verification while relayed (it is blocked in the broker at once); it
+	// must not block.
+	OnSkillDrift func(skill, serverID string, d []manifest.SkillDrift)
 }
 
 // Broker implements [gateway.CapabilitySource]. It is safe for concurrent
@@ -230,6 +237,8 @@ type Broker struct {
 	// forwarding counts allowed calls whose audit record is not yet
 	// queued (see Drain).
 	forwarding atomic.Int64
+	// blocked are the published skills drift blocked since the last load.
+	blocked blockedSkills
 
 	reloadMu sync.Mutex
 }
@@ -240,6 +249,8 @@ type snapshot struct {
 	// refused.
 	exec         *execSnap
 	execProblems []string
+	// published are the approved published skills relayed, by path.
+	published []*published
 }
 
 // New returns a broker with no capabilities; call Reload to load them.
@@ -278,11 +289,21 @@ func (b *Broker) Reload(ctx context.Context) error {
 	}
 	snap, problems := buildWith(skills, b.opts.Executors.Catalog)
 	problems = append(problems, snap.execProblems...)
+	var pubProblems []string
+	snap.published, pubProblems = buildPublished(skills)
+	problems = append(problems, pubProblems...)
 	b.opts.Decider.SetCapabilities(snap.caps)
 	b.snap.Store(snap)
+	// The install flow now holds what drift blocked (a skill it blocked
+	// is not in the new snapshot); what it re-approved is served again.
+	// Every read is verified whatever this set says.
+	b.blocked.reset()
 	keep := map[string]bool{}
 	for _, c := range snap.caps {
 		keep[c.target.ID()] = true
+	}
+	for _, s := range snap.published {
+		keep[s.target.ID()] = true
 	}
 	b.opts.Upstream.Retain(keep)
 	for _, p := range problems {

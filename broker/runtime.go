@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store"
@@ -29,6 +30,14 @@ type Installs interface {
 	// RecordDrift blocks the capabilities that drift touched until a
 	// human re-approves them.
 	RecordDrift(ctx context.Context, key, serverID string, d capability.Drift, actor string) error
+}
+
+// SkillDriftRecorder records drift of the skills installed skills'
+// servers publish, found while relaying them: each is blocked until a
+// human re-approves it. *install.Service implements it; an [Installs]
+// that does too gets the runtime's reports.
+type SkillDriftRecorder interface {
+	RecordSkillDrift(ctx context.Context, key, serverID string, d []manifest.SkillDrift, actor string) error
 }
 
 // RuntimeStore is the storage the capability runtime keeps policies,
@@ -188,7 +197,23 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 			return check(context.Background(), p, "", names)
 		}
 	}
-	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Configured: check, Executors: execs})
+	var onSkillDrift func(string, string, []manifest.SkillDrift)
+	if rec, ok := opts.Installs.(SkillDriftRecorder); ok {
+		onSkillDrift = func(key, serverID string, d []manifest.SkillDrift) {
+			// RecordSkillDrift takes the storage lock: never on the
+			// agent's read.
+			r.drift.Add(1)
+			go func() {
+				defer r.drift.Done()
+				if err := rec.RecordSkillDrift(context.WithoutCancel(ctx), key, serverID, d, "system"); err != nil {
+					log.Error("recording published skill drift failed", "skill", key, "server", serverID, "err", err)
+				}
+				r.Refresh()
+			}()
+		}
+	}
+	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Configured: check, Executors: execs,
+		Resources: r.pool, OnSkillDrift: onSkillDrift})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
 	}

@@ -51,6 +51,10 @@ type Options struct {
 	// Capabilities, when set, adds the principal's callable upstream
 	// capabilities to every connection as tools.
 	Capabilities CapabilitySource
+	// Published, when set, adds the skills installed skills' MCP servers
+	// publish, relayed and verified, to the MCP Skills extension's
+	// skills/list, skills/get and reads (see package mcpskills).
+	Published mcpskills.Published
 }
 
 // Gateway is skillgate's MCP server for agents: each connection gets an
@@ -90,7 +94,7 @@ func New(opts Options) (*Gateway, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	skills, err := mcpskills.NewServer(mcpskills.Options{View: opts.Sessions})
+	skills, err := mcpskills.NewServer(mcpskills.Options{View: opts.Sessions, Published: opts.Published})
 	if err != nil {
 		return nil, err
 	}

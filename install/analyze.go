@@ -166,6 +166,10 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		pins := r.Pins
 		sr.Server, sr.ProtocolVersion, sr.RawToolsList, sr.Pins = &id, r.ProtocolVersion, r.RawToolsList, &pins
 		sr.ElapsedMS = float64(r.Elapsed.Microseconds()) / 1000
+		if r.Skills != nil {
+			sr.SkillsExtension, sr.SkillsError = true, r.Skills.Error
+			rep.PublishedSkills = append(rep.PublishedSkills, verifyPublished(in.Key, decl.ID, r.Skills)...)
+		}
 		rep.Servers = append(rep.Servers, sr)
 		for _, c := range r.Capabilities {
 			caps = append(caps, c)

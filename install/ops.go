@@ -148,6 +148,17 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 // and manifest.json is written. For an approved install blocked by drift,
 // Approve accepts the re-analysis made by Recheck instead.
 func (s *Service) Approve(ctx context.Context, name string, only []string, actor string) (*Review, error) {
+	return s.ApproveWith(ctx, name, ApproveOptions{Only: only}, actor)
+}
+
+// ApproveWith is [Service.Approve] with what else the operator approves:
+// the skills the install's servers publish through the MCP Skills
+// extension are approved with the capabilities (every verified one, bound
+// to its resource set), and o names the dynamic ones to allow and the ones
+// whose allowed-tools to honour; both are recorded in the manifest and the
+// approval's audit record.
+func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions, actor string) (*Review, error) {
+	only := o.Only
 	unlock, err := s.storage.lock()
 	if err != nil {
 		return nil, err
@@ -158,7 +169,7 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 		return nil, err
 	}
 	if slices.Contains(approvedStates, in.State) {
-		return s.reapprove(ctx, in, only, actor)
+		return s.reapprove(ctx, in, o, actor)
 	}
 	rep, err := manifest.ParseReport(in.Report)
 	if err != nil {
@@ -177,7 +188,7 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	if err := checkBackends(in.Key, filepath.Join(in.Dir, SkillDir), rep); err != nil {
 		return nil, err
 	}
-	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, only, actor)
+	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, o, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +196,11 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 	if len(only) > 0 {
 		why += " (only " + strings.Join(m.Approval.Only, ", ") + ")"
 	}
+	if n := len(m.PublishedSkills); n > 0 {
+		why += fmt.Sprintf(" and %d published %s", n, plural(n, "skill", "skills"))
+	}
 	data := map[string]any{"capabilities": names}
+	addSkillData(data, m)
 	// Approving a new version of a skill already approved is consent to
 	// what changed: the record names the comparison the operator saw.
 	prev, err := s.previous(ctx, in, rep)
@@ -245,7 +260,8 @@ func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []st
 }
 
 // reapprove accepts the re-analysis of an approved install blocked by drift.
-func (s *Service) reapprove(ctx context.Context, in store.Install, only []string, actor string) (*Review, error) {
+func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOptions, actor string) (*Review, error) {
+	only := o.Only
 	if len(in.Blocked) == 0 {
 		return nil, fmt.Errorf("%w: %s is already approved (%s); nothing to approve", ErrState, in.Key, in.State)
 	}
@@ -280,15 +296,17 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, only []string
 		}
 	}
 	rep.Drift = oldRep.Drift
-	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, only, actor)
+	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, o, actor)
 	if err != nil {
 		return nil, err
 	}
 	none := json.RawMessage(nil)
 	empty := map[string]string{}
+	data := map[string]any{"capabilities": names}
+	addSkillData(data, m)
 	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
-		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities after drift", len(m.Capabilities)), Action: "install.approve",
-		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: map[string]any{"capabilities": names}})
+		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities and %d published skills after drift", len(m.Capabilities), len(m.PublishedSkills)), Action: "install.approve",
+		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: data})
 	if err != nil {
 		return nil, err
 	}
@@ -447,21 +465,33 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 	}
 	for _, sr := range rep.Servers {
 		approved, ok := old.Pins[sr.ServerID]
-		if !ok {
+		publishes := slices.ContainsFunc(m.PublishedSkills, func(p manifest.PublishedSkill) bool { return p.ServerID == sr.ServerID })
+		if !ok && !publishes {
 			continue
 		}
 		if sr.Error != nil {
 			return nil, fmt.Errorf("%w: recheck of %s: server %s failed (%s): %s; nothing changed", ErrBlocked, in.Key, sr.ServerID, sr.Error.Phase, sr.Error.Message)
 		}
-		d := capability.Diff(approved, *sr.Pins)
-		d = dropKnown(d, old, sr.ServerID)
-		if d.Empty() {
+		var d capability.Drift
+		if ok {
+			d = dropKnown(capability.Diff(approved, *sr.Pins), old, sr.ServerID)
+		}
+		sd := skillDrift(sr.ServerID, m.PublishedSkills, rep.PublishedSkills, sr.SkillsError)
+		if d.Empty() && len(sd) == 0 {
 			continue
 		}
-		rec := s.driftRecord(sr.ServerID, d, m, actor)
-		for _, c := range rec.Blocked {
-			blocked[c] = "drift: " + driftReason(d, c)
+		rec := manifest.DriftRecord{ServerID: sr.ServerID, At: s.now().UTC(), By: actor, Drift: d, Blocked: []string{}}
+		if !d.Empty() {
+			rec = s.driftRecord(sr.ServerID, d, m, actor)
+			for _, c := range rec.Blocked {
+				blocked[c] = "drift: " + driftReason(d, c)
+			}
 		}
+		for _, x := range sd {
+			rec.Blocked = append(rec.Blocked, x.Skill)
+			blocked[x.Skill] = "drift: " + x.Reason
+		}
+		rec.Skills = sd
 		records = append(records, rec)
 	}
 	if len(records) == 0 {
@@ -678,7 +708,8 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 		}
 		inst := Installed{Key: in.Key, Name: in.Name, Category: in.Category, Description: in.Description, Digest: in.Digest,
 			Tier: in.Tier, InvokableBy: in.InvokableBy, Dir: tree, Manifest: m, Config: cfg, Pins: pins, Blocked: []BlockedCapability{}}
-		for id := range pins {
+		for _, p := range m.Providers {
+			id := p.ServerID
 			if lo := leftOut(rep, id); len(lo) > 0 {
 				if inst.LeftOut == nil {
 					inst.LeftOut = map[string][]string{}
@@ -698,14 +729,21 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 // approvedArtefacts pins the approved capabilities names of in (rep is its
 // install report, updated with the pins) and renders the approved manifest
 // and the report: what an approval commits.
-func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *manifest.Report, names, only []string, actor string) (*manifest.Manifest, json.RawMessage, json.RawMessage, error) {
+func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *manifest.Report, names []string, o ApproveOptions, actor string) (*manifest.Manifest, json.RawMessage, json.RawMessage, error) {
+	only := o.Only
 	pins, err := s.selectReady(in, rep, names)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	published, err := selectPublished(in.Key, rep, o)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	rep.Pins = pins
 	rep.Layers = layers(rep, true)
 	m := buildManifest(in, rep, names, pins)
+	m.PublishedSkills = published
+	addSkillProviders(m, rep)
 	if err := s.nameTools(ctx, in, m); err != nil {
 		return nil, nil, nil, err
 	}

@@ -419,7 +419,8 @@ func (p Provenance) Text() string {
 
 // LockEntries returns the lock file entries of the enabled imported
 // skills: source, ref and commit or archive digest, content digest, the
-// verified signer and the approved pin-set digest of each server.
+// verified signer, the approved pin-set digest of each server and the
+// resource-set digest of each approved published skill.
 func (s *Service) LockEntries(ctx context.Context) ([]lockfile.Entry, error) {
 	rows, err := s.st.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateEnabled}})
 	if err != nil {
@@ -448,6 +449,16 @@ func (s *Service) LockEntries(ctx context.Context) ([]lockfile.Entry, error) {
 					}
 					e.Pins[pr.ServerID] = pr.PinDigest
 				}
+			}
+			for _, ps := range m.PublishedSkills {
+				if e.PublishedSkills == nil {
+					e.PublishedSkills = map[string]string{}
+				}
+				d := ps.SetDigest
+				if ps.Dynamic {
+					d = "dynamic"
+				}
+				e.PublishedSkills[ps.Ref()] = d
 			}
 		} else if len(in.Manifest) > 0 {
 			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)

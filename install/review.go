@@ -58,6 +58,11 @@ type Review struct {
 	Pending      bool                   `json:"reanalysisPending,omitempty"`
 	Previous     *PreviousVersion       `json:"previous,omitempty"`
 	Next         []string               `json:"next"`
+
+	// PublishedSkills are the skills the servers publish through the MCP
+	// Skills extension, as verified at analysis (after drift, by the
+	// re-analysis), each with whether it is approved.
+	PublishedSkills []PublishedSkillView `json:"publishedSkills"`
 }
 
 // ServerView is one declared server in a review.
@@ -67,6 +72,40 @@ type ServerView struct {
 	Server      *capability.ServerIdentity `json:"serverInfo,omitempty"`
 	Tools       int                        `json:"tools"`
 	Error       *manifest.ServerFailure    `json:"error,omitempty"`
+	// SkillsExtension is set when the server declared the MCP Skills
+	// extension; SkillsError when listing its skills failed.
+	SkillsExtension bool   `json:"skillsExtension,omitempty"`
+	SkillsError     string `json:"skillsError,omitempty"`
+}
+
+// PublishedSkillView is one skill a server publishes, in a review.
+type PublishedSkillView struct {
+	// Ref names it in approve --allow-dynamic and --allow-tools
+	// ("serverId/uri").
+	Ref         string `json:"ref"`
+	ServerID    string `json:"serverId"`
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Status is ready, dynamic or blocked (see Problems).
+	Status   string   `json:"status"`
+	Problems []string `json:"problems,omitempty"`
+	// Files is how many files it lists; SetDigest identifies them, and
+	// approval binds to it.
+	Files     int    `json:"files"`
+	SetDigest string `json:"setDigest,omitempty"`
+	// Approved is set when the approved manifest holds it with the same
+	// resource set; Path is then where agents find it
+	// (skill://<path>/SKILL.md).
+	Approved       bool   `json:"approved"`
+	Path           string `json:"path,omitempty"`
+	DynamicAllowed bool   `json:"dynamicAllowed,omitempty"`
+	// AllowedTools is what its frontmatter asks for; ToolsApproved
+	// whether an operator approved it (otherwise it is ignored).
+	AllowedTools  []string `json:"allowedTools,omitempty"`
+	ToolsApproved bool     `json:"toolsApproved,omitempty"`
+	// Notes say what approval will and will not do with it.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // CapabilityView is one introspected capability in a review.
@@ -132,6 +171,10 @@ type PreviousVersion struct {
 	NewEgress []string `json:"newEgress"`
 	// Signature is set when who signed the skill changed ("" is unsigned).
 	Signature *Change `json:"signature,omitempty"`
+	// PublishedSkills lists the skills the servers publish through the
+	// MCP Skills extension that were added, removed or changed (files or
+	// frontmatter), as "serverId/uri: what".
+	PublishedSkills []string `json:"publishedSkillsChanged,omitempty"`
 	// FilesOnly is set when nothing an agent may do changed: only files.
 	FilesOnly bool `json:"filesOnly"`
 	// DiffDigest identifies this comparison (SHA-256 of its RFC 8785 form
@@ -221,7 +264,7 @@ func (s *Service) List(ctx context.Context) ([]Summary, error) {
 func (s *Service) review(ctx context.Context, in store.Install) (*Review, error) {
 	r := &Review{Key: in.Key, Name: in.Name, Category: in.Category, Digest: in.Digest, VersionLabel: in.Label, State: in.State,
 		Reason: in.Reason, UpdatedAt: in.UpdatedAt.UTC(), Dir: in.Dir, Servers: []ServerView{}, Capabilities: []CapabilityView{},
-		Missing: []MissingView{}, Overrides: []manifest.Override{}, Blocked: []BlockedCapability{}, Drift: []manifest.DriftRecord{},
+		Missing: []MissingView{}, PublishedSkills: []PublishedSkillView{}, Overrides: []manifest.Override{}, Blocked: []BlockedCapability{}, Drift: []manifest.DriftRecord{},
 		Proposal: ProposalView{Capabilities: []string{}, Corrections: []manifest.Correction{}}, Validation: manifest.Validation{Reasons: []string{}}}
 	if len(in.Provenance) > 0 {
 		var p Provenance
@@ -253,6 +296,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 	}
 	approved := map[string]bool{}
 	named := map[string]manifest.Capability{}
+	approvedSkills := map[string]manifest.PublishedSkill{}
 	if len(in.Manifest) > 0 {
 		m, err := manifest.Parse(in.Manifest)
 		if err != nil {
@@ -262,6 +306,9 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		for _, c := range m.Capabilities {
 			approved[c.Name()] = true
 			named[c.Name()] = c
+		}
+		for _, p := range m.PublishedSkills {
+			approvedSkills[p.Ref()] = p
 		}
 	}
 	// After drift, show the re-analysis: what approving would accept.
@@ -288,7 +335,10 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		}
 		for _, sr := range view.Servers {
 			r.Servers = append(r.Servers, ServerView{ServerID: sr.ServerID, Declaration: sr.Declaration, Server: sr.Server,
-				Tools: counts[sr.ServerID], Error: sr.Error})
+				Tools: counts[sr.ServerID], Error: sr.Error, SkillsExtension: sr.SkillsExtension, SkillsError: sr.SkillsError})
+		}
+		for _, p := range view.PublishedSkills {
+			r.PublishedSkills = append(r.PublishedSkills, publishedView(p, approvedSkills, in.Blocked))
 		}
 		r.Proposal = ProposalView{Proposer: view.Proposal.Proposer, Capabilities: view.Proposal.Capabilities,
 			Corrections: view.Proposal.Corrections, Error: view.Proposal.Error}
@@ -390,8 +440,9 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 		if a, b := signerOf(p), signerOf(in); a != b {
 			pv.Signature = &Change{Before: a, After: b}
 		}
+		pv.PublishedSkills = publishedChanges(prep.PublishedSkills, rep.PublishedSkills)
 		pv.FilesOnly = len(pv.Added)+len(pv.Removed)+len(pv.RiskChanges)+len(pv.Pins)+len(pv.ServersAdded)+
-			len(pv.ServersRemoved)+len(pv.CredentialsAdded)+len(pv.NewEgress) == 0 && pv.Signature == nil
+			len(pv.ServersRemoved)+len(pv.CredentialsAdded)+len(pv.NewEgress)+len(pv.PublishedSkills) == 0 && pv.Signature == nil
 		if err := pv.seal(); err != nil {
 			return nil, err
 		}
@@ -492,10 +543,11 @@ func next(in store.Install, r *Review) []string {
 	case store.StateInstalled, store.StateEnabled, store.StateDisabled:
 		out := []string{}
 		if len(in.Blocked) > 0 {
+			what := blockedWhat(in.Blocked)
 			if len(in.Pending) > 0 {
-				out = append(out, fmt.Sprintf("%d approved %s blocked by drift; review the changes, then skillgate approve %s to accept them", len(in.Blocked), plural(len(in.Blocked), "capability is", "capabilities are"), k))
+				out = append(out, fmt.Sprintf("%s blocked by drift; review the changes, then skillgate approve %s to accept them", what, k))
 			} else {
-				out = append(out, fmt.Sprintf("%d approved %s blocked by drift; run skillgate recheck %s to fetch the changed definitions, then skillgate approve %s", len(in.Blocked), plural(len(in.Blocked), "capability is", "capabilities are"), k, k))
+				out = append(out, fmt.Sprintf("%s blocked by drift; run skillgate recheck %s to fetch the changed definitions, then skillgate approve %s", what, k, k))
 			}
 		}
 		switch in.State {
@@ -551,6 +603,30 @@ func (r *Review) Text() string {
 			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, sv.Error.Message)
 		}
 	}
+	for _, sv := range r.Servers {
+		if sv.SkillsError != "" {
+			fmt.Fprintf(&b, "server %s: listing its published skills failed: %s\n", sv.ServerID, sv.SkillsError)
+		}
+	}
+	if len(r.PublishedSkills) > 0 {
+		b.WriteString("published skills (MCP Skills extension):\n")
+		for _, p := range r.PublishedSkills {
+			mark := " "
+			if p.Approved {
+				mark = "A"
+			}
+			fmt.Fprintf(&b, "  %s %-40s %-7s %d files %s\n", mark, p.Ref, p.Status, p.Files, p.SetDigest)
+			if p.Path != "" {
+				fmt.Fprintf(&b, "      agents read it at skill://%s/SKILL.md\n", p.Path)
+			}
+			for _, pr := range p.Problems {
+				fmt.Fprintf(&b, "      blocked: %s\n", pr)
+			}
+			for _, n := range p.Notes {
+				fmt.Fprintf(&b, "      %s\n", n)
+			}
+		}
+	}
 	fmt.Fprintf(&b, "proposal (%s): %d capabilities\n", r.Proposal.Proposer, len(r.Proposal.Capabilities))
 	if r.Proposal.Error != "" {
 		fmt.Fprintf(&b, "  proposer failed, deterministic proposal used: %s\n", r.Proposal.Error)
@@ -592,8 +668,13 @@ func (r *Review) Text() string {
 	}
 	for _, d := range r.Drift {
 		fmt.Fprintf(&b, "drift on %s at %s (by %s):\n", d.ServerID, d.At.Format(time.RFC3339), d.By)
-		for _, line := range strings.Split(strings.TrimRight(d.Drift.String(), "\n"), "\n") {
-			fmt.Fprintf(&b, "  %s\n", line)
+		if !d.Drift.Empty() {
+			for _, line := range strings.Split(strings.TrimRight(d.Drift.String(), "\n"), "\n") {
+				fmt.Fprintf(&b, "  %s\n", line)
+			}
+		}
+		for _, sk := range d.Skills {
+			fmt.Fprintf(&b, "  published skill %s: %s\n", sk.Skill, sk.Reason)
 		}
 	}
 	if p := r.Previous; p != nil {
@@ -612,6 +693,9 @@ func (r *Review) Text() string {
 		}
 		if s := p.Signature; s != nil {
 			fmt.Fprintf(&b, "  signer: %s → %s\n", orUnsigned(s.Before), orUnsigned(s.After))
+		}
+		for _, ps := range p.PublishedSkills {
+			fmt.Fprintf(&b, "  published skill %s\n", ps)
 		}
 		for _, rc := range p.RiskChanges {
 			fmt.Fprintf(&b, "  %s %s: %s → %s\n", rc.Capability, rc.Field, rc.Before, rc.After)
@@ -729,4 +813,78 @@ func (r *Review) contentBlocked() bool {
 		}
 	}
 	return false
+}
+
+// publishedView renders one published skill of a report for a review.
+func publishedView(p manifest.PublishedSkill, approved map[string]manifest.PublishedSkill, blocked map[string]string) PublishedSkillView {
+	v := PublishedSkillView{Ref: p.Ref(), ServerID: p.ServerID, URI: p.URI, Name: p.Name, Description: p.Description, Status: p.Status,
+		Problems: p.Problems, Files: len(p.Resources), SetDigest: p.SetDigest, AllowedTools: p.AllowedTools}
+	if a, ok := approved[p.Ref()]; ok && a.SetDigest == p.SetDigest && a.Dynamic == p.Dynamic {
+		v.Approved, v.Path, v.DynamicAllowed, v.ToolsApproved = true, a.Path, a.DynamicAllowed, a.ToolsApproved
+	}
+	if why, ok := blocked[p.Ref()]; ok {
+		v.Notes = append(v.Notes, "blocked since approval: "+why)
+	}
+	switch {
+	case p.Status == manifest.SkillDynamic && !v.DynamicAllowed:
+		v.Notes = append(v.Notes, fmt.Sprintf(`its resources are "dynamic": no digests, so nothing can be verified or bound; refused unless you approve with --allow-dynamic %s`, v.Ref))
+	case p.Status == manifest.SkillDynamic:
+		v.Notes = append(v.Notes, `dynamic, allowed by the operator: served without integrity checks`)
+	}
+	if len(p.AllowedTools) > 0 {
+		if v.ToolsApproved {
+			v.Notes = append(v.Notes, "allowed-tools approved by the operator: "+strings.Join(p.AllowedTools, " "))
+		} else {
+			v.Notes = append(v.Notes, fmt.Sprintf("its frontmatter asks for allowed-tools %s: ignored (an MCP-served skill grants no tools) unless you approve with --allow-tools %s", strings.Join(p.AllowedTools, " "), v.Ref))
+		}
+	}
+	return v
+}
+
+// blockedWhat says how many approved capabilities and published skills
+// blocked holds ("2 approved capabilities are", "1 approved published
+// skill is").
+func blockedWhat(blocked map[string]string) string {
+	skills := 0
+	for k := range blocked {
+		if strings.Contains(k, "://") { // serverId/uri; a tool name holds no ':'
+			skills++
+		}
+	}
+	caps := len(blocked) - skills
+	var parts []string
+	if caps > 0 || skills == 0 {
+		parts = append(parts, fmt.Sprintf("%d approved %s", caps, plural(caps, "capability", "capabilities")))
+	}
+	if skills > 0 {
+		parts = append(parts, fmt.Sprintf("%d approved published %s", skills, plural(skills, "skill", "skills")))
+	}
+	return strings.Join(parts, " and ") + plural(len(blocked), " is", " are")
+}
+
+// publishedChanges lists the published skills added, removed or changed
+// between two analyses, sorted.
+func publishedChanges(before, after []manifest.PublishedSkill) []string {
+	old := map[string]manifest.PublishedSkill{}
+	for _, p := range before {
+		old[p.Ref()] = p
+	}
+	var out []string
+	for _, p := range after {
+		o, ok := old[p.Ref()]
+		delete(old, p.Ref())
+		switch {
+		case !ok:
+			out = append(out, p.Ref()+": added")
+		case o.SetDigest != p.SetDigest || o.Dynamic != p.Dynamic:
+			out = append(out, p.Ref()+": its files changed")
+		case !jsonEqualRaw(o.Frontmatter, p.Frontmatter):
+			out = append(out, p.Ref()+": its frontmatter changed")
+		}
+	}
+	for ref := range old {
+		out = append(out, ref+": removed")
+	}
+	sort.Strings(out)
+	return out
 }

@@ -62,6 +62,11 @@ type Entry struct {
 	Signer string `json:"signer,omitempty"`
 	// Pins are the approved pin-set digests per MCP server id.
 	Pins map[string]string `json:"pins,omitempty"`
+	// PublishedSkills are the approved skills the servers publish through
+	// the MCP Skills extension, by "serverId/uri": the digest of the
+	// resource set the approval binds, or "dynamic" for one approved
+	// without integrity.
+	PublishedSkills map[string]string `json:"publishedSkills,omitempty"`
 }
 
 // File is a lock.
@@ -139,6 +144,11 @@ func Parse(data []byte) (*File, error) {
 				return nil, bad("pins[%q] %q is not sha256:<64 hex digits>", id, d)
 			}
 		}
+		for ref, d := range e.PublishedSkills {
+			if ref == "" || len(ref) > 4096 || d != "dynamic" && !digestRE.MatchString(d) {
+				return nil, bad("publishedSkills[%q] %q is not sha256:<64 hex digits> or \"dynamic\"", ref, d)
+			}
+		}
 		seen[e.Origin+"\x00"+e.Key] = true
 	}
 	return New(f.Skills), nil
@@ -211,6 +221,18 @@ func Compare(locked, now *File) []Difference {
 		for _, id := range sortedKeys(ids) {
 			if l.Pins[id] != n.Pins[id] {
 				out = append(out, Difference{Origin: l.Origin, Key: l.Key, Field: "pins[" + id + "]", Locked: l.Pins[id], Now: n.Pins[id]})
+			}
+		}
+		refs := map[string]bool{}
+		for r := range l.PublishedSkills {
+			refs[r] = true
+		}
+		for r := range n.PublishedSkills {
+			refs[r] = true
+		}
+		for _, r := range sortedKeys(refs) {
+			if l.PublishedSkills[r] != n.PublishedSkills[r] {
+				out = append(out, Difference{Origin: l.Origin, Key: l.Key, Field: "publishedSkills[" + r + "]", Locked: l.PublishedSkills[r], Now: n.PublishedSkills[r]})
 			}
 		}
 	}

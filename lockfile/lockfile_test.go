@@ -76,6 +76,8 @@ func TestParseRefusals(t *testing.T) {
 		{head + `{"key":"a","origin":"root","source":"/s","digest":"` + d1 + `"},{"key":"a","origin":"root","source":"/s","digest":"` + d1 + `"}]}`, `invalid lock file: skills[1] (a): listed twice`},
 		{head + `{"key":"a","origin":"root","source":"/s","digest":"` + d1 + `","extra":1}]}`, `invalid lock file: `},
 		{head + `{"key":"a","origin":"root","source":"/s","digest":"` + d1 + `","pins":{"gh":"x"}}]}`, `invalid lock file: skills[0] (a): pins["gh"] "x" is not sha256:<64 hex digits>`},
+		{head + `{"key":"a","origin":"install","source":"/s","digest":"` + d1 + `","publishedSkills":{"docs/skill://a/SKILL.md":"static"}}]}`,
+			`invalid lock file: skills[0] (a): publishedSkills["docs/skill://a/SKILL.md"] "static" is not sha256:<64 hex digits> or "dynamic"`},
 		{`{"schema":`, `invalid lock file: `},
 	} {
 		_, err := lockfile.Parse([]byte(tc.in))
@@ -88,12 +90,14 @@ func TestParseRefusals(t *testing.T) {
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	locked := lockfile.New([]lockfile.Entry{
-		{Key: "a", Origin: lockfile.OriginInstall, Source: "file:///r", Ref: "main", Commit: c1, Digest: d1, Pins: map[string]string{"s": d1}},
+		{Key: "a", Origin: lockfile.OriginInstall, Source: "file:///r", Ref: "main", Commit: c1, Digest: d1, Pins: map[string]string{"s": d1},
+			PublishedSkills: map[string]string{"s/skill://x/SKILL.md": d1, "s/skill://y/SKILL.md": "dynamic"}},
 		{Key: "b", Origin: lockfile.OriginRoot, Source: "/s", Digest: d1},
 		{Key: "c", Origin: lockfile.OriginRoot, Source: "/s", Digest: d1},
 	})
 	now := lockfile.New([]lockfile.Entry{
-		{Key: "a", Origin: lockfile.OriginInstall, Source: "file:///r", Ref: "main", Commit: c2, Digest: d2, Pins: map[string]string{"s": d2, "t": d1}},
+		{Key: "a", Origin: lockfile.OriginInstall, Source: "file:///r", Ref: "main", Commit: c2, Digest: d2, Pins: map[string]string{"s": d2, "t": d1},
+			PublishedSkills: map[string]string{"s/skill://x/SKILL.md": d2, "s/skill://y/SKILL.md": "dynamic"}},
 		{Key: "b", Origin: lockfile.OriginRoot, Source: "/s", Digest: d1, Signer: "ops"},
 		{Key: "d", Origin: lockfile.OriginRoot, Source: "/s", Digest: d2},
 	})
@@ -106,6 +110,7 @@ func TestCompare(t *testing.T) {
 		"install a: commit is " + c1 + " in the lock, " + c2 + " now",
 		"install a: pins[s] is " + d1 + " in the lock, " + d2 + " now",
 		"install a: pins[t] is none in the lock, " + d1 + " now",
+		"install a: publishedSkills[s/skill://x/SKILL.md] is " + d1 + " in the lock, " + d2 + " now",
 		"root b: signer is none in the lock, ops now",
 		"root c: in the lock (" + d1 + ") but not enabled now",
 		"root d: enabled now (" + d2 + ") but not in the lock",

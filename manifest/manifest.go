@@ -62,6 +62,10 @@ type Manifest struct {
 	Capabilities []Capability `json:"capabilities"`
 	// Approval is set in the approved manifest only.
 	Approval *Approval `json:"approval,omitempty"`
+	// PublishedSkills are the approved skills the servers publish through
+	// the MCP Skills extension, each bound to its files (SetDigest) and
+	// served onwards at its Path; approved manifests only.
+	PublishedSkills []PublishedSkill `json:"publishedSkills,omitempty"`
 }
 
 // Provider is one MCP server a manifest's capabilities come from.

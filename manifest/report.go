@@ -34,6 +34,9 @@ type Report struct {
 	Pins map[string]capability.PinSet `json:"pins,omitempty"`
 	// Drift lists the drift found after approval, oldest first.
 	Drift []DriftRecord `json:"drift,omitempty"`
+	// PublishedSkills are the skills the servers publish through the MCP
+	// Skills extension, verified at analysis, by server then URI.
+	PublishedSkills []PublishedSkill `json:"publishedSkills,omitempty"`
 	// AnalyzedAt is when introspection ran.
 	AnalyzedAt time.Time `json:"analyzedAt"`
 	// Scan is admission layer 4: the content scanner's findings.
@@ -69,6 +72,10 @@ type ServerResult struct {
 	// Pins pins every tool offered at analysis; approval selects from it.
 	Pins      *capability.PinSet `json:"introspectedPins,omitempty"`
 	ElapsedMS float64            `json:"elapsedMs"`
+	// SkillsExtension is set when the server declared the MCP Skills
+	// extension; SkillsError when listing its skills failed.
+	SkillsExtension bool   `json:"skillsExtension,omitempty"`
+	SkillsError     string `json:"skillsError,omitempty"`
 }
 
 // ServerFailure is why a server could not be introspected.
@@ -170,6 +177,9 @@ type DriftRecord struct {
 	Drift    capability.Drift `json:"drift"`
 	// Blocked are the approved capabilities the drift blocked.
 	Blocked []string `json:"blocked"`
+	// Skills is drift of published skills (ServerID's); their refs are
+	// in Blocked too.
+	Skills []SkillDrift `json:"skills,omitempty"`
 }
 
 // ParseReport reads an install report strictly.

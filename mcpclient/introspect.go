@@ -72,6 +72,11 @@ type ServerReport struct {
 	Pins capability.PinSet `json:"pins"`
 	// Elapsed is how long introspection took.
 	Elapsed time.Duration `json:"elapsedNs"`
+	// Skills is what the server publishes through the MCP Skills
+	// extension, fetched by [Introspect] (never by a [Conn]'s re-checks);
+	// nil when the server does not declare the extension. It is not part
+	// of the report's JSON: the caller verifies it and records the result.
+	Skills *PublishedSkills `json:"-"`
 }
 
 // Capability returns the capability with the given tool name.
@@ -107,6 +112,11 @@ func (r *ServerReport) Missing() []MissingMetadata {
 // closes the connection, all within opts.Limits. A stdio server's whole
 // process group is gone when Introspect returns, whatever happened.
 //
+// When the server declares the MCP Skills extension, Introspect also
+// lists the skills it publishes and reads every file they list
+// ([ServerReport.Skills]); a failure there is recorded in it, not
+// returned.
+//
 // A server-level failure returns a *[ServerError] wrapping one of
 // ErrMissingCredential, ErrServerStart, ErrServerExited, ErrTimeout,
 // ErrResponseTooLarge, ErrTooManyTools, ErrMalformedResponse, ErrServerError
@@ -119,7 +129,12 @@ func Introspect(ctx context.Context, decl ServerDecl, opts *Options) (*ServerRep
 		return nil, err
 	}
 	defer func() { _ = u.close() }()
-	return u.snapshot(ctx)
+	r, err := u.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Skills = u.fetchSkills(ctx)
+	return r, nil
 }
 
 // snapshot lists the tools and builds a report, with the server's

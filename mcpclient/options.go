@@ -48,6 +48,10 @@ type Limits struct {
 	// 5,000 minutes), so a deeper schema is a per-tool problem and is not
 	// compiled. Real tool schemas nest a dozen levels. Default 64.
 	MaxSchemaDepth int
+	// MaxSkills is the most skills a server may publish through the MCP
+	// Skills extension (each within the extension's per-skill limits,
+	// MaxSkillFiles and MaxSkillBytes). Default 100.
+	MaxSkills int
 	// MaxStderrBytes is how much of the tail of a stdio server's stderr is kept
 	// for error messages. Default 2 KiB.
 	MaxStderrBytes int
@@ -67,6 +71,7 @@ const (
 	DefaultMaxSchemaBytes      = 256 << 10
 	DefaultMaxSchemaDepth      = 64
 	DefaultMaxStderrBytes      = 2 << 10
+	DefaultMaxSkills           = 100
 )
 
 // withDefaults returns l with every non-positive field set to its default.
@@ -93,6 +98,7 @@ func (l Limits) withDefaults() Limits {
 	setInt(&l.MaxSchemaBytes, DefaultMaxSchemaBytes)
 	setInt(&l.MaxSchemaDepth, DefaultMaxSchemaDepth)
 	setInt(&l.MaxStderrBytes, DefaultMaxStderrBytes)
+	setInt(&l.MaxSkills, DefaultMaxSkills)
 	return l
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,6 +46,14 @@ type upstream struct {
 	title  string
 	proto  string
 	tools  bool // the server advertised the tools capability
+	// skills is the Skills extension's declaration in the server's
+	// capabilities; nil when it did not declare the extension.
+	skills json.RawMessage
+	// http and endpoint are the client and URL of a streamable HTTP
+	// server, for raw calls (rawcall.go); nil over stdio.
+	http     *http.Client
+	endpoint string
+	rawIDs   atomic.Uint64
 
 	// abort makes every pending transport operation fail at once (closes the
 	// stdio pipes, or cancels in-flight HTTP requests). The SDK waits for
@@ -107,6 +116,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		// An MCP endpoint has no reason to redirect, and following one
 		// could carry the declared credentials elsewhere.
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		u.http, u.endpoint = &hc, decl.URL
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:             decl.URL,
 			HTTPClient:           &hc,
@@ -124,7 +134,9 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		// No roots, sampling or elicitation: skillgate exposes nothing to an
 		// upstream server. (Advertising roots would, for example, make the
 		// filesystem server replace its configured directories with ours.)
-		Capabilities: &mcp.ClientCapabilities{},
+		// The MCP Skills extension is the one thing skillgate declares: it
+		// reads (and verifies) the skills a server publishes.
+		Capabilities: &mcp.ClientCapabilities{Extensions: map[string]any{SkillsExtension: map[string]any{}}},
 	}
 	if onListChanged != nil {
 		copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { onListChanged() }
@@ -206,6 +218,15 @@ func (u *upstream) readInitialize() error {
 	}
 	u.proto = res.ProtocolVersion
 	u.tools = res.Capabilities != nil && res.Capabilities.Tools != nil
+	if res.Capabilities != nil {
+		if v, ok := res.Capabilities.Extensions[SkillsExtension]; ok {
+			b, err := json.Marshal(v)
+			if err != nil || len(b) > maxServerInfoBytes || b[0] != '{' {
+				return bad("capabilities.extensions[%q] is not a small JSON object", SkillsExtension)
+			}
+			u.skills = b
+		}
+	}
 	return nil
 }
 

@@ -73,6 +73,11 @@ type Options struct {
 	// is emptied: a registry larger than it builds entries again on every
 	// walk, from the store and each SKILL.md.
 	CacheBytes int
+	// Published, when set, adds the skills installed skills' MCP servers
+	// publish (approved, relayed and verified by the capability runtime)
+	// under skill://mcp~<install>/<server>/…, listed after the
+	// registry's skills.
+	Published Published
 }
 
 // Server serves the extension over a registry. Entries are built from a
@@ -185,6 +190,9 @@ func (s *Server) List(ctx context.Context, p capability.Principal, cursor string
 			return nil, invalidParams("%s", err.Error())
 		}
 	}
+	if rest, ok := strings.CutPrefix(after, publishedCursor); ok {
+		return s.publishedPage(ctx, p, rest)
+	}
 	snap, err := s.opts.View.Catalog(ctx)
 	if err != nil {
 		return nil, internalError("skills/list: %v", err)
@@ -205,6 +213,9 @@ func (s *Server) List(ctx context.Context, p capability.Principal, cursor string
 	}
 	if page.NextCursor != "" && len(page.Skills) > 0 {
 		out.NextCursor = EncodeCursor(page.Skills[len(page.Skills)-1].Key)
+	} else if len(s.publishedEntries(ctx, p)) > 0 {
+		// The relayed skills follow, from a page of their own.
+		out.NextCursor = EncodeCursor(publishedCursor)
 	}
 	return marshal(out)
 }
@@ -225,6 +236,17 @@ func (s *Server) Get(ctx context.Context, p capability.Principal, uri string) (j
 	sp, ok := u.SkillPath()
 	if !ok {
 		return nil, invalidParams("%s is not a skill's SKILL.md URI (skill://<skill-path>/SKILL.md)", uri)
+	}
+	if isPublishedPath(sp) {
+		ps, ok := s.findPublished(ctx, p, sp)
+		if !ok {
+			return nil, noSkill(uri)
+		}
+		b, err := json.Marshal(ps.Entry)
+		if err != nil {
+			return nil, internalError("skills/get: %v", err)
+		}
+		return marshal(getResult{ResultType: "complete", Skill: b, TTLMs: s.ttl, CacheScope: CacheScope})
 	}
 	snap, err := s.opts.View.Catalog(ctx)
 	if err != nil {
@@ -285,19 +307,31 @@ func (s *Server) Read(ctx context.Context, p capability.Principal, uri string) (
 	if err != nil {
 		return nil, invalidParams("%s", err.Error())
 	}
-	b, rest, err := s.locate(ctx, p, u, func(b *built, rest string) bool { _, ok := b.files[rest]; return ok })
-	if err != nil {
-		return nil, err
+	var content []byte
+	file := ""
+	var meta mcp.Meta
+	if isPublishedPath(u.Segments[0]) {
+		var origin Origin
+		if content, origin, err = s.readPublished(ctx, p, uri, u); err != nil {
+			return nil, err
+		}
+		file = u.Segments[len(u.Segments)-1]
+		meta = mcp.Meta{OriginMeta: origin}
+	} else {
+		b, rest, err := s.locate(ctx, p, u, func(b *built, rest string) bool { _, ok := b.files[rest]; return ok })
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			return nil, invalidParams("No skill file is served at %s", uri)
+		}
+		f := b.files[rest]
+		if content, err = s.readFile(ctx, p, b, f); err != nil {
+			return nil, err
+		}
+		file = f.Path
 	}
-	if b == nil {
-		return nil, invalidParams("No skill file is served at %s", uri)
-	}
-	f := b.files[rest]
-	content, err := s.readFile(ctx, p, b, f)
-	if err != nil {
-		return nil, err
-	}
-	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(f.Path)}
+	rc := &mcp.ResourceContents{URI: uri, MIMEType: mimeType(file), Meta: meta}
 	if utf8.Valid(content) && len(content) > 0 {
 		rc.Text = string(content)
 	} else {
@@ -375,6 +409,9 @@ func (s *Server) ReadDir(ctx context.Context, p capability.Principal, uri, curso
 	}
 	if cursor != "" {
 		return nil, invalidParams("Invalid cursor: resources/directory/read of a skill directory returns every child in one page and no cursor; omit it")
+	}
+	if isPublishedPath(u.Segments[0]) {
+		return s.readDirPublished(ctx, p, uri, u)
 	}
 	isFile := false
 	b, rest, err := s.locate(ctx, p, u, func(b *built, rest string) bool {
@@ -526,6 +563,9 @@ func (s *Server) build(ctx context.Context, p capability.Principal, e registry.B
 func refusal(v store.Version, files []skill.File) error {
 	if base := path.Base(filepath.ToSlash(v.File)); base != SkillFile {
 		return fmt.Errorf("its main file is %s, and skill URIs name SKILL.md", base)
+	}
+	if isPublishedPath(v.Key) {
+		return fmt.Errorf("its identity starts with %s, which skillgate keeps for skills relayed from installed skills' MCP servers", PublishedPrefix)
 	}
 	if !validName(v.Name) {
 		return fmt.Errorf("its name %q is not a valid Agent Skills name (1-64 lowercase letters, digits and single hyphens)", v.Name)

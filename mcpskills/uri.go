@@ -146,3 +146,8 @@ func validName(name string) bool {
 	}
 	return true
 }
+
+// ValidName reports whether name is a valid Agent Skills name: 1–64
+// lowercase letters, digits and hyphens, no hyphen at either end or twice
+// in a row.
+func ValidName(name string) bool { return validName(name) }

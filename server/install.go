@@ -117,6 +117,11 @@ type actionRequest struct {
 	Only        []string `json:"only"`
 	// Target is what suppress covers: RULE[@FILE[:LINE]].
 	Target string `json:"target"`
+	// AllowDynamic and AllowTools name published skills (serverId/uri)
+	// whose "dynamic" resources, and whose allowed-tools, the operator
+	// approves (approve only).
+	AllowDynamic []string `json:"allowDynamic"`
+	AllowTools   []string `json:"allowTools"`
 }
 
 // maxRequestDepth bounds the nesting of a REST request body.
@@ -176,7 +181,7 @@ func (h *installAPI) action(r *http.Request, actor string) (any, error) {
 		return h.svc.Complete(ctx, req.Name, install.Completion{Capability: req.Capability, RiskLevel: req.RiskLevel,
 			SideEffects: req.SideEffects, DataEgress: req.DataEgress, Why: req.Why, Force: req.Force}, actor)
 	case "approve":
-		return h.svc.Approve(ctx, req.Name, req.Only, actor)
+		return h.svc.ApproveWith(ctx, req.Name, install.ApproveOptions{Only: req.Only, AllowDynamic: req.AllowDynamic, AllowTools: req.AllowTools}, actor)
 	case "reject":
 		return h.svc.Reject(ctx, req.Name, req.Why, actor)
 	case "suppress":

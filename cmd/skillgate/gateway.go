@@ -193,7 +193,7 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps,
 	}
 	impl := gateway.DefaultImplementation
 	impl.Version = version
-	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.caps.Broker})
+	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.caps.Broker, Published: d.caps.Broker})
 	if err != nil {
 		return nil, err
 	}

@@ -260,7 +260,7 @@ func (m *Main) installCommands() []*cobra.Command {
 	var locked string
 	var upd install.UpdateOptions
 	var comp install.Completion
-	var only []string
+	var only, allowDynamic, allowTools []string
 	var why string
 	return []*cobra.Command{
 		m.installAction("install SOURCE [--ref REF] [--path DIR] [--sha256 HEX] | install --locked FILE", "Install an imported skill (a directory, an archive, an archive URL or a git repository) for review",
@@ -386,13 +386,23 @@ flagged in the install report.
 Each approved tool is pinned (SHA-256 of its canonical definition, with the
 server's name and version) and manifest.json is written; the skill becomes
 installed, not enabled. For an approved skill blocked by drift, approve
-accepts the definitions found by the last 'skillgate recheck'.`,
+accepts the definitions found by the last 'skillgate recheck'.
+
+Skills the install's servers publish through the MCP Skills extension are
+approved with it: every one that passed verification, bound to its files'
+URIs, digests and sizes, and served onwards to agents. One whose resources
+are "dynamic" (no digests) is refused unless named with --allow-dynamic;
+the allowed-tools a published skill's frontmatter asks for are ignored
+unless it is named with --allow-tools. Name them as review lists them
+(serverId/uri, or the uri alone when one server publishes it).`,
 			cobra.ExactArgs(1),
 			func(c *cobra.Command) {
 				c.Flags().StringSliceVar(&only, "only", nil, "approve only these capabilities (serverId/tool, comma-separated)")
+				c.Flags().StringArrayVar(&allowDynamic, "allow-dynamic", nil, "serve this published skill whose resources are \"dynamic\", without integrity checks (serverId/uri; repeat for several)")
+				c.Flags().StringArrayVar(&allowTools, "allow-tools", nil, "honour the allowed-tools of this published skill (serverId/uri; repeat for several)")
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.Approve(ctx, args[0], only, m.actor())
+				return svc.ApproveWith(ctx, args[0], install.ApproveOptions{Only: only, AllowDynamic: allowDynamic, AllowTools: allowTools}, m.actor())
 			}),
 		m.installAction("suppress NAME RULE[@FILE[:LINE]] --why TEXT", "Suppress content-scan findings of an install, with a reason",
 			`Decide, as the operator, that findings of the content scan (admission layer

@@ -158,6 +158,12 @@ func Main() int {
 	case ModeBanner:
 		fmt.Println("Server listening on stdio")
 		mode = ModeNormal
+	case ModeSkills:
+		if err := serveSkills(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "testserver:", err)
+			return 1
+		}
+		return 0
 	case ModeRaw:
 		if err := serveRaw(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "testserver:", err)
