@@ -12,6 +12,7 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/secscan"
+	"github.com/skillgate/skillgate/store"
 )
 
 // scanContent is admission layer 4: the content scanner over the skill's
@@ -222,11 +223,21 @@ func (s *Service) Suppress(ctx context.Context, name, target, why, actor string)
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, preApproval...)
+	in, err := s.resolve(ctx, name, append(slices.Clone(preApproval), approvedStates...)...)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := manifest.ParseReport(in.Report)
+	// After approval, findings are those of the re-analysis that drift
+	// brought, which waits for re-approval.
+	post := slices.Contains(approvedStates, in.State)
+	src := in.Report
+	if post {
+		if len(in.Pending) == 0 {
+			return nil, fmt.Errorf("%w: %s is %s and approved; its findings change only with a new analysis after drift (skillgate recheck %s)", ErrState, in.Key, in.State, in.Key)
+		}
+		src = in.Pending
+	}
+	rep, err := manifest.ParseReport(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
@@ -240,12 +251,26 @@ func (s *Service) Suppress(ctx context.Context, name, target, why, actor string)
 	sup.Why, sup.By, sup.At = strings.TrimSpace(why), actor, s.now().UTC()
 	rep.Suppressions = append(rep.Suppressions, sup)
 	finish(rep)
+	data := map[string]any{"suppression": map[string]any{"target": sup.Target(), "why": sup.Why}}
+	if post {
+		b, err := manifest.Marshal(rep)
+		if err != nil {
+			return nil, err
+		}
+		pj := json.RawMessage(b)
+		out, err := s.transition(ctx, "suppress", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+			Actor: actor, Reason: "operator suppressed " + sup.Target() + ": " + sup.Why, Action: "install.suppress",
+			Change: store.InstallChange{Pending: &pj}, Data: data})
+		if err != nil {
+			return nil, err
+		}
+		return s.review(ctx, out[0])
+	}
 	proposed, err := proposedManifest(in, rep)
 	if err != nil {
 		return nil, err
 	}
-	return s.commitVerdictAs(ctx, in, rep, proposed, actor, "suppress", "install.suppress",
-		map[string]any{"suppression": map[string]any{"target": sup.Target(), "why": sup.Why}})
+	return s.commitVerdictAs(ctx, in, rep, proposed, actor, "suppress", "install.suppress", data)
 }
 
 // suppressionsOf are the suppressions of a stored report, to keep across a

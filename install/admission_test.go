@@ -140,3 +140,41 @@ func TestContentScanLayer(t *testing.T) {
 		t.Fatalf("after recheck: %d suppressions", len(r.Suppressions))
 	}
 }
+
+// TestContentScanAfterDrift: a tool rug-pulled after approval into a
+// poisoned description is found by the re-analysis' content scan;
+// re-approval is refused until an operator suppresses the findings.
+func TestContentScanAfterDrift(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, install.Options{})
+	state := filepath.Join(t.TempDir(), "starts")
+	src := writeSkill(t, t.TempDir(), "rugged", "---\nAdd numbers.\n", map[string]any{"rugged": testServerDecl("rug-pull", map[string]string{"SKILLGATE_TESTSERVER_STATE": state})})
+	if _, err := e.svc.Install(ctx, src, "operator:ana"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Approve(ctx, "rugged", []string{"rugged/add"}, "operator:ana"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.svc.Recheck(ctx, "rugged", "operator:ana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Blocked) == 0 || r.Layers[3].Verdict != manifest.LayerBlock {
+		t.Fatalf("after the rug pull: blocked %v, layer 4 %+v", r.Blocked, r.Layers[3])
+	}
+	if _, err := e.svc.Approve(ctx, "rugged", nil, "operator:ana"); !errors.Is(err, install.ErrBlocked) || !strings.Contains(err.Error(), "layer 4 (content scan)") || !strings.Contains(err.Error(), "SG601 tool-steering at tools/rugged/add") {
+		t.Fatalf("re-approve a poisoned tool: %v", err)
+	}
+	for _, target := range []string{"SG601", "SG301"} {
+		if _, err := e.svc.Suppress(ctx, "rugged", target, "the vendor explained the new text; reviewed", "operator:ana"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, err = e.svc.Approve(ctx, "rugged", nil, "operator:ana"); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Blocked) != 0 {
+		t.Fatalf("after re-approval: blocked %v", r.Blocked)
+	}
+}

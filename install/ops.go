@@ -281,6 +281,11 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOpti
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
+	if r := contentReason(in.Key, blockingFindings(rep)); r != "" {
+		// What the servers publish now carries findings: re-approving it
+		// takes the same decision as a first approval.
+		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, r)
+	}
 	live := map[string]bool{}
 	for _, c := range rep.Capabilities {
 		live[c.Name()] = true

@@ -10,12 +10,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 log() { echo "test.sh: $*" >&2; }
 
-# Debian packages the tests need: Node.js for the npm MCP servers, bubblewrap.
+# Debian packages the tests need: Node.js for the npm MCP servers, bubblewrap,
+# Chromium.
 need_apt=()
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 # bubblewrap confines the MCP servers an install introspects (package sandbox).
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# Chromium drives the admin console's browser tests (chromedp).
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if ((${#need_apt[@]} > 0)); then
 	log "installing ${need_apt[*]} with apt-get"
 	if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi

@@ -1,0 +1,298 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/store"
+)
+
+// chromium finds Debian's chromium (scripts/test.sh installs it), or skips.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed (apt-get install chromium)")
+	return ""
+}
+
+// browser starts a headless Chromium and returns a context of one tab.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, // the tests run as root in CI
+		chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel3)
+	if err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// shot saves a screenshot of the page as NAME.png in the test's artifact
+// directory, and in SKILLGATE_ADMIN_SCREENSHOTS when set (docs/admin.md's
+// pictures come from there).
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	var png []byte
+	capture := chromedp.FullScreenshot(&png, 100)
+	if strings.HasSuffix(name, "-phone") {
+		capture = chromedp.CaptureScreenshot(&png) // the phone's screen as it is
+	}
+	if err := chromedp.Run(ctx, capture); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	dirs := []string{t.ArtifactDir()}
+	if d := os.Getenv("SKILLGATE_ADMIN_SCREENSHOTS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		if err := os.WriteFile(filepath.Join(d, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBrowser drives the console in a real Chromium: sign in, review an
+// install whose server gives no risk metadata, complete it with the
+// keyboard alone, approve and enable it, add and revoke a grant, see a
+// rug-pulled tool's diff, look at the review on a phone-sized screen, and
+// sign out. Each step is checked on the page and in the store.
+func TestBrowser(t *testing.T) {
+	c := newConsole(t)
+	ctx := context.Background()
+	mk := func(name, mode string, env map[string]string) string {
+		src := filepath.Join(t.TempDir(), name)
+		os.MkdirAll(src, 0o755)
+		os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: Keeps notes with MCP tools.\n---\nUse the tools.\n"), 0o644)
+		e := map[string]string{"SKILLGATE_TESTSERVER": mode}
+		for k, v := range env {
+			e[k] = v
+		}
+		cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": testServer, "env": e}}})
+		os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
+		if _, err := c.svc.Install(ctx, src, "operator:ops/alice"); err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	mk("notes", "normal", nil)
+	b := browser(t)
+
+	// Signed out: the console sends to sign in; a T1 token is refused.
+	var h1, problem string
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/"),
+		chromedp.WaitVisible(`#token`),
+		chromedp.SendKeys(`#token`, "sgt_operator"+kb.Enter),
+		chromedp.WaitVisible(`.problem`),
+		chromedp.Text(`.problem`, &problem),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(problem, "this token is of tier T1") {
+		t.Fatalf("T1 sign-in: %q", problem)
+	}
+	shot(t, b, "01-sign-in-refused")
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/login"),
+		chromedp.WaitVisible(`#token`),
+		chromedp.SendKeys(`#token`, "sgt_admin"+kb.Enter),
+		chromedp.WaitVisible(`//h1[text()="Overview"]`),
+		chromedp.Text(`h1`, &h1),
+	); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, b, "02-overview")
+
+	// The review of the blocked install, then the completion of its first
+	// capability with the keyboard alone: tab from the page's start to the
+	// form and fill it.
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/installs/review?name=notes"),
+		chromedp.WaitVisible(`//h2[text()="Admission layers"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, b, "03-review-blocked")
+	var focused string
+	focusedID := chromedp.Evaluate(`document.activeElement.id || document.activeElement.name || document.activeElement.tagName`, &focused)
+	reached := false
+	for i := 0; i < 200 && !reached; i++ {
+		if err := chromedp.Run(b, chromedp.KeyEvent(kb.Tab), focusedID); err != nil {
+			t.Fatal(err)
+		}
+		reached = focused == "risk-notes/bare"
+	}
+	if !reached {
+		t.Fatal("tabbing through the page never reached the risk level of notes/bare")
+	}
+	// Choose with the keyboard: a select takes the typed first letters.
+	type step struct {
+		keys string
+		want string // the element focused after the Tab that follows
+	}
+	for _, s := range []step{{"r", "side-notes/bare"}, {"n", "egress-notes/bare"}, {"n", "cwhy-notes/bare"}, {"reads the notes file only, checked with the vendor", "force"}} {
+		if err := chromedp.Run(b, chromedp.KeyEvent(s.keys), chromedp.KeyEvent(kb.Tab), focusedID); err != nil {
+			t.Fatal(err)
+		}
+		if focused != s.want {
+			t.Fatalf("after typing %q and Tab, focus is on %q; want %q", s.keys, focused, s.want)
+		}
+	}
+	if err := chromedp.Run(b, chromedp.KeyEvent(kb.Tab), focusedID); err != nil {
+		t.Fatal(err)
+	}
+	if focused != "BUTTON" {
+		t.Fatalf("after the force box, focus is on %q; want the Complete button", focused)
+	}
+	var done string
+	if err := chromedp.Run(b,
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(`.done`),
+		chromedp.Text(`.done`, &done),
+	); err != nil {
+		t.Fatal(err)
+	}
+	rv, _ := c.svc.Review(ctx, "notes")
+	if !strings.HasPrefix(done, "complete:") || riskOf(rv, "notes/bare") != "read/none/none" {
+		t.Fatalf("after the keyboard completion: %q; notes/bare is %s", done, riskOf(rv, "notes/bare"))
+	}
+	// The second capability with the mouse, then approve and enable.
+	if err := chromedp.Run(b,
+		chromedp.SetValue(`#risk-notes\/titled`, "read"),
+		chromedp.SetValue(`#side-notes\/titled`, "none"),
+		chromedp.SetValue(`#egress-notes\/titled`, "none"),
+		chromedp.SendKeys(`#cwhy-notes\/titled`, "titles only; the server never writes"),
+		chromedp.Click(`#cwhy-notes\/titled ~ button`),
+		chromedp.WaitVisible(`.done`),
+		chromedp.WaitVisible(`//span[@class="state awaiting_approval"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, b, "04-review-ready")
+	if err := chromedp.Run(b,
+		chromedp.Click(`//button[text()="Approve the proposal"]`),
+		chromedp.WaitVisible(`//h1/span[@class="state installed"]`),
+		chromedp.Click(`//button[text()="Enable"]`),
+		chromedp.WaitVisible(`//h1/span[@class="state enabled"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if rv, _ := c.svc.Review(ctx, "notes"); rv.State != store.StateEnabled {
+		t.Fatalf("after enabling in the browser: %s", rv.State)
+	}
+	shot(t, b, "05-enabled")
+
+	// Add a grant, then revoke it.
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/grants"),
+		chromedp.SendKeys(`#principal`, "acme/planner"),
+		chromedp.SendKeys(`#capability`, "tools/fs:fs/delete_file"),
+		chromedp.SetValue(`#level`, "destructive"),
+		chromedp.SendKeys(`#reason`, "clean the build tree once"),
+		chromedp.Click(`//button[text()="Add grant"]`),
+		chromedp.WaitVisible(`.done`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	gs := c.eng.Grants()
+	if len(gs) != 1 || gs[0].Status(c.now) != "active" || gs[0].CreatedBy != "operator:ops/alice@T0" {
+		t.Fatalf("grants after adding: %+v", gs)
+	}
+	shot(t, b, "06-grants")
+	if err := chromedp.Run(b,
+		chromedp.Click(`button[aria-label="revoke `+gs[0].ID+`"]`),
+		chromedp.WaitVisible(`//p[@class="done" and contains(., "revoked grant")]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range c.eng.Grants() {
+		if g.ID == gs[0].ID && g.Status(c.now) != "revoked" {
+			t.Fatalf("after revoking in the browser: %s", g.Status(c.now))
+		}
+	}
+
+	// A rug pull: the server changes a tool after approval; recheck finds
+	// it and the review shows the diff.
+	state := filepath.Join(t.TempDir(), "starts")
+	mk("rugged", "rug-pull", map[string]string{"SKILLGATE_TESTSERVER_STATE": state})
+	if _, err := c.svc.Approve(ctx, "rugged", []string{"rugged/add"}, "operator:ops/alice"); err != nil {
+		t.Fatal(err)
+	}
+	var diff string
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/installs/review?name=rugged"),
+		chromedp.Click(`//button[text()="Recheck the servers"]`),
+		chromedp.WaitVisible(`//h2[text()="Drift since approval"]`),
+		chromedp.Text(`pre.diff`, &diff),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(diff, "description") {
+		t.Fatalf("drift diff: %q", diff)
+	}
+	shot(t, b, "07-drift")
+
+	// A phone-sized screen: the review fits its width (tables scroll in
+	// their cards, the page does not).
+	var overflow bool
+	if err := chromedp.Run(b,
+		emulation.SetDeviceMetricsOverride(390, 844, 3, true),
+		chromedp.Navigate(c.url+"/admin/installs/review?name=notes"),
+		chromedp.WaitVisible(`h1`),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if overflow {
+		t.Error("the review page is wider than a 390-pixel screen")
+	}
+	shot(t, b, "08-review-phone")
+	if err := chromedp.Run(b, emulation.ClearDeviceMetricsOverride()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Sign out: the session ends.
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/"),
+		chromedp.Click(`//button[text()="Sign out"]`),
+		chromedp.WaitVisible(`#token`),
+		chromedp.Navigate(c.url+"/admin/grants"),
+		chromedp.WaitVisible(`#token`),
+	); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// riskOf is a capability's effective risk as level/side/egress.
+func riskOf(r *install.Review, name string) string {
+	for _, c := range r.Capabilities {
+		if c.Name == name {
+			return string(c.Risk.RiskLevel.Value) + "/" + string(c.Risk.SideEffects.Value) + "/" + string(c.Risk.DataEgress.Value)
+		}
+	}
+	return "absent"
+}
