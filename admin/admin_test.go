@@ -62,6 +62,8 @@ type console struct {
 	mu   sync.Mutex
 	now  time.Time
 	http *http.Client
+	// handler is the console itself, for benchmarks without a network.
+	handler http.Handler
 }
 
 var tokens = map[string]capability.Principal{
@@ -69,7 +71,7 @@ var tokens = map[string]capability.Principal{
 	"sgt_operator": {Tenant: "ops", Agent: "bob", Tier: skill.T1},
 }
 
-func newConsole(t *testing.T) *console {
+func newConsole(t testing.TB) *console {
 	t.Helper()
 	ctx := context.Background()
 	data := t.TempDir()
@@ -99,6 +101,7 @@ func newConsole(t *testing.T) *console {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.handler = h
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	c.url = ts.URL
@@ -110,7 +113,7 @@ func newConsole(t *testing.T) *console {
 func (c *console) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 // get and post return the status, the Location header and the body.
-func (c *console) get(t *testing.T, path string) (int, string, string) {
+func (c *console) get(t testing.TB, path string) (int, string, string) {
 	t.Helper()
 	resp, err := c.http.Get(c.url + path)
 	if err != nil {
@@ -121,7 +124,7 @@ func (c *console) get(t *testing.T, path string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Location"), string(b)
 }
 
-func (c *console) post(t *testing.T, path string, form url.Values) (int, string, string) {
+func (c *console) post(t testing.TB, path string, form url.Values) (int, string, string) {
 	t.Helper()
 	resp, err := c.http.PostForm(c.url+path, form)
 	if err != nil {
@@ -135,7 +138,7 @@ func (c *console) post(t *testing.T, path string, form url.Values) (int, string,
 var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // signIn signs in with token and returns the session's CSRF token.
-func (c *console) signIn(t *testing.T, token string) string {
+func (c *console) signIn(t testing.TB, token string) string {
 	t.Helper()
 	status, loc, body := c.post(t, "/admin/login", url.Values{"token": {token}, "next": {"/admin/"}})
 	if status != http.StatusSeeOther || loc != "/admin/" {
@@ -243,14 +246,7 @@ func TestCSRF(t *testing.T) {
 func TestInstallReviewFlow(t *testing.T) {
 	c := newConsole(t)
 	ctx := context.Background()
-	src := filepath.Join(t.TempDir(), "notes")
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: notes\ndescription: Keeps notes with MCP tools.\n---\nUse the tools.\n"), 0o644)
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"command": testServer, "env": map[string]string{"SKILLGATE_TESTSERVER": "normal"}}}})
-	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
-	if _, err := c.svc.Install(ctx, src, "operator:ops/alice"); err != nil {
-		t.Fatal(err)
-	}
+	installNotes(t, c)
 	csrf := c.signIn(t, "sgt_admin")
 	_, _, page := c.get(t, "/admin/installs")
 	if !strings.Contains(page, `href="/admin/installs/review?name=notes%40sha256`) || !strings.Contains(page, `class="state blocked"`) {
@@ -373,5 +369,19 @@ func TestGrantsAndAudit(t *testing.T) {
 	resp2.Body.Close()
 	if csp := resp2.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || resp2.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("security headers: %v", resp2.Header)
+	}
+}
+
+// installNotes installs "notes", whose server (the test server's normal
+// mode) gives no risk metadata for two of its tools: it ends blocked.
+func installNotes(t testing.TB, c *console) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "notes")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: notes\ndescription: Keeps notes with MCP tools.\n---\nUse the tools.\n"), 0o644)
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"command": testServer, "env": map[string]string{"SKILLGATE_TESTSERVER": "normal"}}}})
+	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
+	if _, err := c.svc.Install(context.Background(), src, "operator:ops/alice"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -372,36 +372,28 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 			export.Set(k, v)
 		}
 	}
-	c.render(w, r, s, http.StatusOK, "audit", map[string]any{"Records": recs, "Older": older, "F": f, "Query": export.Encode(),
+	olderURL := ""
+	if older > 0 {
+		q := url.Values{}
+		for k, v := range export {
+			q[k] = v
+		}
+		q.Set("before", strconv.FormatInt(older, 10))
+		olderURL = Prefix + "/audit?" + q.Encode()
+	}
+	c.render(w, r, s, http.StatusOK, "audit", map[string]any{"Records": recs, "F": f,
+		"Older": template.URL(olderURL), "Export": template.URL(Prefix + "/audit.jsonl?" + export.Encode()),
 		"Decisions": []string{string(capability.Allow), string(capability.Deny), string(capability.RequireApproval)}})
 }
 
 // page returns up to auditPageSize records matching f with Seq below
-// before (0: the newest), newest first.
+// before (0: the newest), newest first: one indexed query, whatever the
+// size of the log.
 func (c *Console) page(r *http.Request, f audit.Filter, before int64) ([]audit.Record, error) {
-	if before == 0 {
-		f.Limit, f.Last = auditPageSize, true
-		recs, err := c.opts.Audit.Query(r.Context(), f)
-		reverse(recs)
-		return recs, err
-	}
-	// Records are in Seq order: take the last page below before.
-	f.Limit, f.Last = 0, false
-	var out []audit.Record
+	f.BeforeSeq, f.Limit, f.Last = before, auditPageSize, true
 	recs, err := c.opts.Audit.Query(r.Context(), f)
-	if err != nil {
-		return nil, err
-	}
-	for _, rec := range recs {
-		if rec.Seq < before {
-			out = append(out, rec)
-		}
-	}
-	if len(out) > auditPageSize {
-		out = out[len(out)-auditPageSize:]
-	}
-	reverse(out)
-	return out, nil
+	reverse(recs)
+	return recs, err
 }
 
 // auditExport writes every matching record as JSON Lines.

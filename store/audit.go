@@ -55,8 +55,10 @@ type AuditHead struct {
 
 // AuditFilter selects records. The zero AuditFilter selects every record.
 type AuditFilter struct {
-	// AfterSeq selects records with Seq > AfterSeq.
-	AfterSeq int64
+	// AfterSeq selects records with Seq > AfterSeq; BeforeSeq, when not
+	// zero, those with Seq < BeforeSeq (a page of the log before one
+	// already shown).
+	AfterSeq, BeforeSeq int64
 	// Actor, Session, Subject and Decision match exactly when set.
 	Actor, Session, Subject string
 	Decision                capability.Effect

@@ -173,6 +173,9 @@ func (s *DB) AuditRecords(ctx context.Context, f store.AuditFilter) ([]store.Aud
 	if f.AfterSeq > 0 {
 		add("seq > ?", f.AfterSeq)
 	}
+	if f.BeforeSeq > 0 {
+		add("seq < ?", f.BeforeSeq)
+	}
 	if f.Actor != "" {
 		add("actor = ?", f.Actor)
 	}

@@ -144,6 +144,8 @@ func TestAuditQuery(t *testing.T) {
 	}{
 		{"all", audit.Filter{}, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9}},
 		{"after", audit.Filter{AfterSeq: 7}, []int64{8, 9}},
+		{"before", audit.Filter{BeforeSeq: 4}, []int64{1, 2, 3}},
+		{"a page before", audit.Filter{BeforeSeq: 9, Limit: 3, Last: true}, []int64{6, 7, 8}},
 		{"action prefix", audit.Filter{Action: "install."}, []int64{2, 5, 8}},
 		{"action star", audit.Filter{Action: "install.*"}, []int64{2, 5, 8}},
 		{"action exact", audit.Filter{Action: "capability.invoke", Limit: 2}, []int64{1, 3}},
