@@ -68,6 +68,16 @@ func TestRugPull(t *testing.T) {
 		t.Errorf("pending %+v %v", pending, err)
 	}
 
+	// The new description is poisoned: the re-analysis' content scan
+	// blocks re-approval until an operator suppresses its findings.
+	if _, err := e.svc.Approve(ctx, "adder", nil, "operator:ana"); !errors.Is(err, install.ErrBlocked) || !strings.Contains(err.Error(), "layer 4 (content scan)") {
+		t.Fatalf("re-approving a poisoned description: %v", err)
+	}
+	for _, rule := range []string{"SG601", "SG301"} {
+		if _, err := e.svc.Suppress(ctx, "adder", rule, "the test server's planted text; reviewed", "operator:ana"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Re-approval pins the new definition and unblocks.
 	r, err = e.svc.Approve(ctx, "adder", nil, "operator:ana")
 	if err != nil {
