@@ -68,7 +68,7 @@ func TestFirstPartySignatures(t *testing.T) {
 	}
 	for _, want := range []string{
 		"4 skills (1 valid, 3 rejected)",
-		"rejected: " + filepath.Join(root, "unsigned") + "\n  - signature: not signed: no .skillgate.dsse.json; sign the skill with skillgate sign DIR --key KEY\n",
+		"rejected: " + filepath.Join(root, "unsigned") + "\n  - signature: not signed: no .skillgate.dsse.json; sign the skill with skillgate sign DIR --key KEY, or the root with skillgate sign --root " + root + " --key KEY\n",
 		"rejected: " + filepath.Join(root, "modified") + "\n  - signature: .skillgate.dsse.json: modified after signing: signed content sha256:",
 		"rejected: " + filepath.Join(root, "stranger") + "\n  - signature: .skillgate.dsse.json: untrusted key: signed by key SHA256:",
 	} {
