@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -447,9 +448,9 @@ func parseIndexStatement(body []byte, again fix) (*Index, error) {
 	case err != nil:
 		return nil, bad("not an in-toto statement (%v)", err)
 	case typ != v1.StatementTypeUri:
-		return nil, bad("_type %q, expected %q", printable(typ), v1.StatementTypeUri)
+		return nil, bad("_type %s, expected %q", strictjson.Quote(typ, 128), v1.StatementTypeUri)
 	case predType != IndexPredicateType:
-		return nil, bad("predicateType %q, expected %q", printable(predType), IndexPredicateType)
+		return nil, bad("predicateType %s, expected %q", strictjson.Quote(predType, 128), IndexPredicateType)
 	case pred == nil:
 		return nil, bad("no predicate")
 	case subjects == 0:
@@ -467,10 +468,10 @@ func parseIndexStatement(body []byte, again fix) (*Index, error) {
 		d := pred.Manifests[n]
 		e, ok := ix.entries[n]
 		if !ok {
-			return nil, bad("predicate.manifests: %q is not a subject", printable(n))
+			return nil, bad("predicate.manifests: %s is not a subject", strictjson.Quote(n, 128))
 		}
 		if h, ok := strings.CutPrefix(d, "sha256:"); !ok || !isHex64(h) {
-			return nil, bad("predicate.manifests[%s]: %q is not sha256:<64 hexadecimal digits>", n, printable(d))
+			return nil, bad("predicate.manifests[%s]: %s is not sha256:<64 hexadecimal digits>", n, strictjson.Quote(d, 128))
 		}
 		e.manifest = d
 		ix.entries[n] = e
@@ -526,7 +527,7 @@ func readSubjects(r *reader, bad func(string, ...any) error) (map[string]indexEn
 		}
 		nm := string(name)
 		if reason := subjectNameProblem(nm); reason != "" {
-			return &indexError{bad("subject[%d].name %q: %s", i, printable(nm), reason)}
+			return &indexError{bad("subject[%d].name %s: %s", i, strictjson.Quote(nm, 128), reason)}
 		}
 		if !isHex64(string(digest)) {
 			return &indexError{bad("subject[%d].digest.sha256 of %s: not 64 lower-case hexadecimal digits", i, nm)}
@@ -560,7 +561,7 @@ func readIndexPredicate(r *reader) (*IndexPredicate, error) {
 			var s string
 			if s, err = r.string("predicate.signedAt"); err == nil {
 				if p.SignedAt, err = time.Parse(time.RFC3339, s); err != nil {
-					err = fmt.Errorf("predicate.signedAt: %q is not an RFC 3339 time", printable(s))
+					err = fmt.Errorf("predicate.signedAt: %s is not an RFC 3339 time", strictjson.Quote(s, 64))
 				}
 			}
 		case "manifests":
@@ -669,12 +670,15 @@ func readRegular(p string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, fmt.Errorf("larger than %d bytes", max)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// Sized by the stat, so the read does not grow its buffer; a file
+	// that grew meanwhile is read up to the bound, and refused past it.
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > max {
+	if int64(buf.Len()) > max {
 		return nil, fmt.Errorf("larger than %d bytes", max)
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }
