@@ -633,14 +633,15 @@ func indexDigest(data []byte) string {
 }
 
 // readIndexFile reads root/[IndexFileName]: a regular file (never a
-// link), at most [MaxIndexBytes]. It returns nil, nil when there is none.
-func readIndexFile(root string) ([]byte, error) {
+// link), at most [MaxIndexBytes]. It returns nil, nil when there is none;
+// again is the fix its errors give.
+func readIndexFile(root string, again fix) ([]byte, error) {
 	b, err := readRegular(filepath.Join(root, IndexFileName), MaxIndexBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w; %s", ErrMalformed, err, againRoot)
+		return nil, fmt.Errorf("%w: %w; %s", ErrMalformed, err, again)
 	}
 	return b, nil
 }

@@ -73,7 +73,7 @@ type RootCheck struct {
 // now, reading and verifying root's signed index once.
 func (k *Keyring) Root(ctx context.Context, root, trust string, now time.Time) *RootCheck {
 	rc := &RootCheck{root: root, trust: trust, kr: k, now: now, gen: k.Generation(trust, now), state: "no index"}
-	data, err := readIndexFile(root)
+	data, err := readIndexFile(root, rc.fix())
 	switch {
 	case err != nil:
 		rc.indexErr, rc.state = err, "unreadable index: "+err.Error()

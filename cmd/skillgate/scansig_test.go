@@ -104,6 +104,7 @@ func TestFirstPartySignatures(t *testing.T) {
 // the root again (the index changed, no skill file did) is seen by the
 // rescan; the lock records the index's signer; revoking the key rejects
 // every skill, whether it depends on the index or on its own signature.
+// show names the signer and the index that vouched for a skill.
 func TestFirstPartyIndex(t *testing.T) {
 	t.Parallel()
 	root, data := t.TempDir(), t.TempDir()
@@ -163,6 +164,22 @@ func TestFirstPartyIndex(t *testing.T) {
 	write(t, root, map[string]string{"delta/SKILL.md": "---\nname: delta\ndescription: Added later.\n---\n"})
 	signSkill(t, data, filepath.Join(root, "delta"))
 	scan("4 skills (3 valid, 1 rejected)")
+	// show says who signed, and whether the index vouched for the skill.
+	showSigned := func(name, want string) {
+		t.Helper()
+		code, out, errs := run(t, data, "show", name)
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "signed:") {
+				line = l
+			}
+		}
+		if code != 0 || !strings.HasPrefix(line, "signed:       by release with key release (SHA256:") || !strings.HasSuffix(line, want) {
+			t.Fatalf("show %s: %d signed line %q, want it to end with %q\n%s%s", name, code, line, want, out, errs)
+		}
+	}
+	showSigned("delta", "Z")
+	showSigned("alpha", "Z (index "+index+")")
 
 	// Signing the root again changes no skill file: the rescan checks
 	// every skill against the new index.

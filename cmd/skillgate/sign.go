@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -438,4 +439,19 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return f.Close()
+}
+
+// rootSignature verifies the signature of the skill in dir under the
+// first_party root root as a scan does (the root's signed index when it
+// lists the skill, else its own signature) with the keys of signing.keys.
+func (m *Main) rootSignature(ctx context.Context, root, dir string) (*signature.Provenance, error) {
+	cfg, err := m.config()
+	if err != nil {
+		return nil, err
+	}
+	kr, err := m.keyring(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return kr.Root(ctx, root, signature.TrustFirstParty, time.Now()).Verify(ctx, dir)
 }
