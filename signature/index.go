@@ -346,18 +346,27 @@ func (ix *Index) entryKey(rel string) string {
 // recorded in the provenance). It returns [ErrUnsigned] when the index
 // does not list rel, [ErrModified] when it lists other content.
 func (ix *Index) Check(rel string, want Subject) (*Provenance, error) {
-	e, ok := ix.entries[rel]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%w: the index does not list %s", ErrUnsigned, printable(rel))
-	case e.digest != want.Digest:
-		return nil, fmt.Errorf("%w: %s is now %s, the index signed %s", ErrModified, rel, want.Digest, e.digest)
-	case e.manifest != want.ManifestDigest:
-		return nil, fmt.Errorf("%w: the manifest.json of %s is %s, the index signed %s", ErrModified, rel, orNone(want.ManifestDigest), orNone(e.manifest))
+	e, err := ix.match(rel, want)
+	if err != nil {
+		return nil, err
 	}
 	p := ix.Predicate
 	return &Provenance{Digest: e.digest, KeyName: ix.KeyName, KeyID: ix.KeyID,
 		Predicate: Predicate{Skill: want.Name, Signer: p.Signer, KeyID: p.KeyID, SignedAt: p.SignedAt, Trust: p.Trust, ManifestDigest: e.manifest}}, nil
+}
+
+// match is Check without the provenance: what a scan needs of each skill.
+func (ix *Index) match(rel string, want Subject) (indexEntry, error) {
+	e, ok := ix.entries[rel]
+	switch {
+	case !ok:
+		return e, fmt.Errorf("%w: the index does not list %s", ErrUnsigned, printable(rel))
+	case e.digest != want.Digest:
+		return e, fmt.Errorf("%w: %s is now %s, the index signed %s", ErrModified, rel, want.Digest, e.digest)
+	case e.manifest != want.ManifestDigest:
+		return e, fmt.Errorf("%w: the manifest.json of %s is %s, the index signed %s", ErrModified, rel, orNone(want.ManifestDigest), orNone(e.manifest))
+	}
+	return e, nil
 }
 
 // VerifyIndex checks a signed index read from a root's [IndexFileName] for

@@ -125,8 +125,21 @@ func (rc *RootCheck) Evidence(rel, dir string) (fingerprint string, data []byte)
 // directory). Its errors name the file at fault and what to do, and wrap
 // the reasons [Keyring.Verify] uses.
 func (rc *RootCheck) Check(ctx context.Context, tree fs.FS, rel string, data []byte, name, digest string, files []skill.File) error {
-	_, err := rc.check(ctx, tree, rel, data, Subject{Name: name, Digest: digest, ManifestDigest: listedManifest(files)}, FileName)
+	want := Subject{Name: name, Digest: digest, ManifestDigest: listedManifest(files)}
+	if rc.index != nil && rc.index.Lists(rel) {
+		// The common case of a signed root: a comparison, nothing kept.
+		if _, err := rc.index.match(rel, want); err != nil {
+			return rc.indexMismatch(err)
+		}
+		return nil
+	}
+	_, err := rc.check(ctx, tree, rel, data, want, FileName)
 	return err
+}
+
+// indexMismatch words err, the index's verdict on a skill it lists.
+func (rc *RootCheck) indexMismatch(err error) error {
+	return fmt.Errorf("%s: %w; review the change and %s", rc.IndexPath(), err, rc.fix())
 }
 
 // check is Check, returning the provenance of a valid signature; own is
@@ -135,7 +148,7 @@ func (rc *RootCheck) check(ctx context.Context, tree fs.FS, rel string, data []b
 	if rc.index != nil && rc.index.Lists(rel) {
 		p, err := rc.index.Check(rel, want)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w; review the change and %s", rc.IndexPath(), err, rc.fix())
+			return nil, rc.indexMismatch(err)
 		}
 		p.Index = rc.IndexPath()
 		return p, nil

@@ -285,6 +285,9 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 		Signer string         `json:"signer,omitempty"`
 		KeyID  string         `json:"keyId,omitempty"`
 		Skills []indexVerdict `json:"skills"`
+		// Missing counts the skills the index lists that the walk did
+		// not find: removed since, or beyond the walk's bounds.
+		Missing int `json:"missing"`
 	}{Index: rc.IndexPath(), Skills: []indexVerdict{}}
 	if ierr != nil {
 		out.Reason, out.Error = signatureReason(ierr), fmt.Sprintf("%s: %v", rc.IndexPath(), ierr)
@@ -304,6 +307,7 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 			}
 			out.Skills = append(out.Skills, v)
 		}
+		out.Missing = ix.Len() - len(out.Skills)
 	}
 	out.Valid = ierr == nil
 	for _, v := range out.Skills {
@@ -320,6 +324,9 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 	}
 	if ierr != nil {
 		return &exitError{code: exitFail, err: errors.New(out.Error)}
+	}
+	if out.Missing > 0 {
+		fmt.Fprintf(m.Stderr, "%d of the skills %s lists were not found under %s (removed since, or beyond --max-depth or --max-dirs)\n", out.Missing, rc.IndexPath(), root)
 	}
 	bad := 0
 	for _, v := range out.Skills {
