@@ -326,3 +326,32 @@ func TestVerifyIndexRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestRootVerifyPaths: a skill is checked against its root's index only by
+// the path a scan reaches it by: never through a link, never outside the
+// root.
+func TestRootVerifyPaths(t *testing.T) {
+	t.Parallel()
+	root := writeRoot(t)
+	signRoot(t, root, key(1), "", t0)
+	elsewhere := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "pdf"), filepath.Join(root, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	kr := keyring(t, signature.TrustedKey{Name: "release", Public: pub(key(1)), Trust: []string{signature.TrustFirstParty}})
+	rc := kr.Root(ctx, root, signature.TrustFirstParty, t0.Add(time.Hour))
+	for _, tc := range []struct{ dir, msg string }{
+		{filepath.Join(root, "linked", "pdf-tools"), "ROOT/linked/pdf-tools is reached through a symbolic link under ROOT: a scan never follows one"},
+		{elsewhere, "ELSEWHERE is not under the root ROOT"},
+		{root + string(filepath.Separator) + "..", "ROOT/.. is not under the root ROOT"},
+	} {
+		_, err := rc.Verify(ctx, tc.dir)
+		if err == nil {
+			t.Fatalf("%s: verified", tc.dir)
+		}
+		msg := strings.ReplaceAll(strings.ReplaceAll(err.Error(), elsewhere, "ELSEWHERE"), root, "ROOT")
+		if msg != tc.msg {
+			t.Errorf("Verify(%s) error\n %s\nwant\n %s", tc.dir, msg, tc.msg)
+		}
+	}
+}
