@@ -82,7 +82,7 @@ type RootSignatures interface {
 	// windows): the scan mixes both into the skill's fingerprint, so that
 	// a rescan checks such a skill again. data is handed back to Check,
 	// so that nothing is read twice.
-	Evidence(rel, dir string) (fingerprint string, data []byte)
+	Evidence(ctx context.Context, rel, dir string) (fingerprint string, data []byte)
 	// Check returns nil when the skill at rel, named name, with content
 	// digest digest and files (with their own digests) is validly signed,
 	// else why not. tree is the skill directory, read without following
@@ -98,7 +98,9 @@ func (unsignedRoots) Root(context.Context, string) RootSignatures { return unsig
 
 // Evidence is constant: with no key trusted, every skill is rejected
 // whatever its signature file holds, so nothing is read.
-func (unsignedRoots) Evidence(string, string) (string, []byte) { return "unchecked", nil }
+func (unsignedRoots) Evidence(context.Context, string, string) (string, []byte) {
+	return "unchecked", nil
+}
 func (unsignedRoots) Check(context.Context, fs.FS, string, []byte, string, string, []skill.File) error {
 	return errors.New("no signing keys are trusted for first_party skills; list them under signing.keys in config.yaml (see docs/supply-chain.md)")
 }
@@ -267,7 +269,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		}
 		var evidence [][]byte
 		if sigs != nil {
-			evidence = signatureFingerprints(sigs, res.Candidates)
+			evidence = signatureFingerprints(ctx, sigs, res.Candidates)
 		}
 		// The root's record keeps the warnings with its notes, for show.
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Trust: rr.Trust, Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
@@ -790,11 +792,11 @@ type candidateCheck struct {
 // changed skill, checked again. It returns what Evidence read of each
 // candidate, for its check. A skill the root's index lists costs no read;
 // any other, a read of its signature file (about a kilobyte).
-func signatureFingerprints(sigs RootSignatures, cs []discover.Candidate) [][]byte {
+func signatureFingerprints(ctx context.Context, sigs RootSignatures, cs []discover.Candidate) [][]byte {
 	data := make([][]byte, len(cs))
 	for i := range cs {
 		c := &cs[i]
-		fp, b := sigs.Evidence(c.Rel, c.Dir)
+		fp, b := sigs.Evidence(ctx, c.Rel, c.Dir)
 		h := sha256.New()
 		h.Write([]byte(c.Fingerprint))
 		h.Write([]byte{0})

@@ -105,7 +105,7 @@ func (rc *RootCheck) Index() (*Index, error) { return rc.index, rc.indexErr }
 // trusted keys, the index, the skill's entry in it or its own signature
 // file. A scan mixes both into the skill's fingerprint, and hands data
 // to [RootCheck.Check], so that the file is read once.
-func (rc *RootCheck) Evidence(rel, dir string) (fingerprint string, data []byte) {
+func (rc *RootCheck) Evidence(_ context.Context, rel, dir string) (fingerprint string, data []byte) {
 	fingerprint = rc.gen + "\x00" + rc.state + "\x00"
 	if rc.index != nil && rc.index.Lists(rel) {
 		return fingerprint + rc.index.entryKey(rel), nil
