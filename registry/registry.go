@@ -269,7 +269,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		}
 		var evidence [][]byte
 		if sigs != nil {
-			evidence = signatureFingerprints(ctx, sigs, res.Candidates)
+			evidence = signatureFingerprints(ctx, sigs, res.Candidates, r.opts.Workers)
 		}
 		// The root's record keeps the warnings with its notes, for show.
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Trust: rr.Trust, Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
@@ -791,10 +791,11 @@ type candidateCheck struct {
 // root's index changed, or a key added, revoked or expired, is then a
 // changed skill, checked again. It returns what Evidence read of each
 // candidate, for its check. A skill the root's index lists costs no read;
-// any other, a read of its signature file (about a kilobyte).
-func signatureFingerprints(ctx context.Context, sigs RootSignatures, cs []discover.Candidate) [][]byte {
+// any other, a read of its signature file (about a kilobyte). Many
+// candidates are shared among workers goroutines.
+func signatureFingerprints(ctx context.Context, sigs RootSignatures, cs []discover.Candidate, workers int) [][]byte {
 	data := make([][]byte, len(cs))
-	for i := range cs {
+	one := func(i int) {
 		c := &cs[i]
 		fp, b := sigs.Evidence(ctx, c.Rel, c.Dir)
 		h := sha256.New()
@@ -806,6 +807,25 @@ func signatureFingerprints(ctx context.Context, sigs RootSignatures, cs []discov
 		c.Fingerprint = hex.EncodeToString(h.Sum(nil)[:16])
 		data[i] = b
 	}
+	if len(cs) < 256 || workers < 2 {
+		for i := range cs {
+			one(i)
+		}
+		return data
+	}
+	var wg sync.WaitGroup
+	per := (len(cs) + workers - 1) / workers
+	for start := 0; start < len(cs); start += per {
+		end := min(start+per, len(cs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := start; i < end; i++ {
+				one(i)
+			}
+		}()
+	}
+	wg.Wait()
 	return data
 }
 
