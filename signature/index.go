@@ -331,16 +331,6 @@ func (ix *Index) Lists(rel string) bool {
 	return ok
 }
 
-// entryKey is a digest of what the index says of rel (nothing when it is
-// not listed): a rescan's fingerprint of a listed skill.
-func (ix *Index) entryKey(rel string) string {
-	e, ok := ix.entries[rel]
-	if !ok {
-		return "not listed"
-	}
-	return ix.KeyID + "\x00" + ix.Predicate.Trust + "\x00" + e.digest + "\x00" + e.manifest
-}
-
 // Check compares what the index says of the skill at rel with what it is
 // now (want's digest and manifest digest; want.Name, the skill's name, is
 // recorded in the provenance). It returns [ErrUnsigned] when the index

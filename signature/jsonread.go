@@ -154,7 +154,7 @@ func (r *reader) object(at string, member func(key string) error) error {
 		if !r.consume(':') {
 			return r.expected(at, "':'")
 		}
-		if err := member(string(key)); err != nil {
+		if err := member(keyString(key)); err != nil {
 			return err
 		}
 		if r.consume(',') {
@@ -216,4 +216,18 @@ func (f *fields) take(key string, known ...string) error {
 	}
 	f.seen = append(f.seen, key)
 	return nil
+}
+
+// keyString is key as a string, without a copy for the keys an index
+// repeats for each of its subjects.
+func keyString(key []byte) string {
+	switch string(key) {
+	case "name":
+		return "name"
+	case "digest":
+		return "digest"
+	case "sha256":
+		return "sha256"
+	}
+	return string(key)
 }

@@ -67,6 +67,9 @@ type RootCheck struct {
 	index    *Index
 	indexErr error
 	state    string
+	// listed is the start of the fingerprint of each skill the index
+	// lists, which its entry completes.
+	listed string
 }
 
 // Root prepares the checks of the skills under root for tier trust at
@@ -80,6 +83,9 @@ func (k *Keyring) Root(ctx context.Context, root, trust string, now time.Time) *
 	case data != nil:
 		rc.index, rc.indexErr = k.verifyIndex(ctx, data, trust, now, rc.fix())
 		rc.state = "index " + indexDigest(data)
+		if rc.index != nil {
+			rc.listed = rc.gen + "\x00" + rc.state + "\x00listed by " + rc.index.KeyID + "\x00" + rc.index.Predicate.Trust + "\x00"
+		}
 	}
 	return rc
 }
@@ -106,10 +112,12 @@ func (rc *RootCheck) Index() (*Index, error) { return rc.index, rc.indexErr }
 // file. A scan mixes both into the skill's fingerprint, and hands data
 // to [RootCheck.Check], so that the file is read once.
 func (rc *RootCheck) Evidence(_ context.Context, rel, dir string) (fingerprint string, data []byte) {
-	fingerprint = rc.gen + "\x00" + rc.state + "\x00"
-	if rc.index != nil && rc.index.Lists(rel) {
-		return fingerprint + rc.index.entryKey(rel), nil
+	if rc.index != nil {
+		if e, ok := rc.index.entries[rel]; ok {
+			return rc.listed + e.digest + "\x00" + e.manifest, nil
+		}
 	}
+	fingerprint = rc.gen + "\x00" + rc.state + "\x00"
 	data, err := readRegular(filepath.Join(dir, FileName), MaxEnvelopeBytes)
 	if err != nil {
 		return fingerprint + "own: none", nil
