@@ -94,6 +94,7 @@ type RootSignatures interface {
 // are trusted.
 type unsignedRoots struct{}
 
+// Root is the same for every root: nothing to read.
 func (unsignedRoots) Root(context.Context, string) RootSignatures { return unsignedRoots{} }
 
 // Evidence is constant: with no key trusted, every skill is rejected
