@@ -34,7 +34,7 @@ const IndexPredicateType = "https://skillgate.dev/attestation/skill-index/v1"
 // Bounds on what a signed index may hold: an index is read from the root,
 // which is outside input.
 const (
-	// MaxIndexBytes bounds the index file: about 150 bytes per skill
+	// MaxIndexBytes bounds the index file: about 180 bytes per skill
 	// (more with a manifest.json), so 64 MiB holds a few hundred
 	// thousand skills.
 	MaxIndexBytes = 64 << 20
