@@ -47,6 +47,10 @@ func TestSupplyChainDoc(t *testing.T) {
 	for _, want := range []string{
 		"valid: pdf-forms sha256:",
 		"modified after signing",
+		"signed 3 skills of skills for first_party by Release team",
+		"valid: skills/.skillgate-index.dsse.json signs 3 skills for first_party by Release team",
+		"3 skills (3 valid, 0 rejected)",
+		"hipoteca: skills/.skillgate-index.dsse.json: modified after signing: escrituras/hipoteca is now sha256:",
 		"source: git file://" + filepath.Join(work, "repo") + " ref main commit ",
 		"locked 1 skills in skillgate.lock",
 		"compraventa sha256:",

@@ -27,7 +27,6 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/internal/jsonscan"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
@@ -54,32 +53,58 @@ type Options struct {
 	Signatures SignatureChecker
 }
 
-// SignatureChecker verifies the signature a skill of a first_party root
-// carries (package signature implements it; the registry knows no keys).
+// SignatureChecker verifies the signatures of the skills of first_party
+// roots (package signature implements it; the registry knows no keys and
+// no signature formats).
 type SignatureChecker interface {
-	// File is the signature file's name in a skill directory.
-	File() string
-	// CheckSignature returns nil when the signature in tree (the skill
-	// directory, read without following links) is valid for a skill of
-	// this name and content digest, else why it is not.
-	CheckSignature(ctx context.Context, tree fs.FS, name, digest string) error
-	// Generation changes whenever a check's outcome may change although
-	// the skill did not: other trusted keys, a key revoked, or a key that
-	// entered or left its validity window.
-	Generation() string
+	// Root prepares the checks of the skills under the first_party root
+	// (an absolute path) for one scan: what the root holds for all of its
+	// skills (a signed index) is read and verified here, once.
+	Root(ctx context.Context, root string) RootSignatures
+}
+
+// SignatureCheckerFunc is a function as a [SignatureChecker].
+type SignatureCheckerFunc func(ctx context.Context, root string) RootSignatures
+
+// Root calls f.
+func (f SignatureCheckerFunc) Root(ctx context.Context, root string) RootSignatures {
+	return f(ctx, root)
+}
+
+// RootSignatures checks the signatures of the skills of one root during
+// one scan. It must be safe for concurrent use.
+type RootSignatures interface {
+	// Evidence reads what the check of the skill in dir (rel: its path
+	// under the root, slash-separated, "." for the root itself) rests on
+	// besides its files. fingerprint and data change whenever the check's
+	// outcome may change although the skill's files did not (its
+	// signature file, the root's index, the trusted keys or their validity
+	// windows): the scan mixes both into the skill's fingerprint, so that
+	// a rescan checks such a skill again. data is handed back to Check,
+	// so that nothing is read twice.
+	Evidence(ctx context.Context, rel, dir string) (fingerprint string, data []byte)
+	// Check returns nil when the skill at rel, named name, with content
+	// digest digest and files (with their own digests) is validly signed,
+	// else why not. tree is the skill directory, read without following
+	// links.
+	Check(ctx context.Context, tree fs.FS, rel string, data []byte, name, digest string, files []skill.File) error
 }
 
 // unsignedRoots rejects every skill of a first_party root when no keys
 // are trusted.
 type unsignedRoots struct{}
 
-// File is "": with no key trusted, every skill is rejected whatever its
-// signature file holds, so there is nothing to fingerprint.
-func (unsignedRoots) File() string { return "" }
-func (unsignedRoots) CheckSignature(context.Context, fs.FS, string, string) error {
+// Root is the same for every root: nothing to read.
+func (unsignedRoots) Root(context.Context, string) RootSignatures { return unsignedRoots{} }
+
+// Evidence is constant: with no key trusted, every skill is rejected
+// whatever its signature file holds, so nothing is read.
+func (unsignedRoots) Evidence(context.Context, string, string) (string, []byte) {
+	return "unchecked", nil
+}
+func (unsignedRoots) Check(context.Context, fs.FS, string, []byte, string, string, []skill.File) error {
 	return errors.New("no signing keys are trusted for first_party skills; list them under signing.keys in config.yaml (see docs/supply-chain.md)")
 }
-func (unsignedRoots) Generation() string { return "none" }
 
 // Registry is the registry service over a store. It is safe for concurrent
 // use; scans are serialised.
@@ -194,6 +219,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	var scans []store.RootScan
 	var kept []map[string]store.Ref    // per scan, the refs it leaves untouched
 	var changes [][]discover.Candidate // per scan, what to parse
+	var checks []rootChecks            // per scan, its signature checks
 	seen := map[string]bool{}
 	var walkD time.Duration
 	for i, root := range roots {
@@ -208,7 +234,18 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			refs, err := r.store.Refs(ctx, abs)
 			refsc <- refsResult{refs, err}
 		}()
+		// A first_party root's signed index is read and verified while
+		// the root is walked.
+		var sigsc chan RootSignatures
+		if rootTrust(root) == capability.TrustFirstParty {
+			sigsc = make(chan RootSignatures, 1)
+			go func() { sigsc <- r.signatures().Root(ctx, abs) }()
+		}
 		res, err := discover.Scan(ctx, root, r.opts.Limits, r.cache)
+		var sigs RootSignatures
+		if sigsc != nil {
+			sigs = <-sigsc
+		}
 		walkD += time.Since(t0)
 		rf := <-refsc
 		if err != nil {
@@ -231,8 +268,9 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		if err != nil {
 			return nil, err
 		}
-		if rootTrust(root) == capability.TrustFirstParty {
-			r.signatureFingerprints(res.Candidates)
+		var evidence [][]byte
+		if sigs != nil {
+			evidence = signatureFingerprints(ctx, sigs, res.Candidates, r.opts.Workers)
 		}
 		// The root's record keeps the warnings with its notes, for show.
 		sc := store.RootScan{Root: res.Root.Path, Scope: root.Scope.String(), Trust: rr.Trust, Position: i, Notes: append(slices.Clip(res.Notes), rr.Warnings...)}
@@ -242,7 +280,8 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		known := 0 // candidates with a ref; directories are distinct
 		if len(refs) > 0 {
 			changed = nil
-			for _, c := range res.Candidates {
+			var ev [][]byte
+			for i, c := range res.Candidates {
 				ref, ok := refs[c.Dir]
 				if ok {
 					known++
@@ -252,6 +291,12 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 					continue
 				}
 				changed = append(changed, c)
+				if evidence != nil {
+					ev = append(ev, evidence[i])
+				}
+			}
+			if evidence != nil {
+				evidence = ev
 			}
 		}
 		if known < len(refs) {
@@ -270,6 +315,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		rep.Parsed += len(changed)
 		scans = append(scans, sc)
 		changes = append(changes, changed)
+		checks = append(checks, rootChecks{sigs: sigs, evidence: evidence})
 		kept = append(kept, refs)
 	}
 	forgotten, err := r.forgotten(ctx, seen, changes)
@@ -284,7 +330,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	// computed without the store.
 	var all []current
 	var ok bool
-	parseD, indexD, err := r.record(ctx, scans, changes, progress, func() {
+	parseD, indexD, err := r.record(ctx, scans, changes, checks, progress, func() {
 		if all, ok = applied(scans, kept); ok {
 			summarize(rep, all)
 		}
@@ -304,6 +350,14 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	r.log.InfoContext(ctx, "scan", "roots", len(roots), "skills", rep.Skills, "parsed", rep.Parsed,
 		"unchanged", rep.Unchanged, "removed", rep.Removed, "rejected", rep.Rejected, "duration_ms", rep.DurationMS)
 	return rep, nil
+}
+
+// rootChecks are the signature checks of the changed skills of one root:
+// none (sigs nil) for a root that is not first_party; evidence, parallel
+// to the changed candidates, is what sigs.Evidence read of each.
+type rootChecks struct {
+	sigs     RootSignatures
+	evidence [][]byte
 }
 
 // rootTrust is root's trust: a root configured without one is imported.
@@ -497,12 +551,12 @@ func summaryDiagnostics(valid bool, diags json.RawMessage) json.RawMessage {
 // nil, runs while the scan is committed, with every Upserts filled; it
 // must not use the store. parseD is the time until the last skill was
 // parsed, indexD the rest.
-func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [][]discover.Candidate, progress Progress, meanwhile func()) (parseD, indexD time.Duration, err error) {
+func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [][]discover.Candidate, checks []rootChecks, progress Progress, meanwhile func()) (parseD, indexD time.Duration, err error) {
 	t0 := time.Now()
 	streamer, ok := r.store.(store.ScanStreamer)
 	if !ok {
 		for i := range scans {
-			if scans[i].Upserts, _, err = r.parseAll(ctx, scans[i].Root, scans[i].Trust, changes[i], progress, nil); err != nil {
+			if scans[i].Upserts, _, err = r.parseAll(ctx, scans[i].Root, changes[i], checks[i], progress, nil); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -531,7 +585,7 @@ func (r *Registry) record(ctx context.Context, scans []store.RootScan, changes [
 		}
 		t := time.Now()
 		var parsed time.Time
-		scans[i].Upserts, parsed, err = r.parseAll(ctx, scans[i].Root, scans[i].Trust, changes[i], progress, func(vs []store.Version) error {
+		scans[i].Upserts, parsed, err = r.parseAll(ctx, scans[i].Root, changes[i], checks[i], progress, func(vs []store.Version) error {
 			if err := w.Upsert(ctx, vs); err != nil {
 				return err
 			}
@@ -595,11 +649,7 @@ const streamAhead = 8
 // batches of streamBatch, from the calling goroutine while the workers
 // parse on; parseAll returns once every batch was written. A write error
 // stops the parse. parsed is when the last candidate was parsed.
-func (r *Registry) parseAll(ctx context.Context, root, trust string, cs []discover.Candidate, progress Progress, write func([]store.Version) error) (out []store.Version, parsed time.Time, err error) {
-	var check SignatureChecker
-	if trust == string(capability.TrustFirstParty) {
-		check = r.signatures()
-	}
+func (r *Registry) parseAll(ctx context.Context, root string, cs []discover.Candidate, checks rootChecks, progress Progress, write func([]store.Version) error) (out []store.Version, parsed time.Time, err error) {
 	out = make([]store.Version, len(cs))
 	if len(cs) == 0 {
 		return out, time.Now(), nil
@@ -646,7 +696,12 @@ func (r *Registry) parseAll(ctx context.Context, root, trust string, cs []discov
 				if i >= len(cs) || ctx.Err() != nil {
 					return
 				}
-				v, err := parseCandidate(ctx, trees, root, cs[i], check)
+				var sig *candidateCheck
+				if checks.sigs != nil {
+					sig = &candidateCheck{sigs: checks.sigs, data: checks.evidence[i]}
+					checks.evidence[i] = nil
+				}
+				v, err := parseCandidate(ctx, trees, root, cs[i], sig)
 				out[i] = v
 				cs[i] = discover.Candidate{}
 				mu.Lock()
@@ -698,7 +753,7 @@ func (r *Registry) parseAll(ctx context.Context, root, trust string, cs []discov
 // skill is not an error: it is recorded as rejected with its reasons. The
 // skill directory is opened as an [os.Root], so no read can leave it even if
 // the tree changes under the scan.
-func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c discover.Candidate, check SignatureChecker) (store.Version, error) {
+func parseCandidate(ctx context.Context, trees *discover.Trees, root string, c discover.Candidate, check *candidateCheck) (store.Version, error) {
 	v := store.Version{Root: root, Dir: c.Dir, Rel: c.Rel, File: c.Dir + string(os.PathSeparator) + c.FileName, Fingerprint: c.Fingerprint, Category: c.Category}
 	if err := ctx.Err(); err != nil {
 		return v, err
@@ -724,48 +779,55 @@ func (r *Registry) signatures() SignatureChecker {
 	return r.opts.Signatures
 }
 
+// candidateCheck is the signature check of one skill: its root's checks
+// and what they read of it (RootSignatures.Evidence).
+type candidateCheck struct {
+	sigs RootSignatures
+	data []byte
+}
+
 // signatureFingerprints mixes into the fingerprint of each skill of a
-// first_party root what its signature check depends on besides its files:
-// the signature file (a dot file, outside the tree's listing) and the
-// trusted keys. A skill signed, re-signed or unsigned, or a key added,
-// revoked or expired, is then a changed skill, checked again; an
-// unchanged one costs a read of its signature file (about a kilobyte).
-func (r *Registry) signatureFingerprints(cs []discover.Candidate) {
-	check := r.signatures()
-	gen := check.Generation()
-	for i := range cs {
+// first_party root what its signature check depends on besides its files
+// (RootSignatures.Evidence): a skill signed, re-signed or unsigned, its
+// root's index changed, or a key added, revoked or expired, is then a
+// changed skill, checked again. It returns what Evidence read of each
+// candidate, for its check. A skill the root's index lists costs no read;
+// any other, a read of its signature file (about a kilobyte). Many
+// candidates are shared among workers goroutines.
+func signatureFingerprints(ctx context.Context, sigs RootSignatures, cs []discover.Candidate, workers int) [][]byte {
+	data := make([][]byte, len(cs))
+	one := func(i int) {
 		c := &cs[i]
+		fp, b := sigs.Evidence(ctx, c.Rel, c.Dir)
 		h := sha256.New()
 		h.Write([]byte(c.Fingerprint))
 		h.Write([]byte{0})
-		h.Write([]byte(gen))
+		h.Write([]byte(fp))
 		h.Write([]byte{0})
-		// What the check will read, whatever it is (a link is hashed as
-		// absent: the check refuses it anyway).
-		if check.File() == "" {
-			h.Write([]byte("\x00unchecked"))
-		} else if b, err := readSmall(filepath.Join(c.Dir, check.File()), 64<<10); err == nil {
-			h.Write(b)
-		} else {
-			h.Write([]byte("\x00none"))
-		}
+		h.Write(b)
 		c.Fingerprint = hex.EncodeToString(h.Sum(nil)[:16])
+		data[i] = b
 	}
-}
-
-// readSmall reads the regular file p, not following a link, up to max
-// bytes.
-func readSmall(p string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|fileinfo.OpenNoFollow|fileinfo.OpenNonblock, 0)
-	if err != nil {
-		return nil, err
+	if len(cs) < 256 || workers < 2 {
+		for i := range cs {
+			one(i)
+		}
+		return data
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
+	var wg sync.WaitGroup
+	per := (len(cs) + workers - 1) / workers
+	for start := 0; start < len(cs); start += per {
+		end := min(start+per, len(cs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := start; i < end; i++ {
+				one(i)
+			}
+		}()
 	}
-	return io.ReadAll(io.LimitReader(f, max+1))
+	wg.Wait()
+	return data
 }
 
 // readListed reads the skill file, whose size the walk listed: exactly that
@@ -799,7 +861,7 @@ var contentBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // loadCandidate reads, parses and hashes one candidate.
 // The name is checked against dirName (the directory's own name, but for
 // managed storage).
-func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, dirName string, opts skill.Options, check SignatureChecker) (*skill.Skill, error) {
+func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candidate, dirName string, opts skill.Options, check *candidateCheck) (*skill.Skill, error) {
 	if c.Problem != "" {
 		return nil, errors.New(c.Problem)
 	}
@@ -835,7 +897,7 @@ func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candid
 	}
 	s.Digest = d
 	if check != nil && err == nil {
-		if err := check.CheckSignature(ctx, tree, s.Name, d); err != nil {
+		if err := check.sigs.Check(ctx, tree, c.Rel, check.data, s.Name, d, c.Files); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

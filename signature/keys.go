@@ -8,6 +8,12 @@
 // part of the digest it signs, never served to agents and never copied by
 // an install.
 //
+// A whole root can be signed at once ([SignRoot]): one envelope at the
+// root, [IndexFileName], whose statement has a subject per skill (its path
+// under the root and its content digest). A scan verifies it once
+// ([Keyring.Root]) and compares each skill's digest with its entry, where
+// one signature per skill would cost a verification each.
+//
 // Keys are Ed25519 (the standard library); a key is trusted through a
 // [Keyring] built from configuration, per trust tier, with a validity
 // window and revocation. Nothing is ever signed without a human running

@@ -96,18 +96,9 @@ type Signed struct {
 // dir/[FileName], replacing any earlier one. The digest signed is the one
 // a scan of dir computes ([Digest]).
 func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOptions) (*Signed, error) {
-	if strings.TrimSpace(opts.Signer) == "" || len(opts.Signer) > 256 || strings.ContainsAny(opts.Signer, "\n\r\x00") {
-		return nil, errors.New("sign: the signer must be a name of one line, at most 256 bytes")
-	}
-	if opts.Trust == "" {
-		opts.Trust = TrustFirstParty
-	}
-	if opts.Trust != TrustFirstParty && opts.Trust != TrustImported {
-		return nil, fmt.Errorf("sign: trust %q: use %s or %s", opts.Trust, TrustFirstParty, TrustImported)
-	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
+	who, trust, now, err := opts.check()
+	if err != nil {
+		return nil, err
 	}
 	pub, ok := priv.Public().(ed25519.PublicKey)
 	if !ok || len(priv) != ed25519.PrivateKeySize {
@@ -121,7 +112,7 @@ func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOpt
 	if err != nil {
 		return nil, err
 	}
-	p := Predicate{Skill: sub.Name, Signer: opts.Signer, KeyID: id, SignedAt: now().UTC().Truncate(time.Second), Trust: opts.Trust, ManifestDigest: sub.ManifestDigest}
+	p := Predicate{Skill: sub.Name, Signer: who, KeyID: id, SignedAt: now().UTC().Truncate(time.Second), Trust: trust, ManifestDigest: sub.ManifestDigest}
 	payload, err := statement(sub.Digest, p)
 	if err != nil {
 		return nil, err

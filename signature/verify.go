@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -121,6 +122,9 @@ type Provenance struct {
 	// KeyName and KeyID name the trusted key that signed.
 	KeyName string `json:"keyName"`
 	KeyID   string `json:"keyId"`
+	// Index is the root's signed index that vouches for the skill, when
+	// it is not the skill's own signature.
+	Index string `json:"index,omitempty"`
 	Predicate
 }
 
@@ -172,26 +176,58 @@ func ReadEnvelope(dir string) ([]byte, error) {
 // envelope is a DSSE envelope as read from a file: dsse.Envelope's
 // fields, decoded strictly.
 type envelope struct {
-	PayloadType string `json:"payloadType"`
-	Payload     string `json:"payload"`
-	Signatures  []struct {
-		KeyID string `json:"keyid"`
-		Sig   string `json:"sig"`
-	} `json:"signatures"`
+	PayloadType string              `json:"payloadType"`
+	Payload     string              `json:"payload"`
+	Signatures  []envelopeSignature `json:"signatures"`
+}
+
+// envelopeSignature is one signature of an envelope.
+type envelopeSignature struct {
+	KeyID string `json:"keyid"`
+	Sig   string `json:"sig"`
 }
 
 // VerifyEnvelope is [Keyring.Verify] for an envelope already read and a
 // subject already computed (a scan has both). Its errors do not name the
 // file: the caller does.
 func (k *Keyring) VerifyEnvelope(ctx context.Context, data []byte, want Subject, trust string, now time.Time) (*Provenance, error) {
+	e, err := decodeEnvelope(data, MaxEnvelopeBytes, againSkill)
+	if err != nil {
+		return nil, err
+	}
+	body, key, err := k.verifySignatures(ctx, e, trust, now, againSkill)
+	if err != nil {
+		return nil, err
+	}
+	return k.accept(body, key, want, trust)
+}
+
+// fix is what the errors about one kind of signature tell to do: sign
+// what (the skill, the root) again, how.
+type fix struct{ what, how string }
+
+// againSkill and againRoot are the fixes for a skill's signature and a
+// root's signed index.
+var (
+	againSkill = fix{"skill", "skillgate sign"}
+	againRoot  = fix{"root", "skillgate sign --root ROOT --key KEY"}
+)
+
+// String is the fix as the end of an error message.
+func (f fix) String() string { return "sign the " + f.what + " again with " + f.how }
+
+// decodeEnvelope reads data, at most max bytes, strictly as a DSSE
+// envelope of skillgate's payload type with 1 to [MaxSignatures]
+// signatures; again is the fix its errors give.
+func decodeEnvelope(data []byte, max int, again fix) (*envelope, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s; sign the skill again with skillgate sign", ErrMalformed, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: %s; %s", ErrMalformed, fmt.Sprintf(format, args...), again)
 	}
-	if len(data) > MaxEnvelopeBytes {
-		return nil, bad("larger than %d bytes", MaxEnvelopeBytes)
+	if len(data) > max {
+		return nil, bad("larger than %d bytes", max)
 	}
-	var e envelope
-	if err := strictjson.Decode(data, &e, 8); err != nil {
+	e, err := readEnvelope(data)
+	if err != nil {
 		return nil, bad("not a DSSE envelope (%v)", err)
 	}
 	switch {
@@ -202,35 +238,96 @@ func (k *Keyring) VerifyEnvelope(ctx context.Context, data []byte, want Subject,
 	case len(e.Signatures) > MaxSignatures:
 		return nil, bad("%d signatures, at most %d", len(e.Signatures), MaxSignatures)
 	}
-	// Each signature is tried with the one trusted key it names; the first
-	// that verifies with a current key for this tier is accepted, else the
-	// first signature's problem is reported.
+	return e, nil
+}
+
+// readEnvelope reads data strictly as a DSSE envelope (see [reader]).
+func readEnvelope(data []byte) (*envelope, error) {
+	r, err := newReader(data)
+	if err != nil {
+		return nil, err
+	}
+	var e envelope
+	top := fields{at: "envelope"}
+	err = r.object("envelope", func(key string) error {
+		if err := top.take(key, "payloadType", "payload", "signatures"); err != nil {
+			return err
+		}
+		var err error
+		switch key {
+		case "payloadType":
+			e.PayloadType, err = r.string("payloadType")
+		case "payload":
+			e.Payload, err = r.string("payload")
+		case "signatures":
+			err = r.array("signatures", func(i int) error {
+				var s envelopeSignature
+				at := fmt.Sprintf("signatures[%d]", i)
+				f := fields{at: at}
+				err := r.object(at, func(key string) error {
+					if err := f.take(key, "keyid", "sig"); err != nil {
+						return err
+					}
+					var err error
+					if key == "keyid" {
+						s.KeyID, err = r.string(at + ".keyid")
+					} else {
+						s.Sig, err = r.string(at + ".sig")
+					}
+					return err
+				})
+				e.Signatures = append(e.Signatures, s)
+				return err
+			})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.end(); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// verifySignatures returns the payload of e and the key of the first of
+// its signatures that verifies with a current key trusted for trust.
+// Each signature is tried with the one trusted key it names; when none
+// verifies, the first signature's problem is reported.
+func (k *Keyring) verifySignatures(ctx context.Context, e *envelope, trust string, now time.Time, again fix) ([]byte, *trusted, error) {
+	var body, pae []byte
 	var first error
 	for _, s := range e.Signatures {
-		key, err := k.usable(s.KeyID, trust, now)
+		key, err := k.usable(s.KeyID, trust, now, again)
+		if err == nil && body == nil {
+			// The payload is decoded once, whatever the signatures.
+			if body, err = base64.StdEncoding.DecodeString(e.Payload); err != nil {
+				return nil, nil, fmt.Errorf("%w: payload: not standard base64 (%v); %s", ErrMalformed, err, again)
+			}
+			pae = dsse.PAE(e.PayloadType, body)
+		}
 		if err == nil {
-			// One verifier, one signature: the DSSE library checks the
-			// pre-authentication encoding and the key id.
-			var ev *dsse.EnvelopeVerifier
-			if ev, err = dsse.NewEnvelopeVerifier(key.v); err == nil {
-				one := &dsse.Envelope{PayloadType: e.PayloadType, Payload: e.Payload, Signatures: []dsse.Signature{{KeyID: s.KeyID, Sig: s.Sig}}}
-				if _, err = ev.Verify(ctx, one); err != nil {
-					err = fmt.Errorf("%w: the signature by key %s does not verify: the envelope was altered or made with another key", ErrBadSignature, key.Name)
-				}
+			// The DSSE pre-authentication encoding, signed by the key
+			// the signature names.
+			sig, derr := base64.StdEncoding.DecodeString(s.Sig)
+			if derr != nil || key.v.Verify(ctx, pae, sig) != nil {
+				err = fmt.Errorf("%w: the signature by key %s does not verify: the envelope was altered or made with another key", ErrBadSignature, key.Name)
 			}
-			if err == nil {
-				return k.accept(e.Payload, key, want, trust)
-			}
+		}
+		if err == nil {
+			return body, key, nil
 		}
 		if first == nil {
 			first = err
 		}
 	}
-	return nil, first
+	return nil, nil, first
 }
 
-// usable returns the trusted key id if it may sign for trust at now.
-func (k *Keyring) usable(id, trust string, now time.Time) (*trusted, error) {
+// usable returns the trusted key id if it may sign for trust at now; again
+// is the fix its errors give.
+func (k *Keyring) usable(id, trust string, now time.Time, again fix) (*trusted, error) {
 	key := k.keys[id]
 	switch {
 	case key == nil:
@@ -240,11 +337,11 @@ func (k *Keyring) usable(id, trust string, now time.Time) (*trusted, error) {
 		if key.RevokedReason != "" {
 			reason = " (" + key.RevokedReason + ")"
 		}
-		return nil, fmt.Errorf("%w: signed by key %s, which is revoked%s; sign the skill again with a current key", ErrRevoked, key.Name, reason)
+		return nil, fmt.Errorf("%w: signed by key %s, which is revoked%s; sign the %s again with a current key", ErrRevoked, key.Name, reason, again.what)
 	case !key.NotBefore.IsZero() && now.Before(key.NotBefore):
 		return nil, fmt.Errorf("%w: key %s is valid from %s", ErrExpired, key.Name, key.NotBefore.UTC().Format(time.RFC3339))
 	case !key.NotAfter.IsZero() && !now.Before(key.NotAfter):
-		return nil, fmt.Errorf("%w: key %s expired at %s; sign the skill again with a current key", ErrExpired, key.Name, key.NotAfter.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("%w: key %s expired at %s; sign the %s again with a current key", ErrExpired, key.Name, key.NotAfter.UTC().Format(time.RFC3339), again.what)
 	case !slices.Contains(key.Trust, trust):
 		return nil, fmt.Errorf("%w: key %s is trusted for %s, not for %s", ErrUntrustedKey, key.Name, strings.Join(key.Trust, ", "), trust)
 	}
@@ -252,12 +349,7 @@ func (k *Keyring) usable(id, trust string, now time.Time) (*trusted, error) {
 }
 
 // accept checks the statement a valid signature covers against want.
-func (k *Keyring) accept(payload string, key *trusted, want Subject, trust string) (*Provenance, error) {
-	e := dsse.Envelope{Payload: payload}
-	body, err := e.DecodeB64Payload()
-	if err != nil {
-		return nil, fmt.Errorf("%w: payload: %v", ErrMalformed, err)
-	}
+func (k *Keyring) accept(body []byte, key *trusted, want Subject, trust string) (*Provenance, error) {
 	var st v1.Statement
 	if err := protojson.Unmarshal(body, &st); err != nil {
 		return nil, fmt.Errorf("%w: not an in-toto statement (%v)", ErrMalformed, err)

@@ -1,9 +1,12 @@
 // Command signtree signs every skill under a directory with a new key, for
 // bench/signing.sh: it writes the key pair to -keys and prints how many
 // skills it signed and how many it left unsigned (invalid skills cannot
-// be signed).
+// be signed). With -index FILE it also signs the whole tree in one signed
+// index (skillgate sign --root) and moves the index to FILE, so that the
+// benchmark can put it in place for the runs that use it; it then prints
+// how many skills the index lists as a third number.
 //
-// Usage: signtree -dir TREE -keys DIR
+// Usage: signtree -dir TREE -keys DIR [-index FILE]
 package main
 
 import (
@@ -18,24 +21,26 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/signature"
 )
 
 func main() {
 	dir := flag.String("dir", "", "tree of skills to sign (required)")
 	keys := flag.String("keys", "", "directory for bench.key and bench.pub (required)")
+	index := flag.String("index", "", "also sign the tree in one index and move it to this file")
 	flag.Parse()
 	if *dir == "" || *keys == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*dir, *keys); err != nil {
+	if err := run(*dir, *keys, *index); err != nil {
 		fmt.Fprintln(os.Stderr, "signtree:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, keys string) error {
+func run(dir, keys, index string) error {
 	priv, err := signature.GenerateKey(nil)
 	if err != nil {
 		return err
@@ -88,6 +93,19 @@ func run(dir, keys string) error {
 	}
 	close(work)
 	wg.Wait()
-	fmt.Printf("%d %d\n", signed.Load(), unsigned.Load())
+	if index == "" {
+		fmt.Printf("%d %d\n", signed.Load(), unsigned.Load())
+		return nil
+	}
+	lim := discover.DefaultLimits
+	lim.MaxDirs = 1 << 20
+	ix, err := signature.SignRoot(context.Background(), dir, priv, signature.IndexOptions{SignOptions: signature.SignOptions{Signer: "bench"}, Limits: lim})
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(ix.Path, index); err != nil {
+		return err
+	}
+	fmt.Printf("%d %d %d\n", signed.Load(), unsigned.Load(), ix.Skills)
 	return nil
 }

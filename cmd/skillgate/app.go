@@ -383,7 +383,7 @@ func (m *Main) openRegistry(ctx context.Context, lim discover.Limits, bulk bool)
 
 // signatureChecker checks the signatures of first_party skills at scan
 // with the keys of signing.keys.
-func (m *Main) signatureChecker() (*signature.TreeChecker, error) {
+func (m *Main) signatureChecker() (registry.SignatureChecker, error) {
 	cfg, err := m.config()
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -392,7 +392,10 @@ func (m *Main) signatureChecker() (*signature.TreeChecker, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	return &signature.TreeChecker{Keyring: kr, Trust: signature.TrustFirstParty}, nil
+	tc := &signature.TreeChecker{Keyring: kr, Trust: signature.TrustFirstParty}
+	return registry.SignatureCheckerFunc(func(ctx context.Context, root string) registry.RootSignatures {
+		return tc.Root(ctx, root)
+	}), nil
 }
 
 func writeJSON(w io.Writer, v any) error {

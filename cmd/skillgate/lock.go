@@ -189,17 +189,27 @@ func (m *Main) currentLock(ctx context.Context) (*lockfile.File, error) {
 	}
 	var entries []lockfile.Entry
 	now := time.Now()
+	roots := map[string]*signature.RootCheck{}
 	for _, e := range es {
 		if root, err := filepath.Abs(e.Root); err == nil && root == managed {
 			continue
 		}
 		le := lockfile.Entry{Key: e.Key, Origin: lockfile.OriginRoot, Trust: e.Trust, Source: e.Root, Digest: e.Digest}
-		if _, err := os.Lstat(filepath.Join(e.Dir, signature.FileName)); err == nil {
-			trust := e.Trust
-			if trust != signature.TrustFirstParty {
-				trust = signature.TrustImported
-			}
-			if p, err := kr.Verify(ctx, e.Dir, trust, now); err == nil {
+		// The signer of a skill its root's signed index lists, or of its
+		// own signature, as a scan verifies them; one verification of
+		// each root's index.
+		trust := e.Trust
+		if trust != signature.TrustFirstParty {
+			trust = signature.TrustImported
+		}
+		rk := e.Root + "\x00" + trust
+		rc, ok := roots[rk]
+		if !ok {
+			rc = kr.Root(ctx, e.Root, trust, now)
+			roots[rk] = rc
+		}
+		if ix, _ := rc.Index(); ix != nil || fileExists(filepath.Join(e.Dir, signature.FileName)) {
+			if p, err := rc.Verify(ctx, e.Dir); err == nil {
 				le.Signer = p.Signer
 			}
 		}
@@ -261,4 +271,10 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// fileExists reports whether p names something, not following a link.
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -179,11 +181,24 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 					}
 				}
 			}
+			// A first_party skill says who signed it: its root's signed
+			// index or its own signature, as a scan checks them now.
+			var sig *signature.Provenance
+			var sigErr error
+			if d.Entry.Trust == signature.TrustFirstParty && d.Entry.Valid {
+				sig, sigErr = m.rootSignature(cmd.Context(), d.Entry.Root, d.Entry.Dir)
+			}
 			if asJSON {
-				return writeJSON(m.Stdout, struct {
+				out := struct {
 					*registry.Details
-					Provenance *install.Provenance `json:"provenance,omitempty"`
-				}{d, prov})
+					Provenance *install.Provenance   `json:"provenance,omitempty"`
+					Signature  *signature.Provenance `json:"signature,omitempty"`
+					SigError   string                `json:"signatureError,omitempty"`
+				}{Details: d, Provenance: prov, Signature: sig}
+				if sigErr != nil {
+					out.SigError = sigErr.Error()
+				}
+				return writeJSON(m.Stdout, out)
 			}
 			e := d.Entry
 			w := m.Stdout
@@ -209,6 +224,16 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 			fmt.Fprintf(w, "trust:        %s\n", e.Trust)
 			if prov != nil {
 				fmt.Fprintf(w, "installed from: %s\n", prov.Text())
+			}
+			switch {
+			case sig != nil:
+				fmt.Fprintf(w, "signed:       by %s with key %s (%s) at %s", sig.Signer, sig.KeyName, sig.KeyID, sig.SignedAt.Format(time.RFC3339))
+				if sig.Index != "" {
+					fmt.Fprintf(w, " (index %s)", sig.Index)
+				}
+				fmt.Fprintln(w)
+			case sigErr != nil:
+				fmt.Fprintf(w, "signed:       not now: %v\n", sigErr)
 			}
 			if e.Digest != "" {
 				fmt.Fprintf(w, "digest:       %s\n", e.Digest)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/signature"
 )
@@ -95,23 +97,36 @@ under signing.keys in config.yaml (see docs/supply-chain.md).`,
 }
 
 func (m *Main) signCommand() *cobra.Command {
-	var keyFile, signer, trust string
+	var keyFile, signer, trust, root string
+	var maxDepth, maxDirs int
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "sign DIR --key FILE [--signer NAME] [--trust first_party|imported] [--json]",
-		Short: "Sign a skill: write DIR/.skillgate.dsse.json",
+		Use:   "sign (DIR | --root ROOT) --key FILE [--signer NAME] [--trust first_party|imported] [--json]",
+		Short: "Sign a skill (DIR/.skillgate.dsse.json) or every skill of a root (ROOT/.skillgate-index.dsse.json)",
 		Long: `Sign the skill in DIR with a private key from 'skillgate key gen'. The
 signature is a DSSE envelope of an in-toto Statement v1 over the skill's
 content digest (the digest 'skillgate scan' records), naming the signer,
 the time, the trust tier it is signed for and the digest of the skill's
 manifest.json. It is written to DIR/.skillgate.dsse.json, which is not part
 of the digest. Any later change to the skill invalidates the signature:
-sign again after reviewing the change. Nothing else in skillgate ever signs.`,
-		Example: "  skillgate sign skills/pdf-tools --key release-2026.key --signer 'Release team'",
-		Args:    cobra.ExactArgs(1),
+sign again after reviewing the change. Nothing else in skillgate ever signs.
+
+With --root ROOT, sign every skill under ROOT (found as 'skillgate scan'
+finds them, within --max-depth and --max-dirs) in one signed index,
+ROOT/.skillgate-index.dsse.json: one envelope whose statement has a subject
+per skill (its path under ROOT and its content digest) and the same
+predicate. A scan of a first_party root verifies the index once, instead of
+one signature per skill. Invalid skills are left out and listed.`,
+		Example: "  skillgate sign skills/pdf-tools --key release-2026.key --signer 'Release team'\n  skillgate sign --root skills --key release-2026.key --signer 'Release team'",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if keyFile == "" {
+			switch {
+			case keyFile == "":
 				return usageErr("sign needs --key FILE (a private key from 'skillgate key gen')")
+			case root == "" && len(args) == 0:
+				return usageErr("sign needs DIR (one skill) or --root ROOT (every skill under ROOT)")
+			case root != "" && len(args) > 0:
+				return usageErr("sign takes DIR or --root ROOT, not both")
 			}
 			data, err := fileinfo.ReadRegular(keyFile, signature.MaxKeyFileBytes)
 			if err != nil {
@@ -124,7 +139,26 @@ sign again after reviewing the change. Nothing else in skillgate ever signs.`,
 			if signer == "" {
 				signer = strings.TrimSuffix(filepath.Base(keyFile), ".key")
 			}
-			s, err := signature.Sign(cmd.Context(), args[0], priv, signature.SignOptions{Signer: signer, Trust: trust})
+			opts := signature.SignOptions{Signer: signer, Trust: trust}
+			if root != "" {
+				cfg, err := m.config()
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				ix, err := signature.SignRoot(cmd.Context(), root, priv, signature.IndexOptions{SignOptions: opts, Limits: m.limits(cfg, maxDepth, maxDirs)})
+				if err != nil {
+					return &exitError{code: exitFail, err: err}
+				}
+				if asJSON {
+					return writeJSON(m.Stdout, ix)
+				}
+				for _, sk := range ix.Skipped {
+					fmt.Fprintf(m.Stderr, "not signed: %s: %s\n", sk.Rel, sk.Reason)
+				}
+				fmt.Fprintf(m.Stdout, "signed %d skills of %s for %s by %s (key %s): %s\n", ix.Skills, root, ix.Predicate.Trust, ix.Predicate.Signer, ix.Predicate.KeyID, ix.Path)
+				return nil
+			}
+			s, err := signature.Sign(cmd.Context(), args[0], priv, opts)
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
@@ -138,23 +172,34 @@ sign again after reviewing the change. Nothing else in skillgate ever signs.`,
 	c.Flags().StringVar(&keyFile, "key", "", "private key file (from 'skillgate key gen')")
 	c.Flags().StringVar(&signer, "signer", "", "who signs (default: the key file's name)")
 	c.Flags().StringVar(&trust, "trust", signature.TrustFirstParty, "trust tier the skill is signed for: first_party or imported")
+	c.Flags().StringVar(&root, "root", "", "sign every skill under this root in one index, ROOT/"+signature.IndexFileName)
+	c.Flags().IntVar(&maxDepth, "max-depth", 0, "with --root: how deep below the root skills are found (default 6, as scan)")
+	c.Flags().IntVar(&maxDirs, "max-dirs", 0, "with --root: directories read before stopping (default 2000, as scan)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was signed as JSON")
 	return c
 }
 
 func (m *Main) verifySignatureCommand() *cobra.Command {
-	var trust string
+	var trust, root string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "verify-signature DIR [--trust first_party|imported] [--json]",
-		Short: "Check a skill's signature against the trusted keys",
-		Long: `Check DIR/.skillgate.dsse.json: a well-formed envelope, signed by a key
-trusted for the tier (signing.keys in config.yaml) that is within its
+		Use:   "verify-signature DIR [--root ROOT] [--trust first_party|imported] [--json]",
+		Short: "Check a skill's signature, or a root's signed index, against the trusted keys",
+		Long: `Check the signature of the skill in DIR: a well-formed envelope, signed by a
+key trusted for the tier (signing.keys in config.yaml) that is within its
 validity window and not revoked, over the skill's current content and
-manifest.json. Exit 0 when valid; 1 with the reason when not (unsigned,
-malformed, untrusted_key, invalid_signature, revoked, expired, modified,
-wrong_skill); 2 on a usage or configuration error.`,
-		Example: "  skillgate verify-signature skills/pdf-tools --config config.yaml",
+manifest.json. The signature is DIR/.skillgate.dsse.json or, with --root
+ROOT, ROOT's signed index (ROOT/.skillgate-index.dsse.json) when it lists
+the skill, as a scan of ROOT checks it.
+
+When DIR holds a signed index (it was signed with 'sign --root'), the index
+is checked, then every skill it lists against it: one line per skill that
+is not valid.
+
+Exit 0 when valid; 1 with the reason when not (unsigned, malformed,
+untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
+2 on a usage or configuration error.`,
+		Example: "  skillgate verify-signature skills/pdf-tools --config config.yaml\n  skillgate verify-signature skills --config config.yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if trust != signature.TrustFirstParty && trust != signature.TrustImported {
@@ -168,7 +213,19 @@ wrong_skill); 2 on a usage or configuration error.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			p, verr := kr.Verify(cmd.Context(), args[0], trust, time.Now())
+			dir := args[0]
+			if root == "" {
+				if _, err := os.Lstat(filepath.Join(dir, signature.IndexFileName)); err == nil {
+					return m.verifyIndex(cmd, kr, dir, trust, cfg, asJSON)
+				}
+			}
+			var p *signature.Provenance
+			var verr error
+			if root != "" {
+				p, verr = kr.Root(cmd.Context(), root, trust, time.Now()).Verify(cmd.Context(), dir)
+			} else {
+				p, verr = kr.Verify(cmd.Context(), dir, trust, time.Now())
+			}
 			if asJSON {
 				out := struct {
 					Valid      bool                  `json:"valid"`
@@ -190,13 +247,99 @@ wrong_skill); 2 on a usage or configuration error.`,
 			if verr != nil {
 				return &exitError{code: exitFail, err: verr}
 			}
-			fmt.Fprintf(m.Stdout, "valid: %s %s signed for %s by %s with key %s (%s) at %s\n", p.Skill, p.Digest, p.Trust, p.Signer, p.KeyName, p.KeyID, p.SignedAt.Format(time.RFC3339))
+			by := ""
+			if p.Index != "" {
+				by = " (index " + p.Index + ")"
+			}
+			fmt.Fprintf(m.Stdout, "valid: %s %s signed for %s by %s with key %s (%s) at %s%s\n", p.Skill, p.Digest, p.Trust, p.Signer, p.KeyName, p.KeyID, p.SignedAt.Format(time.RFC3339), by)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&trust, "trust", signature.TrustFirstParty, "trust tier to verify for: first_party or imported")
+	c.Flags().StringVar(&root, "root", "", "the root DIR is scanned under: its signed index vouches for DIR when it lists it")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the verdict and provenance as JSON")
 	return c
+}
+
+// indexVerdict is one skill of a signed index as verify-signature reports
+// it.
+type indexVerdict struct {
+	Rel    string `json:"rel"`
+	Valid  bool   `json:"valid"`
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// verifyIndex checks the signed index of root, then every skill under
+// root (found as a scan finds them) that it lists or that has no
+// signature of its own.
+func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trust string, cfg *Config, asJSON bool) error {
+	ctx := cmd.Context()
+	rc := kr.Root(ctx, root, trust, time.Now())
+	ix, ierr := rc.Index()
+	out := struct {
+		Valid  bool           `json:"valid"`
+		Index  string         `json:"index"`
+		Reason string         `json:"reason,omitempty"`
+		Error  string         `json:"error,omitempty"`
+		Signer string         `json:"signer,omitempty"`
+		KeyID  string         `json:"keyId,omitempty"`
+		Skills []indexVerdict `json:"skills"`
+		// Missing counts the skills the index lists that the walk did
+		// not find: removed since, or beyond the walk's bounds.
+		Missing int `json:"missing"`
+	}{Index: rc.IndexPath(), Skills: []indexVerdict{}}
+	if ierr != nil {
+		out.Reason, out.Error = signatureReason(ierr), fmt.Sprintf("%s: %v", rc.IndexPath(), ierr)
+	} else {
+		out.Signer, out.KeyID = ix.Predicate.Signer, ix.KeyID
+		res, err := discover.Walk(ctx, discover.Root{Path: root}, m.limits(cfg, 0, 0))
+		if err != nil {
+			return err
+		}
+		for _, c := range res.Candidates {
+			if !ix.Lists(c.Rel) {
+				continue
+			}
+			v := indexVerdict{Rel: c.Rel, Valid: true}
+			if _, err := rc.Verify(ctx, c.Dir); err != nil {
+				v.Valid, v.Reason, v.Error = false, signatureReason(err), err.Error()
+			}
+			out.Skills = append(out.Skills, v)
+		}
+		out.Missing = ix.Len() - len(out.Skills)
+	}
+	out.Valid = ierr == nil
+	for _, v := range out.Skills {
+		out.Valid = out.Valid && v.Valid
+	}
+	if asJSON {
+		if err := writeJSON(m.Stdout, out); err != nil {
+			return err
+		}
+		if !out.Valid {
+			return errFailed
+		}
+		return nil
+	}
+	if ierr != nil {
+		return &exitError{code: exitFail, err: errors.New(out.Error)}
+	}
+	if out.Missing > 0 {
+		fmt.Fprintf(m.Stderr, "%d of the skills %s lists were not found under %s (removed since, or beyond --max-depth or --max-dirs)\n", out.Missing, rc.IndexPath(), root)
+	}
+	bad := 0
+	for _, v := range out.Skills {
+		if !v.Valid {
+			bad++
+			fmt.Fprintf(m.Stderr, "%s: %s\n", v.Rel, v.Error)
+		}
+	}
+	if bad > 0 {
+		return &exitError{code: exitFail, err: fmt.Errorf("%d of the %d skills %s lists are not what it signed", bad, ix.Len(), rc.IndexPath())}
+	}
+	fmt.Fprintf(m.Stdout, "valid: %s signs %d skills for %s by %s with key %s (%s) at %s\n", rc.IndexPath(), ix.Len(), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
+	return nil
 }
 
 // signatureReason is the reason code of a verification error.
@@ -303,4 +446,19 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return f.Close()
+}
+
+// rootSignature verifies the signature of the skill in dir under the
+// first_party root root as a scan does (the root's signed index when it
+// lists the skill, else its own signature) with the keys of signing.keys.
+func (m *Main) rootSignature(ctx context.Context, root, dir string) (*signature.Provenance, error) {
+	cfg, err := m.config()
+	if err != nil {
+		return nil, err
+	}
+	kr, err := m.keyring(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return kr.Root(ctx, root, signature.TrustFirstParty, time.Now()).Verify(ctx, dir)
 }
