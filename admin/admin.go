@@ -32,6 +32,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/skill"
 )
 
@@ -66,6 +67,7 @@ type Options struct {
 	Verify   func(secret string) (p capability.Principal, ok bool)
 	Installs *install.Service
 	Policy   *policy.Engine
+	Registry *registry.Registry
 	Audit    AuditLog
 	// IdleTimeout ends a session unused this long; MaxAge ends any
 	// session. Zero means the defaults.
@@ -123,6 +125,9 @@ func New(opts Options) (*Console, error) {
 	c.mux.Handle("GET "+Prefix+"/installs", c.authed(c.installs))
 	c.mux.Handle("GET "+Prefix+"/installs/review", c.authed(c.review))
 	c.mux.Handle("POST "+Prefix+"/installs/{op}", c.authed(c.installAction))
+	c.mux.Handle("GET "+Prefix+"/skills", c.authed(c.skills))
+	c.mux.Handle("GET "+Prefix+"/skills/show", c.authed(c.showSkill))
+	c.mux.Handle("GET "+Prefix+"/policies", c.authed(c.policies))
 	c.mux.Handle("GET "+Prefix+"/grants", c.authed(c.grants))
 	c.mux.Handle("POST "+Prefix+"/grants", c.authed(c.addGrant))
 	c.mux.Handle("POST "+Prefix+"/grants/revoke", c.authed(c.revokeGrant))

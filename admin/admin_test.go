@@ -22,9 +22,11 @@ import (
 	"github.com/skillgate/skillgate/admin"
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -64,6 +66,7 @@ type console struct {
 	http *http.Client
 	// handler is the console itself, for benchmarks without a network.
 	handler http.Handler
+	reg     *registry.Registry
 }
 
 var tokens = map[string]capability.Principal{
@@ -94,9 +97,14 @@ func newConsole(t testing.TB) *console {
 		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}); err != nil {
 		t.Fatal(err)
 	}
+	reg := registry.New(db, registry.Options{})
+	c.reg = reg
+	if _, err := reg.Scan(ctx, []discover.Root{{Path: filepath.Join("..", "examples", "skills"), Scope: discover.ScopeProject}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	h, err := admin.New(admin.Options{
 		Verify:   func(s string) (capability.Principal, bool) { p, ok := tokens[s]; return p, ok },
-		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Now: clock,
+		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Registry: reg, Now: clock,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -383,5 +391,59 @@ func installNotes(t testing.TB, c *console) {
 	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
 	if _, err := c.svc.Install(context.Background(), src, "operator:ops/alice"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSkillsAndPolicies: the skills list filters and pages the registry,
+// a skill's page shows its frontmatter, diagnostics, files and versions
+// and a file's text read-only (nothing outside the skill), and the
+// policies page lists the active set and replays a request.
+func TestSkillsAndPolicies(t *testing.T) {
+	c := newConsole(t)
+	c.signIn(t, "sgt_admin")
+	_, _, page := c.get(t, "/admin/skills")
+	if !strings.Contains(page, `<a href="/admin/skills/show?name=pdf-forms">pdf-forms</a>`) || !strings.Contains(page, "of ") {
+		t.Fatalf("skills page:\n%s", page)
+	}
+	_, _, page = c.get(t, "/admin/skills?q=compraventa")
+	if !strings.Contains(page, "1–1 of 1") || strings.Contains(page, ">pdf-forms<") {
+		t.Fatalf("filtered skills page:\n%s", page)
+	}
+	for _, bad := range []string{"?tier=9", "?invokable_by=T9", "?state=lost", "?page=0", "?trust=some"} {
+		if status, _, _ := c.get(t, "/admin/skills"+bad); status != http.StatusBadRequest {
+			t.Errorf("skills%s: %d; want 400", bad, status)
+		}
+	}
+	_, _, page = c.get(t, "/admin/skills/show?name=pdf-forms")
+	for _, want := range []string{"<h1>pdf-forms <span class=\"state enabled\">enabled</span></h1>", "<h2>Frontmatter</h2>", "<th>name</th>",
+		`href="/admin/skills/show?name=pdf-forms&amp;file=SKILL.md"`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("skill page lacks %q:\n%s", want, page)
+		}
+	}
+	_, _, page = c.get(t, "/admin/skills/show?name=pdf-forms&file=SKILL.md")
+	if !strings.Contains(page, `<pre class="file">---`) {
+		t.Fatalf("file view:\n%s", page)
+	}
+	for _, bad := range []string{"../../go.mod", "/etc/passwd", "nope.md"} {
+		status, _, page := c.get(t, "/admin/skills/show?name=pdf-forms&file="+url.QueryEscape(bad))
+		if status != http.StatusNotFound || !strings.Contains(page, "is not one of the skill&#39;s files") {
+			t.Errorf("file %s: %d\n%s", bad, status, page)
+		}
+	}
+	if status, _, _ := c.get(t, "/admin/skills/show?name=absent"); status != http.StatusNotFound {
+		t.Errorf("an absent skill: %d", status)
+	}
+	_, _, page = c.get(t, "/admin/policies")
+	if !strings.Contains(page, "<h2>The active set</h2>") || !strings.Contains(page, "<h2>Test a request</h2>") {
+		t.Fatalf("policies page:\n%s", page)
+	}
+	_, _, page = c.get(t, "/admin/policies?principal=acme/planner&tier=T3&capability="+url.QueryEscape("tools/fs:fs/delete_file")+"&args="+url.QueryEscape(`{"path":"/tmp/x"}`))
+	if !strings.Contains(page, "acme/planner@T3 calling tools/fs:fs/delete_file: <strong>") {
+		t.Fatalf("policy test:\n%s", page)
+	}
+	_, _, page = c.get(t, "/admin/policies?principal=nobody&capability=x")
+	if !strings.Contains(page, `class="problem" role="alert"`) {
+		t.Fatalf("a bad policy test:\n%s", page)
 	}
 }

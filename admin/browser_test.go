@@ -275,6 +275,43 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The skills, one skill's file, and a policy test.
+	var fileText, decision string
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/skills"),
+		chromedp.WaitVisible(`//a[text()="pdf-forms"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, b, "09-skills")
+	if err := chromedp.Run(b,
+		chromedp.Click(`//a[text()="pdf-forms"]`),
+		chromedp.WaitVisible(`//h2[text()="Files"]`),
+		chromedp.Click(`//a[text()="SKILL.md"]`),
+		chromedp.WaitVisible(`pre.file`),
+		chromedp.Text(`pre.file`, &fileText),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(fileText, "---") {
+		t.Fatalf("SKILL.md shown as %q", fileText)
+	}
+	shot(t, b, "10-skill-file")
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/policies"),
+		chromedp.SendKeys(`#principal`, "acme/planner"),
+		chromedp.SendKeys(`#capability`, "tools/fs:fs/delete_file"),
+		chromedp.Click(`//button[text()="Decide"]`),
+		chromedp.WaitVisible(`p.done`),
+		chromedp.Text(`p.done`, &decision),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(decision, "acme/planner@T3 calling tools/fs:fs/delete_file") {
+		t.Fatalf("policy test: %q", decision)
+	}
+	shot(t, b, "11-policies")
+
 	// Sign out: the session ends.
 	if err := chromedp.Run(b,
 		chromedp.Navigate(c.url+"/admin/"),

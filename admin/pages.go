@@ -31,7 +31,7 @@ var (
 var installStates = store.InstallStates
 
 // pageNames are the templates, each rendered inside layout.html.
-var pageNames = []string{"login", "overview", "installs", "review", "grants", "audit", "error"}
+var pageNames = []string{"login", "overview", "installs", "review", "skills", "skill", "policies", "grants", "audit", "error"}
 
 func (c *Console) parse() error {
 	funcs := template.FuncMap{
@@ -431,3 +431,6 @@ func reverse[T any](s []T) {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// urlOf marks a link the console built itself as a URL for templates.
+func urlOf(s string) template.URL { return template.URL(s) }

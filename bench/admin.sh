@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # admin.sh: server time of each page of the admin web console (the handler
-# alone, no network) on an audit log of 100,000 records, 200 grants and an
-# install under review; p50 and p99 per page over N rounds, each page
+# alone, no network) on a registry of 10,000 skills, an audit log of 100,000
+# records, 200 grants and an install under review; p50 and p99 per page over N rounds, each page
 # checked against 200 ms at p99.
 #
 # Usage: bench/admin.sh [-n ROUNDS]     (default 50)
@@ -27,7 +27,7 @@ echo "$out" | awk -v n="$n" '/^BenchmarkPages/ {
 }
 END {
 	if (length(pages) == 0) { print "admin.sh: no result" > "/dev/stderr"; exit 2 }
-	printf "admin console pages, 100,000 audit records, %s rounds (server time)\n", n
+	printf "admin console pages, 10,000 skills, 100,000 audit records, %s rounds (server time)\n", n
 	printf "%-32s %10s %10s %8s\n", "page", "p50 ms", "p99 ms", "< 200 ms"
 	fail = 0
 	for (k in pages) {

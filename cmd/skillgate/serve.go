@@ -105,7 +105,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			}
 			srv.MountInstalls(d.installs)
 			srv.MountPolicy(d.caps.Engine)
-			console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Installs: d.installs, Policy: d.caps.Engine,
+			console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Installs: d.installs, Policy: d.caps.Engine, Registry: d.reg,
 				Audit: audit.NewLog(d.db), Logger: d.log})
 			if err != nil {
 				return err

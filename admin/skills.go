@@ -1,0 +1,264 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/skill"
+)
+
+// skillsPageSize is how many skills a page of the skills list shows.
+const skillsPageSize = 100
+
+// maxShownFile bounds a skill file shown on its page.
+const maxShownFile = 1 << 20
+
+// skillRow is one skill in the list.
+type skillRow struct {
+	registry.Entry
+	State string
+}
+
+// stateOf is a listed skill's state, as `skillgate ls` names it.
+func stateOf(e registry.Entry) string {
+	switch {
+	case !e.Valid:
+		return "rejected"
+	case e.ShadowedBy != "":
+		return "shadowed"
+	case !e.Enabled:
+		return "disabled"
+	}
+	return "enabled"
+}
+
+// skills lists the registry's skills, filtered and paged.
+func (c *Console) skills(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Registry == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no registry"))
+		return
+	}
+	q := r.URL.Query()
+	query := registry.Query{Disabled: true, Rejected: true, Shadowed: true, Category: q.Get("category"), Trust: q.Get("trust")}
+	if t := q.Get("tier"); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 1 || n > 3 {
+			c.fail(w, r, s, http.StatusBadRequest, fmt.Errorf("tier %q: 1, 2 or 3", t))
+			return
+		}
+		query.Tier = n
+	}
+	if inv := q.Get("invokable_by"); inv != "" {
+		t, err := skill.ParseAgentTier(inv)
+		if err != nil {
+			c.fail(w, r, s, http.StatusBadRequest, fmt.Errorf("invokable_by: %v", err))
+			return
+		}
+		query.AgentTier = t
+	}
+	if tr := query.Trust; tr != "" && !capability.Trust(tr).Valid() {
+		c.fail(w, r, s, http.StatusBadRequest, fmt.Errorf("trust %q: core, first_party or imported", tr))
+		return
+	}
+	state := q.Get("state")
+	if state != "" && !slices.Contains(skillStates, state) {
+		c.fail(w, r, s, http.StatusBadRequest, fmt.Errorf("state %q: %s", state, strings.Join(skillStates, ", ")))
+		return
+	}
+	page := 1
+	if p := q.Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			c.fail(w, r, s, http.StatusBadRequest, fmt.Errorf("page %q: a page number from 1", p))
+			return
+		}
+		page = n
+	}
+	es, err := c.opts.Registry.List(r.Context(), query)
+	if err != nil {
+		c.fail(w, r, s, http.StatusInternalServerError, err)
+		return
+	}
+	text := strings.ToLower(strings.TrimSpace(q.Get("q")))
+	var rows []skillRow
+	for _, e := range es {
+		st := stateOf(e)
+		if state != "" && st != state {
+			continue
+		}
+		if text != "" && !strings.Contains(strings.ToLower(e.Key), text) && !strings.Contains(strings.ToLower(e.Description), text) && !strings.Contains(strings.ToLower(e.Rel), text) {
+			continue
+		}
+		rows = append(rows, skillRow{e, st})
+	}
+	total := len(rows)
+	from := min((page-1)*skillsPageSize, total)
+	to := min(from+skillsPageSize, total)
+	link := func(p int) string {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Set("page", strconv.Itoa(p))
+		return Prefix + "/skills?" + v.Encode()
+	}
+	data := map[string]any{"Skills": rows[from:to], "Total": total, "From": from + 1, "To": to, "Q": q, "States": skillStates,
+		"Trusts": capability.Trusts, "AgentTiers": skill.AllAgentTiers, "Tiers": []string{"1", "2", "3"}}
+	if page > 1 {
+		data["Prev"] = urlOf(link(page - 1))
+	}
+	if to < total {
+		data["Next"] = urlOf(link(page + 1))
+	}
+	c.render(w, r, s, http.StatusOK, "skills", data)
+}
+
+// skillStates are the states the skills list filters by.
+var skillStates = []string{"enabled", "disabled", "rejected", "shadowed"}
+
+// skillFile is one file of a skill as its page lists it.
+type skillFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// showSkill is a skill's page: what `skillgate show` says, and its files.
+func (c *Console) showSkill(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Registry == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no registry"))
+		return
+	}
+	d, err := c.opts.Registry.Show(r.Context(), r.URL.Query().Get("name"))
+	if err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrAmbiguous) {
+			status = http.StatusNotFound
+		}
+		c.fail(w, r, s, status, err)
+		return
+	}
+	var files []skillFile
+	if len(d.Entry.Files) > 0 {
+		_ = json.Unmarshal(d.Entry.Files, &files)
+	}
+	var diags []skill.Diagnostic
+	if len(d.Entry.Diagnostics) > 0 {
+		_ = json.Unmarshal(d.Entry.Diagnostics, &diags)
+	}
+	var fm map[string]any
+	if len(d.Entry.Frontmatter) > 0 {
+		_ = json.Unmarshal(d.Entry.Frontmatter, &fm)
+	}
+	data := map[string]any{"D": d, "State": stateOf(*d.Entry), "Files": files, "Diagnostics": diags, "Frontmatter": fm}
+	if path := r.URL.Query().Get("file"); path != "" {
+		body, note, err := readSkillFile(d.Entry.Dir, path, files)
+		if err != nil {
+			c.fail(w, r, s, http.StatusNotFound, err)
+			return
+		}
+		data["File"], data["FileText"], data["FileNote"] = path, body, note
+	}
+	c.render(w, r, s, http.StatusOK, "skill", data)
+}
+
+// readSkillFile reads one of a skill's recorded files, read-only, inside
+// its directory: a path the registry did not record, or one that leaves
+// the directory (through "..", or a link), is refused.
+func readSkillFile(dir, path string, files []skillFile) (text, note string, err error) {
+	if !slices.ContainsFunc(files, func(f skillFile) bool { return f.Path == path }) {
+		return "", "", fmt.Errorf("%s is not one of the skill's files", path)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("the skill's directory cannot be opened: %w", err)
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(path))
+	if err != nil {
+		return "", "", fmt.Errorf("%s cannot be read: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", "", fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxShownFile+1))
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxShownFile {
+		return string(b[:maxShownFile]), fmt.Sprintf("only the first %d bytes are shown", maxShownFile), nil
+	}
+	if !utf8.Valid(b) || slices.Contains(b, 0) {
+		return "", fmt.Sprintf("not text (%d bytes): not shown", len(b)), nil
+	}
+	return string(b), "", nil
+}
+
+// policies shows the active policy set, its check findings, and a form
+// that replays a request (policy test).
+func (c *Console) policies(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.opts.Policy == nil {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server has no policy engine"))
+		return
+	}
+	set := c.opts.Policy.Policies()
+	data := map[string]any{"Policies": set.Policies(), "Findings": policy.ValidatePolicies(set)}
+	q := r.URL.Query()
+	if q.Get("capability") != "" {
+		data["Test"] = q
+		rep, err := c.testPolicy(r, q)
+		if err != nil {
+			data["TestError"] = err.Error()
+		} else {
+			data["Report"] = rep
+		}
+	}
+	c.render(w, r, s, http.StatusOK, "policies", data)
+}
+
+// testPolicy replays the request of q: principal, tier, capability, args
+// (a JSON object).
+func (c *Console) testPolicy(r *http.Request, q url.Values) (*policy.TestReport, error) {
+	tenant, agent, err := policy.ParsePrincipalID(q.Get("principal"))
+	if err != nil {
+		return nil, err
+	}
+	tier := skill.T3
+	if t := q.Get("tier"); t != "" {
+		if tier, err = skill.ParseAgentTier(t); err != nil {
+			return nil, err
+		}
+	}
+	ref, err := c.opts.Policy.ResolveCapability(q.Get("capability"))
+	if err != nil {
+		return nil, err
+	}
+	args := map[string]any{}
+	if a := strings.TrimSpace(q.Get("args")); a != "" {
+		d := json.NewDecoder(strings.NewReader(a))
+		d.UseNumber()
+		if err := d.Decode(&args); err != nil {
+			return nil, fmt.Errorf("args: a JSON object: %v", err)
+		}
+	}
+	p := capability.Principal{Tenant: tenant, Agent: agent, Tier: tier}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &policy.TestReport{Principal: p, Capability: ref.String(), Args: args, Decision: c.opts.Policy.Test(r.Context(), p, ref, args)}, nil
+}
