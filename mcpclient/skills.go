@@ -212,41 +212,7 @@ func ResourceBytes(result json.RawMessage, uri string) ([]byte, error) {
 // parseSkillsPage splits a skills/list result into its raw entries and the
 // next cursor.
 func parseSkillsPage(raw json.RawMessage) (entries []json.RawMessage, next string, err error) {
-	members, err := strictjson.Object(raw)
-	if err != nil {
-		return nil, "", fmt.Errorf("the result: %s", describeObjectErr(err, "the result"))
-	}
-	var skillsRaw json.RawMessage
-	for _, m := range members {
-		switch m.Key {
-		case "skills":
-			skillsRaw = m.Value
-		case "nextCursor":
-			if strictjson.Kind(m.Value) == "null" {
-				continue
-			}
-			s, ok := strictjson.String(m.Value)
-			if !ok {
-				return nil, "", fmt.Errorf("nextCursor is %s; want a string", strictjson.Kind(m.Value))
-			}
-			next = s
-		}
-	}
-	if skillsRaw == nil {
-		return nil, "", errors.New("the result has no \"skills\" array")
-	}
-	if strictjson.Kind(skillsRaw) != "an array" {
-		return nil, "", fmt.Errorf("\"skills\" is %s; want an array", strictjson.Kind(skillsRaw))
-	}
-	if entries, err = strictjson.Array(skillsRaw); err != nil {
-		return nil, "", fmt.Errorf("\"skills\": %w", err)
-	}
-	for i, e := range entries {
-		if strictjson.Kind(e) != "an object" {
-			return nil, "", fmt.Errorf("skills[%d] is %s; want an object", i, strictjson.Kind(e))
-		}
-	}
-	return entries, next, nil
+	return parseListPage(raw, "skills")
 }
 
 // entryFiles reads what fetching needs of an entry, within the extension's

@@ -396,15 +396,21 @@ func (u *upstream) cachedPage(cursor string) json.RawMessage {
 // parsePage splits a raw tools/list result into its tool objects and the
 // next cursor.
 func parsePage(raw json.RawMessage) (tools []json.RawMessage, next string, err error) {
+	return parseListPage(raw, "tools")
+}
+
+// parseListPage splits a paginated list result (tools/list, skills/list)
+// into the objects of its array member list and the next cursor.
+func parseListPage(raw json.RawMessage, list string) (items []json.RawMessage, next string, err error) {
 	members, err := strictjson.Object(raw)
 	if err != nil {
 		return nil, "", fmt.Errorf("the result: %s", describeObjectErr(err, "the result"))
 	}
-	var toolsRaw json.RawMessage
+	var listRaw json.RawMessage
 	for _, m := range members {
 		switch m.Key {
-		case "tools":
-			toolsRaw = m.Value
+		case list:
+			listRaw = m.Value
 		case "nextCursor":
 			if strictjson.Kind(m.Value) == "null" {
 				continue
@@ -416,19 +422,19 @@ func parsePage(raw json.RawMessage) (tools []json.RawMessage, next string, err e
 			next = s
 		}
 	}
-	if toolsRaw == nil {
-		return nil, "", errors.New("the result has no \"tools\" array")
+	if listRaw == nil {
+		return nil, "", fmt.Errorf("the result has no %q array", list)
 	}
-	if strictjson.Kind(toolsRaw) != "an array" {
-		return nil, "", fmt.Errorf("\"tools\" is %s; want an array", strictjson.Kind(toolsRaw))
+	if strictjson.Kind(listRaw) != "an array" {
+		return nil, "", fmt.Errorf("%q is %s; want an array", list, strictjson.Kind(listRaw))
 	}
-	if tools, err = strictjson.Array(toolsRaw); err != nil {
-		return nil, "", fmt.Errorf("\"tools\": %w", err)
+	if items, err = strictjson.Array(listRaw); err != nil {
+		return nil, "", fmt.Errorf("%q: %w", list, err)
 	}
-	for i, t := range tools {
+	for i, t := range items {
 		if strictjson.Kind(t) != "an object" {
-			return nil, "", fmt.Errorf("tools[%d] is %s; want an object", i, strictjson.Kind(t))
+			return nil, "", fmt.Errorf("%s[%d] is %s; want an object", list, i, strictjson.Kind(t))
 		}
 	}
-	return tools, next, nil
+	return items, next, nil
 }
