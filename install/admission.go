@@ -12,7 +12,6 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/secscan"
-	"github.com/skillgate/skillgate/store"
 )
 
 // scanContent is admission layer 4: the content scanner over the skill's
@@ -227,19 +226,9 @@ func (s *Service) Suppress(ctx context.Context, name, target, why, actor string)
 	if err != nil {
 		return nil, err
 	}
-	// After approval, findings are those of the re-analysis that drift
-	// brought, which waits for re-approval.
-	post := slices.Contains(approvedStates, in.State)
-	src := in.Report
-	if post {
-		if len(in.Pending) == 0 {
-			return nil, fmt.Errorf("%w: %s is %s and approved; its findings change only with a new analysis after drift (skillgate recheck %s)", ErrState, in.Key, in.State, in.Key)
-		}
-		src = in.Pending
-	}
-	rep, err := manifest.ParseReport(src)
+	rep, post, err := decidedReport(in, "its findings")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		return nil, err
 	}
 	sup, err := parseTarget(in.Key, target)
 	if err != nil {
@@ -253,18 +242,7 @@ func (s *Service) Suppress(ctx context.Context, name, target, why, actor string)
 	finish(rep)
 	data := map[string]any{"suppression": map[string]any{"target": sup.Target(), "why": sup.Why}}
 	if post {
-		b, err := manifest.Marshal(rep)
-		if err != nil {
-			return nil, err
-		}
-		pj := json.RawMessage(b)
-		out, err := s.transition(ctx, "suppress", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
-			Actor: actor, Reason: "operator suppressed " + sup.Target() + ": " + sup.Why, Action: "install.suppress",
-			Change: store.InstallChange{Pending: &pj}, Data: data})
-		if err != nil {
-			return nil, err
-		}
-		return s.review(ctx, out[0])
+		return s.commitPending(ctx, in, rep, actor, "suppress", "operator suppressed "+sup.Target()+": "+sup.Why, data)
 	}
 	proposed, err := proposedManifest(in, rep)
 	if err != nil {

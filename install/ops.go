@@ -69,17 +69,9 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 	if err != nil {
 		return nil, err
 	}
-	post := slices.Contains(approvedStates, in.State)
-	src := in.Report
-	if post {
-		if len(in.Pending) == 0 {
-			return nil, fmt.Errorf("%w: %s is %s and approved; its risk metadata changes only with a new analysis after drift (skillgate recheck %s)", ErrState, in.Key, in.State, in.Key)
-		}
-		src = in.Pending
-	}
-	rep, err := manifest.ParseReport(src)
+	rep, post, err := decidedReport(in, "its risk metadata")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+		return nil, err
 	}
 	var cr *manifest.CapabilityReport
 	for i := range rep.Capabilities {
@@ -122,18 +114,8 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 	}
 	finish(rep)
 	if post {
-		b, err := manifest.Marshal(rep)
-		if err != nil {
-			return nil, err
-		}
-		pj := json.RawMessage(b)
-		out, err := s.transition(ctx, "complete", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
-			Actor: actor, Reason: "operator completed " + c.Capability + ": " + strings.TrimSpace(c.Why), Action: "install.complete",
-			Change: store.InstallChange{Pending: &pj}, Data: map[string]any{"capability": c.Capability}})
-		if err != nil {
-			return nil, err
-		}
-		return s.review(ctx, out[0])
+		return s.commitPending(ctx, in, rep, actor, "complete", "operator completed "+c.Capability+": "+strings.TrimSpace(c.Why),
+			map[string]any{"capability": c.Capability})
 	}
 	proposed, err := proposedManifest(in, rep)
 	if err != nil {
@@ -826,4 +808,40 @@ func (s *Service) nameTools(ctx context.Context, in store.Install, m *manifest.M
 		m.Capabilities[i].ToolName, m.Capabilities[i].ToolNameReason = a.Name, a.Reason
 	}
 	return nil
+}
+
+// decidedReport is the report an operator's decision about in changes:
+// its own before approval, and after it the re-analysis that drift
+// brought, which waits for re-approval (post). what names what would
+// change, for the error when there is no such re-analysis.
+func decidedReport(in store.Install, what string) (rep *manifest.Report, post bool, err error) {
+	post = slices.Contains(approvedStates, in.State)
+	src := in.Report
+	if post {
+		if len(in.Pending) == 0 {
+			return nil, true, fmt.Errorf("%w: %s is %s and approved; %s changes only with a new analysis after drift (skillgate recheck %s)", ErrState, in.Key, in.State, what, in.Key)
+		}
+		src = in.Pending
+	}
+	if rep, err = manifest.ParseReport(src); err != nil {
+		return nil, post, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	return rep, post, nil
+}
+
+// commitPending records rep as in's pending re-analysis, changed by an
+// operator's decision at point (complete, suppress), audited as
+// install.POINT with why and data.
+func (s *Service) commitPending(ctx context.Context, in store.Install, rep *manifest.Report, actor, point, why string, data map[string]any) (*Review, error) {
+	b, err := manifest.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	pj := json.RawMessage(b)
+	out, err := s.transition(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		Actor: actor, Reason: why, Action: "install." + point, Change: store.InstallChange{Pending: &pj}, Data: data})
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[0])
 }
