@@ -14,10 +14,32 @@ import (
 	"github.com/skillgate/skillgate/secscan"
 )
 
+// publishedText is one file of a skill that a server publishes through the
+// MCP Skills extension, as introspection read it, named for the scanner
+// "published/SERVER/PATH" (PATH: the file's skill:// URI without scheme).
+type publishedText struct {
+	name string
+	data []byte
+}
+
+// publishedTexts are the files ps's skills hold, for the content scan.
+func publishedTexts(serverID string, ps *mcpclient.PublishedSkills) []publishedText {
+	var out []publishedText
+	for _, e := range ps.Entries {
+		for _, f := range e.Files {
+			if f.Content != nil {
+				out = append(out, publishedText{"published/" + serverID + "/" + strings.TrimPrefix(f.URI, "skill://"), f.Content})
+			}
+		}
+	}
+	return out
+}
+
 // scanContent is admission layer 4: the content scanner over the skill's
-// managed tree and its servers' tool descriptions. Earlier suppressions
-// (kept across re-analyses) are applied by finish.
-func scanContent(ctx context.Context, key, tree string, caps []mcpclient.Capability) (*manifest.ScanReport, error) {
+// managed tree, its servers' tool descriptions, and the files of the
+// skills they publish through the MCP Skills extension. Earlier
+// suppressions (kept across re-analyses) are applied by finish.
+func scanContent(ctx context.Context, key, tree string, caps []mcpclient.Capability, published []publishedText) (*manifest.ScanReport, error) {
 	rep, err := secscan.Dir(ctx, tree, secscan.Limits{})
 	if err != nil {
 		if errors.Is(err, secscan.ErrTooLarge) {
@@ -30,7 +52,11 @@ func scanContent(ctx context.Context, key, tree string, caps []mcpclient.Capabil
 		tools = append(tools, secscan.Tool{Server: c.ExtensionID, Name: c.CapabilityID, Description: c.Description})
 	}
 	out := &manifest.ScanReport{Files: rep.Files, Findings: []manifest.ScanFinding{}, Skipped: rep.Skipped}
-	for _, f := range append(rep.Findings, secscan.Tools(tools)...) {
+	found := append(rep.Findings, secscan.Tools(tools)...)
+	for _, p := range published {
+		found = append(found, secscan.File(p.name, p.data)...)
+	}
+	for _, f := range found {
 		out.Findings = append(out.Findings, manifest.ScanFinding{Finding: f})
 	}
 	return out, nil

@@ -146,6 +146,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	}
 	wg.Wait()
 	var caps []mcpclient.Capability
+	var published []publishedText
 	for i, decl := range cfg.Servers {
 		sr := manifest.ServerResult{ServerID: decl.ID, Declaration: decl.Redacted()}
 		if err := errs[i]; err != nil {
@@ -169,6 +170,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		if r.Skills != nil {
 			sr.SkillsExtension, sr.SkillsError = true, r.Skills.Error
 			rep.PublishedSkills = append(rep.PublishedSkills, verifyPublished(in.Key, decl.ID, r.Skills)...)
+			published = append(published, publishedTexts(decl.ID, r.Skills)...)
 		}
 		rep.Servers = append(rep.Servers, sr)
 		for _, c := range r.Capabilities {
@@ -179,7 +181,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		}
 	}
 	sort.Slice(rep.Capabilities, func(i, j int) bool { return rep.Capabilities[i].Name() < rep.Capabilities[j].Name() })
-	if rep.Scan, err = scanContent(ctx, in.Key, tree, caps); err != nil {
+	if rep.Scan, err = scanContent(ctx, in.Key, tree, caps, published); err != nil {
 		return nil, err
 	}
 
