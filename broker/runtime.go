@@ -102,6 +102,26 @@ type RuntimeOptions struct {
 	Logger *slog.Logger
 	// Executors configures the executors the broker serves.
 	Executors ExecutorOptions
+	// Observe, when set, sees every audit record the capability path
+	// writes, as it is queued (metrics count decisions and call latency
+	// from them). It must not block.
+	Observe func(audit.Record)
+	// Changed, when set, is told each change the watch applies (what is
+	// "registry", "policies", "credentials" or "installs"): each empties
+	// caches of the capability path.
+	Changed func(what string)
+}
+
+// observed is a Recorder that shows each record to observe, then records
+// it.
+type observed struct {
+	Recorder
+	observe func(audit.Record)
+}
+
+func (o observed) Record(r audit.Record) error {
+	o.observe(r)
+	return o.Recorder.Record(r)
 }
 
 // Runtime is the capability path of a running gateway: the policy engine
@@ -212,7 +232,11 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 			}()
 		}
 	}
-	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: r.audit, Logger: log, Configured: check, Executors: execs,
+	var rec Recorder = r.audit
+	if opts.Observe != nil {
+		rec = observed{r.audit, opts.Observe}
+	}
+	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: rec, Logger: log, Configured: check, Executors: execs,
 		Resources: r.pool, OnSkillDrift: onSkillDrift})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
@@ -223,6 +247,17 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	}
 	return r, nil
 }
+
+// changed tells RuntimeOptions.Changed, if set, of a change applied.
+func (r *Runtime) changed(what string) {
+	if r.opts.Changed != nil {
+		r.opts.Changed(what)
+	}
+}
+
+// PoolStats lists the upstream connections of the pool (one per target
+// and credential set).
+func (r *Runtime) PoolStats() []mcpclient.PoolStat { return r.pool.Stats() }
 
 // Refresh asks [Runtime.Watch] to reload the installed skills soon, as
 // after pin drift. It never blocks.
@@ -264,6 +299,9 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 		if err != nil {
 			r.log.Error("registry change", "err", err)
 		}
+		if regChanged {
+			r.changed("registry")
+		}
 		// A scan that changed the registry may have changed the
 		// first_party skills served.
 		forced = forced || (regChanged && r.opts.FirstParty != nil)
@@ -275,6 +313,7 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 				r.log.Error("new policies refused; keeping the previous ones", "err", err)
 			} else {
 				policies, changed = fp, true
+				r.changed("policies")
 			}
 		}
 		if cs := r.opts.CredentialStore; cs != nil {
@@ -283,6 +322,7 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 			} else if moved {
 				r.pool.Prune()
 				changed = true
+				r.changed("credentials")
 			}
 		}
 		now, err := r.opts.Installs.Generation(ctx)
@@ -296,6 +336,7 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 				r.log.Error("capability reload failed", "err", err)
 				continue
 			}
+			r.changed("installs")
 		}
 		if changed {
 			_ = n.CapabilitiesChanged(ctx)

@@ -116,9 +116,17 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 // runs its watch until the test ends.
 func openRuntime(t *testing.T, ins *fakeInstalls, n *notifier) (*broker.Runtime, string) {
 	t.Helper()
+	return openRuntimeWith(t, ins, n, broker.RuntimeOptions{})
+}
+
+// openRuntimeWith is openRuntime with more options (Installs, Store,
+// PolicyDir and Limits are set here).
+func openRuntimeWith(t *testing.T, ins *fakeInstalls, n *notifier, opts broker.RuntimeOptions) (*broker.Runtime, string) {
+	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "policies")
-	rt, err := broker.OpenRuntime(ctx, broker.RuntimeOptions{Installs: ins, Store: openStore(t), PolicyDir: dir, Limits: limits()})
+	opts.Installs, opts.Store, opts.PolicyDir, opts.Limits = ins, openStore(t), dir, limits()
+	rt, err := broker.OpenRuntime(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +279,39 @@ func textOf(res *mcp.CallToolResult) string {
 		return tc.Text
 	}
 	return ""
+}
+
+// TestRuntimeObserves: Observe sees each audit record of the capability
+// path as it is queued, and Changed each change the watch applies.
+func TestRuntimeObserves(t *testing.T) {
+	var mu sync.Mutex
+	var decisions, changes []string
+	ins := &fakeInstalls{}
+	ins.enable(installedFor(t, "tools/alpha"))
+	n := newNotifier()
+	rt, dir := openRuntimeWith(t, ins, n, broker.RuntimeOptions{
+		Observe: func(r audit.Record) {
+			mu.Lock()
+			decisions = append(decisions, r.Action+" "+string(r.Decision))
+			mu.Unlock()
+		},
+		Changed: func(what string) { mu.Lock(); changes = append(changes, what); mu.Unlock() },
+	})
+	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cedar := "@id(\"no-a1\")\nforbid (principal, action, resource) when { principal.agent == \"a1\" };\n@id(\"all\")\npermit (principal, action, resource);\n"
+	if err := os.WriteFile(filepath.Join(dir, "base.cedar"), []byte(cedar), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, n.changed, "capability change after the policy")
+	if _, err := call(rt.Broker, context.Background(), gatewayCaller(p), "echo", json.RawMessage(`{"text":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(changes, "policies") || !slices.Contains(decisions, "capability.invoke deny") {
+		t.Fatalf("changes %v, decisions %v", changes, decisions)
+	}
 }

@@ -28,6 +28,12 @@ type healthResponse struct {
 	Status      string `json:"status" enum:"ok"`
 }
 
+// readyResponse is GET /v1/ready.
+type readyResponse struct {
+	Error  string `json:"error,omitempty"`
+	Status string `json:"status" enum:"ready,not ready"`
+}
+
 // scanResponse is POST /v1/scan.
 type scanResponse struct {
 	Changed     bool `json:"changed"`
@@ -63,6 +69,7 @@ type apiOperation struct {
 	response     any   // the 200 body
 	errors       []int // statuses answered with an errorBody
 	public       bool  // answered without a token
+	notReady     bool  // 503 with a readyResponse
 }
 
 // installOps are the operations of POST /v1/installs/{op}.
@@ -86,6 +93,8 @@ func apiOperations() []apiOperation {
 	ops := []apiOperation{
 		{pattern: "GET /v1/health", method: http.MethodGet, path: "/v1/health", tag: "server", public: true,
 			summary: "Liveness; with a valid token also the number of connections", response: healthResponse{}, errors: []int{http.StatusUnauthorized}},
+		{pattern: "GET /v1/ready", method: http.MethodGet, path: "/v1/ready", tag: "server", public: true,
+			summary: "Readiness: the store answers (503 with the reason when not)", response: readyResponse{}, errors: nil, notReady: true},
 		{pattern: "GET /v1/openapi.json", method: http.MethodGet, path: "/v1/openapi.json", tag: "server", public: true,
 			summary: "This document", response: map[string]any{}},
 		{pattern: "POST /v1/scan", method: http.MethodPost, path: "/v1/scan", tag: "server",
@@ -153,6 +162,9 @@ func OpenAPI(version string) ([]byte, error) {
 		oc.AddRespStructure(op.response, openapi.WithHTTPStatus(http.StatusOK))
 		for _, st := range op.errors {
 			oc.AddRespStructure(errorBody{}, openapi.WithHTTPStatus(st))
+		}
+		if op.notReady {
+			oc.AddRespStructure(readyResponse{}, openapi.WithHTTPStatus(http.StatusServiceUnavailable))
 		}
 		if !op.public {
 			oc.AddSecurity("bearer")

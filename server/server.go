@@ -65,6 +65,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is skillgate's version, given in the OpenAPI document.
 	Version string
+	// Ready reports whether the server can serve: its store (and bucket)
+	// reachable. Nil: ready whenever it answers.
+	Ready func(context.Context) error
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -101,6 +104,7 @@ func New(opts Options) (*Server, error) {
 	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.connect(mcpHandler))))
 	s.handle("POST /v1/scan", s.api(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
+	s.handle("GET /v1/ready", http.HandlerFunc(s.ready))
 	s.handle("GET /v1/openapi.json", &openAPIDoc{version: cmp.Or(opts.Version, "dev")})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.routesMu.Lock()
@@ -121,6 +125,37 @@ func (s *Server) handleNamed(pattern, shown string, h http.Handler) {
 	s.routesMu.Lock()
 	s.routes = append(s.routes, shown)
 	s.routesMu.Unlock()
+}
+
+// MountMetrics serves h (Prometheus metrics) at GET /metrics, for tokens
+// of tier T0 or T1: scrapers send one as a bearer token.
+func (s *Server) MountMetrics(h http.Handler) {
+	s.handleNamed("GET /metrics", "GET /metrics (Prometheus)", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if p.Tier != skill.T0 && p.Tier != skill.T1 {
+			s.fail(w, r, fmt.Errorf("%w: metrics need an agent tier of T0 or T1 (this token is %s)", errForbidden, p.Tier))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// ready is GET /v1/ready: 200 {"status": "ready"} when the store (and
+// bucket) answer, else 503 {"status": "not ready", "error": why}. It needs
+// no token, for load balancers and orchestrators.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(r.Context()); err != nil {
+			s.log.WarnContext(r.Context(), "not ready", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, readyResponse{Status: "not ready", Error: err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, readyResponse{Status: "ready"})
 }
 
 // MountAdmin serves the admin web console (package admin) under /admin.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/audit"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -107,6 +108,16 @@ type gatewayDeps struct {
 	// forwarded upstream, audited.
 	installs *install.Service
 	caps     *broker.Runtime
+	// observe and changed, when set, see the capability path's audit
+	// records and applied changes (serve's metrics).
+	observe func(audit.Record)
+	changed func(string)
+}
+
+// observers are what openGateway's caller watches of the capability path.
+type observers struct {
+	observe func(audit.Record)
+	changed func(string)
 }
 
 func (d *gatewayDeps) close() {
@@ -116,12 +127,15 @@ func (d *gatewayDeps) close() {
 }
 
 // openGateway opens the registry, the session storage and the gateway.
-func (m *Main) openGateway(ctx context.Context, sf *storageFlags) (*gatewayDeps, error) {
+func (m *Main) openGateway(ctx context.Context, sf *storageFlags, obs ...observers) (*gatewayDeps, error) {
 	cfg, err := m.config()
 	if err != nil {
 		return nil, err
 	}
 	d := &gatewayDeps{limits: m.limits(cfg, 0, 0), log: m.logger()}
+	for _, o := range obs {
+		d.observe, d.changed = o.observe, o.changed
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -271,6 +285,7 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		// credential its server references does not resolve for it.
 		Configured:    broker.CredentialsOf(creds),
 		ClientVersion: version, Logger: d.log,
+		Observe: d.observe, Changed: d.changed,
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/skillgate/skillgate/admin"
+	"github.com/skillgate/skillgate/metrics"
 	"net"
 	"net/http"
 	"os"
@@ -76,7 +77,20 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			if lim.MaxClientConns < 0 {
 				return usageErr("--max-client-conns must not be negative (0: no limit)")
 			}
-			d, err := m.openGateway(ctx, &sf)
+			var d *gatewayDeps
+			mx := metrics.New(metrics.Sources{
+				Upstreams: func() (alive, total int) {
+					for _, st := range d.caps.PoolStats() {
+						total++
+						if st.Alive {
+							alive++
+						}
+					}
+					return alive, total
+				},
+				Connections: func() int { return d.gw.Connections() },
+			})
+			d, err := m.openGateway(ctx, &sf, observers{observe: mx.Observe, changed: mx.Changed})
 			if err != nil {
 				return err
 			}
@@ -99,7 +113,14 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 					return err
 				})
 			}
-			srv, err := server.New(server.Options{Gateway: d.gw, Tokens: tokens, Rescan: rescan, Logger: d.log, Version: version})
+			ready := func(ctx context.Context) error {
+				if err := d.db.Ping(ctx); err != nil {
+					mx.StoreError()
+					return fmt.Errorf("store: %w", err)
+				}
+				return nil
+			}
+			srv, err := server.New(server.Options{Gateway: d.gw, Tokens: tokens, Rescan: rescan, Logger: d.log, Version: version, Ready: ready})
 			if err != nil {
 				return err
 			}
@@ -111,6 +132,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				return err
 			}
 			srv.MountAdmin(console)
+			srv.MountMetrics(mx.Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)

@@ -1021,3 +1021,12 @@ func jsonOr(b json.RawMessage, def string) string {
 	}
 	return string(b)
 }
+
+// Ping checks that the database answers a query, for readiness checks.
+func (s *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", s.path, err)
+	}
+	return nil
+}
