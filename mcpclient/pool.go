@@ -71,6 +71,11 @@ type Target struct {
 	// tools it lists at connect (ConnOptions.Pins nil), so a change while
 	// it is open is still refused. Pins is then ignored.
 	Unpinned bool
+	// Trust is the trust of the skill's origin (empty means imported).
+	Trust capability.Trust
+	// Network says an approved capability of this server declares
+	// dataEgress network: a confined server gets the network only then.
+	Network bool
 }
 
 // ID names the target: "skill@digest/server".
@@ -109,6 +114,11 @@ type PoolOptions struct {
 	// remote one dialled) for a target; an error refuses the start, and
 	// the calls waiting for it fail without reaching any server.
 	BeforeStart func(ctx context.Context, t Target) error
+	// Confine, when set, says how a target's stdio server is confined
+	// when it starts: nil runs it unconfined, an error refuses the start
+	// (and fails the calls waiting for it, which never reach any server).
+	// Nil Confine runs every server unconfined.
+	Confine func(t Target) (Confiner, error)
 	// RetryAfter is how long calls fail fast with ErrUnavailable after a
 	// failed dial, so a crashing server is not restarted on every call.
 	// Default 2s.
@@ -515,6 +525,13 @@ func (p *Pool) dial(ctx context.Context, t Target, creds CredentialLookup) (*Con
 	}
 	if t.Unpinned {
 		opts.Pins, opts.LeftOut = nil, nil
+	}
+	if p.opts.Confine != nil && t.Server.Transport == capability.TransportStdio {
+		c, err := p.opts.Confine(t)
+		if err != nil {
+			return nil, &ServerError{ServerID: t.Server.ID, Phase: "start", Err: fmt.Errorf("%w: %w", ErrServerStart, err)}
+		}
+		opts.Confine = c
 	}
 	if p.opts.OnDrift != nil {
 		opts.OnDrift = func(d capability.Drift) { p.opts.OnDrift(t, d) }

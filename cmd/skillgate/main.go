@@ -13,6 +13,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 // stopGrace is how long an orderly stop may take after the first SIGINT or
@@ -21,6 +23,13 @@ import (
 const stopGrace = 5 * time.Second
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		// Inside a sandbox, before a confined server starts: apply its
+		// limits and Landlock ruleset, then become the server.
+		err := sandbox.Exec(os.Args[2:], os.Environ())
+		fmt.Fprintln(os.Stderr, "skillgate "+sandbox.HelperCommand+":", err)
+		os.Exit(126)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
