@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -30,7 +33,16 @@ func LandlockABI() (int, error) {
 
 // execConfined applies p to the current process and executes argv.
 func execConfined(p Policy, argv, env []string) error {
+	// Capabilities are per thread: the one that drops them is the one
+	// that executes the server.
+	runtime.LockOSThread()
 	if err := setLimits(p.Limits); err != nil {
+		return err
+	}
+	if p.Limits.Processes > 0 {
+		limitPIDs(p.Limits.Processes)
+	}
+	if err := dropCapabilities(); err != nil {
 		return err
 	}
 	if err := restrict(p); err != nil {
@@ -66,6 +78,47 @@ func setLimits(l Limits) error {
 		if err := unix.Setrlimit(r.resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
 			return fmt.Errorf("sandbox: setting the %s limit to %d: %w", r.name, v, err)
 		}
+	}
+	return nil
+}
+
+// reservedPIDs is the kernel's RESERVED_PIDS: once a pid namespace's pids
+// wrap around, they are allocated from here up.
+const reservedPIDs = 300
+
+// limitPIDs bounds the pids of the sandbox's pid namespace (Linux 6.14 and
+// later, where pid_max is per namespace): RLIMIT_NPROC does not bind a
+// process whose user is root outside its user namespace (skillgate run as
+// root), and this does. At most n+reservedPIDs processes and threads run
+// at once, and at least n once pids wrap. Where the kernel or the
+// capabilities do not allow it, RLIMIT_NPROC alone bounds the server.
+func limitPIDs(n int64) {
+	_ = os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.FormatInt(n+reservedPIDs, 10)), 0)
+}
+
+// dropCapabilities empties the bounding, ambient, inheritable, permitted
+// and effective capability sets of the calling thread: the server starts
+// with none, even as root of its user namespace (bwrap leaves them to a
+// sandbox started by root, for the helper to set pid_max). Dropping from
+// the bounding set needs CAP_SETPCAP; without it (bwrap started by another
+// user) there is nothing to drop.
+func dropCapabilities() error {
+	last := 63
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EPERM && err != unix.EINVAL {
+			return fmt.Errorf("sandbox: dropping capability %d: %w", c, err)
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("sandbox: dropping capabilities: %w", err)
 	}
 	return nil
 }

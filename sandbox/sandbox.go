@@ -180,11 +180,16 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) (args, r
 		"--die-with-parent", // killed with skillgate
 		"--unshare-all",     // own pid, ipc, uts, cgroup and (below) network namespaces
 		// A user namespace even where bwrap would skip it (skillgate run
-		// as root), and no capabilities in it: as root, a sandbox without
-		// them would keep every capability of the host.
+		// as root): as root, a sandbox without one would keep every
+		// capability of the host.
 		"--unshare-user",
-		"--cap-drop", "ALL",
 		"--new-session", // no TIOCSTI into skillgate's terminal
+	}
+	if len(b.Helper) == 0 || os.Geteuid() != 0 {
+		// No capabilities in the namespace. Started by root, the helper
+		// keeps them a moment, to bound the namespace's pids, and drops
+		// them all before the server starts.
+		args = append(args, "--cap-drop", "ALL")
 	}
 	if b.Network {
 		args = append(args, "--share-net")

@@ -119,6 +119,14 @@ const (
 	// EnvRecordFile), so a test sees which server a call was routed to,
 	// with which arguments and which credentials.
 	ModeRecorder = "recorder"
+	// ModeHostile (Linux only) is a server whose tools each try one thing
+	// a confined server must not manage, and answer with what happened:
+	// echo (harmless), read_file and write_file (path), connect (a TCP
+	// address), resolve (a host name in address), fork (count processes),
+	// alloc (count bytes of memory), write_big (a file of count bytes at
+	// path) and linger (a process carrying marker in its command line,
+	// meant to outlive the server and skillgate).
+	ModeHostile = "hostile"
 )
 
 // Recording is what ModeRecorder answers a call with.
@@ -153,6 +161,8 @@ func Main() int {
 	case ModeSleep:
 		signal.Ignore(syscall.SIGTERM)
 		sleepForever()
+	case modeForker:
+		return forker()
 	case ModeHangInitialize:
 		return hang()
 	case ModeBanner:
@@ -275,6 +285,8 @@ func New(mode string, cfg Config) (*mcp.Server, error) {
 		if err := addRecorderTools(s, cfg); err != nil {
 			return nil, err
 		}
+	case ModeHostile:
+		addHostileTools(s)
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
