@@ -11,6 +11,7 @@ package testserver
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -136,7 +137,14 @@ type Recording struct {
 	Arguments json.RawMessage   `json:"arguments"`
 	Env       map[string]string `json:"env"`
 	PID       int               `json:"pid"`
+	// Process identifies the server process among all: unlike PID, it
+	// differs between servers confined in pid namespaces of their own
+	// (where each may be pid 2).
+	Process string `json:"process"`
 }
+
+// processID is this process's [Recording.Process].
+var processID = rand.Text()
 
 // Descriptions of tool "add" in ModeRugPull, before and after the rug pull.
 const (
@@ -545,7 +553,7 @@ func addRecorderTools(s *mcp.Server, cfg Config) error {
 	var mu sync.Mutex
 	for _, t := range list.Tools {
 		s.AddTool(t, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			rec := Recording{Server: cfg.Name, Tool: req.Params.Name, Arguments: req.Params.Arguments, Env: map[string]string{}, PID: os.Getpid()}
+			rec := Recording{Server: cfg.Name, Tool: req.Params.Name, Arguments: req.Params.Arguments, Env: map[string]string{}, PID: os.Getpid(), Process: processID}
 			if len(rec.Arguments) == 0 {
 				rec.Arguments = json.RawMessage("{}")
 			}
