@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -256,4 +257,39 @@ func processesWith(marker string) []int {
 		}
 	}
 	return pids
+}
+
+// TestRuntimeSandboxWithoutBwrap: where bubblewrap is missing, an imported
+// skill's server is not started unconfined: its calls fail, saying how to
+// install bubblewrap, and the failure is audited.
+func TestRuntimeSandboxWithoutBwrap(t *testing.T) {
+	f := &fixture{data: t.TempDir()}
+	src := hostileSkill(t, "probe")
+	f.run(t, "install", src)
+	f.run(t, "approve", "probe")
+	f.run(t, "enable", "probe")
+	os.MkdirAll(filepath.Join(f.data, "policies"), 0o755)
+	os.WriteFile(filepath.Join(f.data, "policies", "all.cedar"), []byte("@id(\"all\")\npermit (principal, action == Action::\"invoke\", resource);\n"), 0o644)
+
+	gw := exec.Command(bin, "--data", f.data, "mcp", "--agent", "drafter", "--tier", "T3", "--tenant", "acme")
+	gw.Env = append(os.Environ(), "PATH="+t.TempDir()) // no bwrap on it
+	gw.Stderr = &testWriter{t: t, prefix: "skillgate mcp: "}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: gw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, isErr := caller(cs)(t, "echo", map[string]any{"path": "x"})
+	const why = `mcpclient: server "probe": start: server did not start: sandbox unavailable: bwrap not found; the servers of probe run only confined (install bubblewrap: apt-get install bubblewrap)`
+	if want := "skillgate: echo was allowed but never reached its server: " + why; !isErr || got != want {
+		t.Fatalf("call without bwrap: (error=%v) %q, want %q", isErr, got, want)
+	}
+	cs.Close()
+	out := f.run(t, "audit", "query", "--action", "capability.invoke", "--json")
+	var rec struct {
+		Subject string
+		Data    struct{ UpstreamError string }
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &rec); err != nil || rec.Subject != "probe:probe/echo" || rec.Data.UpstreamError != why {
+		t.Fatalf("the failure is not audited as such (%v):\n%s", err, out)
+	}
 }
