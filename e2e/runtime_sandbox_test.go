@@ -132,8 +132,8 @@ func TestRuntimeSandboxHostileServer(t *testing.T) {
 		{"connect", map[string]any{"address": addr}, "connect " + addr + ": permission denied"},
 		{"resolve", map[string]any{"address": "example.com"}, "resolve example.com: lookup failed"},
 		{"fork", map[string]any{"count": 10000}, "resource temporarily unavailable"},
-		{"alloc", map[string]any{"count": 4 << 30}, "allocate 4294967296 bytes: cannot allocate memory"},
-		{"write_big", map[string]any{"path": "/tmp/big", "count": 2 << 30}, "wrote 1073741824 of 2147483648 bytes: file too large"},
+		{"alloc", map[string]any{"count": int64(4 << 30)}, "allocate 4294967296 bytes: cannot allocate memory"},
+		{"write_big", map[string]any{"path": "/tmp/big", "count": int64(2 << 30)}, "wrote 1073741824 of 2147483648 bytes: file too large"},
 		{"write_file", map[string]any{"path": "in-tree.txt"}, "write in-tree.txt: read-only file system"},
 		{"linger", map[string]any{"marker": marker}, "lingering"},
 	}
@@ -155,7 +155,7 @@ func TestRuntimeSandboxHostileServer(t *testing.T) {
 		t.Fatalf("state directories of hostile: %v", matches)
 	}
 	big := filepath.Join(matches[0], "big")
-	if got, _ := call(t, names["write_big"], map[string]any{"path": big, "count": 2 << 30}); got != "wrote 1073741824 of 2147483648 bytes: file too large" {
+	if got, _ := call(t, names["write_big"], map[string]any{"path": big, "count": int64(2 << 30)}); got != "wrote 1073741824 of 2147483648 bytes: file too large" {
 		t.Errorf("write_big in the state directory: %q", got)
 	}
 	stateNote := filepath.Join(matches[0], "note.txt")
