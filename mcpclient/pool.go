@@ -360,7 +360,7 @@ func (p *Pool) Call(ctx context.Context, who capability.Principal, t Target, too
 	gen := p.creds.Generation()
 	p.mu.Lock()
 	r := p.routeLocked(who, t, id, gen)
-	conn := p.liveLocked(r.key)
+	conn := p.liveLocked(r.key, t)
 	p.mu.Unlock()
 	if r.missing != nil {
 		done(nil, notSent{missingError(who, id, r.missing)})
@@ -403,11 +403,11 @@ func (p *Pool) callDialling(ctx context.Context, who capability.Principal, t Tar
 	conn.CallToolRaw(ctx, tool, args, func(res json.RawMessage, err error) { done(res, markNotSent(err, false)) })
 }
 
-// liveLocked returns the connection of key when it is up, without
-// dialling. p.mu is held.
-func (p *Pool) liveLocked(key string) *Conn {
+// liveLocked returns the connection of key when it is up and started
+// under t's confinement terms, without dialling. p.mu is held.
+func (p *Pool) liveLocked(key string, t Target) *Conn {
 	e := p.conns[key]
-	if e == nil || e.conn == nil || p.closed {
+	if e == nil || e.conn == nil || p.closed || e.target.Network != t.Network || e.target.Trust != t.Trust {
 		return nil
 	}
 	select {
@@ -452,6 +452,18 @@ func (p *Pool) conn(ctx context.Context, t Target, r route, user routeKey) (*Con
 		}
 		if e.users != nil {
 			e.users[user] = struct{}{}
+		}
+		if e.target.Network != t.Network || e.target.Trust != t.Trust {
+			// A new approval of the same version changed what its
+			// server may reach: the server started under the old
+			// terms does not serve another call.
+			e.target = t
+			if e.conn != nil {
+				p.log.Info("upstream: restarting a server whose confinement changed", "target", id)
+				old := e.conn
+				e.conn = nil
+				go old.Close()
+			}
 		}
 		if e.conn != nil {
 			select {
