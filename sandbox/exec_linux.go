@@ -16,10 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// landlockConfig is the newest Landlock version skillgate asks for: it
-// was tested on that version; BestEffort steps down on older kernels.
-var landlockConfig = landlock.V7
-
 // LandlockABI returns the Landlock ABI version the kernel supports, or 0
 // with the reason when it has none (kernel too old, or Landlock not among
 // the enabled security modules).
@@ -135,7 +131,9 @@ func restrict(p Policy) error {
 	for _, path := range p.Write {
 		rules = append(rules, pathRule(path, true))
 	}
-	cfg := landlockConfig.BestEffort()
+	// Landlock 7, the newest version skillgate is tested on; BestEffort
+	// steps down on older kernels and does nothing without Landlock.
+	cfg := landlock.V7.BestEffort()
 	if !p.Network {
 		if err := cfg.Restrict(rules...); err != nil {
 			return fmt.Errorf("sandbox: landlock: %w", err)
