@@ -83,8 +83,12 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 
 // Confine rewrites cmd, not yet started, to run its program under the
 // sandbox: same arguments, environment and working directory (which stays
-// readable but, like everything else, not writable). cmd.Path must be the
-// program's resolved path, as exec.Command sets it.
+// readable but, like everything else, not writable), except that with a
+// State directory HOME is that directory and TMPDIR the private /tmp. On
+// Linux the kernel SIGKILLs bwrap when the thread that started it ends
+// (Pdeathsig), besides bwrap's own --die-with-parent. cmd.Path must be the
+// program's resolved path, as exec.Command sets it. It fails with
+// [ErrUnavailable] when bwrap (or, without a Helper, prlimit) is missing.
 func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
