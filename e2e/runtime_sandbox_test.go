@@ -133,7 +133,7 @@ func TestRuntimeSandboxHostileServer(t *testing.T) {
 		{"resolve", map[string]any{"address": "example.com"}, "resolve example.com: lookup failed"},
 		{"fork", map[string]any{"count": 10000}, "resource temporarily unavailable"},
 		{"alloc", map[string]any{"count": int64(4 << 30)}, "allocate 4294967296 bytes: cannot allocate memory"},
-		{"write_big", map[string]any{"path": "/tmp/big", "count": int64(2 << 30)}, "wrote 1073741824 of 2147483648 bytes: file too large"},
+		{"write_big", map[string]any{"path": "/tmp/big", "count": int64(2 << 30)}, "wrote 268435456 of 2147483648 bytes: no space left on device"},
 		{"write_file", map[string]any{"path": "in-tree.txt"}, "write in-tree.txt: read-only file system"},
 		{"linger", map[string]any{"marker": marker}, "lingering"},
 	}

@@ -22,6 +22,10 @@ type Limits struct {
 	// (RLIMIT_CPU): a server that spins is killed, and the next call
 	// starts it again. Default 3600.
 	CPUSeconds int64 `json:"cpuSeconds,omitempty"`
+	// TmpBytes bounds the private /tmp as a whole (it is memory): bwrap's
+	// --size, where the installed bwrap has it (0.7 and later). Default
+	// 256 MiB.
+	TmpBytes int64 `json:"tmpBytes,omitempty"`
 }
 
 // Default limits; see [Limits].
@@ -30,6 +34,7 @@ const (
 	DefaultOpenFiles  = 1024
 	DefaultFileSize   = 1 << 30
 	DefaultCPUSeconds = 3600
+	DefaultTmpBytes   = 256 << 20
 )
 
 // WithDefaults returns l with every zero field set to its default and
@@ -48,5 +53,6 @@ func (l Limits) WithDefaults() Limits {
 	set(&l.OpenFiles, DefaultOpenFiles)
 	set(&l.FileSize, DefaultFileSize)
 	set(&l.CPUSeconds, DefaultCPUSeconds)
+	set(&l.TmpBytes, DefaultTmpBytes)
 	return l
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Mode says how a skill's servers run at call time.
@@ -40,7 +41,8 @@ var ErrNotAllowed = errors.New("sandbox: none is allowed only for first_party sk
 // first_party skill the operator did not set to [ModeNone], runs confined
 // by [Bubblewrap] with the helper, its resource limits and a private state
 // directory per skill version. The zero value is not usable; StateRoot and
-// Helper are required. A Runtime is safe for concurrent use once built.
+// Helper are required. A Runtime is safe for concurrent use once built,
+// and must not be copied after its first use.
 type Runtime struct {
 	// StateRoot holds the state directories: StateRoot/<skill key>/<version>.
 	StateRoot string
@@ -57,6 +59,9 @@ type Runtime struct {
 	Modes map[string]Mode
 	// LookPath finds bwrap; nil means exec.LookPath.
 	LookPath func(string) (string, error)
+
+	sizeOnce sync.Once
+	hasSize  bool // the installed bwrap bounds a tmpfs (--size)
 }
 
 // Server is one server of one approved skill version, as [Runtime] needs
@@ -93,7 +98,8 @@ func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
 	if look == nil {
 		look = exec.LookPath
 	}
-	if _, err := look("bwrap"); err != nil {
+	bwrap, err := look("bwrap")
+	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found; the servers of %s run only confined (install bubblewrap: apt-get install bubblewrap)", ErrUnavailable, s.Skill)
 	}
 	state, err := r.StateDir(s.Skill, s.Version)
@@ -108,7 +114,20 @@ func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
 		State: state, Helper: r.Helper, Limits: r.Limits,
 	}
 	b.Write = grants(s, append([]string{"/root", "/home"}, r.Hide...))
+	if tmp := r.Limits.WithDefaults().TmpBytes; tmp > 0 && r.bwrapHasSize(bwrap) {
+		b.TmpSize = tmp
+	}
 	return b, nil
+}
+
+// bwrapHasSize reports whether bwrap accepts --size (bubblewrap 0.7 and
+// later), asking it once.
+func (r *Runtime) bwrapHasSize(bwrap string) bool {
+	r.sizeOnce.Do(func() {
+		out, _ := exec.Command(bwrap, "--help").CombinedOutput()
+		r.hasSize = strings.Contains(string(out), "--size")
+	})
+	return r.hasSize
 }
 
 // StateDir returns the state directory of one skill version:

@@ -44,7 +44,7 @@ func TestParseMode(t *testing.T) {
 
 func TestLimitsWithDefaults(t *testing.T) {
 	got := sandbox.Limits{Processes: 10, OpenFiles: -1}.WithDefaults()
-	want := sandbox.Limits{AddressSpace: 4 << 30, Processes: 10, OpenFiles: 0, FileSize: 1 << 30, CPUSeconds: 3600}
+	want := sandbox.Limits{AddressSpace: 4 << 30, Processes: 10, OpenFiles: 0, FileSize: 1 << 30, CPUSeconds: 3600, TmpBytes: 256 << 20}
 	if got != want {
 		t.Errorf("WithDefaults = %+v, want %+v", got, want)
 	}
@@ -75,8 +75,8 @@ func TestRuntimeConfiner(t *testing.T) {
 		Modes:    map[string]sandbox.Mode{"acme/fp": sandbox.ModeNone, "acme/imp": sandbox.ModeNone},
 		LookPath: found,
 	}
-	missing := *r
-	missing.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
+	missing := &sandbox.Runtime{StateRoot: r.StateRoot, Hide: r.Hide, Helper: r.Helper, Modes: r.Modes,
+		LookPath: func(string) (string, error) { return "", exec.ErrNotFound }}
 	tests := []struct {
 		name      string
 		r         *sandbox.Runtime
@@ -90,7 +90,7 @@ func TestRuntimeConfiner(t *testing.T) {
 			"sandbox: none is allowed only for first_party skills: acme/imp is imported (remove it from sandbox.skills in config.yaml)"},
 		{"imported is confined", r, sandbox.Server{Skill: "acme/other", Version: "sha256:1", Dir: tree}, false, nil, ""},
 		{"first_party not set is confined", r, sandbox.Server{Skill: "acme/fp2", Version: "sha256:1", FirstParty: true}, false, nil, ""},
-		{"no bwrap", &missing, sandbox.Server{Skill: "acme/other", Version: "sha256:1"}, false, sandbox.ErrUnavailable,
+		{"no bwrap", missing, sandbox.Server{Skill: "acme/other", Version: "sha256:1"}, false, sandbox.ErrUnavailable,
 			"sandbox unavailable: bwrap not found; the servers of acme/other run only confined (install bubblewrap: apt-get install bubblewrap)"},
 		{"a key that climbs out", r, sandbox.Server{Skill: "../x", Version: "sha256:1"}, false, nil,
 			`sandbox: no state directory for skill "../x" version "sha256:1"`},
@@ -210,6 +210,7 @@ ls ` + outside + ` >/dev/null 2>&1 && echo "outside readable" || echo "outside d
 echo x > "$HOME/state" && echo "state writable"
 echo x > ` + work + `/granted && echo "grant writable"
 echo x > /tmp/t && echo "tmp writable"
+echo "tmp size $(( $(stat -f -c '%b * %S' /tmp) ))"
 `
 	cmd := exec.Command("/bin/bash", "-c", script)
 	cmd.Dir = tree
@@ -223,12 +224,18 @@ echo x > /tmp/t && echo "tmp writable"
 	}
 	want := "the skill\nhome=" + b.State + "\nCapPrm: 0000000000000000\nCapEff: 0000000000000000\nCapBnd: 0000000000000000\n" +
 		"Max file size 1073741824 1073741824\nMax processes 256 256 processes\nMax open files 64 64\nMax address space 4294967296 4294967296\n" +
-		"outside denied\nstate writable\ngrant writable\ntmp writable\n"
+		"outside denied\nstate writable\ngrant writable\ntmp writable\ntmp size 268435456\n"
+	got := string(out)
+	if b.TmpSize == 0 { // bwrap before 0.7: /tmp is the host's default size
+		if i := strings.Index(got, "tmp size "); i >= 0 {
+			got = got[:i] + "tmp size 268435456\n"
+		}
+	}
 	if _, err := sandbox.LandlockABI(); err != nil {
 		want = strings.Replace(want, "outside denied", "outside readable", 1)
 	}
-	if string(out) != want {
-		t.Errorf("\n got %q\nwant %q", out, want)
+	if got != want {
+		t.Errorf("\n got %q\nwant %q", got, want)
 	}
 	if b, err := os.ReadFile(filepath.Join(work, "granted")); err != nil || string(b) != "x\n" {
 		t.Errorf("grant: %q %v", b, err)

@@ -65,6 +65,9 @@ type Bubblewrap struct {
 	// Limits bound the server's resources when Helper is set; zero
 	// fields take their defaults.
 	Limits Limits
+	// TmpSize bounds the private /tmp in bytes (bwrap --size, which
+	// bubblewrap 0.7 and later have); 0 leaves it unbounded.
+	TmpSize int64
 }
 
 // hiddenFiles are host files a confined server never reads, even where it
@@ -202,6 +205,11 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) (args, r
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
+	)
+	if b.TmpSize > 0 {
+		args = append(args, "--size", strconv.FormatInt(b.TmpSize, 10))
+	}
+	args = append(args,
 		"--tmpfs", "/tmp",
 		"--tmpfs", "/root",
 		"--tmpfs", "/home",

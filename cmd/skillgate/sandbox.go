@@ -21,6 +21,7 @@ type configSandbox struct {
 		OpenFiles     int64 `yaml:"open_files"`
 		FileSizeBytes int64 `yaml:"file_size_bytes"`
 		CPUSeconds    int64 `yaml:"cpu_seconds"`
+		TmpBytes      int64 `yaml:"tmp_bytes"`
 	} `yaml:"limits"`
 	// Skills sets a skill's mode by key: bubblewrap (the default) or none,
 	// which only a first_party skill may have.
@@ -73,7 +74,7 @@ func (m *Main) sandboxRuntime(cfg *Config, log *slog.Logger) (*sandbox.Runtime, 
 		Helper:    []string{self, sandbox.HelperCommand},
 		Limits: sandbox.Limits{
 			AddressSpace: l.MemoryBytes, Processes: l.Processes, OpenFiles: l.OpenFiles,
-			FileSize: l.FileSizeBytes, CPUSeconds: l.CPUSeconds,
+			FileSize: l.FileSizeBytes, CPUSeconds: l.CPUSeconds, TmpBytes: l.TmpBytes,
 		},
 		Modes: modes,
 	}, nil
