@@ -336,6 +336,14 @@ func buildWith(skills []Skill, cat *executor.Catalog) (*snapshot, []string) {
 			problems = append(problems, fmt.Sprintf("skill %s: no approved manifest", s.Key))
 			continue
 		}
+		// A server shares the host's network (when confined) only if an
+		// approved capability of it declares network egress.
+		egress := map[string]bool{}
+		for _, mc := range s.Manifest.Capabilities {
+			if mc.Risk.DataEgress.Value == capability.EgressNetwork {
+				egress[mc.ExtensionID] = true
+			}
+		}
 		for _, mc := range s.Manifest.Capabilities {
 			id := mc.Name()
 			if why, blocked := s.Blocked[id]; blocked {
@@ -348,7 +356,8 @@ func buildWith(skills []Skill, cat *executor.Catalog) (*snapshot, []string) {
 				continue
 			}
 			trust, approvedTrust := orImported(s.Trust), orImported(s.ApprovedTrust)
-			target := mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Dir: s.Dir}
+			target := mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Dir: s.Dir,
+				Trust: trust, Network: egress[mc.ExtensionID]}
 			var tool *mcp.Tool
 			var schema *jsonschema.Schema
 			var err error

@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -110,6 +111,12 @@ type RuntimeOptions struct {
 	// "registry", "policies", "credentials" or "installs"): each empties
 	// caches of the capability path.
 	Changed func(what string)
+	// Sandbox confines the stdio servers of the skills it serves when they
+	// start (every imported skill's; a first_party skill's unless the
+	// operator set it to run unconfined). A server that cannot be confined
+	// does not start: its calls fail, audited, with the reason. Nil runs
+	// every server unconfined.
+	Sandbox *sandbox.Runtime
 }
 
 // observed is a Recorder that shows each record to observe, then records
@@ -194,6 +201,7 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 		BeforeStart: func(ctx context.Context, t mcpclient.Target) error {
 			return r.checkContent(ctx, t)
 		},
+		Confine:       confiner(opts.Sandbox),
 		Logger:        log,
 		ClientVersion: opts.ClientVersion,
 	})
@@ -409,4 +417,27 @@ func (r *Runtime) checkContent(ctx context.Context, t mcpclient.Target) error {
 	}
 	r.log.Warn("server start refused: skill content changed", "skill", t.Skill, "server", t.Server.ID, "approved", t.Digest, "found", found, "err", err)
 	return fmt.Errorf("%s; it will not be started until an operator reviews the change", why)
+}
+
+// confiner adapts sb to the pool: each target's server is confined as sb
+// decides from the skill's trust, its approved egress and its declaration.
+// Nil sb confines nothing.
+func confiner(sb *sandbox.Runtime) func(mcpclient.Target) (mcpclient.Confiner, error) {
+	if sb == nil {
+		return nil
+	}
+	return func(t mcpclient.Target) (mcpclient.Confiner, error) {
+		env := make([]string, 0, len(t.Server.Env))
+		for _, v := range t.Server.Env {
+			env = append(env, v)
+		}
+		b, err := sb.Confiner(sandbox.Server{
+			Skill: t.Skill, Version: t.Digest, FirstParty: t.Trust == capability.TrustFirstParty,
+			Network: t.Network, Dir: t.Dir, Args: t.Server.Args, Env: env,
+		})
+		if err != nil || b == nil {
+			return nil, err // a nil *Bubblewrap must not become a non-nil Confiner
+		}
+		return b, nil
+	}
 }

@@ -240,6 +240,21 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 
 	cs.Close() // the gateway flushes its audit records on exit
 
+	// Both servers ran confined (docs/sandbox.md), each with a state
+	// directory of its version, and still did their work: the
+	// filesystem server wrote in the directory its arguments name, the
+	// memory server the file its environment names.
+	if _, err := exec.LookPath("bwrap"); err == nil {
+		for _, skill := range []string{"files", "memory"} {
+			if dirs, _ := filepath.Glob(filepath.Join(f.data, "sandbox", skill, "sha256-*")); len(dirs) != 1 {
+				t.Errorf("state directories of %s: %v", skill, dirs)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(files, "memory.jsonl")); err != nil {
+			t.Errorf("the confined memory server did not write its file: %v", err)
+		}
+	}
+
 	// Every decision is in the audit log, and the log verifies.
 	out = f.run(t, "audit", "query", "--action", "capability.invoke", "--json")
 	// A refusal is recorded at once, an answered call once its result is

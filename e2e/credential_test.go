@@ -186,14 +186,14 @@ permit (principal, action == Action::"invoke", resource);
 	if acme.Env["GITHUB_TOKEN"] != acmeToken || globex.Env["GITHUB_TOKEN"] != globexToken {
 		t.Fatalf("tokens seen by the servers: acme %q, globex %q (%s; %s)", acme.Env["GITHUB_TOKEN"], globex.Env["GITHUB_TOKEN"], acmeText, globexText)
 	}
-	if acme.PID == globex.PID || acme.PID == 0 {
-		t.Fatalf("acme and globex reached the same server process %d", acme.PID)
+	if acme.Process == globex.Process || acme.Process == "" {
+		t.Fatalf("acme and globex reached the same server process %s", acme.Process)
 	}
-	if reviewer, _, _ := call("acme/reviewer"); reviewer.Env["GITHUB_TOKEN"] != acmeReviewer || reviewer.PID == acme.PID || reviewer.PID == globex.PID {
-		t.Errorf("acme/reviewer: token %q on pid %d (acme's %d, globex's %d)", reviewer.Env["GITHUB_TOKEN"], reviewer.PID, acme.PID, globex.PID)
+	if reviewer, _, _ := call("acme/reviewer"); reviewer.Env["GITHUB_TOKEN"] != acmeReviewer || reviewer.Process == acme.Process || reviewer.Process == globex.Process {
+		t.Errorf("acme/reviewer: token %q on process %s (acme's %s, globex's %s)", reviewer.Env["GITHUB_TOKEN"], reviewer.Process, acme.Process, globex.Process)
 	}
-	if again, _, _ := call("acme"); again.PID != acme.PID {
-		t.Errorf("acme's second call reached another process (%d, was %d)", again.PID, acme.PID)
+	if again, _, _ := call("acme"); again.Process != acme.Process {
+		t.Errorf("acme's second call reached another process (%s, was %s)", again.Process, acme.Process)
 	}
 	// A tenant without the credential is told which one and how to set it.
 	if _, text, isErr := call("initech"); !isErr || !strings.Contains(text, "needs GITHUB_TOKEN, which is not set for tenant initech (agent drafter); set it with: skillgate credential set GITHUB_TOKEN --tenant initech") {
@@ -209,7 +209,7 @@ permit (principal, action == Action::"invoke", resource);
 	for {
 		rec, _, _ := call("acme")
 		if rec.Env["GITHUB_TOKEN"] == acmeRotated {
-			if rec.PID == acme.PID {
+			if rec.Process == acme.Process {
 				t.Error("the rotated token reached the old process")
 			}
 			break
@@ -219,8 +219,8 @@ permit (principal, action == Action::"invoke", resource);
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if rec, _, _ := call("globex"); rec.PID != globex.PID || rec.Env["GITHUB_TOKEN"] != globexToken {
-		t.Errorf("globex after acme's rotation: pid %d token %q", rec.PID, rec.Env["GITHUB_TOKEN"])
+	if rec, _, _ := call("globex"); rec.Process != globex.Process || rec.Env["GITHUB_TOKEN"] != globexToken {
+		t.Errorf("globex after acme's rotation: process %s token %q", rec.Process, rec.Env["GITHUB_TOKEN"])
 	}
 
 	// What an operator sees: none of it holds a secret.

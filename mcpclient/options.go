@@ -133,7 +133,8 @@ type Options struct {
 	Getenv func(string) (string, bool)
 	// Confine, when set, confines each stdio server's process before it
 	// starts (package sandbox). Nil runs servers as skillgate's own user,
-	// unconfined: only for servers already approved by an operator.
+	// unconfined: only for code the operator trusts (a first_party skill
+	// set to run unconfined, --unconfined introspection).
 	Confine Confiner
 	// HTTPClient is the base client for streamable HTTP servers. Nil means a
 	// client using http.DefaultTransport. Its Transport is wrapped, never

@@ -71,6 +71,11 @@ type Target struct {
 	// tools it lists at connect (ConnOptions.Pins nil), so a change while
 	// it is open is still refused. Pins is then ignored.
 	Unpinned bool
+	// Trust is the trust of the skill's origin (empty means imported).
+	Trust capability.Trust
+	// Network says an approved capability of this server declares
+	// dataEgress network: a confined server gets the network only then.
+	Network bool
 }
 
 // ID names the target: "skill@digest/server".
@@ -109,6 +114,11 @@ type PoolOptions struct {
 	// remote one dialled) for a target; an error refuses the start, and
 	// the calls waiting for it fail without reaching any server.
 	BeforeStart func(ctx context.Context, t Target) error
+	// Confine, when set, says how a target's stdio server is confined
+	// when it starts: nil runs it unconfined, an error refuses the start
+	// (and fails the calls waiting for it, which never reach any server).
+	// Nil Confine runs every server unconfined.
+	Confine func(t Target) (Confiner, error)
 	// RetryAfter is how long calls fail fast with ErrUnavailable after a
 	// failed dial, so a crashing server is not restarted on every call.
 	// Default 2s.
@@ -350,7 +360,7 @@ func (p *Pool) Call(ctx context.Context, who capability.Principal, t Target, too
 	gen := p.creds.Generation()
 	p.mu.Lock()
 	r := p.routeLocked(who, t, id, gen)
-	conn := p.liveLocked(r.key)
+	conn := p.liveLocked(r.key, t)
 	p.mu.Unlock()
 	if r.missing != nil {
 		done(nil, notSent{missingError(who, id, r.missing)})
@@ -393,11 +403,11 @@ func (p *Pool) callDialling(ctx context.Context, who capability.Principal, t Tar
 	conn.CallToolRaw(ctx, tool, args, func(res json.RawMessage, err error) { done(res, markNotSent(err, false)) })
 }
 
-// liveLocked returns the connection of key when it is up, without
-// dialling. p.mu is held.
-func (p *Pool) liveLocked(key string) *Conn {
+// liveLocked returns the connection of key when it is up and started
+// under t's confinement terms, without dialling. p.mu is held.
+func (p *Pool) liveLocked(key string, t Target) *Conn {
 	e := p.conns[key]
-	if e == nil || e.conn == nil || p.closed {
+	if e == nil || e.conn == nil || p.closed || e.target.Network != t.Network || e.target.Trust != t.Trust {
 		return nil
 	}
 	select {
@@ -442,6 +452,18 @@ func (p *Pool) conn(ctx context.Context, t Target, r route, user routeKey) (*Con
 		}
 		if e.users != nil {
 			e.users[user] = struct{}{}
+		}
+		if e.target.Network != t.Network || e.target.Trust != t.Trust {
+			// A new approval of the same version changed what its
+			// server may reach: the server started under the old
+			// terms does not serve another call.
+			e.target = t
+			if e.conn != nil {
+				p.log.Info("upstream: restarting a server whose confinement changed", "target", id)
+				old := e.conn
+				e.conn = nil
+				go old.Close()
+			}
 		}
 		if e.conn != nil {
 			select {
@@ -515,6 +537,13 @@ func (p *Pool) dial(ctx context.Context, t Target, creds CredentialLookup) (*Con
 	}
 	if t.Unpinned {
 		opts.Pins, opts.LeftOut = nil, nil
+	}
+	if p.opts.Confine != nil && t.Server.Transport == capability.TransportStdio {
+		c, err := p.opts.Confine(t)
+		if err != nil {
+			return nil, &ServerError{ServerID: t.Server.ID, Phase: "start", Err: fmt.Errorf("%w: %w", ErrServerStart, err)}
+		}
+		opts.Confine = c
 	}
 	if p.opts.OnDrift != nil {
 		opts.OnDrift = func(d capability.Drift) { p.opts.OnDrift(t, d) }

@@ -35,7 +35,7 @@ func BenchmarkRoute(b *testing.B) {
 			gen := p.creds.Generation()
 			p.mu.Lock()
 			r := p.routeLocked(who, t, id, gen)
-			_ = p.liveLocked(r.key)
+			_ = p.liveLocked(r.key, t)
 			p.mu.Unlock()
 		}
 	})
@@ -44,7 +44,7 @@ func BenchmarkRoute(b *testing.B) {
 		for b.Loop() {
 			id := t.ID()
 			p.mu.Lock()
-			_ = p.liveLocked(id)
+			_ = p.liveLocked(id, t)
 			p.mu.Unlock()
 		}
 	})

@@ -1,16 +1,22 @@
 // Package sandbox confines the processes skillgate starts for servers it
-// does not trust: the MCP servers that a third-party skill declares, which
-// an install starts to read their tool lists before any human has approved
-// them. On Linux it uses bubblewrap (bwrap): the server sees the host's file
-// system read-only, without home directories or the directories skillgate
-// hides (its data directory), a private /tmp, no network unless allowed, its
-// own process tree that dies with skillgate, and a bound on its address
-// space.
+// does not trust: the MCP servers that a third-party skill declares, both
+// when an install starts them to read their tool lists before any human
+// has approved them and when an approved skill's capability is called. On
+// Linux it uses bubblewrap (bwrap): the server runs in its own user, pid,
+// ipc, uts, cgroup and network namespaces with no capabilities, sees the
+// host's file system read-only, without home directories or the
+// directories skillgate hides (its data directory), a private /tmp, no
+// network unless allowed, and its own process tree that dies with
+// skillgate. At run time ([Runtime]) a helper inside the sandbox (skillgate
+// itself, see [HelperCommand]) adds resource limits and a Landlock ruleset
+// before it executes the server, and the server gets one private writable
+// state directory per skill version. See docs/sandbox.md.
 package sandbox
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -26,9 +32,10 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 // and far from what a runaway process could take of a small machine.
 const DefaultMemoryBytes = 4 << 30
 
-// Bubblewrap confines commands with bwrap (and prlimit, from util-linux,
-// for the memory bound). The zero value hides the usual home directories,
-// denies the network and bounds memory to DefaultMemoryBytes.
+// Bubblewrap confines commands with bwrap (and, without a Helper, prlimit
+// from util-linux for the memory bound). The zero value hides the usual
+// home directories, denies the network and bounds memory to
+// DefaultMemoryBytes.
 type Bubblewrap struct {
 	// Network lets the server reach the network (it shares the host's
 	// network namespace); otherwise it has only a loopback of its own.
@@ -41,12 +48,50 @@ type Bubblewrap struct {
 	MemoryBytes int64
 	// LookPath finds bwrap and prlimit; nil means exec.LookPath.
 	LookPath func(string) (string, error)
+	// State is the server's private writable directory, bound read-write
+	// at its own path; HOME points to it. Empty means none (and HOME is
+	// left as the environment has it).
+	State string
+	// Write are files and directories bound read-write at their own
+	// paths: what an approved declaration grants the server (see
+	// [Runtime]).
+	Write []string
+	// Helper is the command run inside the sandbox that applies Limits
+	// and a Landlock ruleset and then executes the server (skillgate
+	// sandbox-exec, see [HelperCommand]). Its program must be an absolute
+	// path; it is bound read-only. Empty means no helper: memory is bound
+	// with prlimit and MemoryBytes, and nothing else is limited.
+	Helper []string
+	// Limits bound the server's resources when Helper is set; zero
+	// fields take their defaults.
+	Limits Limits
+	// TmpSize bounds the private /tmp in bytes (bwrap --size, which
+	// bubblewrap 0.7 and later have); 0 leaves it unbounded.
+	TmpSize int64
 }
+
+// hiddenFiles are host files a confined server never reads, even where it
+// runs as the owner of root's files (skillgate run as root): each is
+// replaced by an empty one when it exists.
+var hiddenFiles = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd"}
+
+// hiddenDirs are host directories replaced by an empty one for the same
+// reason: private keys.
+var hiddenDirs = []string{"/etc/ssh", "/etc/ssl/private"}
+
+// systemDirs are read (and executed) by any server: what an interpreter
+// and its libraries need. Landlock allows reading nothing else but the
+// skill's tree, the program and what its arguments name.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys"}
 
 // Confine rewrites cmd, not yet started, to run its program under the
 // sandbox: same arguments, environment and working directory (which stays
-// readable but, like everything else, not writable). cmd.Path must be the
-// program's resolved path, as exec.Command sets it.
+// readable but, like everything else, not writable), except that with a
+// State directory HOME is that directory and TMPDIR the private /tmp. On
+// Linux the kernel SIGKILLs bwrap when the thread that started it ends
+// (Pdeathsig), besides bwrap's own --die-with-parent. cmd.Path must be the
+// program's resolved path, as exec.Command sets it. It fails with
+// [ErrUnavailable] when bwrap (or, without a Helper, prlimit) is missing.
 func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
@@ -62,7 +107,12 @@ func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	args := b.Args(cmd.Path, cmd.Dir, cmd.Args[1:]...)
 	path := bwrap
 	args = append([]string{bwrap}, args...)
-	if mem := b.memory(); mem > 0 {
+	if b.State != "" {
+		cmd.Env = setEnv(cmd.Env, "HOME", b.State)
+		cmd.Env = setEnv(cmd.Env, "TMPDIR", "/tmp")
+	}
+	setPdeathsig(cmd)
+	if mem := b.memory(); mem > 0 && len(b.Helper) == 0 {
 		prlimit, err := look("prlimit")
 		if err != nil {
 			return fmt.Errorf("%w: prlimit not found (install util-linux)", ErrUnavailable)
@@ -84,6 +134,18 @@ func (b Bubblewrap) memory() int64 {
 	return b.MemoryBytes
 }
 
+// setEnv returns env with name set to value, replacing every earlier
+// setting of it.
+func setEnv(env []string, name, value string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}
+
 // Args returns bwrap's arguments that run program with args in dir: what
 // Confine runs, for showing an operator.
 //
@@ -96,15 +158,45 @@ func (b Bubblewrap) memory() int64 {
 // whole node_modules tree stays visible, read-only, on the same terms: the
 // script imports its dependencies from it.
 func (b Bubblewrap) Args(program, dir string, args ...string) []string {
-	out := b.sandboxArgs(program, dir, args)
-	out = append(out, "--", program)
+	out, read := b.sandboxArgs(program, dir, args)
+	out = append(out, "--")
+	if len(b.Helper) > 0 {
+		p := Policy{Limits: b.Limits.WithDefaults(), Read: read, Write: b.writable(), Network: b.Network}
+		out = append(out, b.Helper...)
+		return append(out, helperArgs(p, program, args)...)
+	}
+	out = append(out, program)
 	return append(out, args...)
 }
 
-func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) []string {
-	args := []string{
+// writable lists what a confined server may write: its private /tmp and
+// devices, its state directory and its grants.
+func (b Bubblewrap) writable() []string {
+	w := []string{"/tmp", "/dev"}
+	if b.State != "" {
+		w = append(w, b.State)
+	}
+	return append(w, b.Write...)
+}
+
+// sandboxArgs returns bwrap's options, and the paths the server may read
+// (the system directories, its tree, its program and what its arguments
+// name).
+func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) (args, read []string) {
+	args = []string{
 		"--die-with-parent", // killed with skillgate
 		"--unshare-all",     // own pid, ipc, uts, cgroup and (below) network namespaces
+		// A user namespace even where bwrap would skip it (skillgate run
+		// as root): as root, a sandbox without one would keep every
+		// capability of the host.
+		"--unshare-user",
+		"--new-session", // no TIOCSTI into skillgate's terminal
+	}
+	if len(b.Helper) == 0 || os.Geteuid() != 0 {
+		// No capabilities in the namespace. Started by root, the helper
+		// keeps them a moment, to bound the namespace's pids, and drops
+		// them all before the server starts.
+		args = append(args, "--cap-drop", "ALL")
 	}
 	if b.Network {
 		args = append(args, "--share-net")
@@ -113,10 +205,26 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) []string
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
+	)
+	if b.TmpSize > 0 {
+		args = append(args, "--size", strconv.FormatInt(b.TmpSize, 10))
+	}
+	args = append(args,
 		"--tmpfs", "/tmp",
 		"--tmpfs", "/root",
 		"--tmpfs", "/home",
 	)
+	read = append(read, systemDirs...)
+	for _, f := range hiddenFiles {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
+			args = append(args, "--ro-bind", "/dev/null", f)
+		}
+	}
+	for _, d := range hiddenDirs {
+		if st, err := os.Lstat(d); err == nil && st.IsDir() {
+			args = append(args, "--tmpfs", d)
+		}
+	}
 	for _, h := range b.Hide {
 		if abs, err := filepath.Abs(h); err == nil {
 			args = append(args, "--tmpfs", abs)
@@ -132,24 +240,44 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) []string
 		if nm := nodeModules(a); nm != "" {
 			if realNM, ok := b.exposable(nm); ok {
 				args = append(args, "--ro-bind", realNM, nm)
+				read = append(read, nm)
 			}
 		}
 		args = append(args, "--ro-bind", real, a)
+		read = append(read, a)
 	}
 	if filepath.IsAbs(program) {
 		// The program itself stays visible (read-only) even when it lies
 		// in a hidden directory such as /tmp.
 		args = append(args, "--ro-bind", program, program)
+		read = append(read, program)
+	}
+	if len(b.Helper) > 0 && filepath.IsAbs(b.Helper[0]) {
+		args = append(args, "--ro-bind", b.Helper[0], b.Helper[0])
 	}
 	if dir != "" {
 		if abs, err := filepath.Abs(dir); err == nil {
 			// The working directory stays visible (read-only) even when
 			// it lies in a hidden one, as an installed skill's tree lies
 			// in the data directory.
-			args = append(args, "--ro-bind", abs, abs, "--chdir", abs)
+			args = append(args, "--ro-bind", abs, abs)
+			read = append(read, abs)
 		}
 	}
-	return args
+	// What the server may write comes last, so that it wins over a
+	// read-only or hidden directory above it.
+	for _, w := range b.Write {
+		args = append(args, "--bind", w, w)
+	}
+	if b.State != "" {
+		args = append(args, "--bind", b.State, b.State)
+	}
+	if dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			args = append(args, "--chdir", abs)
+		}
+	}
+	return args, read
 }
 
 // nodeModules returns the outermost node_modules directory that holds

@@ -225,6 +225,9 @@ type Config struct {
 	Sessions configSessions `yaml:"sessions"`
 	// Signing lists the keys trusted to sign skills; see configSigning.
 	Signing configSigning `yaml:"signing"`
+	// Sandbox configures how approved skills' servers run when their
+	// capabilities are called; see configSandbox and docs/sandbox.md.
+	Sandbox configSandbox `yaml:"sandbox"`
 	// Executors configures provider-neutral executors (docs/executors.md).
 	Executors struct {
 		// Preferences order the providers the resolver picks from when a

@@ -277,7 +277,12 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	if err != nil {
 		return err
 	}
+	sb, err := m.sandboxRuntime(cfg, d.log)
+	if err != nil {
+		return err
+	}
 	d.caps, err = broker.OpenRuntime(ctx, broker.RuntimeOptions{
+		Sandbox:   sb,
 		Executors: execs,
 		Installs:  d.installs, Store: d.db, PolicyDir: m.policyDir(), FirstParty: d.reg,
 		CredentialStore: creds,

@@ -126,12 +126,17 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory
-		// (tokens, the store, the audit key) hidden from them.
+		// (tokens, the store, the audit key) hidden from them, and, through
+		// skillgate's own helper, the run-time sandbox's resource limits and
+		// Landlock ruleset (docs/sandbox.md).
 		data, err := filepath.Abs(m.data())
 		if err != nil {
 			return nil, err
 		}
 		opts.Sandbox = &sandbox.Bubblewrap{Hide: []string{data}}
+		if self, err := os.Executable(); err == nil {
+			opts.Sandbox.Helper = []string{self, sandbox.HelperCommand}
+		}
 	}
 	if point := m.Getenv(envCrashPoint); point != "" {
 		opts.Crash = func(p string) {

@@ -13,6 +13,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 	"time"
+
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 // stopGrace is how long an orderly stop may take after the first SIGINT or
@@ -21,6 +23,7 @@ import (
 const stopGrace = 5 * time.Second
 
 func main() {
+	sandboxHelper(os.Args)
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -78,4 +81,18 @@ func signalNumber(sig os.Signal) int {
 		return int(s)
 	}
 	return int(syscall.SIGINT)
+}
+
+// sandboxHelper runs the sandbox's helper when args name it (skillgate
+// sandbox-exec, hidden: only bubblewrap runs it): inside a sandbox, before
+// a confined server starts, it applies the server's limits and Landlock
+// ruleset and then becomes the server. It returns only when args name
+// another command.
+func sandboxHelper(args []string) {
+	if len(args) < 2 || args[1] != sandbox.HelperCommand {
+		return
+	}
+	err := sandbox.Exec(args[2:], os.Environ())
+	fmt.Fprintln(os.Stderr, "skillgate "+sandbox.HelperCommand+":", err)
+	os.Exit(126)
 }

@@ -11,6 +11,7 @@ package testserver
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,6 +120,14 @@ const (
 	// EnvRecordFile), so a test sees which server a call was routed to,
 	// with which arguments and which credentials.
 	ModeRecorder = "recorder"
+	// ModeHostile (Linux only) is a server whose tools each try one thing
+	// a confined server must not manage, and answer with what happened:
+	// echo (harmless), read_file and write_file (path), connect (a TCP
+	// address), resolve (a host name in address), fork (count processes),
+	// alloc (count bytes of memory), write_big (a file of count bytes at
+	// path) and linger (a process carrying marker in its command line,
+	// meant to outlive the server and skillgate).
+	ModeHostile = "hostile"
 )
 
 // Recording is what ModeRecorder answers a call with.
@@ -128,7 +137,14 @@ type Recording struct {
 	Arguments json.RawMessage   `json:"arguments"`
 	Env       map[string]string `json:"env"`
 	PID       int               `json:"pid"`
+	// Process identifies the server process among all: unlike PID, it
+	// differs between servers confined in pid namespaces of their own
+	// (where each may be pid 2).
+	Process string `json:"process"`
 }
+
+// processID is this process's [Recording.Process].
+var processID = rand.Text()
 
 // Descriptions of tool "add" in ModeRugPull, before and after the rug pull.
 const (
@@ -153,6 +169,8 @@ func Main() int {
 	case ModeSleep:
 		signal.Ignore(syscall.SIGTERM)
 		sleepForever()
+	case modeForker:
+		return forker()
 	case ModeHangInitialize:
 		return hang()
 	case ModeBanner:
@@ -281,6 +299,8 @@ func New(mode string, cfg Config) (*mcp.Server, error) {
 		if err := addRecorderTools(s, cfg); err != nil {
 			return nil, err
 		}
+	case ModeHostile:
+		addHostileTools(s)
 	default:
 		return nil, fmt.Errorf("unknown mode %q", mode)
 	}
@@ -539,7 +559,7 @@ func addRecorderTools(s *mcp.Server, cfg Config) error {
 	var mu sync.Mutex
 	for _, t := range list.Tools {
 		s.AddTool(t, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			rec := Recording{Server: cfg.Name, Tool: req.Params.Name, Arguments: req.Params.Arguments, Env: map[string]string{}, PID: os.Getpid()}
+			rec := Recording{Server: cfg.Name, Tool: req.Params.Name, Arguments: req.Params.Arguments, Env: map[string]string{}, PID: os.Getpid(), Process: processID}
 			if len(rec.Arguments) == 0 {
 				rec.Arguments = json.RawMessage("{}")
 			}

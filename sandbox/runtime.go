@@ -1,0 +1,215 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Mode says how a skill's servers run at call time.
+type Mode string
+
+// The modes.
+const (
+	// ModeBubblewrap confines the servers (the default, and the only
+	// mode of an imported skill).
+	ModeBubblewrap Mode = "bubblewrap"
+	// ModeNone runs them as skillgate's own user, unconfined: only for a
+	// first_party skill, and only when the operator configures it.
+	ModeNone Mode = "none"
+)
+
+// ParseMode parses a configured mode.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeBubblewrap, ModeNone:
+		return m, nil
+	}
+	return "", fmt.Errorf("sandbox mode must be %s or %s, not %q", ModeBubblewrap, ModeNone, s)
+}
+
+// ErrNotAllowed means a skill is configured to run unconfined but may not:
+// only a first_party skill may.
+var ErrNotAllowed = errors.New("sandbox: none is allowed only for first_party skills")
+
+// Runtime decides how the servers of approved skills run when their
+// capabilities are called: every server of an imported skill, and of a
+// first_party skill the operator did not set to [ModeNone], runs confined
+// by [Bubblewrap] with the helper, its resource limits and a private state
+// directory per skill version. The zero value is not usable; StateRoot and
+// Helper are required. A Runtime is safe for concurrent use once built,
+// and must not be copied after its first use.
+type Runtime struct {
+	// StateRoot holds the state directories: StateRoot/<skill key>/<version>.
+	StateRoot string
+	// Hide are directories hidden from every server (skillgate's data
+	// directory); the state directory and the skill's tree, which lie in
+	// it, are bound back.
+	Hide []string
+	// Helper is the helper command (see [Bubblewrap.Helper]).
+	Helper []string
+	// Limits bound every confined server; zero fields take defaults.
+	Limits Limits
+	// Modes are the operator's per-skill modes, by skill key; a skill not
+	// listed is confined.
+	Modes map[string]Mode
+	// LookPath finds bwrap; nil means exec.LookPath.
+	LookPath func(string) (string, error)
+
+	sizeOnce sync.Once
+	hasSize  bool // the installed bwrap bounds a tmpfs (--size)
+}
+
+// Server is one server of one approved skill version, as [Runtime] needs
+// it.
+type Server struct {
+	// Skill is the skill's key (tenant/category/name) and Version its
+	// content digest.
+	Skill, Version string
+	// FirstParty says the skill comes from a first_party root.
+	FirstParty bool
+	// Network says an approved capability of the server declares
+	// dataEgress network: only then does it share the host's network.
+	Network bool
+	// Dir is the skill's tree, the server's working directory.
+	Dir string
+	// Args are the declared arguments and Env the declared environment
+	// values: the absolute paths among them are the server's grants.
+	Args, Env []string
+}
+
+// Confiner returns the confinement of s: nil (and no error) when s may run
+// unconfined, an error wrapping [ErrNotAllowed] when an imported skill is
+// configured with [ModeNone], and one wrapping [ErrUnavailable] (saying
+// how to install it) when bwrap is missing. It creates s's state
+// directory (mode 0700) when needed.
+func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
+	if r.Modes[s.Skill] == ModeNone {
+		if !s.FirstParty {
+			return nil, fmt.Errorf("%w: %s is imported (remove it from sandbox.skills in config.yaml)", ErrNotAllowed, s.Skill)
+		}
+		return nil, nil
+	}
+	look := r.LookPath
+	if look == nil {
+		look = exec.LookPath
+	}
+	bwrap, err := look("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("%w: bwrap not found; the servers of %s run only confined (install bubblewrap: apt-get install bubblewrap)", ErrUnavailable, s.Skill)
+	}
+	state, err := r.StateDir(s.Skill, s.Version)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: state directory of %s: %w", s.Skill, err)
+	}
+	b := &Bubblewrap{
+		Network: s.Network, Hide: r.Hide, LookPath: r.LookPath,
+		State: state, Helper: r.Helper, Limits: r.Limits,
+	}
+	b.Write = grants(s, append([]string{"/root", "/home"}, r.Hide...))
+	if tmp := r.Limits.WithDefaults().TmpBytes; tmp > 0 && r.bwrapHasSize(bwrap) {
+		b.TmpSize = tmp
+	}
+	return b, nil
+}
+
+// bwrapHasSize reports whether bwrap accepts --size (bubblewrap 0.7 and
+// later), asking it once.
+func (r *Runtime) bwrapHasSize(bwrap string) bool {
+	r.sizeOnce.Do(func() {
+		out, _ := exec.Command(bwrap, "--help").CombinedOutput()
+		r.hasSize = strings.Contains(string(out), "--size")
+	})
+	return r.hasSize
+}
+
+// StateDir returns the state directory of one skill version:
+// StateRoot/<skill key>/<version>, with a version's ":" written as "-".
+func (r *Runtime) StateDir(skill, version string) (string, error) {
+	v := strings.ReplaceAll(version, ":", "-")
+	rel := filepath.Join(skill, v)
+	if skill == "" || v == "" || !filepath.IsLocal(rel) || strings.Contains(v, "/") {
+		return "", fmt.Errorf("sandbox: no state directory for skill %q version %q", skill, version)
+	}
+	return filepath.Join(r.StateRoot, rel), nil
+}
+
+// protected are the directories under which nothing is granted for
+// writing, whatever a declaration names: the system's and the home
+// directories.
+var protected = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc", "/sys", "/run", "/var", "/opt", "/snap", "/root", "/home"}
+
+// grants returns what s's declaration grants it for writing: each
+// existing directory named by an absolute path among its arguments (a
+// filesystem server's allowed directory), and for each absolute path
+// among its environment values the directory itself or, for a file, the
+// directory that holds it (a memory server's file). Nothing at the top
+// level (/tmp itself), under a protected or hidden directory, in the
+// skill's own tree or in a node_modules tree is granted.
+func grants(s Server, hidden []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string, fileParent bool) {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return
+		}
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && st.IsDir():
+		case fileParent && (err == nil || errors.Is(err, os.ErrNotExist)):
+			p = filepath.Dir(p)
+			if st, err := os.Stat(p); err != nil || !st.IsDir() {
+				return
+			}
+		default:
+			return
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return
+		}
+		for _, c := range []string{p, real} {
+			if strings.Count(c, "/") < 2 || nodeModules(c+"/") != "" || under(c, protected) || under(c, hidden) {
+				return
+			}
+			if s.Dir != "" && under(c, []string{s.Dir}) {
+				return
+			}
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, a := range s.Args {
+		add(a, false)
+	}
+	for _, v := range s.Env {
+		add(v, true)
+	}
+	return out
+}
+
+// under reports whether p is one of dirs or lies below one.
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil && (p == r || strings.HasPrefix(p, r+"/")) {
+			return true
+		}
+		if p == abs || strings.HasPrefix(p, abs+"/") {
+			return true
+		}
+	}
+	return false
+}
