@@ -62,6 +62,9 @@ type Runtime struct {
 
 	sizeOnce sync.Once
 	hasSize  bool // the installed bwrap bounds a tmpfs (--size)
+
+	sessionOnce sync.Once
+	needSession bool // a confined server needs a session of its own
 }
 
 // Server is one server of one approved skill version, as [Runtime] needs
@@ -112,12 +115,19 @@ func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
 	b := &Bubblewrap{
 		Network: s.Network, Hide: r.Hide, LookPath: r.LookPath,
 		State: state, Helper: r.Helper, Limits: r.Limits,
+		SameSession: !r.sessionNeeded(),
 	}
 	b.Write = grants(s, append([]string{"/root", "/home"}, r.Hide...))
 	if tmp := r.Limits.WithDefaults().TmpBytes; tmp > 0 && r.bwrapHasSize(bwrap) {
 		b.TmpSize = tmp
 	}
 	return b, nil
+}
+
+// sessionNeeded is [SessionNeeded], asked once.
+func (r *Runtime) sessionNeeded() bool {
+	r.sessionOnce.Do(func() { r.needSession = SessionNeeded() })
+	return r.needSession
 }
 
 // bwrapHasSize reports whether bwrap accepts --size (bubblewrap 0.7 and

@@ -68,6 +68,11 @@ type Bubblewrap struct {
 	// TmpSize bounds the private /tmp in bytes (bwrap --size, which
 	// bubblewrap 0.7 and later have); 0 leaves it unbounded.
 	TmpSize int64
+	// SameSession keeps the server in skillgate's session instead of a
+	// new one (bwrap --new-session). A new session is what keeps a
+	// server from pushing input into skillgate's terminal (TIOCSTI), so
+	// only set it where that cannot happen: see [SessionNeeded].
+	SameSession bool
 }
 
 // hiddenFiles are host files a confined server never reads, even where it
@@ -190,7 +195,9 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) (args, r
 		// as root): as root, a sandbox without one would keep every
 		// capability of the host.
 		"--unshare-user",
-		"--new-session", // no TIOCSTI into skillgate's terminal
+	}
+	if !b.SameSession {
+		args = append(args, "--new-session") // no TIOCSTI into skillgate's terminal
 	}
 	if len(b.Helper) == 0 || os.Geteuid() != 0 {
 		// No capabilities in the namespace. Started by root, the helper

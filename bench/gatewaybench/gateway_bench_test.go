@@ -227,6 +227,11 @@ func viaSkillgate(b *testing.B, bin, name string, srv server) (*client, *exec.Cm
 	}
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{srv.id: decl}})
 	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
+	// SKILLGATE_BENCH_CONFIG is a config.yaml for skillgate's data
+	// directory (sandbox limits, for instance).
+	if c := os.Getenv("SKILLGATE_BENCH_CONFIG"); c != "" {
+		os.WriteFile(filepath.Join(data, "config.yaml"), []byte(c), 0o600)
+	}
 	for _, args := range [][]string{{"install", src}, {"approve", name}, {"enable", name}} {
 		if out, err := exec.Command(bin, append([]string{"--data", data}, args...)...).CombinedOutput(); err != nil {
 			b.Fatalf("skillgate %v: %v\n%s", args, err, out)
