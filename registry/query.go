@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"github.com/skillgate/skillgate/capability"
+	"slices"
 	"strings"
 
 	"github.com/skillgate/skillgate/skill"
@@ -39,6 +41,19 @@ type Entry struct {
 
 // List returns the skills matching q, ordered by identity.
 func (r *Registry) List(ctx context.Context, q Query) ([]Entry, error) {
+	// A skill's trust is its root's: a trust that no root has selects
+	// nothing, and the versions need not be read (at 100,000 skills, the
+	// gateway's search for first_party skills on every reload would read
+	// them all to find none).
+	if q.Trust != "" {
+		roots, err := r.store.Roots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(roots, func(rt store.Root) bool { return trustOf(rt.Trust) == q.Trust }) {
+			return nil, nil
+		}
+	}
 	// Precedence is decided over every root, before filters that could
 	// hide the winner.
 	all, err := r.store.Versions(ctx, store.Filter{Brief: !q.Full})
@@ -170,3 +185,11 @@ func (r *Registry) Show(ctx context.Context, name string) (*Details, error) {
 // pipeline ([Registry.SyncImported]): below every configured root in
 // precedence, and never a root a scan walks.
 const ScopeImported = store.ScopeImported
+
+// trustOf is a root's trust, "" read as imported.
+func trustOf(t string) string {
+	if t == "" {
+		return string(capability.TrustImported)
+	}
+	return t
+}
