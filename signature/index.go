@@ -13,10 +13,7 @@ import (
 	"sync"
 	"time"
 
-	v1 "github.com/in-toto/attestation/go/v1"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/skill"
@@ -278,31 +275,7 @@ func listedManifest(files []skill.File) string {
 
 // indexStatement encodes the in-toto Statement v1 of subs with predicate p.
 func indexStatement(subs []Subject, p IndexPredicate) ([]byte, error) {
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	pred, err := structpb.NewStruct(m)
-	if err != nil {
-		return nil, fmt.Errorf("sign: predicate: %w", err)
-	}
-	st := &v1.Statement{Type: v1.StatementTypeUri, PredicateType: IndexPredicateType, Predicate: pred}
-	st.Subject = make([]*v1.ResourceDescriptor, len(subs))
-	for i, s := range subs {
-		hexDigest, ok := strings.CutPrefix(s.Digest, "sha256:")
-		if !ok {
-			return nil, fmt.Errorf("sign: digest %q is not sha256:<hex>", s.Digest)
-		}
-		st.Subject[i] = &v1.ResourceDescriptor{Name: s.Name, Digest: map[string]string{"sha256": hexDigest}}
-	}
-	if err := st.Validate(); err != nil {
-		return nil, fmt.Errorf("sign: statement: %w", err)
-	}
-	return protojson.Marshal(st)
+	return encodeStatement(subs, IndexPredicateType, p)
 }
 
 // Index is a signed index whose signature verified: which skills of the

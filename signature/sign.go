@@ -138,10 +138,12 @@ func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOpt
 
 // statement encodes the in-toto Statement v1 of digest with predicate p.
 func statement(digest string, p Predicate) ([]byte, error) {
-	hexDigest, ok := strings.CutPrefix(digest, "sha256:")
-	if !ok {
-		return nil, fmt.Errorf("sign: digest %q is not sha256:<hex>", digest)
-	}
+	return encodeStatement([]Subject{{Name: p.Skill, Digest: digest}}, PredicateType, p)
+}
+
+// encodeStatement encodes an in-toto Statement v1 of subjects subs (each
+// digest written sha256:<hex>) with predicate p of type predicateType.
+func encodeStatement(subs []Subject, predicateType string, p any) ([]byte, error) {
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -154,11 +156,14 @@ func statement(digest string, p Predicate) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sign: predicate: %w", err)
 	}
-	st := &v1.Statement{
-		Type:          v1.StatementTypeUri,
-		Subject:       []*v1.ResourceDescriptor{{Name: p.Skill, Digest: map[string]string{"sha256": hexDigest}}},
-		PredicateType: PredicateType,
-		Predicate:     pred,
+	st := &v1.Statement{Type: v1.StatementTypeUri, PredicateType: predicateType, Predicate: pred}
+	st.Subject = make([]*v1.ResourceDescriptor, len(subs))
+	for i, s := range subs {
+		hexDigest, ok := strings.CutPrefix(s.Digest, "sha256:")
+		if !ok {
+			return nil, fmt.Errorf("sign: digest %q is not sha256:<hex>", s.Digest)
+		}
+		st.Subject[i] = &v1.ResourceDescriptor{Name: s.Name, Digest: map[string]string{"sha256": hexDigest}}
 	}
 	if err := st.Validate(); err != nil {
 		return nil, fmt.Errorf("sign: statement: %w", err)
