@@ -86,6 +86,17 @@ type Console struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	verified *verification // the last audit verification, nil before one
+}
+
+// verification is the outcome of one verification of the audit log's
+// hash chain from the console.
+type verification struct {
+	At      time.Time
+	By      string
+	Records int64
+	Head    audit.Head
+	Err     string
 }
 
 type session struct {
@@ -133,6 +144,7 @@ func New(opts Options) (*Console, error) {
 	c.mux.Handle("POST "+Prefix+"/grants/revoke", c.authed(c.revokeGrant))
 	c.mux.Handle("GET "+Prefix+"/audit", c.authed(c.auditPage))
 	c.mux.Handle("GET "+Prefix+"/audit.jsonl", c.authed(c.auditExport))
+	c.mux.Handle("POST "+Prefix+"/audit/verify", c.authed(c.verifyAudit))
 	c.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, Prefix+"/", http.StatusSeeOther) })
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -154,6 +155,15 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 			}
 		}
 		data["ActiveGrants"] = active
+	}
+	c.mu.Lock()
+	if c.verified != nil {
+		v := *c.verified
+		data["Verified"] = &v
+	}
+	c.mu.Unlock()
+	if _, ok := c.opts.Audit.(audit.Log); ok {
+		data["CanVerify"] = true
 	}
 	if c.opts.Audit != nil {
 		recent, err := c.opts.Audit.Query(r.Context(), audit.Filter{Limit: 10, Last: true})
@@ -434,3 +444,32 @@ func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
 // urlOf marks a link the console built itself as a URL for templates.
 func urlOf(s string) template.URL { return template.URL(s) }
+
+// verifyTimeout bounds one verification of the audit log from the console.
+const verifyTimeout = 2 * time.Minute
+
+// verifyAudit checks the audit log's whole hash chain (what `skillgate
+// audit verify` does), keeps the outcome for the overview, and logs it.
+func (c *Console) verifyAudit(w http.ResponseWriter, r *http.Request, s *session) {
+	log, ok := c.opts.Audit.(audit.Log)
+	if !ok {
+		c.fail(w, r, s, http.StatusNotFound, errors.New("this server's audit log cannot be verified from the console"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), verifyTimeout)
+	defer cancel()
+	rep, err := audit.Verify(ctx, log, audit.Head{})
+	v := &verification{At: c.opts.Now(), By: s.actor(), Records: rep.Records, Head: rep.Head}
+	msg := fmt.Sprintf("audit log OK: %d records, head %d", rep.Records, rep.Head.Seq)
+	if err != nil {
+		v.Err = err.Error()
+		msg = "audit log verification FAILED: " + err.Error()
+		c.log.ErrorContext(r.Context(), "admin console: audit verification failed", "by", v.By, "err", err)
+	} else {
+		c.log.InfoContext(r.Context(), "admin console: audit verified", "by", v.By, "records", rep.Records)
+	}
+	c.mu.Lock()
+	c.verified = v
+	c.mu.Unlock()
+	http.Redirect(w, r, Prefix+"/?done="+url.QueryEscape(msg), http.StatusSeeOther)
+}
