@@ -1,8 +1,8 @@
 package admin
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
