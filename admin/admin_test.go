@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -41,12 +41,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testServer = filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", testServer, "./internal/testserver/cmd/testserver")
-	build.Dir = ".."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "admin tests: go build testserver:", err)
+	if testServer, err = testserver.Build("..", dir); err != nil {
+		fmt.Fprintln(os.Stderr, "admin tests:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,18 +103,11 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, statu
 	c.render(w, r, s, status, "error", map[string]any{"Status": status, "StatusText": http.StatusText(status), "Error": err.Error()})
 }
 
-// installStatus maps the install package's error kinds to HTTP statuses,
-// as the REST API does.
+// installStatus is the HTTP status of an install error (500 for an
+// internal one).
 func installStatus(err error) int {
-	switch {
-	case errors.Is(err, install.ErrUsage):
-		return http.StatusBadRequest
-	case errors.Is(err, install.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, install.ErrBlocked), errors.Is(err, install.ErrState):
-		return http.StatusConflict
-	case errors.Is(err, install.ErrInvalidSkill):
-		return http.StatusUnprocessableEntity
+	if st, ok := install.HTTPStatus(err); ok {
+		return st
 	}
 	return http.StatusInternalServerError
 }
@@ -171,7 +165,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 			c.fail(w, r, s, http.StatusInternalServerError, err)
 			return
 		}
-		reverse(recent)
+		slices.Reverse(recent)
 		data["Recent"] = recent
 	}
 	c.render(w, r, s, http.StatusOK, "overview", data)
@@ -402,7 +396,7 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 func (c *Console) page(r *http.Request, f audit.Filter, before int64) ([]audit.Record, error) {
 	f.BeforeSeq, f.Limit, f.Last = before, auditPageSize, true
 	recs, err := c.opts.Audit.Query(r.Context(), f)
-	reverse(recs)
+	slices.Reverse(recs)
 	return recs, err
 }
 
@@ -432,12 +426,6 @@ func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, s *session
 		}
 	}
 	bw.Flush()
-}
-
-func reverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }

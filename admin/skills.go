@@ -32,19 +32,6 @@ type skillRow struct {
 	State string
 }
 
-// stateOf is a listed skill's state, as `skillgate ls` names it.
-func stateOf(e registry.Entry) string {
-	switch {
-	case !e.Valid:
-		return "rejected"
-	case e.ShadowedBy != "":
-		return "shadowed"
-	case !e.Enabled:
-		return "disabled"
-	}
-	return "enabled"
-}
-
 // skills lists the registry's skills, filtered and paged.
 func (c *Console) skills(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.opts.Registry == nil {
@@ -95,7 +82,7 @@ func (c *Console) skills(w http.ResponseWriter, r *http.Request, s *session) {
 	text := strings.ToLower(strings.TrimSpace(q.Get("q")))
 	var rows []skillRow
 	for _, e := range es {
-		st := stateOf(e)
+		st := e.State()
 		if state != "" && st != state {
 			continue
 		}
@@ -163,7 +150,7 @@ func (c *Console) showSkill(w http.ResponseWriter, r *http.Request, s *session) 
 	if len(d.Entry.Frontmatter) > 0 {
 		_ = json.Unmarshal(d.Entry.Frontmatter, &fm)
 	}
-	data := map[string]any{"D": d, "State": stateOf(*d.Entry), "Files": files, "Diagnostics": diags, "Frontmatter": fm}
+	data := map[string]any{"D": d, "State": d.Entry.State(), "Files": files, "Diagnostics": diags, "Frontmatter": fm}
 	if path := r.URL.Query().Get("file"); path != "" {
 		body, note, err := readSkillFile(d.Entry.Dir, path, files)
 		if err != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"io"
 	"net/http"
 	"net/url"
@@ -25,14 +26,7 @@ var (
 func testServer(t *testing.T) string {
 	t.Helper()
 	testServerOnce.Do(func() {
-		testServerBin = filepath.Join(filepath.Dir(bin), "testserver")
-		build := exec.Command("go", "build", "-o", testServerBin, "./internal/testserver/cmd/testserver")
-		build.Dir = ".."
-		out, err := build.CombinedOutput()
-		if err != nil {
-			testServerErr = err
-			t.Log(string(out))
-		}
+		testServerBin, testServerErr = testserver.Build("..", filepath.Dir(bin))
 	})
 	if testServerErr != nil {
 		t.Fatal(testServerErr)

@@ -1,6 +1,9 @@
 package install
 
-import "errors"
+import (
+	"errors"
+	"net/http"
+)
 
 // Sentinel errors. Callers branch with errors.Is; messages say what to do
 // next.
@@ -45,3 +48,27 @@ var (
 	// ErrStorage means managed storage is inconsistent or unwritable.
 	ErrStorage = errors.New("managed storage error")
 )
+
+// HTTPStatus is the HTTP status an error of this package is answered with
+// by the REST API and the admin console (400 usage, 404 not found, 409
+// blocked or not possible now, 422 an invalid source or skill); ok is
+// false for an error of no such kind (an internal error).
+func HTTPStatus(err error) (status int, ok bool) {
+	for _, st := range []struct {
+		kind   error
+		status int
+	}{
+		{ErrUsage, http.StatusBadRequest},
+		{ErrAmbiguous, http.StatusBadRequest},
+		{ErrNotFound, http.StatusNotFound},
+		{ErrBlocked, http.StatusConflict},
+		{ErrState, http.StatusConflict},
+		{ErrInvalidSource, http.StatusUnprocessableEntity},
+		{ErrInvalidSkill, http.StatusUnprocessableEntity},
+	} {
+		if errors.Is(err, st.kind) {
+			return st.status, true
+		}
+	}
+	return 0, false
+}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,12 +28,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testServer = filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", testServer, "./internal/testserver/cmd/testserver")
-	build.Dir = ".."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "install tests: go build testserver:", err)
+	if testServer, err = testserver.Build("..", dir); err != nil {
+		fmt.Fprintln(os.Stderr, "install tests:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -158,10 +158,6 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
 	names := rep.Proposal.Capabilities
-	if r := contentReason(in.Key, blockingFindings(rep)); r != "" {
-		// The content blocks the whole skill: --only cannot leave it out.
-		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, r)
-	}
 	if len(only) > 0 {
 		names = only
 	} else if rep.Validation.Blocked {
@@ -262,11 +258,6 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOpti
 	rep, err := manifest.ParseReport(in.Pending)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
-	}
-	if r := contentReason(in.Key, blockingFindings(rep)); r != "" {
-		// What the servers publish now carries findings: re-approving it
-		// takes the same decision as a first approval.
-		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, r)
 	}
 	live := map[string]bool{}
 	for _, c := range rep.Capabilities {
@@ -718,6 +709,11 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 // and the report: what an approval commits.
 func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *manifest.Report, names []string, o ApproveOptions, actor string) (*manifest.Manifest, json.RawMessage, json.RawMessage, error) {
 	only := o.Only
+	if r := contentReason(in.Key, blockingFindings(rep)); r != "" {
+		// The content blocks the whole skill, in a first approval and in a
+		// re-approval after drift alike: --only cannot leave it out.
+		return nil, nil, nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, r)
+	}
 	pins, err := s.selectReady(in, rep, names)
 	if err != nil {
 		return nil, nil, nil, err

@@ -39,6 +39,20 @@ type Entry struct {
 	ShadowedBy string `json:"shadowed_by,omitempty"`
 }
 
+// State is how a listed skill stands: "rejected" (invalid), "shadowed"
+// (hidden by a version of higher precedence), "disabled" or "enabled".
+func (e Entry) State() string {
+	switch {
+	case !e.Valid:
+		return "rejected"
+	case e.ShadowedBy != "":
+		return "shadowed"
+	case !e.Enabled:
+		return "disabled"
+	}
+	return "enabled"
+}
+
 // List returns the skills matching q, ordered by identity.
 func (r *Registry) List(ctx context.Context, q Query) ([]Entry, error) {
 	// A skill's trust is its root's: a trust that no root has selects

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,7 +60,7 @@ func (s *Server) installAPI(h func(*http.Request, string) (any, error)) http.Han
 		}
 		v, err := h(r, operator(p))
 		if err != nil {
-			if status, ok := installStatus(err); ok {
+			if status, ok := install.HTTPStatus(err); ok {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(status)
 				install.WriteJSON(w, map[string]string{"error": err.Error()})
@@ -82,27 +81,6 @@ func (s *Server) installAPI(h func(*http.Request, string) (any, error)) http.Han
 }
 
 func operator(p capability.Principal) string { return "operator:" + p.String() }
-
-// installStatus maps the install package's error kinds to HTTP statuses.
-func installStatus(err error) (int, bool) {
-	for _, st := range []struct {
-		kind   error
-		status int
-	}{
-		{install.ErrUsage, http.StatusBadRequest},
-		{install.ErrAmbiguous, http.StatusBadRequest},
-		{install.ErrNotFound, http.StatusNotFound},
-		{install.ErrBlocked, http.StatusConflict},
-		{install.ErrState, http.StatusConflict},
-		{install.ErrInvalidSource, http.StatusUnprocessableEntity},
-		{install.ErrInvalidSkill, http.StatusUnprocessableEntity},
-	} {
-		if errors.Is(err, st.kind) {
-			return st.status, true
-		}
-	}
-	return 0, false
-}
 
 // actionRequest is the body of POST /v1/installs/{op}.
 type actionRequest struct {

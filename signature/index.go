@@ -98,11 +98,7 @@ func SignRoot(ctx context.Context, root string, priv ed25519.PrivateKey, opts In
 	if err != nil {
 		return nil, err
 	}
-	pub, ok := priv.Public().(ed25519.PublicKey)
-	if !ok || len(priv) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("sign: %w: not an Ed25519 private key", ErrKey)
-	}
-	id, err := KeyID(pub)
+	id, err := signerID(priv)
 	if err != nil {
 		return nil, err
 	}

@@ -100,11 +100,7 @@ func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOpt
 	if err != nil {
 		return nil, err
 	}
-	pub, ok := priv.Public().(ed25519.PublicKey)
-	if !ok || len(priv) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("sign: %w: not an Ed25519 private key", ErrKey)
-	}
-	id, err := KeyID(pub)
+	id, err := signerID(priv)
 	if err != nil {
 		return nil, err
 	}
@@ -261,4 +257,14 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// signerID checks that priv is an Ed25519 private key and returns the id
+// of its public key, which a signature names.
+func signerID(priv ed25519.PrivateKey) (string, error) {
+	pub, ok := priv.Public().(ed25519.PublicKey)
+	if !ok || len(priv) != ed25519.PrivateKeySize {
+		return "", fmt.Errorf("sign: %w: not an Ed25519 private key", ErrKey)
+	}
+	return KeyID(pub)
 }

@@ -79,15 +79,7 @@ skill_list JSON that agents get over MCP: an array of
 			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTIER\tINVOKABLE BY\tSCOPE\tTRUST\tSTATE\tDESCRIPTION")
 			for _, e := range es {
-				state := "enabled"
-				switch {
-				case !e.Valid:
-					state = "rejected"
-				case e.ShadowedBy != "":
-					state = "shadowed"
-				case !e.Enabled:
-					state = "disabled"
-				}
+				state := e.State()
 				name := e.Key
 				if !e.Valid {
 					name = e.Rel
