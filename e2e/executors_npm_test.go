@@ -110,4 +110,3 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 		t.Errorf("create_issue's providers: %q", e)
 	}
 }
-
