@@ -80,6 +80,7 @@ type DB interface {
 	AuditStore
 	SessionStore
 	GrantStore
+	ChangeStore
 	RateBuckets
 	ScanCache
 	// Ping checks that the store answers a query, for readiness checks.

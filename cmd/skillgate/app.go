@@ -143,7 +143,7 @@ error.`,
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
-	root.AddCommand(m.executorsCommand())
+	root.AddCommand(m.executorsCommand(), m.changesCommand())
 	return root
 }
 

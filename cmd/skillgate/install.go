@@ -45,25 +45,35 @@ func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), erro
 		}
 		lookup = st.Lookup(capability.Principal{Tenant: as.Tenant, Agent: as.Agent})
 	}
+	svc, _, closeFn, err := m.openInstallsWith(ctx, lookup)
+	return svc, closeFn, err
+}
+
+// openInstallsDB is openInstalls that also returns the store.
+func (m *Main) openInstallsDB(ctx context.Context) (*install.Service, store.DB, func(), error) {
+	return m.openInstallsWith(ctx, nil)
+}
+
+func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup) (*install.Service, store.DB, func(), error) {
 	db, err := m.openStore(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc, err := m.newInstallService(db, lookup)
 	if err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rec, err := svc.Recover(ctx)
 	if err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if n := len(rec.Removed) + len(rec.Rewritten) + len(rec.Lost); n > 0 {
 		fmt.Fprintf(m.Stderr, "skillgate: repaired managed storage after an interruption: %d leftovers removed, %d artefacts rewritten, %d installs lost their files\n",
 			len(rec.Removed), len(rec.Rewritten), len(rec.Lost))
 	}
-	return svc, func() { db.Close() }, nil
+	return svc, db, func() { db.Close() }, nil
 }
 
 // newInstallService wires the install service: managed storage under the
@@ -99,6 +109,9 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup) 
 		Logger:      m.logger(),
 		Keyring:     kr,
 		Audit:       db,
+		// Installs and enables queue the promote_provider changes they
+		// find.
+		Changes: db,
 		// Enabled installs are listed by the registry like scanned skills.
 		Catalog: reg,
 		// Approvals never give an imported skill a first_party skill's

@@ -50,6 +50,8 @@ var cases = []testCase{
 	{"TokensNeverOverGranted", testTokensNeverOverGranted},
 	{"Sessions", testSessions},
 	{"SessionLastUsed", testSessionLastUsed},
+	{"Changes", testChanges},
+	{"ChangesRace", testChangesRace},
 	{"Ping", testPing},
 }
 
