@@ -249,6 +249,14 @@ func nullJSON(b []byte) any {
 	return string(b)
 }
 
+// nullTxt stores an absent JSON value as NULL, and a present one as txt.
+func nullTxt(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return txt(string(b))
+}
+
 func jsonOr(b []byte, def string) string {
 	if len(b) == 0 {
 		return def

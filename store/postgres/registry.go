@@ -17,13 +17,14 @@ import (
 
 // Refs implements [store.Store].
 func (s *DB) Refs(ctx context.Context, root string) (map[string]store.Ref, error) {
-	refs, err := queryRefs(ctx, s.pool, root)
+	refs, err := queryRefs(ctx, s.pool, txt(root))
 	if err != nil {
 		return nil, fmt.Errorf("refs of %s: %w", root, err)
 	}
 	return refs, nil
 }
 
+// queryRefs reads the refs of the root whose encoded path (txt) is root.
 func queryRefs(ctx context.Context, q querier, root string) (map[string]store.Ref, error) {
 	rows, err := q.Query(ctx, `SELECT dir, fingerprint, key, name, valid,
 			CASE WHEN valid THEN NULL ELSE diagnostics END
@@ -41,9 +42,10 @@ func queryRefs(ctx context.Context, q querier, root string) (map[string]store.Re
 			return nil, err
 		}
 		if diags != nil {
-			r.Diagnostics = json.RawMessage(*diags)
+			r.Diagnostics = json.RawMessage(untxt(*diags))
 		}
-		out[dir] = r
+		r.Fingerprint, r.Key, r.Name = untxt(r.Fingerprint), untxt(r.Key), untxt(r.Name)
+		out[untxt(dir)] = r
 	}
 	return out, rows.Err()
 }
@@ -99,7 +101,7 @@ func (s *DB) beginScan(ctx context.Context, roots []string, forget bool) (*scanW
 	}
 	var forgot int64
 	if forget {
-		tag, err := tx.Exec(ctx, `DELETE FROM roots WHERE scope != $1 AND NOT (path = ANY($2))`, store.ScopeImported, nonNil(roots))
+		tag, err := tx.Exec(ctx, `DELETE FROM roots WHERE scope != $1 AND NOT (path = ANY($2))`, store.ScopeImported, txts(roots))
 		if err != nil {
 			tx.Rollback(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("forget old roots: %w", err)
@@ -152,9 +154,9 @@ func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
 	var scope, was string
 	var pos int
 	trust := cmpOr(sc.Trust, "imported")
-	switch err := w.tx.QueryRow(ctx, `SELECT scope, trust, position FROM roots WHERE path = $1`, sc.Root).Scan(&scope, &was, &pos); {
+	switch err := w.tx.QueryRow(ctx, `SELECT scope, trust, position FROM roots WHERE path = $1`, txt(sc.Root)).Scan(&scope, &was, &pos); {
 	case err == nil:
-		if scope != sc.Scope || pos != sc.Position || was != trust {
+		if untxt(scope) != sc.Scope || pos != sc.Position || untxt(was) != trust {
 			w.changed = true
 		}
 	case !errors.Is(err, pgx.ErrNoRows):
@@ -163,11 +165,11 @@ func (w *scanWriter) rootScan(ctx context.Context, sc store.RootScan) error {
 	notes, _ := json.Marshal(nonNil(sc.Notes))
 	if _, err := w.tx.Exec(ctx, `INSERT INTO roots (path, scope, trust, position, last_scan, notes) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (path) DO UPDATE SET scope = excluded.scope, trust = excluded.trust, position = excluded.position, last_scan = excluded.last_scan, notes = excluded.notes`,
-		sc.Root, sc.Scope, trust, sc.Position, w.now, string(notes)); err != nil {
+		txt(sc.Root), txt(sc.Scope), txt(trust), sc.Position, w.now, txt(string(notes))); err != nil {
 		return err
 	}
 	if len(sc.Gone) > 0 {
-		tag, err := w.tx.Exec(ctx, `DELETE FROM versions WHERE dir = ANY($1)`, sc.Gone)
+		tag, err := w.tx.Exec(ctx, `DELETE FROM versions WHERE dir = ANY($1)`, txts(sc.Gone))
 		if err != nil {
 			return err
 		}
@@ -194,7 +196,7 @@ func (w *scanWriter) upsert(ctx context.Context, vs []store.Version) error {
 	if w.prev == nil {
 		// One query for the current versions of the root, not one per skill.
 		w.prev = map[string]current{}
-		rows, err := w.tx.Query(ctx, `SELECT id, dir, digest, enabled FROM versions WHERE root = $1 AND current`, w.root)
+		rows, err := w.tx.Query(ctx, `SELECT id, dir, digest, enabled FROM versions WHERE root = $1 AND current`, txt(w.root))
 		if err != nil {
 			return err
 		}
@@ -205,7 +207,8 @@ func (w *scanWriter) upsert(ctx context.Context, vs []store.Version) error {
 				rows.Close()
 				return err
 			}
-			w.prev[dir] = c
+			c.digest = untxt(c.digest)
+			w.prev[untxt(dir)] = c
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -244,9 +247,9 @@ func (w *scanWriter) upsertRows(ctx context.Context, vs []store.Version) error {
 	args := w.args[:0]
 	for i, v := range vs {
 		inv, _ := json.Marshal(nonNil(v.InvokableBy))
-		args = append(args, v.Key, v.Name, v.Description, v.Category, v.Version, v.Tier, string(inv),
-			w.root, v.Dir, v.Rel, v.File, v.Digest, v.Fingerprint, v.Valid, enabled[i],
-			nullJSON(v.Frontmatter), jsonOr(v.Diagnostics, "[]"), nullJSON(v.Files), w.now, w.now)
+		args = append(args, txt(v.Key), txt(v.Name), txt(v.Description), txt(v.Category), txt(v.Version), v.Tier, txt(string(inv)),
+			txt(w.root), txt(v.Dir), txt(v.Rel), txt(v.File), txt(v.Digest), txt(v.Fingerprint), v.Valid, enabled[i],
+			nullTxt(v.Frontmatter), txt(jsonOr(v.Diagnostics, "[]")), nullTxt(v.Files), w.now, w.now)
 	}
 	w.args = args
 	_, err := w.tx.Exec(ctx, upsertSQL(len(vs)), args...)
@@ -294,7 +297,7 @@ func (w *scanWriter) Commit() error {
 	if !w.keepRoots {
 		// The scan cache records of roots no longer configured go with
 		// the scan that dropped them.
-		if _, err := w.tx.Exec(ctx, `DELETE FROM scan_cache WHERE NOT (root = ANY($1))`, nonNil(w.roots)); err != nil {
+		if _, err := w.tx.Exec(ctx, `DELETE FROM scan_cache WHERE NOT (root = ANY($1))`, txts(w.roots)); err != nil {
 			w.Rollback()
 			return fmt.Errorf("scan cache: %w", err)
 		}
@@ -344,7 +347,7 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 	}
 	for _, c := range []struct{ col, val string }{{"v.key", f.Key}, {"v.name", f.Name}, {"v.dir", f.Dir}, {"v.category", f.Category}, {"r.scope", f.Scope}, {"r.trust", f.Trust}} {
 		if c.val != "" {
-			args = append(args, c.val)
+			args = append(args, txt(c.val))
 			q += ` AND ` + c.col + ` = $` + strconv.Itoa(len(args))
 		}
 	}
@@ -367,6 +370,10 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 			&fm, &diags, &files, &v.Current, &first, &last); err != nil {
 			return fmt.Errorf("query versions: %w", err)
 		}
+		for _, p := range []*string{&v.Key, &v.Name, &v.Description, &v.Category, &v.Version, &v.Root, &v.Scope, &v.Trust,
+			&v.Dir, &v.Rel, &v.File, &v.Digest, &v.Fingerprint, &inv, &diags} {
+			*p = untxt(*p)
+		}
 		if shared, ok := invs[inv]; ok {
 			v.InvokableBy = shared
 		} else {
@@ -378,10 +385,10 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 			}
 		}
 		if fm != nil {
-			v.Frontmatter = json.RawMessage(*fm)
+			v.Frontmatter = json.RawMessage(untxt(*fm))
 		}
 		if files != nil {
-			v.Files = json.RawMessage(*files)
+			v.Files = json.RawMessage(untxt(*files))
 		}
 		v.Diagnostics = json.RawMessage(diags)
 		v.FirstSeen, v.LastSeen = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
@@ -412,6 +419,9 @@ func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
 		if err := rows.Scan(&v.Key, &v.Name, &v.Root, &v.Scope, &v.Trust, &v.Dir, &v.Rel, &v.Valid, &v.Enabled, &diags); err != nil {
 			return nil, fmt.Errorf("query versions: %w", err)
 		}
+		for _, p := range []*string{&v.Key, &v.Name, &v.Root, &v.Scope, &v.Trust, &v.Dir, &v.Rel, &diags} {
+			*p = untxt(*p)
+		}
 		v.Current = true
 		v.Diagnostics = json.RawMessage(diags)
 		out = append(out, v)
@@ -426,7 +436,7 @@ func (s *DB) summaries(ctx context.Context) ([]store.Version, error) {
 // when a version's state changed.
 func (s *DB) SetEnabled(ctx context.Context, key string, enabled bool) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE versions SET enabled = $1 WHERE key = $2 AND current AND enabled != $1`, enabled, key)
+		tag, err := tx.Exec(ctx, `UPDATE versions SET enabled = $1 WHERE key = $2 AND current AND enabled != $1`, enabled, txt(key))
 		if err != nil {
 			return err
 		}
@@ -434,7 +444,7 @@ func (s *DB) SetEnabled(ctx context.Context, key string, enabled bool) error {
 			return bumpRegistry(ctx, tx)
 		}
 		var found bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM versions WHERE key = $1 AND current)`, key).Scan(&found); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM versions WHERE key = $1 AND current)`, txt(key)).Scan(&found); err != nil {
 			return err
 		}
 		if !found {
@@ -463,8 +473,9 @@ func (s *DB) Roots(ctx context.Context) ([]store.Root, error) {
 		if err := rows.Scan(&r.Path, &r.Scope, &r.Trust, &r.Position, &last, &notes); err != nil {
 			return nil, fmt.Errorf("query roots: %w", err)
 		}
+		r.Path, r.Scope, r.Trust = untxt(r.Path), untxt(r.Scope), untxt(r.Trust)
 		r.LastScan = time.Unix(0, last).UTC()
-		if err := json.Unmarshal([]byte(notes), &r.Notes); err != nil {
+		if err := json.Unmarshal([]byte(untxt(notes)), &r.Notes); err != nil {
 			return nil, fmt.Errorf("root %s notes: %w", r.Path, err)
 		}
 		out = append(out, r)

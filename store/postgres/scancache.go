@@ -16,7 +16,7 @@ import (
 // (discover checks every record it reads).
 func (s *DB) ReadScanCache(ctx context.Context, root string) (io.ReadCloser, error) {
 	var b []byte
-	err := s.pool.QueryRow(ctx, `SELECT record FROM scan_cache WHERE root = $1`, root).Scan(&b)
+	err := s.pool.QueryRow(ctx, `SELECT record FROM scan_cache WHERE root = $1`, txt(root)).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -31,10 +31,10 @@ func (s *DB) ReadScanCache(ctx context.Context, root string) (io.ReadCloser, err
 func (s *DB) WriteScanCache(ctx context.Context, root string, record []byte) error {
 	var err error
 	if len(record) == 0 {
-		_, err = s.pool.Exec(ctx, `DELETE FROM scan_cache WHERE root = $1`, root)
+		_, err = s.pool.Exec(ctx, `DELETE FROM scan_cache WHERE root = $1`, txt(root))
 	} else {
 		_, err = s.pool.Exec(ctx, `INSERT INTO scan_cache (root, record) VALUES ($1, $2)
-			ON CONFLICT (root) DO UPDATE SET record = excluded.record`, root, record)
+			ON CONFLICT (root) DO UPDATE SET record = excluded.record`, txt(root), record)
 	}
 	if err != nil {
 		return fmt.Errorf("scan cache of %s: %w", root, err)

@@ -259,3 +259,64 @@ func testPing(t *testing.T, h Harness) {
 		t.Fatalf("schema version %d %v", v, err)
 	}
 }
+
+// testHostileNames: a directory whose name is not UTF-8 (any bytes but
+// NUL and '/' make a name on Linux), or holds '%', is kept exactly: its
+// versions, refs, filters, enable state, removal and scan cache record
+// see the same bytes the scan gave, and it fails nothing else.
+func testHostileNames(t *testing.T, h Harness) {
+	ctx := context.Background()
+	db := h.Open(t, nil)
+	const root = "/r/\xfe"
+	bad := store.Version{Key: "bad\xff", Name: "bad\xff", Dir: root + "/bad\xff", Rel: "bad\xff", File: root + "/bad\xff/SKILL.md", Digest: "sha256:1",
+		Fingerprint: "f\xff", Valid: false, Diagnostics: json.RawMessage(`[{"message":"bad"}]`)}
+	pct := store.Version{Key: "100%", Name: "100%", Dir: root + "/100%", Rel: "100%", File: root + "/100%/SKILL.md", Digest: "sha256:2",
+		Fingerprint: "f2", Valid: true, Description: "\x01 first byte"}
+	if err := db.ApplyScans(ctx, []store.RootScan{{Root: root, Scope: "project", Upserts: []store.Version{bad, pct}}}); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := db.Versions(ctx, store.Filter{Dir: bad.Dir})
+	if err != nil || len(vs) != 1 || vs[0].Key != bad.Key || vs[0].Name != bad.Name || vs[0].Root != root || vs[0].Rel != bad.Rel ||
+		vs[0].File != bad.File || vs[0].Fingerprint != bad.Fingerprint || string(vs[0].Diagnostics) != string(bad.Diagnostics) {
+		t.Fatalf("by dir: %+v %v", vs, err)
+	}
+	if vs, err := db.Versions(ctx, store.Filter{Key: "100%"}); err != nil || len(vs) != 1 || vs[0].Dir != pct.Dir || vs[0].Description != pct.Description {
+		t.Fatalf("by key: %+v %v", vs, err)
+	}
+	refs, err := db.Refs(ctx, root)
+	if err != nil || len(refs) != 2 || refs[bad.Dir].Fingerprint != "f\xff" || refs[bad.Dir].Key != bad.Key || refs[pct.Dir].Key != "100%" {
+		t.Fatalf("refs %+v %v", refs, err)
+	}
+	if err := db.SetEnabled(ctx, bad.Key, false); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := db.Roots(ctx)
+	if err != nil || len(roots) != 1 || roots[0].Path != root {
+		t.Fatalf("roots %+v %v", roots, err)
+	}
+	if err := db.WriteScanCache(ctx, root, []byte("record")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.ReadScanCache(ctx, root); err != nil || r == nil {
+		t.Fatalf("scan cache: %v %v", r, err)
+	} else {
+		r.Close()
+	}
+	// A rescan that finds the directory gone removes it; the scan cache
+	// record of the root, still configured, stays.
+	g0, _ := db.RegistryGeneration(ctx)
+	if err := db.ApplyScans(ctx, []store.RootScan{{Root: root, Scope: "project", Gone: []string{bad.Dir}}}); err != nil {
+		t.Fatal(err)
+	}
+	if g1, _ := db.RegistryGeneration(ctx); g1 != g0+1 {
+		t.Errorf("generation %d → %d after removing one skill", g0, g1)
+	}
+	if vs, err := db.Versions(ctx, store.Filter{History: true}); err != nil || len(vs) != 1 || vs[0].Key != "100%" {
+		t.Fatalf("after gone: %+v %v", vs, err)
+	}
+	if r, err := db.ReadScanCache(ctx, root); err != nil || r == nil {
+		t.Fatalf("scan cache after the rescan: %v %v", r, err)
+	} else {
+		r.Close()
+	}
+}

@@ -35,6 +35,7 @@ var cases = []testCase{
 	{"RootTrust", testRootTrust},
 	{"RegistryGenerationShared", testRegistryGenerationShared},
 	{"ScanCache", testScanCache},
+	{"HostileNames", testHostileNames},
 	{"InstallTransitions", testInstallTransitions},
 	{"InstallGenerationShared", testInstallGenerationShared},
 	{"AuditAppendAndVerify", testAuditAppendAndVerify},
