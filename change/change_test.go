@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/skillgate/skillgate/broker"
@@ -14,6 +18,8 @@ import (
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/promote"
+	"github.com/skillgate/skillgate/propose"
 	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
@@ -63,7 +69,7 @@ type env struct {
 	changes *change.Service
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, drafter ...promote.Drafter) *env {
 	t.Helper()
 	ctx := context.Background()
 	data := t.TempDir()
@@ -72,8 +78,12 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(data, "imported"), Changes: db,
-		MCP: mcpclient.Options{InheritEnv: []string{"PATH", "HOME", "TMPDIR", "GORACE"}}})
+	opts := install.Options{Store: db, Root: filepath.Join(data, "imported"), Changes: db,
+		MCP: mcpclient.Options{InheritEnv: []string{"PATH", "HOME", "TMPDIR", "GORACE"}}}
+	if len(drafter) > 0 {
+		opts.PromoteDrafter = drafter[0]
+	}
+	svc, err := install.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,5 +222,56 @@ func TestRejectAndUpdate(t *testing.T) {
 	}
 	if pending, _ := e.changes.List(ctx, false); len(pending) != 0 {
 		t.Errorf("after the update: %+v", pending)
+	}
+}
+
+// TestLLMDraftedChange: tools the deterministic drafter cannot map
+// (owner/repo against project_id) are drafted by the configured model
+// (an OpenAI-compatible endpoint on loopback answering as a model would),
+// validated by code, queued with the model's name, and applied like any
+// other change.
+func TestLLMDraftedChange(t *testing.T) {
+	ctx := context.Background()
+	answer := `{"description":"Create a branch in a repository.",` +
+		`"inputSchemaJSON":"{\"type\":\"object\",\"properties\":{\"repository\":{\"type\":\"string\"},\"branch\":{\"type\":\"string\"}},\"required\":[\"repository\",\"branch\"],\"additionalProperties\":false}",` +
+		`"backends":[` +
+		`{"provider":"github","skill":"hub","server":"github","tool":"create_branch","arguments":[{"name":"owner","expression":"args.repository.split(\"/\")[0]"},{"name":"repo","expression":"args.repository.split(\"/\")[1]"},{"name":"branch","expression":"args.branch"}]},` +
+		`{"provider":"gitlab","skill":"lab","server":"gitlab","tool":"create_branch","arguments":[{"name":"project_id","expression":"args.repository"},{"name":"branch","expression":"args.branch"}]}]}`
+	var asked int
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/chat/completions" || !strings.Contains(string(body), `"name":"promote_provider_mapping"`) {
+			http.Error(w, "unexpected request", http.StatusBadRequest)
+			return
+		}
+		asked++
+		content, _ := json.Marshal(answer)
+		fmt.Fprintf(w, `{"choices":[{"message":{"content":%s},"finish_reason":"stop"}]}`, content)
+	}))
+	t.Cleanup(model.Close)
+	llm, err := propose.NewOpenAI(propose.OpenAIConfig{BaseURL: model.URL + "/v1", Model: "test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, promote.LLM{Chat: llm.Complete, Name: llm.Name()})
+	tool := func(schema string) string {
+		return `{"tools":[{"name":"create_branch","description":"Create a branch.","inputSchema":` + schema +
+			`,"annotations":{"readOnlyHint":false,"destructiveHint":false,"openWorldHint":true}}]}`
+	}
+	ok(t)(e.svc.Install(ctx, skillDir(t, "hub", "github", tool(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"branch":{"type":"string"}},"required":["owner","repo","branch"]}`)), "operator:ana"))
+	ok(t)(e.svc.Approve(ctx, "hub", nil, "operator:ana"))
+	ok(t)(e.svc.Enable(ctx, "hub", "operator:ana"))
+	ok(t)(e.svc.Install(ctx, skillDir(t, "lab", "gitlab", tool(`{"type":"object","properties":{"project_id":{"type":"string"},"branch":{"type":"string"}},"required":["project_id","branch"]}`)), "operator:ana"))
+	items, _ := e.changes.List(ctx, false)
+	if asked != 1 || len(items) != 1 || items[0].Proposal.Drafter != "llm:test-model" || items[0].Subject != "create_branch" {
+		t.Fatalf("asked %d; changes %+v", asked, items)
+	}
+	ok(t)(e.svc.Approve(ctx, "lab", nil, "operator:ana"))
+	ok(t)(e.svc.Enable(ctx, "lab", "operator:ana"))
+	if got, err := e.changes.Approve(ctx, items[0].ID, "one create_branch for both forges", "operator:bo"); err != nil || got.State != "applied" {
+		t.Fatalf("apply: %+v %v", got, err)
+	}
+	if asked != 1 {
+		t.Errorf("the model was asked %d times; enabling lab must not ask again for tools a change proposes", asked)
 	}
 }
