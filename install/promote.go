@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
@@ -137,13 +138,36 @@ func (s *Service) queuePromotionsErr(ctx context.Context, key, actor string) err
 	if err != nil {
 		return err
 	}
-	for _, p := range promote.Detect(in.Catalog, in.Skills, key, in.Serving) {
+	props, groups := promote.DetectAll(in.Catalog, in.Skills, key, in.Serving)
+	if s.drafter != nil && len(groups) > 0 {
+		asked, err := s.draftedBefore(ctx)
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			if asked[groupKey(g.Executor, g.Offers)] {
+				continue // a change of these tools was queued already: do not ask again
+			}
+			p, err := s.drafter.Draft(ctx, g)
+			if err != nil {
+				s.log.WarnContext(ctx, "install: promote_provider draft failed", "executor", g.Executor, "trigger", key, "err", err)
+				continue
+			}
+			v, err := promote.Validate(in.Catalog, p, in.Skills, in.Serving)
+			if err != nil {
+				s.log.InfoContext(ctx, "install: promote_provider draft refused", "executor", g.Executor, "drafter", p.Drafter, "err", err)
+				continue
+			}
+			props = append(props, v)
+		}
+	}
+	for _, p := range props {
 		doc, err := json.Marshal(p)
 		if err != nil {
 			return err
 		}
 		why := fmt.Sprintf("found when %s was %s", key, in.States[key])
-		data, _ := json.Marshal(map[string]any{"kind": store.ChangePromoteProvider, "executor": p.Executor.Name, "evidence": p.Evidence})
+		data, _ := json.Marshal(map[string]any{"kind": store.ChangePromoteProvider, "executor": p.Executor.Name, "drafter": p.Drafter, "evidence": p.Evidence})
 		c, created, err := s.changes.QueueChange(ctx, store.Change{Kind: store.ChangePromoteProvider, Key: p.Key(), Subject: p.Executor.Name,
 			Summary: p.Summary(), Proposal: doc, QueuedBy: actor, Why: why},
 			store.AuditRecord{Actor: actor, Action: "change.queue", Reasons: append([]string{why}, p.Evidence...), Data: data}, audit.SealStored)
@@ -151,8 +175,40 @@ func (s *Service) queuePromotionsErr(ctx context.Context, key, actor string) err
 			return err
 		}
 		if created {
-			s.log.InfoContext(ctx, "install: promote_provider change queued", "change", c.ID, "executor", p.Executor.Name, "trigger", key)
+			s.log.InfoContext(ctx, "install: promote_provider change queued", "change", c.ID, "executor", p.Executor.Name, "drafter", p.Drafter, "trigger", key)
 		}
 	}
 	return nil
+}
+
+// draftedBefore returns the keys (groupKey) of the tool groups that
+// promote_provider changes already propose, whatever became of them.
+func (s *Service) draftedBefore(ctx context.Context) (map[string]bool, error) {
+	cs, err := s.changes.Changes(ctx, store.ChangeFilter{Kind: store.ChangePromoteProvider})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, c := range cs {
+		var p promote.Proposal
+		if json.Unmarshal(c.Proposal, &p) != nil {
+			continue
+		}
+		var offers []promote.Offer
+		for _, b := range p.Backends {
+			offers = append(offers, promote.Offer{Provider: b.Provider, Skill: b.Skill, Server: b.Server, Tool: capability.Tool{CapabilityID: b.Tool}})
+		}
+		out[groupKey(p.Executor.Name, offers)] = true
+	}
+	return out, nil
+}
+
+// groupKey names an executor and the tools offered for it.
+func groupKey(executor string, offers []promote.Offer) string {
+	parts := make([]string, 0, len(offers))
+	for _, o := range offers {
+		parts = append(parts, o.Provider+"="+o.Skill+":"+o.Server+"/"+o.Tool.CapabilityID)
+	}
+	slices.Sort(parts)
+	return executor + " " + strings.Join(parts, " ")
 }

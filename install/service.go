@@ -31,6 +31,7 @@ import (
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/promote"
 	"github.com/skillgate/skillgate/propose"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
@@ -87,6 +88,10 @@ type Options struct {
 	// tools offer an action another provider's skill offers too queues a
 	// promote_provider change there (package promote). Nil finds none.
 	Changes store.ChangeStore
+	// PromoteDrafter, when set, drafts the promote_provider changes the
+	// deterministic drafter cannot map (the OpenAI-compatible model of
+	// manifest proposals); its drafts are validated like any other.
+	PromoteDrafter promote.Drafter
 	// Catalog, when set, is kept listing exactly the enabled installs
 	// (*registry.Registry implements it): after every change and at
 	// Recover. Nil leaves imported skills out of catalogs.
@@ -120,6 +125,7 @@ type Service struct {
 	catalog  Catalog
 	held     func(ctx context.Context) (map[string]string, error)
 	changes  store.ChangeStore
+	drafter  promote.Drafter
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -130,7 +136,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
-		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes}
+		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter}
 	if s.proposer == nil {
 		s.proposer = propose.Deterministic{}
 	}

@@ -146,9 +146,39 @@ type Serving struct {
 // provider suffix) that another provider's skill offers too, or already
 // serves, a proposal with one backend per provider not yet serving it. A
 // group the deterministic drafter cannot map (a tool requires an argument
-// the others do not have) yields nothing. Proposals come sorted by
-// executor name.
+// the others do not have) yields nothing here; [DetectAll] returns it.
+// Proposals come sorted by executor name.
 func Detect(cat *executor.Catalog, skills []Skill, trigger string, serving Serving) []Proposal {
+	out, _ := DetectAll(cat, skills, trigger, serving)
+	return out
+}
+
+// Offer is one provider's tool in a [Group].
+type Offer struct {
+	Provider string          `json:"provider"`
+	Skill    string          `json:"skill"`
+	Server   string          `json:"server"`
+	Tool     capability.Tool `json:"tool"`
+}
+
+// Group is a promotion candidate the deterministic drafter could not map:
+// what a [Drafter] (a model) is asked to draft.
+type Group struct {
+	// Executor is the executor name; Known its catalog definition, nil
+	// when the executor is new.
+	Executor string
+	Known    *executor.ExecutorDecl
+	// Offers are the tools to map, one per provider; Serving the
+	// providers that already serve the executor.
+	Offers  []Offer
+	Serving []string
+	// Why says why the deterministic drafter gave up.
+	Why string
+}
+
+// DetectAll is [Detect] that also returns the candidates the
+// deterministic drafter could not map.
+func DetectAll(cat *executor.Catalog, skills []Skill, trigger string, serving Serving) ([]Proposal, []Group) {
 	groups := map[string][]offer{}
 	for _, s := range skills {
 		for _, t := range s.Tools {
@@ -182,25 +212,43 @@ func Detect(cat *executor.Catalog, skills []Skill, trigger string, serving Servi
 	}
 	slices.Sort(names)
 	var out []Proposal
+	var undrafted []Group
 	for _, name := range names {
-		p, ok := draft(cat, name, groups[name], trigger, serving.Providers[name])
+		picked, ok := candidate(groups[name], trigger, serving.Providers[name])
 		if !ok {
 			continue
 		}
-		if v, err := Validate(cat, p, skills, serving); err == nil {
-			out = append(out, v)
+		g := Group{Executor: name, Serving: slices.Clone(serving.Providers[name])}
+		if ex := cat.Lookup(name); ex != nil {
+			g.Known = &executor.ExecutorDecl{Name: ex.Name, Description: ex.Description, InputSchema: ex.InputSchema}
 		}
+		for _, o := range picked {
+			g.Offers = append(g.Offers, Offer{Provider: o.provider, Skill: o.skill, Server: o.server, Tool: o.tool})
+		}
+		p, ok := draft(cat, name, picked, serving.Providers[name])
+		if !ok {
+			g.Why = "the tools have no argument in common with the same name and type"
+			undrafted = append(undrafted, g)
+			continue
+		}
+		v, err := Validate(cat, p, skills, serving)
+		if err != nil {
+			g.Why = err.Error()
+			undrafted = append(undrafted, g)
+			continue
+		}
+		out = append(out, v)
 	}
-	return out
+	return out, undrafted
 }
 
-// draft writes the deterministic proposal of one group, if trigger takes
-// part and two providers would serve the executor.
-func draft(cat *executor.Catalog, name string, offers []offer, trigger string, serving []string) (Proposal, bool) {
+// candidate picks one offer per provider not serving the executor yet
+// (the first skill of each), if trigger takes part and two providers would
+// serve it.
+func candidate(offers []offer, trigger string, serving []string) ([]offer, bool) {
 	slices.SortFunc(offers, func(a, b offer) int {
 		return cmp.Or(strings.Compare(a.provider, b.provider), strings.Compare(a.skill, b.skill), strings.Compare(a.server, b.server))
 	})
-	// One backend per provider not serving yet: the first skill of each.
 	var picked []offer
 	for _, o := range offers {
 		if slices.Contains(serving, o.provider) || slices.ContainsFunc(picked, func(p offer) bool { return p.provider == o.provider }) {
@@ -209,11 +257,16 @@ func draft(cat *executor.Catalog, name string, offers []offer, trigger string, s
 		picked = append(picked, o)
 	}
 	if !slices.ContainsFunc(picked, func(o offer) bool { return o.skill == trigger }) || len(picked)+len(serving) < 2 {
-		return Proposal{}, false
+		return nil, false
 	}
+	return picked, true
+}
+
+// draft writes the deterministic proposal of one candidate group.
+func draft(cat *executor.Catalog, name string, picked []offer, serving []string) (Proposal, bool) {
 	p := Proposal{Serving: slices.Clone(serving), Drafter: "deterministic"}
 	for _, o := range picked {
-		p.Evidence = append(p.Evidence, fmt.Sprintf("%s (provider %s) offers %s/%s", o.skill, o.provider, o.server, o.tool.CapabilityID))
+		p.Evidence = append(p.Evidence, evidence(o.skill, o.provider, o.server, o.tool.CapabilityID))
 	}
 	ex := cat.Lookup(name)
 	if ex != nil {
@@ -243,6 +296,10 @@ func draft(cat *executor.Catalog, name string, offers []offer, trigger string, s
 		p.Backends = append(p.Backends, Backend{Provider: o.provider, Skill: o.skill, Server: o.server, Tool: o.tool.CapabilityID, Arguments: args})
 	}
 	return p, true
+}
+
+func evidence(skill, provider, server, tool string) string {
+	return fmt.Sprintf("%s (provider %s) offers %s/%s", skill, provider, server, tool)
 }
 
 // argName is an executor argument's form (executor catalog rules).

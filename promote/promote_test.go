@@ -1,7 +1,10 @@
 package promote_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -169,6 +172,80 @@ func TestValidate(t *testing.T) {
 		}
 		if err != nil || !reflect.DeepEqual(v.Removed, tc.removed) || len(v.Backends) != 2 {
 			t.Errorf("%s: %+v %v", tc.name, v, err)
+		}
+	}
+}
+
+// TestDetectAllUndrafted: the real servers' shared tools the deterministic
+// drafter cannot map are returned for a model to draft, with why.
+func TestDetectAllUndrafted(t *testing.T) {
+	_, groups := promote.DetectAll(executor.Builtin(), skills(t), "vcs/gl", promote.Serving{})
+	var names []string
+	for _, g := range groups {
+		names = append(names, g.Executor)
+		if len(g.Offers) != 2 || (g.Known == nil) != (g.Executor == "create_branch") || g.Why == "" {
+			t.Errorf("group %s: %d offers, known %v, why %q", g.Executor, len(g.Offers), g.Known != nil, g.Why)
+		}
+	}
+	// create_issue, find_repositories and read_file_contents are in the
+	// catalog, but owner/repo and project_id have no executor argument of
+	// their name; create_branch has no argument in common but branch. The
+	// servers' fork_repository and push_files have verbs outside the
+	// vocabulary: no executor name.
+	if want := []string{"create_branch", "create_issue", "find_repositories", "read_file_contents"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("undrafted %v, want %v", names, want)
+	}
+}
+
+// chat answers as a model would, with answer.
+func chat(answer string) promote.Chat {
+	return func(_ context.Context, system, user, name string, schema map[string]any) ([]byte, error) {
+		if name != "promote_provider_mapping" || !strings.Contains(user, "Executor: create_branch") || !strings.Contains(system, "provider-neutral") {
+			return nil, fmt.Errorf("unexpected question %q", user)
+		}
+		return []byte(answer), nil
+	}
+}
+
+// TestLLMDraft: a model's draft is validated like any other: a backend
+// naming a tool its skill lacks is removed, a bad expression removes its
+// backend, a draft that is not the answer's schema is refused.
+func TestLLMDraft(t *testing.T) {
+	cat := executor.Builtin()
+	ss := skills(t)
+	_, groups := promote.DetectAll(cat, ss, "vcs/gl", promote.Serving{})
+	var g promote.Group
+	for _, x := range groups {
+		if x.Executor == "create_branch" {
+			g = x
+		}
+	}
+	answer := `{"description":"Create a branch in a repository, from another branch or its default one.",` +
+		`"inputSchemaJSON":"{\"type\":\"object\",\"properties\":{\"repository\":{\"type\":\"string\"},\"branch\":{\"type\":\"string\"},\"from\":{\"type\":\"string\"}},\"required\":[\"repository\",\"branch\"],\"additionalProperties\":false}",` +
+		`"backends":[` +
+		`{"provider":"github","skill":"vcs/gh","server":"gh","tool":"create_branch","arguments":[{"name":"owner","expression":"args.repository.split(\"/\")[0]"},{"name":"repo","expression":"args.repository.split(\"/\")[1]"},{"name":"branch","expression":"args.branch"},{"name":"from_branch","expression":"args.?from"}]},` +
+		`{"provider":"gitlab","skill":"vcs/gl","server":"gl","tool":"create_branch","arguments":[{"name":"project_id","expression":"args.repository"},{"name":"branch","expression":"args.branch"},{"name":"ref","expression":"args.?from"}]},` +
+		`{"provider":"gitlab","skill":"vcs/gl","server":"gl","tool":"create_ref","arguments":[{"name":"id","expression":"args.repository"}]}]}`
+	p, err := promote.LLM{Chat: chat(answer), Name: "llm:test-model"}.Draft(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := promote.Validate(cat, p, ss, promote.Serving{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.New || v.Drafter != "llm:test-model" || len(v.Backends) != 2 || v.Backends[0].Arguments["repo"] != `args.repository.split("/")[1]` ||
+		!reflect.DeepEqual(v.Removed, []string{"backend gitlab (vcs/gl: gl/create_ref): skill vcs/gl offers no such tool"}) {
+		t.Fatalf("validated: %+v", v)
+	}
+	bad := strings.Replace(answer, `args.repository.split(\"/\")[1]`, `args.repo`, 1)
+	p, _ = promote.LLM{Chat: chat(bad), Name: "llm:test-model"}.Draft(context.Background(), g)
+	if _, err := promote.Validate(cat, p, ss, promote.Serving{}); err == nil || !strings.Contains(err.Error(), `executor create_branch has no argument "repo"`) {
+		t.Errorf("a mapping naming an unknown argument: %v", err)
+	}
+	for _, junk := range []string{`{"description":"x"}x`, `{"description":"x","inputSchemaJSON":"{","backends":[]}`, `{"extra":1}`} {
+		if _, err := (promote.LLM{Chat: chat(junk), Name: "m"}).Draft(context.Background(), g); !errors.Is(err, promote.ErrDraft) {
+			t.Errorf("answer %s: %v", junk, err)
 		}
 	}
 }

@@ -218,6 +218,13 @@ type Config struct {
 		// uses hard links on purpose.
 		HardLinks string `yaml:"hard_links"`
 	} `yaml:"roots"`
+	// Mirrors pairs a canonical skill folder with its mirror (such as
+	// .agents/skills and .claude/skills): the admin console's overview
+	// shows their drift, as 'skillgate drift' does.
+	Mirrors []struct {
+		Canonical string `yaml:"canonical"`
+		Mirror    string `yaml:"mirror"`
+	} `yaml:"mirrors"`
 	Limits struct {
 		MaxDepth int `yaml:"max_depth"`
 		MaxDirs  int `yaml:"max_dirs"`

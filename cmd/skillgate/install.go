@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/promote"
 	"github.com/skillgate/skillgate/propose"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
@@ -84,12 +85,16 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup) 
 		creds = credential.Environment(m.Getenv)
 	}
 	var p propose.Proposer = propose.Deterministic{}
+	var drafter promote.Drafter
 	if cfg, ok := propose.ConfigFromEnv(m.Getenv); ok {
 		llm, err := propose.NewOpenAI(cfg)
 		if err != nil {
 			return nil, err
 		}
 		p = llm
+		// The same model drafts the promote_provider mappings the
+		// deterministic drafter cannot write.
+		drafter = promote.LLM{Chat: llm.Complete, Name: llm.Name()}
 	}
 	cfg, err := m.config()
 	if err != nil {
@@ -111,7 +116,8 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup) 
 		Audit:       db,
 		// Installs and enables queue the promote_provider changes they
 		// find.
-		Changes: db,
+		Changes:        db,
+		PromoteDrafter: drafter,
 		// Enabled installs are listed by the registry like scanned skills.
 		Catalog: reg,
 		// Approvals never give an imported skill a first_party skill's
