@@ -40,6 +40,9 @@ type Writer struct {
 type item struct {
 	rec   Record
 	flush chan error // non-nil for a flush marker
+	// durable, for a record, is told the outcome of the batch holding it
+	// once it committed (RecordDurable).
+	durable chan error
 }
 
 // WriterOptions tunes a Writer; zero fields take the defaults.
@@ -95,6 +98,38 @@ func (w *Writer) Record(r Record) (err error) {
 	return nil
 }
 
+// RecordDurable queues r as Record does and waits until the batch holding
+// it is committed, or ctx ends. It returns the batch's append error: a
+// record it returns nil for survives the process being killed. Concurrent
+// callers still share one transaction per batch (group commit), so each
+// waits at most about FlushInterval plus one commit.
+func (w *Writer) RecordDurable(ctx context.Context, r Record) (err error) {
+	if err := r.Check(); err != nil {
+		return err
+	}
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	ch := make(chan error, 1)
+	func() {
+		defer func() {
+			if recover() != nil {
+				err = ErrWriterClosed
+			}
+		}()
+		w.queue <- item{rec: r, durable: ch}
+	}()
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Flush waits until every record queued before it is stored, and returns
 // the first append error since the previous Flush.
 func (w *Writer) Flush(ctx context.Context) (err error) {
@@ -139,7 +174,7 @@ func (w *Writer) Close() error {
 func (w *Writer) run() {
 	defer close(w.done)
 	var batch []Record
-	var flushes []chan error
+	var flushes, durables []chan error
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	commit := func() {
@@ -147,14 +182,18 @@ func (w *Writer) run() {
 			// A refusal is queued at once, an answered call once its result
 			// is passed on: seal each batch in the order of the decisions.
 			slices.SortStableFunc(batch, func(a, b Record) int { return a.Time.Compare(b.Time) })
-			if _, err := w.log.Append(context.Background(), batch...); err != nil {
+			_, err := w.log.Append(context.Background(), batch...)
+			if err != nil {
 				w.mu.Lock()
 				w.err = err
 				w.lost += int64(len(batch))
 				w.mu.Unlock()
 				w.logger.Error("audit: append failed", "records", len(batch), "err", err)
 			}
-			batch = batch[:0]
+			for _, d := range durables {
+				d <- err
+			}
+			batch, durables = batch[:0], durables[:0]
 		}
 		if len(flushes) > 0 {
 			w.mu.Lock()
@@ -181,6 +220,9 @@ func (w *Writer) run() {
 			flushes = append(flushes, it.flush)
 		} else {
 			batch = append(batch, it.rec)
+			if it.durable != nil {
+				durables = append(durables, it.durable)
+			}
 			if len(w.queue) < w.max-1 { // a backlog commits at once
 				timer.Reset(w.interval)
 				select {
@@ -201,6 +243,9 @@ func (w *Writer) run() {
 					flushes = append(flushes, it.flush)
 				} else {
 					batch = append(batch, it.rec)
+					if it.durable != nil {
+						durables = append(durables, it.durable)
+					}
 				}
 			default:
 				break drain

@@ -100,6 +100,28 @@ func TestWriterFlushInterval(t *testing.T) {
 			w.Record(early)
 			time.Sleep(2 * interval)
 		}, "+10ms early,late"},
+		{"a durable record returns once its batch committed", func(t *testing.T, w *audit.Writer, log *batchLog) {
+			start := time.Now()
+			w.Record(rec("a"))
+			if err := w.RecordDurable(context.Background(), rec("b")); err != nil {
+				t.Fatal(err)
+			}
+			if got, d := log.batches(), time.Since(start); got != "+10ms a,b" || d != interval {
+				t.Errorf("RecordDurable returned after %s with %q committed", d, got)
+			}
+		}, "+10ms a,b"},
+		{"concurrent durable records share one batch", func(t *testing.T, w *audit.Writer, log *batchLog) {
+			var wg sync.WaitGroup
+			for _, s := range []string{"a", "b", "c"} {
+				wg.Go(func() {
+					if err := w.RecordDurable(context.Background(), rec(s)); err != nil {
+						t.Error(err)
+					}
+				})
+				time.Sleep(time.Millisecond)
+			}
+			wg.Wait()
+		}, "+10ms a,b,c"},
 		{"a flush ends the wait for a batch", func(t *testing.T, w *audit.Writer, log *batchLog) {
 			w.Record(rec("a"))
 			time.Sleep(3 * time.Millisecond)

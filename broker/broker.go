@@ -203,6 +203,13 @@ type Recorder interface {
 	Record(audit.Record) error
 }
 
+// DurableRecorder is a [Recorder] that can also wait until a record is
+// committed; *audit.Writer implements it. See Options.DurableAudit.
+type DurableRecorder interface {
+	Recorder
+	RecordDurable(ctx context.Context, r audit.Record) error
+}
+
 // Options configures a [Broker]. Load, Decider and Upstream are required.
 type Options struct {
 	// Load returns the enabled installed skills; called by Reload.
@@ -211,6 +218,13 @@ type Options struct {
 	Upstream Caller
 	// Audit receives one record per decision; nil records nothing.
 	Audit Recorder
+	// DurableAudit, with an Audit that is a [DurableRecorder], passes an
+	// answered call's result on only once its audit record is committed:
+	// an agent never sees a call succeed that a crash (even SIGKILL) then
+	// leaves out of the log. It costs the call the wait for the next audit
+	// batch's commit (group commit, a few milliseconds). Off, the record
+	// is queued after the result is passed on.
+	DurableAudit bool
 	// Logger receives internal errors; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -242,6 +256,9 @@ type Broker struct {
 	forwarding atomic.Int64
 	// blocked are the published skills drift blocked since the last load.
 	blocked blockedSkills
+	// durable is Options.Audit when Options.DurableAudit holds and it can
+	// wait for commits.
+	durable DurableRecorder
 
 	reloadMu sync.Mutex
 }
@@ -274,6 +291,9 @@ func New(opts Options) (*Broker, error) {
 		opts.Executors.Credentials = executor.EnvCredentials(os.LookupEnv)
 	}
 	b := &Broker{opts: opts, log: opts.Logger}
+	if dr, ok := opts.Audit.(DurableRecorder); ok && opts.DurableAudit {
+		b.durable = dr
+	}
 	b.snap.Store(&snapshot{exec: &execSnap{cat: opts.Executors.Catalog, index: executor.NewIndex(nil)}})
 	b.opts.Decider.SetCapabilities(nil)
 	return b, nil
@@ -618,6 +638,18 @@ func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, r
 			}
 			res = mapped
 		}
+		if b.durable != nil {
+			// The agent is told of the call only once its record is
+			// committed: a process killed before then loses a call the
+			// agent never saw succeed, never one it did.
+			if err := b.allowedDurable(ctx, a); err != nil {
+				b.log.ErrorContext(ctx, "audit record not committed; the call's result is withheld", "capability", a.rec.Subject, "err", err)
+				done(toolErrorJSON("the call ran, but its audit record could not be stored, so its result is withheld; ask an operator to check the audit log"))
+				return
+			}
+			done(res)
+			return
+		}
 		// The result goes to the agent before the record is queued: queuing
 		// wakes the audit writer, whose work (and the thread it wakes on a
 		// machine of few cores) would otherwise run while the result is
@@ -778,6 +810,14 @@ func (b *Broker) allowed(ctx context.Context, a admission) {
 	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
 	a.seal()
 	b.record(ctx, a.rec)
+}
+
+// allowedDurable audits an allowed call that the server answered and
+// waits until its record is committed.
+func (b *Broker) allowedDurable(ctx context.Context, a admission) error {
+	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
+	a.seal()
+	return b.durable.RecordDurable(context.WithoutCancel(ctx), a.rec)
 }
 
 // failed audits an allowed call whose forwarding failed and returns the tool

@@ -111,6 +111,10 @@ type RuntimeOptions struct {
 	// "registry", "policies", "credentials" or "installs"): each empties
 	// caches of the capability path.
 	Changed func(what string)
+	// DurableAudit passes an answered call's result on only once its
+	// audit record is committed (see [Options.DurableAudit]): what
+	// replicas that may be killed at any time need.
+	DurableAudit bool
 	// Sandbox confines the stdio servers of the skills it serves when they
 	// start (every imported skill's; a first_party skill's unless the
 	// operator set it to run unconfined). A server that cannot be confined
@@ -129,6 +133,17 @@ type observed struct {
 func (o observed) Record(r audit.Record) error {
 	o.observe(r)
 	return o.Recorder.Record(r)
+}
+
+// observedDurable is observed over a writer that can wait for commits.
+type observedDurable struct {
+	observed
+	w *audit.Writer
+}
+
+func (o observedDurable) RecordDurable(ctx context.Context, r audit.Record) error {
+	o.observe(r)
+	return o.w.RecordDurable(ctx, r)
 }
 
 // Runtime is the capability path of a running gateway: the policy engine
@@ -150,6 +165,7 @@ type Runtime struct {
 	pool    *mcpclient.Pool
 	audit   *audit.Writer
 	refresh chan struct{}
+	wake    chan struct{}
 	drift   sync.WaitGroup // drift being recorded
 
 	closeOnce sync.Once
@@ -167,7 +183,7 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Runtime{opts: opts, log: log, refresh: make(chan struct{}, 1)}
+	r := &Runtime{opts: opts, log: log, refresh: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 	r.Engine = policy.New(&policy.Options{Store: opts.Store, Buckets: opts.Store, PolicyDir: opts.PolicyDir, Logger: log})
 	if err := r.Engine.Reload(ctx); err != nil {
 		return nil, fmt.Errorf("policies: %w (check them with 'skillgate policy check')", err)
@@ -242,9 +258,9 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	}
 	var rec Recorder = r.audit
 	if opts.Observe != nil {
-		rec = observed{r.audit, opts.Observe}
+		rec = observedDurable{observed{r.audit, opts.Observe}, r.audit}
 	}
-	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: rec, Logger: log, Configured: check, Executors: execs,
+	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: rec, DurableAudit: opts.DurableAudit, Logger: log, Configured: check, Executors: execs,
 		Resources: r.pool, OnSkillDrift: onSkillDrift})
 	if err == nil {
 		err = r.Broker.Reload(ctx)
@@ -276,11 +292,22 @@ func (r *Runtime) Refresh() {
 	}
 }
 
+// Wake asks [Runtime.Watch] to check for changes now rather than at its
+// next tick, and to read the stored grants again: the store announced a
+// change another process committed (PostgreSQL's LISTEN/NOTIFY). Unlike
+// Refresh it reloads only what changed. It never blocks.
+func (r *Runtime) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Watch keeps the capability tools current until ctx ends: every interval
 // it re-reads the policies, the install generation and the registry
 // generation (other processes — the CLI, REST — change them; n tells
 // agents of a registry change), and it reloads at once when asked
-// ([Runtime.Refresh]). Only a change does any work: new policies are
+// ([Runtime.Refresh]) or woken ([Runtime.Wake]). Only a change does any work: new policies are
 // swapped into the engine, installed skills reloaded, and n told that
 // capabilities changed, so that connections whose tools changed are told
 // so. Grants added elsewhere need no polling: the decider reloads them
@@ -299,6 +326,11 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 		case <-t.C:
 		case <-r.refresh:
 			forced = true
+		case <-r.wake:
+			// A grant added, revoked or rescoped elsewhere.
+			if err := r.Engine.ReloadGrants(ctx); err != nil {
+				r.log.Error("grant reload failed; keeping the previous grants", "err", err)
+			}
 		}
 		// A registry change made by another process (scan, enable,
 		// disable) reaches connected agents: one read of the registry

@@ -34,6 +34,26 @@ type Options struct {
 	// Environ is the last step of resolution: the process environment.
 	// An empty value counts as unset. Nil means no fallback.
 	Environ func(name string) string
+	// Shared, when set, keeps the encrypted store as the shared file
+	// [StoreFile] there (the PostgreSQL store: every process on it sees
+	// the same credentials) instead of in the data directory. The key is
+	// still Identity or the key file: every process needs the same one.
+	Shared SharedFile
+}
+
+// SharedFile is a document kept in storage that several processes, on
+// several hosts, share; store/postgres implements it. Revisions increase
+// with every write; a document never written reads as (nil, 0).
+type SharedFile interface {
+	// ReadFile returns the content and revision of the document name.
+	ReadFile(ctx context.Context, name string) ([]byte, int64, error)
+	// FileRevision returns the revision of the document name: a cheap
+	// read, to notice a change.
+	FileRevision(ctx context.Context, name string) (int64, error)
+	// UpdateFile replaces the document name with what change returns for
+	// its content, atomically against concurrent updates in any process;
+	// change's error aborts it and is returned wrapped.
+	UpdateFile(ctx context.Context, name string, change func(old []byte) ([]byte, error)) (int64, error)
 }
 
 // Store is the credential store of one data directory. Lookups read an
@@ -48,6 +68,7 @@ type Store struct {
 
 	mu    sync.Mutex // serialises reloads and writes within the process
 	stamp fileStamp
+	rev   int64 // the shared file's revision as loaded (Options.Shared)
 	snap  atomic.Pointer[snapshot]
 }
 
@@ -81,6 +102,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("credential store: %w", err)
 	}
 	s := &Store{dir: dir, path: filepath.Join(dir, StoreFile), opts: opts}
+	if opts.Shared != nil {
+		s.path = "shared " + StoreFile
+	}
 	if s.opts.IdentitySource == "" {
 		s.opts.IdentitySource = "the supplied identity"
 	}
@@ -94,7 +118,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Path is the store file's path.
+// Path is the store file's path ("shared credentials.age" when it is kept
+// in shared storage).
 func (s *Store) Path() string { return s.path }
 
 // loadIdentity parses Options.Identity or reads the key file; with create
@@ -152,6 +177,26 @@ func (s *Store) Reload(ctx context.Context) (bool, error) {
 }
 
 func (s *Store) reloadLocked() (bool, error) {
+	if sh := s.opts.Shared; sh != nil {
+		rev, err := sh.FileRevision(context.Background(), StoreFile)
+		if err != nil {
+			return false, fmt.Errorf("credential store: %w", err)
+		}
+		if rev == s.rev {
+			return false, nil
+		}
+		b, rev, err := sh.ReadFile(context.Background(), StoreFile)
+		if err != nil {
+			return false, fmt.Errorf("credential store: %w", err)
+		}
+		t, err := s.decrypt(b)
+		if err != nil {
+			return false, err
+		}
+		s.rev = rev
+		s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, t: t})
+		return true, nil
+	}
 	st, err := s.statFile()
 	if err != nil {
 		return false, err
@@ -188,6 +233,15 @@ func (s *Store) read() (table, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return s.decrypt(b)
+}
+
+// decrypt decrypts and parses the store's content b; empty content is the
+// empty store.
+func (s *Store) decrypt(b []byte) (table, error) {
+	if len(b) == 0 {
+		return table{}, nil
 	}
 	if err := s.loadIdentity(false); err != nil {
 		return nil, err
@@ -268,6 +322,9 @@ func (s *Store) Remove(ctx context.Context, name string, scope Scope) error {
 func (s *Store) update(ctx context.Context, change func(table) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.opts.Shared != nil {
+		return s.updateShared(ctx, change)
+	}
 	lock, err := os.OpenFile(filepath.Join(s.dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("credential store lock: %w", err)
@@ -289,23 +346,11 @@ func (s *Store) update(ctx context.Context, change func(table) error) error {
 	if err := change(t); err != nil {
 		return err
 	}
-	plain, err := t.encode()
+	sealed, err := s.encrypt(t)
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	w, err := age.Encrypt(&buf, s.identity.Recipient())
-	if err != nil {
-		return fmt.Errorf("credential store: encrypting: %w", err)
-	}
-	if _, err := w.Write(plain); err != nil {
-		return fmt.Errorf("credential store: encrypting: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("credential store: encrypting: %w", err)
-	}
-	clear(plain)
-	if err := writeAtomic(s.dir, s.path, buf.Bytes()); err != nil {
+	if err := writeAtomic(s.dir, s.path, sealed); err != nil {
 		return fmt.Errorf("credential store: writing %s: %w", s.path, err)
 	}
 	// The snapshot follows the file now; the stamp is the new file's.
@@ -314,6 +359,58 @@ func (s *Store) update(ctx context.Context, change func(table) error) error {
 	}
 	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, t: t})
 	return nil
+}
+
+// updateShared is update on Options.Shared: the shared file is read,
+// changed and written in one transaction of the shared storage.
+func (s *Store) updateShared(ctx context.Context, change func(table) error) error {
+	if err := s.loadIdentity(true); err != nil {
+		return err
+	}
+	var next table
+	var refused error // the change's own error, returned as it is
+	rev, err := s.opts.Shared.UpdateFile(ctx, StoreFile, func(old []byte) ([]byte, error) {
+		t, err := s.decrypt(old)
+		if err == nil {
+			err = change(t)
+		}
+		if err != nil {
+			refused = err
+			return nil, err
+		}
+		next = t
+		return s.encrypt(t)
+	})
+	if refused != nil {
+		return refused
+	}
+	if err != nil {
+		return fmt.Errorf("credential store: %w", err)
+	}
+	s.rev = rev
+	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, t: next})
+	return nil
+}
+
+// encrypt encodes t and encrypts it to the store's identity.
+func (s *Store) encrypt(t table) ([]byte, error) {
+	plain, err := t.encode()
+	if err != nil {
+		return nil, err
+	}
+	defer clear(plain)
+	var buf bytes.Buffer
+	w, err := age.Encrypt(&buf, s.identity.Recipient())
+	if err != nil {
+		return nil, fmt.Errorf("credential store: encrypting: %w", err)
+	}
+	if _, err := w.Write(plain); err != nil {
+		return nil, fmt.Errorf("credential store: encrypting: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("credential store: encrypting: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // List returns the names and scopes of every entry, sorted by tenant,

@@ -188,7 +188,16 @@ func (f *fixture) serve(t *testing.T) *server {
 // server is stopped when the test ends.
 func startServe(t *testing.T, args []string, line func(string)) *server {
 	t.Helper()
+	return startServeEnv(t, args, nil, line)
+}
+
+// startServeEnv is startServe with env added to the environment.
+func startServeEnv(t *testing.T, args, env []string, line func(string)) *server {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

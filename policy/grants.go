@@ -305,6 +305,12 @@ func (e *Engine) Grants() []Grant {
 	return out
 }
 
+// ReloadGrants reads the stored grants again, with their use counts: a
+// grant another process added, revoked or rescoped applies at once. The
+// use counts it loads only hint; every use is still taken from the store.
+// On error nothing changes.
+func (e *Engine) ReloadGrants(ctx context.Context) error { return e.reloadGrants(ctx) }
+
 func (e *Engine) reloadGrants(ctx context.Context) error {
 	if e.opts.Store == nil {
 		return nil

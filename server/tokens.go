@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -49,6 +50,149 @@ type tokenFile struct {
 	Tokens []Token `json:"tokens"`
 }
 
+// SharedFile is a document kept in storage that several processes, on
+// several hosts, share; store/postgres implements it. Revisions increase
+// with every write; a document never written reads as (nil, 0).
+type SharedFile interface {
+	// ReadFile returns the content and revision of the document name.
+	ReadFile(ctx context.Context, name string) ([]byte, int64, error)
+	// FileRevision returns the revision of the document name: a cheap
+	// read, to notice a change.
+	FileRevision(ctx context.Context, name string) (int64, error)
+	// UpdateFile replaces the document name with what change returns for
+	// its content, atomically against concurrent updates in any process;
+	// change's error aborts it and is returned wrapped.
+	UpdateFile(ctx context.Context, name string, change func(old []byte) ([]byte, error)) (int64, error)
+}
+
+// TokenSet is where bearer tokens are kept: the file DATA/tokens.json of
+// one data directory ([FileTokens]), or the document tokens.json of a
+// store that several hosts share ([SharedTokens]), so that a token added
+// on one host is accepted by every replica. Its methods are safe for
+// concurrent use; changes are atomic across processes.
+type TokenSet struct {
+	path   string
+	shared SharedFile
+}
+
+// FileTokens returns the token set of the file at path.
+func FileTokens(path string) *TokenSet { return &TokenSet{path: path} }
+
+// SharedTokens returns the token set kept as the document [TokensFile]
+// of sf.
+func SharedTokens(sf SharedFile) *TokenSet { return &TokenSet{shared: sf} }
+
+// String names where the tokens are: the file's path, or "shared
+// tokens.json".
+func (s *TokenSet) String() string {
+	if s.shared != nil {
+		return "shared " + TokensFile
+	}
+	return s.path
+}
+
+// stamp identifies the set's current version cheaply ("" when empty).
+func (s *TokenSet) stamp(ctx context.Context) (string, error) {
+	if s.shared != nil {
+		rev, err := s.shared.FileRevision(ctx, TokensFile)
+		if err != nil {
+			return "", fmt.Errorf("tokens: %w", err)
+		}
+		return fmt.Sprint(rev), nil
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		return fmt.Sprint(fi.Size(), fi.ModTime().UnixNano()), nil
+	}
+	return "", nil
+}
+
+// read returns the tokens and the stamp of what it read.
+func (s *TokenSet) read(ctx context.Context) ([]Token, string, error) {
+	if s.shared != nil {
+		b, rev, err := s.shared.ReadFile(ctx, TokensFile)
+		if err != nil {
+			return nil, "", fmt.Errorf("tokens: %w", err)
+		}
+		toks, err := parseTokens(s.String(), b)
+		return toks, fmt.Sprint(rev), err
+	}
+	st, err := s.stamp(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	toks, err := readTokens(s.path)
+	return toks, st, err
+}
+
+// update applies change to the tokens atomically.
+func (s *TokenSet) update(ctx context.Context, change func([]Token) ([]Token, error)) error {
+	if s.shared != nil {
+		var refused error
+		_, err := s.shared.UpdateFile(ctx, TokensFile, func(old []byte) ([]byte, error) {
+			toks, err := parseTokens(s.String(), old)
+			if err == nil {
+				toks, err = change(toks)
+			}
+			if err != nil {
+				refused = err
+				return nil, err
+			}
+			return encodeTokens(toks)
+		})
+		if refused != nil {
+			return refused
+		}
+		if err != nil {
+			return fmt.Errorf("tokens: %w", err)
+		}
+		return nil
+	}
+	toks, err := readTokens(s.path)
+	if err != nil {
+		return err
+	}
+	toks, err = change(toks)
+	if err != nil {
+		return err
+	}
+	return writeTokens(s.path, toks)
+}
+
+// Add creates a bearer token for p and returns its secret (to give to the
+// agent; it is not stored) and its record. Errors:
+// [session.ErrInvalidPrincipal], storage errors.
+func (s *TokenSet) Add(ctx context.Context, p capability.Principal, now time.Time) (string, Token, error) {
+	if err := p.Validate(); err != nil {
+		return "", Token{}, err
+	}
+	secret := "sgt_" + rand.Text() + rand.Text()
+	tok := Token{ID: "tok_" + strings.ToLower(rand.Text()[:12]), SHA256: hashSecret(secret),
+		Tenant: p.Tenant, Agent: p.Agent, Tier: string(p.Tier), CreatedAt: now.UTC().Truncate(time.Second)}
+	err := s.update(ctx, func(toks []Token) ([]Token, error) { return append(toks, tok), nil })
+	if err != nil {
+		return "", Token{}, err
+	}
+	return secret, tok, nil
+}
+
+// List returns the tokens in creation order.
+func (s *TokenSet) List(ctx context.Context) ([]Token, error) {
+	toks, _, err := s.read(ctx)
+	return toks, err
+}
+
+// Remove deletes the token with the given id. Errors: [ErrTokenNotFound],
+// storage errors.
+func (s *TokenSet) Remove(ctx context.Context, id string) error {
+	return s.update(ctx, func(toks []Token) ([]Token, error) {
+		i := slices.IndexFunc(toks, func(t Token) bool { return t.ID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %q", ErrTokenNotFound, id)
+		}
+		return slices.Delete(toks, i, i+1), nil
+	})
+}
+
 // readTokens reads the token file; a missing file holds no tokens.
 func readTokens(path string) ([]Token, error) {
 	b, err := os.ReadFile(path)
@@ -58,28 +202,46 @@ func readTokens(path string) ([]Token, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)
 	}
+	return parseTokens(path, b)
+}
+
+// parseTokens parses and checks the token file's content b, named name in
+// errors; empty content holds no tokens.
+func parseTokens(name string, b []byte) ([]Token, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
 	if len(b) > maxTokensFile {
-		return nil, fmt.Errorf("tokens: %s is larger than %d bytes", path, maxTokensFile)
+		return nil, fmt.Errorf("tokens: %s is larger than %d bytes", name, maxTokensFile)
 	}
 	var f tokenFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("tokens: %s: %w", path, err)
+		return nil, fmt.Errorf("tokens: %s: %w", name, err)
 	}
 	for i, t := range f.Tokens {
 		if err := t.Principal().Validate(); err != nil {
-			return nil, fmt.Errorf("tokens: %s: token %d (%s): %w", path, i, t.ID, err)
+			return nil, fmt.Errorf("tokens: %s: token %d (%s): %w", name, i, t.ID, err)
 		}
 		if len(t.SHA256) != sha256.Size*2 {
-			return nil, fmt.Errorf("tokens: %s: token %d (%s): sha256 must be %d hex digits", path, i, t.ID, sha256.Size*2)
+			return nil, fmt.Errorf("tokens: %s: token %d (%s): sha256 must be %d hex digits", name, i, t.ID, sha256.Size*2)
 		}
 	}
 	return f.Tokens, nil
 }
 
+// encodeTokens is the token file's content.
+func encodeTokens(toks []Token) ([]byte, error) {
+	b, err := json.MarshalIndent(tokenFile{Tokens: toks}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
 // writeTokens replaces the token file atomically (temporary file, fsync,
 // rename), readable by its owner only.
 func writeTokens(path string, toks []Token) error {
-	b, err := json.MarshalIndent(tokenFile{Tokens: toks}, "", "  ")
+	b, err := encodeTokens(toks)
 	if err != nil {
 		return err
 	}
@@ -95,7 +257,7 @@ func writeTokens(path string, toks []Token) error {
 		tmp.Close()
 		return fmt.Errorf("tokens: %w", err)
 	}
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return fmt.Errorf("tokens: %w", err)
 	}
@@ -121,20 +283,7 @@ func hashSecret(secret string) string {
 // returns its secret (to give to the agent; it is not stored) and its
 // record. Errors: [session.ErrInvalidPrincipal], file errors.
 func AddToken(path string, p capability.Principal, now time.Time) (string, Token, error) {
-	if err := p.Validate(); err != nil {
-		return "", Token{}, err
-	}
-	toks, err := readTokens(path)
-	if err != nil {
-		return "", Token{}, err
-	}
-	secret := "sgt_" + rand.Text() + rand.Text()
-	tok := Token{ID: "tok_" + strings.ToLower(rand.Text()[:12]), SHA256: hashSecret(secret),
-		Tenant: p.Tenant, Agent: p.Agent, Tier: string(p.Tier), CreatedAt: now.UTC().Truncate(time.Second)}
-	if err := writeTokens(path, append(toks, tok)); err != nil {
-		return "", Token{}, err
-	}
-	return secret, tok, nil
+	return FileTokens(path).Add(context.Background(), p, now)
 }
 
 // ListTokens returns the tokens in the file at path, in creation order.
@@ -142,41 +291,38 @@ func ListTokens(path string) ([]Token, error) { return readTokens(path) }
 
 // RemoveToken deletes the token with the given id. Errors: [ErrTokenNotFound],
 // file errors.
-func RemoveToken(path, id string) error {
-	toks, err := readTokens(path)
-	if err != nil {
-		return err
-	}
-	i := slices.IndexFunc(toks, func(t Token) bool { return t.ID == id })
-	if i < 0 {
-		return fmt.Errorf("%w: %q", ErrTokenNotFound, id)
-	}
-	return writeTokens(path, slices.Delete(toks, i, i+1))
-}
+func RemoveToken(path, id string) error { return FileTokens(path).Remove(context.Background(), id) }
 
-// Tokens verifies bearer tokens against the token file. It notices changes
-// to the file (a token added or removed while the server runs) at the next
-// request. It is safe for concurrent use.
+// Tokens verifies bearer tokens against a [TokenSet]. It notices changes
+// of a token file (a token added or removed while the server runs) at the
+// next request; a shared set is read again by [Tokens.Reload], which the
+// server calls when the store announces a change and every second. It is
+// safe for concurrent use.
 type Tokens struct {
-	path string
+	set *TokenSet
 
 	mu     sync.Mutex
-	stamp  string // size and mtime of the file as loaded
+	stamp  string // the version of the set as loaded
 	byHash map[string]Token
 }
 
 // OpenTokens returns a verifier over the token file at path (which may not
 // exist yet: then no token is valid).
 func OpenTokens(path string) (*Tokens, error) {
-	t := &Tokens{path: path}
-	if err := t.reload(); err != nil {
+	return OpenTokenSet(context.Background(), FileTokens(path))
+}
+
+// OpenTokenSet returns a verifier over set.
+func OpenTokenSet(ctx context.Context, set *TokenSet) (*Tokens, error) {
+	t := &Tokens{set: set}
+	if _, err := t.Reload(ctx); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// Path returns the token file's path.
-func (t *Tokens) Path() string { return t.path }
+// Path returns where the tokens are (see [TokenSet.String]).
+func (t *Tokens) Path() string { return t.set.String() }
 
 // Len returns how many tokens are loaded.
 func (t *Tokens) Len() int {
@@ -185,33 +331,40 @@ func (t *Tokens) Len() int {
 	return len(t.byHash)
 }
 
-func (t *Tokens) reload() error {
-	stamp := ""
-	if fi, err := os.Stat(t.path); err == nil {
-		stamp = fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+// Reload reads the tokens again when they changed since they were loaded,
+// and reports whether they did; tokens that cannot be read keep those
+// last loaded, and the error is returned.
+func (t *Tokens) Reload(ctx context.Context) (bool, error) {
+	stamp, err := t.set.stamp(ctx)
+	if err != nil {
+		return false, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if stamp == t.stamp && t.byHash != nil {
-		return nil
+		return false, nil
 	}
-	toks, err := readTokens(t.path)
+	toks, stamp, err := t.set.read(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	t.byHash = make(map[string]Token, len(toks))
 	for _, tok := range toks {
 		t.byHash[tok.SHA256] = tok
 	}
 	t.stamp = stamp
-	return nil
+	return true, nil
 }
 
-// Verify returns the token whose secret is secret. It reloads the file when
-// it changed; a file that became unreadable keeps the tokens last loaded
-// and the error is returned alongside.
+// Verify returns the token whose secret is secret. A token file is read
+// again when it changed (a stat per request); a file that became
+// unreadable keeps the tokens last loaded and the error is returned
+// alongside. A shared set is not read here: see [Tokens.Reload].
 func (t *Tokens) Verify(secret string) (Token, bool, error) {
-	err := t.reload()
+	var err error
+	if t.set.shared == nil {
+		_, err = t.Reload(context.Background())
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tok, ok := t.byHash[hashSecret(secret)]

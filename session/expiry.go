@@ -129,11 +129,12 @@ func (m *Manager) Prune(ctx context.Context, idle time.Duration, dryRun bool) ([
 
 // Maintain runs until ctx ends when Options.IdleExpiry is positive (it
 // returns at once otherwise): every interval it records the sessions
-// attached in this process as in use and, when prune is set, prunes the
-// expired ones. Errors are logged. every <= 0 picks a quarter of the idle
+// attached in this process as in use and, when prune is not nil and
+// reports true (replicas on one store prune once: their leader does),
+// prunes the expired ones. Errors are logged. every <= 0 picks a quarter of the idle
 // expiry, between a second and 15 minutes, so that attached sessions are
 // touched several times per period. Run it in the background.
-func (m *Manager) Maintain(ctx context.Context, every time.Duration, prune bool) {
+func (m *Manager) Maintain(ctx context.Context, every time.Duration, prune func() bool) {
 	idle := m.opts.IdleExpiry
 	if idle <= 0 {
 		return
@@ -150,7 +151,7 @@ func (m *Manager) Maintain(ctx context.Context, every time.Duration, prune bool)
 		case <-t.C:
 		}
 		m.heartbeat(ctx)
-		if !prune {
+		if prune == nil || !prune() {
 			continue
 		}
 		if pruned, err := m.Prune(ctx, idle, false); err != nil {

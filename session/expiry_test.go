@@ -313,7 +313,7 @@ func TestSessionMaintain(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			f.mgr.Maintain(ctx, every, true)
+			f.mgr.Maintain(ctx, every, func() bool { return true })
 		}()
 		synctest.Wait()
 		if got := ids(); len(got) != 2 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/store/postgres"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -47,6 +48,10 @@ type Main struct {
 	// and approve introspect with (--tenant, --agent); zero: the
 	// environment's.
 	introspectAs credential.Scope
+	// shared is the PostgreSQL store a command opened for its shared
+	// documents (see sharedStore); cleanups run when Run returns.
+	shared   *postgres.DB
+	cleanups []func()
 }
 
 // exitError carries an exit code through cobra.
@@ -72,6 +77,12 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
+	defer func() {
+		for i := len(m.cleanups) - 1; i >= 0; i-- {
+			m.cleanups[i]()
+		}
+		m.cleanups, m.shared = nil, nil
+	}()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK

@@ -92,9 +92,10 @@ func (m *Main) checkpoint(ctx context.Context, log headSource, file string) (aud
 }
 
 // checkpointEvery appends a checkpoint to DATA/audit-checkpoints.jsonl
-// every interval while the log grows, until the returned stop is called or
-// ctx ends. interval 0 disables it.
-func (m *Main) checkpointEvery(ctx context.Context, log headSource, interval time.Duration, lg *slog.Logger) (stop func()) {
+// every interval while the log grows and leading reports true (replicas on
+// one store sign once: the leader does), until the returned stop is
+// called or ctx ends. interval 0 disables it.
+func (m *Main) checkpointEvery(ctx context.Context, log headSource, interval time.Duration, leading func() bool, lg *slog.Logger) (stop func()) {
 	if interval <= 0 {
 		return func() {}
 	}
@@ -111,6 +112,9 @@ func (m *Main) checkpointEvery(ctx context.Context, log headSource, interval tim
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			}
+			if !leading() {
+				continue
 			}
 			h, err := log.Head(ctx)
 			if err != nil || h.Seq == 0 || h == last {

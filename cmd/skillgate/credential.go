@@ -12,21 +12,36 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/credential"
+	"github.com/skillgate/skillgate/store"
 )
 
 // envCredentialKey supplies the credential store's age identity instead
 // of the key file DATA/credentials.key.
 const envCredentialKey = "SKILLGATE_CREDENTIAL_KEY"
 
-// openCredentials opens the credential store of the data directory: its
-// identity from SKILLGATE_CREDENTIAL_KEY, else DATA/credentials.key; its
-// last resolution step is the process environment.
-func (m *Main) openCredentials(ctx context.Context) (*credential.Store, error) {
-	return credential.Open(ctx, m.data(), credential.Options{
+// openCredentials opens the credential store: kept in the metadata store
+// when that is PostgreSQL (shared by every replica on it), else in the data
+// directory; its identity from SKILLGATE_CREDENTIAL_KEY, else
+// DATA/credentials.key; its last resolution step is the process
+// environment. db is the store the command already opened, or nil.
+func (m *Main) openCredentials(ctx context.Context, db ...store.DB) (*credential.Store, error) {
+	var opened store.DB
+	if len(db) > 0 {
+		opened = db[0]
+	}
+	shared, err := m.sharedStore(ctx, opened)
+	if err != nil {
+		return nil, err
+	}
+	opts := credential.Options{
 		Identity:       m.Getenv(envCredentialKey),
 		IdentitySource: envCredentialKey,
 		Environ:        m.Getenv,
-	})
+	}
+	if shared != nil {
+		opts.Shared = shared
+	}
+	return credential.Open(ctx, m.data(), opts)
 }
 
 // credentialFailure maps a store error to its exit code: bad input is
@@ -50,12 +65,16 @@ resolves to the agent's entry, else the tenant's entry, else skillgate's own
 environment. Each distinct set of values gets its own upstream server
 process, so two tenants never share a server started with the other's token.
 
-The store is DATA/credentials.age, encrypted with age. Its key is
+The store is DATA/credentials.age, encrypted with age; when the metadata
+store is PostgreSQL it is kept there instead (the document credentials.age),
+so that every replica on the database sees the same credentials. Its key is
 SKILLGATE_CREDENTIAL_KEY (an age identity, AGE-SECRET-KEY-1…) when set, else
 DATA/credentials.key, created with mode 0600 by the first 'credential set'.
 Keep the key: without it the store cannot be read. A store that cannot be
 decrypted or read is refused, never emptied or overwritten. A running
-server picks changes up within its watch interval.
+server picks changes up within its watch interval (at once on PostgreSQL).
+Every process sharing the store needs the same key: set
+SKILLGATE_CREDENTIAL_KEY on each.
 
 Values are read from standard input, never from arguments, and are never
 printed, logged or audited.`,

@@ -44,7 +44,7 @@ func TestMissingDataDir(t *testing.T) {
 	}
 	for _, args := range runs {
 		data := filepath.Join(t.TempDir(), "none")
-		if code, _, errs := run(t, data, args...); code == 2 && errs != "Error: policy needs a subcommand: check or test (see 'skillgate policy --help')\n" {
+		if code, _, errs := run(t, data, args...); code == 2 && errs != "Error: policy needs a subcommand: check, test, put, rm or ls (see 'skillgate policy --help')\n" {
 			t.Errorf("%v: %d %s", args, code, errs)
 		}
 		if _, err := os.Stat(data); !os.IsNotExist(err) {

@@ -102,7 +102,10 @@ type gatewayDeps struct {
 	gw       *gateway.Gateway
 	limits   discover.Limits
 	log      *slog.Logger
-	closers  []func() error
+	// bucket is the object storage of skill trees and workspaces when it
+	// is S3 (--skills-store s3), nil otherwise: readiness checks it.
+	bucket  blob.Store
+	closers []func() error
 
 	// The capability path: installed skills' tools, decided by policy,
 	// forwarded upstream, audited.
@@ -160,6 +163,9 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags, obs ...observe
 	src, ws, err := m.openSkillStorage(sf, cfg, d.log, &d.closers)
 	if err != nil {
 		return nil, err
+	}
+	if sf.kind == "s3" {
+		d.bucket = ws
 	}
 	idle, err := cfg.idleExpiry()
 	if err != nil {
@@ -275,10 +281,11 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	execs.Registered = d.db.Registrations
 	// ${NAME} in mcp.json resolves per principal: agent → tenant (the
 	// credential store) → skillgate's environment.
-	creds, err := m.openCredentials(ctx)
+	creds, err := m.openCredentials(ctx, d.db)
 	if err != nil {
 		return err
 	}
+	_, replicated := d.db.(replicaStore)
 	sb, err := m.sandboxRuntime(cfg, d.log)
 	if err != nil {
 		return err
@@ -293,6 +300,9 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 		Configured:    broker.CredentialsOf(creds),
 		ClientVersion: version, Logger: d.log,
 		Observe: d.observe, Changed: d.changed,
+		// Replicas may be killed at any time: an agent is told of a call
+		// only once its audit record is committed.
+		DurableAudit: replicated,
 	})
 	if err != nil {
 		return err

@@ -66,7 +66,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 				return usageErr("--forward and --parent-tier need --parent")
 			}
 			defer d.startWatch(ctx, time.Second)()
-			defer d.maintainSessions(ctx, false)()
+			defer d.maintainSessions(ctx, nil)()
 			conn, err := d.gw.Connect(ctx, p, pf.session, nil)
 			if err != nil {
 				return sessionErr(err)

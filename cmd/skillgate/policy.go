@@ -60,17 +60,19 @@ func (m *Main) capabilitySource(file string) (policy.CapabilitySource, error) {
 
 func (m *Main) policyCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "policy check|test",
+		Use:   "policy check|test|put|rm|ls",
 		Short: "Check policy files and replay requests against the policy",
 		Long: `Cedar policies decide which capability calls agents may make. They live in
-DATA/policies/*.cedar and in the store; with none configured, skillgate uses
-its default policy (permit every invoke in scope). See docs/policy.md.`,
+DATA/policies/*.cedar and in the store ('policy put', shared by every process
+on the store); with none configured, skillgate uses its default policy
+(permit every invoke in scope). See docs/policy.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return usageErr("policy needs a subcommand: check or test (see 'skillgate policy --help')")
+			return usageErr("policy needs a subcommand: check, test, put, rm or ls (see 'skillgate policy --help')")
 		},
 	}
 	c.AddCommand(m.policyCheckCommand(), m.policyTestCommand())
+	c.AddCommand(m.policyStoreCommands()...)
 	return c
 }
 

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -42,6 +41,12 @@ The registry is rescanned on POST /v1/scan (a T0 or T1 token), on SIGHUP,
 and every --rescan-interval when set; connected clients are notified
 (tools/list_changed, resources/updated) when what they may load changed.
 Rescans cover --root, else the roots the registry was last scanned with.
+
+Several 'skillgate serve' replicas may share one PostgreSQL store (and one
+bucket): tokens and credentials are kept in the store, a change made
+through any replica reaches the others within a second, and the periodic
+work (--rescan-interval, audit checkpoints, pruning idle sessions) is done
+by one leader, elected with an advisory lock (see docs/deploy.md).
 
 With 'sessions: idle_expiry' in the configuration file, sessions unused
 that long are pruned with their workspaces (see 'skillgate session').
@@ -96,13 +101,21 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			}
 			defer d.close()
 			defer d.startWatch(ctx, time.Second)()
-			defer d.maintainSessions(ctx, true)()
-			defer m.checkpointEvery(ctx, audit.NewLog(d.db), checkpointInterval, d.log)()
-			tokenPath := filepath.Join(m.data(), server.TokensFile)
-			tokens, err := server.OpenTokens(tokenPath)
+			ts, err := m.tokenSet(ctx, d.db)
 			if err != nil {
 				return err
 			}
+			tokens, err := server.OpenTokenSet(ctx, ts)
+			if err != nil {
+				return err
+			}
+			// On a store replicas share, one of them is elected to do the
+			// periodic work, and each wakes its caches when another commits
+			// a change.
+			lead, stopReplica := d.startReplica(ctx, tokens.Reload)
+			defer stopReplica()
+			defer d.maintainSessions(ctx, lead.Leading)()
+			defer m.checkpointEvery(ctx, audit.NewLog(d.db), checkpointInterval, lead.Leading, d.log)()
 			rescan := func(ctx context.Context) (bool, error) {
 				rs, err := m.rescanRoots(ctx, d.reg, roots, trust)
 				if err != nil {
@@ -117,6 +130,11 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				if err := d.db.Ping(ctx); err != nil {
 					mx.StoreError()
 					return fmt.Errorf("store: %w", err)
+				}
+				if d.bucket != nil {
+					if _, err := d.bucket.List(ctx, "", 1); err != nil {
+						return fmt.Errorf("bucket: %w", err)
+					}
 				}
 				return nil
 			}
@@ -154,7 +172,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 				fmt.Fprintf(m.Stderr, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", ln.Addr())
 			}
-			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%d tokens in %s); admin console at http://%s/admin/\n", ln.Addr(), tokens.Len(), tokenPath, ln.Addr())
+			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%d tokens in %s); admin console at http://%s/admin/\n", ln.Addr(), tokens.Len(), tokens.Path(), ln.Addr())
 			if tokens.Len() == 0 {
 				fmt.Fprintf(m.Stderr, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
 			}
@@ -194,7 +212,10 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				case <-hup:
 					doRescan("SIGHUP")
 				case <-tick:
-					doRescan("interval")
+					// Replicas on one store rescan once: the leader does.
+					if lead.Leading() {
+						doRescan("interval")
+					}
 				case <-ctx.Done():
 					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 					err := hs.Shutdown(sctx)

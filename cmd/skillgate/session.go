@@ -47,9 +47,10 @@ func parseIdle(s string) (time.Duration, error) {
 }
 
 // maintainSessions runs the session manager's background pass (heartbeat
-// of attached sessions and, with prune, pruning of expired ones) while the
+// of attached sessions and, while prune reports true, pruning of expired
+// ones) while the
 // command runs; the returned stop ends it and waits.
-func (d *gatewayDeps) maintainSessions(ctx context.Context, prune bool) (stop func()) {
+func (d *gatewayDeps) maintainSessions(ctx context.Context, prune func() bool) (stop func()) {
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/store"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -20,15 +22,16 @@ func (m *Main) tokenCommand() *cobra.Command {
 		Short: "Manage the bearer tokens of 'skillgate serve'",
 		Long: `Manage the bearer tokens that 'skillgate serve' accepts. Each token stands
 for one principal: an agent id, an agent tier (T0–T4) and a tenant. Tokens
-are kept in DATA/tokens.json (mode 0600) as SHA-256 hashes: the secret is
-printed once, by 'token add'. A running server picks changes up at the next
-request.`,
+are kept in DATA/tokens.json (mode 0600) as SHA-256 hashes, or in the
+metadata store when that is PostgreSQL (so that every replica on it accepts
+them): the secret is printed once, by 'token add'. A running server picks
+changes up at the next request (within a second on PostgreSQL).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageErr("token needs a subcommand: add, ls or rm (see 'skillgate token --help')")
 		},
 	}
-	path := func() string { return filepath.Join(m.data(), server.TokensFile) }
+	set := func(cmd *cobra.Command) (*server.TokenSet, error) { return m.tokenSet(cmd.Context(), nil) }
 
 	var agent, tier, tenant string
 	var asJSON bool
@@ -46,7 +49,11 @@ request.`,
 			if err := p.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			secret, tok, err := server.AddToken(path(), p, time.Now())
+			ts, err := set(cmd)
+			if err != nil {
+				return err
+			}
+			secret, tok, err := ts.Add(cmd.Context(), p, time.Now())
 			if err != nil {
 				return err
 			}
@@ -72,7 +79,11 @@ request.`,
 		Short: "List tokens (ids and principals, never secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			toks, err := server.ListTokens(path())
+			ts, err := set(cmd)
+			if err != nil {
+				return err
+			}
+			toks, err := ts.List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -101,7 +112,11 @@ request.`,
 		Short: "Delete a token; it stops working at the next request",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := server.RemoveToken(path(), args[0]); err != nil {
+			ts, err := set(cmd)
+			if err != nil {
+				return err
+			}
+			if err := ts.Remove(cmd.Context(), args[0]); err != nil {
 				if errors.Is(err, server.ErrTokenNotFound) {
 					return &exitError{code: exitFail, err: err}
 				}
@@ -113,4 +128,18 @@ request.`,
 	}
 	c.AddCommand(add, ls, rm)
 	return c
+}
+
+// tokenSet returns where the bearer tokens are kept: in the metadata store
+// when it is PostgreSQL (shared by every replica on it), else the file
+// DATA/tokens.json. db is the store the command already opened, or nil.
+func (m *Main) tokenSet(ctx context.Context, db store.DB) (*server.TokenSet, error) {
+	shared, err := m.sharedStore(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if shared != nil {
+		return server.SharedTokens(shared), nil
+	}
+	return server.FileTokens(filepath.Join(m.data(), server.TokensFile)), nil
 }

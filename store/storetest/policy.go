@@ -326,4 +326,12 @@ func testTokensNeverOverGranted(t *testing.T, h Harness) {
 	if n, avail, err := a.TakeTokens(ctx, "other", perSecond, 3, 5, now); err != nil || n != 3 || avail != 3 {
 		t.Errorf("new bucket: %d of %v, %v", n, avail, err)
 	}
+	// Keys are any bytes: the policy engine joins principal, capability
+	// and rate with NUL bytes. Two keys that differ after a NUL are two
+	// buckets.
+	for _, key := range []string{"acme/a\x00notes:notes/echo\x00100/minute", "acme/a\x00notes:notes/echo\x0010/minute"} {
+		if n, avail, err := a.TakeTokens(ctx, key, perSecond, 3, 2, now); err != nil || n != 2 || avail != 3 {
+			t.Errorf("key %q: %d of %v, %v", key, n, avail, err)
+		}
+	}
 }
