@@ -71,7 +71,9 @@ func TestListen(t *testing.T) {
 		change func() error
 		want   string
 	}{
-		{"stored policy", func() error { return a.PutPolicy(ctx, store.StoredPolicy{ID: "p1", Text: "permit (principal, action, resource);"}) }, "policies"},
+		{"stored policy", func() error {
+			return a.PutPolicy(ctx, store.StoredPolicy{ID: "p1", Text: "permit (principal, action, resource);"})
+		}, "policies"},
 		{"policy removed", func() error { return a.DeletePolicy(ctx, "p1") }, "policies"},
 		{"scan", func() error {
 			v := store.Version{Key: "a", Name: "a", Dir: "/r/a", Rel: "a", File: "/r/a/SKILL.md", Digest: "sha256:1", Fingerprint: "f1", Valid: true, InvokableBy: []string{"T0"}}
