@@ -103,31 +103,38 @@ func (w *Writer) Record(r Record) (err error) {
 // record it returns nil for survives the process being killed. Concurrent
 // callers still share one transaction per batch (group commit), so each
 // waits at most about FlushInterval plus one commit.
-func (w *Writer) RecordDurable(ctx context.Context, r Record) (err error) {
-	if err := r.Check(); err != nil {
+func (w *Writer) RecordDurable(ctx context.Context, r Record) error {
+	committed, err := w.RecordCommitted(r)
+	if err != nil {
 		return err
+	}
+	select {
+	case err := <-committed:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RecordCommitted queues r as Record does and returns a channel that
+// receives the outcome of the batch holding it once that batch is
+// committed (nil: r is stored), for a caller that must not block until
+// then. The error is that of Record.
+func (w *Writer) RecordCommitted(r Record) (_ <-chan error, err error) {
+	if err := r.Check(); err != nil {
+		return nil, err
 	}
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
 	ch := make(chan error, 1)
-	func() {
-		defer func() {
-			if recover() != nil {
-				err = ErrWriterClosed
-			}
-		}()
-		w.queue <- item{rec: r, durable: ch}
+	defer func() {
+		if recover() != nil {
+			err = ErrWriterClosed
+		}
 	}()
-	if err != nil {
-		return err
-	}
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	w.queue <- item{rec: r, durable: ch}
+	return ch, nil
 }
 
 // Flush waits until every record queued before it is stored, and returns

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/broker"
@@ -101,6 +102,79 @@ func TestCallAuditsAfterResult(t *testing.T) {
 			}
 			if r := rec.recs[0]; r.Subject != "beta:srv/echo" || r.Decision != tt.decision || r.Action != "capability.invoke" || r.LatencyNS <= 0 {
 				t.Fatalf("record %+v", r)
+			}
+		})
+	}
+}
+
+// heldRecorder is a DurableRecorder whose commits wait until release is
+// closed, then report err.
+type heldRecorder struct {
+	memRecorder
+	release chan struct{}
+	err     error
+}
+
+func (h *heldRecorder) RecordCommitted(r audit.Record) (<-chan error, error) {
+	h.Record(r)
+	ch := make(chan error, 1)
+	go func() { <-h.release; ch <- h.err }()
+	return ch, nil
+}
+
+// TestCallDurableAudit: with DurableAudit, the result of an answered call
+// reaches the agent only once its record is committed, and a record that
+// cannot be committed withholds it; Drain waits for both.
+func TestCallDurableAudit(t *testing.T) {
+	ctx := context.Background()
+	sk := skillFor(t, "beta")
+	admin := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T0"}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"committed", nil, `{"content":[{"type":"text","text":"ok"}]}`},
+		{"not committed", errors.New("disk full"),
+			`{"content":[{"type":"text","text":"the call ran, but its audit record could not be stored, so its result is withheld; ask an operator to check the audit log"}],"isError":true}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &heldRecorder{release: make(chan struct{}), err: tt.err}
+			b, err := broker.New(broker.Options{
+				Load:         func(context.Context) ([]broker.Skill, error) { return []broker.Skill{sk}, nil },
+				Decider:      &listDecider{},
+				Upstream:     rawUpstream{result: json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)},
+				Audit:        rec,
+				DurableAudit: true,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Reload(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan string, 1)
+			b.Call(ctx, gatewayCaller(admin), "echo", json.RawMessage(`{"text":"hi"}`), func(res json.RawMessage) { got <- string(res) })
+			if rec.count() != 1 {
+				t.Fatalf("%d records queued, want 1", rec.count())
+			}
+			select {
+			case r := <-got:
+				t.Fatalf("result %s before the record was committed", r)
+			case <-time.After(20 * time.Millisecond):
+			}
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+			if err := b.Drain(dctx); err == nil {
+				t.Error("Drain returned while a record was not committed")
+			}
+			cancel()
+			close(rec.release)
+			if r := <-got; r != tt.want {
+				t.Fatalf("result %s, want %s", r, tt.want)
+			}
+			if err := b.Drain(ctx); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

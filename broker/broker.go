@@ -203,11 +203,13 @@ type Recorder interface {
 	Record(audit.Record) error
 }
 
-// DurableRecorder is a [Recorder] that can also wait until a record is
+// DurableRecorder is a [Recorder] that can also tell when a record is
 // committed; *audit.Writer implements it. See Options.DurableAudit.
 type DurableRecorder interface {
 	Recorder
-	RecordDurable(ctx context.Context, r audit.Record) error
+	// RecordCommitted queues r; the channel receives the outcome of its
+	// commit.
+	RecordCommitted(r audit.Record) (<-chan error, error)
 }
 
 // Options configures a [Broker]. Load, Decider and Upstream are required.
@@ -641,13 +643,24 @@ func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, r
 		if b.durable != nil {
 			// The agent is told of the call only once its record is
 			// committed: a process killed before then loses a call the
-			// agent never saw succeed, never one it did.
-			if err := b.allowedDurable(ctx, a); err != nil {
-				b.log.ErrorContext(ctx, "audit record not committed; the call's result is withheld", "capability", a.rec.Subject, "err", err)
-				done(toolErrorJSON("the call ran, but its audit record could not be stored, so its result is withheld; ask an operator to check the audit log"))
-				return
-			}
-			done(res)
+			// agent never saw succeed, never one it did. The wait is
+			// not on this goroutine, which reads the results of every
+			// call to the server: res is valid only until we return.
+			out := bytes.Clone(res)
+			committed, err := b.allowedDurable(a)
+			b.forwarding.Add(1)
+			go func() {
+				defer b.forwarding.Add(-1)
+				if err == nil {
+					err = <-committed
+				}
+				if err != nil {
+					b.log.ErrorContext(ctx, "audit record not committed; the call's result is withheld", "capability", a.rec.Subject, "err", err)
+					done(toolErrorJSON("the call ran, but its audit record could not be stored, so its result is withheld; ask an operator to check the audit log"))
+					return
+				}
+				done(out)
+			}()
 			return
 		}
 		// The result goes to the agent before the record is queued: queuing
@@ -812,12 +825,12 @@ func (b *Broker) allowed(ctx context.Context, a admission) {
 	b.record(ctx, a.rec)
 }
 
-// allowedDurable audits an allowed call that the server answered and
-// waits until its record is committed.
-func (b *Broker) allowedDurable(ctx context.Context, a admission) error {
+// allowedDurable audits an allowed call that the server answered; the
+// channel receives the outcome of the record's commit.
+func (b *Broker) allowedDurable(a admission) (<-chan error, error) {
 	a.rec.LatencyNS = b.opts.Now().Sub(a.start).Nanoseconds()
 	a.seal()
-	return b.durable.RecordDurable(context.WithoutCancel(ctx), a.rec)
+	return b.durable.RecordCommitted(a.rec)
 }
 
 // failed audits an allowed call whose forwarding failed and returns the tool

@@ -141,9 +141,9 @@ type observedDurable struct {
 	w *audit.Writer
 }
 
-func (o observedDurable) RecordDurable(ctx context.Context, r audit.Record) error {
+func (o observedDurable) RecordCommitted(r audit.Record) (<-chan error, error) {
 	o.observe(r)
-	return o.w.RecordDurable(ctx, r)
+	return o.w.RecordCommitted(r)
 }
 
 // Runtime is the capability path of a running gateway: the policy engine
