@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -87,6 +88,18 @@ func (rs *replicaSet) serve(t *testing.T, f *fixture, name string) *server {
 	t.Helper()
 	return startServeEnv(t, []string{"--data", f.data, "serve", "--addr", "127.0.0.1:0", "--mount", "/ticket=" + rs.tickets},
 		rs.env, func(line string) { t.Log("replica " + name + ": " + line) })
+}
+
+// credential sets the credential name of tenant acme to value on f's
+// data directory.
+func (rs *replicaSet) credential(t *testing.T, f *fixture, name, value string) {
+	t.Helper()
+	cmd := exec.Command(bin, "--data", f.data, "credential", "set", name, "--tenant", "acme")
+	cmd.Env = append(os.Environ(), rs.env...)
+	cmd.Stdin = strings.NewReader(value)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("credential set %s: %v\n%s", name, err, out)
+	}
 }
 
 // token adds a token on f's data directory and returns its secret.
@@ -186,7 +199,9 @@ const (
 // serve` processes on one PostgreSQL database and one bucket behave as
 // one. 50 agents spread over both run the seed 003 walk and capability
 // calls for 60 s; meanwhile a policy change and an approval made on
-// replica A take effect on replica B within a second (measured), a
+// replica A take effect on replica B within a second (measured), as does
+// a credential set on B's host for A's agents; tokens made on either host
+// work on both; a
 // one-use grant raced from both replicas is used exactly once, a rate
 // limit of 100/minute holds across both, and replica A is killed with
 // SIGKILL: its agents resume their sessions (loaded skills, workspace) on
@@ -208,6 +223,15 @@ func TestReplicas(t *testing.T) {
 	rs.run(t, A, "approve", "notes")
 	rs.run(t, A, "enable", "notes")
 	rs.run(t, A, "install", importable(t, "memo", "allowed-tools: notes/echo\n"))
+	// A skill whose server is started with the tenant's credential.
+	vault := filepath.Join(t.TempDir(), "vault")
+	os.MkdirAll(vault, 0o755)
+	writeFile(t, filepath.Join(vault, "SKILL.md"), "---\nname: vault\ndescription: Reads its token.\nallowed-tools: notes/read_env\n---\nRead the token.\n")
+	writeFile(t, filepath.Join(vault, "mcp.json"), `{"mcpServers": {"notes": {"command": "`+testServer(t)+`", "env": {"SKILLGATE_TESTSERVER": "normal", "VAULT_TOKEN": "${VAULT_TOKEN}"}}}}`)
+	rs.credential(t, A, "VAULT_TOKEN", "first")
+	rs.run(t, A, "install", vault, "--tenant", "acme", "--credential", "VAULT_TOKEN")
+	rs.run(t, A, "approve", "vault")
+	rs.run(t, A, "enable", "vault")
 
 	// Reads for everyone (the rate-limited agent under its limit), the
 	// destructive tool for the racers (with a grant): stored policies,
@@ -404,6 +428,28 @@ permit (principal == Agent::"acme/watcher", action == Action::"invoke", resource
 		t.Errorf("memo__echo on B: %q %v %v", got, isErr, err)
 	}
 
+	// Credentials set on either host reach the servers of both replicas.
+	onA, _, err := httpAgent(ctx, srvA, watcher, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer onA.Close()
+	readToken := func(cs *mcp.ClientSession) string {
+		got, _, err := callText(ctx, cs, "read_env", map[string]any{"name": "VAULT_TOKEN"})
+		if err != nil {
+			return err.Error()
+		}
+		return got
+	}
+	if got := readToken(onB); !strings.Contains(got, `"value":"first"`) {
+		t.Fatalf("the credential set on A, read on B: %s", got)
+	}
+	rs.credential(t, B, "VAULT_TOKEN", "second")
+	committed = time.Now()
+	credentialDelay := waitFor1s(t, "the credential change on A", func() bool {
+		return strings.Contains(readToken(onA), `"value":"second"`)
+	}, committed)
+
 	// A one-use grant raced from both replicas is used exactly once.
 	rs.run(t, A, "grant", "add", "acme/racer", "notes:notes/delete_notes", "--level", "destructive", "--uses", "1", "--reason", "one cleanup")
 	var racers []*mcp.ClientSession
@@ -498,8 +544,8 @@ permit (principal == Agent::"acme/watcher", action == Action::"invoke", resource
 	if n := resumed.Load(); n != replicaAgents/2 {
 		t.Errorf("%d agents resumed their sessions on B, want the %d that were on A", n, replicaAgents/2)
 	}
-	t.Logf("load: %d agents, %d tool calls in %v, %d capability calls seen succeed; propagation to B: policy %v, approval %v",
-		replicaAgents, calls.Load(), time.Since(start).Round(time.Second), len(succeeded), policyDelay, approvalDelay)
+	t.Logf("load: %d agents, %d tool calls in %v, %d capability calls seen succeed; propagation: policy %v, approval %v (A to B), credential %v (B to A)",
+		replicaAgents, calls.Load(), time.Since(start).Round(time.Second), len(succeeded), policyDelay, approvalDelay, credentialDelay)
 
 	// Stop B; the log verifies and holds every call an agent saw
 	// succeed, once.
