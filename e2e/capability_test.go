@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	_ "modernc.org/sqlite"
 
 	"github.com/skillgate/skillgate/internal/testserver"
 )
@@ -81,7 +79,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 func TestCapabilityGateway(t *testing.T) {
 	node, fsEntry := npmServer(t, "server-filesystem")
 	_, memEntry := npmServer(t, "server-memory")
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	files := t.TempDir()
 	allowed := filepath.Join(files, "allowed")
 	os.MkdirAll(allowed, 0o755)
@@ -284,14 +282,7 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 	if out := f.run(t, "audit", "verify"); !strings.HasPrefix(out, "audit log OK: ") {
 		t.Fatalf("verify: %q", out)
 	}
-	db, err := sql.Open("sqlite", filepath.Join(f.data, "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE audit SET decision = 'allow' WHERE seq = (SELECT seq FROM audit WHERE decision = 'deny' LIMIT 1)`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	f.execSQL(t, `UPDATE audit SET decision = 'allow' WHERE seq = (SELECT seq FROM audit WHERE decision = 'deny' LIMIT 1)`)
 	code, _, errs = f.runCode(t, nil, "audit", "verify")
 	if code != 1 || !strings.Contains(errs, "audit log tampered: record ") {
 		t.Fatalf("verify after an edit: %d %q", code, errs)
