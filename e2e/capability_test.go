@@ -12,25 +12,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/internal/testserver"
 )
 
 // npmServer returns node and the entry point of an npm MCP server installed
 // by scripts/setup-npm.sh, or skips.
 func npmServer(t *testing.T, pkg string) (string, string) {
 	t.Helper()
-	dir := os.Getenv("SKILLGATE_TEST_NPM_DIR")
-	if dir == "" {
-		t.Skip("SKILLGATE_TEST_NPM_DIR is unset; run: eval \"$(scripts/setup-npm.sh)\"")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		t.Fatalf("%s: %v (re-run scripts/setup-npm.sh)", pkg, err)
-	}
-	return node, entry
+	return testserver.NPMServer(t, pkg)
 }
 
 // writeImport writes a skill to import: SKILL.md and its mcp.json.
