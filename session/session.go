@@ -86,7 +86,7 @@ func (s *Session) Catalog(ctx context.Context) (*registry.Snapshot, error) {
 	if err := s.open(); err != nil {
 		return nil, err
 	}
-	return s.m.available(ctx)
+	return s.m.available(ctx, s.st.p.Tenant)
 }
 
 // Skills returns one page of the skills the session's principal may use,

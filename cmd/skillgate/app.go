@@ -237,6 +237,11 @@ type Config struct {
 			Tenants map[string][]string `yaml:"tenants"`
 		} `yaml:"preferences"`
 	} `yaml:"executors"`
+	// S3, TenantLibraries and Mirror configure the bucket and what
+	// skillgate keeps in it (docs/storage.md).
+	S3              configS3              `yaml:"s3"`
+	TenantLibraries configTenantLibraries `yaml:"tenant_libraries"`
+	Mirror          configMirror          `yaml:"mirror"`
 }
 
 // config loads the configuration file, if any.

@@ -1,0 +1,487 @@
+// Package library serves per-tenant skill libraries (seed 003): skills a
+// tenant uploads to object storage as
+//
+//	{tenant}/skills/{category}/{name}/SKILL.md …
+//	{tenant}/skills/{name}/SKILL.md …
+//
+// are copied into a local cache directory, one directory per tenant, which
+// the registry then scans as a root of scope "tenant" (discover.ScopeTenant):
+// the same validator, diagnostics, bounds, versioning and incremental
+// rescans as any local root. The registry shows a tenant root's skills to
+// that tenant's principals only (discover.TenantOf names the tenant from
+// the root, whose last element is the tenant).
+//
+// Why a cache and not discovery reading the bucket through an fs.FS:
+// discovery's walk is built on directory handles (openat, fstatat, no
+// symbolic links followed, inode fingerprints for incremental rescans), and
+// the registry, the session's file serving (os.Root, hard-link and FIFO
+// refusals) and the signature checks all read skill directories. A cache
+// reuses every one of those unchanged, so a tenant's skill is held to
+// exactly the rules of a local one, and a rescan of an unchanged library
+// costs one listing of the bucket per tenant (1,000 objects a request) and
+// a stat per cached skill, without downloading anything. Only a skill whose
+// listing changed (a key, a size, an ETag) is copied again, whole, under a
+// temporary name and renamed into place.
+//
+// Everything in the bucket is hostile: tenant names must be valid tenant
+// ids, keys are validated (blob.ValidateKey), each tenant's listing is
+// bounded (Options.MaxObjects: a longer one is not synced at all, so a cut
+// listing never removes skills), and each skill is bounded in files, bytes
+// and depth (Options.Limits) before a byte of it is written. A skill over
+// its bounds, or whose objects clash as a directory tree, is not copied,
+// its cached copy (if any) is removed, and the sync report says why.
+package library
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blobsync"
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
+)
+
+// Defaults for [Options].
+const (
+	// DefaultMaxTenants bounds the tenants synced when Options.Tenants is
+	// empty (every tenant found in the bucket).
+	DefaultMaxTenants = 1000
+	// DefaultMaxObjects bounds one tenant's listing.
+	DefaultMaxObjects = 100_000
+)
+
+// stateFile is the per-tenant record of what was copied: a dot-name, which
+// scans skip.
+const stateFile = ".library-state.json"
+
+// Options configures a [Library]. Store and Dir are required.
+type Options struct {
+	// Store is the bucket the tenants upload to.
+	Store blob.Store
+	// Dir is the cache directory (DATA/libraries): Dir/{tenant} is the
+	// root scanned for a tenant. Nothing else may write under it.
+	Dir string
+	// Tenants, when set, are the only tenants whose libraries are synced;
+	// otherwise every tenant with a {tenant}/skills/ prefix is, up to
+	// MaxTenants.
+	Tenants []string
+	// MaxTenants bounds the tenants found in the bucket; 0 means
+	// DefaultMaxTenants.
+	MaxTenants int
+	// MaxObjects bounds the objects of one tenant's library; 0 means
+	// DefaultMaxObjects.
+	MaxObjects int
+	// Limits bound each skill; the zero value means blobsync.DefaultLimits.
+	Limits blobsync.Limits
+	// Logger receives sync events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Library syncs tenant libraries into the cache. It is not safe for
+// concurrent use: one sync at a time (the registry serialises scans).
+type Library struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns a Library for opts, checking them.
+func New(opts Options) (*Library, error) {
+	if opts.Store == nil {
+		return nil, errors.New("library: Options.Store is required")
+	}
+	if opts.Dir == "" {
+		return nil, errors.New("library: Options.Dir is required")
+	}
+	for _, t := range opts.Tenants {
+		if err := capability.CheckID("tenant", t); err != nil {
+			return nil, fmt.Errorf("library: tenants: %w", err)
+		}
+	}
+	opts.MaxTenants = cmp.Or(opts.MaxTenants, DefaultMaxTenants)
+	opts.MaxObjects = cmp.Or(opts.MaxObjects, DefaultMaxObjects)
+	if opts.Limits == (blobsync.Limits{}) {
+		opts.Limits = blobsync.DefaultLimits
+	}
+	abs, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("library: %w", err)
+	}
+	opts.Dir = abs
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Library{opts: opts, log: log}, nil
+}
+
+// Report is what one sync did.
+type Report struct {
+	Tenants []TenantReport `json:"tenants"`
+}
+
+// TenantReport is what one sync did for one tenant.
+type TenantReport struct {
+	Tenant string `json:"tenant"`
+	// Root is the directory the registry scans for the tenant.
+	Root string `json:"root"`
+	// Skills are the skill directories found in the bucket; Copied were new
+	// or changed and copied, Unchanged were not, Removed left the cache.
+	Skills    int `json:"skills"`
+	Copied    int `json:"copied"`
+	Unchanged int `json:"unchanged"`
+	Removed   int `json:"removed"`
+	// Refused are skills not copied, each with why.
+	Refused []Refusal `json:"refused"`
+	// Notes are findings about the library as a whole.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Refusal is a skill of a library that was not copied.
+type Refusal struct {
+	// Skill is its directory under {tenant}/skills/ ("category/name").
+	Skill  string `json:"skill"`
+	Reason string `json:"reason"`
+}
+
+// Sync brings the cache in step with the bucket and returns the roots to
+// scan, one per tenant library, sorted by tenant. A tenant whose library
+// could not be listed keeps its cached skills (the error is in its report's
+// notes); a tenant that no longer has a library (or is no longer
+// configured) leaves the cache.
+func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
+	RemoveStaleTemps(l.opts.Dir)
+	tenants, notes, err := l.tenants(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := &Report{Tenants: []TenantReport{}}
+	var roots []discover.Root
+	keep := map[string]bool{}
+	for _, t := range tenants {
+		tr := l.syncTenant(ctx, t)
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		tr.Notes = append(tr.Notes, notes[t]...)
+		rep.Tenants = append(rep.Tenants, tr)
+		keep[t] = true
+		roots = append(roots, discover.Root{Path: tr.Root, Scope: discover.ScopeTenant, Trust: capability.TrustImported})
+	}
+	// Tenants without a library leave the cache.
+	ents, err := os.ReadDir(l.opts.Dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("library: %w", err)
+	}
+	for _, e := range ents {
+		if e.IsDir() && !keep[e.Name()] && !strings.HasPrefix(e.Name(), ".") {
+			if err := removeTree(filepath.Join(l.opts.Dir, e.Name())); err != nil {
+				return nil, nil, fmt.Errorf("library: remove the cache of %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return rep, roots, nil
+}
+
+// tenants returns the tenants to sync, sorted; notes are per-tenant
+// findings of the search.
+func (l *Library) tenants(ctx context.Context) ([]string, map[string][]string, error) {
+	if len(l.opts.Tenants) > 0 {
+		ts := slices.Clone(l.opts.Tenants)
+		slices.Sort(ts)
+		return slices.Compact(ts), nil, nil
+	}
+	d, err := blob.ListDir(ctx, l.opts.Store, "", 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("library: list tenants: %w", err)
+	}
+	var out []string
+	for _, name := range d.Dirs {
+		if capability.CheckID("tenant", name) != nil {
+			continue // _global, _mirror and other names no tenant can have
+		}
+		sub, err := blob.ListDir(ctx, l.opts.Store, name+"/", 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("library: list tenant %s: %w", name, err)
+		}
+		if !slices.Contains(sub.Dirs, "skills") {
+			continue
+		}
+		if len(out) == l.opts.MaxTenants {
+			l.log.WarnContext(ctx, "tenant libraries: too many tenants; list them under tenant_libraries.tenants", "limit", l.opts.MaxTenants)
+			break
+		}
+		out = append(out, name)
+	}
+	return out, nil, nil
+}
+
+// state is what the cache holds for one tenant: per skill directory, the
+// fingerprint of the listing it was copied from.
+type state struct {
+	Skills map[string]string `json:"skills"`
+}
+
+// syncTenant syncs one tenant's library.
+func (l *Library) syncTenant(ctx context.Context, tenant string) TenantReport {
+	root := filepath.Join(l.opts.Dir, tenant)
+	tr := TenantReport{Tenant: tenant, Root: root, Refused: []Refusal{}}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		tr.Notes = append(tr.Notes, "cache: "+err.Error())
+		return tr
+	}
+	prefix, err := blob.TenantSkillsPrefix(tenant)
+	if err != nil {
+		tr.Notes = append(tr.Notes, err.Error())
+		return tr
+	}
+	objs, err := l.opts.Store.List(ctx, prefix, l.opts.MaxObjects+1)
+	if err != nil {
+		tr.Notes = append(tr.Notes, fmt.Sprintf("not synced: listing %s failed (%v); the cached skills are kept", prefix, err))
+		return tr
+	}
+	if len(objs) > l.opts.MaxObjects {
+		tr.Notes = append(tr.Notes, fmt.Sprintf("not synced: %s holds more than %d objects (tenant_libraries.max_objects); the cached skills are kept", prefix, l.opts.MaxObjects))
+		return tr
+	}
+	skills, stray := group(prefix, objs)
+	if stray > 0 {
+		tr.Notes = append(tr.Notes, fmt.Sprintf("%d objects under %s belong to no skill and were ignored: a skill is {category}/{name}/SKILL.md or {name}/SKILL.md", stray, prefix))
+	}
+	old := l.readState(root)
+	next := state{Skills: map[string]string{}}
+	tr.Skills = len(skills)
+	// Removals first: a skill directory may become a category, or the
+	// other way round.
+	for _, dir := range sortedKeys(old.Skills) {
+		if _, ok := skills[dir]; ok {
+			continue
+		}
+		if err := removeTree(filepath.Join(root, filepath.FromSlash(dir))); err != nil {
+			tr.Notes = append(tr.Notes, fmt.Sprintf("%s: remove: %v", dir, err))
+			next.Skills[dir] = old.Skills[dir]
+			continue
+		}
+		pruneEmpty(root, filepath.Dir(filepath.Join(root, filepath.FromSlash(dir))))
+		tr.Removed++
+	}
+	for _, dir := range sortedKeys(skills) {
+		list := skills[dir]
+		fp := fingerprint(list)
+		target := filepath.Join(root, filepath.FromSlash(dir))
+		if old.Skills[dir] == fp && exists(target) {
+			next.Skills[dir] = fp
+			tr.Unchanged++
+			continue
+		}
+		err := blobsync.Materialize(ctx, l.opts.Store, prefix+dir+"/", list, target, l.opts.Limits)
+		if err != nil {
+			tr.Refused = append(tr.Refused, Refusal{Skill: dir, Reason: reason(err)})
+			if old.Skills[dir] != "" {
+				// The cached copy is of an upload the bucket no longer holds.
+				if rerr := removeTree(target); rerr == nil {
+					tr.Removed++
+				}
+			}
+			continue
+		}
+		next.Skills[dir] = fp
+		tr.Copied++
+	}
+	if err := writeState(root, next); err != nil {
+		tr.Notes = append(tr.Notes, "cache state: "+err.Error())
+	}
+	if tr.Copied+tr.Removed > 0 || len(tr.Refused) > 0 {
+		l.log.InfoContext(ctx, "tenant library synced", "tenant", tenant, "skills", tr.Skills, "copied", tr.Copied,
+			"unchanged", tr.Unchanged, "removed", tr.Removed, "refused", len(tr.Refused))
+	}
+	return tr
+}
+
+// reason words a refusal for the tenant's operator.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, blobsync.ErrLimit):
+		return strings.TrimPrefix(err.Error(), "blobsync: ") + "; split the skill or remove files"
+	case errors.Is(err, blob.ErrConflict):
+		return "its keys do not form a directory tree (" + err.Error() + "): a key may not be both a file and a directory"
+	case errors.Is(err, blob.ErrSizeMismatch):
+		return err.Error() + "; the next sync tries again"
+	}
+	return err.Error()
+}
+
+// group splits a tenant's listing (keys under prefix) into skill
+// directories, each with its objects, and counts the objects in none. A
+// skill directory is a directory holding SKILL.md (or skill.md) one or two
+// levels below prefix ({name}/ or {category}/{name}/); a first-level skill
+// takes everything below it, nested skills included (the scan finds those
+// as skills of their own).
+func group(prefix string, objs []blob.Info) (map[string][]blob.Info, int) {
+	skills := map[string][]blob.Info{}
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.Key, prefix)
+		dir, file := splitLast(rel)
+		if file != "SKILL.md" && file != "skill.md" {
+			continue
+		}
+		if n := strings.Count(dir, "/"); dir != "" && n <= 1 {
+			skills[dir] = nil
+		}
+	}
+	for dir := range skills {
+		if i := strings.IndexByte(dir, '/'); i >= 0 {
+			if _, parent := skills[dir[:i]]; parent {
+				delete(skills, dir) // part of its parent's tree
+			}
+		}
+	}
+	stray := 0
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.Key, prefix)
+		first, rest, _ := strings.Cut(rel, "/")
+		if _, ok := skills[first]; ok && rest != "" {
+			skills[first] = append(skills[first], o)
+			continue
+		}
+		if second, _, ok := strings.Cut(rest, "/"); ok {
+			if _, ok := skills[first+"/"+second]; ok {
+				skills[first+"/"+second] = append(skills[first+"/"+second], o)
+				continue
+			}
+		}
+		stray++
+	}
+	return skills, stray
+}
+
+// splitLast splits a key at its last slash.
+func splitLast(key string) (dir, file string) {
+	i := strings.LastIndexByte(key, '/')
+	if i < 0 {
+		return "", key
+	}
+	return key[:i], key[i+1:]
+}
+
+// fingerprint identifies a skill's listing: keys, sizes, ETags and times.
+func fingerprint(objs []blob.Info) string {
+	h := sha256.New()
+	for _, o := range objs {
+		h.Write([]byte(o.Key))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.FormatInt(o.Size, 10)))
+		h.Write([]byte{0})
+		h.Write([]byte(o.ETag))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.FormatInt(o.ModTime.UnixNano(), 10)))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (l *Library) readState(root string) state {
+	var st state
+	b, err := os.ReadFile(filepath.Join(root, stateFile))
+	if err != nil || len(b) > 64<<20 || json.Unmarshal(b, &st) != nil || st.Skills == nil {
+		return state{Skills: map[string]string{}}
+	}
+	return st
+}
+
+// writeState writes the state file atomically.
+func writeState(root string, st state) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(root, ".state-")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(root, stateFile))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// removeTree removes dir: renamed aside to a dot-name first, so a scan
+// never sees half of it.
+func removeTree(dir string) error {
+	if !exists(dir) {
+		return nil
+	}
+	aside := filepath.Join(filepath.Dir(dir), ".old-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if err := os.Rename(dir, aside); err != nil {
+		return err
+	}
+	return os.RemoveAll(aside)
+}
+
+// pruneEmpty removes dir and its parents up to (not including) root while
+// they are empty: a category whose last skill left.
+func pruneEmpty(root, dir string) {
+	for dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)) {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// RemoveStaleTemps removes what a sync killed mid-copy left in the cache
+// of every tenant under dir.
+func RemoveStaleTemps(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		t := filepath.Join(dir, e.Name())
+		blobsync.RemoveStale(t, time.Hour, now)
+		subs, _ := os.ReadDir(t)
+		for _, s := range subs {
+			if s.IsDir() && !strings.HasPrefix(s.Name(), ".") {
+				blobsync.RemoveStale(filepath.Join(t, s.Name()), time.Hour, now)
+			}
+		}
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
