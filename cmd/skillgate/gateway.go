@@ -107,7 +107,9 @@ type gatewayDeps struct {
 	gw       *gateway.Gateway
 	limits   discover.Limits
 	log      *slog.Logger
-	closers  []func() error
+	// storage is where skill trees are kept (the --skills-store flags).
+	storage *storageFlags
+	closers []func() error
 
 	// The capability path: installed skills' tools, decided by policy,
 	// forwarded upstream, audited.
@@ -137,7 +139,7 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags, obs ...observe
 	if err != nil {
 		return nil, err
 	}
-	d := &gatewayDeps{limits: m.limits(cfg, 0, 0), log: m.logger()}
+	d := &gatewayDeps{limits: m.limits(cfg, 0, 0), log: m.logger(), storage: sf}
 	for _, o := range obs {
 		d.observe, d.changed = o.observe, o.changed
 	}
@@ -262,7 +264,7 @@ func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger,
 // the credential store, the upstream connection pool and the audit writer.
 func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	var err error
-	d.installs, err = m.newInstallService(d.db, nil)
+	d.installs, err = m.newInstallService(d.db, nil, d.storage)
 	if err != nil {
 		return err
 	}
