@@ -87,7 +87,7 @@ func (s *Service) replicate(ctx context.Context, in store.Install) error {
 		return fmt.Errorf("%w: bucket: %w", ErrStorage, err)
 	}
 	dir := filepath.Join(in.Dir, SkillDir)
-	files, err := skill.ListFiles(ctx, os.DirFS(dir), skill.TreeLimits{})
+	files, err := managedFiles(dir, s.bucketLimits())
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
@@ -120,6 +120,46 @@ func (s *Service) replicate(ctx context.Context, in store.Install) error {
 	}
 	s.log.InfoContext(ctx, "install: version stored in the bucket", "key", in.Key, "digest", in.Digest, "files", len(files))
 	return nil
+}
+
+// managedFiles lists every regular file of a managed tree (all of them
+// make its digest, nested skills and all), sorted, bounded by lim.
+func managedFiles(dir string, lim skill.TreeLimits) ([]skill.File, error) {
+	var files []skill.File
+	var total int64
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += fi.Size()
+		if len(files) >= lim.MaxFiles || total > lim.MaxBytes {
+			return fmt.Errorf("more than %d files or %d bytes", lim.MaxFiles, lim.MaxBytes)
+		}
+		files = append(files, skill.File{Path: p, Size: fi.Size()})
+		return nil
+	})
+	skill.SortFiles(files)
+	return files, err
+}
+
+// bucketLimits bound a version's tree in the bucket: the install source's
+// limits, else a skill tree's.
+func (s *Service) bucketLimits() skill.TreeLimits {
+	lim := skill.DefaultTreeLimits
+	if s.lim.MaxFiles > 0 {
+		lim.MaxFiles = s.lim.MaxFiles
+	}
+	if s.lim.MaxBytes > 0 {
+		lim.MaxBytes = s.lim.MaxBytes
+	}
+	return lim
 }
 
 // putRooted uploads the file f of root to key, refusing anything but the
@@ -182,10 +222,8 @@ func (s *Service) restore(ctx context.Context, in store.Install) (bool, error) {
 	for i, f := range rec.Files {
 		objs[i] = blob.Info{Key: tree + f.Path, Size: f.Size}
 	}
-	lim := blobsync.Limits{MaxFiles: s.lim.MaxFiles, MaxBytes: s.lim.MaxBytes, MaxDepth: blobsync.DefaultLimits.MaxDepth}
-	if lim.MaxFiles <= 0 || lim.MaxBytes <= 0 {
-		lim = blobsync.DefaultLimits
-	}
+	tl := s.bucketLimits()
+	lim := blobsync.Limits{MaxFiles: tl.MaxFiles, MaxBytes: tl.MaxBytes, MaxDepth: blobsync.DefaultLimits.MaxDepth}
 	dst := filepath.Join(in.Dir, SkillDir)
 	if err := blobsync.Materialize(ctx, s.bucket, tree, objs, dst, lim); err != nil {
 		return false, fmt.Errorf("%w: restore %s from the bucket: %w", ErrStorage, in.Key, err)
