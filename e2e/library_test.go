@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blob/s3"
+)
+
+// bucketEnv returns the SKILLGATE_S3_* variables naming a fresh prefix of
+// the test bucket, and a store over that prefix; it skips without one.
+func bucketEnv(t *testing.T) ([]string, blob.Store) {
+	t.Helper()
+	endpoint := os.Getenv("SKILLGATE_TEST_S3_ENDPOINT")
+	if endpoint == "" {
+		t.Skip("SKILLGATE_TEST_S3_ENDPOINT is unset; run `eval \"$(scripts/setup-s3.sh)\"` to test against a real S3 server")
+	}
+	prefix := "e2e-" + strings.ToLower(rand.Text()) + "/"
+	cfg := s3.Config{
+		Endpoint: endpoint, Region: os.Getenv("SKILLGATE_TEST_S3_REGION"), Bucket: os.Getenv("SKILLGATE_TEST_S3_BUCKET"),
+		AccessKey: os.Getenv("SKILLGATE_TEST_S3_ACCESS_KEY"), SecretKey: os.Getenv("SKILLGATE_TEST_S3_SECRET_KEY"), Prefix: prefix,
+	}
+	st, err := s3.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		all, _ := st.List(ctx, "", 0)
+		for _, in := range all {
+			_ = st.Delete(ctx, in.Key)
+		}
+	})
+	return []string{"SKILLGATE_S3_ENDPOINT=" + cfg.Endpoint, "SKILLGATE_S3_REGION=" + cfg.Region, "SKILLGATE_S3_BUCKET=" + cfg.Bucket,
+		"SKILLGATE_S3_PREFIX=" + prefix, "SKILLGATE_S3_ACCESS_KEY=" + cfg.AccessKey, "SKILLGATE_S3_SECRET_KEY=" + cfg.SecretKey}, st
+}
+
+// tenantAgent connects an agent of tenant over stdio, with skills served
+// from the bucket.
+func (f *fixture) tenantAgent(t *testing.T, env []string, tenant string) gatewayCall {
+	t.Helper()
+	cmd := exec.Command(bin, "--data", f.data, "mcp", "--agent", "drafter", "--tier", "T3", "--tenant", tenant, "--skills-store", "s3")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = &testWriter{t: t, prefix: "skillgate mcp (" + tenant + "): "}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	c := caller(cs)
+	return func(tool string, args map[string]any) (string, bool) { return c(t, tool, args) }
+}
+
+type gatewayCall func(tool string, args map[string]any) (string, bool)
+
+func putObject(t *testing.T, st blob.Store, key, body string) {
+	t.Helper()
+	if err := st.Put(context.Background(), key, strings.NewReader(body), int64(len(body))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTenantLibraryOverMCP uploads two tenants' libraries to the bucket
+// and walks them through the binary: each tenant's agents see and load
+// their own skills only, another tenant's skill is "not found" exactly as
+// a skill that does not exist, a bad upload is rejected with its
+// diagnostics, and a change and a deletion reach agents at the next scan.
+func TestTenantLibraryOverMCP(t *testing.T) {
+	env, st := bucketEnv(t)
+	f := newFixture(t)
+	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("tenant_libraries:\n  store: s3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	putObject(t, st, "acme/skills/escrituras/secreto/SKILL.md", "---\nname: secreto\ndescription: Acme's own deed template.\n---\nUse the acme clause.\n")
+	putObject(t, st, "acme/skills/escrituras/secreto/clausula.md", "Cláusula acme.\n")
+	putObject(t, st, "acme/skills/roto/SKILL.md", "---\nname: roto\n---\nNo description.\n")
+	putObject(t, st, "globex/skills/contratos/arriendo/SKILL.md", "---\nname: arriendo\ndescription: Globex leases.\n---\nLease.\n")
+
+	scan := func() map[string]any {
+		t.Helper()
+		code, out, errOut := f.runCode(t, env, "scan", "--root", f.root, "--json")
+		if code != 0 {
+			t.Fatalf("scan: exit %d: %s", code, errOut)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rep := scan()
+	rej, _ := json.Marshal(rep["rejections"])
+	if !strings.Contains(string(rej), filepath.Join(f.data, "libraries", "acme", "roto")) || !strings.Contains(string(rej), "description") {
+		t.Fatalf("the bad upload is not rejected with its diagnostics: %s", rej)
+	}
+	libs, _ := json.Marshal(rep["libraries"])
+	for _, want := range []string{`"tenant":"acme"`, `"tenant":"globex"`} {
+		if !strings.Contains(string(libs), want) {
+			t.Fatalf("libraries report lacks %s: %s", want, libs)
+		}
+	}
+
+	acme := f.tenantAgent(t, env, "acme")
+	globex := f.tenantAgent(t, env, "globex")
+	list, _ := acme("skill_list", map[string]any{"query": "secreto"})
+	if !strings.Contains(list, "escrituras/secreto: Acme's own deed template.") {
+		t.Fatalf("acme's skill_list: %q", list)
+	}
+	if got, isErr := acme("load_skill", map[string]any{"skill": "escrituras/secreto"}); isErr || !strings.Contains(got, "Use the acme clause.") {
+		t.Fatalf("acme load_skill: %q", got)
+	}
+	if got, _ := acme("read_file", map[string]any{"file_path": "/skills/secreto/clausula.md"}); got != "     1\tCláusula acme." {
+		t.Fatalf("acme read_file: %q", got)
+	}
+	for _, q := range []string{"secreto", "roto", "arriendo"} {
+		if got, _ := acme("skill_list", map[string]any{"query": q}); q != "secreto" && got != "No skills match." {
+			t.Fatalf("acme sees %s: %q", q, got)
+		}
+	}
+	if got, _ := globex("skill_list", map[string]any{"query": "secreto"}); got != "No skills match." {
+		t.Fatalf("globex sees acme's skill: %q", got)
+	}
+	hidden, _ := globex("load_skill", map[string]any{"skill": "escrituras/secreto"})
+	missing, _ := globex("load_skill", map[string]any{"skill": "escrituras/nonexistent"})
+	if want := "Error: Skill 'escrituras/secreto' not found. Call skill_list to see the skills you can load."; hidden != want ||
+		strings.Replace(missing, "nonexistent", "secreto", 1) != want {
+		t.Fatalf("globex load_skill of acme's skill = %q, of a missing one = %q", hidden, missing)
+	}
+	if got, _ := globex("load_skill", map[string]any{"skill": "secreto"}); got != "Error: Skill 'secreto' not found. Call skill_list to see the skills you can load." {
+		t.Fatalf("globex load_skill by bare name: %q", got)
+	}
+
+	// A change and a deletion, picked up by the next scan.
+	putObject(t, st, "acme/skills/escrituras/secreto/SKILL.md", "---\nname: secreto\ndescription: Acme's deed template, second edition.\n---\nUse the new clause.\n")
+	if err := st.Delete(context.Background(), "globex/skills/contratos/arriendo/SKILL.md"); err != nil {
+		t.Fatal(err)
+	}
+	scan()
+	acme2 := f.tenantAgent(t, env, "acme")
+	if got, _ := acme2("skill_list", map[string]any{"query": "secreto"}); !strings.Contains(got, "second edition") {
+		t.Fatalf("the change did not reach acme: %q", got)
+	}
+	if got, _ := acme2("load_skill", map[string]any{"skill": "escrituras/secreto"}); !strings.Contains(got, "Use the new clause.") {
+		t.Fatalf("acme loads the old version: %q", got)
+	}
+	globex2 := f.tenantAgent(t, env, "globex")
+	if got, _ := globex2("skill_list", map[string]any{"query": "arriendo"}); got != "No skills match." {
+		t.Fatalf("the deletion did not reach globex: %q", got)
+	}
+}
