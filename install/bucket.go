@@ -101,7 +101,6 @@ func (s *Service) replicate(ctx context.Context, in store.Install) error {
 			return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
 		}
 	}
-	s.crash("bucket-tree-written")
 	for _, name := range slices.Sorted(maps.Keys(arts)) {
 		if err := s.bucket.Put(ctx, prefix+name, strings.NewReader(string(arts[name])), int64(len(arts[name]))); err != nil {
 			return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
