@@ -86,8 +86,8 @@ func TestMirror(t *testing.T) {
 			write(t, root, map[string]string{
 				"escrituras/compraventa/SKILL.md":         sk("compraventa", "Body."),
 				"escrituras/compraventa/resources/eje.md": "Ejemplo.\n",
-				"pdf/SKILL.md":                            sk("pdf", "PDF."),
-				"bad/SKILL.md":                            "---\nname: bad\n---\nno description\n",
+				"pdf/SKILL.md": sk("pdf", "PDF."),
+				"bad/SKILL.md": "---\nname: bad\n---\nno description\n",
 			})
 			db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
 			if err != nil {

@@ -22,10 +22,10 @@ func TestTenantSnapshot(t *testing.T) {
 		"pdf/SKILL.md":                    sk("pdf", ""),
 	})
 	write(t, libs, map[string]string{
-		"acme/escrituras/compraventa/SKILL.md":   sk("compraventa", "version: 2.0.0\n"),
-		"acme/secreto/SKILL.md":                  sk("secreto", ""),
+		"acme/escrituras/compraventa/SKILL.md":    sk("compraventa", "version: 2.0.0\n"),
+		"acme/secreto/SKILL.md":                   sk("secreto", ""),
 		"globex/contratos/arrendamiento/SKILL.md": sk("arrendamiento", ""),
-		"globex/secreto/SKILL.md":                sk("secreto", "version: 9.9.9\n"),
+		"globex/secreto/SKILL.md":                 sk("secreto", "version: 9.9.9\n"),
 	})
 	reg, _ := open(t)
 	rep, err := reg.Scan(ctx, []discover.Root{
