@@ -157,3 +157,59 @@ func TestTenantLibraryOverMCP(t *testing.T) {
 		t.Fatalf("the deletion did not reach globex: %q", got)
 	}
 }
+
+// TestMirrorAndReplica mirrors the scanned roots with the CLI, twice
+// (the second uploads nothing), then serves a skill to an agent of a
+// replica that has the registry but not the roots' directory.
+func TestMirrorAndReplica(t *testing.T) {
+	env, st := bucketEnv(t)
+	f := newFixture(t)
+	mirrorRun := func() map[string]any {
+		t.Helper()
+		code, out, errOut := f.runCode(t, env, "scan", "--root", f.root, "--mirror-s3", "--json")
+		if code != 0 {
+			t.Fatalf("scan --mirror-s3: exit %d: %s", code, errOut)
+		}
+		var rep struct {
+			Valid  int            `json:"valid"`
+			Mirror map[string]any `json:"mirror"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		rep.Mirror["valid"] = float64(rep.Valid)
+		return rep.Mirror
+	}
+	first := mirrorRun()
+	n := first["valid"]
+	if first["skills"] != n || first["uploaded"] != n || first["unchanged"] != 0.0 || first["removed"] != 0.0 {
+		t.Fatalf("first mirroring: %v", first)
+	}
+	second := mirrorRun()
+	if second["skills"] != n || second["uploaded"] != 0.0 || second["unchanged"] != n || second["removed"] != 0.0 {
+		t.Fatalf("second mirroring: %v", second)
+	}
+	if objs, _ := st.List(context.Background(), "_mirror/trees/", 0); len(objs) == 0 {
+		t.Fatal("nothing in the bucket")
+	}
+
+	// The replica: the same registry, no skill directories.
+	replica := &fixture{data: t.TempDir(), root: f.root, tickets: f.tickets}
+	b, err := os.ReadFile(filepath.Join(f.data, "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(replica.data, "skillgate.db"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(f.root); err != nil {
+		t.Fatal(err)
+	}
+	agent := replica.tenantAgent(t, env, "acme")
+	if got, isErr := agent("load_skill", map[string]any{"skill": "escrituras/compraventa"}); isErr || !strings.Contains(got, "Loaded escrituras/compraventa at /skills/compraventa") {
+		t.Fatalf("load_skill on the replica: %q", got)
+	}
+	if got, isErr := agent("ls", map[string]any{"path": "/skills/compraventa"}); isErr || !strings.Contains(got, "/skills/compraventa/SKILL.md") {
+		t.Fatalf("ls on the replica: %q", got)
+	}
+}

@@ -397,7 +397,7 @@ func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.
 		return nil, err
 	}
 	if at.IsZero() { // a load, not a resumed session: the files are checked again
-		if err := m.checkContent(ctx, p, v); err != nil {
+		if err := m.checkContent(ctx, p, v, st, prefix); err != nil {
 			return nil, err
 		}
 	}
