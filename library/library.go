@@ -53,6 +53,7 @@ import (
 	"github.com/skillgate/skillgate/blobsync"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/internal/flock"
 )
 
 // Defaults for [Options].
@@ -162,7 +163,23 @@ type Refusal struct {
 // could not be listed keeps its cached skills (the error is in its report's
 // notes); a tenant that no longer has a library (or is no longer
 // configured) leaves the cache.
+//
+// Syncs of one cache are serialised, also between processes (a lock file,
+// Dir/.lock), so a `skillgate scan` and a server's rescan never copy into
+// it at once.
 func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
+	if err := os.MkdirAll(l.opts.Dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("library: %w", err)
+	}
+	lf, err := os.OpenFile(filepath.Join(l.opts.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("library: %w", err)
+	}
+	defer lf.Close()
+	if err := flock.Lock(lf, true); err != nil {
+		return nil, nil, fmt.Errorf("library: lock %s: %w", lf.Name(), err)
+	}
+	defer flock.Unlock(lf)
 	RemoveStaleTemps(l.opts.Dir)
 	tenants, notes, err := l.tenants(ctx)
 	if err != nil {
