@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -211,5 +214,76 @@ func TestMirrorAndReplica(t *testing.T) {
 	}
 	if got, isErr := agent("ls", map[string]any{"path": "/skills/compraventa"}); isErr || !strings.Contains(got, "/skills/compraventa/SKILL.md") {
 		t.Fatalf("ls on the replica: %q", got)
+	}
+}
+
+// TestTenantLibraryServeRescan runs `skillgate serve` over two tenants'
+// libraries: an upload after the start reaches the uploading tenant's
+// connected agent at the next rescan (SIGHUP), with tools/list_changed,
+// and stays invisible to the other tenant's.
+func TestTenantLibraryServeRescan(t *testing.T) {
+	env, st := bucketEnv(t)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	f := newFixture(t)
+	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("tenant_libraries:\n  store: s3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	putObject(t, st, "acme/skills/uno/SKILL.md", "---\nname: uno\ndescription: Acme one.\n---\nOne.\n")
+	f.run(t, "scan", "--root", f.root)
+	tokens := map[string]string{}
+	for _, tenant := range []string{"acme", "globex"} {
+		var tok struct {
+			Secret string `json:"secret"`
+		}
+		if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "drafter", "--tier", "T3", "--tenant", tenant, "--json")), &tok); err != nil {
+			t.Fatal(err)
+		}
+		tokens[tenant] = tok.Secret
+	}
+	srv := f.serve(t)
+	changed := make(chan struct{}, 8)
+	agent := func(tenant string, onChange func()) gatewayCall {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onChange() },
+		})
+		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint:   srv.url + "/mcp",
+			HTTPClient: &http.Client{Transport: bearer{tokens[tenant], http.DefaultTransport}},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		c := caller(cs)
+		return func(tool string, args map[string]any) (string, bool) { return c(t, tool, args) }
+	}
+	acme := agent("acme", func() { changed <- struct{}{} })
+	globex := agent("globex", func() {})
+	if got, _ := acme("skill_list", map[string]any{"query": "acme"}); !strings.Contains(got, "uno: Acme one.") {
+		t.Fatalf("acme before the upload: %q", got)
+	}
+
+	putObject(t, st, "acme/skills/dos/SKILL.md", "---\nname: dos\ndescription: Acme two.\n---\nTwo.\n")
+	if err := srv.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no tools/list_changed for acme after the rescan")
+	}
+	if got, _ := acme("skill_list", map[string]any{"query": "acme"}); !strings.Contains(got, "dos: Acme two.") || !strings.Contains(got, "uno: Acme one.") {
+		t.Fatalf("acme after the upload: %q", got)
+	}
+	if got, isErr := acme("load_skill", map[string]any{"skill": "dos"}); isErr || !strings.Contains(got, "Two.") {
+		t.Fatalf("acme load_skill dos: %q", got)
+	}
+	for _, q := range []string{"uno", "dos"} {
+		if got, _ := globex("load_skill", map[string]any{"skill": q}); got != "Error: Skill '"+q+"' not found. Call skill_list to see the skills you can load." {
+			t.Fatalf("globex load_skill %s: %q", q, got)
+		}
 	}
 }
