@@ -192,6 +192,21 @@ func (b *BlobSource) Mount(ctx context.Context, tenant string, v store.Version) 
 	if discover.TenantOf(v.Scope, v.Root) != "" {
 		return b.Local.Mount(ctx, tenant, v)
 	}
+	prefix, marker, err := skillKeys(tenant, v)
+	if b.Shared != "" {
+		prefix, marker, err = sharedKeys(b.Shared, v)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	b.mu.Lock()
+	done := b.synced[prefix] == v.Digest && v.Digest != ""
+	b.mu.Unlock()
+	if done {
+		return b.Store, prefix, nil
+	}
+	// The mirror first: one small read, and the only way for a process
+	// without the skill's directory.
 	if b.Mirror != "" && v.Digest != "" {
 		tree, ok, err := b.fromMirror(ctx, v)
 		if err != nil {
@@ -200,13 +215,6 @@ func (b *BlobSource) Mount(ctx context.Context, tenant string, v store.Version) 
 		if ok {
 			return b.Store, tree, nil
 		}
-	}
-	prefix, marker, err := skillKeys(tenant, v)
-	if b.Shared != "" {
-		prefix, marker, err = sharedKeys(b.Shared, v)
-	}
-	if err != nil {
-		return nil, "", err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -250,6 +258,9 @@ func skillKeys(tenant string, v store.Version) (prefix, marker string, err error
 // fromMirror returns the prefix of v's tree in the mirror, when it is
 // there complete and holds v's digest.
 func (b *BlobSource) fromMirror(ctx context.Context, v store.Version) (string, bool, error) {
+	if tree, _, err := mirror.TreePrefix(b.Mirror, v.Digest); err == nil && b.Local.Verified.seen(verifiedKey{dir: tree, digest: v.Digest}) {
+		return tree, true, nil
+	}
 	tree, files, err := mirror.Files(ctx, b.Store, b.Mirror, v.Digest)
 	if errors.Is(err, blob.ErrNotFound) {
 		return "", false, nil
