@@ -54,6 +54,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/internal/flock"
+	"github.com/skillgate/skillgate/skill"
 )
 
 // Defaults for [Options].
@@ -189,9 +190,12 @@ func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
 	var roots []discover.Root
 	keep := map[string]bool{}
 	for _, t := range tenants {
-		tr := l.syncTenant(ctx, t)
+		tr, ok := l.syncTenant(ctx, t)
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
+		}
+		if !ok {
+			continue // no library: its cache, if any, goes below
 		}
 		tr.Notes = append(tr.Notes, notes[t]...)
 		rep.Tenants = append(rep.Tenants, tr)
@@ -221,21 +225,22 @@ func (l *Library) tenants(ctx context.Context) ([]string, map[string][]string, e
 		slices.Sort(ts)
 		return slices.Compact(ts), nil, nil
 	}
-	d, err := blob.ListDir(ctx, l.opts.Store, "", 0)
+	// The top level holds tenants (with a library or not) and skillgate's
+	// own "_" names: it is listed within a margin over the bound, and
+	// each candidate's library is listed when it is synced.
+	limit := l.opts.MaxTenants + 64
+	d, err := blob.ListDir(ctx, l.opts.Store, "", limit+1)
 	if err != nil {
 		return nil, nil, fmt.Errorf("library: list tenants: %w", err)
+	}
+	notes := map[string][]string{}
+	if len(d.Dirs)+len(d.Files) > limit {
+		l.log.WarnContext(ctx, "tenant libraries: the bucket's top level was cut; list the tenants under tenant_libraries.tenants", "limit", limit)
 	}
 	var out []string
 	for _, name := range d.Dirs {
 		if capability.CheckID("tenant", name) != nil {
 			continue // _global, _mirror and other names no tenant can have
-		}
-		sub, err := blob.ListDir(ctx, l.opts.Store, name+"/", 0)
-		if err != nil {
-			return nil, nil, fmt.Errorf("library: list tenant %s: %w", name, err)
-		}
-		if !slices.Contains(sub.Dirs, "skills") {
-			continue
 		}
 		if len(out) == l.opts.MaxTenants {
 			l.log.WarnContext(ctx, "tenant libraries: too many tenants; list them under tenant_libraries.tenants", "limit", l.opts.MaxTenants)
@@ -243,7 +248,7 @@ func (l *Library) tenants(ctx context.Context) ([]string, map[string][]string, e
 		}
 		out = append(out, name)
 	}
-	return out, nil, nil
+	return out, notes, nil
 }
 
 // state is what the cache holds for one tenant: per skill directory, the
@@ -252,27 +257,33 @@ type state struct {
 	Skills map[string]string `json:"skills"`
 }
 
-// syncTenant syncs one tenant's library.
-func (l *Library) syncTenant(ctx context.Context, tenant string) TenantReport {
+// syncTenant syncs one tenant's library. ok is false when the tenant has
+// none (nothing under {tenant}/skills/ and nothing cached).
+func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantReport, ok bool) {
 	root := filepath.Join(l.opts.Dir, tenant)
-	tr := TenantReport{Tenant: tenant, Root: root, Refused: []Refusal{}}
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		tr.Notes = append(tr.Notes, "cache: "+err.Error())
-		return tr
-	}
+	tr = TenantReport{Tenant: tenant, Root: root, Refused: []Refusal{}}
 	prefix, err := blob.TenantSkillsPrefix(tenant)
 	if err != nil {
 		tr.Notes = append(tr.Notes, err.Error())
-		return tr
+		return tr, false
 	}
+	cached := exists(root)
 	objs, err := l.opts.Store.List(ctx, prefix, l.opts.MaxObjects+1)
 	if err != nil {
 		tr.Notes = append(tr.Notes, fmt.Sprintf("not synced: listing %s failed (%v); the cached skills are kept", prefix, err))
-		return tr
+		return tr, cached
 	}
 	if len(objs) > l.opts.MaxObjects {
 		tr.Notes = append(tr.Notes, fmt.Sprintf("not synced: %s holds more than %d objects (tenant_libraries.max_objects); the cached skills are kept", prefix, l.opts.MaxObjects))
-		return tr
+		return tr, cached
+	}
+	if len(objs) == 0 {
+		// No library, or an emptied one: its cache goes (in Sync).
+		return tr, false
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		tr.Notes = append(tr.Notes, "cache: "+err.Error())
+		return tr, cached
 	}
 	skills, stray := group(prefix, objs)
 	if stray > 0 {
@@ -296,6 +307,10 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) TenantReport {
 		tr.Removed++
 	}
 	for _, dir := range sortedKeys(skills) {
+		if hidden(dir) {
+			tr.Refused = append(tr.Refused, Refusal{Skill: dir, Reason: "a directory whose name starts with a dot, or node_modules, is never scanned; rename it"})
+			continue
+		}
 		list := skills[dir]
 		fp := fingerprint(list)
 		target := filepath.Join(root, filepath.FromSlash(dir))
@@ -325,7 +340,7 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) TenantReport {
 		l.log.InfoContext(ctx, "tenant library synced", "tenant", tenant, "skills", tr.Skills, "copied", tr.Copied,
 			"unchanged", tr.Unchanged, "removed", tr.Removed, "refused", len(tr.Refused))
 	}
-	return tr
+	return tr, true
 }
 
 // reason words a refusal for the tenant's operator.
@@ -383,6 +398,16 @@ func group(prefix string, objs []blob.Info) (map[string][]blob.Info, int) {
 		stray++
 	}
 	return skills, stray
+}
+
+// hidden reports whether a skill directory has a segment scans skip.
+func hidden(dir string) bool {
+	for seg := range strings.SplitSeq(dir, "/") {
+		if skill.Skip(seg) {
+			return true
+		}
+	}
+	return false
 }
 
 // splitLast splits a key at its last slash.
