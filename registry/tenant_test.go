@@ -104,3 +104,48 @@ func TestTenantSnapshot(t *testing.T) {
 		t.Fatalf("acme after the change: %+v", got)
 	}
 }
+
+// TestListTenant checks the registry's listing of one tenant's view.
+func TestListTenant(t *testing.T) {
+	ctx := context.Background()
+	shared, libs := t.TempDir(), t.TempDir()
+	write(t, shared, map[string]string{"escrituras/compraventa/SKILL.md": sk("compraventa", "")})
+	write(t, libs, map[string]string{
+		"acme/escrituras/compraventa/SKILL.md": sk("compraventa", ""),
+		"globex/secreto/SKILL.md":             sk("secreto", ""),
+	})
+	reg, _ := open(t)
+	if _, err := reg.Scan(ctx, []discover.Root{
+		{Path: shared, Scope: discover.ScopeProject},
+		{Path: filepath.Join(libs, "acme"), Scope: discover.ScopeTenant},
+		{Path: filepath.Join(libs, "globex"), Scope: discover.ScopeTenant},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Key, Scope, State string }
+	for _, tc := range []struct {
+		name string
+		q    registry.Query
+		want []row
+	}{
+		{"everything", registry.Query{}, []row{{"escrituras/compraventa", "project", "enabled"}, {"escrituras/compraventa", "tenant", "enabled"}, {"secreto", "tenant", "enabled"}}},
+		{"acme", registry.Query{Tenant: "acme"}, []row{{"escrituras/compraventa", "tenant", "enabled"}}},
+		{"acme with shadowed", registry.Query{Tenant: "acme", Shadowed: true}, []row{{"escrituras/compraventa", "project", "shadowed"}, {"escrituras/compraventa", "tenant", "enabled"}}},
+		{"globex", registry.Query{Tenant: "globex"}, []row{{"escrituras/compraventa", "project", "enabled"}, {"secreto", "tenant", "enabled"}}},
+		{"initech", registry.Query{Tenant: "initech"}, []row{{"escrituras/compraventa", "project", "enabled"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			es, err := reg.List(ctx, tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []row
+			for _, e := range es {
+				got = append(got, row{e.Key, e.Scope, e.State()})
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
