@@ -2,7 +2,8 @@
 // serve` under /admin: the pages where operators and security reviewers
 // make every human decision — review an install layer by layer, complete
 // missing risk metadata, suppress scanner findings, approve, reject,
-// enable and disable; add and revoke grants; read the audit log.
+// enable and disable; apply or reject queued changes (promote_provider,
+// updates); add and revoke grants; read the audit log.
 //
 // Pages are rendered on the server with html/template; there is no
 // script. Signing in exchanges an admin (T0) token for a session cookie
@@ -30,6 +31,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/change"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
@@ -69,6 +71,12 @@ type Options struct {
 	Policy   *policy.Engine
 	Registry *registry.Registry
 	Audit    AuditLog
+	// Changes is the changes queue (the changes page); nil hides it.
+	Changes *change.Service
+	// Mirrors are the canonical and mirror skill folders whose drift the
+	// overview shows (config mirrors:); compared in the background at
+	// most once a minute.
+	Mirrors []Mirror
 	// IdleTimeout ends a session unused this long; MaxAge ends any
 	// session. Zero means the defaults.
 	IdleTimeout, MaxAge time.Duration
@@ -87,6 +95,7 @@ type Console struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	verified *verification // the last audit verification, nil before one
+	drift    *driftCache   // nil without mirrors
 }
 
 // verification is the outcome of one verification of the audit log's
@@ -124,6 +133,9 @@ func New(opts Options) (*Console, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	if len(opts.Mirrors) > 0 {
+		c.drift = &driftCache{mirrors: opts.Mirrors, log: c.log, now: opts.Now}
+	}
 	if err := c.parse(); err != nil {
 		return nil, err
 	}
@@ -142,6 +154,9 @@ func New(opts Options) (*Console, error) {
 	c.mux.Handle("GET "+Prefix+"/grants", c.authed(c.grants))
 	c.mux.Handle("POST "+Prefix+"/grants", c.authed(c.addGrant))
 	c.mux.Handle("POST "+Prefix+"/grants/revoke", c.authed(c.revokeGrant))
+	c.mux.Handle("GET "+Prefix+"/changes", c.authed(c.changesPage))
+	c.mux.Handle("GET "+Prefix+"/changes/show", c.authed(c.showChange))
+	c.mux.Handle("POST "+Prefix+"/changes/{op}", c.authed(c.changeAction))
 	c.mux.Handle("GET "+Prefix+"/audit", c.authed(c.auditPage))
 	c.mux.Handle("GET "+Prefix+"/audit.jsonl", c.authed(c.auditExport))
 	c.mux.Handle("POST "+Prefix+"/audit/verify", c.authed(c.verifyAudit))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/testserver"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -21,9 +20,12 @@ import (
 
 	"github.com/skillgate/skillgate/admin"
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/change"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
@@ -63,6 +65,10 @@ type console struct {
 	// handler is the console itself, for benchmarks without a network.
 	handler http.Handler
 	reg     *registry.Registry
+	changes *change.Service
+	// canonical and mirror are a skill folder and its mirror, which the
+	// overview compares.
+	canonical, mirror string
 }
 
 var tokens = map[string]capability.Principal{
@@ -81,12 +87,31 @@ func newConsole(t testing.TB) *console {
 	t.Cleanup(func() { db.Close() })
 	c := &console{db: db, now: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)}
 	clock := func() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(data, "imported"),
+	// The provider skills' tokens: the npm servers list their tools
+	// without using them.
+	creds := func(name string) (string, bool) {
+		v, ok := map[string]string{"GITHUB_TOKEN": "gh-not-used", "GITLAB_TOKEN": "gl-not-used"}[name]
+		return v, ok
+	}
+	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(data, "imported"), Changes: db, Credentials: creds,
 		MCP: mcpclient.Options{InheritEnv: []string{"PATH", "HOME", "TMPDIR", "GORACE"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.svc = svc
+	c.changes, err = change.New(change.Options{Store: db, Installs: svc, Smoke: func(ctx context.Context, reg store.Registration) (string, error) {
+		res, err := broker.SmokeRegistration(ctx, broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations}, reg)
+		return res.String(), err
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A canonical folder and a mirror that lacks one of its skills.
+	c.canonical, c.mirror = filepath.Join(data, "agents-skills"), filepath.Join(data, "claude-skills")
+	for _, d := range []string{filepath.Join(c.canonical, "notes"), filepath.Join(c.canonical, "pdf"), filepath.Join(c.mirror, "notes")} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "SKILL.md"), []byte("---\nname: "+filepath.Base(d)+"\ndescription: A skill.\n---\nBody.\n"), 0o644)
+	}
 	c.eng = policy.New(&policy.Options{Store: db, Now: clock})
 	if err := c.eng.SetCapabilities([]policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
@@ -100,7 +125,8 @@ func newConsole(t testing.TB) *console {
 	}
 	h, err := admin.New(admin.Options{
 		Verify:   func(s string) (capability.Principal, bool) { p, ok := tokens[s]; return p, ok },
-		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Registry: reg, Now: clock,
+		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Registry: reg, Now: clock, Changes: c.changes,
+		Mirrors: []admin.Mirror{{Canonical: c.canonical, Mirror: c.mirror, Limits: discover.DefaultLimits}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/store"
 )
 
 // appendEvents appends n records of action "test.event" to c's log.
@@ -104,6 +106,23 @@ func BenchmarkPages(b *testing.B) {
 		}
 	}
 	installNotes(b, c)
+	// A queue of 100 changes, half of them decided.
+	for i := range 100 {
+		ch, _, err := c.db.QueueChange(ctx, store.Change{Kind: store.ChangePromoteProvider, Key: fmt.Sprintf("promote_provider:create_thing_%d", i),
+			Subject: fmt.Sprintf("create_thing_%d", i), Summary: "create_thing: one executor", QueuedBy: "operator:bench", Why: "benchmark",
+			Proposal: json.RawMessage(`{"executor":{"name":"create_thing","description":"Create a new thing.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}},"new":true,` +
+				`"backends":[{"provider":"github","skill":"gh","server":"gh","tool":"create_thing","arguments":{"name":"args.name"}},{"provider":"gitlab","skill":"gl","server":"gl","tool":"create_thing","arguments":{"name":"args.name"}}],"evidence":["gh (provider github) offers gh/create_thing"],"drafter":"deterministic"}`)},
+			store.AuditRecord{Actor: "operator:bench", Action: "change.queue"}, audit.SealStored)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%2 == 1 {
+			if _, err := c.db.DecideChange(ctx, store.ChangeDecision{ID: ch.ID, To: store.ChangeRejected, By: "operator:bench", Reason: "benchmark decision"},
+				store.AuditRecord{Actor: "operator:bench", Action: "change.reject"}, audit.SealStored); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	c.signIn(b, "sgt_admin")
 	u, _ := url.Parse(c.url + "/admin/")
 	cookies := c.http.Jar.Cookies(u)
@@ -111,7 +130,7 @@ func BenchmarkPages(b *testing.B) {
 		"/admin/", "/admin/installs", "/admin/installs/review?name=notes", "/admin/grants",
 		"/admin/audit", "/admin/audit?before=500", "/admin/audit?action=install.", "/admin/audit?subject=s99999",
 		"/admin/skills", "/admin/skills?page=50", "/admin/skills?q=skill-09999", "/admin/skills/show?name=skill-05000",
-		"/admin/skills/show?name=skill-05000&file=SKILL.md", "/admin/policies",
+		"/admin/skills/show?name=skill-05000&file=SKILL.md", "/admin/policies", "/admin/changes", "/admin/changes/show?id=99",
 	}
 	times := make([][]time.Duration, len(pages))
 	b.ResetTimer()

@@ -75,14 +75,56 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// TestBrowser drives the console in a real Chromium: sign in, review an
-// install whose server gives no risk metadata, complete it with the
-// keyboard alone, approve and enable it, add and revoke a grant, see a
-// rug-pulled tool's diff, look at the review on a phone-sized screen, and
-// sign out. Each step is checked on the page and in the store.
+// npmServer is the entry point of an npm MCP server the test script
+// installed (scripts/setup-npm.sh), run with node; the test skips without
+// them.
+func npmServer(t *testing.T, pkg string) (node, entry string) {
+	t.Helper()
+	dir := os.Getenv("SKILLGATE_TEST_NPM_DIR")
+	if dir == "" {
+		t.Skip("SKILLGATE_TEST_NPM_DIR is unset; run: eval \"$(scripts/setup-npm.sh)\"")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	entry = filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		t.Fatalf("%s: %v (re-run scripts/setup-npm.sh)", pkg, err)
+	}
+	return node, entry
+}
+
+// providerSkill writes a provider skill running the npm server pkg, which
+// states no risk metadata (no tool annotations): SKILL.md and mcp.json.
+func providerSkill(t *testing.T, name, pkg string) string {
+	t.Helper()
+	node, entry := npmServer(t, pkg)
+	src := filepath.Join(t.TempDir(), name)
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: "+name+" repositories and issues through the official MCP server.\n---\nUse the tools.\n"), 0o644)
+	token := strings.ToUpper(name) + "_TOKEN"
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": node, "args": []string{entry},
+		"env": map[string]string{strings.ToUpper(name) + "_PERSONAL_ACCESS_TOKEN": "${" + token + "}"}}}})
+	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
+	return src
+}
+
+// TestBrowser drives the console in a real Chromium: sign in, review the
+// install of a provider skill whose npm server (GitHub's) gives no risk
+// metadata, complete it with the keyboard alone and with the mouse,
+// approve some capabilities and enable it, add and revoke a grant, see a
+// rug-pulled tool's diff, apply the promote_provider change that
+// installing GitLab beside it queued, look at pages on a phone-sized
+// screen, and sign out. Each step is checked on the page and in the store.
 func TestBrowser(t *testing.T) {
+	gh := providerSkill(t, "github", "server-github")
+	gl := providerSkill(t, "gitlab", "server-gitlab")
 	c := newConsole(t)
 	ctx := context.Background()
+	if _, err := c.svc.InstallWith(ctx, gh, "operator:ops/alice", install.Introspection{Credentials: []string{"GITHUB_TOKEN"}}); err != nil {
+		t.Fatal(err)
+	}
 	mk := func(name, mode string, env map[string]string) string {
 		src := filepath.Join(t.TempDir(), name)
 		os.MkdirAll(src, 0o755)
@@ -98,7 +140,6 @@ func TestBrowser(t *testing.T) {
 		}
 		return src
 	}
-	mk("notes", "normal", nil)
 	b := browser(t)
 
 	// Signed out: the console sends to sign in; a T1 token is refused.
@@ -127,11 +168,11 @@ func TestBrowser(t *testing.T) {
 	}
 	shot(t, b, "02-overview")
 
-	// The review of the blocked install, then the completion of its first
-	// capability with the keyboard alone: tab from the page's start to the
-	// form and fill it.
+	// The review of the blocked install, then the completion of one
+	// capability with the keyboard alone: tab from the page's start to
+	// the form and fill it.
 	if err := chromedp.Run(b,
-		chromedp.Navigate(c.url+"/admin/installs/review?name=notes"),
+		chromedp.Navigate(c.url+"/admin/installs/review?name=github"),
 		chromedp.WaitVisible(`//h2[text()="Admission layers"]`),
 	); err != nil {
 		t.Fatal(err)
@@ -140,21 +181,22 @@ func TestBrowser(t *testing.T) {
 	var focused string
 	focusedID := chromedp.Evaluate(`document.activeElement.id || document.activeElement.name || document.activeElement.tagName`, &focused)
 	reached := false
-	for i := 0; i < 200 && !reached; i++ {
+	for i := 0; i < 400 && !reached; i++ {
 		if err := chromedp.Run(b, chromedp.KeyEvent(kb.Tab), focusedID); err != nil {
 			t.Fatal(err)
 		}
-		reached = focused == "risk-notes/bare"
+		reached = focused == "risk-github/create_repository"
 	}
 	if !reached {
-		t.Fatal("tabbing through the page never reached the risk level of notes/bare")
+		t.Fatal("tabbing through the page never reached the risk level of github/create_repository")
 	}
 	// Choose with the keyboard: a select takes the typed first letters.
 	type step struct {
 		keys string
 		want string // the element focused after the Tab that follows
 	}
-	for _, s := range []step{{"r", "side-notes/bare"}, {"n", "egress-notes/bare"}, {"n", "cwhy-notes/bare"}, {"reads the notes file only, checked with the vendor", "force"}} {
+	for _, s := range []step{{"w", "side-github/create_repository"}, {"e", "egress-github/create_repository"}, {"ne", "cwhy-github/create_repository"},
+		{"creates a repository on github.com through its API", "force"}} {
 		if err := chromedp.Run(b, chromedp.KeyEvent(s.keys), chromedp.KeyEvent(kb.Tab), focusedID); err != nil {
 			t.Fatal(err)
 		}
@@ -176,33 +218,36 @@ func TestBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	rv, _ := c.svc.Review(ctx, "notes")
-	if !strings.HasPrefix(done, "complete:") || riskOf(rv, "notes/bare") != "read/none/none" {
-		t.Fatalf("after the keyboard completion: %q; notes/bare is %s", done, riskOf(rv, "notes/bare"))
+	rv, _ := c.svc.Review(ctx, "github")
+	if !strings.HasPrefix(done, "complete:") || riskOf(rv, "github/create_repository") != "write/external/network" {
+		t.Fatalf("after the keyboard completion: %q; github/create_repository is %s", done, riskOf(rv, "github/create_repository"))
 	}
-	// The second capability with the mouse, then approve and enable.
+	// The second capability with the mouse, then approve those two and
+	// enable.
 	if err := chromedp.Run(b,
-		chromedp.SetValue(`#risk-notes\/titled`, "read"),
-		chromedp.SetValue(`#side-notes\/titled`, "none"),
-		chromedp.SetValue(`#egress-notes\/titled`, "none"),
-		chromedp.SendKeys(`#cwhy-notes\/titled`, "titles only; the server never writes"),
-		chromedp.Click(`#cwhy-notes\/titled ~ button`),
+		chromedp.SetValue(`#risk-github\/create_issue`, "write"),
+		chromedp.SetValue(`#side-github\/create_issue`, "external"),
+		chromedp.SetValue(`#egress-github\/create_issue`, "network"),
+		chromedp.SendKeys(`#cwhy-github\/create_issue`, "opens an issue on github.com through its API"),
+		chromedp.Click(`#cwhy-github\/create_issue ~ button`),
+		// The page after the completion has no form for it.
+		chromedp.WaitNotPresent(`#cwhy-github\/create_issue`),
 		chromedp.WaitVisible(`.done`),
-		chromedp.WaitVisible(`//span[@class="state awaiting_approval"]`),
 	); err != nil {
 		t.Fatal(err)
 	}
-	shot(t, b, "04-review-ready")
+	shot(t, b, "04-review-completed")
 	if err := chromedp.Run(b,
-		chromedp.Click(`//button[text()="Approve the proposal"]`),
+		chromedp.Evaluate(`document.querySelectorAll('input[name=only]').forEach(e => e.checked = (e.value == 'github/create_repository' || e.value == 'github/create_issue'))`, nil),
+		chromedp.Click(`//button[text()="Approve only the ticked"]`),
 		chromedp.WaitVisible(`//h1/span[@class="state installed"]`),
 		chromedp.Click(`//button[text()="Enable"]`),
 		chromedp.WaitVisible(`//h1/span[@class="state enabled"]`),
 	); err != nil {
 		t.Fatal(err)
 	}
-	if rv, _ := c.svc.Review(ctx, "notes"); rv.State != store.StateEnabled {
-		t.Fatalf("after enabling in the browser: %s", rv.State)
+	if rv, _ := c.svc.Review(ctx, "github"); rv.State != store.StateEnabled || approvedOf(rv) != "github/create_issue github/create_repository" {
+		t.Fatalf("after enabling in the browser: %s, approved %s", rv.State, approvedOf(rv))
 	}
 	shot(t, b, "05-enabled")
 
@@ -256,12 +301,66 @@ func TestBrowser(t *testing.T) {
 	}
 	shot(t, b, "07-drift")
 
+	// GitLab installed beside GitHub: both offer create_repository, so a
+	// promote_provider change waits on the changes page. It is applied
+	// once GitLab is approved and enabled too.
+	if _, err := c.svc.InstallWith(ctx, gl, "operator:ops/alice", install.Introspection{Credentials: []string{"GITLAB_TOKEN"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.svc.Complete(ctx, "gitlab", install.Completion{Capability: "gitlab/create_repository", RiskLevel: "write", SideEffects: "external",
+		DataEgress: "network", Why: "creates a project on gitlab.com through its API"}, "operator:ops/alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.svc.Approve(ctx, "gitlab", []string{"gitlab/create_repository"}, "operator:ops/alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.svc.Enable(ctx, "gitlab", "operator:ops/alice"); err != nil {
+		t.Fatal(err)
+	}
+	var summary, applied string
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/"),
+		chromedp.WaitVisible(`//h3[text()="Changes"]`),
+		chromedp.WaitVisible(`//p[contains(., "only in canonical")]`),
+		chromedp.Navigate(c.url+"/admin/changes"),
+		chromedp.WaitVisible(`//table[@class="changes"]//a[text()="1"]`),
+		chromedp.Text(`table.changes tbody tr td:nth-child(3)`, &summary),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if summary != "create_repository: one executor with backends github (github: github/create_repository), gitlab (gitlab: gitlab/create_repository) (a new executor)" {
+		t.Fatalf("changes page: %q", summary)
+	}
+	shot(t, b, "12-changes")
+	if err := chromedp.Run(b,
+		chromedp.Click(`//table[@class="changes"]//a[text()="1"]`),
+		chromedp.WaitVisible(`//h2[contains(., "Backends")]`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, b, "13-change-promote-provider")
+	if err := chromedp.Run(b,
+		chromedp.SendKeys(`#approve-why`, "one create_repository for both forges"),
+		chromedp.Click(`//button[text()="Apply change"]`),
+		chromedp.WaitVisible(`.done`),
+		chromedp.Text(`.done`, &applied),
+	); err != nil {
+		t.Fatal(err)
+	}
+	regs, _ := c.db.Registrations(ctx)
+	recs, _ := c.db.AuditRecords(ctx, store.AuditFilter{Action: "change.apply"})
+	if applied != "Change 1 is applied." || len(regs) != 1 || regs[0].Executor != "create_repository" || len(regs[0].Backends) != 2 ||
+		len(recs) != 1 || recs[0].Actor != "operator:ops/alice@T0" {
+		t.Fatalf("after applying: %q; registrations %+v; audit %+v", applied, regs, recs)
+	}
+	shot(t, b, "14-change-applied")
+
 	// A phone-sized screen: the review fits its width (tables scroll in
 	// their cards, the page does not).
 	var overflow bool
 	if err := chromedp.Run(b,
 		emulation.SetDeviceMetricsOverride(390, 844, 3, true),
-		chromedp.Navigate(c.url+"/admin/installs/review?name=notes"),
+		chromedp.Navigate(c.url+"/admin/installs/review?name=github"),
 		chromedp.WaitVisible(`h1`),
 		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
 	); err != nil {
@@ -271,6 +370,17 @@ func TestBrowser(t *testing.T) {
 		t.Error("the review page is wider than a 390-pixel screen")
 	}
 	shot(t, b, "08-review-phone")
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/changes/show?id=1"),
+		chromedp.WaitVisible(`h1`),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if overflow {
+		t.Error("the change page is wider than a 390-pixel screen")
+	}
+	shot(t, b, "15-change-phone")
 	if err := chromedp.Run(b, emulation.ClearDeviceMetricsOverride()); err != nil {
 		t.Fatal(err)
 	}
@@ -332,4 +442,15 @@ func riskOf(r *install.Review, name string) string {
 		}
 	}
 	return "absent"
+}
+
+// approvedOf lists a review's approved capabilities.
+func approvedOf(r *install.Review) string {
+	var out []string
+	for _, c := range r.Capabilities {
+		if c.Approved {
+			out = append(out, c.Name)
+		}
+	}
+	return strings.Join(out, " ")
 }

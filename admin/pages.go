@@ -33,7 +33,7 @@ var (
 var installStates = store.InstallStates
 
 // pageNames are the templates, each rendered inside layout.html.
-var pageNames = []string{"login", "overview", "installs", "review", "skills", "skill", "policies", "grants", "audit", "error"}
+var pageNames = []string{"login", "overview", "installs", "review", "skills", "skill", "policies", "grants", "audit", "changes", "change", "error"}
 
 func (c *Console) parse() error {
 	funcs := template.FuncMap{
@@ -139,6 +139,17 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 		data["Counts"], data["Pending"], data["Total"] = cs, pending, len(all)
+	}
+	if c.opts.Changes != nil {
+		items, err := c.opts.Changes.List(r.Context(), false)
+		if err != nil {
+			c.fail(w, r, s, http.StatusInternalServerError, err)
+			return
+		}
+		data["Changes"] = items
+	}
+	if c.drift != nil {
+		data["Drift"] = c.drift.latest(context.WithoutCancel(r.Context()))
 	}
 	if c.opts.Policy != nil {
 		active := 0

@@ -81,6 +81,9 @@ type Skill struct {
 	// Backends is the skill's backends.yaml, if it has one: how it serves
 	// executors (see [ExecutorOptions] and docs/executors.md).
 	Backends []byte
+	// Registered are the backends applied promote_provider changes gave
+	// the skill.
+	Registered []RegisteredBackend
 }
 
 // Capability is one capability of one skill, as offered to agents.
@@ -287,7 +290,11 @@ func (b *Broker) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("broker: load installed skills: %w", err)
 	}
-	snap, problems := buildWith(skills, b.opts.Executors.Catalog)
+	cat, err := b.registered(ctx, skills)
+	if err != nil {
+		return err
+	}
+	snap, problems := buildWith(skills, cat)
 	problems = append(problems, snap.execProblems...)
 	var pubProblems []string
 	snap.published, pubProblems = buildPublished(skills)
@@ -310,6 +317,31 @@ func (b *Broker) Reload(ctx context.Context) error {
 		b.log.WarnContext(ctx, "capability left out", "problem", p)
 	}
 	return nil
+}
+
+// registered adds what applied changes registered to skills (which Load
+// returned: the broker's own) and returns the catalog with the registered
+// executors.
+func (b *Broker) registered(ctx context.Context, skills []Skill) (*executor.Catalog, error) {
+	cat := b.opts.Executors.Catalog
+	if b.opts.Executors.Registered == nil {
+		return cat, nil
+	}
+	regs, err := b.opts.Executors.Registered(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("broker: registered executors: %w", err)
+	}
+	decls, bySkill, err := Registrations(regs)
+	if err != nil {
+		return nil, fmt.Errorf("broker: registered executors: %w", err)
+	}
+	if cat, err = cat.With("registered executors", decls...); err != nil {
+		return nil, fmt.Errorf("broker: registered executors: %w", err)
+	}
+	for i := range skills {
+		skills[i].Registered = bySkill[skills[i].Key]
+	}
+	return cat, nil
 }
 
 // build compiles the skills into a snapshot with the built-in executor

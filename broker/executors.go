@@ -21,6 +21,7 @@ import (
 	"github.com/skillgate/skillgate/executor"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/store"
 )
 
 // ExecutorOptions configures the executors the broker serves (see
@@ -32,6 +33,10 @@ type ExecutorOptions struct {
 	Catalog *executor.Catalog
 	// Preferences are the configured provider orders.
 	Preferences ExecutorPreferences
+	// Registered, when set, returns what applied promote_provider changes
+	// registered: executors added to Catalog and backends of provider
+	// skills beside their backends.yaml. Read at every reload.
+	Registered func(ctx context.Context) ([]store.Registration, error)
 	// Credentials reports which credentials of a backend's server are
 	// missing for a principal; nil reads the process environment
 	// (executor.EnvCredentials(os.LookupEnv)).
@@ -48,6 +53,37 @@ type ExecutorPreferences struct {
 // For returns the preferences a principal of tenant resolves with.
 func (p ExecutorPreferences) For(tenant string) executor.Preferences {
 	return executor.Preferences{Tenant: p.Tenants[tenant], Global: p.Global}
+}
+
+// RegisteredBackend is a backend an applied promote_provider change gave a
+// skill (see package change): a backends.yaml entry with its provider.
+type RegisteredBackend struct {
+	// Change is the change that registered it.
+	Change   int64
+	Provider string
+	executor.BackendDecl
+}
+
+// Registrations turns what applied changes registered into the executor
+// declarations to add to the catalog and each skill's backends, by skill
+// key.
+func Registrations(regs []store.Registration) ([]executor.ExecutorDecl, map[string][]RegisteredBackend, error) {
+	var decls []executor.ExecutorDecl
+	bySkill := map[string][]RegisteredBackend{}
+	for _, r := range regs {
+		if len(r.Definition) > 0 {
+			var d executor.ExecutorDecl
+			if err := json.Unmarshal(r.Definition, &d); err != nil {
+				return nil, nil, fmt.Errorf("change %d: executor definition: %w", r.Change, err)
+			}
+			decls = append(decls, d)
+		}
+		for _, b := range r.Backends {
+			bySkill[b.Skill] = append(bySkill[b.Skill], RegisteredBackend{Change: r.Change, Provider: b.Provider,
+				BackendDecl: executor.BackendDecl{Executor: r.Executor, Server: b.Server, Tool: b.Tool, Arguments: b.Arguments}})
+		}
+	}
+	return decls, bySkill, nil
 }
 
 // ReadBackends reads a skill's backends file from dir, if it has one: nil
@@ -139,17 +175,8 @@ func buildExecutors(cat *executor.Catalog, skills []Skill, caps []*Capability) (
 	var all []*executor.Backend
 	comp := executor.NewCompiler()
 	for _, s := range skills {
-		if len(s.Backends) == 0 {
-			continue
-		}
-		file := s.Key + "/" + executor.BackendsFileName
-		bf, err := executor.ParseBackends(file, s.Backends, cat)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		for i, d := range bf.Backends {
-			b := &executor.Backend{Skill: s.Key, Provider: bf.Provider, Executor: cat.Lookup(d.Executor), Server: d.Server, Tool: d.Tool}
+		add := func(file string, i int, provider string, d executor.BackendDecl) {
+			b := &executor.Backend{Skill: s.Key, Provider: provider, Executor: cat.Lookup(d.Executor), Server: d.Server, Tool: d.Tool}
 			all = append(all, b)
 			at := fmt.Sprintf("%s: backends[%d] (%s)", file, i, d.Executor)
 			ref := b.Ref()
@@ -160,19 +187,44 @@ func buildExecutors(cat *executor.Catalog, skills []Skill, caps []*Capability) (
 				if off.Code == executor.OffInvalid {
 					problems = append(problems, at+": "+off.Detail)
 				}
-				continue
+				return
 			}
 			raw, _ := c.Tool.InputSchema.(json.RawMessage)
 			m, err := comp.CompileMapping(b.Executor, capability.Tool{ExtensionID: d.Server, CapabilityID: d.Tool, InputSchema: raw}, d.Arguments)
 			if err != nil {
 				es.static[b] = executor.Off{Code: executor.OffInvalid, Detail: at + ": " + err.Error()}
 				problems = append(problems, at+": "+err.Error())
-				continue
+				return
 			}
 			b.Mapping = m
 			es.caps[b] = c
 			es.mapped[c.ID()] = true
 			es.creds[b] = s.Servers[d.Server].Credentials()
+		}
+		declared := map[string]bool{}
+		if len(s.Backends) > 0 {
+			file := s.Key + "/" + executor.BackendsFileName
+			bf, err := executor.ParseBackends(file, s.Backends, cat)
+			if err != nil {
+				problems = append(problems, err.Error())
+			} else {
+				for i, d := range bf.Backends {
+					declared[d.Executor] = true
+					add(file, i, bf.Provider, d)
+				}
+			}
+		}
+		for i, r := range s.Registered {
+			file := fmt.Sprintf("%s: change %d", s.Key, r.Change)
+			switch {
+			case cat.Lookup(r.Executor) == nil:
+				problems = append(problems, fmt.Sprintf("%s: backends[%d] (%s): executor %s is not in the catalog", file, i, r.Executor, r.Executor))
+			case declared[r.Executor]:
+				problems = append(problems, fmt.Sprintf("%s: backends[%d] (%s): the skill's %s already serves %s; the registered backend is not used", file, i, r.Executor, executor.BackendsFileName, r.Executor))
+			default:
+				declared[r.Executor] = true
+				add(file, i, r.Provider, r.BackendDecl)
+			}
 		}
 	}
 	es.index = executor.NewIndex(all)

@@ -48,8 +48,7 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.runCode(t, nil, "install", dir, "--credential", p.token)
-		tools := map[string]string{"github": "create_issue get_file_contents search_repositories create_or_update_file",
-			"gitlab": "create_issue get_file_contents search_repositories create_or_update_file"}[p.name]
+		tools := "create_issue get_file_contents search_repositories create_or_update_file create_repository"
 		var only []string
 		for _, tool := range strings.Fields(tools) {
 			c := p.name + "/" + tool
@@ -58,6 +57,24 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 		}
 		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
 		f.run(t, "enable", p.name)
+	}
+	// Installing GitLab beside the approved GitHub found that both offer
+	// create_repository, which no backends.yaml maps: a promote_provider
+	// change waits for a human, applied by one.
+	var queued []struct {
+		ID, Kind, State, Subject string
+	}
+	if out := f.run(t, "changes", "ls", "--json"); json.Unmarshal([]byte(out), &queued) != nil || len(queued) != 1 ||
+		queued[0].Kind != "promote_provider" || queued[0].Subject != "create_repository" || queued[0].State != "pending" {
+		t.Fatalf("changes: %s", out)
+	}
+	if out := f.run(t, "changes", "approve", queued[0].ID, "--why", "one create_repository for both forges"); !strings.Contains(out,
+		"change "+queued[0].ID+"  promote_provider  applied") {
+		t.Errorf("approve:\n%s", out)
+	}
+	if code, _, stderr := f.runCode(t, nil, "changes", "approve", queued[0].ID, "--why", "one create_repository for both forges"); code != 2 ||
+		!strings.HasPrefix(stderr, "Error: change already decided: change "+queued[0].ID+" was applied by operator:") {
+		t.Errorf("approve twice: %d %q", code, stderr)
 	}
 	out := f.run(t, "executors", "--tenant", "acme", "--agent", "drafter", "--tier", "T3", "--json")
 	var status struct {
@@ -81,7 +98,10 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 	}
 	cs := f.agent(t, "T3")
 	names := toolNames(t, cs)
-	for _, want := range []string{"create_issue", "read_file_contents", "find_repositories", "write_file_contents"} {
+	if len(status.Executors) != 5 {
+		t.Errorf("executors: %s", out)
+	}
+	for _, want := range []string{"create_issue", "read_file_contents", "find_repositories", "write_file_contents", "create_repository"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s not listed: %v", want, names)
 		}

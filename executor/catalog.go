@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -220,58 +221,99 @@ func ParseCatalog(file string, data []byte) (*Catalog, error) {
 	}
 	for i, x := range f.Executors {
 		at := fmt.Sprintf("%s: executors[%d]", file, i)
-		verb, object, err := ParseName(x.Name)
+		e, err := c.parseExecutor(at, x)
 		if err != nil {
-			return nil, fmt.Errorf("%s: name: %w", at, err)
+			return nil, err
 		}
-		at += " (" + x.Name + ")"
-		if slices.Contains(capability.ReservedNames, x.Name) {
-			return nil, fmt.Errorf("%w: %s: %s is one of the gateway's own tools (%s); name the executor for its object, like read_file_contents", ErrInvalidCatalog, at, x.Name, strings.Join(capability.ReservedNames, ", "))
-		}
-		if _, dup := c.byName[x.Name]; dup {
-			return nil, fmt.Errorf("%w: %s: declared twice; keep one", ErrInvalidCatalog, at)
-		}
-		if base, prov, ok := c.SplitProvider(x.Name); ok {
-			return nil, fmt.Errorf("%w: %s: the name carries provider %q's suffix; an executor is provider-neutral: name it %s and declare a backend per provider", ErrInvalidCatalog, at, prov, base)
-		}
-		if strings.TrimSpace(x.Description) == "" || len(x.Description) > MaxDescription {
-			return nil, fmt.Errorf("%w: %s: description: 1 to %d bytes saying what the executor does", ErrInvalidCatalog, at, MaxDescription)
-		}
-		if x.InputSchema == nil {
-			return nil, fmt.Errorf("%w: %s: inputSchema is missing: write a JSON Schema object with type: object", ErrInvalidCatalog, at)
-		}
-		raw, err := json.Marshal(x.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: inputSchema: %s", ErrInvalidCatalog, at, oneLine(err.Error()))
-		}
-		shape, err := shapeOf(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: inputSchema: %v", ErrInvalidCatalog, at, err)
-		}
-		for name := range shape.props {
-			if name == ProviderArg {
-				return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: skillgate adds the provider argument itself; remove it", ErrInvalidCatalog, at, name)
-			}
-			if !argName.MatchString(name) || len(name) > 64 {
-				return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: an argument name is lowercase letters, digits and '_', starting with a letter", ErrInvalidCatalog, at, name)
-			}
-		}
-		for _, r := range shape.required {
-			if _, ok := shape.props[r]; !ok {
-				return nil, fmt.Errorf("%w: %s: inputSchema.required names %q, which is not among its properties (%s)", ErrInvalidCatalog, at, r, shape.names())
-			}
-		}
-		schema, err := compileSchema(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: inputSchema does not compile: %s", ErrInvalidCatalog, at, oneLine(err.Error()))
-		}
-		e := &Executor{Name: x.Name, Verb: verb, Object: object, Description: x.Description, InputSchema: raw, schema: schema, shape: shape}
 		c.byName[x.Name] = e
 		c.Executors = append(c.Executors, e)
 	}
 	slices.SortFunc(c.Providers, func(a, b Provider) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(c.Executors, func(a, b *Executor) int { return strings.Compare(a.Name, b.Name) })
 	return c, nil
+}
+
+// parseExecutor checks one executor entry (at names it in errors) against
+// the catalog c holds so far.
+func (c *Catalog) parseExecutor(at string, x catalogExecutor) (*Executor, error) {
+	verb, object, err := ParseName(x.Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: name: %w", at, err)
+	}
+	at += " (" + x.Name + ")"
+	if slices.Contains(capability.ReservedNames, x.Name) {
+		return nil, fmt.Errorf("%w: %s: %s is one of the gateway's own tools (%s); name the executor for its object, like read_file_contents", ErrInvalidCatalog, at, x.Name, strings.Join(capability.ReservedNames, ", "))
+	}
+	if _, dup := c.byName[x.Name]; dup {
+		return nil, fmt.Errorf("%w: %s: declared twice; keep one", ErrInvalidCatalog, at)
+	}
+	if base, prov, ok := c.SplitProvider(x.Name); ok {
+		return nil, fmt.Errorf("%w: %s: the name carries provider %q's suffix; an executor is provider-neutral: name it %s and declare a backend per provider", ErrInvalidCatalog, at, prov, base)
+	}
+	if strings.TrimSpace(x.Description) == "" || len(x.Description) > MaxDescription {
+		return nil, fmt.Errorf("%w: %s: description: 1 to %d bytes saying what the executor does", ErrInvalidCatalog, at, MaxDescription)
+	}
+	if x.InputSchema == nil {
+		return nil, fmt.Errorf("%w: %s: inputSchema is missing: write a JSON Schema object with type: object", ErrInvalidCatalog, at)
+	}
+	raw, err := json.Marshal(x.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: inputSchema: %s", ErrInvalidCatalog, at, oneLine(err.Error()))
+	}
+	shape, err := shapeOf(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: inputSchema: %v", ErrInvalidCatalog, at, err)
+	}
+	for name := range shape.props {
+		if name == ProviderArg {
+			return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: skillgate adds the provider argument itself; remove it", ErrInvalidCatalog, at, name)
+		}
+		if !argName.MatchString(name) || len(name) > 64 {
+			return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: an argument name is lowercase letters, digits and '_', starting with a letter", ErrInvalidCatalog, at, name)
+		}
+	}
+	for _, r := range shape.required {
+		if _, ok := shape.props[r]; !ok {
+			return nil, fmt.Errorf("%w: %s: inputSchema.required names %q, which is not among its properties (%s)", ErrInvalidCatalog, at, r, shape.names())
+		}
+	}
+	schema, err := compileSchema(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: inputSchema does not compile: %s", ErrInvalidCatalog, at, oneLine(err.Error()))
+	}
+	return &Executor{Name: x.Name, Verb: verb, Object: object, Description: x.Description, InputSchema: raw, schema: schema, shape: shape}, nil
+}
+
+// ExecutorDecl declares an executor outside a catalog file: what an
+// applied promote_provider change registers.
+type ExecutorDecl struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// With returns a catalog holding c's providers and executors and the
+// executors decls declare, each checked as a catalog file's entry (at
+// names the source in errors). c is not modified.
+func (c *Catalog) With(at string, decls ...ExecutorDecl) (*Catalog, error) {
+	if len(decls) == 0 {
+		return c, nil
+	}
+	out := &Catalog{Providers: c.Providers, Executors: slices.Clone(c.Executors), byName: maps.Clone(c.byName), byProvider: c.byProvider}
+	for i, d := range decls {
+		var schema map[string]any
+		if err := json.Unmarshal(d.InputSchema, &schema); err != nil {
+			return nil, fmt.Errorf("%w: %s[%d] (%s): inputSchema: %s", ErrInvalidCatalog, at, i, d.Name, oneLine(err.Error()))
+		}
+		e, err := out.parseExecutor(fmt.Sprintf("%s[%d]", at, i), catalogExecutor{Name: d.Name, Description: d.Description, InputSchema: schema})
+		if err != nil {
+			return nil, err
+		}
+		out.byName[d.Name] = e
+		out.Executors = append(out.Executors, e)
+	}
+	slices.SortFunc(out.Executors, func(a, b *Executor) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 //go:embed builtin.yaml

@@ -109,3 +109,28 @@ func lowerWord(w string) bool {
 	}
 	return true
 }
+
+// CanonicalName returns the executor name a tool name stands for: the tool
+// name itself when it is verb_object from the vocabulary, or with its verb
+// replaced when the verb is a common synonym ("search_repositories" →
+// "find_repositories", "get_file_contents" → "read_file_contents"). A name
+// whose object joins two actions ("create_or_update_file") has no
+// canonical name: it is not one action.
+func CanonicalName(tool string) (string, error) {
+	name := tool
+	if verb, object, ok := strings.Cut(tool, "_"); ok {
+		if v, syn := synonyms[verb]; syn {
+			name = string(v) + "_" + object
+		}
+	}
+	_, object, err := ParseName(name)
+	if err != nil {
+		return "", err
+	}
+	for w := range strings.SplitSeq(object, "_") {
+		if w == "or" || w == "and" {
+			return "", fmt.Errorf("%w: %q joins two actions with %q: an executor is one action", ErrInvalidName, tool, w)
+		}
+	}
+	return name, nil
+}

@@ -344,6 +344,7 @@ func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, erro
 	if err != nil {
 		return nil, err
 	}
+	s.queuePromotions(ctx, in.Key, actor)
 	return s.review(ctx, out[len(out)-1])
 }
 

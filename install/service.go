@@ -32,6 +32,7 @@ import (
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/promote"
 	"github.com/skillgate/skillgate/propose"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
@@ -84,6 +85,14 @@ type Options struct {
 	// flow (the first_party skills' capabilities), by name, with who holds
 	// each: an approval never gives one of them to an imported skill.
 	NamesHeld func(ctx context.Context) (map[string]string, error)
+	// Changes, when set, is the changes queue: an install or enable whose
+	// tools offer an action another provider's skill offers too queues a
+	// promote_provider change there (package promote). Nil finds none.
+	Changes store.ChangeStore
+	// PromoteDrafter, when set, drafts the promote_provider changes the
+	// deterministic drafter cannot map (the OpenAI-compatible model of
+	// manifest proposals); its drafts are validated like any other.
+	PromoteDrafter promote.Drafter
 	// Catalog, when set, is kept listing exactly the enabled installs
 	// (*registry.Registry implements it): after every change and at
 	// Recover. Nil leaves imported skills out of catalogs.
@@ -124,6 +133,8 @@ type Service struct {
 	audit    store.AuditStore
 	catalog  Catalog
 	held     func(ctx context.Context) (map[string]string, error)
+	changes  store.ChangeStore
+	drafter  promote.Drafter
 	// bucket, when set, keeps approved versions under bucketPrefix.
 	bucket       blob.Store
 	bucketPrefix string
@@ -137,7 +148,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
-		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld,
+		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix}
 	if s.bucketPrefix == "" {
 		s.bucketPrefix = DefaultBucketPrefix
@@ -308,7 +319,11 @@ func (s *Service) installFetched(ctx context.Context, src Source, tree *Tree, pr
 	}
 	s.log.Info("install: recorded", "key", in.Key, "digest", digest, "dir", dir)
 	s.crash("install-after-row")
-	return s.analyzeLocked(ctx, in, actor, "analysis started", intro)
+	r, err := s.analyzeLocked(ctx, in, actor, "analysis started", intro)
+	if err == nil {
+		s.queuePromotions(ctx, in.Key, actor)
+	}
+	return r, err
 }
 
 // validateTree checks a skill tree: SKILL.md valid in lenient mode and

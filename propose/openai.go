@@ -221,19 +221,63 @@ func (o *OpenAI) Propose(ctx context.Context, in Input) (*Proposal, error) {
 	if err != nil {
 		return nil, err
 	}
+	content, finish, err := o.complete(ctx, systemPrompt, user, SchemaName, responseSchema(tools))
+	if err != nil {
+		return nil, err
+	}
+	p, err := parseOutput([]byte(content))
+	if err != nil {
+		return nil, outputErr(err, finish)
+	}
+	p.Proposer = o.Name()
+	return p, nil
+}
+
+// Complete asks the model one question (system and user messages) for an
+// answer in the JSON Schema schema (strict structured output, named
+// schemaName), and returns the answer's JSON, a code fence removed and
+// checked to be one JSON value; what it means is the caller's to check.
+// It is how other drafts than manifests (promote_provider mappings) use
+// the configured model. Errors are Propose's.
+func (o *OpenAI) Complete(ctx context.Context, system, user, schemaName string, schema map[string]any) ([]byte, error) {
+	content, finish, err := o.complete(ctx, system, user, schemaName, schema)
+	if err != nil {
+		return nil, err
+	}
+	data := stripFence(bytes.TrimSpace([]byte(content)))
+	if err := checkJSON(data); err != nil {
+		return nil, outputErr(fmt.Errorf("%w: %w", ErrMalformedOutput, err), finish)
+	}
+	return data, nil
+}
+
+// outputErr explains an answer that could not be read by how it ended.
+func outputErr(err error, finish string) error {
+	switch finish {
+	case "length":
+		return fmt.Errorf("%w (the answer was cut off at the model's token limit: finish_reason length; use a model with a larger output limit, or the deterministic proposer)", err)
+	case "content_filter":
+		return fmt.Errorf("%w: the endpoint's content filter stopped the answer", ErrRefused)
+	}
+	return fmt.Errorf("%w (check that the endpoint supports response_format json_schema)", err)
+}
+
+// complete sends one chat completions request and returns the answer's
+// content and finish reason.
+func (o *OpenAI) complete(ctx context.Context, system, user, schemaName string, schema map[string]any) (string, string, error) {
 	body, err := marshalJSON(chatRequest{
 		Model: o.model,
 		Messages: []chatMessage{
-			{Role: "system", Content: systemPrompt},
+			{Role: "system", Content: system},
 			{Role: "user", Content: user},
 		},
 		ResponseFormat: responseFormat{
 			Type:       "json_schema",
-			JSONSchema: jsonSchema{Name: SchemaName, Strict: true, Schema: responseSchema(tools)},
+			JSONSchema: jsonSchema{Name: schemaName, Strict: true, Schema: schema},
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: encoding the request: %w", ErrInputTooLarge, err)
+		return "", "", fmt.Errorf("%w: encoding the request: %w", ErrInputTooLarge, err)
 	}
 
 	rctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -241,24 +285,24 @@ func (o *OpenAI) Propose(ctx context.Context, in Input) (*Proposal, error) {
 	data, err := o.post(rctx, body)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("LLM proposer: %w", ctx.Err())
+			return "", "", fmt.Errorf("LLM proposer: %w", ctx.Err())
 		}
 		if errors.Is(rctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: no complete answer from %s within %v", ErrTimeout, o.shown, o.timeout)
+			return "", "", fmt.Errorf("%w: no complete answer from %s within %v", ErrTimeout, o.shown, o.timeout)
 		}
-		return nil, err
+		return "", "", err
 	}
 
 	var resp chatResponse
 	if err := json.Unmarshal(data, &resp); err != nil {
-		return nil, fmt.Errorf("%w: %s: body is not a chat completion: %s", ErrMalformedResponse, o.shown, o.scrub(cleanText(err.Error(), maxErrorBodyBytes)))
+		return "", "", fmt.Errorf("%w: %s: body is not a chat completion: %s", ErrMalformedResponse, o.shown, o.scrub(cleanText(err.Error(), maxErrorBodyBytes)))
 	}
 	if len(resp.Choices) == 0 || resp.Choices[0].Message == nil {
-		return nil, fmt.Errorf("%w: %s: no choices[0].message in the answer", ErrMalformedResponse, o.shown)
+		return "", "", fmt.Errorf("%w: %s: no choices[0].message in the answer", ErrMalformedResponse, o.shown)
 	}
 	choice := resp.Choices[0]
 	if r := choice.Message.Refusal; r != nil && strings.TrimSpace(*r) != "" {
-		return nil, fmt.Errorf("%w: %s", ErrRefused, o.scrub(cleanText(*r, maxErrorBodyBytes)))
+		return "", "", fmt.Errorf("%w: %s", ErrRefused, o.scrub(cleanText(*r, maxErrorBodyBytes)))
 	}
 	content := ""
 	if choice.Message.Content != nil {
@@ -266,22 +310,11 @@ func (o *OpenAI) Propose(ctx context.Context, in Input) (*Proposal, error) {
 	}
 	if strings.TrimSpace(content) == "" {
 		if choice.FinishReason == "content_filter" {
-			return nil, fmt.Errorf("%w: the endpoint's content filter stopped the answer", ErrRefused)
+			return "", "", fmt.Errorf("%w: the endpoint's content filter stopped the answer", ErrRefused)
 		}
-		return nil, fmt.Errorf("%w: empty content (finish_reason %q)", ErrMalformedOutput, choice.FinishReason)
+		return "", "", fmt.Errorf("%w: empty content (finish_reason %q)", ErrMalformedOutput, choice.FinishReason)
 	}
-	p, err := parseOutput([]byte(content))
-	if err != nil {
-		switch choice.FinishReason {
-		case "length":
-			return nil, fmt.Errorf("%w (the answer was cut off at the model's token limit: finish_reason length; use a model with a larger output limit, or the deterministic proposer)", err)
-		case "content_filter":
-			return nil, fmt.Errorf("%w: the endpoint's content filter stopped the answer", ErrRefused)
-		}
-		return nil, fmt.Errorf("%w (check that the endpoint supports response_format json_schema)", err)
-	}
-	p.Proposer = o.Name()
-	return p, nil
+	return content, choice.FinishReason, nil
 }
 
 // post sends one request and returns the body of a 200 answer, bounded.

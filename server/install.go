@@ -48,6 +48,13 @@ type installAPI struct {
 
 // installAPI authenticates an operator and maps install errors to statuses.
 func (s *Server) installAPI(h func(*http.Request, string) (any, error)) http.Handler {
+	return s.operatorAPI("the install API", install.HTTPStatus, h)
+}
+
+// operatorAPI serves h to human operators (tokens of agent tier T0): api
+// names it in the refusal of other tokens, status maps h's errors to HTTP
+// statuses (others are internal), and h's value is the JSON body.
+func (s *Server) operatorAPI(api string, status func(error) (int, bool), h func(*http.Request, string) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
 		if err != nil {
@@ -55,14 +62,14 @@ func (s *Server) installAPI(h func(*http.Request, string) (any, error)) http.Han
 			return
 		}
 		if p.Tier != skill.T0 {
-			s.fail(w, r, fmt.Errorf("%w: the install API is for human operators (agent tier T0); this token is %s", errForbidden, p.Tier))
+			s.fail(w, r, fmt.Errorf("%w: %s is for human operators (agent tier T0); this token is %s", errForbidden, api, p.Tier))
 			return
 		}
 		v, err := h(r, operator(p))
 		if err != nil {
-			if status, ok := install.HTTPStatus(err); ok {
+			if code, ok := status(err); ok {
 				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(status)
+				w.WriteHeader(code)
 				install.WriteJSON(w, map[string]string{"error": err.Error()})
 				return
 			}
@@ -106,7 +113,13 @@ type actionRequest struct {
 const maxRequestDepth = 16
 
 func decodeRequest(r *http.Request) (actionRequest, error) {
-	var req actionRequest
+	return decodeRequestAs[actionRequest](r)
+}
+
+// decodeRequestAs reads a request body of the operator APIs as a T:
+// bounded, strict (no unknown or repeated member).
+func decodeRequestAs[T any](r *http.Request) (T, error) {
+	var req T
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxInstallRequestBytes+1))
 	if err != nil {
 		return req, err

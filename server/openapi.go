@@ -12,6 +12,7 @@ import (
 	"github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi31"
 
+	"github.com/skillgate/skillgate/change"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
 )
@@ -117,6 +118,17 @@ func apiOperations() []apiOperation {
 		{pattern: "POST /v1/policy/test", method: http.MethodPost, path: "/v1/policy/test", tag: "policy",
 			summary: "Decide a call without making it (tokens of tier T0 or T1)", request: testRequest{}, response: policy.TestReport{}, errors: policyErrs},
 	}
+	changeErrs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict}
+	ops = append(ops,
+		apiOperation{pattern: "GET /v1/changes", method: http.MethodGet, path: "/v1/changes", tag: "changes",
+			summary: "The changes waiting for a human, or all with ?all=true (skillgate changes ls --json)", request: changesListParams{}, response: []change.Item{}, errors: changeErrs},
+		apiOperation{pattern: "GET /v1/changes/show", method: http.MethodGet, path: "/v1/changes/show", tag: "changes",
+			summary: "One change (skillgate changes show ID --json)", request: changeIDParams{}, response: change.Item{}, errors: changeErrs},
+		apiOperation{pattern: "POST /v1/changes/{op}", method: http.MethodPost, path: "/v1/changes/approve", tag: "changes",
+			summary: "Apply a change, audited (skillgate changes approve ID --why WHY)", request: changeRequest{}, response: change.Item{}, errors: changeErrs},
+		apiOperation{pattern: "POST /v1/changes/{op}", method: http.MethodPost, path: "/v1/changes/reject", tag: "changes",
+			summary: "Reject a change, keeping its record, audited (skillgate changes reject ID --why WHY)", request: changeRequest{}, response: change.Item{}, errors: changeErrs},
+	)
 	for _, o := range installOps {
 		ops = append(ops, apiOperation{pattern: "POST /v1/installs/{op}", method: http.MethodPost, path: "/v1/installs/" + o.op, tag: "installs",
 			summary: o.summary, request: actionRequest{}, response: install.Review{}, errors: installErrs})
@@ -129,7 +141,7 @@ func apiOperations() []apiOperation {
 func OpenAPI(version string) ([]byte, error) {
 	r := openapi31.NewReflector()
 	r.Spec.Info.WithTitle("skillgate REST API").WithVersion(version).
-		WithDescription("The REST API of `skillgate serve`: the install flow, grants and policy tests, rescans. Every request but GET /v1/health and GET /v1/openapi.json needs 'Authorization: Bearer <token>' (skillgate token add); the install API takes tokens of tier T0 only. Errors are {\"error\": message}. Agents use MCP at /mcp instead (docs/mcp.md).")
+		WithDescription("The REST API of `skillgate serve`: the install flow, the changes queue, grants and policy tests, rescans. Every request but GET /v1/health and GET /v1/openapi.json needs 'Authorization: Bearer <token>' (skillgate token add); the install and changes APIs take tokens of tier T0 only. Errors are {\"error\": message}. Agents use MCP at /mcp instead (docs/mcp.md).")
 	r.SpecEns().SetHTTPBearerTokenSecurity("bearer", "skillgate token", "A token from skillgate token add; its agent tier decides what it may do.")
 	// A member without omitempty is always present: required.
 	r.JSONSchemaReflector().DefaultOptions = append(r.JSONSchemaReflector().DefaultOptions, jsonschema.InterceptProp(func(p jsonschema.InterceptPropParams) error {
@@ -137,7 +149,7 @@ func OpenAPI(version string) ([]byte, error) {
 			return nil
 		}
 		tag, ok := p.Field.Tag.Lookup("json")
-		if !ok || strings.Contains(tag, ",omitempty") || tag == "-" || p.Field.Type.Kind() == reflect.Pointer {
+		if !ok || strings.Contains(tag, ",omitempty") || strings.Contains(tag, ",omitzero") || tag == "-" || p.Field.Type.Kind() == reflect.Pointer {
 			return nil
 		}
 		for _, n := range p.ParentSchema.Required {

@@ -17,10 +17,14 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/change"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -195,6 +199,18 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 		{"DELETE", "/v1/grants/g-absent", o.human, "", 404},
 		{"POST", "/v1/policy/test", o.human, `{"principal":"acme/drafter","tier":"T3","capability":"tools/fs:fs/delete_file","args":{"path":"/tmp/x"}}`, 200},
 		{"POST", "/v1/policy/test", o.human, `{"principal":"nope"}`, 400},
+		{"GET", "/v1/changes", o.human, "", 200},
+		{"GET", "/v1/changes?all=true", o.human, "", 200},
+		{"GET", "/v1/changes", o.agent, "", 403},
+		{"GET", "/v1/changes/show?id=1", o.human, "", 200},
+		{"GET", "/v1/changes/show?id=9", o.human, "", 404},
+		{"GET", "/v1/changes/show", o.human, "", 400},
+		{"POST", "/v1/changes/approve", o.human, `{"id":"1","why":"one executor for both"}`, 409},
+		{"POST", "/v1/changes/approve", o.human, `{"id":"1"}`, 400},
+		{"POST", "/v1/changes/reject", o.human, `{"id":"1","why":"short"}`, 400},
+		{"POST", "/v1/changes/reject", o.human, `{"id":"1","why":"we keep the forges apart"}`, 200},
+		{"POST", "/v1/changes/reject", o.human, `{"id":"1","why":"we keep the forges apart"}`, 409},
+		{"POST", "/v1/changes/approve", o.human, `{"id":"update:vcs/gl@0123456789ab","why":"a reason long enough"}`, 404},
 	}
 	seen := map[string]bool{}
 	for _, s := range steps {
@@ -288,6 +304,21 @@ func (f *fixture) mountAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.srv.MountInstalls(svc)
+	cs, err := change.New(change.Options{Store: db, Installs: svc, Smoke: func(ctx context.Context, reg store.Registration) (string, error) {
+		res, err := broker.SmokeRegistration(ctx, broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations}, reg)
+		return res.String(), err
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.MountChanges(cs)
+	// A change waiting for a human, as an install that found one queues it.
+	if _, _, err := db.QueueChange(context.Background(), store.Change{Kind: store.ChangePromoteProvider, Key: "promote_provider:create_repository:1",
+		Subject: "create_repository", Summary: "create_repository: one executor", QueuedBy: "operator:ops", Why: "found when vcs/gl was awaiting_approval",
+		Proposal: json.RawMessage(`{"executor":{"name":"create_repository","description":"Create a new repository.","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}}},"new":true,"backends":[{"provider":"github","skill":"vcs/gh","server":"gh","tool":"create_repository","arguments":{"name":"args.name"}}],"evidence":["vcs/gh (provider github) offers gh/create_repository"],"drafter":"deterministic"}`)},
+		store.AuditRecord{Actor: "operator:ops", Action: "change.queue"}, audit.SealStored); err != nil {
+		t.Fatal(err)
+	}
 	eng := policy.New(&policy.Options{Store: db})
 	if err := eng.SetCapabilities([]policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,

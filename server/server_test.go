@@ -164,7 +164,7 @@ func TestAuth(t *testing.T) {
 		{"scan as T3", "POST", "/v1/scan", "Bearer " + good, "", 403, `{"error":"forbidden: rescanning needs an agent tier of T0 or T1 (this token is T3)"}`, ""},
 		{"unknown path", "GET", "/nope", "", "", 404, `{"error":"not found: GET /nope; the endpoints are /mcp (MCP over streamable HTTP), POST /v1/scan, GET /v1/health, GET /v1/ready, GET /v1/openapi.json, ` +
 			`GET /v1/installs, GET /v1/installs/pending, GET /v1/installs/review, POST /v1/installs, POST /v1/installs/{op}, ` +
-			`GET /v1/grants, POST /v1/grants, DELETE /v1/grants/{id}, POST /v1/policy/test"}`, ""},
+			`GET /v1/changes, GET /v1/changes/show, POST /v1/changes/{op}, GET /v1/grants, POST /v1/grants, DELETE /v1/grants/{id}, POST /v1/policy/test"}`, ""},
 		{"health without token", "GET", "/v1/health", "", "", 200, `{"status":"ok"}`, ""},
 		{"health with token", "GET", "/v1/health", "Bearer " + good, "", 200, `{"connections":0,"status":"ok"}`, ""},
 		{"health with unknown token", "GET", "/v1/health", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, invalid},

@@ -138,7 +138,7 @@ error.`,
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
-	root.AddCommand(m.executorsCommand())
+	root.AddCommand(m.executorsCommand(), m.changesCommand())
 	return root
 }
 
@@ -209,6 +209,13 @@ type Config struct {
 		// uses hard links on purpose.
 		HardLinks string `yaml:"hard_links"`
 	} `yaml:"roots"`
+	// Mirrors pairs a canonical skill folder with its mirror (such as
+	// .agents/skills and .claude/skills): the admin console's overview
+	// shows their drift, as 'skillgate drift' does.
+	Mirrors []struct {
+		Canonical string `yaml:"canonical"`
+		Mirror    string `yaml:"mirror"`
+	} `yaml:"mirrors"`
 	Limits struct {
 		MaxDepth int `yaml:"max_depth"`
 		MaxDirs  int `yaml:"max_dirs"`
@@ -237,11 +244,10 @@ type Config struct {
 			Tenants map[string][]string `yaml:"tenants"`
 		} `yaml:"preferences"`
 	} `yaml:"executors"`
-	// S3, TenantLibraries and Mirror configure the bucket and what
-	// skillgate keeps in it (docs/storage.md).
+	// S3 and TenantLibraries configure the bucket and what skillgate
+	// keeps in it (docs/storage.md).
 	S3              configS3              `yaml:"s3"`
 	TenantLibraries configTenantLibraries `yaml:"tenant_libraries"`
-	Mirror          configMirror          `yaml:"mirror"`
 }
 
 // config loads the configuration file, if any.

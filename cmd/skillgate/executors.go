@@ -154,6 +154,7 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 				return err
 			}
 			defer db.Close()
+			opts.Registered = db.Registrations
 			svc, closeInstalls, err := m.openInstalls(ctx)
 			if err != nil {
 				return err

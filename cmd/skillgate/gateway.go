@@ -279,6 +279,8 @@ func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	if err != nil {
 		return err
 	}
+	// Executors and backends applied promote_provider changes registered.
+	execs.Registered = d.db.Registrations
 	// ${NAME} in mcp.json resolves per principal: agent → tenant (the
 	// credential store) → skillgate's environment.
 	creds, err := m.openCredentials(ctx)

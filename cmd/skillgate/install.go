@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/promote"
 	"github.com/skillgate/skillgate/propose"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
@@ -46,25 +47,35 @@ func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), erro
 		}
 		lookup = st.Lookup(capability.Principal{Tenant: as.Tenant, Agent: as.Agent})
 	}
+	svc, _, closeFn, err := m.openInstallsWith(ctx, lookup)
+	return svc, closeFn, err
+}
+
+// openInstallsDB is openInstalls that also returns the store.
+func (m *Main) openInstallsDB(ctx context.Context) (*install.Service, *sqlite.DB, func(), error) {
+	return m.openInstallsWith(ctx, nil)
+}
+
+func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup) (*install.Service, *sqlite.DB, func(), error) {
 	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc, err := m.newInstallService(db, lookup, nil)
 	if err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rec, err := svc.Recover(ctx)
 	if err != nil {
 		db.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if n := len(rec.Removed) + len(rec.Rewritten) + len(rec.Lost); n > 0 {
 		fmt.Fprintf(m.Stderr, "skillgate: repaired managed storage after an interruption: %d leftovers removed, %d artefacts rewritten, %d installs lost their files\n",
 			len(rec.Removed), len(rec.Rewritten), len(rec.Lost))
 	}
-	return svc, func() { db.Close() }, nil
+	return svc, db, func() { db.Close() }, nil
 }
 
 // newInstallService wires the install service: managed storage under the
@@ -77,12 +88,16 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		creds = credential.Environment(m.Getenv)
 	}
 	var p propose.Proposer = propose.Deterministic{}
+	var drafter promote.Drafter
 	if cfg, ok := propose.ConfigFromEnv(m.Getenv); ok {
 		llm, err := propose.NewOpenAI(cfg)
 		if err != nil {
 			return nil, err
 		}
 		p = llm
+		// The same model drafts the promote_provider mappings the
+		// deterministic drafter cannot write.
+		drafter = promote.LLM{Chat: llm.Complete, Name: llm.Name()}
 	}
 	cfg, err := m.config()
 	if err != nil {
@@ -102,6 +117,10 @@ func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup
 		Logger:      m.logger(),
 		Keyring:     kr,
 		Audit:       db,
+		// Installs and enables queue the promote_provider changes they
+		// find.
+		Changes:        db,
+		PromoteDrafter: drafter,
 		// Enabled installs are listed by the registry like scanned skills.
 		Catalog: reg,
 		// Approvals never give an imported skill a first_party skill's

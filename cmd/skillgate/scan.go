@@ -43,7 +43,7 @@ first_party unless configured so.
 With tenant_libraries in the configuration, the skill libraries tenants
 upload to the bucket are synced first and scanned as one root per tenant
 (scope tenant), whose skills only that tenant's agents see. With
---mirror-s3 (or mirror.store: s3), the valid skills of the scanned roots
+--mirror-s3 (or s3.mirror_roots: true), the valid skills of the scanned roots
 are uploaded to the bucket afterwards, so that replicas without the
 directories serve them (docs/storage.md).
 

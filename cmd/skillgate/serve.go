@@ -130,8 +130,22 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			}
 			srv.MountInstalls(d.installs)
 			srv.MountPolicy(d.caps.Engine)
+			changes, err := m.newChanges(d.db, d.installs)
+			if err != nil {
+				return err
+			}
+			srv.MountChanges(changes)
+			cfg, err := m.config()
+			if err != nil {
+				return err
+			}
+			var mirrors []admin.Mirror
+			for _, mr := range cfg.Mirrors {
+				mirrors = append(mirrors, admin.Mirror{Canonical: expandHome(mr.Canonical, m.Getenv("HOME")), Mirror: expandHome(mr.Mirror, m.Getenv("HOME")),
+					Limits: m.limits(cfg, 0, 0)})
+			}
 			console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Installs: d.installs, Policy: d.caps.Engine, Registry: d.reg,
-				Audit: audit.NewLog(d.db), Logger: d.log})
+				Changes: changes, Mirrors: mirrors, Audit: audit.NewLog(d.db), Logger: d.log})
 			if err != nil {
 				return err
 			}

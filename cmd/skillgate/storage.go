@@ -28,6 +28,9 @@ type configS3 struct {
 	Bucket   string `yaml:"bucket"`
 	Region   string `yaml:"region"`
 	Prefix   string `yaml:"prefix"`
+	// MirrorRoots uploads the scanned roots' valid skills to the bucket
+	// after every scan (scan --mirror-s3 does it once).
+	MirrorRoots bool `yaml:"mirror_roots"`
 }
 
 // configTenantLibraries turns on per-tenant skill libraries
@@ -40,13 +43,6 @@ type configTenantLibraries struct {
 	Tenants    []string `yaml:"tenants"`
 	MaxTenants int      `yaml:"max_tenants"`
 	MaxObjects int      `yaml:"max_objects"`
-}
-
-// configMirror turns on the mirroring of scanned roots to the bucket.
-type configMirror struct {
-	// Store is "s3" to upload the scanned roots' valid skills after every
-	// scan; "" leaves them local (scan --mirror-s3 mirrors once).
-	Store string `yaml:"store"`
 }
 
 // bucket opens the S3 bucket the flags (or SKILLGATE_S3_*, or the
@@ -92,7 +88,7 @@ func (m *Main) blobSource(st blob.Store, cfg *Config, hardLinks []string, log *s
 type scanOptions struct {
 	storage *storageFlags
 	// mirror uploads the scanned roots' skills to the bucket, as
-	// mirror.store: s3 in the configuration does.
+	// s3.mirror_roots in the configuration does.
 	mirror bool
 }
 
@@ -150,12 +146,7 @@ func (m *Main) scanAll(ctx context.Context, reg *registry.Registry,
 		return nil, err
 	}
 	res.ScanReport = rep
-	switch cfg.Mirror.Store {
-	case "", "s3":
-	default:
-		return nil, usageErr("mirror.store must be s3 (or left out), not %q", cfg.Mirror.Store)
-	}
-	if so.mirror || cfg.Mirror.Store == "s3" {
+	if so.mirror || cfg.S3.MirrorRoots {
 		b, err := bucket()
 		if err != nil {
 			return nil, err

@@ -20,8 +20,6 @@ func TestStorageConfigErrors(t *testing.T) {
 	}{
 		{"library store", "tenant_libraries:\n  store: gcs\n", nil, 2,
 			"Error: tenant_libraries.store must be s3 (or left out), not \"gcs\"\n"},
-		{"mirror store", "mirror:\n  store: gcs\n", nil, 2,
-			"Error: mirror.store must be s3 (or left out), not \"gcs\"\n"},
 		{"no bucket", "tenant_libraries:\n  store: s3\n", nil, 2,
 			"Error: the bucket: s3: config: endpoint is required (set --s3-endpoint and --s3-bucket, SKILLGATE_S3_*, or s3: in the configuration; credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)\n"},
 		{"mirror without a bucket", "", []string{"--mirror-s3"}, 2,

@@ -135,6 +135,9 @@ var migrations = []string{
 	`ALTER TABLE roots ADD COLUMN trust TEXT NOT NULL DEFAULT 'imported';`,
 	// 14: per-file digests (see migrationFileDigests).
 	migrationFileDigests,
+	// 15: the changes queue and what applied changes registered
+	// (change.go).
+	migrationChanges,
 }
 
 // migrationFileDigests makes the next scan parse again every current valid

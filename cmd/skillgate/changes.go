@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/change"
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/store"
+)
+
+// newChanges wires the changes queue over the install service: its smoke
+// check builds the executors the gateway would serve, with the
+// configuration's executor options, without calling any server.
+func (m *Main) newChanges(db store.ChangeStore, svc *install.Service) (*change.Service, error) {
+	cfg, err := m.config()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := executorOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts.Registered = db.Registrations
+	return change.New(change.Options{Store: db, Installs: svc, Smoke: func(ctx context.Context, reg store.Registration) (string, error) {
+		res, err := broker.SmokeRegistration(ctx, broker.LoadInstalled(svc), opts, reg)
+		if err != nil {
+			return "", err
+		}
+		return res.String(), nil
+	}})
+}
+
+// openChanges opens the store, the install service and the changes queue.
+func (m *Main) openChanges(ctx context.Context) (*change.Service, func(), error) {
+	svc, db, closeFn, err := m.openInstallsDB(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := m.newChanges(db, svc)
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return cs, closeFn, nil
+}
+
+// changeFailure maps the changes queue's errors to exit codes: an unknown
+// ID, a decided change, or a decision without a reason is a usage error;
+// a change that cannot be applied is a failure.
+func changeFailure(err error) error {
+	switch {
+	case errors.Is(err, change.ErrNotFound), errors.Is(err, change.ErrInvalid), errors.Is(err, change.ErrDecided):
+		return usageErr("%v", err)
+	}
+	return &exitError{code: exitFail, err: err}
+}
+
+func (m *Main) changesCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "changes",
+		Short: "The changes queue: promote_provider and update changes that wait for a human",
+		Long: `changes lists and decides the changes that wait for a human and are never
+applied automatically (docs/admin.md, "Changes"):
+
+  promote_provider  tools of several providers' skills that do the same thing
+                    (the npm GitHub and GitLab servers' create_repository),
+                    drafted as one executor with one backend per provider.
+                    Queued when an install or enable finds them; applying
+                    checks the draft again against the approved installs,
+                    runs a smoke check (the executor lists and resolves for
+                    every provider) and registers executor and backends in
+                    one transaction. Rejecting keeps the record: the same
+                    proposal is not queued again.
+  update            a new version of an approved skill awaiting re-consent
+                    (approving it is 'skillgate approve KEY@DIGEST').
+
+Every decision is audited with who made it and why. The admin console's
+changes page does the same.
+
+Exit status: 0 ok, 1 the change cannot be applied (the message says what to
+do first), 2 usage (unknown ID, missing reason, already decided).`,
+	}
+	var asJSON, all bool
+	ls := &cobra.Command{
+		Use:     "ls [--all] [--json]",
+		Short:   "List pending changes (--all: decided ones too)",
+		Example: "  skillgate changes ls\n  skillgate changes ls --all --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cs, closeFn, err := m.openChanges(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			items, err := cs.List(cmd.Context(), all)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if items == nil {
+					items = []change.Item{}
+				}
+				return writeJSON(m.Stdout, items)
+			}
+			if len(items) == 0 {
+				fmt.Fprintln(m.Stdout, "No changes wait for a human.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tSTATE\tSUMMARY")
+			for _, it := range items {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.ID, it.Kind, it.State, it.Summary)
+			}
+			return tw.Flush()
+		},
+	}
+	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	ls.Flags().BoolVar(&all, "all", false, "list decided changes too")
+
+	var showJSON bool
+	show := &cobra.Command{
+		Use:     "show ID [--json]",
+		Short:   "Show one change: its proposal, evidence and state",
+		Example: "  skillgate changes show 3\n  skillgate changes show update:tools/notes@0123456789ab",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cs, closeFn, err := m.openChanges(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			it, err := cs.Get(cmd.Context(), args[0])
+			if err != nil {
+				return changeFailure(err)
+			}
+			if showJSON {
+				return writeJSON(m.Stdout, it)
+			}
+			writeChange(m.Stdout, it)
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
+
+	decide := func(use, short string, apply bool) *cobra.Command {
+		var why string
+		var asJSON bool
+		d := &cobra.Command{
+			Use:   use,
+			Short: short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				cs, closeFn, err := m.openChanges(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer closeFn()
+				var it change.Item
+				if apply {
+					it, err = cs.Approve(cmd.Context(), args[0], why, m.actor())
+				} else {
+					it, err = cs.Reject(cmd.Context(), args[0], why, m.actor())
+				}
+				if err != nil {
+					return changeFailure(err)
+				}
+				if asJSON {
+					return writeJSON(m.Stdout, it)
+				}
+				writeChange(m.Stdout, it)
+				return nil
+			},
+		}
+		d.Flags().StringVar(&why, "why", "", fmt.Sprintf("why (required for promote_provider and for rejections, at least %d characters)", install.MinWhyLength))
+		d.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		return d
+	}
+	approve := decide("approve ID --why TEXT", "Apply a change: register a promote_provider executor, or approve an update", true)
+	approve.Example = `  skillgate changes approve 3 --why "one create_repository for both forges"`
+	reject := decide("reject ID --why TEXT", "Reject a change, keeping its record", false)
+	reject.Example = `  skillgate changes reject 3 --why "we keep GitLab repositories separate"`
+	c.AddCommand(ls, show, approve, reject)
+	return c
+}
+
+// writeChange prints a change for a human.
+func writeChange(w io.Writer, it change.Item) {
+	fmt.Fprintf(w, "change %s  %s  %s\n%s\n", it.ID, it.Kind, it.State, it.Summary)
+	if it.Why != "" {
+		fmt.Fprintf(w, "queued: %s by %s (%s)\n", it.Created.UTC().Format("2006-01-02 15:04:05Z"), orDash(it.QueuedBy), it.Why)
+	}
+	if it.DecidedBy != "" {
+		fmt.Fprintf(w, "decided: %s by %s: %s\n", it.Decided.UTC().Format("2006-01-02 15:04:05Z"), it.DecidedBy, it.Decision)
+	}
+	if p := it.Proposal; p != nil {
+		kind := "catalog executor"
+		if p.New {
+			kind = "new executor"
+		}
+		fmt.Fprintf(w, "\n%s %s: %s\n  inputSchema: %s\n", kind, p.Executor.Name, p.Executor.Description, p.Executor.InputSchema)
+		if len(p.Serving) > 0 {
+			fmt.Fprintf(w, "  already served by: %s\n", strings.Join(p.Serving, ", "))
+		}
+		fmt.Fprintln(w, "\nbackends (drafted by "+p.Drafter+"):")
+		for _, b := range p.Backends {
+			fmt.Fprintf(w, "  %s  %s: %s/%s\n", b.Provider, b.Skill, b.Server, b.Tool)
+			for _, k := range slices.Sorted(maps.Keys(b.Arguments)) {
+				fmt.Fprintf(w, "    %s: %s\n", k, b.Arguments[k])
+			}
+		}
+		fmt.Fprintln(w, "\nevidence:")
+		for _, e := range p.Evidence {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+		for _, r := range p.Removed {
+			fmt.Fprintf(w, "removed by validation: %s\n", r)
+		}
+	}
+	if u := it.Update; u != nil {
+		fmt.Fprintf(w, "\nversion %s replaces %s; see skillgate review %s\n", u.Digest, u.Previous, u.Ref)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
