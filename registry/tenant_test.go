@@ -112,7 +112,7 @@ func TestListTenant(t *testing.T) {
 	write(t, shared, map[string]string{"escrituras/compraventa/SKILL.md": sk("compraventa", "")})
 	write(t, libs, map[string]string{
 		"acme/escrituras/compraventa/SKILL.md": sk("compraventa", ""),
-		"globex/secreto/SKILL.md":             sk("secreto", ""),
+		"globex/secreto/SKILL.md":              sk("secreto", ""),
 	})
 	reg, _ := open(t)
 	if _, err := reg.Scan(ctx, []discover.Root{
