@@ -133,6 +133,8 @@ func New(opts Options) (*Library, error) {
 // Report is what one sync did.
 type Report struct {
 	Tenants []TenantReport `json:"tenants"`
+	// Notes are findings about the bucket as a whole.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // TenantReport is what one sync did for one tenant.
@@ -182,11 +184,11 @@ func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
 	}
 	defer flock.Unlock(lf)
 	RemoveStaleTemps(l.opts.Dir)
-	tenants, notes, err := l.tenants(ctx)
+	rep := &Report{Tenants: []TenantReport{}}
+	tenants, err := l.tenants(ctx, rep)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &Report{Tenants: []TenantReport{}}
 	var roots []discover.Root
 	keep := map[string]bool{}
 	for _, t := range tenants {
@@ -197,7 +199,6 @@ func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
 		if !ok {
 			continue // no library: its cache, if any, goes below
 		}
-		tr.Notes = append(tr.Notes, notes[t]...)
 		rep.Tenants = append(rep.Tenants, tr)
 		keep[t] = true
 		roots = append(roots, discover.Root{Path: tr.Root, Scope: discover.ScopeTenant, Trust: capability.TrustImported})
@@ -217,13 +218,13 @@ func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
 	return rep, roots, nil
 }
 
-// tenants returns the tenants to sync, sorted; notes are per-tenant
-// findings of the search.
-func (l *Library) tenants(ctx context.Context) ([]string, map[string][]string, error) {
+// tenants returns the tenants to sync, sorted, adding what rep should say
+// about the search to its notes.
+func (l *Library) tenants(ctx context.Context, rep *Report) ([]string, error) {
 	if len(l.opts.Tenants) > 0 {
 		ts := slices.Clone(l.opts.Tenants)
 		slices.Sort(ts)
-		return slices.Compact(ts), nil, nil
+		return slices.Compact(ts), nil
 	}
 	// The top level holds tenants (with a library or not) and skillgate's
 	// own "_" names: it is listed within a margin over the bound, and
@@ -231,24 +232,31 @@ func (l *Library) tenants(ctx context.Context) ([]string, map[string][]string, e
 	limit := l.opts.MaxTenants + 64
 	d, err := blob.ListDir(ctx, l.opts.Store, "", limit+1)
 	if err != nil {
-		return nil, nil, fmt.Errorf("library: list tenants: %w", err)
+		return nil, fmt.Errorf("library: list tenants: %w", err)
 	}
-	notes := map[string][]string{}
-	if len(d.Dirs)+len(d.Files) > limit {
-		l.log.WarnContext(ctx, "tenant libraries: the bucket's top level was cut; list the tenants under tenant_libraries.tenants", "limit", limit)
-	}
-	var out []string
+	found := map[string]bool{}
 	for _, name := range d.Dirs {
-		if capability.CheckID("tenant", name) != nil {
-			continue // _global, _mirror and other names no tenant can have
+		if capability.CheckID("tenant", name) == nil { // not _global, _mirror, …
+			found[name] = true
 		}
-		if len(out) == l.opts.MaxTenants {
-			l.log.WarnContext(ctx, "tenant libraries: too many tenants; list them under tenant_libraries.tenants", "limit", l.opts.MaxTenants)
-			break
-		}
-		out = append(out, name)
 	}
-	return out, notes, nil
+	if len(d.Dirs)+len(d.Files) > limit {
+		// A cut listing must not make libraries disappear: the tenants
+		// already cached are synced too.
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the bucket holds more than %d names at its top level: list the tenants under tenant_libraries.tenants", limit))
+		ents, _ := os.ReadDir(l.opts.Dir)
+		for _, e := range ents {
+			if e.IsDir() && capability.CheckID("tenant", e.Name()) == nil {
+				found[e.Name()] = true
+			}
+		}
+	}
+	out := sortedKeys(found)
+	if len(out) > l.opts.MaxTenants {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d tenants found, %d synced (tenant_libraries.max_tenants): list the tenants under tenant_libraries.tenants", len(out), l.opts.MaxTenants))
+		out = out[:l.opts.MaxTenants]
+	}
+	return out, nil
 }
 
 // state is what the cache holds for one tenant: per skill directory, the

@@ -260,3 +260,24 @@ func tree(t *testing.T, dir string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestSyncMaxTenants bounds the tenants found in the bucket and says so.
+func TestSyncMaxTenants(t *testing.T) {
+	ctx := context.Background()
+	st := stores(t)["local"](t)
+	for _, tenant := range []string{"acme", "globex", "initech"} {
+		put(t, st, tenant+"/skills/a/SKILL.md", "---\nname: a\ndescription: A.\n---\n")
+	}
+	lib, err := library.New(library.Options{Store: st, Dir: t.TempDir(), MaxTenants: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, roots, err := lib.Sync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"3 tenants found, 2 synced (tenant_libraries.max_tenants): list the tenants under tenant_libraries.tenants"}
+	if !reflect.DeepEqual(rep.Notes, want) || len(roots) != 2 || rep.Tenants[1].Tenant != "globex" {
+		t.Fatalf("notes %q, roots %+v, tenants %+v", rep.Notes, roots, rep.Tenants)
+	}
+}

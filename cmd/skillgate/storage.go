@@ -165,6 +165,9 @@ func (m *Main) scanAll(ctx context.Context, reg *registry.Registry,
 // printStorage prints what the bucket added to a scan's report.
 func printStorage(m *Main, res *scanResult) {
 	if res.Libraries != nil {
+		for _, n := range res.Libraries.Notes {
+			fmt.Fprintf(m.Stdout, "tenant libraries: %s\n", n)
+		}
 		for _, t := range res.Libraries.Tenants {
 			fmt.Fprintf(m.Stdout, "tenant library %s: %d skills in the bucket, %d copied, %d unchanged, %d removed\n",
 				t.Tenant, t.Skills, t.Copied, t.Unchanged, t.Removed)
