@@ -329,9 +329,21 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantRepor
 		}
 		err := blobsync.Materialize(ctx, l.opts.Store, prefix+dir+"/", list, target, l.opts.Limits)
 		if err != nil {
+			if ctx.Err() != nil {
+				return tr, true
+			}
+			refused := errors.Is(err, blobsync.ErrLimit) || errors.Is(err, blob.ErrConflict) || errors.Is(err, blob.ErrInvalidKey)
+			if !refused && old.Skills[dir] != "" && exists(target) {
+				// A failure that may pass (the network, an upload in
+				// progress): the last good copy stays until the next sync.
+				tr.Notes = append(tr.Notes, fmt.Sprintf("%s: not copied (%s); the previous copy is kept", dir, reason(err)))
+				next.Skills[dir] = old.Skills[dir]
+				continue
+			}
 			tr.Refused = append(tr.Refused, Refusal{Skill: dir, Reason: reason(err)})
 			if old.Skills[dir] != "" {
-				// The cached copy is of an upload the bucket no longer holds.
+				// The cached copy is of an upload the bucket no longer
+				// holds, which will never be copied as it is.
 				if rerr := removeTree(target); rerr == nil {
 					tr.Removed++
 				}
