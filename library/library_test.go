@@ -31,12 +31,12 @@ func stores(t *testing.T) map[string]func(t *testing.T) blob.Store {
 			t.Cleanup(func() { st.Close() })
 			return st
 		},
-		"s3": newS3,
+		"s3": func(t *testing.T) blob.Store { return newS3(t) },
 	}
 }
 
 // newS3 returns a fresh prefix of the test bucket, or skips.
-func newS3(t *testing.T) blob.Store {
+func newS3(t testing.TB) blob.Store {
 	t.Helper()
 	endpoint := os.Getenv("SKILLGATE_TEST_S3_ENDPOINT")
 	if endpoint == "" {
@@ -60,7 +60,7 @@ func newS3(t *testing.T) blob.Store {
 	return st
 }
 
-func put(t *testing.T, st blob.Store, key, body string) {
+func put(t testing.TB, st blob.Store, key, body string) {
 	t.Helper()
 	if err := st.Put(context.Background(), key, strings.NewReader(body), int64(len(body))); err != nil {
 		t.Fatal(err)
