@@ -42,7 +42,8 @@ type Source interface {
 // A skill of a tenant library (package library) is mounted for that
 // tenant only, and only while its cached directory still holds exactly the
 // version the registry recorded: its digest is checked (once per version
-// and directory, when Verified is set).
+// and directory, when Verified is set), and each file read is checked
+// against the digest the scan recorded for it.
 type LocalSource struct {
 	// HardLinkRoots are the scanned roots (as recorded, store.Version.Root)
 	// whose files may have several names.
@@ -67,6 +68,9 @@ func (l LocalSource) Mount(ctx context.Context, tenant string, v store.Version) 
 		if err := l.Verified.check(ctx, t, v); err != nil {
 			return nil, "", err
 		}
+		// The cache is replaced by the next sync before the scan that
+		// follows records it: every read is checked as well.
+		t.verifyFiles()
 	}
 	return t, "", nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
@@ -27,7 +28,7 @@ func TestTenantLibraryMount(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	files := []skill.File{{Path: "SKILL.md", Size: int64(len(body))}}
+	files := []skill.File{{Path: "SKILL.md", Size: int64(len(body)), Digest: skill.FileDigest([]byte(body))}}
 	digest, err := skill.Digest(ctx, os.DirFS(dir), files)
 	if err != nil {
 		t.Fatal(err)
@@ -61,9 +62,21 @@ func TestTenantLibraryMount(t *testing.T) {
 	if _, _, err := (session.LocalSource{}).Mount(ctx, "globex", shared); err != nil {
 		t.Fatalf("a shared skill for any tenant: %v", err)
 	}
+	// A mounted tree whose file changes afterwards (the next sync, before
+	// its scan) does not serve the new bytes.
+	mounted, prefix, err := (session.LocalSource{Verified: &session.Verified{}}).Mount(ctx, "acme", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := blob.ReadAll(ctx, mounted, prefix+"SKILL.md", 0); err != nil || string(b) != body {
+		t.Fatalf("read before the change: %q, %v", b, err)
+	}
 	// The cache changed since the scan (same size): refused.
 	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(strings.Replace(body, "Secret", "Sekret", 1)), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if _, _, err := blob.ReadAll(ctx, mounted, prefix+"SKILL.md", 0); !errors.Is(err, blob.ErrNotFound) || err.Error() != `blob: object not found: "SKILL.md" changed since the scan` {
+		t.Fatalf("read after the change: %v", err)
 	}
 	_, _, err = (session.LocalSource{}).Mount(ctx, "acme", v)
 	if err == nil || !strings.Contains(err.Error(), "session: secreto changed since it was scanned (digest sha256:") || !strings.HasSuffix(err.Error(), "); rescan") {
