@@ -287,3 +287,45 @@ func TestTenantLibraryServeRescan(t *testing.T) {
 		}
 	}
 }
+
+// TestImportRestoredFromBucket installs and approves a skill with the S3
+// skills store selected, loses the managed directory, and finds the next
+// command restoring it from the bucket.
+func TestImportRestoredFromBucket(t *testing.T) {
+	env, st := bucketEnv(t)
+	env = append(env, "SKILLGATE_SKILLS_STORE=s3")
+	f := newFixture(t)
+	src := filepath.Join(t.TempDir(), "notes")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: notes\ndescription: Takes notes.\n---\nTake notes.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := f.runCode(t, env, "install", src); code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := f.runCode(t, env, "approve", "notes"); code != 0 {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	objs, err := st.List(context.Background(), "_global/imports/notes/", 0)
+	if err != nil || len(objs) != 5 { // the marker, SKILL.md and three artefacts
+		t.Fatalf("bucket: %+v, %v", objs, err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(f.data, "imported", "sha256-*", "skill", "SKILL.md"))
+	if len(dirs) != 1 {
+		t.Fatalf("managed tree: %q", dirs)
+	}
+	before, _ := os.ReadFile(dirs[0])
+	if err := os.RemoveAll(filepath.Join(f.data, "imported")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := f.runCode(t, env, "review", "notes", "--json")
+	if code != 0 || !strings.Contains(out, `"state": "installed"`) {
+		t.Fatalf("review after the loss: exit %d\n%s%s", code, out, errOut)
+	}
+	after, err := os.ReadFile(dirs[0])
+	if err != nil || string(after) != string(before) {
+		t.Fatalf("restored SKILL.md: %q, %v", after, err)
+	}
+}
