@@ -12,20 +12,22 @@
 // written after every file has been uploaded and the uploaded tree's digest
 // checked against the version's, so a crash mid-upload leaves a tree that
 // no one serves and the next run completes. Mirroring is idempotent: a
-// version whose marker exists uploads nothing, and trees no scanned version
-// uses any more are removed (marker first).
+// version whose marker exists uploads nothing (one listing of the markers
+// finds them, not a request per skill), and trees no scanned version uses
+// any more are removed (marker first). Missing trees are uploaded 16 at a
+// time.
 package mirror
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blobsync"
@@ -40,6 +42,9 @@ const DefaultPrefix = "_mirror/"
 
 // markerExt ends a tree's marker key.
 const markerExt = ".tree"
+
+// Workers is how many skills Mirror uploads at once.
+const Workers = 16
 
 // Report is what one mirroring did.
 type Report struct {
@@ -83,6 +88,23 @@ func Mirror(ctx context.Context, st blob.Store, prefix string, vs []store.Versio
 		return nil, err
 	}
 	rep := &Report{Failed: []string{}}
+	// One listing says which trees are complete (their markers), instead
+	// of a request per skill.
+	listed, err := blob.ListDir(ctx, st, prefix+"trees/", 0)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, f := range listed.Files {
+		have[strings.TrimSuffix(strings.TrimPrefix(f.Key, prefix+"trees/"), markerExt)] = true
+	}
+	type job struct {
+		v            store.Version
+		hex          string
+		tree, marker string
+		err          error
+	}
+	var jobs []*job
 	want := map[string]bool{} // hex digests
 	for _, v := range vs {
 		if !Mirrorable(v) {
@@ -93,30 +115,43 @@ func Mirror(ctx context.Context, st blob.Store, prefix string, vs []store.Versio
 			rep.Failed = append(rep.Failed, fmt.Sprintf("%s (%s): %v", v.Key, v.Dir, err))
 			continue
 		}
-		hex := strings.TrimSuffix(strings.TrimPrefix(tree, prefix+"trees/"), "/")
-		if want[hex] {
-			rep.Skills++
-			rep.Unchanged++
-			continue
-		}
 		rep.Skills++
-		want[hex] = true
-		if _, err := st.Stat(ctx, marker); err == nil {
+		hex := strings.TrimSuffix(strings.TrimPrefix(tree, prefix+"trees/"), "/")
+		if want[hex] || have[hex] {
+			want[hex] = true
 			rep.Unchanged++
 			continue
-		} else if !errors.Is(err, blob.ErrNotFound) {
-			return nil, err
 		}
-		if err := upload(ctx, st, tree, marker, v); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+		want[hex] = true
+		jobs = append(jobs, &job{v: v, hex: hex, tree: tree, marker: marker})
+	}
+	work := make(chan *job)
+	var wg sync.WaitGroup
+	for range min(Workers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				j.err = upload(ctx, st, j.tree, j.marker, j.v)
 			}
-			rep.Failed = append(rep.Failed, fmt.Sprintf("%s (%s): %v", v.Key, v.Dir, err))
-			delete(want, hex) // not served: its leftovers go
+		}()
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if j.err != nil {
+			rep.Failed = append(rep.Failed, fmt.Sprintf("%s (%s): %v", j.v.Key, j.v.Dir, j.err))
+			delete(want, j.hex) // not served: its leftovers go
 			continue
 		}
 		rep.Uploaded++
-		log.InfoContext(ctx, "skill mirrored", "skill", v.Key, "dir", v.Dir, "digest", v.Digest)
+		log.InfoContext(ctx, "skill mirrored", "skill", j.v.Key, "dir", j.v.Dir, "digest", j.v.Digest)
 	}
 	n, err := sweep(ctx, st, prefix, want)
 	rep.Removed = n
