@@ -42,8 +42,8 @@ type Source interface {
 // A skill of a tenant library (package library) is mounted for that
 // tenant only, and only while its cached directory still holds exactly the
 // version the registry recorded: its digest is checked (once per version
-// and directory, when Verified is set), and each file read is checked
-// against the digest the scan recorded for it.
+// and directory, when Verified is set) unless the scan recorded each file's
+// own digest, against which every read is then checked.
 type LocalSource struct {
 	// HardLinkRoots are the scanned roots (as recorded, store.Version.Root)
 	// whose files may have several names.
@@ -65,12 +65,15 @@ func (l LocalSource) Mount(ctx context.Context, tenant string, v store.Version) 
 			// Never another tenant's: as if it did not exist.
 			return nil, "", fmt.Errorf("%w: %q", ErrSkillNotFound, v.Key)
 		}
-		if err := l.Verified.check(ctx, t, v); err != nil {
-			return nil, "", err
-		}
 		// The cache is replaced by the next sync before the scan that
-		// follows records it: every read is checked as well.
-		t.verifyFiles()
+		// follows records it: every read is checked against the file's
+		// recorded digest, or, for a version recorded without them, the
+		// whole tree once.
+		if t.verifyFiles(); t.digests == nil {
+			if err := l.Verified.check(ctx, t, v); err != nil {
+				return nil, "", err
+			}
+		}
 	}
 	return t, "", nil
 }
@@ -103,7 +106,7 @@ func (vf *Verified) check(ctx context.Context, t *tree, v store.Version) error {
 	}
 	files := make([]skill.File, 0, len(t.keys))
 	for _, k := range t.keys {
-		_, info, err := statKey(ctx, t, k)
+		info, err := t.Stat(ctx, k)
 		if err != nil {
 			return fmt.Errorf("session: %s changed since it was scanned (%s: %v); rescan", v.Key, k, err)
 		}
@@ -141,11 +144,6 @@ func (vf *Verified) add(key verifiedKey) {
 		vf.ok = map[verifiedKey]bool{}
 	}
 	vf.ok[key] = true
-}
-
-func statKey(ctx context.Context, st blob.Store, key string) (string, blob.Info, error) {
-	info, err := st.Stat(ctx, key)
-	return key, info, err
 }
 
 // BlobSource mounts skills from a [blob.Store] (S3-compatible object storage

@@ -78,7 +78,12 @@ func TestTenantLibraryMount(t *testing.T) {
 	if _, _, err := blob.ReadAll(ctx, mounted, prefix+"SKILL.md", 0); !errors.Is(err, blob.ErrNotFound) || err.Error() != `blob: object not found: "SKILL.md" changed since the scan` {
 		t.Fatalf("read after the change: %v", err)
 	}
-	_, _, err = (session.LocalSource{}).Mount(ctx, "acme", v)
+	// A version recorded without per-file digests is checked whole, at
+	// mount.
+	plain, _ := json.Marshal([]skill.File{{Path: "SKILL.md", Size: int64(len(body))}})
+	old := v
+	old.Files = plain
+	_, _, err = (session.LocalSource{}).Mount(ctx, "acme", old)
 	if err == nil || !strings.Contains(err.Error(), "session: secreto changed since it was scanned (digest sha256:") || !strings.HasSuffix(err.Error(), "); rescan") {
 		t.Fatalf("changed tree: %v", err)
 	}
