@@ -233,12 +233,14 @@ func FS(ctx context.Context, st blob.Store, prefix string) fs.FS {
 	return blobFS{ctx: ctx, st: st, prefix: prefix}
 }
 
+// blobFS is the fs.FS of FS.
 type blobFS struct {
 	ctx    context.Context
 	st     blob.Store
 	prefix string
 }
 
+// Open implements [fs.FS] for files: the object prefix+name.
 func (b blobFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) || name == "." {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
@@ -253,13 +255,16 @@ func (b blobFS) Open(name string) (fs.File, error) {
 	return &blobFile{ReadCloser: rc, info: fileInfo{name: path.Base(name), size: info.Size, mod: info.ModTime}}, nil
 }
 
+// blobFile is an object open for reading.
 type blobFile struct {
 	io.ReadCloser
 	info fileInfo
 }
 
+// Stat implements [fs.File].
 func (f *blobFile) Stat() (fs.FileInfo, error) { return f.info, nil }
 
+// fileInfo is the [fs.FileInfo] of an object.
 type fileInfo struct {
 	name string
 	size int64
