@@ -308,6 +308,21 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantRepor
 	if stray > 0 {
 		tr.Notes = append(tr.Notes, fmt.Sprintf("%d objects under %s belong to no skill and were ignored: a skill is {category}/{name}/SKILL.md or {name}/SKILL.md", stray, prefix))
 	}
+	// Copies that --skills-store s3 made under the same prefix before
+	// libraries were turned on are skillgate's, not the tenant's: each has
+	// its digest at {tenant}/skill-versions/{dir}.digest.
+	versions := tenant + "/skill-versions/"
+	copies, err := l.opts.Store.List(ctx, versions, l.opts.MaxObjects+1)
+	if err != nil {
+		tr.Notes = append(tr.Notes, fmt.Sprintf("not synced: listing %s failed (%v); the cached skills are kept", versions, err))
+		return tr, cached
+	}
+	copied := map[string]bool{}
+	for _, c := range copies {
+		if dir, ok := strings.CutSuffix(strings.TrimPrefix(c.Key, versions), ".digest"); ok {
+			copied[dir] = true
+		}
+	}
 	old := l.readState(root)
 	next := state{Skills: map[string]string{}}
 	tr.Skills = len(skills)
@@ -335,6 +350,11 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantRepor
 	for _, dir := range sortedKeys(skills) {
 		if hidden(dir) {
 			tr.Refused = append(tr.Refused, Refusal{Skill: dir, Reason: "a directory whose name starts with a dot, or node_modules, is never scanned; rename it"})
+			continue
+		}
+		if copied[dir] {
+			tr.Refused = append(tr.Refused, Refusal{Skill: dir, Reason: "a copy of a shared skill that --skills-store s3 made before tenant libraries were on (" +
+				versions + dir + ".digest); delete it with its .digest, or delete only the .digest to make it the tenant's own"})
 			continue
 		}
 		fp := fingerprint(skills[dir])
@@ -389,6 +409,7 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantRepor
 		next.Skills[dir] = j.fp
 		tr.Copied++
 	}
+	slices.SortFunc(tr.Refused, func(a, b Refusal) int { return strings.Compare(a.Skill, b.Skill) })
 	if err := writeState(root, next); err != nil {
 		tr.Notes = append(tr.Notes, "cache state: "+err.Error())
 	}

@@ -119,6 +119,8 @@ func TestSync(t *testing.T) {
 			}
 			put(t, st, "acme/skills/README.md", "stray\n")
 			put(t, st, "acme/skills/.hidden/SKILL.md", "---\nname: hidden\ndescription: x\n---\n")
+			put(t, st, "acme/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: a copy\n---\n")
+			put(t, st, "acme/skill-versions/pdf.digest", "sha256:00")
 			put(t, st, "globex/skills/arrendamiento/SKILL.md", "---\nname: arrendamiento\ndescription: Lease.\n---\n")
 			put(t, st, "_global/imports/x/SKILL.md", "not a tenant\n")
 			put(t, st, "initech/sessions/s1/workspace/a.md", "no library\n")
@@ -128,9 +130,10 @@ func TestSync(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []short{
-				{Tenant: "acme", Skills: 4, Copied: 2, Refused: []library.Refusal{
+				{Tenant: "acme", Skills: 5, Copied: 2, Refused: []library.Refusal{
 					{Skill: ".hidden", Reason: "a directory whose name starts with a dot, or node_modules, is never scanned; rename it"},
-					{Skill: "huge", Reason: "tree over its limits: more than 3 files (limit 3); split the skill or remove files"}},
+					{Skill: "huge", Reason: "tree over its limits: more than 3 files (limit 3); split the skill or remove files"},
+					{Skill: "pdf", Reason: "a copy of a shared skill that --skills-store s3 made before tenant libraries were on (acme/skill-versions/pdf.digest); delete it with its .digest, or delete only the .digest to make it the tenant's own"}},
 					Notes: []string{"1 objects under acme/skills/ belong to no skill and were ignored: a skill is {category}/{name}/SKILL.md or {name}/SKILL.md"}},
 				{Tenant: "globex", Skills: 1, Copied: 1, Refused: []library.Refusal{}},
 			}
@@ -163,6 +166,7 @@ func TestSync(t *testing.T) {
 			put(t, st, "acme/skills/escrituras/compraventa/SKILL.md", strings.Replace(compraventa, "Body.", "New body.", 1))
 			del(t, st, "acme/skills/notes/")
 			del(t, st, "acme/skills/.hidden/")
+			del(t, st, "acme/skills/pdf/")
 			del(t, st, "globex/")
 			if err := st.Delete(ctx, "acme/skills/huge/a"); err != nil {
 				t.Fatal(err)
