@@ -112,6 +112,19 @@ func TestTenantLibraryOverMCP(t *testing.T) {
 		}
 	}
 
+	for _, tc := range []struct {
+		tenant string
+		shown  bool
+	}{{"acme", true}, {"globex", false}, {"", false}} {
+		args := []string{"disclose", "--tier", "T3"}
+		if tc.tenant != "" {
+			args = append(args, "--tenant", tc.tenant)
+		}
+		code, out, errOut := f.runCode(t, env, args...)
+		if code != 0 || strings.Contains(out, "<location>\nescrituras/secreto\n</location>") != tc.shown {
+			t.Fatalf("disclose for %q: exit %d, secreto shown %v, want %v\n%s", tc.tenant, code, !tc.shown, tc.shown, out+errOut)
+		}
+	}
 	acme := f.tenantAgent(t, env, "acme")
 	globex := f.tenantAgent(t, env, "globex")
 	list, _ := acme("skill_list", map[string]any{"query": "secreto"})

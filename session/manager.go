@@ -25,6 +25,22 @@ type Catalog interface {
 	Snapshot(ctx context.Context) (*registry.Snapshot, error)
 }
 
+// ForTenant returns the view of cat that tenant's principals get, as a
+// [Catalog] (for callers without a session, such as a discovery prompt
+// printed for a tenant).
+func ForTenant(cat TenantCatalog, tenant string) Catalog { return tenantView{cat, tenant} }
+
+// tenantView is ForTenant's Catalog.
+type tenantView struct {
+	cat    TenantCatalog
+	tenant string
+}
+
+// Snapshot implements [Catalog]: the tenant's snapshot.
+func (v tenantView) Snapshot(ctx context.Context) (*registry.Snapshot, error) {
+	return v.cat.TenantSnapshot(ctx, v.tenant)
+}
+
 // TenantCatalog is a [Catalog] that also cuts each tenant's view: the
 // shared skills and that tenant's own skill library, never another
 // tenant's (*registry.Registry implements it). A Manager whose Catalog
