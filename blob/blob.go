@@ -41,6 +41,10 @@ type Info struct {
 	// ModTime is the time the object was last written, as the store reports
 	// it (S3 stores report whole seconds).
 	ModTime time.Time
+	// ETag is the store's tag of the object's content, when it has one
+	// (S3 stores; "" for the local store): a listing that shows another
+	// ETag at the same key shows another content.
+	ETag string
 }
 
 // Store is the storage contract shared by the local and S3 implementations.

@@ -41,6 +41,11 @@ const (
 	ScopeBuiltin Scope = iota
 	ScopeUser
 	ScopeProject
+	// ScopeTenant is the scope of a tenant's own skill library (package
+	// library): its skills are seen by that tenant's principals only, and
+	// for them win over every other scope. It is never configured on a
+	// root by hand ([ParseScope] refuses it); [TenantOf] names the tenant.
+	ScopeTenant
 )
 
 // String returns the scope's name as the CLI spells it.
@@ -52,6 +57,8 @@ func (s Scope) String() string {
 		return "user"
 	case ScopeProject:
 		return "project"
+	case ScopeTenant:
+		return "tenant"
 	}
 	return "scope(" + strconv.Itoa(int(s)) + ")"
 }

@@ -604,6 +604,6 @@ func waitFor1s(t *testing.T, what string, cond func() bool, since time.Time) tim
 	if d > time.Second {
 		t.Errorf("%s took effect after %v, want within 1 s", what, d)
 	}
-	t.Logf("%s took effect %v after it was committed on A", what, d.Round(time.Millisecond))
+	t.Logf("%s took effect %v after it was committed", what, d.Round(time.Millisecond))
 	return d.Round(time.Millisecond)
 }

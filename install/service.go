@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/blob"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -96,6 +97,14 @@ type Options struct {
 	// (*registry.Registry implements it): after every change and at
 	// Recover. Nil leaves imported skills out of catalogs.
 	Catalog Catalog
+	// Bucket, when set, also keeps every approved version in object
+	// storage, under BucketPrefix (DefaultBucketPrefix when ""): its
+	// managed tree, then its artefacts, then a marker. Recover restores
+	// from it the trees this process lacks (another replica installed
+	// them) before anything is served. Managed storage stays the local
+	// directory; nil keeps everything there alone.
+	Bucket       blob.Store
+	BucketPrefix string
 }
 
 // Catalog is the registry as the install flow keeps it in step with the
@@ -126,6 +135,9 @@ type Service struct {
 	held     func(ctx context.Context) (map[string]string, error)
 	changes  store.ChangeStore
 	drafter  promote.Drafter
+	// bucket, when set, keeps approved versions under bucketPrefix.
+	bucket       blob.Store
+	bucketPrefix string
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -136,7 +148,14 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
-		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter}
+		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
+		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix}
+	if s.bucketPrefix == "" {
+		s.bucketPrefix = DefaultBucketPrefix
+	}
+	if err := blob.ValidatePrefix(s.bucketPrefix); err != nil {
+		return nil, fmt.Errorf("install: Options.BucketPrefix: %w", err)
+	}
 	if s.proposer == nil {
 		s.proposer = propose.Deterministic{}
 	}
@@ -438,6 +457,9 @@ type Recovery struct {
 	Interrupted []string `json:"interrupted"`
 	// Lost lists installs whose files were gone; they were marked rejected.
 	Lost []string `json:"lost"`
+	// Restored lists approved installs whose files this process lacked
+	// and took from the bucket (Options.Bucket).
+	Restored []string `json:"restored,omitempty"`
 }
 
 // Recover makes managed storage agree with the store after a crash: no
@@ -482,6 +504,14 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 		if r.State == store.StateRemoved {
 			continue
 		}
+		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil && slices.Contains(approvedStates, r.State) {
+			// Another replica approved it: its tree is in the bucket.
+			if ok, rerr := s.restore(ctx, r); rerr != nil {
+				s.log.ErrorContext(ctx, "install: could not restore from the bucket", "key", r.Key, "err", rerr)
+			} else if ok {
+				rep.Restored = append(rep.Restored, r.Key)
+			}
+		}
 		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil {
 			if r.State != store.StateRejected {
 				if _, err := s.st.TransitionInstall(ctx, audit.SealStored, transition{Digest: r.Digest, From: []store.InstallState{r.State},
@@ -506,6 +536,9 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 		}
 		if !before {
 			rep.Rewritten = append(rep.Rewritten, r.Key)
+		}
+		if err := s.replicate(ctx, r); err != nil {
+			s.log.ErrorContext(ctx, "install: version not stored in the bucket", "key", r.Key, "err", err)
 		}
 		if r.State == store.StatePendingInstall || r.State == store.StateAnalyzing {
 			rep.Interrupted = append(rep.Interrupted, r.Key)
@@ -578,6 +611,11 @@ func (s *Service) transition(ctx context.Context, point string, ts ...transition
 			return nil, err
 		}
 		s.log.Info("install: transition", "key", in.Key, "digest", in.Digest, "state", in.State, "reason", in.Reason)
+		// The change is committed: a bucket that could not take the
+		// version gets it at the next start (Recover).
+		if err := s.replicate(ctx, in); err != nil {
+			s.log.ErrorContext(ctx, "install: version not stored in the bucket; it will be at the next start", "key", in.Key, "err", err)
+		}
 	}
 	// The change is committed: a registry that could not follow is
 	// brought in step by the next change or Recover, not undone here.

@@ -1,12 +1,13 @@
 package install
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/flock"
 )
 
 // Storage is the managed directory of imported skills, under the data
@@ -57,7 +58,14 @@ func (s Storage) lock() (func(), error) {
 
 // errLocked is lockFile's answer, when told not to wait, while another open
 // file holds the lock.
-var errLocked = errors.New("locked by another process")
+var errLocked = flock.ErrLocked
+
+// lockFile takes an exclusive lock on f (see package flock), waiting for
+// it when wait is set.
+func lockFile(f *os.File, wait bool) error { return flock.Lock(f, wait) }
+
+// unlockFile releases the lock lockFile took.
+func unlockFile(f *os.File) error { return flock.Unlock(f) }
 
 // writeTree writes t into a temporary directory, syncs every file, and
 // renames it to the version directory. An existing version directory is

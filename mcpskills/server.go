@@ -54,11 +54,12 @@ const DefaultCacheBytes = 32 << 20
 // Capability is the extension's declaration in server capabilities.
 func Capability() map[string]any { return map[string]any{"directoryRead": true} }
 
-// View is what the server reads of the registry: the catalog snapshot
-// (filtered here by the principal's tier) and a skill's files, mounted as
-// loading it would mount them. *session.Manager implements it.
+// View is what the server reads of the registry: the catalog snapshot of
+// a tenant (filtered here by the principal's tier; a tenant sees its own
+// skill library and no other's) and a skill's files, mounted as loading it
+// would mount them. *session.Manager implements it.
 type View interface {
-	Catalog(ctx context.Context) (*registry.Snapshot, error)
+	Catalog(ctx context.Context, tenant string) (*registry.Snapshot, error)
 	SkillFiles(ctx context.Context, tenant string, e registry.Brief) (store.Version, blob.Store, string, error)
 }
 
@@ -193,7 +194,7 @@ func (s *Server) List(ctx context.Context, p capability.Principal, cursor string
 	if rest, ok := strings.CutPrefix(after, publishedCursor); ok {
 		return s.publishedPage(ctx, p, rest)
 	}
-	snap, err := s.opts.View.Catalog(ctx)
+	snap, err := s.opts.View.Catalog(ctx, p.Tenant)
 	if err != nil {
 		return nil, internalError("skills/list: %v", err)
 	}
@@ -248,7 +249,7 @@ func (s *Server) Get(ctx context.Context, p capability.Principal, uri string) (j
 		}
 		return marshal(getResult{ResultType: "complete", Skill: b, TTLMs: s.ttl, CacheScope: CacheScope})
 	}
-	snap, err := s.opts.View.Catalog(ctx)
+	snap, err := s.opts.View.Catalog(ctx, p.Tenant)
 	if err != nil {
 		return nil, internalError("skills/get: %v", err)
 	}
@@ -272,7 +273,7 @@ const maxSkillPathSegments = 32
 // locate finds the visible, served skill whose path is a prefix of u's
 // segments (the longest first) and for which ok accepts the rest.
 func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok func(b *built, rest string) bool) (*built, string, error) {
-	snap, err := s.opts.View.Catalog(ctx)
+	snap, err := s.opts.View.Catalog(ctx, p.Tenant)
 	if err != nil {
 		return nil, "", internalError("%v", err)
 	}
@@ -345,7 +346,7 @@ func (s *Server) Read(ctx context.Context, p capability.Principal, uri string) (
 
 // readFile reads one recorded file of b and checks it against the record.
 func (s *Server) readFile(ctx context.Context, p capability.Principal, b *built, f skill.File) ([]byte, error) {
-	snap, err := s.opts.View.Catalog(ctx)
+	snap, err := s.opts.View.Catalog(ctx, p.Tenant)
 	if err != nil {
 		return nil, internalError("%v", err)
 	}

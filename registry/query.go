@@ -2,10 +2,11 @@ package registry
 
 import (
 	"context"
-	"github.com/skillgate/skillgate/capability"
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -30,6 +31,11 @@ type Query struct {
 	Shadowed bool
 	// Full loads each entry's frontmatter, files and diagnostics.
 	Full bool
+	// Tenant, when set, lists what that tenant's principals see: no other
+	// tenant's library, and the tenant's own library skills winning over
+	// shared skills with the same identity (listed as shadowed by them).
+	// Without it every library is listed, each skill as its own.
+	Tenant string
 }
 
 // Entry is one skill in query results.
@@ -76,8 +82,31 @@ func (r *Registry) List(ctx context.Context, q Query) ([]Entry, error) {
 	}
 	winners, shadows := resolve(all)
 	var out []Entry
+	// own are the valid skills of q.Tenant's library, by identity.
+	own := map[string]string{}
+	visible := func(v store.Version) bool {
+		t := discover.TenantOf(v.Scope, v.Root)
+		return q.Tenant == "" || t == "" || t == q.Tenant
+	}
+	if q.Tenant != "" {
+		for _, v := range winners {
+			if v.Valid && discover.TenantOf(v.Scope, v.Root) == q.Tenant {
+				own[v.Key] = v.Dir
+			}
+		}
+	}
 	for _, v := range winners {
-		out = append(out, Entry{Version: v})
+		if !visible(v) {
+			continue
+		}
+		e := Entry{Version: v}
+		if w, ok := own[v.Key]; ok && w != v.Dir {
+			if !q.Shadowed {
+				continue
+			}
+			e.ShadowedBy = w
+		}
+		out = append(out, e)
 	}
 	if q.Shadowed {
 		byDir := map[string]store.Version{}
@@ -85,7 +114,9 @@ func (r *Registry) List(ctx context.Context, q Query) ([]Entry, error) {
 			byDir[v.Dir] = v
 		}
 		for _, s := range shadows {
-			out = append(out, Entry{Version: byDir[s.Loser], ShadowedBy: s.Winner})
+			if v := byDir[s.Loser]; visible(v) {
+				out = append(out, Entry{Version: v, ShadowedBy: s.Winner})
+			}
 		}
 	}
 	filtered := out[:0]

@@ -118,6 +118,11 @@ type Registry struct {
 	// snap is the latest catalog snapshot; snapMu serialises its builds.
 	snap   atomic.Pointer[Snapshot]
 	snapMu sync.Mutex
+	// tenantSnaps are the snapshots of tenants with a library, at
+	// generation tenantGen (see TenantSnapshot).
+	tenantMu    sync.Mutex
+	tenantGen   int64
+	tenantSnaps map[string]*Snapshot
 }
 
 // New returns a registry over st.
@@ -377,7 +382,8 @@ type refsResult struct {
 // current is what a scan report needs of a current version.
 type current struct {
 	key, name, scope, dir string
-	pos                   int // the position of its root
+	tenant                string // the tenant whose library holds it, or ""
+	pos                   int    // the position of its root
 	valid                 bool
 	diags                 json.RawMessage // of a rejected version
 }
@@ -388,7 +394,7 @@ func currentOf(vs []store.Version) []current {
 	out := make([]current, len(vs))
 	for i := range vs {
 		v := &vs[i]
-		out[i] = current{key: v.Key, name: v.Name, scope: v.Scope, dir: v.Dir, pos: i, valid: v.Valid, diags: v.Diagnostics}
+		out[i] = current{key: v.Key, name: v.Name, scope: v.Scope, dir: v.Dir, tenant: discover.TenantOf(v.Scope, v.Root), pos: i, valid: v.Valid, diags: v.Diagnostics}
 	}
 	return out
 }
@@ -426,7 +432,7 @@ func shadowsOf(all []current) []Shadow {
 	first := make(map[string]int32, len(all))
 	var dups map[string][]int32
 	for i := range all {
-		k := all[i].key
+		k := groupKey(all[i].key, all[i].tenant)
 		if strings.HasPrefix(k, "!") {
 			continue // a rejected version shadows nothing
 		}
@@ -461,7 +467,7 @@ func shadowsOf(all []current) []Shadow {
 			}
 			return strings.Compare(a.dir, b.dir)
 		})
-		_, sh := resolveBy(group, func(v *current) (string, string, string) { return v.key, v.scope, v.dir })
+		_, sh := resolveBy(group, func(v *current) (string, string, string) { return groupKey(v.key, v.tenant), v.scope, v.dir })
 		shadows = append(shadows, sh...)
 	}
 	return shadows
@@ -513,7 +519,7 @@ func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []current
 				return nil, false
 			}
 			gone[v.Dir] = true
-			all = append(all, current{key: v.Key, name: v.Name, scope: sc.Scope, dir: v.Dir, pos: sc.Position,
+			all = append(all, current{key: v.Key, name: v.Name, scope: sc.Scope, dir: v.Dir, tenant: discover.TenantOf(sc.Scope, sc.Root), pos: sc.Position,
 				valid: v.Valid, diags: summaryDiagnostics(v.Valid, v.Diagnostics)})
 		}
 		for dir, ref := range refs[i] {
@@ -523,7 +529,7 @@ func applied(scans []store.RootScan, refs []map[string]store.Ref) (all []current
 			if !claim(dir) {
 				return nil, false
 			}
-			all = append(all, current{key: ref.Key, name: ref.Name, scope: sc.Scope, dir: dir, pos: sc.Position,
+			all = append(all, current{key: ref.Key, name: ref.Name, scope: sc.Scope, dir: dir, tenant: discover.TenantOf(sc.Scope, sc.Root), pos: sc.Position,
 				valid: ref.Valid, diags: summaryDiagnostics(ref.Valid, ref.Diagnostics)})
 		}
 	}
@@ -965,13 +971,7 @@ func filesJSON(files []skill.File) json.RawMessage {
 }
 
 // scopeRank orders scope names for precedence.
-func scopeRank(s string) int {
-	sc, err := discover.ParseScope(s)
-	if err != nil {
-		return -1
-	}
-	return int(sc)
-}
+func scopeRank(s string) int { return discover.ScopeRank(s) }
 
 // resolve applies precedence to current versions: among valid versions
 // with the same key, the highest scope wins, then the earlier root, then
@@ -987,8 +987,23 @@ func resolve(all []store.Version) ([]store.Version, []Shadow) {
 }
 
 // resolveIndex is resolve with the winners as indexes into all.
+// Each tenant library's versions compete among themselves only: another
+// tenant never sees them, and whether they win over the shared skills is
+// decided per tenant by its catalog snapshot ([Registry.TenantSnapshot]).
 func resolveIndex(all []store.Version) ([]int, []Shadow) {
-	return resolveBy(all, func(v *store.Version) (string, string, string) { return v.Key, v.Scope, v.Dir })
+	return resolveBy(all, func(v *store.Version) (string, string, string) {
+		return groupKey(v.Key, discover.TenantOf(v.Scope, v.Root)), v.Scope, v.Dir
+	})
+}
+
+// groupKey is the key precedence is decided on: the identity, and for a
+// tenant library's skill its tenant after a NUL byte (which no identity
+// holds), so that two tenants' skills never shadow each other.
+func groupKey(key, tenant string) string {
+	if tenant == "" {
+		return key
+	}
+	return key + "\x00" + tenant
 }
 
 // resolveBy is resolveIndex over versions of any type, whose key, scope
@@ -1049,13 +1064,20 @@ func resolveBy[T any](all []T, id func(*T) (key, scope, dir string)) ([]int, []S
 			return scopeRank(a) > scopeRank(b)
 		})
 		_, wScope, wDir := id(&all[vs[0]])
+		shownKey, _, _ := strings.Cut(k, "\x00")
 		winners = append(winners, vs[0])
 		for _, l := range vs[1:] {
 			_, lScope, lDir := id(&all[l])
-			shadows = append(shadows, Shadow{Key: k, Winner: wDir, WinScope: wScope, Loser: lDir, Scope: lScope})
+			shadows = append(shadows, Shadow{Key: shownKey, Winner: wDir, WinScope: wScope, Loser: lDir, Scope: lScope})
 		}
 	}
 	return winners, shadows
+}
+
+// Versions returns the store's versions matching f, with everything
+// recorded of them (file lists included unless f says otherwise).
+func (r *Registry) Versions(ctx context.Context, f store.Filter) ([]store.Version, error) {
+	return r.store.Versions(ctx, f)
 }
 
 // Roots returns the configured roots as last scanned.

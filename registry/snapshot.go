@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -72,6 +73,11 @@ type Snapshot struct {
 	invokable [][]string // the distinct invokable_by lists
 	byName    []int32    // indexes into entries, by name, then identity
 	pools     [8]pool    // by index in skill.AllAgentTiers
+	// tenant is the tenant whose library the snapshot includes ("" for
+	// the shared catalog, which includes none); tenants, in the shared
+	// catalog only, are the tenants that have a library.
+	tenant  string
+	tenants map[string]bool
 }
 
 // entry is a Brief in the snapshot's arena.
@@ -118,12 +124,31 @@ type snapshotBuilder struct {
 	group  []store.Version   // the versions of the current key
 }
 
-func newSnapshotBuilder(gen int64) *snapshotBuilder {
-	return &snapshotBuilder{s: &Snapshot{gen: gen}, h: sha256.New(), shared: map[string]uint32{}, words: map[string]span{}}
+// newSnapshotBuilder starts the snapshot of generation gen for tenant: ""
+// for the shared catalog (no tenant library's skill), else the shared
+// catalog with that tenant's library.
+func newSnapshotBuilder(gen int64, tenant string) *snapshotBuilder {
+	s := &Snapshot{gen: gen, tenant: tenant}
+	if tenant == "" {
+		s.tenants = map[string]bool{}
+	}
+	return &snapshotBuilder{s: s, h: sha256.New(), shared: map[string]uint32{}, words: map[string]span{}}
 }
 
-// add takes the next version in the store's order.
+// add takes the next version in the store's order. A tenant library's
+// version is left out unless the snapshot is that tenant's; the shared
+// catalog's fingerprint still covers it, so that a change in any library
+// is noticed (and each session's view cut again).
 func (b *snapshotBuilder) add(v store.Version) {
+	if t := discover.TenantOf(v.Scope, v.Root); t != "" && t != b.s.tenant {
+		if b.s.tenant == "" {
+			b.s.tenants[t] = true
+			if v.Valid {
+				b.hash(&v)
+			}
+		}
+		return
+	}
 	if len(b.group) > 0 && b.group[0].Key != v.Key {
 		b.flush()
 	}
@@ -133,7 +158,9 @@ func (b *snapshotBuilder) add(v store.Version) {
 // flush decides the precedence among the current key's versions and keeps
 // the winner.
 func (b *snapshotBuilder) flush() {
-	winners, _ := resolveIndex(b.group)
+	// The group holds one tenant's library at most, which competes with
+	// the shared skills: by identity alone.
+	winners, _ := resolveBy(b.group, func(v *store.Version) (string, string, string) { return v.Key, v.Scope, v.Dir })
 	for _, i := range winners {
 		b.take(&b.group[i])
 	}
@@ -146,21 +173,7 @@ func (b *snapshotBuilder) take(v *store.Version) {
 	if !v.Valid {
 		return
 	}
-	// What agents can see of the registry, disabled skills included (a
-	// skill enabled again is a change): the fingerprint's input, each
-	// field length-prefixed.
-	b.buf = b.buf[:0]
-	for _, f := range []string{v.Key, v.Dir, v.Digest, v.Name, v.Description, v.Category, v.Version, strconv.Itoa(v.Tier), strconv.FormatBool(v.Enabled), v.Trust} {
-		b.buf = strconv.AppendInt(b.buf, int64(len(f)), 10)
-		b.buf = append(b.buf, ':')
-		b.buf = append(b.buf, f...)
-	}
-	for _, t := range v.InvokableBy {
-		b.buf = append(b.buf, ',')
-		b.buf = append(b.buf, t...)
-	}
-	b.buf = append(b.buf, '\n')
-	b.h.Write(b.buf)
+	b.hash(v)
 	if !v.Enabled {
 		return
 	}
@@ -187,6 +200,24 @@ func (b *snapshotBuilder) take(v *store.Version) {
 		}
 	}
 	b.s.entries = append(b.s.entries, e)
+}
+
+// hash adds what agents can see of v to the fingerprint, disabled skills
+// included (a skill enabled again is a change), each field
+// length-prefixed.
+func (b *snapshotBuilder) hash(v *store.Version) {
+	b.buf = b.buf[:0]
+	for _, f := range []string{v.Key, v.Dir, v.Digest, v.Name, v.Description, v.Category, v.Version, strconv.Itoa(v.Tier), strconv.FormatBool(v.Enabled), v.Trust} {
+		b.buf = strconv.AppendInt(b.buf, int64(len(f)), 10)
+		b.buf = append(b.buf, ':')
+		b.buf = append(b.buf, f...)
+	}
+	for _, t := range v.InvokableBy {
+		b.buf = append(b.buf, ',')
+		b.buf = append(b.buf, t...)
+	}
+	b.buf = append(b.buf, '\n')
+	b.h.Write(b.buf)
 }
 
 // word returns the arena's copy of a short string that many skills share
@@ -244,7 +275,7 @@ func (b *snapshotBuilder) done() *Snapshot {
 // buildSnapshot makes the snapshot of generation gen from the store's
 // current versions (in the store's order).
 func buildSnapshot(gen int64, all []store.Version) *Snapshot {
-	b := newSnapshotBuilder(gen)
+	b := newSnapshotBuilder(gen, "")
 	for _, v := range all {
 		b.add(v)
 	}
@@ -478,21 +509,64 @@ func (r *Registry) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if gen, err = r.store.RegistryGeneration(ctx); err != nil {
 		return nil, err
 	}
-	var s *Snapshot
-	if vs, ok := r.store.(store.VersionStreamer); ok {
-		b := newSnapshotBuilder(gen)
-		if err := vs.EachVersion(ctx, store.Filter{Brief: true}, func(v store.Version) error { b.add(v); return nil }); err != nil {
-			return nil, err
-		}
-		s = b.done()
-	} else {
-		all, err := r.store.Versions(ctx, store.Filter{Brief: true})
-		if err != nil {
-			return nil, err
-		}
-		s = buildSnapshot(gen, all)
+	s, err := r.buildSnapshot(ctx, gen, "")
+	if err != nil {
+		return nil, err
 	}
 	r.snap.Store(s)
 	r.log.DebugContext(ctx, "catalog snapshot", "generation", gen, "skills", len(s.entries))
 	return s, nil
 }
+
+// buildSnapshot reads the current versions and builds tenant's snapshot
+// ("" for the shared catalog) of generation gen.
+func (r *Registry) buildSnapshot(ctx context.Context, gen int64, tenant string) (*Snapshot, error) {
+	b := newSnapshotBuilder(gen, tenant)
+	if vs, ok := r.store.(store.VersionStreamer); ok {
+		if err := vs.EachVersion(ctx, store.Filter{Brief: true}, func(v store.Version) error { b.add(v); return nil }); err != nil {
+			return nil, err
+		}
+		return b.done(), nil
+	}
+	all, err := r.store.Versions(ctx, store.Filter{Brief: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range all {
+		b.add(v)
+	}
+	return b.done(), nil
+}
+
+// TenantSnapshot returns the catalog the principals of tenant see: the
+// shared catalog ([Registry.Snapshot]) when tenant has no skill library,
+// else the shared skills and those of its library, where a library skill
+// wins over a shared one with the same identity. No other tenant's
+// library skill is in it. A tenant's snapshot is built once per registry
+// generation (a pass over the versions) and kept while the generation
+// holds; builds are serialised.
+func (r *Registry) TenantSnapshot(ctx context.Context, tenant string) (*Snapshot, error) {
+	shared, err := r.Snapshot(ctx)
+	if err != nil || tenant == "" || !shared.tenants[tenant] {
+		return shared, err
+	}
+	r.tenantMu.Lock()
+	defer r.tenantMu.Unlock()
+	if r.tenantGen != shared.gen {
+		r.tenantGen, r.tenantSnaps = shared.gen, map[string]*Snapshot{}
+	}
+	if s := r.tenantSnaps[tenant]; s != nil {
+		return s, nil
+	}
+	s, err := r.buildSnapshot(ctx, shared.gen, tenant)
+	if err != nil {
+		return nil, err
+	}
+	r.tenantSnaps[tenant] = s
+	r.log.DebugContext(ctx, "tenant catalog snapshot", "generation", shared.gen, "tenant", tenant, "skills", len(s.entries))
+	return s, nil
+}
+
+// Tenant returns the tenant whose library the snapshot includes, or "" for
+// the shared catalog.
+func (s *Snapshot) Tenant() string { return s.tenant }

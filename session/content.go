@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blobsync"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/skill"
@@ -20,12 +24,20 @@ var ErrSkillChanged = errors.New("skill changed since it was scanned")
 // checkContent hashes the skill's files again, as recorded at the scan
 // and read without following links, and refuses a skill whose digest is
 // not the recorded one: one byte changed after the scan (or a signature's
-// subject) is never served. A refusal is audited.
-func (m *Manager) checkContent(ctx context.Context, p capability.Principal, v store.Version) error {
+// subject) is never served. A refusal is audited. When the skill's
+// directory is not on this machine (a replica serving the mirror of the
+// scanned roots), the mounted copy, st and prefix, is hashed instead.
+func (m *Manager) checkContent(ctx context.Context, p capability.Principal, v store.Version, st blob.Store, prefix string) error {
 	if v.Digest == "" || v.Dir == "" {
 		return nil
 	}
-	found, err := treeDigest(ctx, v)
+	var found string
+	var err error
+	if _, serr := os.Stat(v.Dir); errors.Is(serr, fs.ErrNotExist) {
+		found, err = mountedDigest(ctx, v, st, prefix)
+	} else {
+		found, err = treeDigest(ctx, v)
+	}
 	if err == nil && found == v.Digest {
 		return nil
 	}
@@ -46,6 +58,22 @@ func (m *Manager) checkContent(ctx context.Context, p capability.Principal, v st
 		}
 	}
 	return fmt.Errorf("%w: %s", ErrSkillChanged, reason)
+}
+
+// mountedDigest is the content digest of v's recorded files as mounted.
+func mountedDigest(ctx context.Context, v store.Version, st blob.Store, prefix string) (string, error) {
+	var files []skill.File
+	if len(v.Files) > 0 {
+		if err := json.Unmarshal(v.Files, &files); err != nil {
+			return "", fmt.Errorf("file list: %w", err)
+		}
+	}
+	plain := make([]skill.File, len(files))
+	for i, f := range files {
+		plain[i] = skill.File{Path: f.Path, Size: f.Size}
+	}
+	skill.SortFiles(plain)
+	return blobsync.Digest(ctx, st, prefix, plain)
 }
 
 // treeDigest is the content digest of v's recorded files as they are now.

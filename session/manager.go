@@ -25,6 +25,32 @@ type Catalog interface {
 	Snapshot(ctx context.Context) (*registry.Snapshot, error)
 }
 
+// ForTenant returns the view of cat that tenant's principals get, as a
+// [Catalog] (for callers without a session, such as a discovery prompt
+// printed for a tenant).
+func ForTenant(cat TenantCatalog, tenant string) Catalog { return tenantView{cat, tenant} }
+
+// tenantView is ForTenant's Catalog.
+type tenantView struct {
+	cat    TenantCatalog
+	tenant string
+}
+
+// Snapshot implements [Catalog]: the tenant's snapshot.
+func (v tenantView) Snapshot(ctx context.Context) (*registry.Snapshot, error) {
+	return v.cat.TenantSnapshot(ctx, v.tenant)
+}
+
+// TenantCatalog is a [Catalog] that also cuts each tenant's view: the
+// shared skills and that tenant's own skill library, never another
+// tenant's (*registry.Registry implements it). A Manager whose Catalog
+// implements it serves each principal its tenant's view; otherwise every
+// principal sees Snapshot.
+type TenantCatalog interface {
+	Catalog
+	TenantSnapshot(ctx context.Context, tenant string) (*registry.Snapshot, error)
+}
+
 // Versions returns full registry versions, with their recorded file lists.
 // store.Store implementations provide it.
 type Versions interface {
@@ -300,7 +326,7 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 	if st.fs, err = vfs.New(fsOpts); err != nil {
 		return fmt.Errorf("session %s: %w", st.id, err)
 	}
-	snap, err := m.available(ctx)
+	snap, err := m.available(ctx, st.p.Tenant)
 	if err != nil {
 		return err
 	}
@@ -332,20 +358,30 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 	return nil
 }
 
-// available returns the catalog snapshot: the skills every principal may
-// use, by agent tier. It costs one read of the registry generation unless
-// the registry changed; no session holds a copy of the catalog.
-func (m *Manager) available(ctx context.Context) (*registry.Snapshot, error) {
-	snap, err := m.opts.Catalog.Snapshot(ctx)
+// available returns the catalog snapshot of tenant: the skills its
+// principals may use, by agent tier. It costs one read of the registry
+// generation unless the registry changed; no session holds a copy of the
+// catalog.
+func (m *Manager) available(ctx context.Context, tenant string) (*registry.Snapshot, error) {
+	var snap *registry.Snapshot
+	var err error
+	if tc, ok := m.opts.Catalog.(TenantCatalog); ok {
+		snap, err = tc.TenantSnapshot(ctx, tenant)
+	} else {
+		snap, err = m.opts.Catalog.Snapshot(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: list skills: %w", err)
 	}
 	return snap, nil
 }
 
-// Catalog returns the catalog snapshot every session's view is cut from
-// (see [Session.Catalog]); callers filter it by the principal's tier.
-func (m *Manager) Catalog(ctx context.Context) (*registry.Snapshot, error) { return m.available(ctx) }
+// Catalog returns the catalog snapshot the sessions of tenant's principals
+// cut their view from (see [Session.Catalog]); callers filter it by the
+// principal's tier.
+func (m *Manager) Catalog(ctx context.Context, tenant string) (*registry.Snapshot, error) {
+	return m.available(ctx, tenant)
+}
 
 // SkillFiles resolves the current version of e (a skill of the catalog
 // snapshot) and mounts its files for tenant as loading it would, without
@@ -377,7 +413,7 @@ func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.
 		return nil, err
 	}
 	if at.IsZero() { // a load, not a resumed session: the files are checked again
-		if err := m.checkContent(ctx, p, v); err != nil {
+		if err := m.checkContent(ctx, p, v, st, prefix); err != nil {
 			return nil, err
 		}
 	}
@@ -442,7 +478,7 @@ func (m *Manager) Refresh(ctx context.Context) ([]string, error) {
 func (m *Manager) refresh(ctx context.Context, st *state) (bool, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	snap, err := m.available(ctx)
+	snap, err := m.available(ctx, st.p.Tenant)
 	if err != nil {
 		return false, err
 	}

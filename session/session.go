@@ -77,16 +77,17 @@ func (s *Session) open() error {
 	return nil
 }
 
-// Catalog returns the catalog snapshot the session's principal sees:
-// the skills whose invokable_by includes its tier (enabled, valid,
-// winning precedence) are those of [registry.Snapshot]'s methods called
-// with [Session.Principal]'s tier. The snapshot is shared; it costs one
+// Catalog returns the catalog snapshot the session's principal sees: its
+// tenant's (the shared skills and the tenant's own library, when the
+// Manager's Catalog is a [TenantCatalog]); the skills whose invokable_by
+// includes its tier (enabled, valid, winning precedence) are those of
+// [registry.Snapshot]'s methods called with [Session.Principal]'s tier. The snapshot is shared; it costs one
 // read of the registry generation unless the registry changed.
 func (s *Session) Catalog(ctx context.Context) (*registry.Snapshot, error) {
 	if err := s.open(); err != nil {
 		return nil, err
 	}
-	return s.m.available(ctx)
+	return s.m.available(ctx, s.st.p.Tenant)
 }
 
 // Skills returns one page of the skills the session's principal may use,

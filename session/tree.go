@@ -1,10 +1,14 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -42,6 +46,11 @@ type tree struct {
 	// beforeOpen, when set (by tests), runs between Get's Lstat and its
 	// open: the window in which a file can be swapped.
 	beforeOpen func(key string)
+	// digests, when set (see verifyFiles), are the recorded files' own
+	// digests, checked on every read.
+	digests map[string]string
+	// files are the recorded files, as the scan listed them.
+	files []skill.File
 }
 
 var (
@@ -59,7 +68,7 @@ func newTree(dir string, filesJSON json.RawMessage) (*tree, error) {
 			return nil, fmt.Errorf("session: file list of %s: %w", dir, err)
 		}
 	}
-	t := &tree{dir: dir, known: make(map[string]bool, len(files))}
+	t := &tree{dir: dir, known: make(map[string]bool, len(files)), files: files}
 	for _, f := range files {
 		if blob.ValidateKey(f.Path) != nil || t.known[f.Path] {
 			continue
@@ -194,8 +203,67 @@ func (t *tree) getIn(r *os.Root, key, name string) (io.ReadCloser, blob.Info, er
 		f.Close()
 		return nil, blob.Info{}, err
 	}
-	return f, blob.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+	info := blob.Info{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}
+	if want, ok := t.digests[key]; ok {
+		return verified(f, info, want)
+	}
+	return f, info, nil
 }
+
+// verifyFiles makes every read of the tree check the file against the
+// digest the scan recorded for it, when the scan recorded one for every
+// file: a file changed since the scan is not found, never served.
+func (t *tree) verifyFiles() {
+	d := make(map[string]string, len(t.files))
+	for _, f := range t.files {
+		if f.Digest == "" {
+			return
+		}
+		d[f.Path] = f.Digest
+	}
+	t.digests = d
+}
+
+// maxVerifiedRead bounds the files read whole to be checked before they
+// are served; larger ones are checked as they are read, the error coming
+// at their end.
+const maxVerifiedRead = 16 << 20
+
+// verified returns f's content checked against want (skill.FileDigest).
+func verified(f *os.File, info blob.Info, want string) (io.ReadCloser, blob.Info, error) {
+	changed := fmt.Errorf("%w: %q changed since the scan", blob.ErrNotFound, info.Key)
+	if info.Size > maxVerifiedRead {
+		return &hashReader{f: f, h: sha256.New(), want: want, changed: changed}, info, nil
+	}
+	defer f.Close()
+	b := make([]byte, info.Size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, blob.Info{}, changed
+	}
+	if skill.FileDigest(b) != want {
+		return nil, blob.Info{}, changed
+	}
+	return io.NopCloser(bytes.NewReader(b)), info, nil
+}
+
+// hashReader checks a large file's digest as it is read.
+type hashReader struct {
+	f       *os.File
+	h       hash.Hash
+	want    string
+	changed error
+}
+
+func (r *hashReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	r.h.Write(p[:n])
+	if err == io.EOF && "sha256:"+hex.EncodeToString(r.h.Sum(nil)) != r.want {
+		return n, r.changed
+	}
+	return n, err
+}
+
+func (r *hashReader) Close() error { return r.f.Close() }
 
 // List implements [blob.Store]: the recorded files under prefix that are
 // still regular files.

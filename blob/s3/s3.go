@@ -161,8 +161,8 @@ func isConflictCode(code string) bool {
 	return false
 }
 
-func infoOf(key string, size *int64, mod *time.Time) blob.Info {
-	in := blob.Info{Key: key, Size: aws.ToInt64(size)}
+func infoOf(key string, size *int64, mod *time.Time, etag *string) blob.Info {
+	in := blob.Info{Key: key, Size: aws.ToInt64(size), ETag: aws.ToString(etag)}
 	if mod != nil {
 		in.ModTime = *mod
 	}
@@ -178,7 +178,7 @@ func (s *Store) Stat(ctx context.Context, key string) (blob.Info, error) {
 	if err != nil {
 		return blob.Info{}, mapErr("stat", key, err)
 	}
-	return infoOf(key, out.ContentLength, out.LastModified), nil
+	return infoOf(key, out.ContentLength, out.LastModified, out.ETag), nil
 }
 
 // Get implements [blob.Store.Get] with GetObject; the body is refused with
@@ -191,7 +191,7 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, blob.Info, 
 	if err != nil {
 		return nil, blob.Info{}, mapErr("get", key, err)
 	}
-	info := infoOf(key, out.ContentLength, out.LastModified)
+	info := infoOf(key, out.ContentLength, out.LastModified, out.ETag)
 	if info.Size > s.maxSize {
 		out.Body.Close()
 		return nil, info, fmt.Errorf("%w: %q is %d bytes, limit %d", blob.ErrTooLarge, key, info.Size, s.maxSize)
@@ -212,7 +212,7 @@ func (s *Store) List(ctx context.Context, prefix string, limit int) ([]blob.Info
 		if blob.ValidateKey(key) != nil {
 			return true
 		}
-		out = append(out, infoOf(key, obj.Size, obj.LastModified))
+		out = append(out, infoOf(key, obj.Size, obj.LastModified, obj.ETag))
 		return limit <= 0 || len(out) < limit
 	})
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *Store) ListDir(ctx context.Context, prefix string, limit int) (blob.Dir
 		} else {
 			key := strings.TrimPrefix(aws.ToString(obj.Key), s.prefix)
 			if blob.ValidateKey(key) == nil {
-				d.Files = append(d.Files, infoOf(key, obj.Size, obj.LastModified))
+				d.Files = append(d.Files, infoOf(key, obj.Size, obj.LastModified, obj.ETag))
 			}
 		}
 		return limit <= 0 || len(d.Files)+len(d.Dirs) < limit

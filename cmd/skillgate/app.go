@@ -264,6 +264,10 @@ type Config struct {
 			Tenants map[string][]string `yaml:"tenants"`
 		} `yaml:"preferences"`
 	} `yaml:"executors"`
+	// S3 and TenantLibraries configure the bucket and what skillgate
+	// keeps in it (docs/storage.md).
+	S3              configS3              `yaml:"s3"`
+	TenantLibraries configTenantLibraries `yaml:"tenant_libraries"`
 }
 
 // config loads the configuration file, if any.

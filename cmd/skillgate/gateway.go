@@ -20,7 +20,6 @@ import (
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/local"
-	"github.com/skillgate/skillgate/blob/s3"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/registry"
@@ -46,11 +45,17 @@ func (m *Main) addStorageFlags(c *cobra.Command, sf *storageFlags) {
 	f := c.Flags()
 	f.StringVar(&sf.kind, "skills-store", envOr(m.Getenv("SKILLGATE_SKILLS_STORE"), "local"),
 		"where agents' skill trees and workspaces live: local (skills from their scanned directories, workspaces in DATA/workspaces) or s3 ($SKILLGATE_SKILLS_STORE)")
+	m.addS3Flags(c, sf)
+	f.StringArrayVar(&sf.mounts, "mount", nil, "extra read-only mount for every session, PATH=DIR (e.g. /ticket=./ticket); DIR must exist and is never written to; repeatable")
+}
+
+// addS3Flags adds the flags that name the bucket (see docs/storage.md).
+func (m *Main) addS3Flags(c *cobra.Command, sf *storageFlags) {
+	f := c.Flags()
 	f.StringVar(&sf.endpoint, "s3-endpoint", m.Getenv("SKILLGATE_S3_ENDPOINT"), "S3 endpoint URL, e.g. http://127.0.0.1:7070 ($SKILLGATE_S3_ENDPOINT)")
 	f.StringVar(&sf.bucket, "s3-bucket", m.Getenv("SKILLGATE_S3_BUCKET"), "S3 bucket ($SKILLGATE_S3_BUCKET)")
 	f.StringVar(&sf.region, "s3-region", m.Getenv("SKILLGATE_S3_REGION"), "S3 region (default us-east-1; $SKILLGATE_S3_REGION)")
 	f.StringVar(&sf.prefix, "s3-prefix", m.Getenv("SKILLGATE_S3_PREFIX"), "key prefix inside the bucket, ending in / ($SKILLGATE_S3_PREFIX)")
-	f.StringArrayVar(&sf.mounts, "mount", nil, "extra read-only mount for every session, PATH=DIR (e.g. /ticket=./ticket); DIR must exist and is never written to; repeatable")
 }
 
 func envOr(v, def string) string {
@@ -104,7 +109,9 @@ type gatewayDeps struct {
 	log      *slog.Logger
 	// bucket is the object storage of skill trees and workspaces when it
 	// is S3 (--skills-store s3), nil otherwise: readiness checks it.
-	bucket  blob.Store
+	bucket blob.Store
+	// storage is where skill trees are kept (the --skills-store flags).
+	storage *storageFlags
 	closers []func() error
 
 	// The capability path: installed skills' tools, decided by policy,
@@ -135,7 +142,7 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags, obs ...observe
 	if err != nil {
 		return nil, err
 	}
-	d := &gatewayDeps{limits: m.limits(cfg, 0, 0), log: m.logger()}
+	d := &gatewayDeps{limits: m.limits(cfg, 0, 0), log: m.logger(), storage: sf}
 	for _, o := range obs {
 		d.observe, d.changed = o.observe, o.changed
 	}
@@ -242,16 +249,17 @@ func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger,
 		if err != nil {
 			return nil, nil, err
 		}
-		return session.LocalSource{HardLinkRoots: hl}, st, nil
+		return session.LocalSource{HardLinkRoots: hl, Verified: &session.Verified{}}, st, nil
 	case "s3":
-		st, err := s3.New(s3.Config{
-			Endpoint: sf.endpoint, Bucket: sf.bucket, Region: sf.region, Prefix: sf.prefix,
-			AccessKey: m.Getenv("SKILLGATE_S3_ACCESS_KEY"), SecretKey: m.Getenv("SKILLGATE_S3_SECRET_KEY"),
-		})
+		st, err := m.bucket(sf, cfg)
 		if err != nil {
 			return nil, nil, usageErr("--skills-store s3: %v (credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)", err)
 		}
-		return &session.BlobSource{Store: st, Logger: log}, st, nil
+		hl, err := m.hardLinkRoots(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return m.blobSource(st, cfg, hl, log), st, nil
 	}
 	return nil, nil, usageErr("--skills-store must be local or s3, not %q", sf.kind)
 }
@@ -262,7 +270,7 @@ func (m *Main) openSkillStorage(sf *storageFlags, cfg *Config, log *slog.Logger,
 // the credential store, the upstream connection pool and the audit writer.
 func (m *Main) openCapabilities(ctx context.Context, d *gatewayDeps) error {
 	var err error
-	d.installs, err = m.newInstallService(d.db, nil)
+	d.installs, err = m.newInstallService(d.db, nil, d.storage)
 	if err != nil {
 		return err
 	}
@@ -336,8 +344,11 @@ func (m *Main) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoot
 		}
 		var roots []discover.Root
 		for _, r := range recorded {
-			if r.Scope == registry.ScopeImported {
-				continue // the managed skills of installs: not a root to scan
+			if r.Scope == registry.ScopeImported || r.Scope == discover.ScopeTenant.String() {
+				// The managed skills of installs, and tenant libraries
+				// (synced from the bucket by every scan): not roots to
+				// scan as such.
+				continue
 			}
 			sc, err := discover.ParseScope(r.Scope)
 			if err != nil {

@@ -60,7 +60,7 @@ func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.Credential
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	svc, err := m.newInstallService(db, lookup)
+	svc, err := m.newInstallService(db, lookup, nil)
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, err
@@ -80,7 +80,9 @@ func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.Credential
 // newInstallService wires the install service: managed storage under the
 // data directory, the LLM proposer when SKILLGATE_LLM_* configure one,
 // credentials from creds, or from the environment when creds is nil.
-func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup) (*install.Service, error) {
+// newInstallService opens the install flow; sf (nil: the SKILLGATE_*
+// variables) says whether approved versions are also kept in the bucket.
+func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *storageFlags) (*install.Service, error) {
 	if creds == nil {
 		creds = credential.Environment(m.Getenv)
 	}
@@ -141,6 +143,16 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup) 
 			}
 			return held, nil
 		},
+	}
+	if sf == nil {
+		sf = m.envStorage()
+	}
+	if sf.kind == "s3" {
+		b, err := m.bucket(sf, cfg)
+		if err != nil {
+			return nil, usageErr("--skills-store s3: %v (credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)", err)
+		}
+		opts.Bucket = b
 	}
 	if runtime.GOOS == "linux" {
 		// Servers are introspected in bubblewrap, with the data directory

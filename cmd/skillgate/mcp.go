@@ -124,16 +124,17 @@ func sessionErr(err error) error {
 }
 
 func (m *Main) discloseCommand() *cobra.Command {
-	var tier, sessionID, category string
+	var tier, sessionID, category, tenant string
 	var budget int
 	var sf storageFlags
 	c := &cobra.Command{
-		Use:   "disclose --tier T3 [--session ID] [--category C] [--budget N]",
+		Use:   "disclose --tier T3 [--tenant T] [--session ID] [--category C] [--budget N]",
 		Short: "Print what an agent sees of skills: the discovery fragment or its loaded skills",
 		Long: `Print the progressive disclosure an agent gets (the MCP prompt 'skills' and
 the resource skillgate://disclosure). Without --session: the discovery
 fragment for an agent of --tier, the skills it may load (name, description,
-category) within --budget characters, optionally of one --category. With
+category) within --budget characters, optionally of one --category, and
+with --tenant the skills of that tenant's library too. With
 --session: that session's view: the discovery fragment while nothing is
 loaded, else the SKILL.md bodies of its loaded skills in <skill_content>
 blocks with their directories and files.
@@ -163,7 +164,14 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 			}
 			defer d.close()
 			if sessionID == "" {
-				out, err := session.Discovery(ctx, d.reg, t, opts)
+				var cat session.Catalog = d.reg
+				if tenant != "" {
+					if err := capability.CheckID("tenant", tenant); err != nil {
+						return usageErr("--tenant: %v", err)
+					}
+					cat = session.ForTenant(d.reg, tenant)
+				}
+				out, err := session.Discovery(ctx, cat, t, opts)
 				if err != nil {
 					return err
 				}
@@ -197,6 +205,7 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 	}
 	f := c.Flags()
 	f.StringVar(&tier, "tier", "", "agent tier, T0–T4")
+	f.StringVar(&tenant, "tenant", "", "the tenant whose library's skills are shown too (without --session)")
 	f.StringVar(&sessionID, "session", "", "show this session's view")
 	f.StringVar(&category, "category", "", "only skills of this category (discovery fragment)")
 	f.IntVar(&budget, "budget", 0, fmt.Sprintf("character budget of the discovery fragment (default %d)", session.DefaultBudget))

@@ -31,14 +31,17 @@ var version = "v0.1.0-dev"
 func (m *Main) lsCommand() *cobra.Command {
 	var asJSON, all bool
 	var tier int
-	var inv, category, scope, prefix, trust string
+	var inv, category, scope, prefix, trust, tenant string
 	c := &cobra.Command{
-		Use:   "ls [--json] [--tier N] [--invokable-by T3] [--category C] [--trust T]",
+		Use:   "ls [--json] [--tier N] [--invokable-by T3] [--tenant T] [--category C] [--trust T]",
 		Short: "List the skills in the registry",
 		Long: `List registered skills: enabled, valid, and winning precedence, unless --all.
 
 --invokable-by T3 gives the pool of an agent of tier T3: the skills whose
-invokable_by includes it. --trust first_party (or imported) keeps the skills
+invokable_by includes it. --tenant acme lists what acme's agents see: the
+shared skills and acme's own library (docs/storage.md), none of another
+tenant's; without it every tenant's library is listed (scope tenant).
+--trust first_party (or imported) keeps the skills
 of that trust: first_party for roots configured "trust: first_party",
 imported for every other root and for skills installed with 'skillgate
 install' (enabled ones are listed with scope imported). --json prints the
@@ -47,7 +50,12 @@ skill_list JSON that agents get over MCP: an array of
 		Example: "  skillgate ls\n  skillgate ls --invokable-by T4 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := registry.Query{Tier: tier, Category: category, Scope: scope, NamePrefix: prefix, Trust: trust}
+			q := registry.Query{Tier: tier, Category: category, Scope: scope, NamePrefix: prefix, Trust: trust, Tenant: tenant}
+			if tenant != "" {
+				if err := capability.CheckID("tenant", tenant); err != nil {
+					return usageErr("--tenant: %v", err)
+				}
+			}
 			if tier < 0 || tier > 3 {
 				return usageErr("--tier must be 1, 2 or 3")
 			}
@@ -96,6 +104,7 @@ skill_list JSON that agents get over MCP: an array of
 	f.StringVar(&category, "category", "", "only skills of this category")
 	f.StringVar(&scope, "scope", "", "only skills from roots of this scope")
 	f.StringVar(&prefix, "prefix", "", "only skills whose name starts with this")
+	f.StringVar(&tenant, "tenant", "", "what this tenant's agents see: the shared skills and its own library")
 	f.StringVar(&trust, "trust", "", "only skills of this trust (first_party or imported)")
 	f.BoolVar(&all, "all", false, "include disabled, rejected and shadowed skills")
 	return c

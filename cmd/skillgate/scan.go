@@ -17,6 +17,8 @@ func (m *Main) scanCommand() *cobra.Command {
 	var trust string
 	var asJSON bool
 	var maxDepth, maxDirs int
+	var sf storageFlags
+	var mirrorS3 bool
 	c := &cobra.Command{
 		Use:   "scan [--root DIR[=scope]]... [--trust first_party] [--json]",
 		Short: "Discover, validate and index skills into the registry",
@@ -37,6 +39,13 @@ Skills under a first_party root activate automatically: the capabilities
 their shipped manifest.json declares are served without an operator's
 approval, dormant until their credentials are configured. Nothing is
 first_party unless configured so.
+
+With tenant_libraries in the configuration, the skill libraries tenants
+upload to the bucket are synced first and scanned as one root per tenant
+(scope tenant), whose skills only that tenant's agents see. With
+--mirror-s3 (or s3.mirror_roots: true), the valid skills of the scanned roots
+are uploaded to the bucket afterwards, so that replicas without the
+directories serve them (docs/storage.md).
 
 Rejected skills are reported with their reasons; they do not fail the scan.
 Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
@@ -81,7 +90,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 					fmt.Fprintf(m.Stderr, "\r\033[Kscanning: %s %d/%d", phase, done, total)
 				}
 			}
-			rep, err := reg.Scan(cmd.Context(), rs, progress)
+			res, err := m.scanAll(cmd.Context(), reg, rs, cfg, scanOptions{storage: &sf, mirror: mirrorS3}, progress)
 			if progress != nil {
 				fmt.Fprint(m.Stderr, "\r\033[K")
 			}
@@ -89,9 +98,10 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, rep)
+				return writeJSON(m.Stdout, res)
 			}
-			printScan(m, rep)
+			printScan(m, res.ScanReport)
+			printStorage(m, res)
 			return nil
 		},
 	}
@@ -100,6 +110,8 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	c.Flags().IntVar(&maxDepth, "max-depth", 0, "how deep below a root skills are found (default 6)")
 	c.Flags().IntVar(&maxDirs, "max-dirs", 0, "directories read per root before stopping (default 2000)")
+	c.Flags().BoolVar(&mirrorS3, "mirror-s3", false, "upload the scanned roots' valid skills to the bucket (see docs/storage.md)")
+	m.addS3Flags(c, &sf)
 	return c
 }
 

@@ -121,8 +121,12 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				if err != nil {
 					return false, err
 				}
+				cfg, err := m.config()
+				if err != nil {
+					return false, err
+				}
 				return d.gw.Rescan(ctx, func(ctx context.Context) error {
-					_, err := d.reg.Scan(ctx, rs, nil)
+					_, err := m.scanAll(ctx, d.reg, rs, cfg, scanOptions{storage: &sf}, nil)
 					return err
 				})
 			}

@@ -1,6 +1,6 @@
 //go:build windows
 
-package install
+package flock
 
 import (
 	"errors"
@@ -9,12 +9,12 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lockFile takes an exclusive LockFileEx lock on the first byte of f,
-// waiting for it when wait is set and otherwise failing with errLocked while
+// Lock takes an exclusive LockFileEx lock on the first byte of f,
+// waiting for it when wait is set and otherwise failing with ErrLocked while
 // another handle holds it. The lock belongs to the handle, so two opens of
 // the lock file, in one process or two, exclude each other; it goes when the
 // handle is closed.
-func lockFile(f *os.File, wait bool) error {
+func Lock(f *os.File, wait bool) error {
 	flags := uint32(windows.LOCKFILE_EXCLUSIVE_LOCK)
 	if !wait {
 		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY
@@ -22,13 +22,13 @@ func lockFile(f *os.File, wait bool) error {
 	var ol windows.Overlapped
 	err := windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, &ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
-		return errLocked
+		return ErrLocked
 	}
 	return err
 }
 
-// unlockFile releases the lock lockFile took.
-func unlockFile(f *os.File) error {
+// Unlock releases the lock Lock took.
+func Unlock(f *os.File) error {
 	var ol windows.Overlapped
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package install
+package flock
 
 import (
 	"errors"
@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes an exclusive flock(2) on f, waiting for it when wait is set
-// and otherwise failing with errLocked while another open file holds it. The
+// Lock takes an exclusive flock(2) on f, waiting for it when wait is set
+// and otherwise failing with ErrLocked while another open file holds it. The
 // lock belongs to the open file, so two opens of the lock file, in one
 // process or two, exclude each other; it goes when the file is closed.
-func lockFile(f *os.File, wait bool) error {
+func Lock(f *os.File, wait bool) error {
 	how := unix.LOCK_EX
 	if !wait {
 		how |= unix.LOCK_NB
@@ -24,13 +24,13 @@ func lockFile(f *os.File, wait bool) error {
 		case errors.Is(err, unix.EINTR):
 			continue
 		case errors.Is(err, unix.EWOULDBLOCK):
-			return errLocked
+			return ErrLocked
 		}
 		return err
 	}
 }
 
-// unlockFile releases the lock lockFile took.
-func unlockFile(f *os.File) error {
+// Unlock releases the lock Lock took.
+func Unlock(f *os.File) error {
 	return unix.Flock(int(f.Fd()), unix.LOCK_UN)
 }

@@ -1,0 +1,264 @@
+package install
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blobsync"
+	"github.com/skillgate/skillgate/manifest"
+	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
+)
+
+// DefaultBucketPrefix is where approved versions are kept in the bucket
+// (Options.Bucket): a name no tenant can have, since installs are shared
+// by every tenant.
+const DefaultBucketPrefix = "_global/imports/"
+
+// bucketRecord is the marker of a version in the bucket, written after
+// its tree and artefacts: what they are, so that a restore takes exactly
+// them and checks them.
+type bucketRecord struct {
+	Key    string `json:"key"`
+	Digest string `json:"digest"`
+	// Files are the skill tree's files (paths relative to skill/).
+	Files []skill.File `json:"files"`
+	// Artefacts are the artefact files stored beside the tree, each with
+	// the SHA-256 of its content.
+	Artefacts map[string]string `json:"artefacts"`
+}
+
+// bucketKeys returns the prefix of a version's objects in the bucket and
+// its marker key: {prefix}{key}/{hex}/… and {prefix}{key}/{hex}.json.
+func (s *Service) bucketKeys(in store.Install) (string, string, error) {
+	h, ok := strings.CutPrefix(in.Digest, "sha256:")
+	if !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", "", fmt.Errorf("%w: %s: digest %q is not sha256:<hex>", ErrStorage, in.Key, in.Digest)
+	}
+	base := s.bucketPrefix + in.Key + "/" + h
+	if err := blob.ValidateKey(base + ".json"); err != nil {
+		return "", "", fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	return base + "/", base + ".json", nil
+}
+
+// replicate writes an approved version's managed tree and artefacts to the
+// bucket: the tree first, then the artefacts, then the marker, so that a
+// version counts as stored only once all of it is. A version whose marker
+// already records the same artefacts uploads nothing.
+func (s *Service) replicate(ctx context.Context, in store.Install) error {
+	if s.bucket == nil || !slices.Contains(approvedStates, in.State) {
+		return nil
+	}
+	prefix, marker, err := s.bucketKeys(in)
+	if err != nil {
+		return err
+	}
+	arts := map[string][]byte{}
+	sums := map[string]string{}
+	for _, f := range []struct {
+		name string
+		data json.RawMessage
+	}{{manifest.FileProposed, in.Proposed}, {manifest.FileReport, in.Report}, {manifest.FileApproved, in.Manifest}} {
+		if len(f.data) > 0 {
+			arts[f.name] = f.data
+			sum := sha256.Sum256(f.data)
+			sums[f.name] = hex.EncodeToString(sum[:])
+		}
+	}
+	if b, _, err := blob.ReadAll(ctx, s.bucket, marker, 64<<20); err == nil {
+		var have bucketRecord
+		if json.Unmarshal(b, &have) == nil && have.Digest == in.Digest && equalSums(have.Artefacts, sums) {
+			return nil
+		}
+	} else if !errors.Is(err, blob.ErrNotFound) {
+		return fmt.Errorf("%w: bucket: %w", ErrStorage, err)
+	}
+	dir := filepath.Join(in.Dir, SkillDir)
+	files, err := managedFiles(dir, s.bucketLimits())
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	defer root.Close()
+	for _, f := range files {
+		if err := putRooted(ctx, s.bucket, prefix+SkillDir+"/"+f.Path, root, f); err != nil {
+			return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(arts)) {
+		if err := s.bucket.Put(ctx, prefix+name, strings.NewReader(string(arts[name])), int64(len(arts[name]))); err != nil {
+			return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
+		}
+	}
+	plain := make([]skill.File, len(files))
+	for i, f := range files {
+		plain[i] = skill.File{Path: f.Path, Size: f.Size}
+	}
+	rec, err := json.Marshal(bucketRecord{Key: in.Key, Digest: in.Digest, Files: plain, Artefacts: sums})
+	if err != nil {
+		return err
+	}
+	if err := s.bucket.Put(ctx, marker, strings.NewReader(string(rec)), int64(len(rec))); err != nil {
+		return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
+	}
+	s.log.InfoContext(ctx, "install: version stored in the bucket", "key", in.Key, "digest", in.Digest, "files", len(files))
+	return nil
+}
+
+// managedFiles lists every regular file of a managed tree (all of them
+// make its digest, nested skills and all), sorted, bounded by lim.
+func managedFiles(dir string, lim skill.TreeLimits) ([]skill.File, error) {
+	var files []skill.File
+	var total int64
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += fi.Size()
+		if len(files) >= lim.MaxFiles || total > lim.MaxBytes {
+			return fmt.Errorf("more than %d files or %d bytes", lim.MaxFiles, lim.MaxBytes)
+		}
+		files = append(files, skill.File{Path: p, Size: fi.Size()})
+		return nil
+	})
+	skill.SortFiles(files)
+	return files, err
+}
+
+// bucketLimits bound a version's tree in the bucket: the install source's
+// limits, else a skill tree's.
+func (s *Service) bucketLimits() skill.TreeLimits {
+	lim := skill.DefaultTreeLimits
+	if s.lim.MaxFiles > 0 {
+		lim.MaxFiles = s.lim.MaxFiles
+	}
+	if s.lim.MaxBytes > 0 {
+		lim.MaxBytes = s.lim.MaxBytes
+	}
+	return lim
+}
+
+// putRooted uploads the file f of root to key, refusing anything but the
+// regular file of the listed size.
+func putRooted(ctx context.Context, st blob.Store, key string, root *os.Root, f skill.File) error {
+	r, err := root.Open(filepath.FromSlash(f.Path))
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fi, err := r.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() != f.Size {
+		return fmt.Errorf("%s changed while being stored", f.Path)
+	}
+	return st.Put(ctx, key, r, f.Size)
+}
+
+func equalSums(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// restore brings back from the bucket the managed tree of in, which this
+// process lacks (another replica installed it): only the files its marker
+// lists, bounded by the source limits, written whole under a temporary
+// name and renamed into place, and kept only when their digest is the
+// install's. It reports whether the tree is back; the artefacts follow
+// from the store (Recover rewrites them).
+func (s *Service) restore(ctx context.Context, in store.Install) (bool, error) {
+	if s.bucket == nil {
+		return false, nil
+	}
+	prefix, marker, err := s.bucketKeys(in)
+	if err != nil {
+		return false, err
+	}
+	b, _, err := blob.ReadAll(ctx, s.bucket, marker, 64<<20)
+	if errors.Is(err, blob.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%w: bucket: %w", ErrStorage, err)
+	}
+	var rec bucketRecord
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Digest != in.Digest {
+		return false, fmt.Errorf("%w: bucket: marker %s is not that of %s", ErrStorage, marker, in.Digest)
+	}
+	tree := prefix + SkillDir + "/"
+	objs := make([]blob.Info, len(rec.Files))
+	for i, f := range rec.Files {
+		objs[i] = blob.Info{Key: tree + f.Path, Size: f.Size}
+	}
+	tl := s.bucketLimits()
+	lim := blobsync.Limits{MaxFiles: tl.MaxFiles, MaxBytes: tl.MaxBytes, MaxDepth: blobsync.DefaultLimits.MaxDepth}
+	dst := filepath.Join(in.Dir, SkillDir)
+	if err := blobsync.Materialize(ctx, s.bucket, tree, objs, dst, lim); err != nil {
+		return false, fmt.Errorf("%w: restore %s from the bucket: %w", ErrStorage, in.Key, err)
+	}
+	got, err := dirDigest(dst)
+	if err == nil && got != in.Digest {
+		err = fmt.Errorf("digest %s, recorded %s", got, in.Digest)
+	}
+	if err != nil {
+		os.RemoveAll(dst)
+		return false, fmt.Errorf("%w: restore %s from the bucket: %w", ErrStorage, in.Key, err)
+	}
+	s.log.InfoContext(ctx, "install: version restored from the bucket", "key", in.Key, "digest", in.Digest, "files", len(rec.Files))
+	return true, nil
+}
+
+// dirDigest is the install digest (skill.DigestBytes) of the files under
+// dir.
+func dirDigest(dir string) (string, error) {
+	files := map[string][]byte{}
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		files[path.Clean(p)] = b
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return skill.DigestBytes(files), nil
+}
