@@ -41,6 +41,14 @@ type SkillDriftRecorder interface {
 	RecordSkillDrift(ctx context.Context, key, serverID string, d []manifest.SkillDrift, actor string) error
 }
 
+// MissingRestorer is an [Installs] that can bring back the files of
+// approved versions another replica approved while this process ran
+// (from the bucket); *install.Service implements it. The watch calls it
+// before it reloads the installed skills.
+type MissingRestorer interface {
+	RestoreMissing(ctx context.Context) ([]string, error)
+}
+
 // RuntimeStore is the storage the capability runtime keeps policies,
 // grants, rate-limit buckets and audit records in; every store.DB
 // (store/sqlite, store/postgres) implements it.
@@ -372,6 +380,13 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 		}
 		if now != gen || forced {
 			gen, changed = now, true
+			if mr, ok := r.opts.Installs.(MissingRestorer); ok {
+				if keys, err := mr.RestoreMissing(ctx); err != nil {
+					r.log.Error("restoring approved skills from the bucket failed", "err", err)
+				} else if len(keys) > 0 {
+					r.log.Info("approved skills restored from the bucket", "skills", keys)
+				}
+			}
 			if err := r.Broker.Reload(ctx); err != nil {
 				r.log.Error("capability reload failed", "err", err)
 				continue

@@ -113,6 +113,22 @@ func TestBucketRestore(t *testing.T) {
 				t.Fatalf("install after the restore: %+v, %v", ins, err)
 			}
 
+			// A replica running while another approved: RestoreMissing
+			// brings the tree back without a restart.
+			if err := os.RemoveAll(e.svc.Storage().Root); err != nil {
+				t.Fatal(err)
+			}
+			got, err := svc.RestoreMissing(ctx)
+			if err != nil || !reflect.DeepEqual(got, []string{"notes"}) {
+				t.Fatalf("RestoreMissing = %q, %v", got, err)
+			}
+			if got := readTree(t, dir); !reflect.DeepEqual(got, before) {
+				t.Fatalf("tree restored while running:\n got %v\nwant %v", got, before)
+			}
+			if got, err := svc.RestoreMissing(ctx); err != nil || got != nil {
+				t.Fatalf("RestoreMissing with nothing missing = %q, %v", got, err)
+			}
+
 			// A bucket whose tree no longer has the version's digest is
 			// not restored from: the install is lost, as without a bucket.
 			tampered := "# Notes, altered\n"

@@ -445,6 +445,54 @@ func (s *Service) mirror(in store.Install) error {
 	return nil
 }
 
+// RestoreMissing restores from the bucket (Options.Bucket) the approved
+// versions whose managed tree this process lacks, with their artefacts:
+// another replica approved them while this one ran. It takes the storage
+// lock and changes no record; a version it cannot restore stays missing
+// (Recover, at the next start, marks it lost). It returns the keys
+// restored; without a bucket it does nothing.
+func (s *Service) RestoreMissing(ctx context.Context) ([]string, error) {
+	if s.bucket == nil {
+		return nil, nil
+	}
+	rows, err := s.st.Installs(ctx, store.InstallFilter{})
+	if err != nil {
+		return nil, err
+	}
+	var missing []store.Install
+	for _, r := range rows {
+		if slices.Contains(approvedStates, r.State) {
+			if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil {
+				missing = append(missing, r)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	unlock, err := s.storage.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var restored []string
+	var errs []error
+	for _, r := range missing {
+		ok, err := s.restore(ctx, r)
+		if err == nil && ok {
+			err = s.mirror(r)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			restored = append(restored, r.Key)
+		}
+	}
+	return restored, errors.Join(errs...)
+}
+
 // Recovery is what Recover found and repaired.
 type Recovery struct {
 	// Removed lists directories deleted: temporary ones, versions without a
@@ -513,6 +561,12 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 			}
 		}
 		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil {
+			if s.bucket != nil && !slices.Contains(approvedStates, r.State) {
+				// With a bucket the registry may be shared by replicas on
+				// other hosts: a version not approved yet lives only in
+				// the managed storage of the host that installed it.
+				continue
+			}
 			if r.State != store.StateRejected {
 				if _, err := s.st.TransitionInstall(ctx, audit.SealStored, transition{Digest: r.Digest, From: []store.InstallState{r.State},
 					To: store.StateRejected, Actor: "system", Reason: "its files are missing from managed storage; install it again"}.stored()); err != nil {
