@@ -34,7 +34,8 @@ default). Every request except GET /v1/health (for load balancers: it says
 only {"status":"ok"} without a token) needs 'Authorization: Bearer <token>';
 a missing or unknown token gets 401 with 'WWW-Authenticate: Bearer
 realm="skillgate"'. Tokens map to principals and are managed with
-'skillgate token' (DATA/tokens.json, re-read when it changes). Send 'Skillgate-Session: ID' on the initialize request to
+'skillgate token' (DATA/tokens.json, or the store when it is PostgreSQL;
+re-read when they change). Send 'Skillgate-Session: ID' on the initialize request to
 resume a session; new connections get their id in that response header.
 
 The registry is rescanned on POST /v1/scan (a T0 or T1 token), on SIGHUP,
