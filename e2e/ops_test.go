@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,6 +51,40 @@ func TestServeReadyAndMetrics(t *testing.T) {
 	for _, want := range []string{`skillgate_decisions_total{outcome="allow"} 0`, "skillgate_upstream_pool_size 0", "skillgate_agent_connections 0", "process_resident_memory_bytes"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// TestServeReadyChecksBucket: with --skills-store s3, /v1/ready answers
+// 503 naming the bucket while the bucket does not answer, and /v1/health
+// still 200.
+func TestServeReadyChecksBucket(t *testing.T) {
+	f := newFixture(t)
+	// A loopback port nothing listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	srv := startServeEnv(t, []string{"--data", f.data, "serve", "--addr", "127.0.0.1:0", "--skills-store", "s3", "--s3-endpoint", dead, "--s3-bucket", "gone"},
+		[]string{"SKILLGATE_S3_ACCESS_KEY=k", "SKILLGATE_S3_SECRET_KEY=s"}, func(line string) { t.Log("skillgate serve: " + line) })
+	for _, tc := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{"/v1/health", 200, `"status":"ok"`},
+		{"/v1/ready", http.StatusServiceUnavailable, `bucket: `},
+	} {
+		resp, err := http.Get(srv.url + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s: %d %s, want %d with %q", tc.path, resp.StatusCode, b, tc.status, tc.want)
 		}
 	}
 }

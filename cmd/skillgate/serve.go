@@ -19,6 +19,9 @@ import (
 	"github.com/skillgate/skillgate/server"
 )
 
+// readyBucketTimeout bounds the bucket's part of a readiness check.
+const readyBucketTimeout = 2 * time.Second
+
 func (m *Main) serveCommand() *cobra.Command {
 	var addr string
 	var interval, checkpointInterval time.Duration
@@ -137,7 +140,12 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 					return fmt.Errorf("store: %w", err)
 				}
 				if d.bucket != nil {
-					if _, err := d.bucket.List(ctx, "", 1); err != nil {
+					// A listing of one key: the bucket exists and the
+					// credentials are good. Bounded, so that a load
+					// balancer's probe gets its answer in time.
+					bctx, cancel := context.WithTimeout(ctx, readyBucketTimeout)
+					defer cancel()
+					if _, err := d.bucket.List(bctx, "", 1); err != nil {
 						return fmt.Errorf("bucket: %w", err)
 					}
 				}
