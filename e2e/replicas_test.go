@@ -269,6 +269,12 @@ permit (principal == Agent::"acme/racer", action == Action::"invoke", resource) 
 		}
 	}
 
+	// Exactly one replica leads (the /metrics gauge skillgate_leader).
+	leaders := func() (a, b int) {
+		return leaderGauge(t, srvA, admin), leaderGauge(t, srvB, admin)
+	}
+	waitUntil(t, "one leader of the two replicas", func() bool { a, b := leaders(); return a+b == 1 })
+
 	ctx := context.Background()
 	var (
 		mu        sync.Mutex
@@ -534,7 +540,11 @@ permit (principal == Agent::"acme/watcher", action == Action::"invoke", resource
 	if err := srvA.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	t.Logf("replica A killed with SIGKILL %v into the load", time.Since(start).Round(time.Millisecond))
+	// B leads now, whichever led before.
+	waitUntil(t, "B leading after A was killed", func() bool { return leaderGauge(t, srvB, admin) == 1 })
+	t.Logf("B leads %v after A was killed", time.Since(killed).Round(time.Millisecond))
 	agents.Wait()
 	mu.Lock()
 	for _, f := range failures {
@@ -587,6 +597,30 @@ permit (principal == Agent::"acme/watcher", action == Action::"invoke", resource
 	if missing > 0 {
 		t.Errorf("%d of %d calls agents saw succeed are not in the audit log exactly once", missing, len(succeeded))
 	}
+}
+
+// leaderGauge reads skillgate_leader from srv's /metrics (-1 when srv
+// does not answer).
+func leaderGauge(t *testing.T, srv *server, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.url+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		switch l {
+		case "skillgate_leader 1":
+			return 1
+		case "skillgate_leader 0":
+			return 0
+		}
+	}
+	t.Fatalf("%s/metrics: %d, no skillgate_leader gauge", srv.url, resp.StatusCode)
+	return -1
 }
 
 // waitFor1s polls cond every 10 ms until it holds and returns how long

@@ -25,6 +25,9 @@ type Sources struct {
 	Upstreams func() (alive, total int)
 	// Connections counts the agents connected.
 	Connections func() int
+	// Leader reports whether this process is the leader of the replicas
+	// on its store (it does their periodic work); nil leaves the gauge out.
+	Leader func() bool
 }
 
 // Metrics is one registry of skillgate's metrics.
@@ -92,6 +95,16 @@ func New(src Sources) *Metrics {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "skillgate_agent_connections", Help: "Agents connected over MCP.",
 		}, func() float64 { return float64(src.Connections()) }))
+	}
+	if src.Leader != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "skillgate_leader", Help: "1 while this process is the leader of the replicas on its store (rescans, audit checkpoints, pruning idle sessions), else 0.",
+		}, func() float64 {
+			if src.Leader() {
+				return 1
+			}
+			return 0
+		}))
 	}
 	return m
 }

@@ -87,6 +87,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				return usageErr("--max-client-conns must not be negative (0: no limit)")
 			}
 			var d *gatewayDeps
+			var lead *leadership
 			mx := metrics.New(metrics.Sources{
 				Upstreams: func() (alive, total int) {
 					for _, st := range d.caps.PoolStats() {
@@ -98,6 +99,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 					return alive, total
 				},
 				Connections: func() int { return d.gw.Connections() },
+				Leader:      func() bool { return lead != nil && lead.Leading() },
 			})
 			d, err := m.openGateway(ctx, &sf, observers{observe: mx.Observe, changed: mx.Changed})
 			if err != nil {
