@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -39,6 +40,9 @@ func (m *Main) openCredentials(ctx context.Context, db ...store.DB) (*credential
 		Environ:        m.Getenv,
 	}
 	if shared != nil {
+		if err := m.adoptFile(ctx, shared, credential.StoreFile, filepath.Join(m.data(), credential.StoreFile)); err != nil {
+			return nil, fmt.Errorf("credential store: %w", err)
+		}
 		opts.Shared = shared
 	}
 	return credential.Open(ctx, m.data(), opts)

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -138,4 +142,41 @@ func (d *gatewayDeps) startReplica(ctx context.Context, reloadTokens func(contex
 			<-c
 		}
 	}
+}
+
+// errShared aborts adoptFile's update: the store holds the document
+// already.
+var errShared = errors.New("already in the store")
+
+// adoptFile copies the data directory's file local into the store as the
+// shared document name the first time a command uses the store's copy
+// (the store has none yet and the file exists), so that tokens and
+// credentials made before the store was PostgreSQL keep working. The file
+// is left in place, unused from then on; a note on stderr says so.
+func (m *Main) adoptFile(ctx context.Context, sf sharedFiles, name, local string) error {
+	rev, err := sf.FileRevision(ctx, name)
+	if err != nil || rev != 0 {
+		return err
+	}
+	b, err := os.ReadFile(local)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = sf.UpdateFile(ctx, name, func(old []byte) ([]byte, error) {
+		if old != nil {
+			return nil, errShared
+		}
+		return b, nil
+	})
+	if errors.Is(err, errShared) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stderr, "skillgate: %s copied into the PostgreSQL store, where every process on it reads it from now on; the file is no longer used\n", local)
+	return nil
 }

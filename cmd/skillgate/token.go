@@ -138,8 +138,12 @@ func (m *Main) tokenSet(ctx context.Context, db store.DB) (*server.TokenSet, err
 	if err != nil {
 		return nil, err
 	}
+	local := filepath.Join(m.data(), server.TokensFile)
 	if shared != nil {
+		if err := m.adoptFile(ctx, shared, server.TokensFile, local); err != nil {
+			return nil, fmt.Errorf("tokens: %w", err)
+		}
 		return server.SharedTokens(shared), nil
 	}
-	return server.FileTokens(filepath.Join(m.data(), server.TokensFile)), nil
+	return server.FileTokens(local), nil
 }
