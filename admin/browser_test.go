@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -75,31 +76,11 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// npmServer is the entry point of an npm MCP server the test script
-// installed (scripts/setup-npm.sh), run with node; the test skips without
-// them.
-func npmServer(t *testing.T, pkg string) (node, entry string) {
-	t.Helper()
-	dir := os.Getenv("SKILLGATE_TEST_NPM_DIR")
-	if dir == "" {
-		t.Skip("SKILLGATE_TEST_NPM_DIR is unset; run: eval \"$(scripts/setup-npm.sh)\"")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	entry = filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		t.Fatalf("%s: %v (re-run scripts/setup-npm.sh)", pkg, err)
-	}
-	return node, entry
-}
-
 // providerSkill writes a provider skill running the npm server pkg, which
 // states no risk metadata (no tool annotations): SKILL.md and mcp.json.
 func providerSkill(t *testing.T, name, pkg string) string {
 	t.Helper()
-	node, entry := npmServer(t, pkg)
+	node, entry := testserver.NPMServer(t, pkg)
 	src := filepath.Join(t.TempDir(), name)
 	os.MkdirAll(src, 0o755)
 	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: "+name+" repositories and issues through the official MCP server.\n---\nUse the tools.\n"), 0o644)

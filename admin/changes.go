@@ -86,15 +86,11 @@ func (c *Console) changeAction(w http.ResponseWriter, r *http.Request, s *sessio
 	http.Redirect(w, r, Prefix+"/changes/show?id="+url.QueryEscape(it.ID)+"&done="+url.QueryEscape(done), http.StatusSeeOther)
 }
 
-// changeStatus is the HTTP status of a changes queue error.
+// changeStatus is the HTTP status of a changes queue error (500 for an
+// internal one).
 func changeStatus(err error) int {
-	switch {
-	case errors.Is(err, change.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, change.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, change.ErrDecided), errors.Is(err, change.ErrRefused):
-		return http.StatusConflict
+	if status, ok := change.HTTPStatus(err); ok {
+		return status
 	}
-	return installStatus(err)
+	return http.StatusInternalServerError
 }

@@ -42,8 +42,8 @@ type SkillDriftRecorder interface {
 }
 
 // RuntimeStore is the storage the capability runtime keeps policies,
-// grants, rate-limit buckets and audit records in; *sqlite.DB implements
-// it.
+// grants, rate-limit buckets and audit records in; every store.DB
+// (store/sqlite, store/postgres) implements it.
 type RuntimeStore interface {
 	policy.Store
 	policy.Buckets

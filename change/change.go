@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,23 @@ var (
 	// the message says what to do first.
 	ErrRefused = errors.New("change cannot be applied")
 )
+
+// HTTPStatus is the HTTP status of an error of the queue, or of the
+// install flow for an update, for the REST API and the admin console: 404
+// no such change, 400 a decision without its reason, 409 decided already
+// or not applicable as the registry stands. ok is false for an internal
+// error.
+func HTTPStatus(err error) (status int, ok bool) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, true
+	case errors.Is(err, ErrInvalid):
+		return http.StatusBadRequest, true
+	case errors.Is(err, ErrDecided), errors.Is(err, ErrRefused):
+		return http.StatusConflict, true
+	}
+	return install.HTTPStatus(err)
+}
 
 // KindUpdate is the kind of a change that is a new version awaiting
 // re-consent.

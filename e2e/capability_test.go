@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,26 +12,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	_ "modernc.org/sqlite"
+
+	"github.com/skillgate/skillgate/internal/testserver"
 )
 
 // npmServer returns node and the entry point of an npm MCP server installed
 // by scripts/setup-npm.sh, or skips.
 func npmServer(t *testing.T, pkg string) (string, string) {
 	t.Helper()
-	dir := os.Getenv("SKILLGATE_TEST_NPM_DIR")
-	if dir == "" {
-		t.Skip("SKILLGATE_TEST_NPM_DIR is unset; run: eval \"$(scripts/setup-npm.sh)\"")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		t.Fatalf("%s: %v (re-run scripts/setup-npm.sh)", pkg, err)
-	}
-	return node, entry
+	return testserver.NPMServer(t, pkg)
 }
 
 // writeImport writes a skill to import: SKILL.md and its mcp.json.
@@ -91,7 +79,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 func TestCapabilityGateway(t *testing.T) {
 	node, fsEntry := npmServer(t, "server-filesystem")
 	_, memEntry := npmServer(t, "server-memory")
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	files := t.TempDir()
 	allowed := filepath.Join(files, "allowed")
 	os.MkdirAll(allowed, 0o755)
@@ -294,14 +282,7 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 	if out := f.run(t, "audit", "verify"); !strings.HasPrefix(out, "audit log OK: ") {
 		t.Fatalf("verify: %q", out)
 	}
-	db, err := sql.Open("sqlite", filepath.Join(f.data, "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE audit SET decision = 'allow' WHERE seq = (SELECT seq FROM audit WHERE decision = 'deny' LIMIT 1)`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	f.execSQL(t, `UPDATE audit SET decision = 'allow' WHERE seq = (SELECT seq FROM audit WHERE decision = 'deny' LIMIT 1)`)
 	code, _, errs = f.runCode(t, nil, "audit", "verify")
 	if code != 1 || !strings.Contains(errs, "audit log tampered: record ") {
 		t.Fatalf("verify after an edit: %d %q", code, errs)

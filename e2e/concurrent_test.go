@@ -25,6 +25,7 @@ func TestConcurrentStartsOnFreshDataDir(t *testing.T) {
 		if err := os.Mkdir(data, 0o700); err != nil {
 			t.Fatal(err)
 		}
+		withStore(t, data)
 		var wg sync.WaitGroup
 		errs := make([]error, 8)
 		for i := range 8 {

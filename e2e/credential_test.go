@@ -88,7 +88,7 @@ func TestTwoTenantsOwnCredentials(t *testing.T) {
 		acmeReviewer = "acme-reviewer-SECRET-e60b42"
 	)
 	secrets := []string{installToken, acmeToken, globexToken, acmeRotated, acmeReviewer}
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	var seen lockedBuffer
 
 	// The tools file travels in the skill, read from its directory.

@@ -54,11 +54,15 @@ func TestMain(m *testing.M) {
 // skills, and a ticket directory for the seed's /ticket mount.
 type fixture struct {
 	data, root, tickets string
+	// dsn is the test's PostgreSQL database (see withStore), "" for the
+	// data directory's SQLite file.
+	dsn string
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{data: t.TempDir(), root: filepath.Join(t.TempDir(), "skills"), tickets: t.TempDir()}
+	f := emptyFixture(t)
+	f.root, f.tickets = filepath.Join(t.TempDir(), "skills"), t.TempDir()
 	gatewaytest.CopyTree(t, examples, f.root)
 	if err := os.WriteFile(filepath.Join(f.tickets, "ticket.md"), []byte(gatewaytest.TicketMD), 0o644); err != nil {
 		t.Fatal(err)

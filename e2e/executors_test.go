@@ -86,9 +86,7 @@ func TestExecutorsEndToEnd(t *testing.T) {
 	// configuration, its call, and the arguments it says each provider's
 	// server receives.
 	ex := workedExample(t)
-	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte(ex.config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.writeConfig(t, ex.config)
 
 	// The CLI: every backend live, acme's default GitLab.
 	var status struct {

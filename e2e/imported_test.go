@@ -18,7 +18,7 @@ import (
 // them. Its install report carries no warning about the managed
 // directory's name.
 func TestImportedSkillsInCatalog(t *testing.T) {
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	src := importable(t, "notes", "allowed-tools: notes/echo\n")
 	if code, out, errs := f.runCode(t, nil, "install", src); code != 0 {
 		t.Fatalf("install: %d %s %s", code, out, errs)

@@ -241,7 +241,7 @@ func TestInstallCredentialsNeverLeak(t *testing.T) {
 func TestInstallCrashCLI(t *testing.T) {
 	for _, point := range []string{"copy-before-rename", "install-after-row", "analyze-after-introspect", "approve-after-commit", "mirror-manifest.json"} {
 		t.Run(point, func(t *testing.T) {
-			f := &fixture{data: t.TempDir()}
+			f := emptyFixture(t)
 			src := importable(t, "crashy", "allowed-tools: notes/echo\n")
 			env := []string{"SKILLGATE_TEST_CRASHPOINT=" + point}
 			code, _, _ := f.runCode(t, env, "install", src)

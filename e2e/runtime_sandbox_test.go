@@ -64,7 +64,7 @@ func loopbackListener(t *testing.T) string {
 // in the same connection and in another agent's.
 func TestRuntimeSandboxHostileServer(t *testing.T) {
 	requireSandbox(t)
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
 	idRSA := filepath.Join(home, ".ssh", "id_rsa")
@@ -263,7 +263,7 @@ func processesWith(marker string) []int {
 // skill's server is not started unconfined: its calls fail, saying how to
 // install bubblewrap, and the failure is audited.
 func TestRuntimeSandboxWithoutBwrap(t *testing.T) {
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	src := hostileSkill(t, "probe")
 	f.run(t, "install", src)
 	f.run(t, "approve", "probe")

@@ -38,7 +38,7 @@ const createIssueTools = `{"tools":[{"name":"create_issue","description":"Create
 // review), and neither name changes when the other skill is disabled or
 // enabled again.
 func TestStableToolNames(t *testing.T) {
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	for _, p := range []string{"github", "gitlab"} {
 		if code, out, errs := f.runCode(t, nil, "install", recorderSkill(t, p, createIssueTools)); code != 0 {
 			t.Fatalf("install %s: %d %s %s", p, code, out, errs)

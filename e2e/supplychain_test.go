@@ -80,7 +80,7 @@ func TestSupplyChainRemoteSources(t *testing.T) {
 	}))
 	t.Cleanup(archiveSrv.Close)
 
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	f.run(t, "install", gitURL, "--ref", "main", "--path", "skills/aeon")
 	f.run(t, "install", gitURL, "--ref", "main", "--path", "skills/memory")
 	f.run(t, "install", archiveSrv.URL+"/anndata.tar.gz", "--sha256", archiveSHA)
@@ -120,7 +120,7 @@ func TestSupplyChainRemoteSources(t *testing.T) {
 	if out := f.run(t, "verify", "--lock", lockPath); !strings.HasPrefix(out, "3 skills match ") {
 		t.Fatalf("verify: %s", out)
 	}
-	fresh := &fixture{data: t.TempDir()}
+	fresh := emptyFixture(t)
 	out := fresh.run(t, "install", "--locked", lockPath)
 	for _, k := range []string{"aeon", "memory", "anndata"} {
 		if !strings.Contains(out, k+" "+byKey[k].Digest+": awaiting_approval\n") {

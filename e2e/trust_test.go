@@ -73,7 +73,7 @@ func shippedSkill(t *testing.T, root, provider, token, approvedTrust, toolName s
 // capabilities, which differ in nothing else, and a first_party skill
 // whose manifest was approved as imported is refused for trust_mismatch.
 func TestTrustTiersOverMCP(t *testing.T) {
-	f := &fixture{data: t.TempDir()}
+	f := emptyFixture(t)
 	shipped := filepath.Join(t.TempDir(), "shipped")
 	shippedSkill(t, shipped, "github", "GITHUB_TOKEN", "first_party", "")
 	shippedSkill(t, shipped, "jira", "JIRA_TOKEN", "imported", "jira_create_issue")
@@ -84,9 +84,7 @@ func TestTrustTiersOverMCP(t *testing.T) {
 		f.run(t, "sign", filepath.Join(shipped, n), "--key", filepath.Join(keys, "release.key"))
 	}
 	signing := "signing:\n  keys:\n    - name: release\n      public_key: " + filepath.Join(keys, "release.pub") + "\n      trust: [first_party]\n"
-	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("roots:\n  - path: "+shipped+"\n    trust: first_party\n"+signing), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.writeConfig(t, "roots:\n  - path: "+shipped+"\n    trust: first_party\n"+signing)
 	f.run(t, "scan")
 	if code, out, errs := f.runCode(t, nil, "install", recorderSkill(t, "gitlab", createIssueTools)); code != 0 {
 		t.Fatalf("install gitlab: %d %s %s", code, out, errs)

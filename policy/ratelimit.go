@@ -12,7 +12,7 @@ import (
 // Buckets keeps rate-limit token buckets in storage that every process
 // serving the registry shares, so that a limit of 3 an hour is 3 an hour
 // whether calls come through one `skillgate mcp`, several, or `serve`
-// (store/sqlite implements it). Without it, each engine keeps its own
+// (store/sqlite and store/postgres implement it). Without it, each engine keeps its own
 // buckets in memory.
 type Buckets interface {
 	// TakeTokens refills the bucket key (at most burst tokens, perSecond

@@ -11,8 +11,8 @@ import (
 	"github.com/skillgate/skillgate/store"
 )
 
-// Store persists stored policies and approval grants; store/sqlite
-// implements it. Every method is safe for concurrent use and every change
+// Store persists stored policies and approval grants; store/sqlite and
+// store/postgres implement it (it is store.GrantStore with Installs). Every method is safe for concurrent use and every change
 // is one transaction. The store keeps the columns; this package gives them
 // their meaning and writes the audit record of every grant change, which
 // the store seals and appends in the change's transaction.

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # test.sh runs skillgate's whole test suite with every real component the
 # tests use: it installs what is missing (Debian packages, the npm MCP
-# servers, the versitygw S3 server), starts the servers on loopback, runs
-# `go test -race ./...`, and stops them again.
+# servers, the versitygw S3 server, PostgreSQL), starts the servers on
+# loopback, runs `go test -race ./...`, runs the end-to-end tests once
+# more on PostgreSQL, and stops the servers again.
 #
 # Usage: scripts/test.sh [go test flags...]   e.g. scripts/test.sh -run Corpus
+# (the flags apply to both runs: -run TestStdioWalk runs it on both stores)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -38,10 +40,25 @@ if [[ -x scripts/setup-inspector.sh && -n "${SKILLGATE_TEST_NPM_DIR:-}" ]]; then
 	scripts/setup-inspector.sh "$SKILLGATE_TEST_NPM_DIR"
 fi
 
+# The servers started below are stopped on exit, whatever happens.
+stops=()
+cleanup() {
+	local s
+	for s in "${stops[@]}"; do $s || true; done
+}
+trap cleanup EXIT
+
 # A real S3-compatible server on loopback.
 if [[ -x scripts/setup-s3.sh ]]; then
 	eval "$(scripts/setup-s3.sh)"
-	trap 'scripts/setup-s3.sh stop' EXIT
+	stops+=("scripts/setup-s3.sh stop")
+fi
+
+# A real PostgreSQL on loopback (docs/deploy.md): the store conformance
+# suite runs on it, and the end-to-end run below.
+if [[ -x scripts/setup-postgres.sh ]]; then
+	eval "$(scripts/setup-postgres.sh)"
+	stops+=("scripts/setup-postgres.sh stop")
 fi
 
 # The public skill corpus, when it sits beside the checkout (tests skip
@@ -55,3 +72,10 @@ go vet ./...
 # dependency a second time with cmd/skillgate/default.pgo; the profile
 # changes how code is compiled, not what it does.
 go test -race -count=1 -pgo=off "$@" ./...
+
+# The end-to-end tests again, with every skillgate process they start on
+# a fresh PostgreSQL database (docs/deploy.md): about 40 s on 2 cores.
+if [[ -n "${SKILLGATE_TEST_POSTGRES:-}" ]]; then
+	log "end-to-end tests on PostgreSQL"
+	SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off "$@" ./e2e/
+fi

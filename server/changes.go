@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -49,20 +48,7 @@ type changesListParams struct {
 // changesAPI authenticates an operator and maps the queue's errors (and,
 // for an update, the install flow's) to statuses.
 func (s *Server) changesAPI(h func(*http.Request, string) (any, error)) http.Handler {
-	return s.operatorAPI("the changes API", changeStatus, h)
-}
-
-// changeStatus is the HTTP status of a changes queue error.
-func changeStatus(err error) (int, bool) {
-	switch {
-	case errors.Is(err, change.ErrNotFound):
-		return http.StatusNotFound, true
-	case errors.Is(err, change.ErrInvalid):
-		return http.StatusBadRequest, true
-	case errors.Is(err, change.ErrDecided), errors.Is(err, change.ErrRefused):
-		return http.StatusConflict, true
-	}
-	return install.HTTPStatus(err)
+	return s.operatorAPI("the changes API", change.HTTPStatus, h)
 }
 
 func (h *changesAPI) list(r *http.Request, _ string) (any, error) {

@@ -43,8 +43,8 @@ type LoadedSkill struct {
 }
 
 // SessionStore persists agent sessions. It is a separate interface from
-// [Store] so that registry code does not depend on it; store/sqlite
-// implements both. Every method is safe for concurrent use and every change
+// [Store] so that registry code does not depend on it; store/sqlite and
+// store/postgres implement both. Every method is safe for concurrent use and every change
 // is one transaction.
 type SessionStore interface {
 	// CreateSession records a new session with its principal and skills;

@@ -1,7 +1,9 @@
 // Package store defines how skillgate persists its registry: the records,
-// the [Store] interface and its error kinds. Implementations live in
-// subpackages named for their dependency: store/sqlite is the embedded
-// default.
+// the [Store] interface and its error kinds, and [DB], everything
+// skillgate keeps there. Implementations live in subpackages named for
+// their dependency: store/sqlite is the embedded default, store/postgres
+// the database several processes share; store/storetest is the
+// conformance suite both pass.
 package store
 
 import (

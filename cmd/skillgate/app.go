@@ -40,7 +40,9 @@ type Main struct {
 
 	dataDir    string
 	configPath string
-	verbose    bool
+	// storeFlag is --store: the metadata store (see storeLocation).
+	storeFlag string
+	verbose   bool
 	// introspectAs is the principal whose credentials install, recheck
 	// and approve introspect with (--tenant, --agent); zero: the
 	// environment's.
@@ -95,8 +97,10 @@ func (m *Main) rootCommand() *cobra.Command {
 		Long: `skillgate discovers, validates, versions and indexes Agent Skills (folders
 with a SKILL.md), and serves them to agents.
 
-Data (the SQLite registry) lives in ./.skillgate unless --data or
-SKILLGATE_DATA says otherwise. Only scan, install and token add create it;
+Data lives in ./.skillgate unless --data or SKILLGATE_DATA says otherwise;
+the metadata store (registry, installs, policies, grants, sessions, audit
+log) is the SQLite file DATA/skillgate.db unless --store, SKILLGATE_STORE or
+the configuration's store: names another file or a postgres:// database. Only scan, install and token add create it;
 other commands refuse a data directory that does not exist (exit 2).
 Exit codes: 0 success, 1 failure (invalid skill, drift, not found), 2 usage
 error.`,
@@ -112,6 +116,7 @@ error.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&m.dataDir, "data", "", "data directory (default $SKILLGATE_DATA or ./.skillgate)")
 	pf.StringVar(&m.configPath, "config", "", "configuration file (default DATA/config.yaml if present)")
+	pf.StringVar(&m.storeFlag, "store", "", "metadata store: a postgres:// URL, or a SQLite file (default $SKILLGATE_STORE, the configuration's store:, or DATA/skillgate.db)")
 	pf.BoolVarP(&m.verbose, "verbose", "v", false, "log what skillgate does to stderr")
 	root.AddCommand(
 		m.validateCommand(),
@@ -195,6 +200,10 @@ func (m *Main) logger() *slog.Logger {
 
 // Config is the optional configuration file.
 type Config struct {
+	// Store is the metadata store: a postgres:// or postgresql:// URL,
+	// or the path of a SQLite file (default DATA/skillgate.db); --store
+	// and SKILLGATE_STORE take precedence.
+	Store string `yaml:"store"`
 	Roots []struct {
 		Path  string `yaml:"path"`
 		Scope string `yaml:"scope"`
@@ -382,11 +391,13 @@ func (m *Main) limits(c *Config, maxDepth, maxDirs int) discover.Limits {
 // (sqlite.DB.BulkFirstScan): only for a process that does nothing else
 // with the store meanwhile.
 func (m *Main) openRegistry(ctx context.Context, lim discover.Limits, bulk bool) (*registry.Registry, func(), error) {
-	st, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	st, err := m.openStore(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	st.BulkFirstScan = bulk
+	if lite, ok := st.(*sqlite.DB); ok {
+		lite.BulkFirstScan = bulk
+	}
 	sigs, err := m.signatureChecker()
 	if err != nil {
 		st.Close()

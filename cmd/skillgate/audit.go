@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,12 +14,12 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/store"
 )
 
 // openAudit opens the store holding the audit log.
-func (m *Main) openAudit(ctx context.Context) (*sqlite.DB, error) {
-	return sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+func (m *Main) openAudit(ctx context.Context) (store.DB, error) {
+	return m.openStore(ctx)
 }
 
 func (m *Main) auditCommand() *cobra.Command {
@@ -196,7 +195,7 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 
 // auditQuery opens the log and runs the query the flags describe, adjusted
 // by tweak. The caller closes the store.
-func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*audit.Filter)) (*sqlite.DB, audit.Filter, []audit.Record, error) {
+func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*audit.Filter)) (store.DB, audit.Filter, []audit.Record, error) {
 	q, err := f.filter(time.Now())
 	if err != nil {
 		return nil, q, nil, err

@@ -134,20 +134,7 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 		Example: "  skillgate changes show 3\n  skillgate changes show update:tools/notes@0123456789ab",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, closeFn, err := m.openChanges(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			it, err := cs.Get(cmd.Context(), args[0])
-			if err != nil {
-				return changeFailure(err)
-			}
-			if showJSON {
-				return writeJSON(m.Stdout, it)
-			}
-			writeChange(m.Stdout, it)
-			return nil
+			return m.onChange(cmd.Context(), showJSON, func(cs *change.Service) (change.Item, error) { return cs.Get(cmd.Context(), args[0]) })
 		},
 	}
 	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
@@ -160,25 +147,12 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 			Short: short,
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				cs, closeFn, err := m.openChanges(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer closeFn()
-				var it change.Item
-				if apply {
-					it, err = cs.Approve(cmd.Context(), args[0], why, m.actor())
-				} else {
-					it, err = cs.Reject(cmd.Context(), args[0], why, m.actor())
-				}
-				if err != nil {
-					return changeFailure(err)
-				}
-				if asJSON {
-					return writeJSON(m.Stdout, it)
-				}
-				writeChange(m.Stdout, it)
-				return nil
+				return m.onChange(cmd.Context(), asJSON, func(cs *change.Service) (change.Item, error) {
+					if apply {
+						return cs.Approve(cmd.Context(), args[0], why, m.actor())
+					}
+					return cs.Reject(cmd.Context(), args[0], why, m.actor())
+				})
 			},
 		}
 		d.Flags().StringVar(&why, "why", "", fmt.Sprintf("why (required for promote_provider and for rejections, at least %d characters)", install.MinWhyLength))
@@ -191,6 +165,24 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 	reject.Example = `  skillgate changes reject 3 --why "we keep GitLab repositories separate"`
 	c.AddCommand(ls, show, approve, reject)
 	return c
+}
+
+// onChange opens the queue, runs do and prints the change it returns.
+func (m *Main) onChange(ctx context.Context, asJSON bool, do func(*change.Service) (change.Item, error)) error {
+	cs, closeFn, err := m.openChanges(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	it, err := do(cs)
+	if err != nil {
+		return changeFailure(err)
+	}
+	if asJSON {
+		return writeJSON(m.Stdout, it)
+	}
+	writeChange(m.Stdout, it)
+	return nil
 }
 
 // writeChange prints a change for a human.

@@ -25,7 +25,7 @@ import (
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/vfs"
 )
 
@@ -101,7 +101,7 @@ func (pf *principalFlags) principal() (capability.Principal, error) {
 
 // gatewayDeps is the wiring shared by mcp, serve and disclose.
 type gatewayDeps struct {
-	db       *sqlite.DB
+	db       store.DB
 	reg      *registry.Registry
 	sessions *session.Manager
 	gw       *gateway.Gateway
@@ -149,7 +149,7 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags, obs ...observe
 			d.close()
 		}
 	}()
-	d.db, err = sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	d.db, err = m.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}

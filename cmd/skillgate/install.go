@@ -24,7 +24,6 @@ import (
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/sqlite"
 )
 
 // envCrashPoint names a point of the install flow at which skillgate kills
@@ -52,12 +51,12 @@ func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), erro
 }
 
 // openInstallsDB is openInstalls that also returns the store.
-func (m *Main) openInstallsDB(ctx context.Context) (*install.Service, *sqlite.DB, func(), error) {
+func (m *Main) openInstallsDB(ctx context.Context) (*install.Service, store.DB, func(), error) {
 	return m.openInstallsWith(ctx, nil)
 }
 
-func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup) (*install.Service, *sqlite.DB, func(), error) {
-	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup) (*install.Service, store.DB, func(), error) {
+	db, err := m.openStore(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -83,7 +82,7 @@ func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.Credential
 // credentials from creds, or from the environment when creds is nil.
 // newInstallService opens the install flow; sf (nil: the SKILLGATE_*
 // variables) says whether approved versions are also kept in the bucket.
-func (m *Main) newInstallService(db *sqlite.DB, creds mcpclient.CredentialLookup, sf *storageFlags) (*install.Service, error) {
+func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *storageFlags) (*install.Service, error) {
 	if creds == nil {
 		creds = credential.Environment(m.Getenv)
 	}
@@ -558,7 +557,7 @@ Exit codes: 0 done, 1 failure, 2 usage error.`,
 // approvalRequests reads the calls of the last 24 hours waiting for a
 // grant from the audit log.
 func (m *Main) approvalRequests(ctx context.Context) ([]broker.ApprovalRequest, error) {
-	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	db, err := m.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}

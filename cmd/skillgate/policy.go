@@ -19,7 +19,7 @@ import (
 	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/store"
 )
 
 // policyDir is where policy files live: DATA/policies.
@@ -27,8 +27,8 @@ func (m *Main) policyDir() string { return filepath.Join(m.data(), "policies") }
 
 // openPolicy opens the store and an engine over it with the policies and
 // grants loaded.
-func (m *Main) openPolicy(ctx context.Context) (*policy.Engine, *sqlite.DB, error) {
-	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+func (m *Main) openPolicy(ctx context.Context) (*policy.Engine, store.DB, error) {
+	db, err := m.openStore(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,7 +135,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 					return &exitError{code: exitFail, err: err}
 				}
 				sources = dir
-				db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+				db, err := m.openStore(ctx)
 				if err != nil {
 					return err
 				}
@@ -216,7 +216,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 // the data directory holds a registry, else none.
 func (m *Main) checkCapabilities(ctx context.Context, file string) ([]policy.Capability, error) {
 	if file == "" {
-		if _, err := os.Stat(filepath.Join(m.data(), "skillgate.db")); err != nil {
+		if !m.storeExists() {
 			return nil, nil
 		}
 	}

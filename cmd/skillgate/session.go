@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/store/sqlite"
 )
 
 // configSessions is the sessions: section of the configuration file.
@@ -77,7 +75,7 @@ func (m *Main) openSessions(ctx context.Context, sf *storageFlags) (mgr *session
 			_ = closers[i]()
 		}
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(m.data(), "skillgate.db"))
+	db, err := m.openStore(ctx)
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
 	"github.com/skillgate/skillgate/vfs"
 )
@@ -28,7 +29,7 @@ type Env struct {
 	// Root is the scanned copy of the examples; change it and call Scan.
 	Root     string
 	Registry *registry.Registry
-	DB       *sqlite.DB
+	DB       store.DB
 	Manager  *session.Manager
 	Gateway  *gateway.Gateway
 }

@@ -38,6 +38,7 @@ type DB struct {
 }
 
 var (
+	_ store.DB              = (*DB)(nil)
 	_ store.Store           = (*DB)(nil)
 	_ store.ScanStreamer    = (*DB)(nil)
 	_ store.VersionStreamer = (*DB)(nil)

@@ -3,13 +3,11 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
 	_ "modernc.org/sqlite"
 )
@@ -91,35 +89,5 @@ func TestPageSize(t *testing.T) {
 	db.Close()
 	if size, mode := pragmas(old); size != 4096 || mode != "wal" {
 		t.Errorf("existing database: page size %d, journal mode %q; want 4096, wal", size, mode)
-	}
-}
-
-func TestApplyScansHistory(t *testing.T) {
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	v := store.Version{Key: "a", Name: "a", Dir: "/r/a", Rel: "a", File: "/r/a/SKILL.md", Digest: "sha256:1", Fingerprint: "f1", Valid: true, InvokableBy: []string{"T0"}}
-	if err := db.ApplyScans(ctx, []store.RootScan{{Root: "/r", Scope: "project", Upserts: []store.Version{v}}}); err != nil {
-		t.Fatal(err)
-	}
-	// A new digest for the same directory retires the old version.
-	v2 := v
-	v2.Digest, v2.Fingerprint = "sha256:2", "f2"
-	if err := db.ApplyScans(ctx, []store.RootScan{{Root: "/r", Scope: "project", Upserts: []store.Version{v2}}}); err != nil {
-		t.Fatal(err)
-	}
-	vs, err := db.Versions(ctx, store.Filter{History: true})
-	if err != nil || len(vs) != 2 || vs[0].Current || !vs[1].Current || vs[1].Digest != "sha256:2" {
-		t.Fatalf("history: %+v %v", vs, err)
-	}
-	if err := db.SetEnabled(ctx, "nope", false); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("SetEnabled missing: %v", err)
-	}
-	refs, err := db.Refs(ctx, "/r")
-	if err != nil || len(refs) != 1 || refs["/r/a"].Fingerprint != "f2" {
-		t.Errorf("refs %v %v", refs, err)
 	}
 }

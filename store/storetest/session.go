@@ -1,34 +1,27 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/sqlite"
 )
 
-func TestSessions(t *testing.T) {
+func testSessions(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	clock := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return clock }
+	db := h.Open(t, fixedClock(&clock))
 
 	in := store.Session{ID: "s1", Tenant: "acme", Agent: "drafter", Tier: "T3"}
 	if err := db.CreateSession(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CreateSession(ctx, in); !errors.Is(err, store.ErrConflict) {
+	if err := db.CreateSession(ctx, in); !errors.Is(err, store.ErrConflict) || err.Error() != `create session "s1": session "s1" exists: conflict` {
 		t.Errorf("second CreateSession = %v, want ErrConflict", err)
 	}
 	got, err := db.Session(ctx, "s1")
@@ -91,27 +84,22 @@ func TestSessions(t *testing.T) {
 	if err := db.DeleteSession(ctx, "s1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Session(ctx, "s1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.Session(ctx, "s1"); !errors.Is(err, store.ErrNotFound) || err.Error() != `session "s1": not found` {
 		t.Errorf("Session after delete = %v, want ErrNotFound", err)
 	}
-	if err := db.DeleteSession(ctx, "s1"); !errors.Is(err, store.ErrNotFound) {
+	if err := db.DeleteSession(ctx, "s1"); !errors.Is(err, store.ErrNotFound) || err.Error() != `delete session "s1": not found` {
 		t.Errorf("second delete = %v, want ErrNotFound", err)
 	}
 }
 
-// TestSessionLastUsed: last use moves on create, on a change of skills and
+// testSessionLastUsed: last use moves on create, on a change of skills and
 // on a touch (never backwards); listing filters by it; an idle delete
 // keeps a session used since.
-func TestSessionLastUsed(t *testing.T) {
+func testSessionLastUsed(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	t0 := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
 	clock := t0
-	db.Now = func() time.Time { return clock }
+	db := h.Open(t, fixedClock(&clock))
 	for _, id := range []string{"old", "mid", "new"} {
 		if err := db.CreateSession(ctx, store.Session{ID: id, Tenant: "acme", Agent: "a-" + id, Tier: "T3"}); err != nil {
 			t.Fatal(err)

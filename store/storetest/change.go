@@ -1,29 +1,25 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/sqlite"
 )
 
-// TestChanges: a change is queued once per key, whatever became of it; a
+// testChanges: a change is queued once per key, whatever became of it; a
 // decision takes it out of pending once, with its audit record and (when
 // applied) its registration and an install generation bump; an executor
 // never gets two registered backends of one provider.
-func TestChanges(t *testing.T) {
+func testChanges(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := h.Open(t, nil)
 	q := func(key string) store.Change {
 		t.Helper()
 		c, created, err := db.QueueChange(ctx, store.Change{Kind: store.ChangePromoteProvider, Key: key, Subject: "create_repository",
@@ -88,5 +84,59 @@ func TestChanges(t *testing.T) {
 	}
 	if want := []string{"change.queue", "change.queue", "change.apply", "change.reject"}; !reflect.DeepEqual(actions, want) {
 		t.Errorf("audit: %v, want %v", actions, want)
+	}
+}
+
+// testChangesRace: handles of one store queue the same change and decide
+// it at once; it is queued once, with one record, and decided once.
+func testChangesRace(t *testing.T, h Harness) {
+	ctx := context.Background()
+	a := h.Open(t, nil)
+	dbs := []store.DB{a, h.Share(t, a)}
+	var created, decided atomic.Int32
+	ids := make([]int64, 10)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			c, ok, err := dbs[i%2].QueueChange(ctx, store.Change{Kind: store.ChangePromoteProvider, Key: "k", Subject: "s", Proposal: json.RawMessage(`{}`)},
+				store.AuditRecord{Actor: "system", Action: "change.queue"}, audit.SealStored)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				created.Add(1)
+			}
+			ids[i] = c.ID
+		})
+	}
+	wg.Wait()
+	if created.Load() != 1 {
+		t.Fatalf("queued %d times", created.Load())
+	}
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("ids %v", ids)
+		}
+	}
+	for i := range 10 {
+		wg.Go(func() {
+			_, err := dbs[i%2].DecideChange(ctx, store.ChangeDecision{ID: ids[0], To: store.ChangeRejected, By: "operator:ana", Reason: "no"},
+				store.AuditRecord{Actor: "operator:ana", Action: "change.reject"}, audit.SealStored)
+			switch {
+			case err == nil:
+				decided.Add(1)
+			case !errors.Is(err, store.ErrConflict):
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if decided.Load() != 1 {
+		t.Fatalf("decided %d times", decided.Load())
+	}
+	recs, err := a.AuditRecords(ctx, store.AuditFilter{Action: "change."})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("audit %+v %v", recs, err)
 	}
 }

@@ -1,10 +1,9 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -17,23 +16,17 @@ import (
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/sqlite"
 )
 
-func openPolicyDB(t *testing.T) *sqlite.DB {
-	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
+// The store holds package policy's grants, stored policies and buckets.
+var (
+	_ policy.Store   = store.DB(nil)
+	_ policy.Buckets = store.DB(nil)
+)
 
-func TestStoredPolicies(t *testing.T) {
-	t.Parallel()
+func testStoredPolicies(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db := openPolicyDB(t)
+	db := h.Open(t, nil)
 	for _, p := range []policy.StoredPolicy{{ID: "b", Text: "forbid (principal, action, resource);"}, {ID: "a", Text: "permit (principal, action, resource);"}} {
 		if err := db.PutPolicy(ctx, p); err != nil {
 			t.Fatal(err)
@@ -52,6 +45,9 @@ func TestStoredPolicies(t *testing.T) {
 	if err := db.DeletePolicy(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.DeletePolicy(ctx, "a"); err != nil {
+		t.Fatalf("deleting a missing policy: %v", err)
+	}
 	set, err := policy.LoadPolicies(ctx, "", db)
 	if err != nil {
 		t.Fatal(err)
@@ -61,20 +57,16 @@ func TestStoredPolicies(t *testing.T) {
 	}
 }
 
-// The store holds package policy's grants and stored policies.
-var _ policy.Store = (*sqlite.DB)(nil)
-
 // grantRec is a grant change's audit record as a test writes it.
 func grantRec(action, subject string) store.AuditRecord {
 	return store.AuditRecord{Actor: "operator:alice", Action: action, Subject: subject, Reasons: []string{action}}
 }
 
-// TestGrantsRoundTrip: the store keeps grants column for column, uses and
+// testGrantsRoundTrip: the store keeps grants column for column, uses and
 // releases them atomically, and appends each change's record with it.
-func TestGrantsRoundTrip(t *testing.T) {
-	t.Parallel()
+func testGrantsRoundTrip(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db := openPolicyDB(t)
+	db := h.Open(t, nil)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	exp := now.Add(time.Hour)
 	g := store.Grant{ID: "g_1", Principal: "acme/a", Capability: "tools/fs:fs/delete_file", Args: json.RawMessage(`{"path":["/srv/*"]}`),
@@ -160,15 +152,13 @@ func TestGrantsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestRescopeGrants: each rewrite applies with its record in one
+// testRescopeGrants: each rewrite applies with its record in one
 // transaction, and a grant no longer in force with the pattern expected is
 // left alone without a record.
-func TestRescopeGrants(t *testing.T) {
-	t.Parallel()
+func testRescopeGrants(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db := openPolicyDB(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return now }
+	db := h.Open(t, fixedClock(&now))
 	for _, id := range []string{"g_1", "g_2", "g_3"} {
 		g := store.Grant{ID: id, Principal: "acme/a", Capability: "fs/write_file", Level: "write", CreatedAt: now}
 		if err := db.CreateGrant(ctx, g, grantRec("grant.add", g.Capability), audit.SealStored); err != nil {
@@ -201,18 +191,18 @@ func TestRescopeGrants(t *testing.T) {
 	}
 }
 
-// TestGrantUsesAreAtomic races many engines' calls over one SQLite file:
-// a grant of 5 uses allows exactly 5 calls.
-func TestGrantUsesAreAtomic(t *testing.T) {
-	t.Parallel()
+// testGrantUsesAreAtomic races the calls of engines on two handles of one
+// store: a grant of 5 uses allows exactly 5 calls.
+func testGrantUsesAreAtomic(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db := openPolicyDB(t)
+	a := h.Open(t, nil)
+	dbs := []store.DB{a, h.Share(t, a)}
 	caps := []policy.Capability{{SkillKey: "tools/fs", SkillTrust: policy.TrustCore, SkillTier: 1, InvokableBy: skill.AllAgentTiers,
 		SkillState: policy.SkillEnabled, ExtensionID: "fs", CapabilityID: "delete_file", Enabled: true,
 		RiskLevel: capability.RiskDestructive, SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}
 	var engines []*policy.Engine
-	for range 3 {
-		e := policy.New(&policy.Options{Store: db})
+	for i := range 3 {
+		e := policy.New(&policy.Options{Store: dbs[i%2]})
 		if err := e.SetCapabilities(caps); err != nil {
 			t.Fatal(err)
 		}
@@ -242,8 +232,98 @@ func TestGrantUsesAreAtomic(t *testing.T) {
 	if n := allowed.Load(); n != 5 {
 		t.Fatalf("%d calls allowed by a 5-use grant", n)
 	}
-	gs, _ := db.Grants(ctx)
+	gs, _ := a.Grants(ctx)
 	if len(gs) != 1 || gs[0].Used != 5 {
 		t.Fatalf("%+v", gs)
+	}
+}
+
+// testOneUseGrantRace: 20 goroutines on two handles use a one-use grant
+// at once; exactly one succeeds and every other gets ErrConflict.
+func testOneUseGrantRace(t *testing.T, h Harness) {
+	ctx := context.Background()
+	a := h.Open(t, nil)
+	dbs := []store.DB{a, h.Share(t, a)}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	g := store.Grant{ID: "g_once", Principal: "acme/a", Capability: "tools/fs:fs/delete_file", Level: "destructive", Uses: 1, CreatedAt: now}
+	if err := a.CreateGrant(ctx, g, grantRec("grant.add", g.Capability), audit.SealStored); err != nil {
+		t.Fatal(err)
+	}
+	var used, refused atomic.Int32
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			<-start
+			u, err := dbs[i%2].UseGrant(ctx, g.ID, now)
+			switch {
+			case err == nil && u.Used == 1:
+				used.Add(1)
+			case errors.Is(err, store.ErrConflict):
+				refused.Add(1)
+			default:
+				t.Errorf("use: %+v %v", u, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if used.Load() != 1 || refused.Load() != 19 {
+		t.Fatalf("one-use grant used %d times, refused %d times; want 1 and 19", used.Load(), refused.Load())
+	}
+}
+
+// testTokensNeverOverGranted: takers on two handles drain one bucket at
+// once; together they take exactly its tokens, never more, and a refill
+// gives exactly what the elapsed time adds.
+func testTokensNeverOverGranted(t *testing.T, h Harness) {
+	ctx := context.Background()
+	a := h.Open(t, nil)
+	dbs := []store.DB{a, h.Share(t, a)}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const burst, perSecond = 50, 1.0
+	var taken atomic.Int32
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			<-start
+			for range 5 {
+				n, avail, err := dbs[i%2].TakeTokens(ctx, "acme/a:fs/read_file", perSecond, burst, 3, now)
+				if err != nil || n < 0 || n > 3 || avail < float64(n) {
+					t.Errorf("take: %d of %v, %v", n, avail, err)
+					return
+				}
+				taken.Add(int32(n))
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if n := taken.Load(); n != burst {
+		t.Fatalf("%d tokens taken from a bucket of %d", n, burst)
+	}
+	tests := []struct {
+		at        time.Duration
+		want      int
+		wantTaken int
+		wantAvail float64
+	}{
+		{0, 1, 0, 0},
+		{2500 * time.Millisecond, 5, 2, 2.5},
+		{2500 * time.Millisecond, 1, 0, 0.5},
+		{time.Hour, 100, burst, burst},
+		// A clock behind the bucket's refills nothing.
+		{time.Minute, 1, 0, 0},
+	}
+	for _, tt := range tests {
+		n, avail, err := a.TakeTokens(ctx, "acme/a:fs/read_file", perSecond, burst, tt.want, now.Add(tt.at))
+		if err != nil || n != tt.wantTaken || avail != tt.wantAvail {
+			t.Errorf("take %d at +%v: %d of %v (%v), want %d of %v", tt.want, tt.at, n, avail, err, tt.wantTaken, tt.wantAvail)
+		}
+	}
+	// A new bucket starts full.
+	if n, avail, err := a.TakeTokens(ctx, "other", perSecond, 3, 5, now); err != nil || n != 3 || avail != 3 {
+		t.Errorf("new bucket: %d of %v, %v", n, avail, err)
 	}
 }

@@ -1,15 +1,15 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/sqlite"
 )
 
 // rec is an install change's audit record as a test writes it: the store
@@ -21,22 +21,19 @@ func rec(actor, action string) store.InstallAudit {
 	}
 }
 
-// TestInstallTransitions: each change is one transaction with the audit
-// record its caller gives; a refused transition changes nothing and records
-// nothing.
-func TestInstallTransitions(t *testing.T) {
+// testInstallTransitions: each change is one transaction with the audit
+// record its caller gives; a refused transition changes nothing and
+// records nothing.
+func testInstallTransitions(t *testing.T, h Harness) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := h.Open(t, nil)
 	in := store.Install{Key: "tools/notes", Name: "notes", Category: "tools", Digest: "sha256:aa", Tier: 2, InvokableBy: []string{"T0", "T1"}, Dir: "/d", Source: "/s"}
 	got, err := db.CreateInstall(ctx, in, "installed from /s", rec("operator:ana", "install.create"), audit.SealStored)
 	if err != nil || got.State != store.StatePendingInstall || got.InvokableBy[1] != "T1" {
 		t.Fatalf("create: %+v %v", got, err)
 	}
-	if _, err := db.CreateInstall(ctx, in, "again", rec("operator:ana", "install.create"), audit.SealStored); !errors.Is(err, store.ErrConflict) {
+	if _, err := db.CreateInstall(ctx, in, "again", rec("operator:ana", "install.create"), audit.SealStored); !errors.Is(err, store.ErrConflict) ||
+		err.Error() != "tools/notes version sha256:aa is already pending_install: conflict" {
 		t.Errorf("duplicate: %v", err)
 	}
 	g0, _ := db.InstallGeneration(ctx)
@@ -54,7 +51,8 @@ func TestInstallTransitions(t *testing.T) {
 	if !errors.Is(err, store.ErrConflict) || err.Error() != "tools/notes is blocked, not enabled: conflict" {
 		t.Errorf("refused: %v", err)
 	}
-	if _, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:zz", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked, Audit: rec("system", "install.z")}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:zz", From: []store.InstallState{store.StateAnalyzing}, To: store.StateBlocked, Audit: rec("system", "install.z")}); !errors.Is(err, store.ErrNotFound) ||
+		err.Error() != "install sha256:zz: not found" {
 		t.Errorf("unknown digest: %v", err)
 	}
 	// A change without its audit record, or whose record cannot be
@@ -70,6 +68,12 @@ func TestInstallTransitions(t *testing.T) {
 	if len(rows) != 1 || rows[0].State != store.StateAnalyzing {
 		t.Errorf("rows %+v", rows)
 	}
+	if rows, _ := db.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateBlocked, store.StateAnalyzing}}); len(rows) != 1 {
+		t.Errorf("by state: %+v", rows)
+	}
+	if rows, _ := db.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateEnabled}}); len(rows) != 0 {
+		t.Errorf("by another state: %+v", rows)
+	}
 	if g1, _ := db.InstallGeneration(ctx); g1 != g0+1 {
 		t.Errorf("generation %d → %d", g0, g1)
 	}
@@ -83,5 +87,54 @@ func TestInstallTransitions(t *testing.T) {
 	if r := recs[1]; r.Actor != "system" || r.Subject != "tools/notes" || r.Action != "install.analyze" ||
 		string(r.Data) != `{"from":"pending_install","key":"tools/notes"}` || r.Time.IsZero() {
 		t.Errorf("record %+v %s", r, r.Data)
+	}
+	// A removed version may be installed again: the row is reused.
+	if _, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:aa", From: []store.InstallState{store.StateAnalyzing}, To: store.StateRemoved, Reason: "gone", Audit: rec("operator:ana", "install.remove")}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.CreateInstall(ctx, in, "again", rec("operator:ana", "install.create"), audit.SealStored)
+	if err != nil || again.State != store.StatePendingInstall || again.ID != got.ID || again.Report != nil || again.Blocked != nil || again.Reason != "again" {
+		t.Fatalf("reinstall: %+v %v", again, err)
+	}
+}
+
+// testInstallGenerationShared: installs changed through one handle move
+// the generation another handle reads, and of concurrent transitions of
+// one install from the same state, on two handles, exactly one applies.
+func testInstallGenerationShared(t *testing.T, h Harness) {
+	ctx := context.Background()
+	a := h.Open(t, nil)
+	b := h.Share(t, a)
+	g0, _ := b.InstallGeneration(ctx)
+	in := store.Install{Key: "notes", Name: "notes", Digest: "sha256:bb", Tier: 2, Dir: "/d", Source: "/s"}
+	if _, err := a.CreateInstall(ctx, in, "new", rec("operator:ana", "install.create"), audit.SealStored); err != nil {
+		t.Fatal(err)
+	}
+	if g1, _ := b.InstallGeneration(ctx); g1 != g0+1 {
+		t.Fatalf("generation %d → %d after another handle's install", g0, g1)
+	}
+	var applied, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			db := []store.DB{a, b}[i%2]
+			_, err := db.TransitionInstall(ctx, audit.SealStored, store.Transition{Digest: "sha256:bb", From: []store.InstallState{store.StatePendingInstall},
+				To: store.StateAnalyzing, Reason: "analysis", Audit: rec("system", "install.analyze")})
+			switch {
+			case err == nil:
+				applied.Add(1)
+			case errors.Is(err, store.ErrConflict):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if applied.Load() != 1 || refused.Load() != 9 {
+		t.Fatalf("%d transitions applied, %d refused; want 1 and 9", applied.Load(), refused.Load())
+	}
+	if recs, _ := audit.NewLog(a).Query(ctx, audit.Filter{Action: "install.analyze"}); len(recs) != 1 {
+		t.Fatalf("%d records of the transition", len(recs))
 	}
 }
