@@ -80,9 +80,7 @@ func putObject(t *testing.T, st blob.Store, key, body string) {
 func TestTenantLibraryOverMCP(t *testing.T) {
 	env, st := bucketEnv(t)
 	f := newFixture(t)
-	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("tenant_libraries:\n  store: s3\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.writeConfig(t, "tenant_libraries:\n  store: s3\n")
 	putObject(t, st, "acme/skills/escrituras/secreto/SKILL.md", "---\nname: secreto\ndescription: Acme's own deed template.\n---\nUse the acme clause.\n")
 	putObject(t, st, "acme/skills/escrituras/secreto/clausula.md", "Cláusula acme.\n")
 	putObject(t, st, "acme/skills/roto/SKILL.md", "---\nname: roto\n---\nNo description.\n")
@@ -209,14 +207,19 @@ func TestMirrorAndReplica(t *testing.T) {
 		t.Fatal("nothing in the bucket")
 	}
 
-	// The replica: the same registry, no skill directories.
-	replica := &fixture{data: t.TempDir(), root: f.root, tickets: f.tickets}
-	b, err := os.ReadFile(filepath.Join(f.data, "skillgate.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(replica.data, "skillgate.db"), b, 0o600); err != nil {
-		t.Fatal(err)
+	// The replica: the same registry (the same PostgreSQL database, or a
+	// copy of the SQLite file), no skill directories.
+	replica := &fixture{data: t.TempDir(), root: f.root, tickets: f.tickets, dsn: f.dsn}
+	if f.dsn != "" {
+		replica.writeConfig(t, "")
+	} else {
+		b, err := os.ReadFile(filepath.Join(f.data, "skillgate.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(replica.data, "skillgate.db"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.RemoveAll(f.root); err != nil {
 		t.Fatal(err)
@@ -241,9 +244,7 @@ func TestTenantLibraryServeRescan(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	f := newFixture(t)
-	if err := os.WriteFile(filepath.Join(f.data, "config.yaml"), []byte("tenant_libraries:\n  store: s3\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.writeConfig(t, "tenant_libraries:\n  store: s3\n")
 	putObject(t, st, "acme/skills/uno/SKILL.md", "---\nname: uno\ndescription: Acme one.\n---\nOne.\n")
 	f.run(t, "scan", "--root", f.root)
 	tokens := map[string]string{}
