@@ -304,6 +304,7 @@ type Tokens struct {
 	mu     sync.Mutex
 	stamp  string // the version of the set as loaded
 	byHash map[string]Token
+	missAt time.Time // the last read for an unknown secret (shared sets)
 }
 
 // OpenTokens returns a verifier over the token file at path (which may not
@@ -359,14 +360,37 @@ func (t *Tokens) Reload(ctx context.Context) (bool, error) {
 // Verify returns the token whose secret is secret. A token file is read
 // again when it changed (a stat per request); a file that became
 // unreadable keeps the tokens last loaded and the error is returned
-// alongside. A shared set is not read here: see [Tokens.Reload].
+// alongside. A shared set is read again only for a secret it does not
+// know, at most every [missReload] (a token added a moment ago on another
+// host works at once, and unknown secrets cannot make every request a
+// query); otherwise see [Tokens.Reload].
 func (t *Tokens) Verify(secret string) (Token, bool, error) {
 	var err error
 	if t.set.shared == nil {
 		_, err = t.Reload(context.Background())
 	}
+	h := hashSecret(secret)
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	tok, ok := t.byHash[hashSecret(secret)]
+	tok, ok := t.byHash[h]
+	retry := !ok && t.set.shared != nil && time.Since(t.missAt) >= missReload
+	if retry {
+		t.missAt = time.Now()
+	}
+	t.mu.Unlock()
+	if retry {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if moved, rerr := t.Reload(ctx); rerr != nil {
+			err = rerr
+		} else if moved {
+			t.mu.Lock()
+			tok, ok = t.byHash[h]
+			t.mu.Unlock()
+		}
+	}
 	return tok, ok, err
 }
+
+// missReload is how often at most a shared token set is read again for a
+// secret it does not know.
+const missReload = 100 * time.Millisecond

@@ -64,10 +64,23 @@ func TestSharedTokens(t *testing.T) {
 			t.Errorf("%s: Verify = %+v %v %v, want ok %v", st.name, got, ok, err, st.ok)
 		}
 	}
+	// A token added a moment ago elsewhere works at its first request,
+	// before any reload.
+	time.Sleep(150 * time.Millisecond) // past the last read for an unknown secret
+	fresh, _, err := cli.Add(ctx, p, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := v.Verify(fresh); !ok || err != nil {
+		t.Errorf("a token just added: Verify = %v %v", ok, err)
+	}
+	if _, ok, err := v.Verify("sgt_unknown"); ok || err != nil {
+		t.Errorf("an unknown secret: Verify = %v %v", ok, err)
+	}
 	if err := cli.Remove(ctx, tok.ID); !errors.Is(err, server.ErrTokenNotFound) {
 		t.Errorf("removing twice: %v", err)
 	}
-	if toks, err := replica.List(ctx); err != nil || len(toks) != 0 {
+	if toks, err := replica.List(ctx); err != nil || len(toks) != 1 {
 		t.Errorf("List = %v %v", toks, err)
 	}
 }
