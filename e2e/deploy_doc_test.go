@@ -3,9 +3,11 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +22,8 @@ import (
 // examples, on a database of its own and a prefix of the test bucket:
 // every command must exit 0. What the example assumes exists is given to
 // it: the variables naming the database, the bucket and a credential,
-// and credentials.key as age-keygen writes it.
+// and credentials.key as age-keygen writes it; its two ports are replaced
+// by free ones.
 func TestDeployDocReplicas(t *testing.T) {
 	if os.Getenv(EnvE2EStore) != "postgres" {
 		t.Skip("runs in the PostgreSQL pass of scripts/test.sh (SKILLGATE_E2E_STORE=postgres)")
@@ -40,11 +43,14 @@ func TestDeployDocReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(work, "credentials.key"), "# created: 2026-01-01T00:00:00Z\n# public key: "+id.Recipient().String()+"\n"+id.String()+"\n")
+	// The one substitution: the example's ports become free ones, so that
+	// runs at once on one machine do not meet.
+	ports := strings.NewReplacer("17781", freePort(t), "17782", freePort(t))
 	var script strings.Builder
 	script.WriteString("set -u\n")
 	for _, c := range cmds {
 		fmt.Fprintf(&script, "echo '### deploy.md:%d' >&2\n%src=$?\nif [ $rc -ne %d ]; then echo \"deploy.md:%d: exit $rc, want %d\" >&2; exit 99; fi\n",
-			c.line, c.text, c.exit, c.line, c.exit)
+			c.line, ports.Replace(c.text), c.exit, c.line, c.exit)
 	}
 	env := map[string]string{}
 	for _, kv := range rs.env {
@@ -80,4 +86,15 @@ func TestDeployDocReplicas(t *testing.T) {
 			t.Errorf("example output lacks %q:\nstdout:\n%s\nstderr:\n%s", want, out.String(), errb.String())
 		}
 	}
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
