@@ -73,9 +73,19 @@ go vet ./...
 # changes how code is compiled, not what it does.
 go test -race -count=1 -pgo=off "$@" ./...
 
-# The end-to-end tests again, with every skillgate process they start on
-# a fresh PostgreSQL database (docs/deploy.md): about 40 s on 2 cores.
+# The end-to-end tests again, as a scaled-out deployment runs: every
+# skillgate process they start on a fresh PostgreSQL database and, when the
+# S3 server is up, with its agents' skill trees and workspaces in the bucket
+# (--skills-store s3, under a prefix of this run) (docs/deploy.md).
 if [[ -n "${SKILLGATE_TEST_POSTGRES:-}" ]]; then
-	log "end-to-end tests on PostgreSQL"
-	SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off "$@" ./e2e/
+	if [[ -n "${SKILLGATE_TEST_S3_ENDPOINT:-}" ]]; then
+		log "end-to-end tests on PostgreSQL and S3"
+		SKILLGATE_SKILLS_STORE=s3 SKILLGATE_S3_ENDPOINT="$SKILLGATE_TEST_S3_ENDPOINT" SKILLGATE_S3_BUCKET="$SKILLGATE_TEST_S3_BUCKET" \
+			SKILLGATE_S3_REGION="$SKILLGATE_TEST_S3_REGION" SKILLGATE_S3_ACCESS_KEY="$SKILLGATE_TEST_S3_ACCESS_KEY" \
+			SKILLGATE_S3_SECRET_KEY="$SKILLGATE_TEST_S3_SECRET_KEY" SKILLGATE_S3_PREFIX="e2e-$$/" \
+			SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off "$@" ./e2e/
+	else
+		log "end-to-end tests on PostgreSQL"
+		SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off "$@" ./e2e/
+	fi
 fi
