@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"os"
 	"strings"
@@ -11,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blob/blobtest"
 	"github.com/skillgate/skillgate/blob/local"
-	"github.com/skillgate/skillgate/blob/s3"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
@@ -48,25 +47,7 @@ var storages = []storage{
 // the test ends.
 func newS3(t testing.TB) blob.Store {
 	t.Helper()
-	st, err := s3.New(s3.Config{
-		Endpoint:  os.Getenv("SKILLGATE_TEST_S3_ENDPOINT"),
-		Region:    os.Getenv("SKILLGATE_TEST_S3_REGION"),
-		Bucket:    os.Getenv("SKILLGATE_TEST_S3_BUCKET"),
-		AccessKey: os.Getenv("SKILLGATE_TEST_S3_ACCESS_KEY"),
-		SecretKey: os.Getenv("SKILLGATE_TEST_S3_SECRET_KEY"),
-		Prefix:    "gateway-" + strings.ToLower(rand.Text()) + "/",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		infos, _ := st.List(ctx, "", 0)
-		for _, in := range infos {
-			_ = st.Delete(ctx, in.Key)
-		}
-	})
-	return st
+	return blobtest.S3(t, "gateway")
 }
 
 // forEachStorage runs fn as a parallel subtest per storage; S3 skips,

@@ -2,7 +2,6 @@ package mirror_test
 
 import (
 	"context"
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/blob"
-	"github.com/skillgate/skillgate/blob/local"
-	"github.com/skillgate/skillgate/blob/s3"
+	"github.com/skillgate/skillgate/blob/blobtest"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/mirror"
 	"github.com/skillgate/skillgate/registry"
@@ -21,38 +19,7 @@ import (
 )
 
 func stores() map[string]func(t *testing.T) blob.Store {
-	return map[string]func(t *testing.T) blob.Store{
-		"local": func(t *testing.T) blob.Store {
-			st, err := local.Open(t.TempDir(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		},
-		"s3": func(t *testing.T) blob.Store {
-			endpoint := os.Getenv("SKILLGATE_TEST_S3_ENDPOINT")
-			if endpoint == "" {
-				t.Skip("SKILLGATE_TEST_S3_ENDPOINT is unset; run `eval \"$(scripts/setup-s3.sh)\"` to test against a real S3 server")
-			}
-			st, err := s3.New(s3.Config{
-				Endpoint: endpoint, Region: os.Getenv("SKILLGATE_TEST_S3_REGION"), Bucket: os.Getenv("SKILLGATE_TEST_S3_BUCKET"),
-				AccessKey: os.Getenv("SKILLGATE_TEST_S3_ACCESS_KEY"), SecretKey: os.Getenv("SKILLGATE_TEST_S3_SECRET_KEY"),
-				Prefix: "mirror-" + strings.ToLower(rand.Text()) + "/",
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx := context.Background()
-				all, _ := st.List(ctx, "", 0)
-				for _, in := range all {
-					_ = st.Delete(ctx, in.Key)
-				}
-			})
-			return st
-		},
-	}
+	return blobtest.Stores("mirror")
 }
 
 func write(t *testing.T, root string, files map[string]string) {

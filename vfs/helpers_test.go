@@ -2,14 +2,13 @@ package vfs_test
 
 import (
 	"context"
-	"crypto/rand"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/skillgate/skillgate/blob"
+	"github.com/skillgate/skillgate/blob/blobtest"
 	"github.com/skillgate/skillgate/blob/local"
-	"github.com/skillgate/skillgate/blob/s3"
 	"github.com/skillgate/skillgate/vfs"
 )
 
@@ -33,25 +32,7 @@ func newLocal(t testing.TB) blob.Store {
 // scripts/setup-s3.sh; the prefix is emptied when the test ends.
 func newS3(t testing.TB) blob.Store {
 	t.Helper()
-	st, err := s3.New(s3.Config{
-		Endpoint:  os.Getenv("SKILLGATE_TEST_S3_ENDPOINT"),
-		Region:    os.Getenv("SKILLGATE_TEST_S3_REGION"),
-		Bucket:    os.Getenv("SKILLGATE_TEST_S3_BUCKET"),
-		AccessKey: os.Getenv("SKILLGATE_TEST_S3_ACCESS_KEY"),
-		SecretKey: os.Getenv("SKILLGATE_TEST_S3_SECRET_KEY"),
-		Prefix:    "vfs-" + strings.ToLower(rand.Text()) + "/",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		infos, _ := st.List(ctx, "", 0)
-		for _, in := range infos {
-			_ = st.Delete(ctx, in.Key)
-		}
-	})
-	return st
+	return blobtest.S3(t, "vfs")
 }
 
 // storeKinds lists the stores the suite runs over: local always, S3 when
