@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -38,18 +37,7 @@ import (
 var testServer string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "skillgate-admin-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if testServer, err = testserver.Build("..", dir); err != nil {
-		fmt.Fprintln(os.Stderr, "admin tests:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testserver.RunTests(m, "..", "admin", &testServer))
 }
 
 // console is a console over a real store, install service and policy
@@ -99,10 +87,7 @@ func newConsole(t testing.TB) *console {
 		t.Fatal(err)
 	}
 	c.svc = svc
-	c.changes, err = change.New(change.Options{Store: db, Installs: svc, Smoke: func(ctx context.Context, reg store.Registration) (string, error) {
-		res, err := broker.SmokeRegistration(ctx, broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations}, reg)
-		return res.String(), err
-	}})
+	c.changes, err = change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations})})
 	if err != nil {
 		t.Fatal(err)
 	}

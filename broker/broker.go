@@ -45,6 +45,7 @@ import (
 	"github.com/skillgate/skillgate/executor"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
+	"github.com/skillgate/skillgate/promote"
 )
 
 // Skill is one enabled, installed skill version as the broker serves it:
@@ -353,13 +354,10 @@ func (b *Broker) registered(ctx context.Context, skills []Skill) (*executor.Cata
 	if err != nil {
 		return nil, fmt.Errorf("broker: registered executors: %w", err)
 	}
-	decls, bySkill, err := Registrations(regs)
-	if err != nil {
+	if cat, err = promote.Catalog(cat, regs); err != nil {
 		return nil, fmt.Errorf("broker: registered executors: %w", err)
 	}
-	if cat, err = cat.With("registered executors", decls...); err != nil {
-		return nil, fmt.Errorf("broker: registered executors: %w", err)
-	}
+	bySkill := registeredBackends(regs)
 	for i := range skills {
 		skills[i].Registered = bySkill[skills[i].Key]
 	}

@@ -64,26 +64,17 @@ type RegisteredBackend struct {
 	executor.BackendDecl
 }
 
-// Registrations turns what applied changes registered into the executor
-// declarations to add to the catalog and each skill's backends, by skill
-// key.
-func Registrations(regs []store.Registration) ([]executor.ExecutorDecl, map[string][]RegisteredBackend, error) {
-	var decls []executor.ExecutorDecl
+// registeredBackends returns what applied changes registered as each
+// skill's backends, by skill key.
+func registeredBackends(regs []store.Registration) map[string][]RegisteredBackend {
 	bySkill := map[string][]RegisteredBackend{}
 	for _, r := range regs {
-		if len(r.Definition) > 0 {
-			var d executor.ExecutorDecl
-			if err := json.Unmarshal(r.Definition, &d); err != nil {
-				return nil, nil, fmt.Errorf("change %d: executor definition: %w", r.Change, err)
-			}
-			decls = append(decls, d)
-		}
 		for _, b := range r.Backends {
 			bySkill[b.Skill] = append(bySkill[b.Skill], RegisteredBackend{Change: r.Change, Provider: b.Provider,
 				BackendDecl: executor.BackendDecl{Executor: r.Executor, Server: b.Server, Tool: b.Tool, Arguments: b.Arguments}})
 		}
 	}
-	return decls, bySkill, nil
+	return bySkill
 }
 
 // ReadBackends reads a skill's backends file from dir, if it has one: nil

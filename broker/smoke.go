@@ -120,3 +120,16 @@ func (r SmokeResult) String() string {
 	return fmt.Sprintf("%s lists providers %s; a call resolves to %s (%s); pinned: %s",
 		r.Executor, strings.Join(r.Providers, ", "), r.Default, r.Why, strings.Join(pins, "; "))
 }
+
+// Smoke is [SmokeRegistration] over load and opts, as a function of the
+// registration returning its findings in one line: the check the changes
+// queue runs before it applies a change (change.Options.Smoke).
+func Smoke(load func(context.Context) ([]Skill, error), opts ExecutorOptions) func(context.Context, store.Registration) (string, error) {
+	return func(ctx context.Context, reg store.Registration) (string, error) {
+		res, err := SmokeRegistration(ctx, load, opts, reg)
+		if err != nil {
+			return "", err
+		}
+		return res.String(), nil
+	}
+}

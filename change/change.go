@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,7 +166,7 @@ func (s *Service) updates(ctx context.Context) ([]Item, error) {
 	}
 	approved := map[string]string{}
 	for _, in := range all {
-		if _, ok := approved[in.Key]; !ok && slices.Contains([]store.InstallState{store.StateInstalled, store.StateEnabled, store.StateDisabled}, in.State) {
+		if _, ok := approved[in.Key]; !ok && in.State.Approved() {
 			approved[in.Key] = in.Digest
 		}
 	}
@@ -177,20 +176,12 @@ func (s *Service) updates(ctx context.Context) ([]Item, error) {
 		if !ok || (in.State != store.StateAwaitingApproval && in.State != store.StateBlocked) {
 			continue
 		}
-		ref := in.Key + "@" + short(in.Digest)
+		ref := install.VersionRef(in.Key, in.Digest)
 		out = append(out, Item{ID: KindUpdate + ":" + ref, Kind: KindUpdate, State: string(store.ChangePending), Subject: in.Key,
-			Summary: fmt.Sprintf("%s: new version %s awaiting re-consent (%s); replaces %s", in.Key, short(in.Digest), in.State, short(prev)),
+			Summary: fmt.Sprintf("%s: new version %s awaiting re-consent (%s); replaces %s", in.Key, install.ShortDigest(in.Digest), in.State, install.ShortDigest(prev)),
 			Created: in.UpdatedAt, Why: in.Reason, Update: &Update{Key: in.Key, Digest: in.Digest, Previous: prev, Ref: ref}})
 	}
 	return out, nil
-}
-
-func short(digest string) string {
-	d := strings.TrimPrefix(digest, "sha256:")
-	if len(d) > 12 {
-		d = d[:12]
-	}
-	return d
 }
 
 func item(c store.Change) (Item, error) {

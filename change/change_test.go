@@ -27,18 +27,7 @@ import (
 var testServer string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "skillgate-change-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if testServer, err = testserver.Build("..", dir); err != nil {
-		fmt.Fprintln(os.Stderr, "change tests:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testserver.RunTests(m, "..", "change", &testServer))
 }
 
 // tools is a tools/list result: create_repository (annotated: it writes
@@ -87,10 +76,7 @@ func newEnv(t *testing.T, drafter ...promote.Drafter) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := change.New(change.Options{Store: db, Installs: svc, Smoke: func(ctx context.Context, reg store.Registration) (string, error) {
-		res, err := broker.SmokeRegistration(ctx, broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations}, reg)
-		return res.String(), err
-	}})
+	cs, err := change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations})})
 	if err != nil {
 		t.Fatal(err)
 	}

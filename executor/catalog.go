@@ -125,6 +125,11 @@ var (
 	argName      = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
 
+// ValidArgName reports whether name may name an executor argument:
+// lowercase letters, digits and '_', starting with a letter, at most 64
+// bytes.
+func ValidArgName(name string) bool { return len(name) <= 64 && argName.MatchString(name) }
+
 // catalogFile is the catalog as written.
 type catalogFile struct {
 	APIVersion string            `yaml:"apiVersion"`
@@ -268,7 +273,7 @@ func (c *Catalog) parseExecutor(at string, x catalogExecutor) (*Executor, error)
 		if name == ProviderArg {
 			return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: skillgate adds the provider argument itself; remove it", ErrInvalidCatalog, at, name)
 		}
-		if !argName.MatchString(name) || len(name) > 64 {
+		if !ValidArgName(name) {
 			return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: an argument name is lowercase letters, digits and '_', starting with a letter", ErrInvalidCatalog, at, name)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/secscan"
+	"github.com/skillgate/skillgate/store"
 )
 
 // publishedText is one file of a skill that a server publishes through the
@@ -248,7 +249,7 @@ func (s *Service) Suppress(ctx context.Context, name, target, why, actor string)
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, append(slices.Clone(preApproval), approvedStates...)...)
+	in, err := s.resolve(ctx, name, append(slices.Clone(preApproval), store.ApprovedStates...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,7 @@ func (s *Service) bucketKeys(in store.Install) (string, string, error) {
 // version counts as stored only once all of it is. A version whose marker
 // already records the same artefacts uploads nothing.
 func (s *Service) replicate(ctx context.Context, in store.Install) error {
-	if s.bucket == nil || !slices.Contains(approvedStates, in.State) {
+	if s.bucket == nil || !in.State.Approved() {
 		return nil
 	}
 	prefix, marker, err := s.bucketKeys(in)

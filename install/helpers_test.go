@@ -23,18 +23,7 @@ func TestMain(m *testing.M) {
 	if child := os.Getenv(envChild); child != "" {
 		os.Exit(runChild(child))
 	}
-	dir, err := os.MkdirTemp("", "skillgate-install-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if testServer, err = testserver.Build("..", dir); err != nil {
-		fmt.Fprintln(os.Stderr, "install tests:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testserver.RunTests(m, "..", "install", &testServer))
 }
 
 // testLimits keep bad-server cases fast.

@@ -17,8 +17,6 @@ import (
 	"github.com/skillgate/skillgate/store"
 )
 
-var approvedStates = []store.InstallState{store.StateInstalled, store.StateEnabled, store.StateDisabled}
-
 // Completion is an operator's risk metadata for one capability.
 type Completion struct {
 	// Capability is "serverId/tool".
@@ -150,7 +148,7 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 	if err != nil {
 		return nil, err
 	}
-	if slices.Contains(approvedStates, in.State) {
+	if in.State.Approved() {
 		return s.reapprove(ctx, in, o, actor)
 	}
 	rep, err := manifest.ParseReport(in.Report)
@@ -416,7 +414,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, append(append([]store.InstallState{}, preApproval...), approvedStates...)...)
+	in, err := s.resolve(ctx, name, append(append([]store.InstallState{}, preApproval...), store.ApprovedStates...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -756,7 +754,7 @@ func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *
 // or the gateway holds is not taken. The caller holds the storage lock,
 // so two approvals never pick the same name.
 func (s *Service) nameTools(ctx context.Context, in store.Install, m *manifest.Manifest) error {
-	rows, err := s.st.Installs(ctx, store.InstallFilter{States: approvedStates})
+	rows, err := s.st.Installs(ctx, store.InstallFilter{States: store.ApprovedStates})
 	if err != nil {
 		return err
 	}
@@ -812,7 +810,7 @@ func (s *Service) nameTools(ctx context.Context, in store.Install, m *manifest.M
 // brought, which waits for re-approval (post). what names what would
 // change, for the error when there is no such re-analysis.
 func decidedReport(in store.Install, what string) (rep *manifest.Report, post bool, err error) {
-	post = slices.Contains(approvedStates, in.State)
+	post = in.State.Approved()
 	src := in.Report
 	if post {
 		if len(in.Pending) == 0 {

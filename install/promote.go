@@ -33,19 +33,7 @@ type Promotions struct {
 // trigger (when not "") with every tool its analysis found, whatever its
 // state. reg are the registrations of applied changes.
 func (s *Service) PromotionInputs(ctx context.Context, trigger string, reg []store.Registration) (*Promotions, error) {
-	cat := executor.Builtin()
-	var decls []executor.ExecutorDecl
-	for _, r := range reg {
-		if len(r.Definition) == 0 {
-			continue
-		}
-		var d executor.ExecutorDecl
-		if err := json.Unmarshal(r.Definition, &d); err != nil {
-			return nil, fmt.Errorf("%w: change %d: executor definition: %w", ErrStorage, r.Change, err)
-		}
-		decls = append(decls, d)
-	}
-	cat, err := cat.With("registered executors", decls...)
+	cat, err := promote.Catalog(executor.Builtin(), reg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
@@ -59,7 +47,7 @@ func (s *Service) PromotionInputs(ctx context.Context, trigger string, reg []sto
 		if seen[in.Key] {
 			continue
 		}
-		approved := slices.Contains(approvedStates, in.State)
+		approved := in.State.Approved()
 		if !approved && in.Key != trigger {
 			continue
 		}

@@ -369,7 +369,7 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 	if rep == nil {
 		return nil, nil
 	}
-	rows, err := s.st.Installs(ctx, store.InstallFilter{Key: in.Key, States: []store.InstallState{store.StateInstalled, store.StateEnabled, store.StateDisabled}})
+	rows, err := s.st.Installs(ctx, store.InstallFilter{Key: in.Key, States: store.ApprovedStates})
 	if err != nil {
 		return nil, err
 	}

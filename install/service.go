@@ -355,6 +355,20 @@ func validateTree(t *Tree) (*skill.Skill, *mcpclient.Config, error) {
 	return sk, cfg, nil
 }
 
+// ShortDigest is a version's digest as operators read and type it: the
+// first 12 hex digits, without "sha256:".
+func ShortDigest(digest string) string {
+	d := strings.TrimPrefix(digest, "sha256:")
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	return d
+}
+
+// VersionRef names one version of key the way every command taking a
+// NAME accepts it: "KEY@DIGEST12".
+func VersionRef(key, digest string) string { return key + "@" + ShortDigest(digest) }
+
 // resolve finds the install an operator means by name: a key
 // ("category/name"), a bare name, either with "@sha256:prefix" to pick a
 // version. Among several versions the newest in one of states wins.
@@ -461,7 +475,7 @@ func (s *Service) RestoreMissing(ctx context.Context) ([]string, error) {
 	}
 	var missing []store.Install
 	for _, r := range rows {
-		if slices.Contains(approvedStates, r.State) {
+		if r.State.Approved() {
 			if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil {
 				missing = append(missing, r)
 			}
@@ -552,7 +566,7 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 		if r.State == store.StateRemoved {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil && slices.Contains(approvedStates, r.State) {
+		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil && r.State.Approved() {
 			// Another replica approved it: its tree is in the bucket.
 			if ok, rerr := s.restore(ctx, r); rerr != nil {
 				s.log.ErrorContext(ctx, "install: could not restore from the bucket", "key", r.Key, "err", rerr)
@@ -561,7 +575,7 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 			}
 		}
 		if _, err := os.Stat(filepath.Join(r.Dir, SkillDir)); err != nil {
-			if s.bucket != nil && !slices.Contains(approvedStates, r.State) {
+			if s.bucket != nil && !r.State.Approved() {
 				// With a bucket the registry may be shared by replicas on
 				// other hosts: a version not approved yet lives only in
 				// the managed storage of the host that installed it.

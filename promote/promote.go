@@ -25,6 +25,7 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/executor"
+	"github.com/skillgate/skillgate/store"
 )
 
 // Skill is what detection needs of one installed skill: its key, the
@@ -302,9 +303,6 @@ func evidence(skill, provider, server, tool string) string {
 	return fmt.Sprintf("%s (provider %s) offers %s/%s", skill, provider, server, tool)
 }
 
-// argName is an executor argument's form (executor catalog rules).
-var argName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-
 // verbPhrases start a drafted executor's description.
 var verbPhrases = map[executor.Verb]string{
 	executor.Find: "Find", executor.List: "List", executor.Read: "Read", executor.Create: "Create a new",
@@ -322,7 +320,7 @@ func commonExecutor(name string, offers []offer) (executor.ExecutorDecl, bool) {
 	props := map[string]json.RawMessage{}
 	var required []string
 	for arg, s := range first {
-		if !argName.MatchString(arg) || arg == executor.ProviderArg {
+		if !executor.ValidArgName(arg) || arg == executor.ProviderArg {
 			continue
 		}
 		all, req := true, true
@@ -478,4 +476,22 @@ func Validate(cat *executor.Catalog, p Proposal, skills []Skill, serving Serving
 func knownProvider(cat *executor.Catalog, name string) bool {
 	_, ok := cat.Provider(name)
 	return ok
+}
+
+// Catalog returns base with the executors applied promote_provider
+// changes registered (those with a definition: new executors), the
+// catalog both the gateway and detection see.
+func Catalog(base *executor.Catalog, regs []store.Registration) (*executor.Catalog, error) {
+	var decls []executor.ExecutorDecl
+	for _, r := range regs {
+		if len(r.Definition) == 0 {
+			continue
+		}
+		var d executor.ExecutorDecl
+		if err := json.Unmarshal(r.Definition, &d); err != nil {
+			return nil, fmt.Errorf("change %d: executor definition: %w", r.Change, err)
+		}
+		decls = append(decls, d)
+	}
+	return base.With("registered executors", decls...)
 }

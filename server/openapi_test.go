@@ -304,10 +304,7 @@ func (f *fixture) mountAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.srv.MountInstalls(svc)
-	cs, err := change.New(change.Options{Store: db, Installs: svc, Smoke: func(ctx context.Context, reg store.Registration) (string, error) {
-		res, err := broker.SmokeRegistration(ctx, broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations}, reg)
-		return res.String(), err
-	}})
+	cs, err := change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), broker.ExecutorOptions{Registered: db.Registrations})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,15 @@ const (
 var InstallStates = []InstallState{StatePendingInstall, StateAnalyzing, StateBlocked, StateAwaitingApproval,
 	StateInstalled, StateEnabled, StateDisabled, StateRemoved, StateRejected}
 
+// ApprovedStates are the states of a version a human approved: its
+// capabilities and pins are the approved ones.
+var ApprovedStates = []InstallState{StateInstalled, StateEnabled, StateDisabled}
+
+// Approved reports whether s is one of [ApprovedStates].
+func (s InstallState) Approved() bool {
+	return s == StateInstalled || s == StateEnabled || s == StateDisabled
+}
+
 // Valid reports whether s is one of the defined states.
 func (s InstallState) Valid() bool {
 	for _, v := range InstallStates {

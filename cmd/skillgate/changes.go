@@ -31,13 +31,7 @@ func (m *Main) newChanges(db store.ChangeStore, svc *install.Service) (*change.S
 		return nil, err
 	}
 	opts.Registered = db.Registrations
-	return change.New(change.Options{Store: db, Installs: svc, Smoke: func(ctx context.Context, reg store.Registration) (string, error) {
-		res, err := broker.SmokeRegistration(ctx, broker.LoadInstalled(svc), opts, reg)
-		if err != nil {
-			return "", err
-		}
-		return res.String(), nil
-	}})
+	return change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), opts)})
 }
 
 // openChanges opens the store, the install service and the changes queue.

@@ -531,7 +531,7 @@ Exit codes: 0 done, 1 failure, 2 usage error.`,
 			if len(ps) > 0 {
 				fmt.Fprintln(tw, "NAME\tSTATE\tVERSION\tNEXT")
 				for _, p := range ps {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key, p.State, shortDigest(p.Digest), strings.Join(p.Next, "; "))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key, p.State, install.ShortDigest(p.Digest), strings.Join(p.Next, "; "))
 				}
 			}
 			if err := tw.Flush(); err != nil {
@@ -563,14 +563,6 @@ func (m *Main) approvalRequests(ctx context.Context) ([]broker.ApprovalRequest, 
 	}
 	defer db.Close()
 	return broker.ApprovalRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
-}
-
-func shortDigest(d string) string {
-	d = strings.TrimPrefix(d, "sha256:")
-	if len(d) > 12 {
-		return d[:12]
-	}
-	return d
 }
 
 // enableImported enables or disables an imported skill when name is one;
