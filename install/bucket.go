@@ -43,8 +43,8 @@ type bucketRecord struct {
 // bucketKeys returns the prefix of a version's objects in the bucket and
 // its marker key: {prefix}{key}/{hex}/… and {prefix}{key}/{hex}.json.
 func (s *Service) bucketKeys(in store.Install) (string, string, error) {
-	h, ok := strings.CutPrefix(in.Digest, "sha256:")
-	if !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+	h, ok := skill.DigestHex(in.Digest)
+	if !ok {
 		return "", "", fmt.Errorf("%w: %s: digest %q is not sha256:<hex>", ErrStorage, in.Key, in.Digest)
 	}
 	base := s.bucketPrefix + in.Key + "/" + h

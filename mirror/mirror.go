@@ -62,8 +62,8 @@ type Report struct {
 // prefix, and its marker key. The error wraps blob.ErrInvalidKey for a
 // digest that is not "sha256:<hex>".
 func TreePrefix(prefix, digest string) (tree, marker string, err error) {
-	hex, ok := strings.CutPrefix(digest, "sha256:")
-	if !ok || len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+	hex, ok := skill.DigestHex(digest)
+	if !ok {
 		return "", "", fmt.Errorf("%w: digest %q is not sha256:<64 hex digits>", blob.ErrInvalidKey, digest)
 	}
 	return prefix + "trees/" + hex + "/", prefix + "trees/" + hex + markerExt, nil

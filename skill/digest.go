@@ -136,6 +136,17 @@ func DigestFiles(ctx context.Context, fsys fs.FS, files []File, knownPath string
 	return digestTree(ctx, fsys, files, knownPath, known, sha256.New())
 }
 
+// DigestHex returns the 64 lowercase hex digits of a digest written as
+// [Digest] and [FileDigest] write them ("sha256:<hex>"), and false for
+// anything else: how a digest becomes part of a storage key.
+func DigestHex(digest string) (string, bool) {
+	h, ok := strings.CutPrefix(digest, "sha256:")
+	if !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", false
+	}
+	return h, true
+}
+
 // FileDigest returns the digest [DigestFiles] records for content:
 // "sha256:" and the lowercase hex SHA-256 of its bytes.
 func FileDigest(content []byte) string {
