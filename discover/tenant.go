@@ -8,7 +8,7 @@ import "path/filepath"
 // tenant (package library lays them out as DIR/{tenant}), so the tenant
 // is the root's last element.
 func TenantOf(scope, root string) string {
-	if scope != "tenant" || root == "" {
+	if scope != ScopeTenant.String() || root == "" {
 		return ""
 	}
 	return filepath.Base(root)
