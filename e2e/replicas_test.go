@@ -279,7 +279,11 @@ permit (principal == Agent::"acme/racer", action == Action::"invoke", resource) 
 	var (
 		mu        sync.Mutex
 		succeeded = map[string]string{} // args hash → who saw the call succeed
-		failures  []string
+		// retried are the calls cut by the kill and made again on B: the
+		// first may have run (and been audited) on A without its answer
+		// reaching the agent, so they are audited once or twice.
+		retried  = map[string]bool{}
+		failures []string
 	)
 	fail := func(format string, args ...any) {
 		mu.Lock()
@@ -345,6 +349,11 @@ permit (principal == Agent::"acme/racer", action == Action::"invoke", resource) 
 						}
 					}
 					resumed.Add(1)
+					if s.tool == "echo" {
+						mu.Lock()
+						retried[argsHash(t, s.args)] = true
+						mu.Unlock()
+					}
 					got, isErr, err = callText(ctx, cs, s.tool, s.args)
 					// The interrupted call may have run on A before it died
 					// without its answer reaching the agent: a write found
@@ -595,10 +604,10 @@ permit (principal == Agent::"acme/watcher", action == Action::"invoke", resource
 	}
 	missing := 0
 	for h, who := range succeeded {
-		if logged[h] != 1 {
+		if n := logged[h]; n != 1 && !(retried[h] && n == 2) {
 			missing++
 			if missing <= 5 {
-				t.Errorf("a call %s saw succeed is in the audit log %d times, want once", who, logged[h])
+				t.Errorf("a call %s saw succeed is in the audit log %d times, want once (twice if retried after the kill: %v)", who, n, retried[h])
 			}
 		}
 	}
