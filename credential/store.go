@@ -34,6 +34,12 @@ type Options struct {
 	// Environ is the last step of resolution: the process environment.
 	// An empty value counts as unset. Nil means no fallback.
 	Environ func(name string) string
+	// FromEnvironment names the only variables Environ may answer: those
+	// the operator listed in the configuration
+	// (credentials.from_environment). Any other name resolves from the
+	// store or not at all, so that a skill cannot ask for PGPASSWORD or
+	// AWS_SECRET_ACCESS_KEY just because skillgate happens to run with it.
+	FromEnvironment []string
 	// Shared, when set, keeps the encrypted store as the shared file
 	// [StoreFile] there (the PostgreSQL store: every process on it sees
 	// the same credentials) instead of in the data directory. The key is
@@ -438,26 +444,57 @@ func (s *Store) Resolve(p capability.Principal, name string) (string, bool) {
 	if v, ok := t[entryKey{name, p.Tenant, ""}]; ok {
 		return v, true
 	}
-	return Environment(s.opts.Environ)(name)
+	return Environment(s.opts.Environ, s.opts.FromEnvironment)(name)
 }
 
 // ReservedPrefix starts the names of skillgate's own configuration and
 // secrets (SKILLGATE_CREDENTIAL_KEY, the S3 and LLM keys): the environment
 // step of resolution never answers them, so a skill's ${SKILLGATE_…}
-// cannot read them.
+// cannot read them, and [CheckFromEnvironment] refuses them.
 const ReservedPrefix = "SKILLGATE_"
 
 // Environment returns the environment step of resolution over getenv: a
-// set, non-empty variable, except names starting with [ReservedPrefix].
-// Nil getenv answers nothing.
-func Environment(getenv func(string) string) func(name string) (string, bool) {
+// set, non-empty variable whose name is in allowed (the operator's
+// credentials.from_environment), never one starting with
+// [ReservedPrefix]. Every other name answers nothing, so skillgate's own
+// environment (PGPASSWORD, AWS_SECRET_ACCESS_KEY, …) is not one
+// `--credential` away from a third-party server. Nil getenv or an empty
+// allowed answers nothing.
+func Environment(getenv func(string) string, allowed []string) func(name string) (string, bool) {
+	set := make(map[string]bool, len(allowed))
+	for _, n := range allowed {
+		if !strings.HasPrefix(n, ReservedPrefix) {
+			set[n] = true
+		}
+	}
 	return func(name string) (string, bool) {
-		if getenv == nil || strings.HasPrefix(name, ReservedPrefix) {
+		if getenv == nil || !set[name] {
 			return "", false
 		}
 		v := getenv(name)
 		return v, v != ""
 	}
+}
+
+// CheckFromEnvironment validates the configuration's
+// credentials.from_environment list: each entry a credential name
+// ([CheckName]), none of skillgate's own ([ReservedPrefix]), no
+// duplicates. field names the list in errors.
+func CheckFromEnvironment(field string, names []string) error {
+	seen := make(map[string]bool, len(names))
+	for i, n := range names {
+		if err := CheckName(n); err != nil {
+			return fmt.Errorf("%s[%d]: %w", field, i, err)
+		}
+		if strings.HasPrefix(n, ReservedPrefix) {
+			return fmt.Errorf("%w: %s[%d]: %s is skillgate's own configuration, never a skill's credential; remove it", ErrInvalidName, field, i, n)
+		}
+		if seen[n] {
+			return fmt.Errorf("%w: %s[%d]: %s is listed twice; remove one", ErrInvalidName, field, i, n)
+		}
+		seen[n] = true
+	}
+	return nil
 }
 
 // Lookup returns p's credential lookup, the shape mcpclient expands

@@ -57,8 +57,13 @@ func open(t *testing.T, dir string, opts credential.Options) *credential.Store {
 func TestRoundTripAndResolution(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	env := map[string]string{"GITHUB_TOKEN": "from-env", "ONLY_ENV": "env-only", "SKILLGATE_CREDENTIAL_KEY": "AGE-SECRET-KEY-1X", "EMPTY": ""}
-	opts := credential.Options{Environ: func(n string) string { return env[n] }}
+	env := map[string]string{"GITHUB_TOKEN": "from-env", "ONLY_ENV": "env-only", "SKILLGATE_CREDENTIAL_KEY": "AGE-SECRET-KEY-1X", "EMPTY": "",
+		"PGPASSWORD": "db-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret"}
+	// The operator lets the environment answer these names only
+	// (credentials.from_environment); a reserved name is ignored even if
+	// listed.
+	opts := credential.Options{Environ: func(n string) string { return env[n] },
+		FromEnvironment: []string{"GITHUB_TOKEN", "ONLY_ENV", "EMPTY", "SKILLGATE_CREDENTIAL_KEY"}}
 	s := open(t, dir, opts)
 	for _, e := range []struct {
 		name  string
@@ -95,6 +100,8 @@ func TestRoundTripAndResolution(t *testing.T) {
 		{p("acme", "reviewer"), "NOWHERE", "", false},
 		{p("acme", "reviewer"), "EMPTY", "", false},                    // empty is unset
 		{p("acme", "reviewer"), "SKILLGATE_CREDENTIAL_KEY", "", false}, // skillgate's own, never
+		{p("acme", "reviewer"), "PGPASSWORD", "", false},               // set, but not listed
+		{p("acme", "reviewer"), "AWS_SECRET_ACCESS_KEY", "", false},    // set, but not listed
 	} {
 		for i, st := range []*credential.Store{s, s2} {
 			got, ok := st.Lookup(tc.p)(tc.name)
@@ -350,5 +357,61 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	if len(list) != 2*n {
 		t.Fatalf("%d entries after two concurrent writers of %d each, want %d: %v", len(list), n, 2*n, list)
+	}
+}
+
+// TestEnvironmentOnlyListed: the environment step answers only the names
+// the operator listed, whatever else skillgate's environment holds.
+func TestEnvironmentOnlyListed(t *testing.T) {
+	env := map[string]string{"GITHUB_TOKEN": "gh", "PGPASSWORD": "pg", "HOME": "/root", "SKILLGATE_S3_SECRET_KEY": "s3"}
+	getenv := func(n string) string { return env[n] }
+	for _, tc := range []struct {
+		allowed []string
+		name    string
+		want    string
+		ok      bool
+	}{
+		{nil, "GITHUB_TOKEN", "", false},
+		{[]string{}, "PGPASSWORD", "", false},
+		{[]string{"GITHUB_TOKEN"}, "GITHUB_TOKEN", "gh", true},
+		{[]string{"GITHUB_TOKEN"}, "PGPASSWORD", "", false},
+		{[]string{"GITHUB_TOKEN"}, "HOME", "", false},
+		{[]string{"SKILLGATE_S3_SECRET_KEY"}, "SKILLGATE_S3_SECRET_KEY", "", false},
+		{[]string{"MISSING"}, "MISSING", "", false},
+	} {
+		got, ok := credential.Environment(getenv, tc.allowed)(tc.name)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("allowed %v: %s = %q, %v; want %q, %v", tc.allowed, tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got, ok := credential.Environment(nil, []string{"GITHUB_TOKEN"})("GITHUB_TOKEN"); ok || got != "" {
+		t.Errorf("nil getenv answered %q", got)
+	}
+}
+
+func TestCheckFromEnvironment(t *testing.T) {
+	const field = "credentials.from_environment"
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"GITHUB_TOKEN", "JIRA_TOKEN"}, ""},
+		{[]string{"GITHUB_TOKEN", "github_token"}, `credentials.from_environment[1]: invalid credential name: "github_token": a name is an upper-case letter followed by upper-case letters, digits and '_', at most 128 bytes (e.g. GITHUB_TOKEN)`},
+		{[]string{""}, `credentials.from_environment[0]: invalid credential name: the name is empty; use upper-case letters, digits and '_', e.g. GITHUB_TOKEN`},
+		{[]string{"SKILLGATE_CREDENTIAL_KEY"}, `invalid credential name: credentials.from_environment[0]: SKILLGATE_CREDENTIAL_KEY is skillgate's own configuration, never a skill's credential; remove it`},
+		{[]string{"A", "B", "A"}, `invalid credential name: credentials.from_environment[2]: A is listed twice; remove one`},
+	} {
+		err := credential.CheckFromEnvironment(field, tc.names)
+		got := ""
+		if err != nil {
+			got = err.Error()
+			if !errors.Is(err, credential.ErrInvalidName) {
+				t.Errorf("%v: %v is not ErrInvalidName", tc.names, err)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%v:\n got %s\nwant %s", tc.names, got, tc.want)
+		}
 	}
 }

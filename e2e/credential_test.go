@@ -89,6 +89,9 @@ func TestTwoTenantsOwnCredentials(t *testing.T) {
 	)
 	secrets := []string{installToken, acmeToken, globexToken, acmeRotated, acmeReviewer}
 	f := emptyFixture(t)
+	// install's --credential GITHUB_TOKEN reads the operator's environment,
+	// which the configuration allows for that name only.
+	f.writeConfig(t, "credentials:\n  from_environment: [GITHUB_TOKEN]\n")
 	var seen lockedBuffer
 
 	// The tools file travels in the skill, read from its directory.
@@ -268,4 +271,74 @@ permit (principal, action == Action::"invoke", resource);
 		return
 	}
 	t.Logf("outputs:\n%s", seen.String())
+}
+
+// TestEnvironmentCredentialsOnlyListed is issue 28's item 9 end to end,
+// with the real binary and bubblewrap: skillgate runs with PGPASSWORD in
+// its environment, and an imported skill's server asks for
+// ${PGPASSWORD}. Until the operator lists the name in
+// credentials.from_environment, nothing resolves it: `install
+// --credential PGPASSWORD` is blocked naming it and the fix, and the
+// confined server never sees the value. Listed, the install introspects
+// and a call reaches the run-time sandbox with the value; unlisted again,
+// the call is refused naming the credential.
+func TestEnvironmentCredentialsOnlyListed(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed (apt-get install bubblewrap; scripts/test.sh does)")
+	}
+	const secret = "pg-SECRET-4f1c9e"
+	env := []string{"PGPASSWORD=" + secret}
+	f := emptyFixture(t)
+	var seen lockedBuffer
+	skill := func(name string) string {
+		src := writeImport(t, name, "---\nQuery the database with `create_issue`.\n", map[string]any{
+			"db": map[string]any{"command": testServer(t), "env": map[string]string{
+				testserver.EnvMode: testserver.ModeRecorder, testserver.EnvToolsFile: "tools.json", testserver.EnvName: "db",
+				testserver.EnvReportEnv: "PGPASSWORD", "PGPASSWORD": "${PGPASSWORD}",
+			}},
+		})
+		if err := os.WriteFile(filepath.Join(src, "tools.json"), []byte(createIssueTools), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+
+	// Not listed: the environment does not answer, whatever it holds.
+	code, out := f.credentialRun(t, &seen, "", env, "install", skill("unlisted"), "--credential", "PGPASSWORD")
+	if code != 1 || !strings.Contains(out, "PGPASSWORD") {
+		t.Fatalf("install with an unlisted variable: exit %d (want 1, blocked)\n%s", code, seen.String())
+	}
+	if want := "credentials.from_environment"; !strings.Contains(seen.String(), want) {
+		t.Errorf("the refusal does not say how to allow the variable (%s):\n%s", want, seen.String())
+	}
+
+	// Listed: install, approve, enable; the call reaches the confined
+	// server with the value.
+	f.writeConfig(t, "credentials:\n  from_environment: [PGPASSWORD]\n")
+	if code, _ := f.credentialRun(t, &seen, "", env, "install", skill("listed"), "--credential", "PGPASSWORD"); code != 0 {
+		t.Fatalf("install with a listed variable: exit %d\n%s", code, seen.String())
+	}
+	for _, args := range [][]string{{"approve", "listed"}, {"enable", "listed"}} {
+		if code, _ := f.credentialRun(t, &seen, "", env, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, seen.String())
+		}
+	}
+	os.MkdirAll(filepath.Join(f.data, "policies"), 0o755)
+	if err := os.WriteFile(filepath.Join(f.data, "policies", "all.cedar"), []byte("@id(\"all\")\npermit (principal, action == Action::\"invoke\", resource);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, isErr := caller(f.agentEnv(t, env...))(t, "create_issue", map[string]any{"title": "x"})
+	if isErr || !strings.Contains(got, `"env":{"PGPASSWORD":"`+secret+`"}`) {
+		t.Fatalf("call with the variable listed: (error=%v) %s", isErr, got)
+	}
+
+	// Unlisted again: the call is refused, naming the credential.
+	f.writeConfig(t, "")
+	got, isErr = caller(f.agentEnv(t, env...))(t, "create_issue", map[string]any{"title": "x"})
+	if !isErr || !strings.Contains(got, "PGPASSWORD") || strings.Contains(got, secret) {
+		t.Fatalf("call with the variable no longer listed: (error=%v) %s", isErr, got)
+	}
+	if strings.Contains(seen.String(), secret) {
+		t.Errorf("the secret was printed:\n%s", seen.String())
+	}
 }

@@ -18,6 +18,7 @@ import (
 func TestExecutorWakesPerTenant(t *testing.T) {
 	f := newFixture(t)
 	t.Setenv("GITHUB_TOKEN", "gh-secret")
+	f.writeConfig(t, "credentials:\n  from_environment: [GITHUB_TOKEN, GITLAB_TOKEN]\n")
 	for _, p := range []struct{ name, tools, token string }{
 		{"github", "server-github-2025.4.8.tools.json", "GITHUB_TOKEN"},
 		{"gitlab", "server-gitlab-2025.4.25.tools.json", "GITLAB_TOKEN"},

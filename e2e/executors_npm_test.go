@@ -21,6 +21,7 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 	f := newFixture(t)
 	t.Setenv("GITHUB_TOKEN", "gh-not-used")
 	t.Setenv("GITLAB_TOKEN", "gl-not-used")
+	f.writeConfig(t, "credentials:\n  from_environment: [GITHUB_TOKEN, GITLAB_TOKEN]\n")
 	for _, p := range []struct {
 		name, entry, token string
 		env                map[string]string

@@ -193,6 +193,8 @@ func TestInstallCredentialsNeverLeak(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "mcp.json"), []byte(`{"mcpServers": {"notes": {"command": "`+testServer(t)+`", "env": {"SKILLGATE_TESTSERVER": "normal", "API_TOKEN": "${NOTES_TOKEN}", "LITERAL": "hunter2-literal"}}}}`), 0o644)
 	const secret = "s3cr3t-value-0123456789"
 	env := []string{"NOTES_TOKEN=" + secret}
+	// The operator lets skillgate's environment answer NOTES_TOKEN.
+	f.writeConfig(t, "credentials:\n  from_environment: [NOTES_TOKEN]\n")
 	// Set in the environment but not named: withheld, the server not started.
 	f.runCode(t, env, "install", dir)
 	code, out, _ := f.runCode(t, nil, "review", "secretive")
@@ -208,7 +210,7 @@ func TestInstallCredentialsNeverLeak(t *testing.T) {
 	f.runCode(t, nil, "remove", "secretive")
 	// Named but not set: missing.
 	f.runCode(t, nil, "install", dir, "--credential", "NOTES_TOKEN")
-	if _, out, _ = f.runCode(t, nil, "review", "secretive", "--json"); !strings.Contains(out, "missing credential") || !strings.Contains(out, "NOTES_TOKEN") {
+	if _, out, _ = f.runCode(t, nil, "review", "secretive", "--json"); !strings.Contains(out, "credential not set: NOTES_TOKEN given to the server but not set") {
 		t.Errorf("missing credential not reported: %s", out)
 	}
 	f.runCode(t, nil, "remove", "secretive")

@@ -79,6 +79,7 @@ exit 1
 
 	// The same probe, unconfined and with the network and the credential
 	// given, sees everything: the checks above are not vacuous.
+	f.writeConfig(t, "credentials:\n  from_environment: [OPERATOR_SECRET]\n")
 	f.runCode(t, env, "recheck", "probe", "--unconfined", "--credential", "OPERATOR_SECRET")
 	_, out, _ = f.runCode(t, nil, "review", "probe")
 	// (The credential's value is scrubbed from what the server says.)

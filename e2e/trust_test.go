@@ -84,7 +84,7 @@ func TestTrustTiersOverMCP(t *testing.T) {
 		f.run(t, "sign", filepath.Join(shipped, n), "--key", filepath.Join(keys, "release.key"))
 	}
 	signing := "signing:\n  keys:\n    - name: release\n      public_key: " + filepath.Join(keys, "release.pub") + "\n      trust: [first_party]\n"
-	f.writeConfig(t, "roots:\n  - path: "+shipped+"\n    trust: first_party\n"+signing)
+	f.writeConfig(t, "roots:\n  - path: "+shipped+"\n    trust: first_party\n"+signing+"credentials:\n  from_environment: [GITHUB_TOKEN, JIRA_TOKEN]\n")
 	f.run(t, "scan")
 	if code, out, errs := f.runCode(t, nil, "install", recorderSkill(t, "gitlab", createIssueTools)); code != 0 {
 		t.Fatalf("install gitlab: %d %s %s", code, out, errs)

@@ -137,6 +137,11 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 				continue
 			}
 			opts.Credentials = onlyCredentials(s.mcp.Credentials, intro.Credentials)
+			if unset := unsetCredentials(decl, opts.Credentials); len(unset) > 0 {
+				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: %s",
+					ErrCredentialUnset, unsetMessage(unset))}
+				continue
+			}
 		}
 		wg.Add(1)
 		go func() {
@@ -378,6 +383,30 @@ func withheldMessage(key string, names []string) string {
 	}
 	return fmt.Sprintf("%s not given to the server: a skill not approved yet gets only the credentials an operator names; if you trust it with them, run: skillgate recheck %s%s",
 		strings.Join(names, ", "), key, flags)
+}
+
+// unsetCredentials lists the credentials decl references that lookup
+// does not resolve.
+func unsetCredentials(decl mcpclient.ServerDecl, lookup mcpclient.CredentialLookup) []string {
+	var out []string
+	for _, n := range decl.Credentials() {
+		if lookup == nil {
+			out = append(out, n)
+			continue
+		}
+		if _, ok := lookup(n); !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// unsetMessage tells the operator where a given credential may come from.
+func unsetMessage(names []string) string {
+	n := names[0]
+	return fmt.Sprintf("%s given to the server but not set: store it with 'skillgate credential set %s --tenant TENANT' and introspect with --tenant TENANT, "+
+		"or, to read it from skillgate's own environment, list it under credentials.from_environment in config.yaml (no other variable of the environment is ever given to a server)",
+		strings.Join(names, ", "), n)
 }
 
 // onlyCredentials is lookup restricted to names.

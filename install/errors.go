@@ -24,6 +24,11 @@ var (
 	// needs a credential the operator has not given it (see
 	// [Introspection]); the server was not started.
 	ErrCredentialWithheld = errors.New("credential withheld")
+	// ErrCredentialUnset means the operator gave a server a credential
+	// (--credential NAME) that resolves to nothing: neither the credential
+	// store has it for the principal, nor may skillgate's environment
+	// answer it (credentials.from_environment).
+	ErrCredentialUnset = errors.New("credential not set")
 
 	// ErrNotFound means no install matches a name.
 	ErrNotFound = errors.New("no such install")

@@ -201,6 +201,9 @@ func fetchArchive(ctx context.Context, src Source, lim SourceLimits, now time.Ti
 	if resp.StatusCode != http.StatusOK {
 		return nil, Provenance{}, fmt.Errorf("%w: fetching %s: %s", ErrInvalidSource, redact(u), resp.Status)
 	}
+	if resp.ContentLength > lim.MaxArchiveBytes {
+		return nil, Provenance{}, fmt.Errorf("%w: %s: archive larger than %d bytes (%d)", ErrInvalidSource, redact(u), lim.MaxArchiveBytes, resp.ContentLength)
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, lim.MaxArchiveBytes+1))
 	if err != nil {
 		return nil, Provenance{}, fmt.Errorf("%w: fetching %s: %w", ErrInvalidSource, redact(u), err)
@@ -296,7 +299,7 @@ func fetchGit(ctx context.Context, src Source, lim SourceLimits, now time.Time) 
 	defer os.RemoveAll(tmp)
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	run := func(stdout io.Writer, args ...string) error {
+	runCtx := func(ctx context.Context, stdout io.Writer, args ...string) error {
 		// No user or system configuration, no prompts, only the
 		// protocols a source may use.
 		full := append([]string{"-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always",
@@ -314,6 +317,7 @@ func fetchGit(ctx context.Context, src Source, lim SourceLimits, now time.Time) 
 		}
 		return nil
 	}
+	run := func(stdout io.Writer, args ...string) error { return runCtx(ctx, stdout, args...) }
 	if err := run(io.Discard, "init", "-q", "--bare"); err != nil {
 		return nil, Provenance{}, fmt.Errorf("%w: git init: %w", ErrInvalidSource, err)
 	}
@@ -333,20 +337,35 @@ func fetchGit(ctx context.Context, src Source, lim SourceLimits, now time.Time) 
 	if err := run(&out, "cat-file", "-t", treeish); err != nil || strings.TrimSpace(out.String()) != "tree" {
 		return nil, Provenance{}, fmt.Errorf("%w: %s has no directory %q at %s", ErrInvalidSource, redact(u), sub, commit)
 	}
-	archive := &limitedBuffer{b: &bytes.Buffer{}, max: int(lim.MaxArchiveBytes)}
-	if err := run(archive, "archive", "--format=tar", treeish); err != nil {
-		return nil, Provenance{}, fmt.Errorf("%w: git archive of %s: %w", ErrInvalidSource, redact(u), err)
-	}
-	if archive.over {
-		return nil, Provenance{}, fmt.Errorf("%w: %s at %s: larger than %d bytes", ErrInvalidSource, redact(u), commit, lim.MaxArchiveBytes)
-	}
 	name := path.Base(sub)
 	if sub == "" {
 		name = strings.TrimSuffix(path.Base(u.Path), ".git")
 	}
-	t, err := ReadArchiveBytes(ctx, name, "tar", archive.b.Bytes(), lim)
+	// git archive's tar is read as it streams: never more than the bounds
+	// in memory, and git is stopped at the first entry over them.
+	actx, stop := context.WithCancel(ctx)
+	pr, pw := io.Pipe()
+	archived := make(chan error, 1)
+	go func() {
+		err := runCtx(actx, pw, "archive", "--format=tar", treeish)
+		pw.CloseWithError(err)
+		archived <- err
+	}()
+	t, err := readTarStreamBounded(ctx, fmt.Sprintf("%s at %s", redact(u), commit), pr, lim)
+	if err == nil {
+		// The tar ended: what git still writes is the record's padding.
+		_, _ = io.Copy(io.Discard, io.LimitReader(pr, 1<<20))
+	} else {
+		stop()
+	}
+	pr.CloseWithError(errArchiveBound)
+	gitErr := <-archived
+	stop()
 	if err != nil {
 		return nil, Provenance{}, err
+	}
+	if gitErr != nil {
+		return nil, Provenance{}, fmt.Errorf("%w: git archive of %s: %w", ErrInvalidSource, redact(u), gitErr)
 	}
 	t.Name = name
 	recorded := redact(u)

@@ -371,6 +371,56 @@ func ReadArchiveBytes(ctx context.Context, name, kind string, data []byte, lim S
 	return stripTop(&Tree{Name: strings.TrimSuffix(name, "."+kind), Files: c.files, sigs: c.sigs}).settle(), nil
 }
 
+// readTarStreamBounded reads a tar stream (git archive's output) with the
+// same checks as [ReadArchiveBytes], holding only the files it keeps: a
+// stream of more than lim.MaxArchiveBytes stops there with an error
+// naming the bound, and an entry larger than what is left of lim.MaxBytes
+// is refused from its header, before a byte of it is read. Memory stays
+// within the bounds whatever the stream's size.
+func readTarStreamBounded(ctx context.Context, name string, r io.Reader, lim SourceLimits) (*Tree, error) {
+	lim = lim.withDefaults()
+	br := &boundedReader{r: r, left: lim.MaxArchiveBytes}
+	c := &collector{lim: lim, files: map[string][]byte{}, where: name}
+	err := readTarStream(ctx, br, c)
+	if br.over {
+		return nil, fmt.Errorf("%w: %s: archive larger than %d bytes", ErrInvalidSource, name, lim.MaxArchiveBytes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return stripTop(&Tree{Name: name, Files: c.files, sigs: c.sigs}).settle(), nil
+}
+
+// errArchiveBound ends a stream read past its bound.
+var errArchiveBound = errors.New("archive bound reached")
+
+// boundedReader reads at most left bytes of r; reading past that fails
+// with errArchiveBound and sets over.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a stream that ends exactly at the bound
+		// from a longer one.
+		var one [1]byte
+		if n, _ := b.r.Read(one[:]); n > 0 {
+			b.over = true
+			return 0, errArchiveBound
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
 func readTarGz(ctx context.Context, data []byte, c *collector) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {

@@ -268,6 +268,17 @@ type Config struct {
 	// keeps in it (docs/storage.md).
 	S3              configS3              `yaml:"s3"`
 	TenantLibraries configTenantLibraries `yaml:"tenant_libraries"`
+	// Credentials configures where ${NAME} references of mcp.json
+	// resolve; see configCredentials.
+	Credentials configCredentials `yaml:"credentials"`
+}
+
+// configCredentials is the credentials section of config.yaml.
+type configCredentials struct {
+	// FromEnvironment lists the variables of skillgate's own environment
+	// that ${NAME} may resolve to, after the credential store. Nothing
+	// else in the environment is ever given to a server.
+	FromEnvironment []string `yaml:"from_environment"`
 }
 
 // config loads the configuration file, if any.
@@ -290,6 +301,9 @@ func (m *Main) config() (*Config, error) {
 	var c Config
 	if err := decodeConfig(p, b, &c); err != nil {
 		return nil, err
+	}
+	if err := credential.CheckFromEnvironment("credentials.from_environment", c.Credentials.FromEnvironment); err != nil {
+		return nil, fmt.Errorf("config %s: %w", p, err)
 	}
 	return &c, nil
 }

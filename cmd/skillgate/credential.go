@@ -24,7 +24,8 @@ const envCredentialKey = "SKILLGATE_CREDENTIAL_KEY"
 // when that is PostgreSQL (shared by every replica on it), else in the data
 // directory; its identity from SKILLGATE_CREDENTIAL_KEY, else
 // DATA/credentials.key; its last resolution step is the process
-// environment. db is the store the command already opened, or nil.
+// environment, for the variables credentials.from_environment of the
+// configuration lists. db is the store the command already opened, or nil.
 func (m *Main) openCredentials(ctx context.Context, db ...store.DB) (*credential.Store, error) {
 	var opened store.DB
 	if len(db) > 0 {
@@ -34,10 +35,15 @@ func (m *Main) openCredentials(ctx context.Context, db ...store.DB) (*credential
 	if err != nil {
 		return nil, err
 	}
+	cfg, err := m.config()
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
 	opts := credential.Options{
-		Identity:       m.Getenv(envCredentialKey),
-		IdentitySource: envCredentialKey,
-		Environ:        m.Getenv,
+		Identity:        m.Getenv(envCredentialKey),
+		IdentitySource:  envCredentialKey,
+		Environ:         m.Getenv,
+		FromEnvironment: cfg.Credentials.FromEnvironment,
 	}
 	if shared != nil {
 		if err := m.adoptFile(ctx, shared, credential.StoreFile, filepath.Join(m.data(), credential.StoreFile)); err != nil {
@@ -66,7 +72,8 @@ func (m *Main) credentialCommand() *cobra.Command {
 		Long: `Manage per-tenant and per-agent credentials: the values of ${NAME}
 references in a skill's mcp.json. For a principal (tenant, agent) a name
 resolves to the agent's entry, else the tenant's entry, else skillgate's own
-environment. Each distinct set of values gets its own upstream server
+environment for the names config.yaml lists (credentials: from_environment:
+[NAME, ...]); no other variable is ever given to a server. Each distinct set of values gets its own upstream server
 process, so two tenants never share a server started with the other's token.
 
 The store is DATA/credentials.age, encrypted with age; when the metadata

@@ -83,8 +83,12 @@ func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.Credential
 // newInstallService opens the install flow; sf (nil: the SKILLGATE_*
 // variables) says whether approved versions are also kept in the bucket.
 func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *storageFlags) (*install.Service, error) {
+	cfg, err := m.config()
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
 	if creds == nil {
-		creds = credential.Environment(m.Getenv)
+		creds = credential.Environment(m.Getenv, cfg.Credentials.FromEnvironment)
 	}
 	var p propose.Proposer = propose.Deterministic{}
 	var drafter promote.Drafter
@@ -97,10 +101,6 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, 
 		// The same model drafts the promote_provider mappings the
 		// deterministic drafter cannot write.
 		drafter = promote.LLM{Chat: llm.Complete, Name: llm.Name()}
-	}
-	cfg, err := m.config()
-	if err != nil {
-		return nil, usageErr("%v", err)
 	}
 	kr, err := m.keyring(cfg)
 	if err != nil {
@@ -283,7 +283,7 @@ func (m *Main) credentialScopeFlags(c *cobra.Command) {
 func (m *Main) introspectionFlags(intro *install.Introspection) func(*cobra.Command) {
 	return func(c *cobra.Command) {
 		m.credentialScopeFlags(c)
-		c.Flags().StringArrayVar(&intro.Credentials, "credential", nil, "give this credential (a ${NAME} of mcp.json, read from the environment or, with --tenant, resolved for that tenant) to the skill's servers; repeatable; others are withheld until approval")
+		c.Flags().StringArrayVar(&intro.Credentials, "credential", nil, "give this credential (a ${NAME} of mcp.json, resolved for --tenant from the credential store, else from the environment when config.yaml lists it under credentials.from_environment) to the skill's servers; repeatable; others are withheld until approval")
 		c.Flags().BoolVar(&intro.Network, "allow-network", false, "let the skill's servers reach the network while they are introspected")
 		c.Flags().BoolVar(&intro.Unconfined, "unconfined", false, "run the servers without the sandbox, as your own user (only for code you trust)")
 	}
