@@ -165,16 +165,29 @@ func (s *Server) MountAdmin(h http.Handler) {
 }
 
 // VerifyToken resolves a bearer token's secret to its principal, as every
-// request's token is: for the admin console's sign-in.
-func (s *Server) VerifyToken(secret string) (capability.Principal, bool) {
+// request's token is, and to the token's identity (its SHA-256, which
+// [Server.CurrentToken] takes): for the admin console's sign-in.
+func (s *Server) VerifyToken(secret string) (id string, p capability.Principal, ok bool) {
 	tok, ok, err := s.opts.Tokens.Verify(secret)
 	if err != nil {
 		s.log.Error("token file unreadable; using the tokens last loaded", "path", s.opts.Tokens.Path(), "err", err)
 	}
 	if !ok {
-		return capability.Principal{}, false
+		return "", capability.Principal{}, false
 	}
-	return tok.Principal(), true
+	return tok.SHA256, tok.Principal(), true
+}
+
+// CurrentToken returns the principal of the token whose identity is id
+// ([Server.VerifyToken]) in the token set as it is now ([Tokens.Current]):
+// ok is false once the token was removed or changed, on any replica. The
+// admin console asks it on every request of a session.
+func (s *Server) CurrentToken(ctx context.Context, id string) (capability.Principal, bool, error) {
+	tok, ok, err := s.opts.Tokens.Current(ctx, id)
+	if err != nil || !ok {
+		return capability.Principal{}, false, err
+	}
+	return tok.Principal(), true, nil
 }
 
 // health is GET /v1/health. Without a token (a load balancer's probe) it
