@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,6 @@ import (
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/skill"
 )
 
 //go:embed templates/*.html
@@ -98,7 +98,7 @@ type Console struct {
 	opts  Options
 	log   *slog.Logger
 	pages map[string]*template.Template
-	mux   *http.ServeMux
+	mux   *router
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -138,7 +138,7 @@ func New(opts Options) (*Console, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Console{opts: opts, log: opts.Logger, sessions: map[string]*session{}, mux: http.NewServeMux()}
+	c := &Console{opts: opts, log: opts.Logger, sessions: map[string]*session{}, mux: &router{ServeMux: http.NewServeMux()}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -173,6 +173,32 @@ func New(opts Options) (*Console, error) {
 	return c, nil
 }
 
+// router is the console's ServeMux; it remembers the patterns it serves,
+// for [Console.Routes].
+type router struct {
+	*http.ServeMux
+	patterns []string
+}
+
+// Handle serves pattern with h and remembers the pattern.
+func (m *router) Handle(pattern string, h http.Handler) {
+	m.ServeMux.Handle(pattern, h)
+	m.patterns = append(m.patterns, pattern)
+}
+
+// HandleFunc serves pattern with h and remembers the pattern.
+func (m *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
+}
+
+// Routes returns the ServeMux patterns of every page and action of the
+// console, in the order they were added: those of an operator pass
+// through the one gate (authed: access capability.AccessOperator, a T0
+// token of any tenant); only the sign-in form, the static files and the
+// redirect from Prefix are open. Tests enumerate them, so that a new page
+// cannot skip the gate unnoticed.
+func (c *Console) Routes() []string { return slices.Clone(c.mux.patterns) }
+
 // ServeHTTP implements http.Handler.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
@@ -187,12 +213,14 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type handler func(w http.ResponseWriter, r *http.Request, s *session)
 
 // authed serves h for a request with a live session; others are sent to
-// sign in. A session is live while it is neither idle nor too old and the
-// token it signed in with still stands for its principal, as a T0 token:
+// sign in. Every page and action of an operator passes through it: the
+// console's routes all have access capability.AccessOperator (T0 tokens,
+// every tenant), decided by capability.Access.Scope as the REST API's
+// are. A session is live while it is neither idle nor too old and the
+// token it signed in with still stands for its principal and is admitted:
 // checked on every request against the current token set, so removing or
 // changing the token (skillgate token rm) ends the session at its next
 // request, on every replica. A POST must carry the session's CSRF token.
-// Every page and action passes through here.
 func (c *Console) authed(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, id := c.session(r)
@@ -203,7 +231,7 @@ func (c *Console) authed(h handler) http.Handler {
 				c.fail(w, r, nil, http.StatusServiceUnavailable, fmt.Errorf("the bearer tokens cannot be read to check this session's: %w", err))
 				return
 			}
-			if !ok || p != s.principal || p.Tier != skill.T0 {
+			if !ok || p != s.principal || !admitted(p) {
 				c.log.WarnContext(r.Context(), "admin console: session ended: its token was removed or changed", "principal", s.principal.String())
 				c.endSession(w, r, id)
 				to := Prefix + "/login?ended=token"
@@ -292,7 +320,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.log.WarnContext(r.Context(), "admin console: sign-in with an unknown token", "remote", r.RemoteAddr)
 		c.render(w, r, nil, http.StatusUnauthorized, "login", map[string]any{"Error": "That token is unknown. Create one with: skillgate token add --tier T0 …", "Next": next})
 		return
-	case p.Tier != skill.T0:
+	case !admitted(p):
 		c.log.WarnContext(r.Context(), "admin console: sign-in refused for a non-admin token", "principal", p.String(), "tier", p.Tier)
 		c.render(w, r, nil, http.StatusForbidden, "login", map[string]any{"Error": fmt.Sprintf("The console is for operators: this token is of tier %s; sign in with a T0 token.", p.Tier), "Next": next})
 		return
@@ -313,6 +341,13 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
 		c.endSession(w, r, ck.Value)
 	}
 	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
+}
+
+// admitted reports whether p may use the console: the access of its
+// every page, capability.AccessOperator.
+func admitted(p capability.Principal) bool {
+	_, err := capability.AccessOperator.Scope(p)
+	return err == nil
 }
 
 // actor is who the audit log records for s's actions: the operator, as

@@ -73,7 +73,7 @@ func TestPolicyAPI(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"effect": "require_approval"`) {
 		t.Fatalf("test: %d %s", code, body)
 	}
-	if code, body = do("POST", "/v1/grants", agent, `{}`); code != 403 || !strings.Contains(body, "needs a token of agent tier [T0]") {
+	if code, body = do("POST", "/v1/grants", agent, `{}`); code != 403 || !strings.Contains(body, "forbidden: this needs a token of agent tier T0 (a human operator); this token is acme/op-T3@T3 (POST /v1/grants)") {
 		t.Fatalf("agent adds grant: %d %s", code, body)
 	}
 	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_file","level":"destructive","uses":1,"expires":"1h","bogus":1}`); code != 400 || !strings.Contains(body, `unknown field \"bogus\"`) {
