@@ -114,13 +114,13 @@ func apiOperations() []apiOperation {
 		{pattern: "POST /v1/installs", access: capability.AccessOperator, method: http.MethodPost, path: "/v1/installs", tag: "installs",
 			summary: "Install a skill from a path on the server (skillgate install PATH --json)", request: installRequest{}, response: install.Review{}, errors: installErrs},
 		{pattern: "GET /v1/grants", access: capability.AccessTenant, method: http.MethodGet, path: "/v1/grants", tag: "policy",
-			summary: "The grants (tokens of tier T0 or T1)", response: []policy.Grant{}, errors: policyErrs},
+			summary: "The grants: every tenant's for T0 tokens, its own tenant's for T1", response: []policy.Grant{}, errors: policyErrs},
 		{pattern: "POST /v1/grants", access: capability.AccessOperator, method: http.MethodPost, path: "/v1/grants", tag: "policy",
 			summary: "Add a grant, audited (tokens of tier T0)", request: grantRequest{}, response: policy.Grant{}, errors: policyErrs},
 		{pattern: "DELETE /v1/grants/{id}", access: capability.AccessOperator, method: http.MethodDelete, path: "/v1/grants/{id}", tag: "policy",
 			summary: "Revoke a grant, audited (tokens of tier T0)", request: grantIDParams{}, response: revokeResponse{}, errors: policyErrs},
 		{pattern: "POST /v1/policy/test", access: capability.AccessTenant, method: http.MethodPost, path: "/v1/policy/test", tag: "policy",
-			summary: "Decide a call without making it (tokens of tier T0 or T1)", request: testRequest{}, response: policy.TestReport{}, errors: policyErrs},
+			summary: "Decide a call without making it (T0 tokens; T1 tokens for principals of their tenant)", request: testRequest{}, response: policy.TestReport{}, errors: policyErrs},
 	}
 	changeErrs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict}
 	ops = append(ops,
