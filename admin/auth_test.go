@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"errors"
 	"html/template"
 	"net/http"
 	"net/http/cookiejar"
@@ -162,5 +163,48 @@ func TestConsoleTenancyMatrix(t *testing.T) {
 				t.Errorf("%s as %s's token lowered to T1: %d %s; want the session ended", route, tenant, status, loc)
 			}
 		}
+	}
+}
+
+// TestConsoleTokenSetUnreadable: while the token set cannot be read, a
+// session's requests are refused (503, nothing done) and the session is
+// kept; once it can, the session goes on.
+func TestConsoleTokenSetUnreadable(t *testing.T) {
+	base := newConsole(t)
+	var mu sync.Mutex
+	var broken error
+	admin0 := capability.Principal{Tenant: "ops", Agent: "alice", Tier: skill.T0}
+	h, err := admin.New(admin.Options{
+		Verify: func(s string) (string, capability.Principal, bool) { return "id-" + s, admin0, s == "sgt_admin" },
+		Token: func(_ context.Context, id string) (capability.Principal, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return admin0, id == "id-sgt_admin" && broken == nil, broken
+		},
+		Policy: base.eng,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	c := &console{url: ts.URL, http: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	csrf := c.signIn(t, "sgt_admin")
+	mu.Lock()
+	broken = errors.New("tokens: shared tokens.json: connection refused")
+	mu.Unlock()
+	status, _, page := c.post(t, "/admin/grants", url.Values{"csrf": {csrf}, "principal": {"acme/planner"}, "capability": {"tools/fs:fs/delete_file"}, "level": {"destructive"}, "reason": {"a reason"}})
+	if want := htmlText("the bearer tokens cannot be read to check this session's: tokens: shared tokens.json: connection refused"); status != http.StatusServiceUnavailable || !strings.Contains(page, want) {
+		t.Errorf("token set unreadable: %d; want 503 with %s\n%s", status, want, page)
+	}
+	if gs := base.eng.Grants(); len(gs) != 0 {
+		t.Errorf("a grant was added: %+v", gs)
+	}
+	mu.Lock()
+	broken = nil
+	mu.Unlock()
+	if status, loc, _ := c.get(t, "/admin/grants"); status != http.StatusOK {
+		t.Errorf("token set readable again: %d %s; want the session kept", status, loc)
 	}
 }
