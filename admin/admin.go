@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,6 @@ import (
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/skill"
 )
 
 //go:embed templates/*.html
@@ -64,9 +64,17 @@ type AuditLog interface {
 // Options configure the console. Installs, Policy and Audit may be nil:
 // their pages then say so.
 type Options struct {
-	// Verify resolves a bearer token to its principal; ok false for an
-	// unknown token.
-	Verify   func(secret string) (p capability.Principal, ok bool)
+	// Verify resolves a bearer token's secret to the token's identity
+	// (what a session is bound to: the SHA-256 of the secret) and its
+	// principal; ok false for an unknown token.
+	Verify func(secret string) (id string, p capability.Principal, ok bool)
+	// Token returns the principal of the token whose identity is id in
+	// the token set as it is now (read again where it changed, on any
+	// replica); ok false once the token was removed or changed. Every
+	// request of a session asks it, so a session ends at its next request
+	// after its token is removed or changed. An error (the token set
+	// unreadable) refuses the request and keeps the session.
+	Token    func(ctx context.Context, id string) (p capability.Principal, ok bool, err error)
 	Installs *install.Service
 	Policy   *policy.Engine
 	Registry *registry.Registry
@@ -90,7 +98,7 @@ type Console struct {
 	opts  Options
 	log   *slog.Logger
 	pages map[string]*template.Template
-	mux   *http.ServeMux
+	mux   *router
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -110,6 +118,7 @@ type verification struct {
 
 type session struct {
 	principal capability.Principal
+	token     string // the identity of the token it signed in with
 	csrf      string
 	created   time.Time
 	seen      time.Time
@@ -117,8 +126,8 @@ type session struct {
 
 // New returns the console.
 func New(opts Options) (*Console, error) {
-	if opts.Verify == nil {
-		return nil, errors.New("admin: Options.Verify is required")
+	if opts.Verify == nil || opts.Token == nil {
+		return nil, errors.New("admin: Options.Verify and Options.Token are required")
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
@@ -129,7 +138,7 @@ func New(opts Options) (*Console, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &Console{opts: opts, log: opts.Logger, sessions: map[string]*session{}, mux: http.NewServeMux()}
+	c := &Console{opts: opts, log: opts.Logger, sessions: map[string]*session{}, mux: &router{ServeMux: http.NewServeMux()}}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -164,6 +173,32 @@ func New(opts Options) (*Console, error) {
 	return c, nil
 }
 
+// router is the console's ServeMux; it remembers the patterns it serves,
+// for [Console.Routes].
+type router struct {
+	*http.ServeMux
+	patterns []string
+}
+
+// Handle serves pattern with h and remembers the pattern.
+func (m *router) Handle(pattern string, h http.Handler) {
+	m.ServeMux.Handle(pattern, h)
+	m.patterns = append(m.patterns, pattern)
+}
+
+// HandleFunc serves pattern with h and remembers the pattern.
+func (m *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
+}
+
+// Routes returns the ServeMux patterns of every page and action of the
+// console, in the order they were added: those of an operator pass
+// through the one gate (authed: access capability.AccessOperator, a T0
+// token of any tenant); only the sign-in form, the static files and the
+// redirect from Prefix are open. Tests enumerate them, so that a new page
+// cannot skip the gate unnoticed.
+func (c *Console) Routes() []string { return slices.Clone(c.mux.patterns) }
+
 // ServeHTTP implements http.Handler.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
@@ -178,10 +213,35 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type handler func(w http.ResponseWriter, r *http.Request, s *session)
 
 // authed serves h for a request with a live session; others are sent to
-// sign in. A POST must carry the session's CSRF token.
+// sign in. Every page and action of an operator passes through it: the
+// console's routes all have access capability.AccessOperator (T0 tokens,
+// every tenant), decided by capability.Access.Scope as the REST API's
+// are. A session is live while it is neither idle nor too old and the
+// token it signed in with still stands for its principal and is admitted:
+// checked on every request against the current token set, so removing or
+// changing the token (skillgate token rm) ends the session at its next
+// request, on every replica. A POST must carry the session's CSRF token.
 func (c *Console) authed(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := c.session(r)
+		s, id := c.session(r)
+		if s != nil {
+			p, ok, err := c.opts.Token(r.Context(), s.token)
+			if err != nil {
+				c.log.ErrorContext(r.Context(), "admin console: the token set cannot be read", "err", err)
+				c.fail(w, r, nil, http.StatusServiceUnavailable, fmt.Errorf("the bearer tokens cannot be read to check this session's: %w", err))
+				return
+			}
+			if !ok || p != s.principal || !admitted(p) {
+				c.log.WarnContext(r.Context(), "admin console: session ended: its token was removed or changed", "principal", s.principal.String())
+				c.endSession(w, r, id)
+				to := Prefix + "/login?ended=token"
+				if r.Method == http.MethodGet {
+					to += "&next=" + urlQueryEscape(r.URL.RequestURI())
+				}
+				http.Redirect(w, r, to, http.StatusSeeOther)
+				return
+			}
+		}
 		if s == nil {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, Prefix+"/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -205,31 +265,42 @@ func (c *Console) authed(h handler) http.Handler {
 	})
 }
 
-// session returns the live session of r's cookie, or nil; using it
-// extends its idle time.
-func (c *Console) session(r *http.Request) *session {
+// session returns the live session of r's cookie and its id, or nil; using
+// it extends its idle time.
+func (c *Console) session(r *http.Request) (*session, string) {
 	ck, err := r.Cookie(CookieName)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	now := c.opts.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.sessions[ck.Value]
 	if s == nil {
-		return nil
+		return nil, ""
 	}
 	if now.Sub(s.seen) > c.opts.IdleTimeout || now.Sub(s.created) > c.opts.MaxAge {
 		delete(c.sessions, ck.Value)
-		return nil
+		return nil, ""
 	}
 	s.seen = now
-	return s
+	return s, ck.Value
+}
+
+// endSession forgets the session id and clears its cookie.
+func (c *Console) endSession(w http.ResponseWriter, r *http.Request, id string) {
+	c.mu.Lock()
+	delete(c.sessions, id)
+	c.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Prefix, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	msg := ""
-	if r.URL.Query().Get("expired") != "" {
+	switch {
+	case r.URL.Query().Get("ended") == "token":
+		msg = "Your session ended: the token it was signed in with was removed or changed. Sign in again with a current T0 token."
+	case r.URL.Query().Get("expired") != "":
 		msg = "Your session ended. Sign in again."
 	}
 	c.render(w, r, nil, http.StatusOK, "login", map[string]any{"Error": msg, "Next": safeNext(r.URL.Query().Get("next"))})
@@ -243,13 +314,13 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.PostFormValue("next"))
-	p, ok := c.opts.Verify(strings.TrimSpace(r.PostFormValue("token")))
+	tokenID, p, ok := c.opts.Verify(strings.TrimSpace(r.PostFormValue("token")))
 	switch {
 	case !ok:
 		c.log.WarnContext(r.Context(), "admin console: sign-in with an unknown token", "remote", r.RemoteAddr)
 		c.render(w, r, nil, http.StatusUnauthorized, "login", map[string]any{"Error": "That token is unknown. Create one with: skillgate token add --tier T0 …", "Next": next})
 		return
-	case p.Tier != skill.T0:
+	case !admitted(p):
 		c.log.WarnContext(r.Context(), "admin console: sign-in refused for a non-admin token", "principal", p.String(), "tier", p.Tier)
 		c.render(w, r, nil, http.StatusForbidden, "login", map[string]any{"Error": fmt.Sprintf("The console is for operators: this token is of tier %s; sign in with a T0 token.", p.Tier), "Next": next})
 		return
@@ -257,7 +328,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	id, csrf := randomToken(), randomToken()
 	now := c.opts.Now()
 	c.mu.Lock()
-	c.sessions[id] = &session{principal: p, csrf: csrf, created: now, seen: now}
+	c.sessions[id] = &session{principal: p, token: tokenID, csrf: csrf, created: now, seen: now}
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: Prefix, HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(c.opts.MaxAge.Seconds())})
@@ -267,12 +338,16 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
 	if ck, err := r.Cookie(CookieName); err == nil {
-		c.mu.Lock()
-		delete(c.sessions, ck.Value)
-		c.mu.Unlock()
+		c.endSession(w, r, ck.Value)
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: Prefix, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
+}
+
+// admitted reports whether p may use the console: the access of its
+// every page, capability.AccessOperator.
+func admitted(p capability.Principal) bool {
+	_, err := capability.AccessOperator.Scope(p)
+	return err == nil
 }
 
 // actor is who the audit log records for s's actions: the operator, as

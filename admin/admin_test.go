@@ -109,7 +109,11 @@ func newConsole(t testing.TB) *console {
 		t.Fatal(err)
 	}
 	h, err := admin.New(admin.Options{
-		Verify:   func(s string) (capability.Principal, bool) { p, ok := tokens[s]; return p, ok },
+		Verify: func(s string) (string, capability.Principal, bool) { p, ok := tokens[s]; return s, p, ok },
+		Token: func(_ context.Context, id string) (capability.Principal, bool, error) {
+			p, ok := tokens[id]
+			return p, ok, nil
+		},
 		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Registry: reg, Now: clock, Changes: c.changes,
 		Mirrors: []admin.Mirror{{Canonical: c.canonical, Mirror: c.mirror, Limits: discover.DefaultLimits}},
 	})

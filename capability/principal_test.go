@@ -38,6 +38,17 @@ func TestPrincipalValidate(t *testing.T) {
 		{"quote in agent", capability.Principal{Tenant: "acme", Agent: `a"b`, Tier: skill.T3}, `invalid principal: agent id "a\"b" contains '"'`},
 		{"bad tier", capability.Principal{Tenant: "acme", Agent: "a", Tier: "T9"}, `invalid principal: agent tier "T9": use one of T0, T1, T2, T3, T4`},
 		{"non-canonical tier", capability.Principal{Tenant: "acme", Agent: "a", Tier: "t3"}, `invalid principal: agent tier "t3": use one of T0, T1, T2, T3, T4`},
+		{"DEL in agent", capability.Principal{Tenant: "acme", Agent: "a\x7fb", Tier: skill.T3}, `invalid principal: agent id "a\x7fb" contains control characters or invalid UTF-8`},
+		{"ESC in agent", capability.Principal{Tenant: "acme", Agent: "a\x1b[2Jb", Tier: skill.T3}, `invalid principal: agent id "a\x1b[2Jb" contains control characters or invalid UTF-8`},
+		{"bidi override in agent", capability.Principal{Tenant: "acme", Agent: "a\u202eb", Tier: skill.T3}, `invalid principal: agent id "a\u202eb" contains a bidirectional formatting character (U+202E)`},
+		{"bidi isolate in agent", capability.Principal{Tenant: "acme", Agent: "a\u2067b", Tier: skill.T3}, `invalid principal: agent id "a\u2067b" contains a bidirectional formatting character (U+2067)`},
+		{"LRM in agent", capability.Principal{Tenant: "acme", Agent: "a\u200eb", Tier: skill.T3}, `invalid principal: agent id "a\u200eb" contains a bidirectional formatting character (U+200E)`},
+		{"agent starting with slash", capability.Principal{Tenant: "acme", Agent: "/a", Tier: skill.T3}, `invalid principal: agent id "/a" has an empty segment: no '/' at its start or end, nor two in a row`},
+		{"agent ending with slash", capability.Principal{Tenant: "acme", Agent: "a/", Tier: skill.T3}, `invalid principal: agent id "a/" has an empty segment: no '/' at its start or end, nor two in a row`},
+		{"agent with double slash", capability.Principal{Tenant: "acme", Agent: "a//b", Tier: skill.T3}, `invalid principal: agent id "a//b" has an empty segment: no '/' at its start or end, nor two in a row`},
+		{"parent without slash", capability.Principal{Tenant: "acme", Agent: "a", Tier: skill.T3, Parent: "lead"}, `invalid principal: parent "lead": write it as tenant/agent`},
+		{"parent with NUL", capability.Principal{Tenant: "acme", Agent: "a", Tier: skill.T3, Parent: "acme/le\x00ad"}, `invalid principal: parent agent id "le\x00ad" contains control characters or invalid UTF-8`},
+		{"parent with bad tenant", capability.Principal{Tenant: "acme", Agent: "a", Tier: skill.T3, Parent: "ac me/lead"}, `invalid principal: parent tenant "ac me" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
 		{"own parent", capability.Principal{Tenant: "acme", Agent: "a", Tier: skill.T3, Parent: "acme/a"}, "invalid principal: acme/a cannot be its own parent"},
 	}
 	for _, tc := range tests {
@@ -51,6 +62,41 @@ func TestPrincipalValidate(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s: Validate() = %q; want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPrincipalIDAndPattern: ids and grant patterns are checked by the
+// same field rules as Validate.
+func TestPrincipalIDAndPattern(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, id, pattern string }{
+		{"acme/planner", "", ""},
+		{"acme/team/alice", "", ""},
+		{"acme/*", "", ""},
+		{"*", `invalid principal: "*": write it as tenant/agent`, ""},
+		{"*/reviewer", `invalid principal: tenant "*" must be letters, digits, '.', '_' and '-', starting with a letter or digit`, ""},
+		{"acme", `invalid principal: "acme": write it as tenant/agent`, `invalid principal: "acme": write tenant/agent, or a pattern like acme/*`},
+		{"acme/", "invalid principal: agent id is empty; set --agent or SKILLGATE_AGENT", "invalid principal: agent id is empty; set --agent or SKILLGATE_AGENT"},
+		{"/x", "invalid principal: tenant is empty", "invalid principal: tenant is empty"},
+		{"acme/x\x00y", `invalid principal: agent id "x\x00y" contains control characters or invalid UTF-8`, `invalid principal: agent id "x\x00y" contains control characters or invalid UTF-8`},
+		{"acme/x\u202ey*", `invalid principal: agent id "x\u202ey*" contains a bidirectional formatting character (U+202E)`, `invalid principal: agent id "x\u202ey*" contains a bidirectional formatting character (U+202E)`},
+		{"ac\tme/*", `invalid principal: tenant "ac\tme" must be letters, digits, '.', '_' and '-', starting with a letter or digit`, `invalid principal: tenant "ac\tme" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
+	} {
+		errText := func(err error) string {
+			if err == nil {
+				return ""
+			}
+			if !errors.Is(err, capability.ErrInvalidPrincipal) {
+				t.Errorf("%q: %v does not wrap ErrInvalidPrincipal", tc.in, err)
+			}
+			return err.Error()
+		}
+		if _, _, err := capability.ParseID(tc.in); errText(err) != tc.id {
+			t.Errorf("ParseID(%q) = %v; want %q", tc.in, err, tc.id)
+		}
+		if err := capability.ValidatePattern(tc.in); errText(err) != tc.pattern {
+			t.Errorf("ValidatePattern(%q) = %v; want %q", tc.in, err, tc.pattern)
 		}
 	}
 }

@@ -281,7 +281,13 @@ func TestNewGrantErrors(t *testing.T) {
 		g    policy.Grant
 		want string
 	}{
-		{policy.Grant{Capability: "s:a/b"}, "invalid grant: principal: write tenant/agent, or a pattern like acme/*"},
+		{policy.Grant{Capability: "s:a/b"}, `invalid grant: principal: invalid principal: "": write tenant/agent, or a pattern like acme/*`},
+		{policy.Grant{Principal: "acme/x\x00y", Capability: "s:a/b"}, `invalid grant: principal: invalid principal: agent id "x\x00y" contains control characters or invalid UTF-8`},
+		{policy.Grant{Principal: "acme/x\x7fy", Capability: "s:a/b"}, `invalid grant: principal: invalid principal: agent id "x\x7fy" contains control characters or invalid UTF-8`},
+		{policy.Grant{Principal: "acme/x\u202ey", Capability: "s:a/b"}, `invalid grant: principal: invalid principal: agent id "x\u202ey" contains a bidirectional formatting character (U+202E)`},
+		{policy.Grant{Principal: "acme//x", Capability: "s:a/b"}, `invalid grant: principal: invalid principal: agent id "/x" has an empty segment: no '/' at its start or end, nor two in a row`},
+		{policy.Grant{Principal: "ac\x00me/*", Capability: "s:a/b"}, `invalid grant: principal: invalid principal: tenant "ac\x00me" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
+		{policy.Grant{Principal: "drafter", Capability: "s:a/b"}, `invalid grant: principal: invalid principal: "drafter": write tenant/agent, or a pattern like acme/*`},
 		{policy.Grant{Principal: "a/b", Capability: "ab"}, `invalid grant: capability "ab" does not name its skill: write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything`},
 		{policy.Grant{Principal: "a/b", Capability: "fs/write_file"}, `invalid grant: capability "fs/write_file" does not name its skill: write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything`},
 		{policy.Grant{Principal: "a/b", Capability: "notes:fs"}, `invalid grant: capability "notes:fs": write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything`},

@@ -90,9 +90,10 @@ func NewGrant(g Grant, now time.Time) (Grant, error) {
 	if u, err := strconv.Unquote(g.Principal); err == nil {
 		g.Principal = u
 	}
+	if err := capability.ValidatePattern(g.Principal); err != nil {
+		return Grant{}, fmt.Errorf("%w: principal: %w", ErrInvalidGrant, err)
+	}
 	switch {
-	case g.Principal == "" || len(g.Principal) > 200:
-		return Grant{}, fmt.Errorf("%w: principal: write tenant/agent, or a pattern like acme/*", ErrInvalidGrant)
 	case len(g.Capability) > 520:
 		return Grant{}, fmt.Errorf("%w: capability is longer than 520 characters", ErrInvalidGrant)
 	case g.Uses < 0:

@@ -99,7 +99,8 @@ type Capabilities []Capability
 func (c Capabilities) Capabilities(context.Context) ([]Capability, error) { return c, nil }
 
 // ParsePrincipalID parses `Agent::"tenant/agent"`, "tenant/agent" or a
-// bare agent id (tenant "default") into a principal's tenant and agent.
+// bare agent id (tenant "default") into a principal's tenant and agent,
+// checked by [capability.Principal.Validate]'s rules ([capability.ParseID]).
 func ParsePrincipalID(s string) (tenant, agent string, err error) {
 	if rest, ok := strings.CutPrefix(s, "Agent::"); ok {
 		u, err := strconv.Unquote(rest)
@@ -108,14 +109,10 @@ func ParsePrincipalID(s string) (tenant, agent string, err error) {
 		}
 		s = u
 	}
-	tenant, agent, ok := strings.Cut(s, "/")
-	if !ok {
-		tenant, agent = "default", s
+	if !strings.Contains(s, "/") {
+		s = "default/" + s
 	}
-	if tenant == "" || agent == "" {
-		return "", "", fmt.Errorf("%w: %q: write it as tenant/agent", ErrInvalidPrincipal, s)
-	}
-	return tenant, agent, nil
+	return capability.ParseID(s)
 }
 
 // tierLevel is 0 for T0 … 4 for T4, -1 when unknown.

@@ -48,7 +48,7 @@ type changesListParams struct {
 // changesAPI authenticates an operator and maps the queue's errors (and,
 // for an update, the install flow's) to statuses.
 func (s *Server) changesAPI(h func(*http.Request, string) (any, error)) http.Handler {
-	return s.operatorAPI("the changes API", change.HTTPStatus, h)
+	return s.operatorAPI(change.HTTPStatus, h)
 }
 
 func (h *changesAPI) list(r *http.Request, _ string) (any, error) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/session"
 )
 
@@ -14,7 +15,7 @@ import (
 var (
 	errUnauthorized = errors.New("unauthorized: send 'Authorization: Bearer <token>' with a token from 'skillgate token add'")
 	errInvalidToken = fmt.Errorf("%w (this token is unknown: mistyped, or removed with 'skillgate token rm')", errUnauthorized)
-	errForbidden    = errors.New("forbidden")
+	errForbidden    = capability.ErrForbidden
 	errNotFound     = errors.New("not found")
 )
 

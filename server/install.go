@@ -10,7 +10,6 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/internal/strictjson"
-	"github.com/skillgate/skillgate/skill"
 )
 
 // MaxInstallRequestBytes bounds a request body of the install API.
@@ -48,23 +47,17 @@ type installAPI struct {
 
 // installAPI authenticates an operator and maps install errors to statuses.
 func (s *Server) installAPI(h func(*http.Request, string) (any, error)) http.Handler {
-	return s.operatorAPI("the install API", install.HTTPStatus, h)
+	return s.operatorAPI(install.HTTPStatus, h)
 }
 
-// operatorAPI serves h to human operators (tokens of agent tier T0): api
-// names it in the refusal of other tokens, status maps h's errors to HTTP
-// statuses (others are internal), and h's value is the JSON body.
-func (s *Server) operatorAPI(api string, status func(error) (int, bool), h func(*http.Request, string) (any, error)) http.Handler {
+// operatorAPI serves h to human operators (routes of access
+// capability.AccessOperator, which guard admits for T0 tokens only):
+// status maps h's errors to HTTP statuses (others are internal), and h's
+// value is the JSON body.
+func (s *Server) operatorAPI(status func(error) (int, bool), h func(*http.Request, string) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.authenticate(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if p.Tier != skill.T0 {
-			s.fail(w, r, fmt.Errorf("%w: %s is for human operators (agent tier T0); this token is %s", errForbidden, api, p.Tier))
-			return
-		}
+		sc, _ := scopeFrom(r)
+		p := sc.Principal
 		v, err := h(r, operator(p))
 		if err != nil {
 			if code, ok := status(err); ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/swaggest/openapi-go"
 	"github.com/swaggest/openapi-go/openapi31"
 
+	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/change"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/policy"
@@ -69,8 +70,11 @@ type apiOperation struct {
 	request      any   // parameters and body (tags json, query, path); nil: none
 	response     any   // the 200 body
 	errors       []int // statuses answered with an errorBody
-	public       bool  // answered without a token
-	notReady     bool  // 503 with a readyResponse
+	// access is who may call it and which tenants it reaches: the one
+	// declaration that Server.handle enforces (through guard) and the
+	// document states as x-skillgate-access and x-skillgate-tiers.
+	access   capability.Access
+	notReady bool // 503 with a readyResponse
 }
 
 // installOps are the operations of POST /v1/installs/{op}.
@@ -92,45 +96,45 @@ func apiOperations() []apiOperation {
 	installErrs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusUnprocessableEntity}
 	policyErrs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}
 	ops := []apiOperation{
-		{pattern: "GET /v1/health", method: http.MethodGet, path: "/v1/health", tag: "server", public: true,
+		{pattern: "GET /v1/health", method: http.MethodGet, path: "/v1/health", tag: "server", access: capability.AccessPublic,
 			summary: "Liveness; with a valid token also the number of connections", response: healthResponse{}, errors: []int{http.StatusUnauthorized}},
-		{pattern: "GET /v1/ready", method: http.MethodGet, path: "/v1/ready", tag: "server", public: true,
+		{pattern: "GET /v1/ready", method: http.MethodGet, path: "/v1/ready", tag: "server", access: capability.AccessPublic,
 			summary: "Readiness: the store answers (503 with the reason when not)", response: readyResponse{}, errors: nil, notReady: true},
-		{pattern: "GET /v1/openapi.json", method: http.MethodGet, path: "/v1/openapi.json", tag: "server", public: true,
+		{pattern: "GET /v1/openapi.json", method: http.MethodGet, path: "/v1/openapi.json", tag: "server", access: capability.AccessPublic,
 			summary: "This document", response: map[string]any{}},
-		{pattern: "POST /v1/scan", method: http.MethodPost, path: "/v1/scan", tag: "server",
+		{pattern: "POST /v1/scan", access: capability.AccessServer, method: http.MethodPost, path: "/v1/scan", tag: "server",
 			summary: "Rescan the configured roots (tokens of tier T0 or T1)", response: scanResponse{},
 			errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}},
-		{pattern: "GET /v1/installs", method: http.MethodGet, path: "/v1/installs", tag: "installs",
+		{pattern: "GET /v1/installs", access: capability.AccessOperator, method: http.MethodGet, path: "/v1/installs", tag: "installs",
 			summary: "Every install, whatever its state (skillgate pending --all --json)", response: []install.Summary{}, errors: installErrs},
-		{pattern: "GET /v1/installs/pending", method: http.MethodGet, path: "/v1/installs/pending", tag: "installs",
+		{pattern: "GET /v1/installs/pending", access: capability.AccessOperator, method: http.MethodGet, path: "/v1/installs/pending", tag: "installs",
 			summary: "Installs that need a human (skillgate pending --json)", response: []install.Summary{}, errors: installErrs},
-		{pattern: "GET /v1/installs/review", method: http.MethodGet, path: "/v1/installs/review", tag: "installs",
+		{pattern: "GET /v1/installs/review", access: capability.AccessOperator, method: http.MethodGet, path: "/v1/installs/review", tag: "installs",
 			summary: "An install's review (skillgate review NAME --json)", request: reviewParams{}, response: install.Review{}, errors: installErrs},
-		{pattern: "POST /v1/installs", method: http.MethodPost, path: "/v1/installs", tag: "installs",
+		{pattern: "POST /v1/installs", access: capability.AccessOperator, method: http.MethodPost, path: "/v1/installs", tag: "installs",
 			summary: "Install a skill from a path on the server (skillgate install PATH --json)", request: installRequest{}, response: install.Review{}, errors: installErrs},
-		{pattern: "GET /v1/grants", method: http.MethodGet, path: "/v1/grants", tag: "policy",
-			summary: "The grants (tokens of tier T0 or T1)", response: []policy.Grant{}, errors: policyErrs},
-		{pattern: "POST /v1/grants", method: http.MethodPost, path: "/v1/grants", tag: "policy",
+		{pattern: "GET /v1/grants", access: capability.AccessTenant, method: http.MethodGet, path: "/v1/grants", tag: "policy",
+			summary: "The grants: every tenant's for T0 tokens, its own tenant's for T1", response: []policy.Grant{}, errors: policyErrs},
+		{pattern: "POST /v1/grants", access: capability.AccessOperator, method: http.MethodPost, path: "/v1/grants", tag: "policy",
 			summary: "Add a grant, audited (tokens of tier T0)", request: grantRequest{}, response: policy.Grant{}, errors: policyErrs},
-		{pattern: "DELETE /v1/grants/{id}", method: http.MethodDelete, path: "/v1/grants/{id}", tag: "policy",
+		{pattern: "DELETE /v1/grants/{id}", access: capability.AccessOperator, method: http.MethodDelete, path: "/v1/grants/{id}", tag: "policy",
 			summary: "Revoke a grant, audited (tokens of tier T0)", request: grantIDParams{}, response: revokeResponse{}, errors: policyErrs},
-		{pattern: "POST /v1/policy/test", method: http.MethodPost, path: "/v1/policy/test", tag: "policy",
-			summary: "Decide a call without making it (tokens of tier T0 or T1)", request: testRequest{}, response: policy.TestReport{}, errors: policyErrs},
+		{pattern: "POST /v1/policy/test", access: capability.AccessTenant, method: http.MethodPost, path: "/v1/policy/test", tag: "policy",
+			summary: "Decide a call without making it (T0 tokens; T1 tokens for principals of their tenant)", request: testRequest{}, response: policy.TestReport{}, errors: policyErrs},
 	}
 	changeErrs := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict}
 	ops = append(ops,
-		apiOperation{pattern: "GET /v1/changes", method: http.MethodGet, path: "/v1/changes", tag: "changes",
+		apiOperation{pattern: "GET /v1/changes", access: capability.AccessOperator, method: http.MethodGet, path: "/v1/changes", tag: "changes",
 			summary: "The changes waiting for a human, or all with ?all=true (skillgate changes ls --json)", request: changesListParams{}, response: []change.Item{}, errors: changeErrs},
-		apiOperation{pattern: "GET /v1/changes/show", method: http.MethodGet, path: "/v1/changes/show", tag: "changes",
+		apiOperation{pattern: "GET /v1/changes/show", access: capability.AccessOperator, method: http.MethodGet, path: "/v1/changes/show", tag: "changes",
 			summary: "One change (skillgate changes show ID --json)", request: changeIDParams{}, response: change.Item{}, errors: changeErrs},
-		apiOperation{pattern: "POST /v1/changes/{op}", method: http.MethodPost, path: "/v1/changes/approve", tag: "changes",
+		apiOperation{pattern: "POST /v1/changes/{op}", access: capability.AccessOperator, method: http.MethodPost, path: "/v1/changes/approve", tag: "changes",
 			summary: "Apply a change, audited (skillgate changes approve ID --why WHY)", request: changeRequest{}, response: change.Item{}, errors: changeErrs},
-		apiOperation{pattern: "POST /v1/changes/{op}", method: http.MethodPost, path: "/v1/changes/reject", tag: "changes",
+		apiOperation{pattern: "POST /v1/changes/{op}", access: capability.AccessOperator, method: http.MethodPost, path: "/v1/changes/reject", tag: "changes",
 			summary: "Reject a change, keeping its record, audited (skillgate changes reject ID --why WHY)", request: changeRequest{}, response: change.Item{}, errors: changeErrs},
 	)
 	for _, o := range installOps {
-		ops = append(ops, apiOperation{pattern: "POST /v1/installs/{op}", method: http.MethodPost, path: "/v1/installs/" + o.op, tag: "installs",
+		ops = append(ops, apiOperation{pattern: "POST /v1/installs/{op}", access: capability.AccessOperator, method: http.MethodPost, path: "/v1/installs/" + o.op, tag: "installs",
 			summary: o.summary, request: actionRequest{}, response: install.Review{}, errors: installErrs})
 	}
 	return ops
@@ -141,7 +145,7 @@ func apiOperations() []apiOperation {
 func OpenAPI(version string) ([]byte, error) {
 	r := openapi31.NewReflector()
 	r.Spec.Info.WithTitle("skillgate REST API").WithVersion(version).
-		WithDescription("The REST API of `skillgate serve`: the install flow, the changes queue, grants and policy tests, rescans. Every request but GET /v1/health and GET /v1/openapi.json needs 'Authorization: Bearer <token>' (skillgate token add); the install and changes APIs take tokens of tier T0 only. Errors are {\"error\": message}. Agents use MCP at /mcp instead (docs/mcp.md).")
+		WithDescription("The REST API of `skillgate serve`: the install flow, the changes queue, grants and policy tests, rescans. Every request but GET /v1/health and GET /v1/openapi.json needs 'Authorization: Bearer <token>' (skillgate token add); each operation's x-skillgate-access says who may call it and which tenants it reaches (public: no token; server: T0 and T1, no tenant's data; tenant: T0 every tenant, T1 its own only; operator: T0 only) and x-skillgate-tiers the tiers it serves. Errors are {\"error\": message}. Agents use MCP at /mcp instead (docs/mcp.md).")
 	r.SpecEns().SetHTTPBearerTokenSecurity("bearer", "skillgate token", "A token from skillgate token add; its agent tier decides what it may do.")
 	// A member without omitempty is always present: required.
 	r.JSONSchemaReflector().DefaultOptions = append(r.JSONSchemaReflector().DefaultOptions, jsonschema.InterceptProp(func(p jsonschema.InterceptPropParams) error {
@@ -178,7 +182,7 @@ func OpenAPI(version string) ([]byte, error) {
 		if op.notReady {
 			oc.AddRespStructure(readyResponse{}, openapi.WithHTTPStatus(http.StatusServiceUnavailable))
 		}
-		if !op.public {
+		if op.access != capability.AccessPublic {
 			oc.AddSecurity("bearer")
 		}
 		if err := r.AddOperation(oc); err != nil {
@@ -189,9 +193,23 @@ func OpenAPI(version string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v any
+	var v map[string]any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, err
+	}
+	// Each operation states its declared access and the tiers it serves.
+	paths, _ := v["paths"].(map[string]any)
+	for _, op := range apiOperations() {
+		item, _ := paths[op.path].(map[string]any)
+		o, _ := item[strings.ToLower(op.method)].(map[string]any)
+		if o == nil {
+			return nil, fmt.Errorf("openapi: %s %s: not in the generated document", op.method, op.path)
+		}
+		tiers := []string{}
+		for _, t := range op.access.Tiers() {
+			tiers = append(tiers, string(t))
+		}
+		o["x-skillgate-access"], o["x-skillgate-tiers"] = string(op.access), tiers
 	}
 	return json.MarshalIndent(v, "", "  ")
 }

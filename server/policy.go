@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/skillgate/skillgate/capability"
@@ -21,10 +23,14 @@ const MaxPolicyRequestBytes = 64 << 10
 // MountPolicy serves approval grants and policy replays from the engine e.
 // Response bodies are what the matching CLI command prints with --json:
 //
-//	GET    /v1/grants        skillgate grant ls --json            (T0, T1)
+//	GET    /v1/grants        skillgate grant ls --json            (T0; T1: its tenant's)
 //	POST   /v1/grants        skillgate grant add … --json         (T0)
 //	DELETE /v1/grants/{id}   skillgate grant revoke ID → {"revoked": id} (T0)
-//	POST   /v1/policy/test   skillgate policy test … --json       (T0, T1)
+//	POST   /v1/policy/test   skillgate policy test … --json       (T0; T1: its tenant's agents)
+//
+// A T1 token lists the grants whose principal names its tenant (a pattern
+// over several tenants, "*" or "*/reviewer", is an operator's: T0 only)
+// and replays decisions for principals (and parents) of its tenant only.
 //
 // POST /v1/grants takes {"principal", "capability", "args", "level",
 // "expires_at" (RFC 3339) or "expires" (a duration: "2h", "7d"), "uses",
@@ -39,10 +45,10 @@ const MaxPolicyRequestBytes = 64 << 10
 // for a token of the wrong tier, 404 for an unknown grant.
 func (s *Server) MountPolicy(e *policy.Engine) {
 	h := &policyAPI{e: e}
-	s.handle("GET /v1/grants", s.policyAPI(h.list, skill.T0, skill.T1))
-	s.handle("POST /v1/grants", s.policyAPI(h.add, skill.T0))
-	s.handle("DELETE /v1/grants/{id}", s.policyAPI(h.revoke, skill.T0))
-	s.handle("POST /v1/policy/test", s.policyAPI(h.test, skill.T0, skill.T1))
+	s.handle("GET /v1/grants", s.policyAPI(h.list))
+	s.handle("POST /v1/grants", s.policyAPI(h.add))
+	s.handle("DELETE /v1/grants/{id}", s.policyAPI(h.revoke))
+	s.handle("POST /v1/policy/test", s.policyAPI(h.test))
 }
 
 type policyAPI struct{ e *policy.Engine }
@@ -50,21 +56,9 @@ type policyAPI struct{ e *policy.Engine }
 // errBadPolicyRequest marks a malformed request body.
 var errBadPolicyRequest = errors.New("bad request")
 
-func (s *Server) policyAPI(h func(*http.Request, capability.Principal) (any, error), tiers ...skill.AgentTier) http.Handler {
+func (s *Server) policyAPI(h func(*http.Request, capability.Scope) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.authenticate(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		allowed := false
-		for _, t := range tiers {
-			allowed = allowed || p.Tier == t
-		}
-		if !allowed {
-			s.fail(w, r, fmt.Errorf("%w: %s %s needs a token of agent tier %v (this token is %s)", errForbidden, r.Method, r.URL.Path, tiers, p.Tier))
-			return
-		}
+		p, _ := scopeFrom(r)
 		v, err := h(r, p)
 		status := http.StatusOK
 		switch {
@@ -104,7 +98,16 @@ func decodePolicyBody(r *http.Request, v any) error {
 	return nil
 }
 
-func (h *policyAPI) list(*http.Request, capability.Principal) (any, error) { return h.e.Grants(), nil }
+// list is GET /v1/grants: the grants the scope reaches. A grant's tenant
+// is its principal's up to the first '/'; a pattern there ("*", "a*")
+// names several tenants and is reached by T0 only.
+func (h *policyAPI) list(_ *http.Request, sc capability.Scope) (any, error) {
+	gs := h.e.Grants()
+	return slices.DeleteFunc(gs, func(g policy.Grant) bool {
+		tenant, _, _ := strings.Cut(g.Principal, "/")
+		return !sc.Allows(tenant)
+	}), nil
+}
 
 type grantRequest struct {
 	Principal  string               `json:"principal"`
@@ -117,7 +120,7 @@ type grantRequest struct {
 	Reason     string               `json:"reason"`
 }
 
-func (h *policyAPI) add(r *http.Request, p capability.Principal) (any, error) {
+func (h *policyAPI) add(r *http.Request, sc capability.Scope) (any, error) {
 	var req grantRequest
 	if err := decodePolicyBody(r, &req); err != nil {
 		return nil, err
@@ -135,12 +138,12 @@ func (h *policyAPI) add(r *http.Request, p capability.Principal) (any, error) {
 		exp = &t
 	}
 	return h.e.AddGrant(r.Context(), policy.Grant{Principal: req.Principal, Capability: req.Capability, Args: req.Args, Level: req.Level,
-		ExpiresAt: exp, Uses: req.Uses, Reason: req.Reason, CreatedBy: operator(p)})
+		ExpiresAt: exp, Uses: req.Uses, Reason: req.Reason, CreatedBy: operator(sc.Principal)})
 }
 
-func (h *policyAPI) revoke(r *http.Request, p capability.Principal) (any, error) {
+func (h *policyAPI) revoke(r *http.Request, sc capability.Scope) (any, error) {
 	id := r.PathValue("id")
-	if err := h.e.RevokeGrant(r.Context(), id, operator(p)); err != nil {
+	if err := h.e.RevokeGrant(r.Context(), id, operator(sc.Principal)); err != nil {
 		return nil, err
 	}
 	return revokeResponse{Revoked: id}, nil
@@ -154,7 +157,9 @@ type testRequest struct {
 	Args       map[string]any  `json:"args"`
 }
 
-func (h *policyAPI) test(r *http.Request, _ capability.Principal) (any, error) {
+// test is POST /v1/policy/test, for a principal (and parent) of a tenant
+// the scope reaches.
+func (h *policyAPI) test(r *http.Request, sc capability.Scope) (any, error) {
 	var req testRequest
 	if err := decodePolicyBody(r, &req); err != nil {
 		return nil, err
@@ -176,6 +181,14 @@ func (h *policyAPI) test(r *http.Request, _ capability.Principal) (any, error) {
 	p := capability.Principal{Tenant: tenant, Agent: agent, Tier: req.Tier, Parent: req.Parent}
 	if err := p.Validate(); err != nil {
 		return nil, err
+	}
+	if err := sc.Check(p.Tenant); err != nil {
+		return nil, err
+	}
+	if parentTenant, _, _ := strings.Cut(p.Parent, "/"); p.Parent != "" {
+		if err := sc.Check(parentTenant); err != nil {
+			return nil, fmt.Errorf("parent: %w", err)
+		}
 	}
 	return policy.TestReport{Principal: p, Capability: ref.String(), Args: req.Args, Decision: h.e.Test(r.Context(), p, ref, req.Args)}, nil
 }

@@ -73,7 +73,7 @@ func TestPolicyAPI(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"effect": "require_approval"`) {
 		t.Fatalf("test: %d %s", code, body)
 	}
-	if code, body = do("POST", "/v1/grants", agent, `{}`); code != 403 || !strings.Contains(body, "needs a token of agent tier [T0]") {
+	if code, body = do("POST", "/v1/grants", agent, `{}`); code != 403 || !strings.Contains(body, "forbidden: this needs a token of agent tier T0 (a human operator); this token is acme/op-T3@T3 (POST /v1/grants)") {
 		t.Fatalf("agent adds grant: %d %s", code, body)
 	}
 	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_file","level":"destructive","uses":1,"expires":"1h","bogus":1}`); code != 400 || !strings.Contains(body, `unknown field \"bogus\"`) {
@@ -143,5 +143,54 @@ func TestPolicyAPI(t *testing.T) {
 	}
 	if code, _ = do("POST", "/v1/policy/test", "nope", testBody); code != 401 {
 		t.Fatalf("no token: %d", code)
+	}
+}
+
+// TestPrincipalsRefused: a principal with control characters, bidi
+// formatting characters or empty '/' segments is refused by POST
+// /v1/grants (as principal) and POST /v1/policy/test (as principal and
+// parent) with Principal.Validate's message, and nothing is stored.
+func TestPrincipalsRefused(t *testing.T) {
+	o := newOpenAPIFixture(t)
+	const capRef = "tools/fs:fs/delete_file"
+	for _, tc := range []struct {
+		principal string // as JSON string content
+		want      string
+	}{
+		{`acme/x\u0000y`, `invalid principal: agent id "x\x00y" contains control characters or invalid UTF-8`},
+		{`acme/x\u0007y`, `invalid principal: agent id "x\ay" contains control characters or invalid UTF-8`},
+		{`acme/x\u001b[2Jy`, `invalid principal: agent id "x\x1b[2Jy" contains control characters or invalid UTF-8`},
+		{`acme/x\ny`, `invalid principal: agent id "x\ny" contains control characters or invalid UTF-8`},
+		{`acme/x\u007fy`, `invalid principal: agent id "x\x7fy" contains control characters or invalid UTF-8`},
+		{`acme/x\u0085y`, `invalid principal: agent id "x\u0085y" contains control characters or invalid UTF-8`},
+		{`acme/x\u202ey`, `invalid principal: agent id "x\u202ey" contains a bidirectional formatting character (U+202E)`},
+		{`acme/x\u2066y`, `invalid principal: agent id "x\u2066y" contains a bidirectional formatting character (U+2066)`},
+		{`ac\u0000me/x`, `invalid principal: tenant "ac\x00me" must be letters, digits, '.', '_' and '-', starting with a letter or digit`},
+		{`acme//x`, `invalid principal: agent id "/x" has an empty segment: no '/' at its start or end, nor two in a row`},
+		{`acme/x/`, `invalid principal: agent id "x/" has an empty segment: no '/' at its start or end, nor two in a row`},
+		{`/x`, `invalid principal: tenant is empty`},
+		{`acme/`, `invalid principal: agent id is empty; set --agent or SKILLGATE_AGENT`},
+	} {
+		errOf := func(method, path, body string) string {
+			t.Helper()
+			status, b := o.do(t, method, path, o.human, body)
+			var e struct{ Error string }
+			if err := json.Unmarshal(b, &e); status != http.StatusBadRequest || err != nil {
+				t.Errorf("%s %s %s: %d %s; want 400", method, path, body, status, b)
+			}
+			return e.Error
+		}
+		if got, want := errOf("POST", "/v1/grants", `{"principal":"`+tc.principal+`","capability":"`+capRef+`","reason":"a reason"}`), "invalid grant: principal: "+tc.want; got != want {
+			t.Errorf("grant for %s: %q\n want %q", tc.principal, got, want)
+		}
+		if got := errOf("POST", "/v1/policy/test", `{"principal":"`+tc.principal+`","tier":"T3","capability":"`+capRef+`"}`); got != tc.want {
+			t.Errorf("policy test of %s: %q\n want %q", tc.principal, got, tc.want)
+		}
+		if got, want := errOf("POST", "/v1/policy/test", `{"principal":"acme/kid","tier":"T3","parent":"`+tc.principal+`","capability":"`+capRef+`"}`), strings.Replace(strings.Replace(tc.want, "tenant", "parent tenant", 1), "agent id", "parent agent id", 1); got != want {
+			t.Errorf("policy test with parent %s: %q\n want %q", tc.principal, got, want)
+		}
+	}
+	if status, b := o.do(t, "GET", "/v1/grants", o.human, ""); status != 200 || string(b) != "[]\n" {
+		t.Errorf("grants after refusals: %d %s; want none", status, b)
 	}
 }

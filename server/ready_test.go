@@ -69,7 +69,7 @@ func TestReadyAndMetrics(t *testing.T) {
 	if st, _ := get("/metrics", ""); st != 401 {
 		t.Fatalf("metrics without a token: %d", st)
 	}
-	if st, body := get("/metrics", tok(skill.T3)); st != 403 || !strings.Contains(body, "metrics need an agent tier of T0 or T1") {
+	if st, body := get("/metrics", tok(skill.T3)); st != 403 || !strings.Contains(body, "forbidden: this needs a token of agent tier T0 or T1; this token is ops/m-T3@T3 (GET /metrics)") {
 		t.Fatalf("metrics as T3: %d %s", st, body)
 	}
 	if st, body := get("/metrics", tok(skill.T1)); st != 200 || body != "skillgate_decisions_total 0" {

@@ -34,7 +34,6 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/skill"
 )
 
 // SessionHeader carries the skillgate session id: sent by a client that
@@ -77,6 +76,8 @@ type Server struct {
 	mux   *http.ServeMux
 	probe *mcp.Server // answers the SDK's per-request version check only
 
+	access map[string]capability.Access // each REST route's, from apiOperations
+
 	routesMu sync.Mutex
 	routes   []string // the endpoints as the 404 body lists them, in order
 }
@@ -96,13 +97,19 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, mux: http.NewServeMux(), probe: mcp.NewServer(&gateway.DefaultImplementation, nil)}
+	s := &Server{opts: opts, log: log, mux: http.NewServeMux(), probe: mcp.NewServer(&gateway.DefaultImplementation, nil), access: map[string]capability.Access{}}
+	for _, op := range apiOperations() {
+		if a, ok := s.access[op.pattern]; ok && a != op.access {
+			return nil, fmt.Errorf("server: route %s is declared with accesses %s and %s", op.pattern, a, op.access)
+		}
+		s.access[op.pattern] = op.access
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(s.getServer, &mcp.StreamableHTTPOptions{
 		Logger:         log,
 		SessionTimeout: opts.SessionTimeout,
 	})
 	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.connect(mcpHandler))))
-	s.handle("POST /v1/scan", s.api(s.scan))
+	s.handle("POST /v1/scan", http.HandlerFunc(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
 	s.handle("GET /v1/ready", http.HandlerFunc(s.ready))
 	s.handle("GET /v1/openapi.json", &openAPIDoc{version: cmp.Or(opts.Version, "dev")})
@@ -115,9 +122,54 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// handle serves pattern with h and lists it among the endpoints that a
-// 404 names: every route is added through here, so the list is complete.
-func (s *Server) handle(pattern string, h http.Handler) { s.handleNamed(pattern, pattern, h) }
+// handle serves the REST route pattern with h behind [Server.guard], with
+// the access apiOperations declares for it, and lists it among the
+// endpoints that a 404 names. Every REST route is added through here, so
+// none is served without its declared access (an undeclared one panics),
+// and the list is complete.
+func (s *Server) handle(pattern string, h http.Handler) {
+	a, ok := s.access[pattern]
+	if !ok {
+		panic("server: route " + pattern + " is not declared in apiOperations: declare its access and document it there")
+	}
+	s.handleNamed(pattern, pattern, s.guard(a, h))
+}
+
+// scopeKey holds the request's [capability.Scope], set by guard.
+type scopeKey struct{}
+
+// guard is the one gate of every REST route (and of /metrics): it
+// authenticates the bearer token (for a public route, only when one is
+// sent), and lets through only a principal that access a admits
+// ([capability.Access.Scope]: T0 every tenant, T1 its own). The handler
+// finds the scope with scopeFrom and checks each tenant it touches
+// against it.
+func (s *Server) guard(a capability.Access, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a == capability.AccessPublic && r.Header.Get("Authorization") == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		sc, err := a.Scope(p)
+		if err != nil {
+			s.fail(w, r, fmt.Errorf("%w (%s %s)", err, r.Method, r.URL.Path))
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
+	})
+}
+
+// scopeFrom returns the scope guard admitted r with; ok false for a
+// public route requested without a token.
+func scopeFrom(r *http.Request) (capability.Scope, bool) {
+	sc, ok := r.Context().Value(scopeKey{}).(capability.Scope)
+	return sc, ok
+}
 
 // handleNamed is handle with the text the 404 shows for the route.
 func (s *Server) handleNamed(pattern, shown string, h http.Handler) {
@@ -128,20 +180,10 @@ func (s *Server) handleNamed(pattern, shown string, h http.Handler) {
 }
 
 // MountMetrics serves h (Prometheus metrics) at GET /metrics, for tokens
-// of tier T0 or T1: scrapers send one as a bearer token.
+// of tier T0 or T1 (server-wide figures, no tenant's data): scrapers send
+// one as a bearer token.
 func (s *Server) MountMetrics(h http.Handler) {
-	s.handleNamed("GET /metrics", "GET /metrics (Prometheus)", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.authenticate(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if p.Tier != skill.T0 && p.Tier != skill.T1 {
-			s.fail(w, r, fmt.Errorf("%w: metrics need an agent tier of T0 or T1 (this token is %s)", errForbidden, p.Tier))
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
+	s.handleNamed("GET /metrics", "GET /metrics (Prometheus)", s.guard(capability.AccessServer, h))
 }
 
 // ready is GET /v1/ready: 200 {"status": "ready"} when the store (and
@@ -165,16 +207,29 @@ func (s *Server) MountAdmin(h http.Handler) {
 }
 
 // VerifyToken resolves a bearer token's secret to its principal, as every
-// request's token is: for the admin console's sign-in.
-func (s *Server) VerifyToken(secret string) (capability.Principal, bool) {
+// request's token is, and to the token's identity (its SHA-256, which
+// [Server.CurrentToken] takes): for the admin console's sign-in.
+func (s *Server) VerifyToken(secret string) (id string, p capability.Principal, ok bool) {
 	tok, ok, err := s.opts.Tokens.Verify(secret)
 	if err != nil {
 		s.log.Error("token file unreadable; using the tokens last loaded", "path", s.opts.Tokens.Path(), "err", err)
 	}
 	if !ok {
-		return capability.Principal{}, false
+		return "", capability.Principal{}, false
 	}
-	return tok.Principal(), true
+	return tok.SHA256, tok.Principal(), true
+}
+
+// CurrentToken returns the principal of the token whose identity is id
+// ([Server.VerifyToken]) in the token set as it is now ([Tokens.Current]):
+// ok is false once the token was removed or changed, on any replica. The
+// admin console asks it on every request of a session.
+func (s *Server) CurrentToken(ctx context.Context, id string) (capability.Principal, bool, error) {
+	tok, ok, err := s.opts.Tokens.Current(ctx, id)
+	if err != nil || !ok {
+		return capability.Principal{}, false, err
+	}
+	return tok.Principal(), true, nil
 }
 
 // health is GET /v1/health. Without a token (a load balancer's probe) it
@@ -182,11 +237,7 @@ func (s *Server) VerifyToken(secret string) (capability.Principal, bool) {
 // connections; an invalid token gets 401, as everywhere.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	body := healthResponse{Status: "ok"}
-	if r.Header.Get("Authorization") != "" {
-		if _, err := s.authenticate(r); err != nil {
-			s.fail(w, r, err)
-			return
-		}
+	if _, ok := scopeFrom(r); ok {
 		n := s.opts.Gateway.Connections()
 		body.Connections = &n
 	}
@@ -284,19 +335,6 @@ func (s *Server) getServer(r *http.Request) *mcp.Server {
 	return s.probe
 }
 
-// api wraps a REST handler: bearer authentication with JSON errors.
-func (s *Server) api(h func(http.ResponseWriter, *http.Request, capability.Principal) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.authenticate(r)
-		if err == nil {
-			err = h(w, r, p)
-		}
-		if err != nil {
-			s.fail(w, r, err)
-		}
-	})
-}
-
 func (s *Server) authenticate(r *http.Request) (capability.Principal, error) {
 	ti, err := s.bearer(r)
 	if err != nil {
@@ -334,22 +372,22 @@ func equalFold(a, b string) bool {
 }
 
 // scan is POST /v1/scan: rescan the registry, notify connected clients when
-// what they see changed. Only T0 (humans) and T1 (the top orchestrator) may.
-func (s *Server) scan(w http.ResponseWriter, r *http.Request, p capability.Principal) error {
-	if p.Tier != skill.T0 && p.Tier != skill.T1 {
-		return fmt.Errorf("%w: rescanning needs an agent tier of T0 or T1 (this token is %s)", errForbidden, p.Tier)
-	}
+// what they see changed. Only T0 (humans) and T1 (the top orchestrator) may
+// (capability.AccessServer): it shows no tenant's data.
+func (s *Server) scan(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Rescan == nil {
-		return fmt.Errorf("%w: this server does not rescan", errNotFound)
+		s.fail(w, r, fmt.Errorf("%w: this server does not rescan", errNotFound))
+		return
 	}
+	sc, _ := scopeFrom(r)
 	start := time.Now()
 	changed, err := s.opts.Rescan(r.Context())
 	if err != nil {
-		return err
+		s.fail(w, r, err)
+		return
 	}
-	s.log.InfoContext(r.Context(), "rescan", "by", p.String(), "changed", changed, "duration_ms", time.Since(start).Milliseconds())
+	s.log.InfoContext(r.Context(), "rescan", "by", sc.Principal.String(), "changed", changed, "duration_ms", time.Since(start).Milliseconds())
 	writeJSON(w, http.StatusOK, scanResponse{Changed: changed, Connections: s.opts.Gateway.Connections()})
-	return nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

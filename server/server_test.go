@@ -161,7 +161,7 @@ func TestAuth(t *testing.T) {
 		{"mcp get without token", "GET", "/mcp", "", "", 401, `{"error":{"code":-32001,"message":"` + noToken + `"},"id":null,"jsonrpc":"2.0"}`, realm},
 		{"scan without token", "POST", "/v1/scan", "", "", 401, `{"error":"` + noToken + `"}`, realm},
 		{"scan with unknown token", "POST", "/v1/scan", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, invalid},
-		{"scan as T3", "POST", "/v1/scan", "Bearer " + good, "", 403, `{"error":"forbidden: rescanning needs an agent tier of T0 or T1 (this token is T3)"}`, ""},
+		{"scan as T3", "POST", "/v1/scan", "Bearer " + good, "", 403, `{"error":"forbidden: this needs a token of agent tier T0 or T1; this token is acme/drafter@T3 (POST /v1/scan)"}`, ""},
 		{"unknown path", "GET", "/nope", "", "", 404, `{"error":"not found: GET /nope; the endpoints are /mcp (MCP over streamable HTTP), POST /v1/scan, GET /v1/health, GET /v1/ready, GET /v1/openapi.json, ` +
 			`GET /v1/installs, GET /v1/installs/pending, GET /v1/installs/review, POST /v1/installs, POST /v1/installs/{op}, ` +
 			`GET /v1/changes, GET /v1/changes/show, POST /v1/changes/{op}, GET /v1/grants, POST /v1/grants, DELETE /v1/grants/{id}, POST /v1/policy/test"}`, ""},

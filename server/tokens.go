@@ -357,6 +357,23 @@ func (t *Tokens) Reload(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// Current returns the token whose secret hashes to hash (a [Token]'s
+// SHA256, its identity) in the set as it is now: the set is read again
+// first when it changed (a stat of a token file; a revision query of a
+// shared store, so a change made on any host counts at once). A token
+// removed, or changed to another secret, is not found. The admin console
+// asks it on every request of a session, which is bound to the token it
+// signed in with. The error is the set's: unreadable, nothing is found.
+func (t *Tokens) Current(ctx context.Context, hash string) (Token, bool, error) {
+	if _, err := t.Reload(ctx); err != nil {
+		return Token{}, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tok, ok := t.byHash[hash]
+	return tok, ok, nil
+}
+
 // Verify returns the token whose secret is secret. A token file is read
 // again when it changed (a stat per request); a file that became
 // unreadable keeps the tokens last loaded and the error is returned
