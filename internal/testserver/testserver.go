@@ -132,7 +132,9 @@ const (
 	// ModeSurroundings offers tools that describe what the server sees of
 	// its sandbox: "cmdline", whose description is the command line of the
 	// sandbox's pid 1 and whether the helper's policy variable reached
-	// the server, and one tool per entry of the directory named by
+	// the server, "network_isolated" or "network_shared" (whether its
+	// network namespace has an interface besides lo), and one tool per
+	// entry of the directory named by
 	// EnvTextFile (or its last argument), "file_<name>", whose
 	// description is the entry's content ("no_dir" with the error when
 	// the directory cannot be read). Its tool list changes with what its
@@ -419,6 +421,15 @@ func addSurroundingsTools(s *mcp.Server, dir string) {
 	_, policy := os.LookupEnv("SKILLGATE_SANDBOX_POLICY")
 	desc += fmt.Sprintf("; policy in env: %v", policy)
 	addRawAnnotated(s, "cmdline", desc, nil, meta)
+	network := "network_isolated"
+	if dev, err := os.ReadFile("/proc/net/dev"); err == nil {
+		for _, line := range strings.Split(string(dev), "\n") {
+			if name, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && name != "lo" && !strings.Contains(name, "|") {
+				network = "network_shared"
+			}
+		}
+	}
+	addRawAnnotated(s, network, "Whether the server shares a network.", nil, meta)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		addRawAnnotated(s, "no_dir", err.Error(), nil, meta)
