@@ -169,3 +169,38 @@ func TestRecheckRunsAsCalls(t *testing.T) {
 		t.Errorf("recheck ran the server with the network, which no approved capability declares:\n%s", out)
 	}
 }
+
+// TestRuntimeRefusesGrantHidingPath is item 1 at call time: the directory
+// an approved skill's env grants is replaced, after approval, by a link to
+// skillgate's data directory. The run-time sandbox applies the rule of
+// install to what the path resolves to now: the server is not started, and
+// the call fails with the reason, audited.
+func TestRuntimeRefusesGrantHidingPath(t *testing.T) {
+	requireSandbox(t)
+	f := emptyFixture(t)
+	granted := filepath.Join(t.TempDir(), "granted")
+	os.MkdirAll(granted, 0o755)
+	src := writeImport(t, "seer", "---\nx\n", map[string]any{"seer": map[string]any{
+		"command": testServer(t), "env": map[string]string{"SKILLGATE_TESTSERVER": "surroundings", "SKILLGATE_TESTSERVER_TEXT_FILE": granted},
+	}})
+	f.run(t, "install", src)
+	f.run(t, "approve", "seer")
+	f.run(t, "enable", "seer")
+	os.MkdirAll(filepath.Join(f.data, "policies"), 0o755)
+	writeFile(t, filepath.Join(f.data, "policies", "all.cedar"), "@id(\"all\")\npermit (principal, action == Action::\"invoke\", resource);\n")
+	if err := os.Remove(granted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(f.data, granted); err != nil {
+		t.Fatal(err)
+	}
+	call := caller(f.agent(t, "T3"))
+	got, isErr := call(t, "cmdline", map[string]any{})
+	if !isErr || !strings.Contains(got, "a path of the declaration would expose a hidden one") {
+		t.Fatalf("call with a grant now naming the data directory: (error=%v) %q", isErr, got)
+	}
+	out := f.run(t, "audit", "tail", "--json")
+	if want := "env SKILLGATE_TESTSERVER_TEXT_FILE " + granted + " is " + f.data; !strings.Contains(out, want) {
+		t.Errorf("audit lacks %q:\n%s", want, out)
+	}
+}
