@@ -388,14 +388,6 @@ func buildWith(skills []Skill, cat *executor.Catalog) (*snapshot, []string) {
 			problems = append(problems, fmt.Sprintf("skill %s: no approved manifest", s.Key))
 			continue
 		}
-		// A server shares the host's network (when confined) only if an
-		// approved capability of it declares network egress.
-		egress := map[string]bool{}
-		for _, mc := range s.Manifest.Capabilities {
-			if mc.Risk.DataEgress.Value == capability.EgressNetwork {
-				egress[mc.ExtensionID] = true
-			}
-		}
 		for _, mc := range s.Manifest.Capabilities {
 			id := mc.Name()
 			if why, blocked := s.Blocked[id]; blocked {
@@ -409,7 +401,9 @@ func buildWith(skills []Skill, cat *executor.Catalog) (*snapshot, []string) {
 			}
 			trust, approvedTrust := orImported(s.Trust), orImported(s.ApprovedTrust)
 			target := mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Dir: s.Dir,
-				Trust: trust, Network: egress[mc.ExtensionID]}
+				// A server shares the host's network (when confined) only
+				// if an approved capability of it declares network egress.
+				Trust: trust, Network: s.Manifest.Networked(mc.ExtensionID)}
 			var tool *mcp.Tool
 			var schema *jsonschema.Schema
 			var err error

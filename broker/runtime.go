@@ -474,13 +474,9 @@ func confiner(sb *sandbox.Runtime) func(mcpclient.Target) (mcpclient.Confiner, e
 		return nil
 	}
 	return func(t mcpclient.Target) (mcpclient.Confiner, error) {
-		env := make([]string, 0, len(t.Server.Env))
-		for _, v := range t.Server.Env {
-			env = append(env, v)
-		}
 		b, err := sb.Confiner(sandbox.Server{
 			Skill: t.Skill, Version: t.Digest, FirstParty: t.Trust == capability.TrustFirstParty,
-			Network: t.Network, Dir: t.Dir, Args: t.Server.Args, Env: env,
+			Network: t.Network, Dir: t.Dir, Args: t.Server.Args, Env: t.Server.Env,
 		})
 		if err != nil || b == nil {
 			return nil, err // a nil *Bubblewrap must not become a non-nil Confiner

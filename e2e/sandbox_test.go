@@ -43,19 +43,22 @@ func TestInstallConfinesServers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "probe")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: probe\ndescription: Probes its sandbox.\n---\nx\n"), 0o644)
+	// The data directory is named in the script, not in its arguments: an
+	// argument naming it would be refused before the server starts
+	// (TestInstallRefusesGrantHoldingDataDir).
 	os.WriteFile(filepath.Join(dir, "probe.sh"), []byte(`{
-echo "secret: $(cat "$1/secret.txt" 2>/dev/null || echo hidden)"
-(echo x > "$3") 2>/dev/null && echo "marker written" || echo "marker refused"
+echo "secret: $(cat "`+f.data+`/secret.txt" 2>/dev/null || echo hidden)"
+(echo x > "$2") 2>/dev/null && echo "marker written" || echo "marker refused"
 (echo x > probe.out) 2>/dev/null && echo "tree written" || echo "tree read-only"
-(exec 3<>/dev/tcp/127.0.0.1/$2 && head -1 <&3) 2>/dev/null || echo "no network"
+(exec 3<>/dev/tcp/127.0.0.1/$1 && head -1 <&3) 2>/dev/null || echo "no network"
 echo "env: ${OPERATOR_SECRET:-unset}"
 } >&2
 exit 1
 `), 0o644)
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	os.WriteFile(filepath.Join(dir, "mcp.json"), []byte(`{"mcpServers": {
-		"probe": {"command": "bash", "args": ["probe.sh", "`+f.data+`", "`+port+`", "`+marker+`"]},
-		"needy": {"command": "bash", "args": ["probe.sh", "`+f.data+`", "`+port+`", "`+marker+`"], "env": {"OPERATOR_SECRET": "${OPERATOR_SECRET}"}}
+		"probe": {"command": "bash", "args": ["probe.sh", "`+port+`", "`+marker+`"]},
+		"needy": {"command": "bash", "args": ["probe.sh", "`+port+`", "`+marker+`"], "env": {"OPERATOR_SECRET": "${OPERATOR_SECRET}"}}
 	}}`), 0o644)
 	env := []string{"OPERATOR_SECRET=operator-env-secret"}
 
@@ -63,7 +66,7 @@ exit 1
 	_, out, _ := f.runCode(t, nil, "review", "probe")
 	for _, want := range []string{
 		`stderr: "secret: hidden\nmarker refused\ntree read-only\nno network\nenv: unset"`,
-		"runs: bash probe.sh " + f.data + " " + port + " " + marker + "\n",
+		"runs: bash probe.sh " + port + " " + marker + "\n",
 		`server "needy": credentials: credential withheld: OPERATOR_SECRET not given to the server`,
 	} {
 		if !strings.Contains(out, want) {

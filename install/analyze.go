@@ -16,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
+	"github.com/skillgate/skillgate/sandbox"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
@@ -39,7 +40,7 @@ func (s *Service) analyzeLocked(ctx context.Context, in store.Install, actor, re
 			prevOverrides = old.Overrides
 		}
 	}
-	rep, err := s.analyze(ctx, in, nil, intro, false)
+	rep, err := s.analyze(ctx, in, nil, intro, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -88,10 +89,16 @@ func (s *Service) commitVerdictAs(ctx context.Context, in store.Install, rep *ma
 // non-nil the proposal is taken from keep instead of calling the proposer
 // (re-analysis of an approved version: the runtime never proposes).
 //
-// intro is what the operator allows the servers; the servers of an approved
-// skill get every credential and the network whatever intro says. They run
-// in the sandbox, when there is one, unless intro.Unconfined.
-func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.ProposalReport, intro Introspection, approved bool) (*manifest.Report, error) {
+// intro is what the operator allows the servers. The servers of a version
+// not approved (approved nil) run in the install sandbox, when there is
+// one, unless intro.Unconfined. Those of an approved version run as calls
+// run them: every credential, and the run-time sandbox (Options.Runtime)
+// with the state directory, grants and limits of run time and the network
+// only where the approved manifest declares network egress (or
+// intro.Network). Either way a server whose declaration names a path that
+// would expose a hidden one is not started (phase "grants"), and each
+// server's grants are recorded for the review.
+func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.ProposalReport, intro Introspection, approved *manifest.Manifest) (*manifest.Report, error) {
 	tree := filepath.Join(in.Dir, SkillDir)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -121,16 +128,41 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	// Introspect the servers in parallel: each is bounded by its limits.
 	results := make([]*mcpclient.ServerReport, len(cfg.Servers))
 	errs := make([]error, len(cfg.Servers))
+	grants := make([][]capability.Grant, len(cfg.Servers))
+	hide, confined := s.hidden()
 	var wg sync.WaitGroup
 	for i, decl := range cfg.Servers {
 		opts := s.mcp
 		opts.Dir = tree
-		if s.sandbox != nil && !intro.Unconfined {
+		if confined && decl.Transport == capability.TransportStdio {
+			// The grants of run time, refused here as they would be
+			// then: before anything starts, and before anyone approves.
+			g, err := sandbox.Grants(sandbox.Declaration{Args: decl.Args, Env: decl.Env, Dir: tree}, hide)
+			if err != nil {
+				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
+				continue
+			}
+			grants[i] = g
+		}
+		network := intro.Network || (approved != nil && approved.Networked(decl.ID))
+		switch {
+		case intro.Unconfined:
+		case approved != nil && s.runtime != nil:
+			b, err := s.runtime.Confiner(sandbox.Server{Skill: in.Key, Version: in.Digest, Network: network,
+				Dir: tree, Args: decl.Args, Env: decl.Env})
+			if err != nil {
+				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "start", Err: err}
+				continue
+			}
+			if b != nil { // a nil *Bubblewrap must not become a non-nil Confiner
+				opts.Confine = b
+			}
+		case s.sandbox != nil:
 			sb := *s.sandbox
-			sb.Network = approved || intro.Network
+			sb.Network = network
 			opts.Confine = sb
 		}
-		if !approved {
+		if approved == nil {
 			if withheld := withheldCredentials(decl, intro.Credentials); len(withheld) > 0 {
 				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: %s",
 					ErrCredentialWithheld, withheldMessage(in.Key, withheld))}
@@ -153,7 +185,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	var caps []mcpclient.Capability
 	var published []publishedText
 	for i, decl := range cfg.Servers {
-		sr := manifest.ServerResult{ServerID: decl.ID, Declaration: decl.Redacted()}
+		sr := manifest.ServerResult{ServerID: decl.ID, Declaration: decl.Redacted(), Grants: grants[i]}
 		if err := errs[i]; err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -197,6 +229,20 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	pin := propose.Input{Skill: in.Key, SkillMD: skillMD, AllowedTools: sk.AllowedTools, Tools: propose.ToolsFromCapabilities(caps)}
 	rep.Proposal = s.propose(ctx, pin)
 	return rep, nil
+}
+
+// hidden returns the paths the sandbox hides besides the fixed ones
+// (skillgate's data directory), and whether servers are confined at all
+// here: without a sandbox (outside Linux) nothing is granted, because
+// nothing is withheld.
+func (s *Service) hidden() ([]string, bool) {
+	switch {
+	case s.runtime != nil:
+		return s.runtime.Hide, true
+	case s.sandbox != nil:
+		return s.sandbox.Hide, true
+	}
+	return nil, false
 }
 
 // propose runs the proposer and validates its draft. A failing proposer

@@ -406,8 +406,10 @@ func (s *Service) Recheck(ctx context.Context, name, actor string) (*Review, err
 }
 
 // RecheckWith is [Service.Recheck] with what the operator allows the servers
-// (see [Introspection]); an approved skill's servers get their credentials
-// and the network, as at run time.
+// (see [Introspection]). An approved skill's servers run exactly as calls
+// run them: their credentials, the run-time sandbox (Options.Runtime) with
+// their state directory, grants and limits, and the network only where the
+// approved manifest declares network egress.
 func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Introspection) (*Review, error) {
 	unlock, err := s.storage.lock()
 	if err != nil {
@@ -429,7 +431,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 	}
-	rep, err := s.analyze(ctx, in, &old.Proposal, intro, true)
+	rep, err := s.analyze(ctx, in, &old.Proposal, intro, m)
 	if err != nil {
 		return nil, err
 	}

@@ -67,11 +67,16 @@ type Review struct {
 
 // ServerView is one declared server in a review.
 type ServerView struct {
-	ServerID    string                     `json:"serverId"`
-	Declaration capability.RedactedServer  `json:"declaration"`
-	Server      *capability.ServerIdentity `json:"serverInfo,omitempty"`
-	Tools       int                        `json:"tools"`
-	Error       *manifest.ServerFailure    `json:"error,omitempty"`
+	ServerID    string                    `json:"serverId"`
+	Declaration capability.RedactedServer `json:"declaration"`
+	// Grants are the host paths the server is granted in its sandbox at
+	// call time, from its args and literal env values, each with its
+	// access: what approving it gives it (package sandbox computes them,
+	// and binds exactly these). Credential values are never paths.
+	Grants []capability.Grant         `json:"grants"`
+	Server *capability.ServerIdentity `json:"serverInfo,omitempty"`
+	Tools  int                        `json:"tools"`
+	Error  *manifest.ServerFailure    `json:"error,omitempty"`
 	// SkillsExtension is set when the server declared the MCP Skills
 	// extension; SkillsError when listing its skills failed.
 	SkillsExtension bool   `json:"skillsExtension,omitempty"`
@@ -334,7 +339,11 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 			}
 		}
 		for _, sr := range view.Servers {
-			r.Servers = append(r.Servers, ServerView{ServerID: sr.ServerID, Declaration: sr.Declaration, Server: sr.Server,
+			g := sr.Grants
+			if g == nil {
+				g = []capability.Grant{}
+			}
+			r.Servers = append(r.Servers, ServerView{ServerID: sr.ServerID, Declaration: sr.Declaration, Grants: g, Server: sr.Server,
 				Tools: counts[sr.ServerID], Error: sr.Error, SkillsExtension: sr.SkillsExtension, SkillsError: sr.SkillsError})
 		}
 		for _, p := range view.PublishedSkills {
@@ -598,6 +607,9 @@ func (r *Review) Text() string {
 			if len(d.Credentials) > 0 {
 				fmt.Fprintf(&b, "  credentials: %s\n", strings.Join(d.Credentials, ", "))
 			}
+		}
+		for _, g := range sv.Grants {
+			fmt.Fprintf(&b, "  grant: %s %s (%s)\n", g.Access, g.Path, g.From)
 		}
 		if sv.Error != nil {
 			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, sv.Error.Message)

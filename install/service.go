@@ -67,6 +67,11 @@ type Options struct {
 	// are introspected (its Network field is set per install, see
 	// [Introspection]); nil runs them unconfined, as the operator's user.
 	Sandbox *sandbox.Bubblewrap
+	// Runtime is the sandbox of approved skills' servers at call time
+	// (what the gateway's calls use): a recheck of an approved version
+	// runs its servers under it, with the state directory, grants,
+	// limits and network of run time. Nil falls back to Sandbox.
+	Runtime *sandbox.Runtime
 	// Source bounds what an install source may hold.
 	Source SourceLimits
 	// Keyring holds the keys trusted to sign skills: an imported skill
@@ -126,6 +131,7 @@ type Service struct {
 	creds    mcpclient.CredentialLookup
 	mcp      mcpclient.Options
 	sandbox  *sandbox.Bubblewrap
+	runtime  *sandbox.Runtime
 	lim      SourceLimits
 	log      *slog.Logger
 	crash    func(string)
@@ -147,7 +153,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("install: Options.Store and Options.Root are required")
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
-		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
+		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix}
 	if s.bucketPrefix == "" {

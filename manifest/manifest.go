@@ -243,3 +243,15 @@ func decodeStrict(data []byte, max int, v any) error {
 	}
 	return strictjson.Decode(data, v, strictjson.DefaultMaxDepth)
 }
+
+// Networked reports whether an approved capability of serverID declares
+// dataEgress network: only then does a confined server share the host's
+// network, at call time and when a recheck runs it as calls do.
+func (m *Manifest) Networked(serverID string) bool {
+	for _, c := range m.Capabilities {
+		if c.ExtensionID == serverID && c.Risk.DataEgress.Value == capability.EgressNetwork {
+			return true
+		}
+	}
+	return false
+}

@@ -62,6 +62,10 @@ type SkillSummary struct {
 type ServerResult struct {
 	ServerID    string                    `json:"serverId"`
 	Declaration capability.RedactedServer `json:"declaration"`
+	// Grants are the host paths the declaration grants a stdio server in
+	// its sandbox at call time, with their access (package sandbox,
+	// Grants): what an approval gives it. Empty where nothing is confined.
+	Grants []capability.Grant `json:"grants,omitempty"`
 	// Error is set when the server could not be introspected; its
 	// capabilities are then unknown and the skill is blocked.
 	Error           *ServerFailure             `json:"error,omitempty"`
@@ -80,7 +84,8 @@ type ServerResult struct {
 
 // ServerFailure is why a server could not be introspected.
 type ServerFailure struct {
-	// Phase is "credentials", "start", "initialize" or "tools/list".
+	// Phase is "credentials", "grants" (a path of the declaration would
+	// expose a hidden one), "start", "initialize" or "tools/list".
 	Phase   string `json:"phase"`
 	Message string `json:"message"`
 }

@@ -146,8 +146,9 @@ type Options struct {
 }
 
 // Confiner confines a stdio server's process: Confine rewrites the command,
-// not yet started, to run it confined (exec.Cmd's Path, Args, Env, Dir).
-// *sandbox.Bubblewrap implements it.
+// not yet started, to run it confined (exec.Cmd's Path, Args, Env, Dir,
+// ExtraFiles). The stdio transport closes the command's ExtraFiles once it
+// has started. *sandbox.Bubblewrap implements it.
 type Confiner interface {
 	Confine(cmd *exec.Cmd) error
 }

@@ -144,10 +144,14 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 	pipe.Grow(outR)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	startErr := cmd.Start()
-	// The child holds its own copies now (or never started).
+	// The child holds its own copies now (or never started), of the
+	// pipes and of what the confiner passes it (bwrap's options).
 	_ = inR.Close()
 	_ = outW.Close()
 	_ = errW.Close()
+	for _, f := range cmd.ExtraFiles {
+		_ = f.Close()
+	}
 	if startErr != nil {
 		_ = inW.Close()
 		_ = outR.Close()

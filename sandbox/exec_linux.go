@@ -44,6 +44,11 @@ func execConfined(p Policy, argv, env []string) error {
 	if err := restrict(p); err != nil {
 		return err
 	}
+	// No descriptor but stdin, stdout and stderr reaches the server:
+	// whatever bwrap or skillgate left open is closed on exec.
+	if err := closeOnExec(); err != nil {
+		return err
+	}
 	prog := argv[0]
 	if path, err := exec.LookPath(prog); err == nil {
 		prog = path
@@ -163,4 +168,23 @@ func pathRule(path string, write bool) landlock.Rule {
 		return landlock.RODirs(path).IgnoreIfMissing()
 	}
 	return landlock.ROFiles(path).IgnoreIfMissing()
+}
+
+// closeOnExec marks every descriptor above 2 close-on-exec:
+// close_range(2) where the kernel has CLOSE_RANGE_CLOEXEC (Linux 5.11),
+// each descriptor of /proc/self/fd otherwise.
+func closeOnExec() error {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("sandbox: closing inherited descriptors: %w", err)
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+	return nil
 }

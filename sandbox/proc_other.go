@@ -2,7 +2,17 @@
 
 package sandbox
 
-import "os/exec"
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+)
 
 // setPdeathsig has no equivalent outside Linux, where bwrap does not run.
 func setPdeathsig(*exec.Cmd) {}
+
+// argsFile fails outside Linux, where bwrap does not run.
+func argsFile([]string) (*os.File, error) {
+	return nil, fmt.Errorf("%w: the sandbox needs Linux, not %s", ErrUnavailable, runtime.GOOS)
+}

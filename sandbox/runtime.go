@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // Mode says how a skill's servers run at call time.
@@ -81,15 +83,18 @@ type Server struct {
 	// Dir is the skill's tree, the server's working directory.
 	Dir string
 	// Args are the declared arguments and Env the declared environment
-	// values: the absolute paths among them are the server's grants.
-	Args, Env []string
+	// values by name (credential references unresolved): the absolute
+	// paths among them are the server's grants (see [Grants]).
+	Args []string
+	Env  map[string]string
 }
 
 // Confiner returns the confinement of s: nil (and no error) when s may run
 // unconfined, an error wrapping [ErrNotAllowed] when an imported skill is
 // configured with [ModeNone], and one wrapping [ErrUnavailable] (saying
-// how to install it) when bwrap is missing. It creates s's state
-// directory (mode 0700) when needed.
+// how to install it) when bwrap is missing, and one wrapping
+// [ErrHiddenGrant] when a path of s's declaration would expose a hidden
+// one. It creates s's state directory (mode 0700) when needed.
 func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
 	if r.Modes[s.Skill] == ModeNone {
 		if !s.FirstParty {
@@ -105,6 +110,13 @@ func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: bwrap not found; the servers of %s run only confined (install bubblewrap: apt-get install bubblewrap)", ErrUnavailable, s.Skill)
 	}
+	grants, err := Grants(Declaration{Args: s.Args, Env: s.Env, Dir: s.Dir}, r.Hide)
+	if err != nil {
+		return nil, fmt.Errorf("%w (server of %s)", err, s.Skill)
+	}
+	if grants == nil {
+		grants = []capability.Grant{} // none, rather than those of the command line
+	}
 	state, err := r.StateDir(s.Skill, s.Version)
 	if err != nil {
 		return nil, err
@@ -115,9 +127,8 @@ func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
 	b := &Bubblewrap{
 		Network: s.Network, Hide: r.Hide, LookPath: r.LookPath,
 		State: state, Helper: r.Helper, Limits: r.Limits,
-		SameSession: !r.sessionNeeded(),
+		SameSession: !r.sessionNeeded(), Grants: grants,
 	}
-	b.Write = grants(s, append([]string{"/root", "/home"}, r.Hide...))
 	if tmp := r.Limits.WithDefaults().TmpBytes; tmp > 0 && r.bwrapHasSize(bwrap) {
 		b.TmpSize = tmp
 	}
@@ -149,77 +160,4 @@ func (r *Runtime) StateDir(skill, version string) (string, error) {
 		return "", fmt.Errorf("sandbox: no state directory for skill %q version %q", skill, version)
 	}
 	return filepath.Join(r.StateRoot, rel), nil
-}
-
-// protected are the directories under which nothing is granted for
-// writing, whatever a declaration names: the system's and the home
-// directories.
-var protected = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc", "/sys", "/run", "/var", "/opt", "/snap", "/root", "/home"}
-
-// grants returns what s's declaration grants it for writing: each
-// existing directory named by an absolute path among its arguments (a
-// filesystem server's allowed directory), and for each absolute path
-// among its environment values the directory itself or, for a file, the
-// directory that holds it (a memory server's file). Nothing at the top
-// level (/tmp itself), under a protected or hidden directory, in the
-// skill's own tree or in a node_modules tree is granted.
-func grants(s Server, hidden []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(p string, fileParent bool) {
-		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
-			return
-		}
-		st, err := os.Stat(p)
-		switch {
-		case err == nil && st.IsDir():
-		case fileParent && (err == nil || errors.Is(err, os.ErrNotExist)):
-			p = filepath.Dir(p)
-			if st, err := os.Stat(p); err != nil || !st.IsDir() {
-				return
-			}
-		default:
-			return
-		}
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return
-		}
-		for _, c := range []string{p, real} {
-			if strings.Count(c, "/") < 2 || nodeModules(c+"/") != "" || under(c, protected) || under(c, hidden) {
-				return
-			}
-			if s.Dir != "" && under(c, []string{s.Dir}) {
-				return
-			}
-		}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	for _, a := range s.Args {
-		add(a, false)
-	}
-	for _, v := range s.Env {
-		add(v, true)
-	}
-	return out
-}
-
-// under reports whether p is one of dirs or lies below one.
-func under(p string, dirs []string) bool {
-	for _, d := range dirs {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			continue
-		}
-		if r, err := filepath.EvalSymlinks(abs); err == nil && (p == r || strings.HasPrefix(p, r+"/")) {
-			return true
-		}
-		if p == abs || strings.HasPrefix(p, abs+"/") {
-			return true
-		}
-	}
-	return false
 }

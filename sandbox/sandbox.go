@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/skillgate/skillgate/capability"
 )
 
 // ErrUnavailable means the sandbox cannot run here (bwrap or prlimit is not
@@ -52,10 +54,12 @@ type Bubblewrap struct {
 	// at its own path; HOME points to it. Empty means none (and HOME is
 	// left as the environment has it).
 	State string
-	// Write are files and directories bound read-write at their own
-	// paths: what an approved declaration grants the server (see
-	// [Runtime]).
-	Write []string
+	// Grants are what the approved declaration grants the server at call
+	// time, as [Grants] computes them ([Runtime] sets them), each bound at
+	// its own path with its access. Nil (introspection before approval)
+	// binds what [Grants] computes from the command's arguments alone,
+	// every path read-only.
+	Grants []capability.Grant
 	// Helper is the command run inside the sandbox that applies Limits
 	// and a Landlock ruleset and then executes the server (skillgate
 	// sandbox-exec, see [HelperCommand]). Its program must be an absolute
@@ -95,8 +99,13 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // State directory HOME is that directory and TMPDIR the private /tmp. On
 // Linux the kernel SIGKILLs bwrap when the thread that started it ends
 // (Pdeathsig), besides bwrap's own --die-with-parent. cmd.Path must be the
-// program's resolved path, as exec.Command sets it. It fails with
-// [ErrUnavailable] when bwrap (or, without a Helper, prlimit) is missing.
+// program's resolved path, as exec.Command sets it. bwrap's options are
+// passed in a file that Confine puts first in cmd.ExtraFiles: the caller
+// closes cmd.ExtraFiles once the command has started (exec.Cmd does not).
+// It fails with [ErrUnavailable] when bwrap (or, without a Helper,
+// prlimit) is missing, and with [ErrHiddenGrant] when a path of the
+// command's arguments (or of [Bubblewrap.Grants]) would expose a hidden
+// one.
 func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
@@ -109,9 +118,29 @@ func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("%w: bwrap not found (install bubblewrap: apt-get install bubblewrap)", ErrUnavailable)
 	}
-	args := b.Args(cmd.Path, cmd.Dir, cmd.Args[1:]...)
+	grants := b.Grants
+	if grants == nil {
+		if grants, err = Grants(Declaration{Args: cmd.Args[1:], Dir: cmd.Dir}, b.Hide); err != nil {
+			return err
+		}
+		for i := range grants {
+			grants[i].Access = capability.AccessReadOnly
+		}
+	}
+	opts, tail := b.args(cmd.Path, cmd.Dir, cmd.Args[1:], grants)
+	// bwrap's options, which name host paths (the data directory hidden,
+	// the grants) and set the helper's policy, reach it through a file
+	// descriptor (--args), not its command line: a confined server can
+	// read its sandbox's pid 1's /proc/1/cmdline. What stays there is the
+	// command the server runs as (its own argv, which it sees anyway).
+	optsFile, err := argsFile(opts)
+	if err != nil {
+		return fmt.Errorf("sandbox: passing bwrap its options: %w", err)
+	}
+	cmd.ExtraFiles = append([]*os.File{optsFile}, cmd.ExtraFiles...)
+	fd := strconv.Itoa(3) // ExtraFiles[0] is the child's descriptor 3
 	path := bwrap
-	args = append([]string{bwrap}, args...)
+	args := append([]string{bwrap, "--args", fd, "--"}, tail...)
 	if b.State != "" {
 		cmd.Env = setEnv(cmd.Env, "HOME", b.State)
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", "/tmp")
@@ -120,6 +149,7 @@ func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	if mem := b.memory(); mem > 0 && len(b.Helper) == 0 {
 		prlimit, err := look("prlimit")
 		if err != nil {
+			optsFile.Close()
 			return fmt.Errorf("%w: prlimit not found (install util-linux)", ErrUnavailable)
 		}
 		path = prlimit
@@ -151,43 +181,45 @@ func setEnv(env []string, name, value string) []string {
 	return append(out, name+"="+value)
 }
 
-// Args returns bwrap's arguments that run program with args in dir: what
-// Confine runs, for showing an operator.
+// args returns bwrap's options that run program with args in dir, the
+// paths of grants bound with their access, and the command that follows
+// them (after "--"): the helper, when there is one, then program and
+// args. The helper's policy is among the options (bwrap sets it in the
+// helper's environment, see [PolicyEnv]), not on its command line.
 //
-// An argument that is the absolute path of an existing file or directory
-// (a filesystem server's allowed directory, a configuration file) stays
-// visible, read-only, even where it lies in the private /tmp, unless it lies
-// in a home directory or a hidden one: what a server is openly configured
-// with must be there for it to start. For a script inside a node_modules
-// tree (an npm server run as node DIR/node_modules/PKG/dist/index.js), that
-// whole node_modules tree stays visible, read-only, on the same terms: the
-// script imports its dependencies from it.
-func (b Bubblewrap) Args(program, dir string, args ...string) []string {
-	out, read := b.sandboxArgs(program, dir, args)
-	out = append(out, "--")
+// The working directory and the program stay visible, read-only, even
+// where they lie in a hidden directory (an installed skill's tree lies in
+// the data directory; a program may lie in the private /tmp).
+func (b Bubblewrap) args(program, dir string, args []string, grants []capability.Grant) (opts, command []string) {
+	opts, read := b.sandboxArgs(program, dir, grants)
 	if len(b.Helper) > 0 {
-		p := Policy{Limits: b.Limits.WithDefaults(), Read: read, Write: b.writable(), Network: b.Network}
-		out = append(out, b.Helper...)
-		return append(out, helperArgs(p, program, args)...)
+		p := Policy{Limits: b.Limits.WithDefaults(), Read: read, Write: b.writable(grants), Network: b.Network}
+		opts = append(opts, "--setenv", PolicyEnv, p.encode())
+		command = append(command, b.Helper...)
+		command = append(command, "--")
 	}
-	out = append(out, program)
-	return append(out, args...)
+	command = append(command, program)
+	return opts, append(command, args...)
 }
 
 // writable lists what a confined server may write: its private /tmp and
-// devices, its state directory and its grants.
-func (b Bubblewrap) writable() []string {
+// devices, its state directory and its read-write grants.
+func (b Bubblewrap) writable(grants []capability.Grant) []string {
 	w := []string{"/tmp", "/dev"}
 	if b.State != "" {
 		w = append(w, b.State)
 	}
-	return append(w, b.Write...)
+	for _, g := range grants {
+		if g.Access == capability.AccessReadWrite {
+			w = append(w, g.Path)
+		}
+	}
+	return w
 }
 
 // sandboxArgs returns bwrap's options, and the paths the server may read
-// (the system directories, its tree, its program and what its arguments
-// name).
-func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) (args, read []string) {
+// (the system directories, its tree, its program and its grants).
+func (b Bubblewrap) sandboxArgs(program, dir string, grants []capability.Grant) (args, read []string) {
 	args = []string{
 		"--die-with-parent", // killed with skillgate
 		"--unshare-all",     // own pid, ipc, uts, cgroup and (below) network namespaces
@@ -237,21 +269,16 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) (args, r
 			args = append(args, "--tmpfs", abs)
 		}
 	}
-	for _, a := range progArgs {
-		real, ok := b.exposable(a)
-		if !ok {
+	// Grants never are, hold or lie in a hidden path (Grants refuses
+	// them), so binding them after the hiding mounts uncovers nothing.
+	for _, g := range grants {
+		if g.Access != capability.AccessReadOnly {
 			continue
 		}
-		// A script inside a node_modules tree resolves its packages from
-		// that tree: the whole tree stays visible with it.
-		if nm := nodeModules(a); nm != "" {
-			if realNM, ok := b.exposable(nm); ok {
-				args = append(args, "--ro-bind", realNM, nm)
-				read = append(read, nm)
-			}
+		if real, err := filepath.EvalSymlinks(g.Path); err == nil {
+			args = append(args, "--ro-bind", real, g.Path)
+			read = append(read, g.Path)
 		}
-		args = append(args, "--ro-bind", real, a)
-		read = append(read, a)
 	}
 	if filepath.IsAbs(program) {
 		// The program itself stays visible (read-only) even when it lies
@@ -273,8 +300,10 @@ func (b Bubblewrap) sandboxArgs(program, dir string, progArgs []string) (args, r
 	}
 	// What the server may write comes last, so that it wins over a
 	// read-only or hidden directory above it.
-	for _, w := range b.Write {
-		args = append(args, "--bind", w, w)
+	for _, g := range grants {
+		if g.Access == capability.AccessReadWrite {
+			args = append(args, "--bind", g.Path, g.Path)
+		}
 	}
 	if b.State != "" {
 		args = append(args, "--bind", b.State, b.State)
@@ -296,33 +325,4 @@ func nodeModules(path string) string {
 		return ""
 	}
 	return path[:i+len(seg)-1]
-}
-
-// exposable reports whether a program argument names an existing path that
-// may stay visible in the sandbox, and the path it resolves to: neither may
-// lie in a home directory or a hidden one (a link in /tmp to ~/.ssh is not
-// followed there).
-func (b Bubblewrap) exposable(a string) (string, bool) {
-	if !filepath.IsAbs(a) || filepath.Clean(a) != a || a == "/" {
-		return "", false
-	}
-	real, err := filepath.EvalSymlinks(a)
-	if err != nil {
-		return "", false
-	}
-	for _, h := range append([]string{"/root", "/home"}, b.Hide...) {
-		abs, err := filepath.Abs(h)
-		if err != nil {
-			continue
-		}
-		if r, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = r
-		}
-		for _, p := range []string{a, real} {
-			if p == abs || strings.HasPrefix(p, abs+"/") {
-				return "", false
-			}
-		}
-	}
-	return real, true
 }

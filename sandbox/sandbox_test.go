@@ -3,11 +3,13 @@ package sandbox_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,11 +107,14 @@ func TestBubblewrapUnavailable(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestBubblewrapExposesArguments: an existing absolute path among the
-// program's arguments stays visible (read-only) in the private /tmp, but
-// not one in a hidden directory, nor a link into one.
+// program's arguments stays visible (read-only) in the private /tmp; one
+// that is, holds or lies in a hidden directory, or a link to one, is
+// refused and the server is not started.
 func TestBubblewrapExposesArguments(t *testing.T) {
 	requireBwrap(t)
-	hidden := t.TempDir()
+	parent := t.TempDir()
+	hidden := filepath.Join(parent, "data")
+	os.MkdirAll(hidden, 0o700)
 	os.WriteFile(filepath.Join(hidden, "secret"), []byte("secret\n"), 0o600)
 	shared := t.TempDir()
 	os.WriteFile(filepath.Join(shared, "notes.md"), []byte("notes\n"), 0o600)
@@ -118,7 +123,8 @@ func TestBubblewrapExposesArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := sandbox.Bubblewrap{Hide: []string{hidden}}
-	cmd := exec.Command("/bin/sh", "-c", `for d in "$@"; do cat "$d"/* 2>/dev/null || echo "$d: not visible"; done`, "sh", shared, hidden, link)
+	script := `for d in "$@"; do cat "$d"/* 2>/dev/null || echo "$d: not visible"; done`
+	cmd := exec.Command("/bin/sh", "-c", script, "sh", shared)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	if err := b.Confine(cmd); err != nil {
 		t.Fatal(err)
@@ -127,9 +133,14 @@ func TestBubblewrapExposesArguments(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	want := "notes\n" + hidden + ": not visible\n" + link + ": not visible\n"
-	if string(out) != want {
+	if want := "notes\n"; string(out) != want {
 		t.Errorf("\n got %q\nwant %q", out, want)
+	}
+	for _, a := range []string{hidden, parent, link, filepath.Join(hidden, "secret")} {
+		cmd := exec.Command("/bin/sh", "-c", script, "sh", a)
+		if err := b.Confine(cmd); !errors.Is(err, sandbox.ErrHiddenGrant) {
+			t.Errorf("Confine with %s: %v, want ErrHiddenGrant", a, err)
+		}
 	}
 }
 
@@ -163,5 +174,51 @@ func TestBubblewrapExposesNodeModules(t *testing.T) {
 	}
 	if want := "dependency\nbeside: not visible\n"; string(out) != want {
 		t.Errorf("\n got %q\nwant %q", out, want)
+	}
+}
+
+// bwrapOptions returns the options Confine passed bwrap through a file
+// descriptor (--args), and checks that its command line says so.
+func bwrapOptions(t *testing.T, cmd *exec.Cmd) []string {
+	t.Helper()
+	i := slices.Index(cmd.Args, "--args")
+	if i < 0 || i+2 >= len(cmd.Args) || cmd.Args[i+1] != "3" || cmd.Args[i+2] != "--" || len(cmd.ExtraFiles) == 0 {
+		t.Fatalf("bwrap is not given its options in descriptor 3: %q", cmd.Args)
+	}
+	b, err := io.ReadAll(cmd.ExtraFiles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}
+
+// TestBubblewrapCommandLine is issue 28's item 10: bwrap's command line,
+// which a confined server reads as /proc/1/cmdline, holds no host path
+// but the command the server runs as: the hiding mounts, the grants, the
+// helper's policy are in the options bwrap reads from a descriptor, and
+// the policy reaches the helper in its environment, not its arguments.
+func TestBubblewrapCommandLine(t *testing.T) {
+	data := t.TempDir()
+	work := t.TempDir()
+	b := sandbox.Bubblewrap{Hide: []string{data}, LookPath: func(n string) (string, error) { return "/usr/bin/" + n, nil },
+		Helper: []string{"/opt/skillgate", sandbox.HelperCommand}}
+	cmd := exec.Command("/bin/server", "--root", work)
+	cmd.Dir = work
+	if err := b.Confine(cmd); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/usr/bin/bwrap", "--args", "3", "--", "/opt/skillgate", sandbox.HelperCommand, "--", "/bin/server", "--root", work}
+	if !slices.Equal(cmd.Args, want) {
+		t.Errorf("command line %q\nwant %q", cmd.Args, want)
+	}
+	opts := bwrapOptions(t, cmd)
+	for _, w := range [][]string{{"--tmpfs", data}, {"--ro-bind", work, work}} {
+		if !strings.Contains(strings.Join(opts, "\x00"), strings.Join(w, "\x00")) {
+			t.Errorf("options %q lack %q", opts, w)
+		}
+	}
+	i := slices.Index(opts, "--setenv")
+	if i < 0 || opts[i+1] != sandbox.PolicyEnv || !strings.Contains(opts[i+2], `"read":[`) {
+		t.Errorf("options do not set the helper's policy: %q", opts)
 	}
 }

@@ -25,7 +25,7 @@ func TestNewSession(t *testing.T) {
 		if err := (sandbox.Bubblewrap{SameSession: tc.same, LookPath: look, MemoryBytes: -1}).Confine(cmd); err != nil {
 			t.Fatal(err)
 		}
-		if got := slices.Contains(cmd.Args, "--new-session"); got != tc.want {
+		if got := slices.Contains(bwrapOptions(t, cmd), "--new-session"); got != tc.want {
 			t.Errorf("SameSession %v: --new-session %v; want %v (%q)", tc.same, got, tc.want, cmd.Args)
 		}
 	}

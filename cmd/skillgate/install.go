@@ -167,6 +167,11 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, 
 		if self, err := os.Executable(); err == nil {
 			opts.Sandbox.Helper = []string{self, sandbox.HelperCommand}
 		}
+		// A recheck of an approved version runs its servers as the
+		// gateway's calls do: the run-time sandbox of the configuration.
+		if opts.Runtime, err = m.sandboxRuntime(cfg, m.logger()); err != nil {
+			return nil, usageErr("%v", err)
+		}
 	}
 	if point := m.Getenv(envCrashPoint); point != "" {
 		opts.Crash = func(p string) {

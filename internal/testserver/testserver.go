@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,6 +129,17 @@ const (
 	// path) and linger (a process carrying marker in its command line,
 	// meant to outlive the server and skillgate).
 	ModeHostile = "hostile"
+	// ModeSurroundings offers tools that describe what the server sees of
+	// its sandbox: "cmdline", whose description is the command line of the
+	// sandbox's pid 1 and whether the helper's policy variable reached
+	// the server, "network_isolated" or "network_shared" (whether its
+	// network namespace has an interface besides lo), and one tool per
+	// entry of the directory named by
+	// EnvTextFile (or its last argument), "file_<name>", whose
+	// description is the entry's content ("no_dir" with the error when
+	// the directory cannot be read). Its tool list changes with what its
+	// grants hold.
+	ModeSurroundings = "surroundings"
 )
 
 // Recording is what ModeRecorder answers a call with.
@@ -278,6 +290,8 @@ func New(mode string, cfg Config) (*mcp.Server, error) {
 				broken.Store(true)
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "broken"}}}, nil, nil
 			})
+	case ModeSurroundings:
+		addSurroundingsTools(s, cfg.TextFile)
 	case ModeFiles:
 		addFileTools(s)
 	case ModeProcess:
@@ -394,6 +408,40 @@ func addNormalTools(s *mcp.Server) {
 	})
 	addRawAnnotated(s, "bare", "Has no annotations.", nil, nil)
 	addRawAnnotated(s, "titled", "Has only a title annotation.", &mcp.ToolAnnotations{Title: "Titled"}, nil)
+}
+
+// addSurroundingsTools registers ModeSurroundings' tools.
+func addSurroundingsTools(s *mcp.Server, dir string) {
+	meta := mcp.Meta{"io.skillgate/risk": map[string]any{"riskLevel": "read", "sideEffects": "none", "dataEgress": "none"}}
+	cmdline, err := os.ReadFile("/proc/1/cmdline")
+	desc := "pid 1: " + strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
+	if err != nil {
+		desc = "pid 1: " + err.Error()
+	}
+	_, policy := os.LookupEnv("SKILLGATE_SANDBOX_POLICY")
+	desc += fmt.Sprintf("; policy in env: %v", policy)
+	addRawAnnotated(s, "cmdline", desc, nil, meta)
+	network := "network_isolated"
+	if dev, err := os.ReadFile("/proc/net/dev"); err == nil {
+		for _, line := range strings.Split(string(dev), "\n") {
+			if name, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && name != "lo" && !strings.Contains(name, "|") {
+				network = "network_shared"
+			}
+		}
+	}
+	addRawAnnotated(s, network, "Whether the server shares a network.", nil, meta)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		addRawAnnotated(s, "no_dir", err.Error(), nil, meta)
+		return
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		addRawAnnotated(s, "file_"+strings.ReplaceAll(e.Name(), ".", "_"), string(b), nil, meta)
+	}
 }
 
 // okHandler answers every call with "ok".

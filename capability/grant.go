@@ -1,0 +1,29 @@
+package capability
+
+// Access is what a [Grant] lets a confined server do with a host path.
+type Access string
+
+// The closed set of accesses.
+const (
+	// AccessReadOnly makes the path visible to the server, read-only.
+	AccessReadOnly Access = "read-only"
+	// AccessReadWrite lets the server write under the path too.
+	AccessReadWrite Access = "read-write"
+)
+
+// Grant is one host path that a server's declaration (its args and its
+// literal env values, never a credential) makes visible in its sandbox at
+// call time, bound at the same path. The sandbox computes them (package
+// sandbox, Grants) and the review shows them, so that what a human
+// approves is what the server gets.
+type Grant struct {
+	// Path is the host path as the declaration names it (for an env value
+	// naming a file, the directory that holds it); the server sees it at
+	// this path.
+	Path string `json:"path"`
+	// Access is read-only or read-write.
+	Access Access `json:"access"`
+	// From names what in the declaration grants it: "args[2]",
+	// "args[0] (its node_modules tree)" or "env MEMORY_FILE_PATH".
+	From string `json:"from"`
+}
