@@ -42,7 +42,11 @@ func TestReviewPageListsGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, err := admin.New(admin.Options{
-		Verify:   func(s string) (capability.Principal, bool) { p, ok := tokens[s]; return p, ok },
+		Verify: func(s string) (string, capability.Principal, bool) { p, ok := tokens[s]; return s, p, ok },
+		Token: func(_ context.Context, id string) (capability.Principal, bool, error) {
+			p, ok := tokens[id]
+			return p, ok, nil
+		},
 		Installs: svc, Now: func() time.Time { return time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC) },
 	})
 	if err != nil {

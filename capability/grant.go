@@ -1,14 +1,15 @@
 package capability
 
-// Access is what a [Grant] lets a confined server do with a host path.
-type Access string
+// GrantAccess is what a [Grant] lets a confined server do with a host
+// path.
+type GrantAccess string
 
-// The closed set of accesses.
+// The closed set of grant accesses.
 const (
-	// AccessReadOnly makes the path visible to the server, read-only.
-	AccessReadOnly Access = "read-only"
-	// AccessReadWrite lets the server write under the path too.
-	AccessReadWrite Access = "read-write"
+	// GrantReadOnly makes the path visible to the server, read-only.
+	GrantReadOnly GrantAccess = "read-only"
+	// GrantReadWrite lets the server write under the path too.
+	GrantReadWrite GrantAccess = "read-write"
 )
 
 // Grant is one host path that a server's declaration (its args and its
@@ -22,7 +23,7 @@ type Grant struct {
 	// this path.
 	Path string `json:"path"`
 	// Access is read-only or read-write.
-	Access Access `json:"access"`
+	Access GrantAccess `json:"access"`
 	// From names what in the declaration grants it: "args[2]",
 	// "args[0] (its node_modules tree)" or "env MEMORY_FILE_PATH".
 	From string `json:"from"`

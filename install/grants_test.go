@@ -40,7 +40,7 @@ func TestAnalysisGrants(t *testing.T) {
 		wantError  *manifest.ServerFailure
 	}{
 		{"listed", []string{notes}, map[string]string{"MEMORY_FILE_PATH": filepath.Join(memory, "m.jsonl"), "TOKEN": "${TOKEN}"},
-			[]capability.Grant{{Path: notes, Access: capability.AccessReadWrite, From: "args[0]"}, {Path: memory, Access: capability.AccessReadWrite, From: "env MEMORY_FILE_PATH"}}, nil},
+			[]capability.Grant{{Path: notes, Access: capability.GrantReadWrite, From: "args[0]"}, {Path: memory, Access: capability.GrantReadWrite, From: "env MEMORY_FILE_PATH"}}, nil},
 		{"refused", []string{app}, nil, []capability.Grant{}, &manifest.ServerFailure{Phase: "grants",
 			Message: `mcpclient: server "notes": grants: sandbox: a path of the declaration would expose a hidden one: args[0] ` + app + " holds " + data +
 				", skillgate's data directory (its database, tokens.json, credentials.key): name a directory that does not hold it (a subdirectory of " + app +

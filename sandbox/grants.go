@@ -86,7 +86,7 @@ func Grants(d Declaration, hide []string) ([]capability.Grant, error) {
 	var refused []string
 	add := func(g capability.Grant) {
 		if i := slices.IndexFunc(out, func(o capability.Grant) bool { return o.Path == g.Path }); i >= 0 {
-			if g.Access == capability.AccessReadWrite {
+			if g.Access == capability.GrantReadWrite {
 				out[i].Access = g.Access
 			}
 			return
@@ -116,15 +116,15 @@ func Grants(d Declaration, hide []string) ([]capability.Grant, error) {
 		from := fmt.Sprintf("args[%d]", i)
 		if nm := nodeModules(a); nm != "" {
 			if realNM, err := filepath.EvalSymlinks(nm); err == nil && check(nm, realNM, from+" (its node_modules tree)") {
-				add(capability.Grant{Path: nm, Access: capability.AccessReadOnly, From: from + " (its node_modules tree)"})
+				add(capability.Grant{Path: nm, Access: capability.GrantReadOnly, From: from + " (its node_modules tree)"})
 			}
 		}
 		if !check(a, real, from) {
 			continue
 		}
-		access := capability.AccessReadOnly
+		access := capability.GrantReadOnly
 		if st, err := os.Stat(real); err == nil && st.IsDir() && writable(a, real, d.Dir) {
-			access = capability.AccessReadWrite
+			access = capability.GrantReadWrite
 		}
 		add(capability.Grant{Path: a, Access: access, From: from})
 	}
@@ -154,7 +154,7 @@ func Grants(d Declaration, hide []string) ([]capability.Grant, error) {
 			continue
 		}
 		if check(p, real, "env "+n) {
-			add(capability.Grant{Path: p, Access: capability.AccessReadWrite, From: "env " + n})
+			add(capability.Grant{Path: p, Access: capability.GrantReadWrite, From: "env " + n})
 		}
 	}
 	if len(refused) > 0 {

@@ -32,10 +32,10 @@ func TestGrants(t *testing.T) {
 	os.Symlink(app, toApp)
 	dataWhat := "skillgate's data directory (its database, tokens.json, credentials.key)"
 	ro := func(p, from string) capability.Grant {
-		return capability.Grant{Path: p, Access: capability.AccessReadOnly, From: from}
+		return capability.Grant{Path: p, Access: capability.GrantReadOnly, From: from}
 	}
 	rw := func(p, from string) capability.Grant {
-		return capability.Grant{Path: p, Access: capability.AccessReadWrite, From: from}
+		return capability.Grant{Path: p, Access: capability.GrantReadWrite, From: from}
 	}
 	tests := []struct {
 		name    string

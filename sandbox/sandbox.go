@@ -124,7 +124,7 @@ func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 			return err
 		}
 		for i := range grants {
-			grants[i].Access = capability.AccessReadOnly
+			grants[i].Access = capability.GrantReadOnly
 		}
 	}
 	opts, tail := b.args(cmd.Path, cmd.Dir, cmd.Args[1:], grants)
@@ -210,7 +210,7 @@ func (b Bubblewrap) writable(grants []capability.Grant) []string {
 		w = append(w, b.State)
 	}
 	for _, g := range grants {
-		if g.Access == capability.AccessReadWrite {
+		if g.Access == capability.GrantReadWrite {
 			w = append(w, g.Path)
 		}
 	}
@@ -272,7 +272,7 @@ func (b Bubblewrap) sandboxArgs(program, dir string, grants []capability.Grant) 
 	// Grants never are, hold or lie in a hidden path (Grants refuses
 	// them), so binding them after the hiding mounts uncovers nothing.
 	for _, g := range grants {
-		if g.Access != capability.AccessReadOnly {
+		if g.Access != capability.GrantReadOnly {
 			continue
 		}
 		if real, err := filepath.EvalSymlinks(g.Path); err == nil {
@@ -301,7 +301,7 @@ func (b Bubblewrap) sandboxArgs(program, dir string, grants []capability.Grant) 
 	// What the server may write comes last, so that it wins over a
 	// read-only or hidden directory above it.
 	for _, g := range grants {
-		if g.Access == capability.AccessReadWrite {
+		if g.Access == capability.GrantReadWrite {
 			args = append(args, "--bind", g.Path, g.Path)
 		}
 	}
