@@ -60,7 +60,6 @@ func (c *Console) parse() error {
 			b, _ := json.Marshal(v)
 			return string(b)
 		},
-		"q": url.QueryEscape,
 	}
 	c.pages = map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -397,7 +396,7 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 		olderURL = Prefix + "/audit?" + q.Encode()
 	}
 	c.render(w, r, s, http.StatusOK, "audit", map[string]any{"Records": recs, "F": f,
-		"Older": template.URL(olderURL), "Export": template.URL(Prefix + "/audit.jsonl?" + export.Encode()),
+		"Older": urlOf(olderURL), "Export": urlOf(Prefix + "/audit.jsonl?" + export.Encode()),
 		"Decisions": []string{string(capability.Allow), string(capability.Deny), string(capability.RequireApproval)}})
 }
 
@@ -441,7 +440,12 @@ func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, s *session
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// urlOf marks a link the console built itself as a URL for templates.
+// urlOf marks a whole link the console composed itself with net/url (a
+// path and an encoded url.Values) as a URL for templates. It is the one
+// way a URL reaches a template ready-made: every other value is written
+// into a link by html/template, which escapes it for its place in the URL
+// (so templates never escape a value themselves: escaped twice, a link
+// names something else and answers 404).
 func urlOf(s string) template.URL { return template.URL(s) }
 
 // verifyTimeout bounds one verification of the audit log from the console.

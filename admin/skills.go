@@ -150,7 +150,7 @@ func (c *Console) showSkill(w http.ResponseWriter, r *http.Request, s *session) 
 	if len(d.Entry.Frontmatter) > 0 {
 		_ = json.Unmarshal(d.Entry.Frontmatter, &fm)
 	}
-	data := map[string]any{"D": d, "State": d.Entry.State(), "Files": files, "Diagnostics": diags, "Frontmatter": fm}
+	data := map[string]any{"D": d, "Name": r.URL.Query().Get("name"), "State": d.Entry.State(), "Files": files, "Diagnostics": diags, "Frontmatter": fm}
 	if path := r.URL.Query().Get("file"); path != "" {
 		body, note, err := readSkillFile(d.Entry.Dir, path, files)
 		if err != nil {
