@@ -55,7 +55,8 @@ func (c *Console) parse() error {
 			}
 			return s
 		},
-		"join": strings.Join,
+		"join":   strings.Join,
+		"output": clipOutput,
 		"json": func(v any) string {
 			b, _ := json.Marshal(v)
 			return string(b)
@@ -216,8 +217,35 @@ func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (c *Console) renderReview(w http.ResponseWriter, r *http.Request, s *session, status int, rv *install.Review, problem string) {
-	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(),
-		"Risks": riskLevels, "SideEffects": sideEffects, "Egress": egress})
+	// The forms offered are the actions valid for the version now
+	// (install.Actions); approving the whole proposal also needs a
+	// proposal that is not blocked, as Approve checks.
+	can := map[string]bool{}
+	for _, a := range rv.Actions {
+		can[string(a)] = true
+	}
+	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(), "Can": can,
+		"ApproveAll": can[string(install.ActionApprove)] && (rv.State.Approved() || !rv.Validation.Blocked),
+		"Version":    rv.Key + "@" + rv.Digest,
+		"Risks":      riskLevels, "SideEffects": sideEffects, "Egress": egress})
+}
+
+// maxShownOutput bounds a server's captured output shown on a page.
+const maxShownOutput = 16 << 10
+
+// shownOutput is captured output as a page shows it: at most
+// maxShownOutput bytes (cut at a character), and whether it was cut.
+type shownOutput struct {
+	Text      string
+	Truncated bool
+	Bound     int
+}
+
+func clipOutput(s string) shownOutput {
+	if len(s) <= maxShownOutput {
+		return shownOutput{Text: s, Bound: maxShownOutput}
+	}
+	return shownOutput{Text: strings.ToValidUTF8(s[:maxShownOutput], ""), Truncated: true, Bound: maxShownOutput}
 }
 
 // installAction runs one operation of the install flow from a form, then
@@ -269,7 +297,7 @@ func (c *Console) installAction(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, installStatus(err), err)
 		return
 	}
-	http.Redirect(w, r, Prefix+"/installs/review?name="+url.QueryEscape(rv.Key)+"&done="+url.QueryEscape(op+": "+rv.Reason), http.StatusSeeOther)
+	http.Redirect(w, r, Prefix+"/installs/review?name="+url.QueryEscape(rv.Key+"@"+rv.Digest)+"&done="+url.QueryEscape(op+": "+rv.Reason), http.StatusSeeOther)
 }
 
 func (c *Console) grants(w http.ResponseWriter, r *http.Request, s *session) {

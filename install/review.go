@@ -58,6 +58,9 @@ type Review struct {
 	Pending      bool                   `json:"reanalysisPending,omitempty"`
 	Previous     *PreviousVersion       `json:"previous,omitempty"`
 	Next         []string               `json:"next"`
+	// Actions are the operator's decisions valid for the version now
+	// ([Actions]); the console offers exactly these.
+	Actions []Action `json:"-"`
 
 	// PublishedSkills are the skills the servers publish through the MCP
 	// Skills extension, as verified at analysis (after drift, by the
@@ -361,6 +364,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 	}
 	r.Previous = prev
 	r.Next = next(in, r)
+	r.Actions = Actions(in)
 	return r, nil
 }
 
