@@ -218,12 +218,14 @@ func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session) {
 
 func (c *Console) renderReview(w http.ResponseWriter, r *http.Request, s *session, status int, rv *install.Review, problem string) {
 	// The forms offered are the actions valid for the version now
-	// (install.Actions); approving the whole proposal also needs a
-	// proposal that is not blocked, as Approve checks.
+	// (install.Actions). Approving also needs content the scan does not
+	// block (nothing can be approved then, as Approve checks), and
+	// approving the whole proposal a proposal that is not blocked.
 	can := map[string]bool{}
 	for _, a := range rv.Actions {
 		can[string(a)] = true
 	}
+	can[string(install.ActionApprove)] = can[string(install.ActionApprove)] && !rv.ContentBlocked()
 	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(), "Can": can,
 		"ApproveAll": can[string(install.ActionApprove)] && (rv.State.Approved() || !rv.Validation.Blocked),
 		"Version":    rv.Key + "@" + rv.Digest,

@@ -538,7 +538,7 @@ func next(in store.Install, r *Review) []string {
 		} else {
 			out = append(out, fmt.Sprintf("run skillgate review %s to see what blocks it", k))
 		}
-		if r != nil && r.contentBlocked() {
+		if r != nil && r.ContentBlocked() {
 			return append(out, fmt.Sprintf("or skillgate reject %s --why \"…\"", k))
 		}
 		return append(out, fmt.Sprintf("approve the ready capabilities only with skillgate approve %s --only CAP,…, or skillgate reject %s --why \"…\"", k, k))
@@ -808,9 +808,9 @@ func (r *Review) layersText(b *strings.Builder) {
 	}
 }
 
-// contentBlocked reports whether the content scan (layer 4) blocks the
+// ContentBlocked reports whether the content scan (layer 4) blocks the
 // install: then no capability can be approved, with --only or without.
-func (r *Review) contentBlocked() bool {
+func (r *Review) ContentBlocked() bool {
 	for _, l := range r.Layers {
 		if l.Layer == 4 && l.Verdict == manifest.LayerBlock {
 			return true
