@@ -81,6 +81,10 @@ type Options struct {
 	Audit    AuditLog
 	// Changes is the changes queue (the changes page); nil hides it.
 	Changes *change.Service
+	// SkillFiles is the agents' view of a skill's files (the session
+	// manager): a skill's page shows its files through it. Nil: files
+	// are listed, not shown.
+	SkillFiles SkillFiles
 	// Mirrors are the canonical and mirror skill folders whose drift the
 	// overview shows (config mirrors:); compared in the background at
 	// most once a minute.

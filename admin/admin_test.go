@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillgate/skillgate/admin"
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/blob/local"
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/change"
@@ -28,6 +29,7 @@ import (
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -108,13 +110,23 @@ func newConsole(t testing.TB) *console {
 	if _, err := reg.Scan(ctx, []discover.Root{{Path: filepath.Join("..", "examples", "skills"), Scope: discover.ScopeProject}}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The skill pages read files as agents do, through a session manager.
+	ws, err := local.Open(filepath.Join(data, "workspaces"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	sessions, err := session.NewManager(session.Options{Catalog: reg, Versions: db, Store: db, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, err := admin.New(admin.Options{
 		Verify: func(s string) (string, capability.Principal, bool) { p, ok := tokens[s]; return s, p, ok },
 		Token: func(_ context.Context, id string) (capability.Principal, bool, error) {
 			p, ok := tokens[id]
 			return p, ok, nil
 		},
-		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Registry: reg, Now: clock, Changes: c.changes,
+		Installs: svc, Policy: c.eng, Audit: audit.NewLog(db), Registry: reg, SkillFiles: sessions, Now: clock, Changes: c.changes,
 		Mirrors: []admin.Mirror{{Canonical: c.canonical, Mirror: c.mirror, Limits: discover.DefaultLimits}},
 	})
 	if err != nil {

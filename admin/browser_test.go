@@ -44,7 +44,7 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel3 := context.WithTimeout(ctx, 6*time.Minute)
 	t.Cleanup(cancel3)
 	if err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("starting chromium: %v", err)
@@ -402,6 +402,13 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("policy test: %q", decision)
 	}
 	shot(t, b, "11-policies")
+
+	// Every link of the console followed and every form submitted in the
+	// browser, with two throwaway blocked installs besides the flow's (one
+	// is rejected, the other completed, approved and enabled).
+	mk("crawled", "normal", nil)
+	mk("doomed", "normal", nil)
+	crawl(t, b, c, []string{"/admin/", "/admin/installs", "/admin/changes", "/admin/skills", "/admin/policies", "/admin/grants", "/admin/audit"}, "/admin/logout")
 
 	// Sign out: the session ends.
 	if err := chromedp.Run(b,

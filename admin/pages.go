@@ -55,12 +55,12 @@ func (c *Console) parse() error {
 			}
 			return s
 		},
-		"join": strings.Join,
+		"join":   strings.Join,
+		"output": clipOutput,
 		"json": func(v any) string {
 			b, _ := json.Marshal(v)
 			return string(b)
 		},
-		"q": url.QueryEscape,
 	}
 	c.pages = map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -217,8 +217,37 @@ func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (c *Console) renderReview(w http.ResponseWriter, r *http.Request, s *session, status int, rv *install.Review, problem string) {
-	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(),
-		"Risks": riskLevels, "SideEffects": sideEffects, "Egress": egress})
+	// The forms offered are the actions valid for the version now
+	// (install.Actions). Approving also needs content the scan does not
+	// block (nothing can be approved then, as Approve checks), and
+	// approving the whole proposal a proposal that is not blocked.
+	can := map[string]bool{}
+	for _, a := range rv.Actions {
+		can[string(a)] = true
+	}
+	can[string(install.ActionApprove)] = can[string(install.ActionApprove)] && !rv.ContentBlocked()
+	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(), "Can": can,
+		"ApproveAll": can[string(install.ActionApprove)] && (rv.State.Approved() || !rv.Validation.Blocked),
+		"Version":    rv.Key + "@" + rv.Digest,
+		"Risks":      riskLevels, "SideEffects": sideEffects, "Egress": egress})
+}
+
+// maxShownOutput bounds a server's captured output shown on a page.
+const maxShownOutput = 16 << 10
+
+// shownOutput is captured output as a page shows it: at most
+// maxShownOutput bytes (cut at a character), and whether it was cut.
+type shownOutput struct {
+	Text      string
+	Truncated bool
+	Bound     int
+}
+
+func clipOutput(s string) shownOutput {
+	if len(s) <= maxShownOutput {
+		return shownOutput{Text: s, Bound: maxShownOutput}
+	}
+	return shownOutput{Text: strings.ToValidUTF8(s[:maxShownOutput], ""), Truncated: true, Bound: maxShownOutput}
 }
 
 // installAction runs one operation of the install flow from a form, then
@@ -270,7 +299,7 @@ func (c *Console) installAction(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, installStatus(err), err)
 		return
 	}
-	http.Redirect(w, r, Prefix+"/installs/review?name="+url.QueryEscape(rv.Key)+"&done="+url.QueryEscape(op+": "+rv.Reason), http.StatusSeeOther)
+	http.Redirect(w, r, Prefix+"/installs/review?name="+url.QueryEscape(rv.Key+"@"+rv.Digest)+"&done="+url.QueryEscape(op+": "+rv.Reason), http.StatusSeeOther)
 }
 
 func (c *Console) grants(w http.ResponseWriter, r *http.Request, s *session) {
@@ -397,7 +426,7 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 		olderURL = Prefix + "/audit?" + q.Encode()
 	}
 	c.render(w, r, s, http.StatusOK, "audit", map[string]any{"Records": recs, "F": f,
-		"Older": template.URL(olderURL), "Export": template.URL(Prefix + "/audit.jsonl?" + export.Encode()),
+		"Older": urlOf(olderURL), "Export": urlOf(Prefix + "/audit.jsonl?" + export.Encode()),
 		"Decisions": []string{string(capability.Allow), string(capability.Deny), string(capability.RequireApproval)}})
 }
 
@@ -441,7 +470,12 @@ func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, s *session
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// urlOf marks a link the console built itself as a URL for templates.
+// urlOf marks a whole link the console composed itself with net/url (a
+// path and an encoded url.Values) as a URL for templates. It is the one
+// way a URL reaches a template ready-made: every other value is written
+// into a link by html/template, which escapes it for its place in the URL
+// (so templates never escape a value themselves: escaped twice, a link
+// names something else and answers 404).
 func urlOf(s string) template.URL { return template.URL(s) }
 
 // verifyTimeout bounds one verification of the audit log from the console.

@@ -1,24 +1,34 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/registry"
+	agentsession "github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 )
+
+// SkillFiles mounts a skill's recorded files as loading it into an agent
+// session would (*session.Manager implements it): the skill page's file
+// view reads through it, so operators see what agents are served.
+type SkillFiles interface {
+	SkillFiles(ctx context.Context, tenant string, e registry.Brief) (store.Version, blob.Store, string, error)
+}
 
 // skillsPageSize is how many skills a page of the skills list shows.
 const skillsPageSize = 100
@@ -150,11 +160,23 @@ func (c *Console) showSkill(w http.ResponseWriter, r *http.Request, s *session) 
 	if len(d.Entry.Frontmatter) > 0 {
 		_ = json.Unmarshal(d.Entry.Frontmatter, &fm)
 	}
-	data := map[string]any{"D": d, "State": d.Entry.State(), "Files": files, "Diagnostics": diags, "Frontmatter": fm}
+	data := map[string]any{"D": d, "Name": r.URL.Query().Get("name"), "State": d.Entry.State(), "Files": files, "Diagnostics": diags, "Frontmatter": fm}
 	if path := r.URL.Query().Get("file"); path != "" {
-		body, note, err := readSkillFile(d.Entry.Dir, path, files)
+		if !slices.ContainsFunc(files, func(f skillFile) bool { return f.Path == path }) {
+			c.fail(w, r, s, http.StatusNotFound, fmt.Errorf("%s is not one of the skill's files", path))
+			return
+		}
+		if c.opts.SkillFiles == nil {
+			c.fail(w, r, s, http.StatusNotFound, fmt.Errorf("%s cannot be shown: this server does not serve skill files", path))
+			return
+		}
+		body, note, err := readSkillFile(r.Context(), c.opts.SkillFiles, d.Entry, path)
 		if err != nil {
-			c.fail(w, r, s, http.StatusNotFound, err)
+			status := http.StatusInternalServerError
+			if errors.Is(err, blob.ErrNotFound) || errors.Is(err, agentsession.ErrSkillNotFound) {
+				status = http.StatusNotFound
+			}
+			c.fail(w, r, s, status, err)
 			return
 		}
 		data["File"], data["FileText"], data["FileNote"] = path, body, note
@@ -162,30 +184,28 @@ func (c *Console) showSkill(w http.ResponseWriter, r *http.Request, s *session) 
 	c.render(w, r, s, http.StatusOK, "skill", data)
 }
 
-// readSkillFile reads one of a skill's recorded files, read-only, inside
-// its directory: a path the registry did not record, or one that leaves
-// the directory (through "..", or a link), is refused.
-func readSkillFile(dir, path string, files []skillFile) (text, note string, err error) {
-	if !slices.ContainsFunc(files, func(f skillFile) bool { return f.Path == path }) {
-		return "", "", fmt.Errorf("%s is not one of the skill's files", path)
-	}
-	root, err := os.OpenRoot(dir)
+// readSkillFile reads one of a skill's recorded files for its page
+// through files, the agents' own view of a skill's tree
+// (session.Manager.SkillFiles): the console shows exactly what an agent
+// would be served. The tree serves only the files the registry recorded,
+// and refuses what is not a regular file (without blocking on a FIFO), a
+// link out of the skill's directory, and a hard link unless its root
+// allows them. At most maxShownFile bytes are shown; binary files are
+// not.
+func readSkillFile(ctx context.Context, files SkillFiles, e *registry.Entry, path string) (text, note string, err error) {
+	// The skill's own tenant: an operator sees every tenant's library.
+	_, st, prefix, err := files.SkillFiles(ctx, discover.TenantOf(e.Scope, e.Root), registry.Brief{Key: e.Key, Dir: e.Dir})
 	if err != nil {
-		return "", "", fmt.Errorf("the skill's directory cannot be opened: %w", err)
+		return "", "", fmt.Errorf("%s cannot be shown: %w", path, err)
 	}
-	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(path))
+	rc, _, err := st.Get(ctx, prefix+path)
 	if err != nil {
-		return "", "", fmt.Errorf("%s cannot be read: %w", path, err)
+		return "", "", fmt.Errorf("%s cannot be shown: %w", path, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", "", fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxShownFile+1))
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, maxShownFile+1))
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", path, err)
+		return "", "", fmt.Errorf("%s cannot be shown: %w", path, err)
 	}
 	if len(b) > maxShownFile {
 		return string(b[:maxShownFile]), fmt.Sprintf("only the first %d bytes are shown", maxShownFile), nil

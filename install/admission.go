@@ -12,7 +12,6 @@ import (
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/secscan"
-	"github.com/skillgate/skillgate/store"
 )
 
 // publishedText is one file of a skill that a server publishes through the
@@ -249,11 +248,11 @@ func (s *Service) Suppress(ctx context.Context, name, target, why, actor string)
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, append(slices.Clone(preApproval), store.ApprovedStates...)...)
+	in, err := s.resolve(ctx, name, actionFrom[ActionSuppress]...)
 	if err != nil {
 		return nil, err
 	}
-	rep, post, err := decidedReport(in, "its findings")
+	rep, post, err := decidedReport(in, ActionSuppress)
 	if err != nil {
 		return nil, err
 	}

@@ -195,6 +195,9 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 			if errors.As(err, &se) {
 				f.Phase = se.Phase
 			}
+			if xe := (*mcpclient.ExitError)(nil); errors.As(err, &xe) {
+				f.Stderr = xe.Stderr
+			}
 			sr.Error = f
 			rep.Servers = append(rep.Servers, sr)
 			continue

@@ -63,11 +63,11 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, store.StateBlocked, store.StateAwaitingApproval, store.StateInstalled, store.StateEnabled, store.StateDisabled)
+	in, err := s.resolve(ctx, name, actionFrom[ActionComplete]...)
 	if err != nil {
 		return nil, err
 	}
-	rep, post, err := decidedReport(in, "its risk metadata")
+	rep, post, err := decidedReport(in, ActionComplete)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, store.StateBlocked, store.StateAwaitingApproval, store.StateInstalled, store.StateEnabled, store.StateDisabled)
+	in, err := s.resolve(ctx, name, actionFrom[ActionApprove]...)
 	if err != nil {
 		return nil, err
 	}
@@ -238,12 +238,8 @@ func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []st
 // reapprove accepts the re-analysis of an approved install blocked by drift.
 func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOptions, actor string) (*Review, error) {
 	only := o.Only
-	if len(in.Blocked) == 0 {
-		return nil, fmt.Errorf("%w: %s is already approved (%s); nothing to approve", ErrState, in.Key, in.State)
-	}
-	if len(in.Pending) == 0 {
-		return nil, fmt.Errorf("%w: %s: drift blocked %d capabilities but their new definitions are not known yet; run skillgate recheck %s, review, then approve",
-			ErrBlocked, in.Key, len(in.Blocked), in.Key)
+	if err := ActionApprove.check(in); err != nil {
+		return nil, err
 	}
 	old, err := manifest.Parse(in.Manifest)
 	if err != nil {
@@ -300,11 +296,11 @@ func (s *Service) Reject(ctx context.Context, name, why, actor string) (*Review,
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, preApproval...)
+	in, err := s.resolve(ctx, name, actionFrom[ActionReject]...)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.transition(ctx, "reject", transition{Digest: in.Digest, From: preApproval, To: store.StateRejected,
+	out, err := s.transition(ctx, "reject", transition{Digest: in.Digest, From: actionFrom[ActionReject], To: store.StateRejected,
 		Actor: actor, Reason: strings.TrimSpace(why)})
 	if err != nil {
 		return nil, err
@@ -320,7 +316,8 @@ func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, erro
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, store.StateInstalled, store.StateDisabled, store.StateEnabled)
+	// Enabling the enabled version changes nothing.
+	in, err := s.resolve(ctx, name, append(slices.Clone(actionFrom[ActionEnable]), store.StateEnabled)...)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +333,7 @@ func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, erro
 		ts = append(ts, transition{Digest: o.Digest, From: []store.InstallState{store.StateEnabled}, To: store.StateDisabled,
 			Actor: actor, Reason: "replaced by version " + in.Digest})
 	}
-	ts = append(ts, transition{Digest: in.Digest, From: []store.InstallState{store.StateInstalled, store.StateDisabled},
+	ts = append(ts, transition{Digest: in.Digest, From: actionFrom[ActionEnable],
 		To: store.StateEnabled, Actor: actor, Reason: "enabled by the operator"})
 	out, err := s.transition(ctx, "enable", ts...)
 	if err != nil {
@@ -353,14 +350,15 @@ func (s *Service) Disable(ctx context.Context, name, actor string) (*Review, err
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, store.StateEnabled, store.StateDisabled)
+	// Disabling a disabled version changes nothing.
+	in, err := s.resolve(ctx, name, append(slices.Clone(actionFrom[ActionDisable]), store.StateDisabled)...)
 	if err != nil {
 		return nil, err
 	}
 	if in.State == store.StateDisabled {
 		return s.review(ctx, in)
 	}
-	out, err := s.transition(ctx, "disable", transition{Digest: in.Digest, From: []store.InstallState{store.StateEnabled},
+	out, err := s.transition(ctx, "disable", transition{Digest: in.Digest, From: actionFrom[ActionDisable],
 		To: store.StateDisabled, Actor: actor, Reason: "disabled by the operator"})
 	if err != nil {
 		return nil, err
@@ -416,7 +414,7 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, append(append([]store.InstallState{}, preApproval...), store.ApprovedStates...)...)
+	in, err := s.resolve(ctx, name, actionFrom[ActionRecheck]...)
 	if err != nil {
 		return nil, err
 	}
@@ -809,15 +807,15 @@ func (s *Service) nameTools(ctx context.Context, in store.Install, m *manifest.M
 
 // decidedReport is the report an operator's decision about in changes:
 // its own before approval, and after it the re-analysis that drift
-// brought, which waits for re-approval (post). what names what would
-// change, for the error when there is no such re-analysis.
-func decidedReport(in store.Install, what string) (rep *manifest.Report, post bool, err error) {
+// brought, which waits for re-approval (post). a is the decision; its
+// check refuses it when there is no such re-analysis.
+func decidedReport(in store.Install, a Action) (rep *manifest.Report, post bool, err error) {
 	post = in.State.Approved()
+	if err := a.check(in); err != nil {
+		return nil, post, err
+	}
 	src := in.Report
 	if post {
-		if len(in.Pending) == 0 {
-			return nil, true, fmt.Errorf("%w: %s is %s and approved; %s changes only with a new analysis after drift (skillgate recheck %s)", ErrState, in.Key, in.State, what, in.Key)
-		}
 		src = in.Pending
 	}
 	if rep, err = manifest.ParseReport(src); err != nil {

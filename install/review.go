@@ -58,6 +58,9 @@ type Review struct {
 	Pending      bool                   `json:"reanalysisPending,omitempty"`
 	Previous     *PreviousVersion       `json:"previous,omitempty"`
 	Next         []string               `json:"next"`
+	// Actions are the operator's decisions valid for the version now
+	// ([Actions]); the console offers exactly these.
+	Actions []Action `json:"-"`
 
 	// PublishedSkills are the skills the servers publish through the MCP
 	// Skills extension, as verified at analysis (after drift, by the
@@ -370,6 +373,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 	}
 	r.Previous = prev
 	r.Next = next(in, r)
+	r.Actions = Actions(in)
 	return r, nil
 }
 
@@ -543,7 +547,7 @@ func next(in store.Install, r *Review) []string {
 		} else {
 			out = append(out, fmt.Sprintf("run skillgate review %s to see what blocks it", k))
 		}
-		if r != nil && r.contentBlocked() {
+		if r != nil && r.ContentBlocked() {
 			return append(out, fmt.Sprintf("or skillgate reject %s --why \"…\"", k))
 		}
 		return append(out, fmt.Sprintf("approve the ready capabilities only with skillgate approve %s --only CAP,…, or skillgate reject %s --why \"…\"", k, k))
@@ -816,9 +820,9 @@ func (r *Review) layersText(b *strings.Builder) {
 	}
 }
 
-// contentBlocked reports whether the content scan (layer 4) blocks the
+// ContentBlocked reports whether the content scan (layer 4) blocks the
 // install: then no capability can be approved, with --only or without.
-func (r *Review) contentBlocked() bool {
+func (r *Review) ContentBlocked() bool {
 	for _, l := range r.Layers {
 		if l.Layer == 4 && l.Verdict == manifest.LayerBlock {
 			return true

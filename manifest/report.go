@@ -88,6 +88,10 @@ type ServerFailure struct {
 	// expose a hidden one), "start", "initialize" or "tools/list".
 	Phase   string `json:"phase"`
 	Message string `json:"message"`
+	// Stderr is the tail of what a stdio server that exited wrote to its
+	// stderr, as written (bounded by mcpclient.Limits.MaxStderrBytes);
+	// Message quotes it on one line.
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // Status values of a capability in a report.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/strictjson"
 )
 
 // Sentinel errors. Every error this package returns wraps exactly one of them,
@@ -108,3 +109,28 @@ func (e *ServerError) Error() string {
 
 // Unwrap returns the cause, so errors.Is finds the sentinel.
 func (e *ServerError) Unwrap() error { return e.Err }
+
+// ExitError is the cause of [ErrServerExited]: how a stdio server's
+// process ended and the tail of what it wrote to stderr (at most
+// [Limits.MaxStderrBytes]), kept as written so that a reader can show it
+// as the text it is. Its message quotes the tail on one line.
+type ExitError struct {
+	// Status is how the process ended ("exit status 1", "signal: killed").
+	Status string
+	// Stderr is the tail of its stderr, trimmed of surrounding space.
+	Stderr string
+	// max bounds the quoted tail in the message.
+	max int
+}
+
+// Error implements error.
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("%v (%s)", ErrServerExited, e.Status)
+	if e.Stderr != "" {
+		msg += "; stderr: " + strictjson.Quote(e.Stderr, e.max+8)
+	}
+	return msg
+}
+
+// Unwrap returns [ErrServerExited].
+func (e *ExitError) Unwrap() error { return ErrServerExited }

@@ -75,12 +75,20 @@ func (s scrubber) err(err error) error {
 	if clean == msg {
 		return err
 	}
+	// What an exited server wrote to stderr is scrubbed too, for a reader
+	// of the *ExitError in the chain.
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		cp := *exit
+		cp.Stderr = s.r.Replace(exit.Stderr)
+		exit = &cp
+	}
 	var se *ServerError
 	if errors.As(err, &se) && se == err {
 		inner := se.Err.Error()
-		return &ServerError{ServerID: se.ServerID, Phase: se.Phase, Err: &scrubbedError{msg: s.r.Replace(inner), err: se.Err}}
+		return &ServerError{ServerID: se.ServerID, Phase: se.Phase, Err: &scrubbedError{msg: s.r.Replace(inner), err: se.Err, exit: exit}}
 	}
-	return &scrubbedError{msg: clean, err: err}
+	return &scrubbedError{msg: clean, err: err, exit: exit}
 }
 
 // report scrubs every text of r, pins included: a pinned definition that
@@ -130,7 +138,19 @@ func (s scrubber) report(r *ServerReport) (*ServerReport, error) {
 type scrubbedError struct {
 	msg string
 	err error
+	// exit is the scrubbed copy of the *ExitError in err's chain, if any:
+	// errors.As finds it, never the original.
+	exit *ExitError
 }
 
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
+
+// As gives the scrubbed *ExitError to errors.As.
+func (e *scrubbedError) As(target any) bool {
+	if t, ok := target.(**ExitError); ok && e.exit != nil {
+		*t = e.exit
+		return true
+	}
+	return false
+}

@@ -48,6 +48,10 @@ func TestScrubCredentials(t *testing.T) {
 			if !errors.Is(err, tc.wantIs) || !errors.As(err, &se) || se.Phase == "" || strings.Contains(se.Error(), secret) {
 				t.Errorf("error chain lost: Is %v, As %v", errors.Is(err, tc.wantIs), se)
 			}
+			// The stderr an exited server leaves in the chain is scrubbed.
+			if xe := (*mcpclient.ExitError)(nil); errors.As(err, &xe) && xe.Stderr != "testserver: not an MCP server: token=[redacted:API_TOKEN]" {
+				t.Errorf("ExitError.Stderr = %q", xe.Stderr)
+			}
 		})
 	}
 	t.Run("tool list", func(t *testing.T) {

@@ -254,11 +254,7 @@ func (p *process) exitError(status string) error {
 	case <-t.C:
 	}
 	t.Stop()
-	err := fmt.Errorf("%w (%s)", ErrServerExited, status)
-	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
-		err = fmt.Errorf("%w; stderr: %s", err, strictjson.Quote(tail, p.stderr.max+8))
-	}
-	return err
+	return &ExitError{Status: status, Stderr: strings.TrimSpace(p.stderr.String()), max: p.stderr.max}
 }
 
 // abort closes the pipes to the process, so that a write blocked on a

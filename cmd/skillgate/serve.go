@@ -173,7 +173,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				mirrors = append(mirrors, admin.Mirror{Canonical: expandHome(mr.Canonical, m.Getenv("HOME")), Mirror: expandHome(mr.Mirror, m.Getenv("HOME")),
 					Limits: m.limits(cfg, 0, 0)})
 			}
-			console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Token: srv.CurrentToken, Installs: d.installs, Policy: d.caps.Engine, Registry: d.reg,
+			console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Token: srv.CurrentToken, Installs: d.installs, Policy: d.caps.Engine, Registry: d.reg, SkillFiles: d.sessions,
 				Changes: changes, Mirrors: mirrors, Audit: audit.NewLog(d.db), Logger: d.log})
 			if err != nil {
 				return err
