@@ -147,7 +147,12 @@ func (s *Scrubber) JSON(raw []byte) []byte {
 	if err := dec.Decode(&v); err != nil {
 		return raw
 	}
-	out, err := json.Marshal(s.value(v))
+	changed := false
+	v = s.value(v, &changed)
+	if !changed {
+		return raw // an escape, but no host path: the bytes as they came
+	}
+	out, err := json.Marshal(v)
 	if err != nil {
 		return raw
 	}
@@ -165,19 +170,24 @@ func (s *Scrubber) mayHold(raw []byte) bool {
 	return len(s.paths) > 0 && (bytes.Contains(raw, []byte(`\/`)) || bytes.Contains(raw, []byte(`\u00`)))
 }
 
-func (s *Scrubber) value(v any) any {
+// value scrubs every string in v, setting *changed when one changed.
+func (s *Scrubber) value(v any, changed *bool) any {
 	switch x := v.(type) {
 	case string:
-		return s.String(x)
+		out := s.String(x)
+		if out != x {
+			*changed = true
+		}
+		return out
 	case []any:
 		for i := range x {
-			x[i] = s.value(x[i])
+			x[i] = s.value(x[i], changed)
 		}
 		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[s.String(k)] = s.value(e)
+			out[s.value(k, changed).(string)] = s.value(e, changed)
 		}
 		return out
 	}

@@ -33,6 +33,7 @@ func TestScrubberJSON(t *testing.T) {
 		{`{"text":"at /srv/app/x","n":1.50}`, `{"n":1.50,"text":"at [host path]/x"}`},
 		{`{"text":"at \/srv\/app\/x"}`, `{"text":"at [host path]/x"}`},
 		{`not json /srv/app`, `not json /srv/app`},
+		{`{"text":"\u003cb\u003e \/srv\/apple"}`, `{"text":"\u003cb\u003e \/srv\/apple"}`}, // escapes, no host path: as it came
 	}
 	for _, tt := range tests {
 		if got := string(s.JSON([]byte(tt.in))); got != tt.want {
