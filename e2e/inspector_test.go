@@ -73,3 +73,32 @@ func TestInspectorWalk(t *testing.T) {
 	}
 	gatewaytest.Run(t, gatewaytest.Walk(t, examples, false), call)
 }
+
+// TestInspectorStrictSchemas lists the gateway's tools through the MCP
+// Inspector CLI with --strict, which reports tool-schema portability
+// problems on stderr: there are none (skill_list's output schema used to
+// type its lists ["null","array"]).
+func TestInspectorStrictSchemas(t *testing.T) {
+	insp := inspector(t)
+	f := newFixture(t)
+	cmd := exec.Command(insp, "--cli",
+		"-e", "SKILLGATE_DATA="+f.data, "-e", "SKILLGATE_AGENT=drafter", "-e", "SKILLGATE_TIER=T1", "-e", "SKILLGATE_TENANT=acme",
+		bin, "mcp", "--method", "tools/list", "--strict")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mcp-inspector --strict tools/list: %v\nstderr: %s", err, errb.String())
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		if !strings.HasPrefix(l, "skillgate mcp: session ") { // skillgate's own line
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 0 {
+		t.Errorf("mcp-inspector --strict reported:\n%s", strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(out.String(), `"skill_list"`) {
+		t.Errorf("tools/list: %s", out.String())
+	}
+}

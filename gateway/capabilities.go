@@ -79,7 +79,7 @@ func (c *Conn) syncCapabilities(ctx context.Context) error {
 		}
 		name := t.Name
 		c.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return callDecoded(ctx, src, capability.Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}, name, req.Params.Arguments)
+			return c.g.callDecoded(ctx, src, capability.Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}, name, req.Params.Arguments)
 		})
 	}
 	return nil
@@ -88,9 +88,9 @@ func (c *Conn) syncCapabilities(ctx context.Context) error {
 // callDecoded makes a capability call for the SDK's tool handler: it waits
 // for the result and decodes it. A result that does not decode is a tool
 // error, as a refusal is.
-func callDecoded(ctx context.Context, src CapabilitySource, who capability.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (g *Gateway) callDecoded(ctx context.Context, src CapabilitySource, who capability.Caller, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	ch := make(chan []byte, 1)
-	src.Call(ctx, who, name, args, func(result json.RawMessage) { ch <- bytes.Clone(result) })
+	src.Call(ctx, who, name, args, func(result json.RawMessage) { ch <- bytes.Clone(g.agentJSON(result)) })
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(<-ch, &res); err != nil {
 		msg := fmt.Sprintf("skillgate: the result of %s cannot be read: %v", name, err)

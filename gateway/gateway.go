@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/hostpath"
 	"github.com/skillgate/skillgate/mcpskills"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
@@ -55,6 +56,12 @@ type Options struct {
 	// publish, relayed and verified, to the MCP Skills extension's
 	// skills/list, skills/get and reads (see package mcpskills).
 	Published mcpskills.Published
+	// HostPaths are the host's directories that no text sent to an agent
+	// may name: the data directory (which holds the sandbox state
+	// directories), the scanned skill roots, mounted directories. Errors,
+	// tool results with isError and upstream servers' results name each as
+	// "[host path]" instead (see agentbound.go).
+	HostPaths []string
 }
 
 // Gateway is skillgate's MCP server for agents: each connection gets an
@@ -74,6 +81,8 @@ type Gateway struct {
 
 	// skills serves the MCP Skills extension (skillsext.go).
 	skills *mcpskills.Server
+	// scrub removes Options.HostPaths from what agents receive.
+	scrub *hostpath.Scrubber
 
 	// seen is the registry fingerprint agents were last brought up to
 	// date with (SyncRegistry); syncMu guards it.
@@ -98,7 +107,7 @@ func New(opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}, skills: skills}, nil
+	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}, skills: skills, scrub: hostpath.New(opts.HostPaths...)}, nil
 }
 
 // ConnectOptions tunes one connection.
@@ -172,7 +181,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 		return nil, err
 	}
 	c.loadDesc = desc
-	c.server.AddReceivingMiddleware(c.firstRequest)
+	c.server.AddReceivingMiddleware(c.agentBound, c.firstRequest)
 	c.addTools(desc)
 	c.addDisclosure()
 	c.addSkillFiles()

@@ -35,6 +35,7 @@ var skillListSchemas = func() (s struct {
 	var err error
 	if s.in, err = jsonschema.ForType(reflect.TypeFor[skillListIn](), &jsonschema.ForOptions{}); err == nil {
 		if s.out, err = jsonschema.ForType(reflect.TypeFor[skillListOut](), &jsonschema.ForOptions{}); err == nil {
+			portable(s.out)
 			s.inRes, err = s.in.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 		}
 	}
@@ -43,6 +44,31 @@ var skillListSchemas = func() (s struct {
 	}
 	return s
 }()
+
+// portable rewrites an inferred output schema so that every node has a
+// single type: jsonschema-go infers a Go slice as ["null","array"], which
+// clients mapping tool schemas onto a single-type dialect (the MCP
+// Inspector's --strict warns of it) may reject. skillgate never emits null
+// for a list (CatalogItems makes empty lists []), so "array" is exact.
+func portable(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && (s.Types[0] == "null") != (s.Types[1] == "null") {
+		s.Type = s.Types[0]
+		if s.Type == "null" {
+			s.Type = s.Types[1]
+		}
+		s.Types = nil
+	}
+	portable(s.Items)
+	for _, p := range s.Properties {
+		portable(p)
+	}
+	for _, d := range s.Defs {
+		portable(d)
+	}
+}
 
 // skillListTool is skill_list's definition. Its schemas are shared by
 // every connection.

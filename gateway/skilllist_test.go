@@ -155,7 +155,10 @@ func TestSkillListPlainMatchesTyped(t *testing.T) {
 	t.Cleanup(func() { conn.Close() })
 	typed := mcp.NewServer(&mcp.Implementation{Name: "typed", Version: "v0"}, nil)
 	tool := skillListTool()
-	tool.InputSchema, tool.OutputSchema = nil, nil // inferred by AddTool
+	// The input schema is inferred by AddTool; the output schema is the
+	// portable one (a single type per node), which the typed handler then
+	// validates every result against: a list is never null.
+	tool.InputSchema = nil
 	mcp.AddTool(typed, tool, conn.skillList)
 	clientOf := func(s *mcp.Server) *mcp.ClientSession {
 		st, ct := mcp.NewInMemoryTransports()

@@ -39,7 +39,11 @@ func (c *Conn) addSkillFiles() {
 // SkillsRequest answers one request of the extension's own methods
 // ([mcpskills.IsMethod]) for principal p. The error is a *jsonrpc.Error.
 func (g *Gateway) SkillsRequest(ctx context.Context, p capability.Principal, method string, params json.RawMessage) (json.RawMessage, error) {
-	return g.skills.Handle(ctx, p, method, params)
+	res, err := g.skills.Handle(ctx, p, method, params)
+	if err != nil {
+		return nil, g.agentError(nil, err)
+	}
+	return g.agentJSON(res), nil
 }
 
 // ConnOfMCPSession returns the open connection whose MCP session (the
@@ -102,7 +106,7 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 		return false // the SDK refuses it before the handshake
 	}
 	answer := func() {
-		res, err := c.g.skills.Handle(c.relayBase, c.sess.Principal(), req.Method, req.Params)
+		res, err := c.g.SkillsRequest(c.relayBase, c.sess.Principal(), req.Method, req.Params)
 		var werr error
 		if err != nil {
 			werr = w.WriteLine(respHead, req.ID, respError, wireError(err), respTail)

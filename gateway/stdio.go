@@ -148,7 +148,7 @@ func (c *Conn) relay(src CapabilitySource, w *jsonrpcline.Writer, line []byte) b
 		if ctx.Err() != nil {
 			return // the agent cancelled, or the connection closed: no response
 		}
-		if err := w.WriteLine(respHead, []byte(id), respResult, result, respTail); err != nil {
+		if err := w.WriteLine(respHead, []byte(id), respResult, c.g.agentJSON(result), respTail); err != nil {
 			c.g.log.Warn("writing a relayed result failed", "session", c.sess.ID(), "err", err)
 		}
 	})
@@ -165,8 +165,9 @@ func (c *Conn) screen(w *jsonrpcline.Writer, line []byte) bool {
 		return true
 	}
 	var top [4][]byte
-	if jsonscan.Object(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` && (top[2] != nil || top[1] != nil) {
-		return false
+	if jsonscan.Object(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` && len(top[2]) > 0 && top[2][0] == '"' &&
+		(top[1] == nil || isRequestID(top[1])) {
+		return false // a request or notification with a string method and a usable id
 	}
 	var code int64
 	var msg string

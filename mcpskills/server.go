@@ -278,7 +278,10 @@ func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok f
 		return nil, "", internalError("%v", err)
 	}
 	// A skill path is an identity (category levels and a name): far
-	// shorter than the URIs a client may send.
+	// shorter than the URIs a client may send. A visible skill refused for
+	// the extension's limits, when nothing else serves the URI, is named
+	// with the limit it is over.
+	var overLimit error
 	for i := min(len(u.Segments), maxSkillPathSegments); i >= 1; i-- {
 		key := strings.Join(u.Segments[:i], "/")
 		e, found := snap.Lookup(p.Tier, key)
@@ -290,6 +293,9 @@ func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok f
 			return nil, "", err
 		}
 		if b.refusal != nil {
+			if overLimit == nil && errors.Is(b.refusal, ErrOverLimit) {
+				overLimit = invalidParams("Nothing is served at %s: the skill %s is not served through the MCP Skills extension: %v; load it with load_skill instead", u.String(), key, b.refusal)
+			}
 			continue
 		}
 		rest := strings.Join(u.Segments[i:], "/")
@@ -297,7 +303,7 @@ func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok f
 			return b, rest, nil
 		}
 	}
-	return nil, "", nil
+	return nil, "", overLimit
 }
 
 // Read answers resources/read of a skill file: its exact bytes, checked

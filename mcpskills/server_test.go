@@ -319,7 +319,11 @@ func TestLimits(t *testing.T) {
 	_, err = s.Handle(context.Background(), p, mcpskills.MethodGet, json.RawMessage(`{"uri":"skill://huge/SKILL.md"}`))
 	checkRPCError(t, "skills/get huge", err, -32602, "The skill at skill://huge/SKILL.md is not served through the MCP Skills extension: skill over the extension's limits: its files total 16777269 bytes, over the limit of 16777216 bytes (16 MiB) per skill; load it with load_skill instead")
 	_, err = s.Read(context.Background(), p, "skill://big/SKILL.md")
-	checkRPCError(t, "resources/read big", err, -32602, "No skill file is served at skill://big/SKILL.md")
+	checkRPCError(t, "resources/read big", err, -32602, "Nothing is served at skill://big/SKILL.md: the skill big is not served through the MCP Skills extension: skill over the extension's limits: it has 513 files, over the limit of 512 files per skill; load it with load_skill instead")
+	_, err = s.Read(context.Background(), p, "skill://huge/blob.bin")
+	checkRPCError(t, "resources/read huge", err, -32602, "Nothing is served at skill://huge/blob.bin: the skill huge is not served through the MCP Skills extension: skill over the extension's limits: its files total 16777269 bytes, over the limit of 16777216 bytes (16 MiB) per skill; load it with load_skill instead")
+	_, err = s.Handle(context.Background(), p, mcpskills.MethodReadDir, json.RawMessage(`{"uri":"skill://big/parts"}`))
+	checkRPCError(t, "resources/directory/read big", err, -32602, "Nothing is served at skill://big/parts: the skill big is not served through the MCP Skills extension: skill over the extension's limits: it has 513 files, over the limit of 512 files per skill; load it with load_skill instead")
 }
 
 // legacyView hands out versions as skillgate recorded them before per-file

@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/sqlite"
 )
 
@@ -274,6 +275,14 @@ func TestSessionExpiresOnResume(t *testing.T) {
 	if got := f.workspace(t, "acme", "expired"); len(got) != 0 {
 		t.Errorf("expired workspace kept: %q", got)
 	}
+	// The fresh session holds nothing yet, so it is not stored; its first
+	// file stores it, created now.
+	if rec, err := f.db.Session(ctx, "expired"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("fresh session stored before it held anything: %+v, %v", rec, err)
+	}
+	if err := s.FS().Write(ctx, "/workspace/new.md", "new"); err != nil {
+		t.Fatal(err)
+	}
 	rec, err := f.db.Session(ctx, "expired")
 	if err != nil || !rec.CreatedAt.Equal(t0.Add(31*24*time.Hour)) || len(rec.Skills) != 0 {
 		t.Errorf("stored = %+v, %v", rec, err)
@@ -296,6 +305,9 @@ func TestSessionMaintain(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer held.Close()
+		if err := held.FS().Write(ctx, "/workspace/held.md", "held"); err != nil { // stored from here on
+			t.Fatal(err)
+		}
 		f.clock.add(2 * time.Hour)
 		ids := func() []string {
 			t.Helper()
@@ -331,4 +343,61 @@ func TestSessionMaintain(t *testing.T) {
 		cancel()
 		<-done
 	})
+}
+
+// TestSessionStoredOnlyWhenUsed: a session is stored with its first loaded
+// skill or workspace file; one that only connected, listed or read leaves
+// nothing in the store. A session another principal stored meanwhile (in
+// another process) is refused at that point, not taken over.
+func TestSessionStoredOnlyWhenUsed(t *testing.T) {
+	ctx := context.Background()
+	f := newExpiryFixture(t, 0)
+	tests := []struct {
+		id     string
+		use    func(s *session.Session) error
+		stored bool
+	}{
+		{"idle", func(*session.Session) error { return nil }, false},
+		{"reader", func(s *session.Session) error {
+			_, err := s.FS().LsInfo(ctx, "/workspace")
+			return err
+		}, false},
+		{"loader", func(s *session.Session) error {
+			_, err := s.Load(ctx, "docs/pdf")
+			return err
+		}, true},
+		{"writer", func(s *session.Session) error { return s.FS().Write(ctx, "/workspace/a.md", "a") }, true},
+	}
+	for _, tt := range tests {
+		s, err := f.mgr.Open(ctx, t3, tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tt.use(s); err != nil {
+			t.Fatalf("%s: %v", tt.id, err)
+		}
+		s.Close()
+		_, err = f.db.Session(ctx, tt.id)
+		if stored := err == nil; stored != tt.stored {
+			t.Errorf("%s: stored %v (%v), want %v", tt.id, stored, err, tt.stored)
+		}
+	}
+	list, err := f.mgr.List(ctx)
+	if err != nil || len(list) != 2 {
+		t.Errorf("sessions stored: %+v, %v; want loader and writer", list, err)
+	}
+
+	// Another process stores "taken" for another principal while this one
+	// holds it unstored: the first write here is refused.
+	s, err := f.mgr.Open(ctx, t3, "taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := f.db.CreateSession(ctx, store.Session{ID: "taken", Tenant: reviewer.Tenant, Agent: reviewer.Agent, Tier: string(reviewer.Tier)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, "docs/pdf"); !errors.Is(err, session.ErrSessionUnavailable) {
+		t.Errorf("load into a session another principal stored: %v, want ErrSessionUnavailable", err)
+	}
 }

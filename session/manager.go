@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path"
 	"path/filepath"
@@ -169,6 +170,11 @@ type state struct {
 	err   error
 	refs  int // guarded by Manager.mu
 
+	// storeMu guards stored: whether the session is in the store (a new
+	// one is stored with its first skill or workspace file).
+	storeMu sync.Mutex
+	stored  bool
+
 	mu     sync.Mutex // serialises Load, Unload and refresh
 	skills []*loaded  // load order; replaced, never mutated, under mu
 	fs     *vfs.FS
@@ -298,13 +304,15 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 	if err == nil {
 		rec, err = m.resume(ctx, st, rec)
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		rec = store.Session{ID: st.id, Tenant: st.p.Tenant, Agent: st.p.Agent, Tier: string(st.p.Tier)}
-		err = m.opts.Store.CreateSession(ctx, rec)
-		if errors.Is(err, store.ErrConflict) {
-			// Another process created it meanwhile.
-			rec, err = m.opts.Store.Session(ctx, st.id)
-		}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// A new session is stored only once it holds something: its
+		// first loaded skill or workspace file (see storeOnce). A client
+		// that connects, lists and leaves (every stateless HTTP request
+		// does) leaves nothing behind.
+		rec, err = store.Session{ID: st.id, Tenant: st.p.Tenant, Agent: st.p.Agent, Tier: string(st.p.Tier)}, nil
+	case err == nil:
+		st.stored = true
 	}
 	if err != nil {
 		return fmt.Errorf("session %s: %w", st.id, err)
@@ -316,6 +324,7 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", st.id, err)
 	}
+	ws.Store = storingStore(ws.Store, func(ctx context.Context) error { return m.storeOnce(ctx, st) })
 	if ws.Quotas, err = m.workspaceQuotas(st.p.Tenant, ws.Prefix); err != nil {
 		return fmt.Errorf("session %s: %w", st.id, err)
 	}
@@ -348,7 +357,7 @@ func (m *Manager) attach(ctx context.Context, st *state) error {
 		return fmt.Errorf("session %s: %w", st.id, err)
 	}
 	if dropped > 0 {
-		if err := m.persist(ctx, st.id, skills); err != nil {
+		if err := m.persist(ctx, st, skills); err != nil {
 			return err
 		}
 	}
@@ -427,16 +436,74 @@ func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.
 	}, nil
 }
 
-// persist records the loaded skills of a session.
-func (m *Manager) persist(ctx context.Context, id string, skills []*loaded) error {
+// persist records the loaded skills of a session, storing the session
+// first if it is not stored yet.
+func (m *Manager) persist(ctx context.Context, st *state, skills []*loaded) error {
+	if err := m.storeOnce(ctx, st); err != nil {
+		return err
+	}
 	out := make([]store.LoadedSkill, len(skills))
 	for i, l := range skills {
 		out[i] = store.LoadedSkill{Key: l.key, Mount: l.mount, LoadedAt: l.at}
 	}
-	if err := m.opts.Store.SetSessionSkills(ctx, id, out); err != nil {
-		return fmt.Errorf("session %s: save loaded skills: %w", id, err)
+	if err := m.opts.Store.SetSessionSkills(ctx, st.id, out); err != nil {
+		return fmt.Errorf("session %s: save loaded skills: %w", st.id, err)
 	}
 	return nil
+}
+
+// storeOnce stores the session st if it is not stored yet: before its
+// first loaded skill is recorded or its first workspace file written. A
+// session another process stored meanwhile is taken over when it is the
+// same principal's, and refused ([ErrSessionUnavailable]) otherwise.
+func (m *Manager) storeOnce(ctx context.Context, st *state) error {
+	st.storeMu.Lock()
+	defer st.storeMu.Unlock()
+	if st.stored {
+		return nil
+	}
+	rec := store.Session{ID: st.id, Tenant: st.p.Tenant, Agent: st.p.Agent, Tier: string(st.p.Tier)}
+	err := m.opts.Store.CreateSession(ctx, rec)
+	if errors.Is(err, store.ErrConflict) { // another process stored it meanwhile
+		var got store.Session
+		if got, err = m.opts.Store.Session(ctx, st.id); err == nil && recordPrincipal(got) != st.p {
+			err = fmt.Errorf("%w: %s belongs to another principal; start a new session", ErrSessionUnavailable, st.id)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: store: %w", st.id, err)
+	}
+	st.stored = true
+	m.log.InfoContext(ctx, "session stored", "session", st.id, "principal", st.p.String())
+	return nil
+}
+
+// storingStore is a workspace store whose Put first calls stored (which
+// stores the session); the rest is st's, its optional DirOpener included.
+func storingStore(st blob.Store, stored func(context.Context) error) blob.Store {
+	s := storing{Store: st, stored: stored}
+	if d, ok := st.(blob.DirOpener); ok {
+		return storingDirs{s, d}
+	}
+	return s
+}
+
+type storing struct {
+	blob.Store
+	stored func(context.Context) error
+}
+
+// Put implements [blob.Store].
+func (s storing) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	if err := s.stored(ctx); err != nil {
+		return err
+	}
+	return s.Store.Put(ctx, key, r, size)
+}
+
+type storingDirs struct {
+	storing
+	blob.DirOpener
 }
 
 // Refresh re-resolves the loaded skills of every attached session after the
@@ -510,7 +577,7 @@ func (m *Manager) refresh(ctx context.Context, st *state) (bool, error) {
 	}
 	st.skills = next
 	if dropped {
-		if err := m.persist(ctx, st.id, next); err != nil {
+		if err := m.persist(ctx, st, next); err != nil {
 			return true, err
 		}
 	}

@@ -164,7 +164,7 @@ func (s *Session) Load(ctx context.Context, name string) (Loaded, error) {
 	if err := st.fs.SetSkills(skillMounts(next)); err != nil {
 		return Loaded{}, fmt.Errorf("session: mount %s at %s/%s: %w", e.Key, vfs.SkillsPath, mount, err)
 	}
-	if err := s.m.persist(ctx, st.id, next); err != nil {
+	if err := s.m.persist(ctx, st, next); err != nil {
 		_ = st.fs.SetSkills(skillMounts(st.skills))
 		return Loaded{}, err
 	}
@@ -195,7 +195,7 @@ func (s *Session) Unload(ctx context.Context, name string) (Loaded, error) {
 	if err := st.fs.SetSkills(skillMounts(next)); err != nil {
 		return Loaded{}, fmt.Errorf("session: unmount %s: %w", l.key, err)
 	}
-	if err := s.m.persist(ctx, st.id, next); err != nil {
+	if err := s.m.persist(ctx, st, next); err != nil {
 		_ = st.fs.SetSkills(skillMounts(st.skills))
 		return Loaded{}, err
 	}

@@ -35,7 +35,8 @@
 // ("%6d"), a tab, the line; from the 0-based offset, at most limit lines
 // (default 2,000); lines over 5,000 characters continue on rows labelled
 // N.1, N.2, …; an empty file reads as "System reminder: File exists but has
-// empty contents". ls returns directories with a trailing "/", sorted.
+// empty contents". A file over Options.MaxFileSize is streamed: the bound
+// applies to the lines returned, not to the file. ls returns directories with a trailing "/", sorted.
 // grep is a literal substring search. Write only creates. Edit needs a
 // unique match unless replace_all. The tool-layer renderings (FormatLs,
 // FormatGrep with files_with_matches / content / count, FormatGlob,

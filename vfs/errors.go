@@ -127,6 +127,12 @@ func errTooLarge(p string, size, limit int64) *Error {
 	return newErr(ErrTooLarge, "Error: File '%s' is too large to read (%d bytes, limit %d bytes)", p, size, limit)
 }
 
+// errWindowTooLarge refuses a read whose lines (offset, limit) hold more
+// than the bound of one read, max bytes.
+func errWindowTooLarge(p string, offset, limit int, size, max int64) *Error {
+	return newErr(ErrTooLarge, "Error: the lines of '%s' asked for (offset %d, limit %d) are more than %d bytes, the limit of one read (the file is %d bytes); read fewer lines with offset and limit, or search it with grep", p, offset, limit, max, size)
+}
+
 func errIO(verb, p string, cause error) *Error {
 	e := newErr(ErrIO, "Error %s file '%s': storage error", verb, p)
 	e.Err = cause

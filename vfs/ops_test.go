@@ -103,7 +103,7 @@ func TestReadErrors(t *testing.T) {
 			{"/workspace/nul.txt", vfs.ErrBinary, "Error: '/workspace/nul.txt' is a binary file (application/octet-stream, 3 bytes) and cannot be read as text. Refer to it by path."},
 			{"/workspace/image.PNG", vfs.ErrBinary, "Error: '/workspace/image.PNG' is a binary file (image/png, 16 bytes) and cannot be read as text. Refer to it by path."},
 			{"/workspace/gz", vfs.ErrBinary, "Error: '/workspace/gz' is a binary file (application/x-gzip, 10 bytes) and cannot be read as text. Refer to it by path."},
-			{"/workspace/big.txt", vfs.ErrTooLarge, "Error: File '/workspace/big.txt' is too large to read (2000 bytes, limit 1000 bytes)"},
+			{"/workspace/big.txt", vfs.ErrTooLarge, "Error: the lines of '/workspace/big.txt' asked for (offset 0, limit 2000) are more than 1000 bytes, the limit of one read (the file is 2000 bytes); read fewer lines with offset and limit, or search it with grep"},
 		}
 		for _, tc := range tests {
 			_, err := fsys.Read(ctx, tc.path, 0, 0)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -110,10 +112,123 @@ func sniffType(name string, content []byte) string {
 // '<path>': storage error" [ErrIO].
 func (f *FS) Read(ctx context.Context, p string, offset, limit int) (string, error) {
 	content, _, err := f.readText(ctx, p)
+	if errors.Is(err, ErrTooLarge) {
+		// Over the bound: stream it, and bound what is returned instead.
+		return f.readWindow(ctx, p, offset, limit)
+	}
 	if err != nil {
 		return "", err
 	}
 	return FormatContent(content, offset, limit)
+}
+
+// readChunk is how much of a large file readWindow reads at a time.
+const readChunk = 64 << 10
+
+// readWindow is Read of a file larger than Options.MaxFileSize: the file is
+// streamed, offset lines skipped and the next limit lines kept, so that
+// memory and the answer are bounded by MaxFileSize whatever the file's
+// size. The lines asked for must fit in MaxFileSize (else errWindowTooLarge,
+// which names the bound and suggests grep); a NUL byte in the file's first
+// 8 KiB, or invalid UTF-8 in the lines returned, makes it binary.
+func (f *FS) readWindow(ctx context.Context, p string, offset, limit int) (string, error) {
+	loc, err := f.resolve(f.tbl.Load(), p)
+	if err != nil {
+		return "", err
+	}
+	if loc.m == nil || loc.rel == "" {
+		return "", errNotFound(loc.path)
+	}
+	rc, info, err := loc.m.store.Get(ctx, loc.key())
+	if err != nil {
+		return "", f.storeErr("reading", loc.path, err)
+	}
+	defer rc.Close()
+	if offset < 0 {
+		offset = 0
+	}
+	if limit <= 0 {
+		limit = DefaultReadLimit
+	}
+	max := f.opts.MaxFileSize
+	buf := make([]byte, 0, 2*readChunk)
+	var window []byte
+	n, pos, eof, sniffed, done := 0, 0, false, false, false
+	// take handles one line (with its terminator) of the file.
+	take := func(line []byte) error {
+		if n >= offset {
+			if int64(len(window)+len(line)) > max {
+				return errWindowTooLarge(loc.path, offset, limit, info.Size, max)
+			}
+			window = append(window, line...)
+			done = n-offset+1 == limit
+		}
+		n++
+		return nil
+	}
+	for !done {
+		// Every complete line in buf[pos:]; a final "\r" waits for the next
+		// byte, which may make it "\r\n".
+		for !done {
+			rest := buf[pos:]
+			i := bytes.IndexAny(rest, "\r\n")
+			if i < 0 || rest[i] == '\r' && i+1 == len(rest) && !eof {
+				break
+			}
+			end := i + 1
+			if rest[i] == '\r' && end < len(rest) && rest[end] == '\n' {
+				end++
+			}
+			if err := take(rest[:end]); err != nil {
+				return "", err
+			}
+			pos += end
+		}
+		if done {
+			break
+		}
+		if eof {
+			if pos < len(buf) {
+				if err := take(buf[pos:]); err != nil {
+					return "", err
+				}
+			}
+			break
+		}
+		buf = append(buf[:0], buf[pos:]...)
+		pos = 0
+		if n < offset && len(buf) > readChunk && bytes.IndexByte(buf, '\r') < 0 {
+			buf = buf[:0] // the middle of a long line being skipped: only its end matters
+		} else if n >= offset && int64(len(window)+len(buf)) > max {
+			return "", errWindowTooLarge(loc.path, offset, limit, info.Size, max)
+		}
+		if err := ctx.Err(); err != nil {
+			return "", f.storeErr("reading", loc.path, err)
+		}
+		buf = slices.Grow(buf, readChunk)
+		m, err := io.ReadFull(rc, buf[len(buf):len(buf)+readChunk])
+		chunk := buf[len(buf) : len(buf)+m]
+		if !sniffed {
+			sniffed = true
+			if bytes.IndexByte(chunk[:min(len(chunk), binarySniffLen)], 0) >= 0 {
+				return "", errBinary(loc.path, sniffType(loc.rel, chunk), info.Size)
+			}
+		}
+		buf = buf[:len(buf)+m]
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			eof = true
+		case err != nil:
+			return "", f.storeErr("reading", loc.path, err)
+		}
+	}
+	if n <= offset {
+		return "", errOffset(offset, n)
+	}
+	if !utf8.Valid(window) {
+		return "", errBinary(loc.path, "application/octet-stream", info.Size)
+	}
+	return formatRows(window, offset, limit), nil
 }
 
 // readText fetches a text file, refusing binary and oversized ones.
@@ -174,24 +289,31 @@ func FormatContent(content []byte, offset, limit int) (string, error) {
 		}
 		return "", errOffset(offset, n)
 	}
+	return formatRows(content[pos:], offset, limit), nil
+}
+
+// formatRows formats at most limit lines of content, numbered from
+// first+1.
+func formatRows(content []byte, first, limit int) string {
+	hasCR := bytes.IndexByte(content, '\r') >= 0
 	// Size the output: the window's bytes plus a gutter per line.
-	end := len(content)
-	rows := bytes.Count(content[pos:], []byte{'\n'}) + 1
+	rows := bytes.Count(content, []byte{'\n'}) + 1
 	if rows > limit {
 		rows = limit
 	}
 	var b strings.Builder
-	b.Grow(min(end-pos, len(content)) + rows*8)
+	b.Grow(len(content) + rows*8)
 	var num [24]byte
+	pos := 0
 	for i := 0; i < limit && pos < len(content); i++ {
 		var line []byte
 		line, pos = nextLine(content, pos, hasCR)
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		writeRow(&b, num[:0], offset+i+1, line)
+		writeRow(&b, num[:0], first+i+1, line)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // nextLine returns the line starting at pos and the position after its

@@ -220,7 +220,11 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags, obs ...observe
 	}
 	impl := gateway.DefaultImplementation
 	impl.Version = version
-	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.caps.Broker, Published: d.caps.Broker})
+	hostPaths, err := m.hostPaths(ctx, d.reg, sf)
+	if err != nil {
+		return nil, err
+	}
+	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.caps.Broker, Published: d.caps.Broker, HostPaths: hostPaths})
 	if err != nil {
 		return nil, err
 	}
@@ -369,4 +373,24 @@ func (m *Main) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoot
 		return nil, err
 	}
 	return m.roots(flagRoots, flagTrust, cfg)
+}
+
+// hostPaths are the host directories agents must never see named: the data
+// directory (with the sandbox state directories in it), the scanned roots
+// and the mounted directories.
+func (m *Main) hostPaths(ctx context.Context, reg *registry.Registry, sf *storageFlags) ([]string, error) {
+	paths := []string{m.data()}
+	roots, err := reg.Roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range roots {
+		paths = append(paths, r.Path)
+	}
+	for _, spec := range sf.mounts {
+		if _, dir, ok := strings.Cut(spec, "="); ok {
+			paths = append(paths, dir)
+		}
+	}
+	return paths, nil
 }

@@ -52,8 +52,8 @@ through any replica reaches the others within a second, and the periodic
 work (--rescan-interval, audit checkpoints, pruning idle sessions) is done
 by one leader, elected with an advisory lock (see docs/deploy.md).
 
-With 'sessions: idle_expiry' in the configuration file, sessions unused
-that long are pruned with their workspaces (see 'skillgate session').
+Sessions unused for 'sessions: idle_expiry' (24h by default; 0 or never
+keeps them) are pruned with their workspaces (see 'skillgate session').
 
 Connections are bounded: a keep-alive connection idle for --idle-timeout is
 closed; a request body not received within --body-timeout gets 408; each write

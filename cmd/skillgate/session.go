@@ -18,20 +18,26 @@ import (
 // configSessions is the sessions: section of the configuration file.
 type configSessions struct {
 	// IdleExpiry is how long a session may go unused before it expires
-	// ("30d", "12h"); empty or "0" keeps sessions until an operator
-	// removes them.
+	// ("30d", "12h"); empty means defaultIdleExpiry, and "0" or "never"
+	// keeps sessions until an operator removes them.
 	IdleExpiry string `yaml:"idle_expiry"`
 }
 
-// idleExpiry returns the configured idle expiry (0: none).
+// defaultIdleExpiry is the idle expiry of sessions when the configuration
+// names none: sessions do not pile up unless an operator asks for it.
+const defaultIdleExpiry = 24 * time.Hour
+
+// idleExpiry returns the configured idle expiry (0: never).
 func (c *Config) idleExpiry() (time.Duration, error) {
-	s := c.Sessions.IdleExpiry
-	if s == "" || s == "0" {
+	switch s := c.Sessions.IdleExpiry; s {
+	case "":
+		return defaultIdleExpiry, nil
+	case "0", "never":
 		return 0, nil
 	}
-	d, err := parseIdle(s)
+	d, err := parseIdle(c.Sessions.IdleExpiry)
 	if err != nil {
-		return 0, fmt.Errorf("config sessions.idle_expiry: %w (0 or empty keeps sessions)", err)
+		return 0, fmt.Errorf("config sessions.idle_expiry: %w (0 or never keeps sessions; the default is 1d)", err)
 	}
 	return d, nil
 }
@@ -107,8 +113,10 @@ when it was created and last used, and its /workspace files.
 
 A session is "used" when it is created, resumed, changes its loaded skills
 or ends, and every few minutes while a connection keeps it open; not on
-every tool call. With 'sessions: idle_expiry: 30d' in the configuration
-file, 'skillgate serve' prunes sessions unused that long, and a client that
+every tool call. A session is stored once it loads a skill or writes to its
+workspace; one that never did leaves nothing. Sessions unused for 24 hours
+expire ('sessions: idle_expiry' in the configuration file: 30d, 12h, or 0
+or never to keep them): 'skillgate serve' prunes them, and a client that
 resumes an expired session gets a fresh one under the same id (no loaded
 skills, empty workspace). Removing a session deletes its workspace.`,
 		Args: cobra.NoArgs,
@@ -200,7 +208,8 @@ skills. Exits 1 when an id does not exist (the others are still removed).`,
 		Use:   "prune [--idle DURATION] [--dry-run] [--json]",
 		Short: "Remove the sessions unused for longer than an idle time",
 		Long: `Remove the sessions unused for longer than --idle (90m, 12h, 30d; default:
-sessions.idle_expiry from the configuration file), with their workspaces,
+sessions.idle_expiry from the configuration file, 24h when it names none),
+with their workspaces,
 and list them. --dry-run lists them without removing anything. --json
 prints the sessions as 'session ls --json' does.`,
 		Example: "  skillgate session prune --idle 30d --dry-run\n  skillgate session prune --idle 7d",

@@ -106,7 +106,13 @@ func TestSessionCLI(t *testing.T) {
 			err: "would prune 2 sessions unused for more than 30d\n", kept: []string{"s-old", "s-mid", "s-new"}},
 		{name: "prune bad idle", args: []string{"session", "prune", "--idle", "3x"}, code: 2,
 			err: "Error: --idle: \"3x\" is not a positive duration like 90m, 12h or 30d\n"},
-		{name: "prune without idle", args: []string{"session", "prune"}, code: 2,
+		{name: "prune by the default idle expiry", args: []string{"session", "prune", "--dry-run"},
+			out: "" +
+				"ID     PRINCIPAL         SKILLS                           CREATED               LAST USED\n" +
+				"s-old  acme/drafter@T3   docs/pdf,escrituras/compraventa  2025-01-01T09:00:00Z  2025-01-01T09:00:00Z\n" +
+				"s-mid  acme/reviewer@T3  -                                2025-03-01T09:00:00Z  2025-03-01T09:00:00Z\n",
+			err: "would prune 2 sessions unused for more than 1d\n", kept: []string{"s-old", "s-mid", "s-new"}},
+		{name: "prune without idle", args: []string{"session", "prune"}, config: "sessions:\n  idle_expiry: never\n", code: 2,
 			err: "Error: prune needs --idle DURATION (e.g. --idle 30d), or sessions.idle_expiry in the configuration file\n"},
 		{name: "rm", args: []string{"session", "rm", "s-old", "nope"}, code: 1,
 			out: "removed s-old (acme/drafter@T3)\n", err: "skillgate session rm: no such session: nope (list them with skillgate session ls)\n",
@@ -114,7 +120,7 @@ func TestSessionCLI(t *testing.T) {
 		{name: "rm bad id", args: []string{"session", "rm", "../x"}, code: 2,
 			err: "Error: invalid session id: session id \"../x\" must be letters, digits, '.', '_' and '-', starting with a letter or digit\n"},
 		{name: "bad configured idle", args: []string{"session", "ls"}, config: "sessions:\n  idle_expiry: soon\n", code: 1,
-			err: "Error: config sessions.idle_expiry: \"soon\" is not a positive duration like 90m, 12h or 30d (0 or empty keeps sessions)\n"},
+			err: "Error: config sessions.idle_expiry: \"soon\" is not a positive duration like 90m, 12h or 30d (0 or never keeps sessions; the default is 1d)\n"},
 		{name: "prune by the configured idle expiry", args: []string{"session", "prune", "--json"}, config: "sessions:\n  idle_expiry: 30d\n",
 			out: `[
   {
