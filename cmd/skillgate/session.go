@@ -23,7 +23,8 @@ type configSessions struct {
 	IdleExpiry string `yaml:"idle_expiry"`
 }
 
-// idleExpiry returns the configured idle expiry (0: none).
+// idleExpiry returns the configured idle expiry (0: none). The error
+// names no field: [Main.validateConfig] adds it.
 func (c *Config) idleExpiry() (time.Duration, error) {
 	s := c.Sessions.IdleExpiry
 	if s == "" || s == "0" {
@@ -31,7 +32,7 @@ func (c *Config) idleExpiry() (time.Duration, error) {
 	}
 	d, err := parseIdle(s)
 	if err != nil {
-		return 0, fmt.Errorf("config sessions.idle_expiry: %w (0 or empty keeps sessions)", err)
+		return 0, fmt.Errorf("%w (0 or empty keeps sessions)", err)
 	}
 	return d, nil
 }
