@@ -8,7 +8,7 @@ import (
 )
 
 // shipTools scans into data a signed first_party skill tools/fs whose
-// shipped manifest offers fs/read_file and fs/delete_file: installed
+// shipped manifest offers fs/delete_file and fs/read_file (sorted, as a manifest must be): installed
 // capabilities a grant can name, without starting a server.
 func shipTools(t *testing.T, data string) {
 	t.Helper()
@@ -21,8 +21,8 @@ func shipTools(t *testing.T, data string) {
 		"tools/fs/mcp.json": `{"mcpServers":{"fs":{"command":"fs-mcp"}}}`,
 		"tools/fs/manifest.json": `{"$schema":"https://skillgate.dev/schemas/manifest.v1.json","skillId":"tools/fs","version":"sha256:00",` +
 			`"providers":[{"type":"mcp","serverId":"fs"}],"capabilities":[` +
-			`{"extensionId":"fs","capabilityId":"read_file","description":"Read a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},` + risk("read", "none") + `},` +
-			`{"extensionId":"fs","capabilityId":"delete_file","description":"Delete a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},` + risk("destructive", "internal") + `}]}`,
+			`{"extensionId":"fs","capabilityId":"delete_file","description":"Delete a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},` + risk("destructive", "internal") + `},` +
+			`{"extensionId":"fs","capabilityId":"read_file","description":"Read a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}},` + risk("read", "none") + `}]}`,
 	})
 	signing := trustedKey(t, data)
 	signSkill(t, data, filepath.Join(root, "tools", "fs"))

@@ -72,9 +72,10 @@ func TestInstallSourceOfSeveralSkills(t *testing.T) {
 	t.Parallel()
 	repo := filepath.Join(t.TempDir(), "repo")
 	write(t, repo, map[string]string{
-		"notes/SKILL.md":       "---\nname: notes\ndescription: Takes notes.\n---\n",
-		"tools/files/SKILL.md": "---\nname: files\ndescription: Files.\n---\n",
-		"README.md":            "Two skills.\n",
+		"notes/SKILL.md":        "---\nname: notes\ndescription: Takes notes.\n---\n",
+		"tools/files/SKILL.md":  "---\nname: files\ndescription: Files.\n---\n",
+		"tools/search/SKILL.md": "---\nname: search\ndescription: Search.\n---\n",
+		"README.md":             "Three skills.\n",
 	})
 	git := gitIn(t, repo)
 	git("init", "-q", "-b", "main")
@@ -86,14 +87,17 @@ func TestInstallSourceOfSeveralSkills(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{"git", []string{"install", "file://" + repo}, "Error: invalid skill: file://" + repo + " has no SKILL.md at its root; it holds 2 skills; install one with --path:\n" +
+		{"git", []string{"install", "file://" + repo}, "Error: invalid skill: file://" + repo + " has no SKILL.md at its root; it holds 3 skills; install one with --path:\n" +
 			"  skillgate install --path notes file://" + repo + "\n" +
-			"  skillgate install --path tools/files file://" + repo + "\n"},
-		{"git with ref and path", []string{"install", "file://" + repo, "--ref", "main", "--path", "tools"}, "Error: invalid skill: file://" + repo + " --path tools has no SKILL.md at its root; it holds 1 skill; install one with --path:\n" +
-			"  skillgate install --ref main --path tools/files file://" + repo + "\n"},
-		{"directory", []string{"install", repo}, "Error: invalid skill: " + repo + " has no SKILL.md at its root; it holds 2 skills; install one by its directory:\n" +
+			"  skillgate install --path tools/files file://" + repo + "\n" +
+			"  skillgate install --path tools/search file://" + repo + "\n"},
+		{"git with ref and path", []string{"install", "file://" + repo, "--ref", "main", "--path", "tools"}, "Error: invalid skill: file://" + repo + " --path tools has no SKILL.md at its root; it holds 2 skills; install one with --path:\n" +
+			"  skillgate install --ref main --path tools/files file://" + repo + "\n" +
+			"  skillgate install --ref main --path tools/search file://" + repo + "\n"},
+		{"directory", []string{"install", repo}, "Error: invalid skill: " + repo + " has no SKILL.md at its root; it holds 3 skills; install one by its directory:\n" +
 			"  skillgate install " + filepath.Join(repo, "notes") + "\n" +
-			"  skillgate install " + filepath.Join(repo, "tools", "files") + "\n"},
+			"  skillgate install " + filepath.Join(repo, "tools", "files") + "\n" +
+			"  skillgate install " + filepath.Join(repo, "tools", "search") + "\n"},
 	}
 	for _, tc := range tests {
 		if code, out, errs := run(t, data, tc.args...); code != 1 || out != "" || errs != tc.err {
