@@ -299,7 +299,7 @@ func (c *Console) installAction(w http.ResponseWriter, r *http.Request, s *sessi
 		c.fail(w, r, s, installStatus(err), err)
 		return
 	}
-	http.Redirect(w, r, Prefix+"/installs/review?name="+url.QueryEscape(rv.Key+"@"+rv.Digest)+"&done="+url.QueryEscape(op+": "+rv.Reason), http.StatusSeeOther)
+	http.Redirect(w, r, Prefix+"/installs/review?name="+url.QueryEscape(install.VersionRef(rv.Key, rv.Digest))+"&done="+url.QueryEscape(op+": "+rv.Reason), http.StatusSeeOther)
 }
 
 func (c *Console) grants(w http.ResponseWriter, r *http.Request, s *session) {

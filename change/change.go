@@ -158,7 +158,13 @@ func (s *Service) List(ctx context.Context, all bool) ([]Item, error) {
 	return append(out, decided...), nil
 }
 
-// updates lists the new versions of approved skills awaiting approval.
+// updates lists the new versions of approved skills awaiting approval:
+// a version blocked or awaiting approval that was installed after the
+// newest approved version of its skill. An older version (a blocked v1
+// left behind when v2 was approved) never proposes to replace a newer
+// one. Versions are ordered by when they were installed (a version
+// installed again after removal counts from then), as the install list
+// gives them, newest first.
 func (s *Service) updates(ctx context.Context) ([]Item, error) {
 	all, err := s.installs.List(ctx)
 	if err != nil {
@@ -170,10 +176,14 @@ func (s *Service) updates(ctx context.Context) ([]Item, error) {
 			approved[in.Key] = in.Digest
 		}
 	}
+	older := map[string]bool{} // keys whose newest approved version is passed
 	var out []Item
 	for _, in := range all {
 		prev, ok := approved[in.Key]
-		if !ok || (in.State != store.StateAwaitingApproval && in.State != store.StateBlocked) {
+		if in.Digest == prev {
+			older[in.Key] = true
+		}
+		if !ok || older[in.Key] || (in.State != store.StateAwaitingApproval && in.State != store.StateBlocked) {
 			continue
 		}
 		ref := install.VersionRef(in.Key, in.Digest)

@@ -137,7 +137,7 @@ func (s *Store) loadIdentity(create bool) error {
 	if s.opts.Identity != "" {
 		id, err := age.ParseX25519Identity(strings.TrimSpace(s.opts.Identity))
 		if err != nil {
-			return fmt.Errorf("%w: %s is not an age X25519 identity (AGE-SECRET-KEY-1…); generate one with age-keygen or unset it to use %s", ErrKey, s.opts.IdentitySource, filepath.Join(s.dir, KeyFile))
+			return fmt.Errorf("%w: %s is not an age X25519 identity (AGE-SECRET-KEY-1…); generate one with skillgate credential keygen --out FILE or unset it to use %s", ErrKey, s.opts.IdentitySource, filepath.Join(s.dir, KeyFile))
 		}
 		s.identity = id
 		return nil
@@ -146,12 +146,9 @@ func (s *Store) loadIdentity(create bool) error {
 	b, err := fileinfo.ReadRegular(keyPath, 4096)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
-		id, err := age.GenerateX25519Identity()
+		id, err := newKey(keyPath)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrKey, err)
-		}
-		if err := writeAtomic(s.dir, keyPath, []byte(id.String()+"\n")); err != nil {
-			return fmt.Errorf("%w: creating %s: %w", ErrKey, keyPath, err)
+			return err
 		}
 		s.identity = id
 		return nil
@@ -518,6 +515,37 @@ func (s *Store) Missing(p capability.Principal, names []string) []string {
 
 // String describes the store without any value.
 func (s *Store) String() string { return "credential.Store(" + s.path + ")" }
+
+// NewKey makes a new key for a credential store, an age X25519 identity,
+// and writes it to path (mode 0600, atomically) as the store reads it: the
+// AGE-SECRET-KEY-1… line, which is also the value SKILLGATE_CREDENTIAL_KEY
+// takes. It refuses (ErrKey) a path that exists: that key may encrypt a
+// store, and replacing it would lose every credential. It returns the
+// key's public recipient (age1…). `skillgate credential keygen` runs it;
+// a store without a key makes its own the same way at the first Set.
+func NewKey(path string) (recipient string, err error) {
+	id, err := newKey(path)
+	if err != nil {
+		return "", err
+	}
+	return id.Recipient().String(), nil
+}
+
+func newKey(path string) (*age.X25519Identity, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("%w: %s already exists: it may be the key of a credential store, and replacing it loses every credential it encrypts; move it away first if it is not", ErrKey, path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %w", ErrKey, err)
+	}
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+	}
+	if err := writeAtomic(filepath.Dir(path), path, []byte(id.String()+"\n")); err != nil {
+		return nil, fmt.Errorf("%w: creating %s: %w", ErrKey, path, err)
+	}
+	return id, nil
+}
 
 // writeAtomic writes data to path with mode 0600: a temporary file in dir,
 // fsynced, renamed over path, and the directory fsynced.

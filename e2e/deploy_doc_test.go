@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 
-	"filippo.io/age"
-
 	"github.com/skillgate/skillgate/gateway/gatewaytest"
 )
 
@@ -23,9 +21,9 @@ import (
 // written, in one shell, in a fresh directory holding a copy of the
 // examples, on a database of its own and a prefix of the test bucket:
 // every command must exit 0. What the example assumes exists is given to
-// it: the variables naming the database, the bucket and a credential,
-// and credentials.key as age-keygen writes it; its two ports are replaced
-// by free ones.
+// it: the variables naming the database, the bucket and a credential
+// (the example makes credentials.key itself with credential keygen); its
+// two ports are replaced by free ones.
 func TestDeployDocReplicas(t *testing.T) {
 	if os.Getenv(EnvE2EStore) != "postgres" {
 		t.Skip("runs in the PostgreSQL pass of scripts/test.sh (SKILLGATE_E2E_STORE=postgres)")
@@ -40,11 +38,6 @@ func TestDeployDocReplicas(t *testing.T) {
 	if err := os.Symlink(bin, filepath.Join(work, "skillgate")); err != nil {
 		t.Fatal(err)
 	}
-	id, err := age.GenerateX25519Identity()
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(work, "credentials.key"), "# created: 2026-01-01T00:00:00Z\n# public key: "+id.Recipient().String()+"\n"+id.String()+"\n")
 	// The one substitution: the example's ports become free ones, so that
 	// runs at once on one machine do not meet.
 	ports := strings.NewReplacer("17781", freePort(t), "17782", freePort(t))

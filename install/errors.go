@@ -33,8 +33,10 @@ var (
 	// ErrNotFound means no install matches a name.
 	ErrNotFound = errors.New("no such install")
 
-	// ErrAmbiguous means a name matches installs of several skills; use the
-	// full key (category/name).
+	// ErrAmbiguous means a name matches installs of several skills (use
+	// the full key, category/name), or several versions of one skill that
+	// the operation could act on (name one as KEY@DIGEST; the message lists
+	// them with their states and install times). Nothing is picked.
 	ErrAmbiguous = errors.New("ambiguous install name")
 
 	// ErrState means the operation is not possible in the install's current

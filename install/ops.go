@@ -592,7 +592,7 @@ func (s *Service) RecordDrift(ctx context.Context, key, serverID string, d capab
 		return err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, key, store.StateEnabled, store.StateInstalled, store.StateDisabled)
+	in, err := s.served(ctx, key)
 	if err != nil {
 		return err
 	}

@@ -380,7 +380,7 @@ func (s *Service) RecordSkillDrift(ctx context.Context, key, serverID string, dr
 		return err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, key, store.StateEnabled, store.StateInstalled, store.StateDisabled)
+	in, err := s.served(ctx, key)
 	if err != nil {
 		return err
 	}

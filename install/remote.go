@@ -329,10 +329,8 @@ func fetchGit(ctx context.Context, src Source, lim SourceLimits, now time.Time) 
 		return nil, Provenance{}, fmt.Errorf("%w: %s of %s: %w", ErrInvalidSource, ref, redact(u), err)
 	}
 	commit := strings.TrimSpace(out.String())
-	treeish := commit
-	if sub != "" {
-		treeish += ":" + sub
-	}
+	// COMMIT:PATH names a tree; COMMIT: the repository's top-level tree.
+	treeish := commit + ":" + sub
 	out.Reset()
 	if err := run(&out, "cat-file", "-t", treeish); err != nil || strings.TrimSpace(out.String()) != "tree" {
 		return nil, Provenance{}, fmt.Errorf("%w: %s has no directory %q at %s", ErrInvalidSource, redact(u), sub, commit)

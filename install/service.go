@@ -22,9 +22,11 @@ import (
 	"github.com/skillgate/skillgate/blob"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -261,6 +263,9 @@ func (s *Service) installFetched(ctx context.Context, src Source, tree *Tree, pr
 	if src.Commit != "" && prov.Commit != src.Commit {
 		return nil, fmt.Errorf("%w: %s: ref %s moved: the lock has commit %s, the repository now has %s; nothing was installed", ErrLocked, prov.Source, prov.Ref, src.Commit, prov.Commit)
 	}
+	if err := checkTop(src, prov, tree); err != nil {
+		return nil, err
+	}
 	sk, _, err := validateTree(tree)
 	if err != nil {
 		return nil, err
@@ -332,6 +337,65 @@ func (s *Service) installFetched(ctx context.Context, src Source, tree *Tree, pr
 	return r, err
 }
 
+// maxSkillsListed bounds the skills a source without SKILL.md at its
+// root lists in its error.
+const maxSkillsListed = 20
+
+// checkTop refuses a source without SKILL.md at its root that holds
+// skills further down (a repository or directory of several skills): the
+// error (ErrInvalidSkill) says so, lists the skills found and the command
+// that installs each, with --path for a git source, or by its directory
+// for a local one. A source holding no skill at all is left to
+// validateTree.
+func checkTop(src Source, prov Provenance, t *Tree) error {
+	var dirs []string
+	for p := range t.Files {
+		if slices.Contains(skill.FileNames, p) {
+			return nil
+		}
+		if dir, base := path.Split(p); dir != "" && slices.Contains(skill.FileNames, base) {
+			dirs = append(dirs, strings.TrimSuffix(dir, "/"))
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	n := len(dirs)
+	var cmds []string
+	for _, d := range dirs[:min(n, maxSkillsListed)] {
+		switch {
+		case prov.Kind == "git":
+			ref := ""
+			if src.Ref != "" {
+				ref = " --ref " + src.Ref
+			}
+			cmds = append(cmds, "  skillgate install"+ref+" --path "+path.Join(prov.Path, d)+" "+prov.Source)
+		case prov.Kind == "directory":
+			cmds = append(cmds, "  skillgate install "+filepath.Join(src.Location, filepath.FromSlash(d)))
+		default:
+			cmds = append(cmds, "  "+d)
+		}
+	}
+	where, how := src.Location, "install one by its directory"
+	switch prov.Kind {
+	case "git":
+		where, how = prov.Source, "install one with --path"
+		if prov.Path != "" {
+			where += " --path " + prov.Path
+		}
+	case "archive", "url":
+		how = "unpack it and install one by its directory"
+	}
+	more := ""
+	if n > maxSkillsListed {
+		more = fmt.Sprintf("\n  … and %d more", n-maxSkillsListed)
+	}
+	return fmt.Errorf("%w: %s has no SKILL.md at its root; it holds %d %s; %s:\n%s%s", ErrInvalidSkill, where, n,
+		plural(n, "skill", "skills"), how, strings.Join(cmds, "\n"), more)
+}
+
 // validateTree checks a skill tree: SKILL.md valid in lenient mode and
 // mcp.json, when present, well formed.
 func validateTree(t *Tree) (*skill.Skill, *mcpclient.Config, error) {
@@ -376,12 +440,18 @@ func ShortDigest(digest string) string {
 func VersionRef(key, digest string) string { return key + "@" + ShortDigest(digest) }
 
 // resolve finds the install an operator means by name: a key
-// ("category/name"), a bare name, either with "@sha256:prefix" to pick a
-// version. Among several versions the newest in one of states wins.
+// ("category/name") or a bare name, either with "@DIGEST" (a prefix of
+// the digest, with or without "sha256:") to pick a version. The versions
+// considered are those in one of states (with no states, every version
+// not removed). When several are and no digest was given, resolve picks
+// none: it returns ErrAmbiguous listing each as KEY@DIGEST12 with its
+// state and install time, so that an operator never acts on a version
+// skillgate chose for them. A digest prefix that matches several
+// versions is ambiguous too.
 func (s *Service) resolve(ctx context.Context, name string, states ...store.InstallState) (store.Install, error) {
 	ver := ""
 	if i := strings.LastIndexByte(name, '@'); i >= 0 {
-		name, ver = name[:i], name[i+1:]
+		name, ver = name[:i], strings.TrimPrefix(name[i+1:], "sha256:")
 	}
 	var rows []store.Install
 	var err error
@@ -413,7 +483,7 @@ func (s *Service) resolve(ctx context.Context, name string, states ...store.Inst
 	}
 	var cands []store.Install
 	for _, r := range rows {
-		if ver != "" && !strings.HasPrefix(r.Digest, ver) && !strings.HasPrefix(strings.TrimPrefix(r.Digest, "sha256:"), ver) {
+		if ver != "" && !strings.HasPrefix(strings.TrimPrefix(r.Digest, "sha256:"), ver) {
 			continue
 		}
 		cands = append(cands, r)
@@ -421,15 +491,49 @@ func (s *Service) resolve(ctx context.Context, name string, states ...store.Inst
 	if len(cands) == 0 {
 		return store.Install{}, fmt.Errorf("%w: %s has no version %s", ErrNotFound, rows[0].Key, ver)
 	}
-	if len(states) == 0 {
+	var fit []store.Install
+	for _, r := range cands {
+		if (len(states) == 0 && r.State != store.StateRemoved) || slices.Contains(states, r.State) {
+			fit = append(fit, r)
+		}
+	}
+	switch {
+	case len(fit) == 1:
+		return fit[0], nil
+	case len(fit) > 1:
+		lines := make([]string, len(fit))
+		for i, r := range fit {
+			lines[i] = fmt.Sprintf("  %s  %s  installed %s", VersionRef(r.Key, r.Digest), r.State, r.CreatedAt.UTC().Format(time.RFC3339))
+		}
+		what := "has " + strconv.Itoa(len(fit)) + " versions this applies to"
+		if ver != "" {
+			what = "has " + strconv.Itoa(len(fit)) + " versions whose digest starts with " + ver
+		}
+		return store.Install{}, fmt.Errorf("%w: %s %s; name one as %s@DIGEST:\n%s", ErrAmbiguous, fit[0].Key, what, fit[0].Key, strings.Join(lines, "\n"))
+	case len(states) == 0:
 		return cands[0], nil
 	}
-	for _, r := range cands {
-		if slices.Contains(states, r.State) {
+	return cands[0], fmt.Errorf("%w: %s is %s", ErrState, cands[0].Key, cands[0].State)
+}
+
+// served finds the approved version of skill key the gateway serves,
+// for drift it saw on a live connection: the enabled version, else the
+// newest installed or disabled one. The gateway names the skill, not the
+// version, and serves only one version of a key.
+func (s *Service) served(ctx context.Context, key string) (store.Install, error) {
+	rows, err := s.st.Installs(ctx, store.InstallFilter{Key: key, States: []store.InstallState{store.StateEnabled, store.StateInstalled, store.StateDisabled}})
+	if err != nil {
+		return store.Install{}, err
+	}
+	if len(rows) == 0 {
+		return store.Install{}, fmt.Errorf("%w: %s has no approved version", ErrNotFound, key)
+	}
+	for _, r := range rows {
+		if r.State == store.StateEnabled {
 			return r, nil
 		}
 	}
-	return cands[0], fmt.Errorf("%w: %s is %s", ErrState, cands[0].Key, cands[0].State)
+	return rows[0], nil
 }
 
 // mirror writes the artefacts of in from the store to its directory.

@@ -21,8 +21,9 @@ var (
 	ErrInvalidCapability = capability.ErrInvalidRef
 
 	// ErrNoSuchCapability means a capability given in the short form
-	// extensionId/capabilityId is offered by no installed skill. Errors
-	// wrapping it wrap ErrInvalidCapability too.
+	// extensionId/capabilityId, or a grant's capability pattern, is offered
+	// by no installed skill. Errors wrapping it wrap ErrInvalidCapability
+	// too, or for a grant ErrInvalidGrant.
 	ErrNoSuchCapability = errors.New("no installed skill offers it")
 
 	// ErrInvalidPrincipal means a principal is malformed. It is

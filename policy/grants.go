@@ -202,11 +202,18 @@ func (e *Engine) useGrant(ctx context.Context, p capability.Principal, ce *capEn
 	return nil, nil
 }
 
-// AddGrant validates a grant ([NewGrant]), stores it and makes it usable at
-// once.
+// AddGrant validates a grant ([NewGrant]), checks that its capability
+// pattern matches a capability of an installed skill (the records loaded
+// with [Engine.LoadCapabilities]; else [ErrInvalidGrant] wrapping
+// [ErrNoSuchCapability], naming the closest ones), stores it and makes it
+// usable at once. The CLI, the REST API and the console all add grants
+// here.
 func (e *Engine) AddGrant(ctx context.Context, g Grant) (Grant, error) {
 	g, err := NewGrant(g, e.now())
 	if err != nil {
+		return Grant{}, err
+	}
+	if err := e.snap.Load().checkOffered(g.Capability); err != nil {
 		return Grant{}, err
 	}
 	ge, err := newGrantEntry(g)

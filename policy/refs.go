@@ -80,6 +80,59 @@ func (e *Engine) ResolveGrantCapability(pattern string) (string, error) {
 	return "", fmt.Errorf("%w: %s matches capabilities of %d skills (%s); name one of them, or write *:%s to grant it for every skill", ErrInvalidGrant, pattern, len(skills), strings.Join(cands, ", "), pattern)
 }
 
+// checkOffered refuses a grant capability pattern that matches no
+// capability of an installed skill (the engine's capability records): such
+// a grant would be listed as active while no call could ever use it, and
+// would silently start to cover a skill installed later under that name.
+// The error wraps [ErrInvalidGrant] and [ErrNoSuchCapability] and names the
+// closest capabilities offered (by edit distance, at most three) in a "did
+// you mean" hint. [Engine.AddGrant] runs it, so the CLI, the REST API and
+// the console refuse alike.
+func (s *snapshot) checkOffered(pattern string) error {
+	refs := make([]string, 0, len(s.caps))
+	for i := range s.caps {
+		ref := s.caps[i].ref
+		if constraint.MatchWildcard(pattern, ref) {
+			return nil
+		}
+		refs = append(refs, ref)
+	}
+	if len(refs) == 0 {
+		return fmt.Errorf("%w: capability %s: %w; no installed skill offers any capability yet: install and approve one first (skillgate install)", ErrInvalidGrant, pattern, ErrNoSuchCapability)
+	}
+	return fmt.Errorf("%w: capability %s: %w; did you mean %s? (skillgate review SKILL lists what a skill offers)",
+		ErrInvalidGrant, pattern, ErrNoSuchCapability, strings.Join(closest(pattern, refs, 3), ", "))
+}
+
+// closest returns at most n of candidates nearest to s: by edit distance,
+// ties broken by name. A candidate that s is a prefix of counts as
+// nearest.
+func closest(s string, candidates []string, n int) []string {
+	type scored struct {
+		c string
+		d int
+	}
+	sc := make([]scored, len(candidates))
+	for i, c := range candidates {
+		d := editDistance(s, c)
+		if strings.HasPrefix(c, strings.TrimRight(s, "*")) {
+			d = 0
+		}
+		sc[i] = scored{c, d}
+	}
+	slices.SortFunc(sc, func(a, b scored) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		return strings.Compare(a.c, b.c)
+	})
+	out := make([]string, 0, n)
+	for _, x := range sc[:min(n, len(sc))] {
+		out = append(out, x.c)
+	}
+	return out
+}
+
 // grantFormHelp is how grant capability errors say what to write.
 const grantFormHelp = "write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything"
 

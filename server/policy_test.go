@@ -89,6 +89,12 @@ func TestPolicyAPI(t *testing.T) {
 	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_file","level":"root"}`); code != 400 || !strings.Contains(body, `invalid grant: level \"root\"`) {
 		t.Fatalf("bad level: %d %s", code, body)
 	}
+	// A capability no installed skill offers: refused with the closest
+	// one, as by grant add (Engine.AddGrant for both).
+	if code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_fil","level":"destructive"}`); code != 400 ||
+		!strings.Contains(body, `invalid grant: capability tools/fs:fs/delete_fil: no installed skill offers it; did you mean tools/fs:fs/delete_file? (skillgate review SKILL lists what a skill offers)`) {
+		t.Fatalf("unoffered capability: %d %s", code, body)
+	}
 	code, body = do("POST", "/v1/grants", human, `{"principal":"acme/a","capability":"tools/fs:fs/delete_file","level":"destructive","uses":1,"expires":"1h","reason":"cleanup"}`)
 	var g policy.Grant
 	if err := json.Unmarshal([]byte(body), &g); code != 200 || err != nil || g.CreatedBy != "operator:acme/op-T0@T0" || g.Uses != 1 || g.ExpiresAt == nil {

@@ -179,7 +179,9 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 		return nil
 	}
 	switch strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") {
-	case "scan", "install", "token add", // they create it
+	case "scan", "install", "token add": // they create it
+		return m.createData()
+	case "credential keygen", // creates it unless given --out
 		"validate", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
 		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return nil
@@ -207,6 +209,31 @@ func (m *Main) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// dataIgnore is the .gitignore skillgate writes in a data directory it
+// creates: the directory holds credentials.key, tokens.json and the
+// database, and is often made inside a user's project (./.skillgate).
+const dataIgnore = "# Made by skillgate: nothing in its data directory belongs in version control.\n*\n"
+
+// createData makes the data directory (mode 0700) for the commands that
+// create it, with a .gitignore ignoring everything in it, so that keys and
+// tokens made there are never committed with the project around it. A
+// directory that exists is the user's and is left as it is.
+func (m *Main) createData() error {
+	dir := m.data()
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(dataIgnore), 0o600); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	return nil
 }
 
 // Config is the optional configuration file.
@@ -281,7 +308,8 @@ type configCredentials struct {
 	FromEnvironment []string `yaml:"from_environment"`
 }
 
-// config loads the configuration file, if any.
+// config loads the configuration file, if any, and validates all of it
+// (decodeConfig, then validateConfig): every command reads it here.
 func (m *Main) config() (*Config, error) {
 	p := m.configPath
 	explicit := p != ""
@@ -302,8 +330,8 @@ func (m *Main) config() (*Config, error) {
 	if err := decodeConfig(p, b, &c); err != nil {
 		return nil, err
 	}
-	if err := credential.CheckFromEnvironment("credentials.from_environment", c.Credentials.FromEnvironment); err != nil {
-		return nil, fmt.Errorf("config %s: %w", p, err)
+	if err := m.validateConfig(p, &c); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }

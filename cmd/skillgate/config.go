@@ -12,7 +12,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/credential"
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/policy"
+	"github.com/skillgate/skillgate/sandbox"
 )
 
 // decodeConfig decodes a configuration file's bytes into c. Unknown keys
@@ -43,6 +47,63 @@ func decodeConfig(file string, b []byte, c *Config) error {
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("config %s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
+}
+
+// validateConfig checks the values of a decoded configuration that its
+// shape does not: durations, scopes, trust levels, modes, providers and
+// the signing keys. [Main.config], the one loader every command uses,
+// runs it, so a mistake fails the first command that reads the file
+// (scan as much as serve), not the one that first uses the value. Each
+// problem names the file, the field and what to write instead; all of them
+// are reported at once.
+func (m *Main) validateConfig(file string, c *Config) error {
+	var problems []string
+	add := func(field string, err error) {
+		problems = append(problems, fmt.Sprintf("config %s: %s: %v", file, field, err))
+	}
+	if _, err := c.idleExpiry(); err != nil {
+		add("sessions.idle_expiry", err)
+	}
+	for i, r := range c.Roots {
+		if r.Scope != "" {
+			if _, err := discover.ParseScope(r.Scope); err != nil {
+				add(fmt.Sprintf("roots[%d].scope", i), err)
+			}
+		}
+		if r.Trust != "" {
+			if _, err := capability.ParseTrust(r.Trust); err != nil {
+				add(fmt.Sprintf("roots[%d].trust", i), err)
+			}
+		}
+		switch r.HardLinks {
+		case "", "refuse", "allow":
+		default:
+			add(fmt.Sprintf("roots[%d].hard_links", i), fmt.Errorf("%q: use allow or refuse", r.HardLinks))
+		}
+	}
+	keys := make([]string, 0, len(c.Sandbox.Skills))
+	for k := range c.Sandbox.Skills {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := sandbox.ParseMode(c.Sandbox.Skills[k]); err != nil {
+			add("sandbox.skills."+k, err)
+		}
+	}
+	if _, err := executorOptions(c); err != nil {
+		add("executors", err)
+	}
+	if err := credential.CheckFromEnvironment("credentials.from_environment", c.Credentials.FromEnvironment); err != nil {
+		problems = append(problems, fmt.Sprintf("config %s: %v", file, err))
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	if _, err := m.keyring(c); err != nil { // its errors name the file and the key
+		return err
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func credentialFailure(err error) error {
 
 func (m *Main) credentialCommand() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "credential set|ls|rm",
+		Use:   "credential set|ls|rm|keygen",
 		Short: "Manage the credentials skills' MCP servers are started with",
 		Long: `Manage per-tenant and per-agent credentials: the values of ${NAME}
 references in a skill's mcp.json. For a principal (tenant, agent) a name
@@ -80,7 +80,8 @@ The store is DATA/credentials.age, encrypted with age; when the metadata
 store is PostgreSQL it is kept there instead (the document credentials.age),
 so that every replica on the database sees the same credentials. Its key is
 SKILLGATE_CREDENTIAL_KEY (an age identity, AGE-SECRET-KEY-1…) when set, else
-DATA/credentials.key, created with mode 0600 by the first 'credential set'.
+DATA/credentials.key, made by 'credential keygen' or, when missing, with mode
+0600 by the first 'credential set'.
 Keep the key: without it the store cannot be read. A store that cannot be
 decrypted or read is refused, never emptied or overwritten. A running
 server picks changes up within its watch interval (at once on PostgreSQL).
@@ -91,7 +92,7 @@ Values are read from standard input, never from arguments, and are never
 printed, logged or audited.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErr("credential needs a subcommand: set, ls or rm (see 'skillgate credential --help')")
+			return usageErr("credential needs a subcommand: set, ls, rm or keygen (see 'skillgate credential --help')")
 		},
 	}
 
@@ -200,7 +201,39 @@ value is asked for without echo.`,
 	}
 	rm.Flags().StringVar(&rmScope.Tenant, "tenant", "", "tenant of the credential (required)")
 	rm.Flags().StringVar(&rmScope.Agent, "agent", "", "the agent, for an agent's own credential")
-	c.AddCommand(set, ls, rm)
+	var keyOut string
+	keygen := &cobra.Command{
+		Use:   "keygen [--out FILE]",
+		Short: "Make the credential store's key (an age identity)",
+		Long: `Make a new key for the credential store, an age X25519 identity, and write
+it with mode 0600 to DATA/credentials.key (creating the data directory), or
+to --out FILE. The file holds one line, AGE-SECRET-KEY-1…, which is also
+what SKILLGATE_CREDENTIAL_KEY takes, so that replicas share one key kept in
+a secret manager. An existing file is never replaced: it may be the key of
+a store, and replacing it would lose every credential. Prints the file and
+the key's public recipient (age1…), never the key.`,
+		Example: `  skillgate credential keygen
+  skillgate credential keygen --out credentials.key
+  export SKILLGATE_CREDENTIAL_KEY="$(cat credentials.key)"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := keyOut
+			if out == "" {
+				if err := m.createData(); err != nil {
+					return err
+				}
+				out = filepath.Join(m.data(), credential.KeyFile)
+			}
+			recipient, err := credential.NewKey(out)
+			if err != nil {
+				return credentialFailure(err)
+			}
+			fmt.Fprintf(m.Stdout, "created %s (mode 0600; public key %s)\n", out, recipient)
+			return nil
+		},
+	}
+	keygen.Flags().StringVar(&keyOut, "out", "", "file to write the key to (default DATA/credentials.key)")
+	c.AddCommand(set, ls, rm, keygen)
 	return c
 }
 

@@ -55,7 +55,7 @@ func TestCredentialCLI(t *testing.T) {
 		{"rm", "", []string{"credential", "rm", "GITHUB_TOKEN", "--tenant", "acme", "--agent", "drafter"}, 0, "removed GITHUB_TOKEN for agent acme/drafter\n", ""},
 		{"rm absent", "", []string{"credential", "rm", "GITHUB_TOKEN", "--tenant", "acme", "--agent", "drafter"}, 1, "",
 			"Error: credential not found: no GITHUB_TOKEN for agent acme/drafter (list them with skillgate credential ls)\n"},
-		{"group", "", []string{"credential"}, 2, "", "Error: credential needs a subcommand: set, ls or rm (see 'skillgate credential --help')\n"},
+		{"group", "", []string{"credential"}, 2, "", "Error: credential needs a subcommand: set, ls, rm or keygen (see 'skillgate credential --help')\n"},
 	}
 	var outputs strings.Builder
 	for _, s := range steps {

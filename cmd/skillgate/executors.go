@@ -23,7 +23,8 @@ import (
 
 // executorOptions turns the configuration's executors section into the
 // broker's options: every provider a preference names must be one of the
-// catalog's. Credentials are read from the process environment until the
+// catalog's (the errors name the field under executors:, for
+// [Main.validateConfig]). Credentials are read from the process environment until the
 // credential store answers per principal.
 func executorOptions(cfg *Config) (broker.ExecutorOptions, error) {
 	cat := executor.Builtin()
@@ -35,7 +36,7 @@ func executorOptions(cfg *Config) (broker.ExecutorOptions, error) {
 				for _, p := range cat.Providers {
 					known = append(known, p.Name)
 				}
-				return fmt.Errorf("config: executors.preferences.%s[%d]: unknown provider %q; use one of %s", at, i, n, strings.Join(known, ", "))
+				return fmt.Errorf("preferences.%s[%d]: unknown provider %q; use one of %s", at, i, n, strings.Join(known, ", "))
 			}
 		}
 		return nil
@@ -50,7 +51,7 @@ func executorOptions(cfg *Config) (broker.ExecutorOptions, error) {
 	slices.Sort(tenants)
 	for _, t := range tenants {
 		if err := capability.CheckID("tenant", t); err != nil {
-			return broker.ExecutorOptions{}, fmt.Errorf("config: executors.preferences.tenants: %v", err)
+			return broker.ExecutorOptions{}, fmt.Errorf("preferences.tenants: %v", err)
 		}
 		if err := check("tenants."+t, prefs.Tenants[t]); err != nil {
 			return broker.ExecutorOptions{}, err

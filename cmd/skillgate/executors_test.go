@@ -31,9 +31,9 @@ func TestExecutorsCommand(t *testing.T) {
 	cfg := filepath.Join(data, "config.yaml")
 	tests := []struct{ config, err string }{
 		{"executors:\n  preferences:\n    global: [gitlub]\n",
-			"Error: config: executors.preferences.global[0]: unknown provider \"gitlub\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack\n"},
+			"Error: config " + cfg + ": executors: preferences.global[0]: unknown provider \"gitlub\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack\n"},
 		{"executors:\n  preferences:\n    tenants:\n      acme: [github, gitlob]\n",
-			"Error: config: executors.preferences.tenants.acme[1]: unknown provider \"gitlob\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack\n"},
+			"Error: config " + cfg + ": executors: preferences.tenants.acme[1]: unknown provider \"gitlob\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack\n"},
 		{"executors:\n  preferencs:\n    global: [gitlab]\n",
 			"Error: config " + cfg + ":2: unknown key executors.preferencs (did you mean preferences?); valid keys under executors: preferences\n"},
 	}

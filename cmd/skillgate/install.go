@@ -195,14 +195,15 @@ func (m *Main) actor() string {
 	return "operator:local"
 }
 
-// installErr maps install errors to exit codes: a bad request is a usage
-// error (2), everything else a failure (1).
+// installErr maps install errors to exit codes: a bad request or a name
+// that matches several versions is a usage error (2), everything else a
+// failure (1).
 func installErr(err error) error {
 	var ee *exitError
 	if errors.As(err, &ee) { // already says its exit code
 		return err
 	}
-	if errors.Is(err, install.ErrUsage) {
+	if errors.Is(err, install.ErrUsage) || errors.Is(err, install.ErrAmbiguous) {
 		return &exitError{code: exitUsage, err: err}
 	}
 	return &exitError{code: exitFail, err: err}
@@ -578,9 +579,11 @@ func (m *Main) enableImported(ctx context.Context, name string, enable, asJSON b
 		return false, err
 	}
 	defer closeFn()
+	// Whether name is an install at all: several versions of it are (and
+	// enable or disable then picks among those it can act on).
 	if _, err := svc.Review(ctx, name); errors.Is(err, install.ErrNotFound) {
 		return false, nil
-	} else if err != nil {
+	} else if err != nil && !errors.Is(err, install.ErrAmbiguous) {
 		return true, installErr(err)
 	}
 	act := svc.Disable

@@ -112,7 +112,11 @@ arguments typed from the capability's approved input schema: a read that
 fails to evaluate for valid arguments (like on an array, an argument the
 tool does not take or may leave out read without has, a JSON Schema number
 compared with <) is a warning naming the capability, the argument and the
-fix. skillgate denies a call when a forbid fails to evaluate. With
+fix. skillgate denies a call when a forbid fails to evaluate. A permit
+whose @constraints cannot restrict some capability it covers (pathGlobs on
+a tool with no path argument, argValues or urlArgs it does not take) is a
+warning naming the permit, the constraint and the capabilities: the permit
+lets those calls through unchecked. With
 --capabilities, the capability records come from that JSON file instead
 (as in 'policy test'); with FILE arguments and no data directory, only the
 schema checks run.
@@ -171,6 +175,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 					return err
 				}
 				findings := append(policy.ValidatePolicies(set), policy.ValidateArguments(set, caps)...)
+				findings = append(findings, policy.ValidateConstraints(set, caps)...)
 				rep.Findings = append(rep.Findings, findings...)
 				for _, f := range findings {
 					if f.Severity == policy.SeverityError {
@@ -415,13 +420,13 @@ otherwise the error lists the skills to choose from.`,
 				return err
 			}
 			defer db.Close()
+			// The installed skills' capabilities: a grant must match one,
+			// and the short form is bound to the one skill offering it.
+			if err := e.LoadCapabilities(ctx, installedCapabilities{m}); err != nil {
+				return err
+			}
 			capName := args[1]
 			if capName != "*" && !strings.Contains(capName, ":") {
-				// The short form: bind it to the one installed skill
-				// that offers it.
-				if err := e.LoadCapabilities(ctx, installedCapabilities{m}); err != nil {
-					return err
-				}
 				if capName, err = e.ResolveGrantCapability(capName); err != nil {
 					return usageErr("%v", err)
 				}

@@ -94,6 +94,8 @@ func TestPolicyCLI(t *testing.T) {
 	if code != 2 || errs != "Error: invalid grant: no installed skill offers a capability matching fs/delete_file; name the skill: write skill:extensionId/capabilityId (acme/notes:fs/write_file), a pattern naming the skill (acme/notes:fs/*, acme/notes:*), or * for everything\n" {
 		t.Fatalf("short form without installs: %d %q", code, errs)
 	}
+	// A grant names a capability an installed skill offers.
+	shipTools(t, data)
 	code, out, errs = run(t, data, "grant", "add", "acme/*", "tools/fs:fs/delete_file", "--level", "destructive", "--uses", "1", "--expires", "1h", "--args", `{"path":"/srv/*"}`, "--reason", "tidy /srv", "--by", "tester", "--json")
 	var g struct {
 		ID   string              `json:"id"`

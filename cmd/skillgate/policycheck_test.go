@@ -95,3 +95,54 @@ func TestPolicyCheckArguments(t *testing.T) {
 		t.Errorf("no capabilities: %d %q %q", code, out, errs)
 	}
 }
+
+// TestPolicyCheckConstraintsThatCannotApply: a permit whose @constraints
+// check arguments some capability it covers does not take lets those
+// calls through unchecked; policy check warns, naming the permit, the
+// constraint and the capabilities. The README's first write-in-notes
+// (every non-read tool, pathGlobs) is the case; its fix, scoped to the
+// files skill, is not warned about.
+func TestPolicyCheckConstraintsThatCannotApply(t *testing.T) {
+	dir := t.TempDir()
+	caps := filepath.Join(dir, "caps.json")
+	record := func(skill, capID, risk, props string) string {
+		return `{"skill":"` + skill + `","trust":"imported","tier":2,"invokableBy":["T3"],"state":"enabled","extensionId":"` + strings.Split(capID, "/")[0] +
+			`","capabilityId":"` + strings.Split(capID, "/")[1] + `","enabled":true,"riskLevel":"` + risk + `","sideEffects":"internal","dataEgress":"none",` +
+			`"inputSchema":{"type":"object","properties":{` + props + `}}}`
+	}
+	write(t, dir, map[string]string{"caps.json": "[" + strings.Join([]string{
+		record("files", "fs/write_file", "write", `"path":{"type":"string"},"content":{"type":"string"}`),
+		record("files", "fs/move_file", "destructive", `"source":{"type":"string"},"destination":{"type":"string"}`),
+		record("files", "fs/list_allowed_directories", "read", ``),
+		record("notes", "notes/delete_notes", "destructive", `"ids":{"type":"array"}`),
+		record("notes", "notes/purge", "destructive", ``),
+	}, ",") + "]"})
+	const readAnything = "@id(\"read-anything\")\npermit (principal, action == Action::\"invoke\", resource) when { resource.riskLevel == \"read\" };\n"
+	tests := []struct {
+		name, policy string
+		warnings     []string
+	}{
+		{"README before the fix", readAnything + "@id(\"write-in-notes\")\n@constraints(\"{\\\"pathGlobs\\\": [\\\"/srv/notes/**\\\"]}\")\npermit (principal, action == Action::\"invoke\", resource) when { resource.riskLevel != \"read\" };\n",
+			[]string{`POL:3: warning: policy "write-in-notes" permits capabilities notes:notes/delete_notes and notes:notes/purge with no pathGlobs check: pathGlobs only checks the arguments path, paths, source, destination, file, directory, which they do not take; narrow the permit's scope or condition to the capabilities pathGlobs restricts, or permit those with their own policy`}},
+		{"README after the fix", readAnything + "@id(\"write-in-notes\")\n@constraints(\"{\\\"pathGlobs\\\": [\\\"/srv/notes/**\\\"]}\")\npermit (principal, action == Action::\"invoke\", resource in Skill::\"files\") when { resource.riskLevel != \"read\" };\n",
+			nil},
+		{"pathArgs; argValues refuses calls without its arguments", "@id(\"modes\")\n@constraints(\"{\\\"argValues\\\": {\\\"mode\\\": [\\\"ro\\\"]}, \\\"pathGlobs\\\": [\\\"/srv/**\\\"], \\\"pathArgs\\\": [\\\"source\\\"]}\")\npermit (principal, action == Action::\"invoke\", resource in Skill::\"files\");\n",
+			[]string{
+				`POL:1: warning: policy "modes" permits capabilities files:fs/list_allowed_directories and files:fs/write_file with no pathGlobs check: pathGlobs only checks the argument source, which they do not take; narrow the permit's scope or condition to the capabilities pathGlobs restricts, or permit those with their own policy`,
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := filepath.Join(t.TempDir(), "files.cedar")
+			write(t, filepath.Dir(pol), map[string]string{"files.cedar": tc.policy})
+			code, _, errs := run(t, t.TempDir(), "policy", "check", "--capabilities", caps, pol)
+			want := ""
+			for _, w := range tc.warnings {
+				want += strings.ReplaceAll(w, "POL", pol) + "\n"
+			}
+			if code != 0 || errs != want {
+				t.Errorf("%d\n got %q\nwant %q", code, errs, want)
+			}
+		})
+	}
+}

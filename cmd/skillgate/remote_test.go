@@ -62,3 +62,57 @@ func gitIn(t *testing.T, repo string) func(args ...string) string {
 		return strings.TrimSpace(string(out))
 	}
 }
+
+// TestInstallSourceOfSeveralSkills: a repository or a directory without
+// SKILL.md at its root but with skills further down is refused with the
+// skills it holds and the command that installs each (--path for git, the
+// directory for a local one); a repository with SKILL.md at its root
+// installs without --path.
+func TestInstallSourceOfSeveralSkills(t *testing.T) {
+	t.Parallel()
+	repo := filepath.Join(t.TempDir(), "repo")
+	write(t, repo, map[string]string{
+		"notes/SKILL.md":        "---\nname: notes\ndescription: Takes notes.\n---\n",
+		"tools/files/SKILL.md":  "---\nname: files\ndescription: Files.\n---\n",
+		"tools/search/SKILL.md": "---\nname: search\ndescription: Search.\n---\n",
+		"README.md":             "Three skills.\n",
+	})
+	git := gitIn(t, repo)
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-q", "-m", "two skills")
+	data := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{"git", []string{"install", "file://" + repo}, "Error: invalid skill: file://" + repo + " has no SKILL.md at its root; it holds 3 skills; install one with --path:\n" +
+			"  skillgate install --path notes file://" + repo + "\n" +
+			"  skillgate install --path tools/files file://" + repo + "\n" +
+			"  skillgate install --path tools/search file://" + repo + "\n"},
+		{"git with ref and path", []string{"install", "file://" + repo, "--ref", "main", "--path", "tools"}, "Error: invalid skill: file://" + repo + " --path tools has no SKILL.md at its root; it holds 2 skills; install one with --path:\n" +
+			"  skillgate install --ref main --path tools/files file://" + repo + "\n" +
+			"  skillgate install --ref main --path tools/search file://" + repo + "\n"},
+		{"directory", []string{"install", repo}, "Error: invalid skill: " + repo + " has no SKILL.md at its root; it holds 3 skills; install one by its directory:\n" +
+			"  skillgate install " + filepath.Join(repo, "notes") + "\n" +
+			"  skillgate install " + filepath.Join(repo, "tools", "files") + "\n" +
+			"  skillgate install " + filepath.Join(repo, "tools", "search") + "\n"},
+	}
+	for _, tc := range tests {
+		if code, out, errs := run(t, data, tc.args...); code != 1 || out != "" || errs != tc.err {
+			t.Errorf("%s: %d %q\n got %s\nwant %s", tc.name, code, out, errs, tc.err)
+		}
+	}
+	// The command the error shows installs the skill.
+	if code, out, errs := run(t, data, "install", "--path", "notes", "file://"+repo); code != 0 || !strings.HasPrefix(out, "notes  awaiting_approval  sha256:") {
+		t.Errorf("install --path notes: %d %s %s", code, out, errs)
+	}
+	// A repository whose root is a skill installs without --path.
+	write(t, repo, map[string]string{"SKILL.md": "---\nname: repo\ndescription: The root skill.\n---\n"})
+	git("add", "-A")
+	git("commit", "-q", "-m", "a root skill")
+	if code, out, errs := run(t, data, "install", "file://"+repo); code != 0 || !strings.HasPrefix(out, "repo  awaiting_approval  sha256:") {
+		t.Errorf("install of a root skill: %d %s %s", code, out, errs)
+	}
+}

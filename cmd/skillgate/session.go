@@ -27,7 +27,8 @@ type configSessions struct {
 // names none: sessions do not pile up unless an operator asks for it.
 const defaultIdleExpiry = 24 * time.Hour
 
-// idleExpiry returns the configured idle expiry (0: never).
+// idleExpiry returns the configured idle expiry (0: never). The error
+// names no field: [Main.validateConfig] adds it.
 func (c *Config) idleExpiry() (time.Duration, error) {
 	switch s := c.Sessions.IdleExpiry; s {
 	case "":
@@ -37,7 +38,7 @@ func (c *Config) idleExpiry() (time.Duration, error) {
 	}
 	d, err := parseIdle(c.Sessions.IdleExpiry)
 	if err != nil {
-		return 0, fmt.Errorf("config sessions.idle_expiry: %w (0 or never keeps sessions; the default is 1d)", err)
+		return 0, fmt.Errorf("%w (0 or never keeps sessions; the default is 1d)", err)
 	}
 	return d, nil
 }

@@ -120,7 +120,7 @@ func TestSessionCLI(t *testing.T) {
 		{name: "rm bad id", args: []string{"session", "rm", "../x"}, code: 2,
 			err: "Error: invalid session id: session id \"../x\" must be letters, digits, '.', '_' and '-', starting with a letter or digit\n"},
 		{name: "bad configured idle", args: []string{"session", "ls"}, config: "sessions:\n  idle_expiry: soon\n", code: 1,
-			err: "Error: config sessions.idle_expiry: \"soon\" is not a positive duration like 90m, 12h or 30d (0 or never keeps sessions; the default is 1d)\n"},
+			err: "Error: config " + filepath.Join(data, "config.yaml") + ": sessions.idle_expiry: \"soon\" is not a positive duration like 90m, 12h or 30d (0 or never keeps sessions; the default is 1d)\n"},
 		{name: "prune by the configured idle expiry", args: []string{"session", "prune", "--json"}, config: "sessions:\n  idle_expiry: 30d\n",
 			out: `[
   {

@@ -102,9 +102,9 @@ func TestTrustErrors(t *testing.T) {
 		errs string
 	}{
 		{"config core", "roots:\n  - path: " + root + "\n    trust: core\n", []string{"scan"}, 1,
-			"Error: config roots[0].trust: trust \"core\" is reserved for skillgate's own tools: use first_party or imported\n"},
+			"Error: config CFG: roots[0].trust: trust \"core\" is reserved for skillgate's own tools: use first_party or imported\n"},
 		{"config unknown", "roots:\n  - path: " + root + "\n    trust: high\n", []string{"scan"}, 1,
-			"Error: config roots[0].trust: trust \"high\": use first_party or imported\n"},
+			"Error: config CFG: roots[0].trust: trust \"high\": use first_party or imported\n"},
 		{"flag unknown", "", []string{"scan", "--root", root, "--trust", "high"}, 2,
 			"Error: --trust: trust \"high\": use first_party or imported\n"},
 		{"flag without roots", "", []string{"scan", "--trust", "first_party"}, 2,
@@ -121,8 +121,9 @@ func TestTrustErrors(t *testing.T) {
 				}
 			}
 			code, out, errs := run(t, data, tc.args...)
-			if code != tc.code || out != "" || errs != tc.errs {
-				t.Errorf("%d %q %q\nwant %d %q", code, out, errs, tc.code, tc.errs)
+			want := strings.ReplaceAll(tc.errs, "CFG", filepath.Join(data, "config.yaml"))
+			if code != tc.code || out != "" || errs != want {
+				t.Errorf("%d %q %q\nwant %d %q", code, out, errs, tc.code, want)
 			}
 		})
 	}

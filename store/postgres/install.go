@@ -43,7 +43,7 @@ func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string,
 			was.State = prev.State
 			_, err = tx.Exec(ctx, `UPDATE installs SET key = $1, name = $2, category = $3, description = $4, label = $5,
 				tier = $6, invokable_by = $7, dir = $8, source = $9, state = $10, reason = $11, proposed = NULL, manifest = NULL,
-				report = NULL, pending = NULL, blocked = '{}', updated_at = $12, provenance = $13 WHERE digest = $14`,
+				report = NULL, pending = NULL, blocked = '{}', created_at = $12, updated_at = $12, provenance = $13 WHERE digest = $14`,
 				in.Key, in.Name, in.Category, in.Description, in.Label, in.Tier, string(inv), in.Dir, in.Source,
 				string(store.StatePendingInstall), reason, now.UnixNano(), nullJSON(in.Provenance), in.Digest)
 		default:

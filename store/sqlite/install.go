@@ -72,9 +72,9 @@ func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string,
 			was.State = prev.State
 			_, err = tx.ExecContext(ctx, `UPDATE installs SET key = ?, name = ?, category = ?, description = ?, label = ?,
 				tier = ?, invokable_by = ?, dir = ?, source = ?, state = ?, reason = ?, proposed = NULL, manifest = NULL,
-				report = NULL, pending = NULL, blocked = '{}', updated_at = ?, provenance = ? WHERE digest = ?`,
+				report = NULL, pending = NULL, blocked = '{}', created_at = ?, updated_at = ?, provenance = ? WHERE digest = ?`,
 				in.Key, in.Name, in.Category, in.Description, in.Label, in.Tier, string(inv), in.Dir, in.Source,
-				string(store.StatePendingInstall), reason, now.UnixNano(), nullRaw(in.Provenance), in.Digest)
+				string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano(), nullRaw(in.Provenance), in.Digest)
 		default:
 			return fmt.Errorf("%s version %s is already %s: %w", prev.Key, in.Digest, prev.State, store.ErrConflict)
 		}
