@@ -146,6 +146,12 @@ func TestPolicyDeciderDecide(t *testing.T) {
 	if err := other.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The CLI loads the installed capabilities before it grants: a grant
+	// must name one that a skill offers.
+	if err := other.SetCapabilities([]policy.Capability{{SkillKey: "alpha", SkillTier: 2, SkillState: policy.SkillEnabled,
+		ExtensionID: "fs", CapabilityID: "write_file", Enabled: true, RiskLevel: capability.RiskDestructive}}); err != nil {
+		t.Fatal(err)
+	}
 	g, err := other.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "alpha:fs/write_file", Level: capability.RiskDestructive, Uses: 1, CreatedBy: "test"})
 	if err != nil {
 		t.Fatal(err)

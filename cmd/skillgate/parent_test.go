@@ -6,8 +6,8 @@ import "testing"
 // as a usage error naming the rule it breaks.
 func TestParentCLI(t *testing.T) {
 	for _, tc := range []struct{ parent, stderr string }{
-		{"../lead", "Error: delegation refused: parent ../lead: invalid principal: tenant \"..\" must be letters, digits, '.', '_' and '-', starting with a letter or digit\n"},
-		{"a b/c", "Error: delegation refused: parent a b/c: invalid principal: tenant \"a b\" must be letters, digits, '.', '_' and '-', starting with a letter or digit\n"},
+		{"../lead", "Error: --parent: invalid principal: tenant \"..\" must be letters, digits, '.', '_' and '-', starting with a letter or digit\n"},
+		{"a b/c", "Error: --parent: invalid principal: tenant \"a b\" must be letters, digits, '.', '_' and '-', starting with a letter or digit\n"},
 	} {
 		code, _, stderr := run(t, t.TempDir(), "mcp", "--agent", "kid", "--tier", "T3", "--parent", tc.parent, "--parent-tier", "T2")
 		if code != 2 || stderr != tc.stderr {
