@@ -13,6 +13,8 @@ import (
 
 	"github.com/gowebpki/jcs"
 
+	"github.com/skillgate/skillgate/internal/termtext"
+
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/store"
@@ -580,7 +582,7 @@ func (r *Review) Text() string {
 	for _, sv := range r.Servers {
 		id := "not reached"
 		if sv.Server != nil {
-			id = sv.Server.String()
+			id = termtext.Escape(sv.Server.String()) // the server's own name and version
 		}
 		fmt.Fprintf(&b, "server %s: %s, %d tools\n", sv.ServerID, id, sv.Tools)
 		if d := sv.Declaration; d.Command != "" || d.URL != "" {
@@ -600,7 +602,13 @@ func (r *Review) Text() string {
 			}
 		}
 		if sv.Error != nil {
-			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, sv.Error.Message)
+			// The message may quote the server's stderr: each of its lines
+			// rendered on a line of its own, indented under the error.
+			lines := strings.Split(strings.TrimRight(sv.Error.Message, "\n"), "\n")
+			for i := range lines {
+				lines[i] = termtext.Escape(lines[i])
+			}
+			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, strings.Join(lines, "\n    "))
 		}
 	}
 	for _, sv := range r.Servers {

@@ -18,6 +18,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/internal/termtext"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -74,6 +75,7 @@ var errFailed = &exitError{code: exitFail, err: errors.New("")}
 // Run executes one command line and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
 	root := m.rootCommand()
+	defer m.renderOutput(root, args)()
 	root.SetArgs(args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
@@ -99,6 +101,32 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	return exitFail
+}
+
+// renderOutput routes the command's stdout and stderr through
+// termtext.Writer for the length of the run, so that no text from outside
+// (a server's name, a tool's description, a SKILL.md field, an error
+// quoting them) reaches the terminal with a control, bidi or other
+// invisible character: every command's output is rendered by the one
+// rule, JSON included (its values unchanged). Only 'skillgate mcp' keeps
+// its stdout raw: it is the MCP stdio stream, not text for a human. The
+// returned function flushes and restores the writers.
+func (m *Main) renderOutput(root *cobra.Command, args []string) func() {
+	stdout, stderr := m.Stdout, m.Stderr
+	errw := termtext.NewWriter(stderr)
+	m.Stderr = errw
+	var outw *termtext.Writer
+	if c, _, err := root.Find(args); err != nil || c.Name() != "mcp" || c.Parent() != root {
+		outw = termtext.NewWriter(stdout)
+		m.Stdout = outw
+	}
+	return func() {
+		if outw != nil {
+			outw.Flush()
+		}
+		errw.Flush()
+		m.Stdout, m.Stderr = stdout, stderr
+	}
 }
 
 func (m *Main) rootCommand() *cobra.Command {
@@ -441,12 +469,24 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// isTerminal reports whether f is a character device (a terminal).
+// isTerminal reports whether w writes to a character device (a
+// terminal), through a termtext.Writer or not.
 func isTerminal(w io.Writer) bool {
+	_, ok := terminal(w)
+	return ok
+}
+
+// terminal returns the terminal w writes to, through a termtext.Writer or
+// not: for skillgate's own control sequences (scan's progress line),
+// which must reach it unrendered.
+func terminal(w io.Writer) (*os.File, bool) {
+	if t, ok := w.(*termtext.Writer); ok {
+		w = t.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
-		return false
+		return nil, false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return f, err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -80,19 +80,20 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 			}
 			defer closeFn()
 			var progress registry.Progress
-			if isTerminal(m.Stderr) && !asJSON {
+			tty, isTTY := terminal(m.Stderr)
+			if isTTY && !asJSON {
 				last := time.Time{}
 				progress = func(phase string, done, total int) {
 					if time.Since(last) < 100*time.Millisecond && done != total {
 						return
 					}
 					last = time.Now()
-					fmt.Fprintf(m.Stderr, "\r\033[Kscanning: %s %d/%d", phase, done, total)
+					fmt.Fprintf(tty, "\r\033[Kscanning: %s %d/%d", phase, done, total)
 				}
 			}
 			res, err := m.scanAll(cmd.Context(), reg, rs, cfg, scanOptions{storage: &sf, mirror: mirrorS3}, progress)
 			if progress != nil {
-				fmt.Fprint(m.Stderr, "\r\033[K")
+				fmt.Fprint(tty, "\r\033[K")
 			}
 			if err != nil {
 				return err
