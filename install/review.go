@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/skillgate/skillgate/internal/plural"
 	"io"
 	"sort"
 	"strings"
@@ -584,7 +585,7 @@ func (r *Review) Text() string {
 		if sv.Server != nil {
 			id = termtext.Escape(sv.Server.String()) // the server's own name and version
 		}
-		fmt.Fprintf(&b, "server %s: %s, %d tools\n", sv.ServerID, id, sv.Tools)
+		fmt.Fprintf(&b, "server %s: %s, %s\n", sv.ServerID, id, plural.Of(sv.Tools, "tool", "tools"))
 		if d := sv.Declaration; d.Command != "" || d.URL != "" {
 			if d.Command != "" {
 				fmt.Fprintf(&b, "  runs: %s\n", shellWords(append([]string{d.Command}, d.Args...)))
@@ -635,7 +636,7 @@ func (r *Review) Text() string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "proposal (%s): %d capabilities\n", r.Proposal.Proposer, len(r.Proposal.Capabilities))
+	fmt.Fprintf(&b, "proposal (%s): %s\n", r.Proposal.Proposer, plural.Of(len(r.Proposal.Capabilities), "capability", "capabilities"))
 	if r.Proposal.Error != "" {
 		fmt.Fprintf(&b, "  proposer failed, deterministic proposal used: %s\n", r.Proposal.Error)
 	}
@@ -862,12 +863,12 @@ func blockedWhat(blocked map[string]string) string {
 	caps := len(blocked) - skills
 	var parts []string
 	if caps > 0 || skills == 0 {
-		parts = append(parts, fmt.Sprintf("%d approved %s", caps, plural(caps, "capability", "capabilities")))
+		parts = append(parts, fmt.Sprintf("%d approved %s", caps, plural.Noun(caps, "capability", "capabilities")))
 	}
 	if skills > 0 {
-		parts = append(parts, fmt.Sprintf("%d approved published %s", skills, plural(skills, "skill", "skills")))
+		parts = append(parts, fmt.Sprintf("%d approved published %s", skills, plural.Noun(skills, "skill", "skills")))
 	}
-	return strings.Join(parts, " and ") + plural(len(blocked), " is", " are")
+	return strings.Join(parts, " and ") + plural.Noun(len(blocked), " is", " are")
 }
 
 // publishedChanges lists the published skills added, removed or changed

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/store/postgres"
 	"io"
 	"io/fs"
@@ -183,7 +184,66 @@ error.`,
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	root.AddCommand(m.executorsCommand(), m.changesCommand())
+	checkArgsOf(root)
 	return root
+}
+
+// checkArgsOf gives every command of the tree under c the one argument
+// check's message: the command's own check (cobra.ExactArgs(2), …) decides,
+// and a wrong count is reported with what the command expects, from its
+// usage line, instead of cobra's "accepts 2 arg(s), received 1":
+// skillgate grant add: expected PRINCIPAL CAPABILITY, got 1 argument; see 'skillgate grant add --help'.
+func checkArgsOf(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) { // the command's own message
+					return err
+				}
+				if strings.Contains(err.Error(), "arg(s)") || !cmd.HasSubCommands() && strings.HasPrefix(err.Error(), "unknown command") {
+					return usageErr("%s: expected %s, got %s; see '%s --help'", cmd.CommandPath(), expectedArgs(cmd.Use), plural.Of(len(args), "argument", "arguments"), cmd.CommandPath())
+				}
+				return usageErr("%v; see '%s --help'", err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		checkArgsOf(sub)
+	}
+}
+
+// expectedArgs reads the positional arguments from a usage line
+// ("add PRINCIPAL CAPABILITY [--level L]" → "PRINCIPAL CAPABILITY"):
+// the words after the command's name that are not flags, flag values or
+// optional ([…]); "no arguments" when there are none.
+func expectedArgs(use string) string {
+	words := strings.Fields(use)
+	var out []string
+	depth, skipValue := 0, false
+	for _, w := range words[1:] {
+		switch {
+		case depth > 0 || strings.HasPrefix(w, "["):
+			depth += strings.Count(w, "[") - strings.Count(w, "]")
+		case w == "<" || w == "|":
+			return joinArgs(out)
+		case strings.HasPrefix(w, "-"):
+			skipValue = !strings.Contains(w, "=")
+		case skipValue:
+			skipValue = false
+		default:
+			out = append(out, w)
+		}
+	}
+	return joinArgs(out)
+}
+
+func joinArgs(words []string) string {
+	if len(words) == 0 {
+		return "no arguments"
+	}
+	return strings.Join(words, " ")
 }
 
 // data returns the data directory.

@@ -35,3 +35,33 @@ func TestOversizedSkillFileMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageMessages: a wrong number of arguments names the command's
+// usage (one check for every command), a missing --tier says it is
+// required, and counts agree with their nouns.
+func TestUsageMessages(t *testing.T) {
+	data := t.TempDir()
+	root := t.TempDir()
+	write(t, root, map[string]string{"one/SKILL.md": "---\nname: one\ndescription: The only skill.\n---\nBody.\n"})
+	for _, tc := range []struct {
+		args      []string
+		code      int
+		out, errs string
+	}{
+		{[]string{"scan", "--root", root}, 0, "1 skill (1 valid, 0 rejected)", ""},
+		{[]string{"scan", "--root", root}, 0, "root " + root + " (project): 1 skill, 2 directories\n", ""},
+		{[]string{"grant", "add", "acme/drafter"}, 2, "", "Error: skillgate grant add: expected PRINCIPAL CAPABILITY, got 1 argument; see 'skillgate grant add --help'\n"},
+		{[]string{"review"}, 2, "", "Error: skillgate review: expected NAME, got 0 arguments; see 'skillgate review --help'\n"},
+		{[]string{"complete", "x"}, 2, "", "Error: skillgate complete: expected NAME CAPABILITY, got 1 argument; see 'skillgate complete --help'\n"},
+		{[]string{"version", "extra"}, 2, "", "Error: skillgate version: expected no arguments, got 1 argument; see 'skillgate version --help'\n"},
+		{[]string{"audit", "tail", "x", "y"}, 2, "", "Error: skillgate audit tail: expected no arguments, got 2 arguments; see 'skillgate audit tail --help'\n"},
+		{[]string{"token", "rm"}, 2, "", "Error: skillgate token rm: expected ID, got 0 arguments; see 'skillgate token rm --help'\n"},
+		{[]string{"token", "add", "--agent", "a"}, 2, "", "Error: --tier is required (T0–T4)\n"},
+		{[]string{"token", "add", "--agent", "a", "--tier", "T9"}, 2, "", "Error: --tier: unknown agent tier \"T9\": use one of T0, T1, T2, T3, T4\n"},
+	} {
+		code, out, errs := run(t, data, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) || (tc.errs != "" || code == 0) && errs != tc.errs {
+			t.Errorf("%v: %d\n%s%s\nwant %d, stdout holding %q, stderr %q", tc.args, code, out, errs, tc.code, tc.out, tc.errs)
+		}
+	}
+}

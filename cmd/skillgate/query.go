@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/internal/plural"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -315,10 +316,10 @@ is never empty, and what was left out is reported on stderr.`,
 				fmt.Fprintln(m.Stdout, out)
 			}
 			if len(rep.Shortened) > 0 {
-				fmt.Fprintf(m.Stderr, "budget %d: shortened %d descriptions\n", budget, len(rep.Shortened))
+				fmt.Fprintf(m.Stderr, "budget %d: shortened %s\n", budget, plural.Of(len(rep.Shortened), "description", "descriptions"))
 			}
 			if len(rep.Omitted) > 0 {
-				fmt.Fprintf(m.Stderr, "budget %d: left out %d skills: %s\n", budget, len(rep.Omitted), strings.Join(rep.Omitted, ", "))
+				fmt.Fprintf(m.Stderr, "budget %d: left out %s: %s\n", budget, plural.Of(len(rep.Omitted), "skill", "skills"), strings.Join(rep.Omitted, ", "))
 			}
 			if rep.OverBudget {
 				fmt.Fprintf(m.Stderr, "budget %d: even one skill does not fit (%d characters); printed it anyway\n", budget, rep.Length)
