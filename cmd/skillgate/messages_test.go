@@ -65,3 +65,14 @@ func TestUsageMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateJSONOneShape: validate --json writes every list as an array,
+// at the top and inside skill: no null where a list may be empty.
+func TestValidateJSONOneShape(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"one/SKILL.md": "---\nname: one\ndescription: A skill without problems.\n---\nBody.\n"})
+	code, out, errs := run(t, t.TempDir(), "validate", "--json", filepath.Join(root, "one"))
+	if code != 0 || strings.Contains(out, "null") || !strings.Contains(out, `"diagnostics": []`) || strings.Count(out, `"diagnostics": []`) != 2 {
+		t.Errorf("validate --json: %d %s\n%s", code, errs, out)
+	}
+}
