@@ -13,9 +13,8 @@ import (
 
 	"github.com/gowebpki/jcs"
 
-	"github.com/skillgate/skillgate/internal/termtext"
-
 	"github.com/skillgate/skillgate/internal/strictjson"
+	"github.com/skillgate/skillgate/internal/termtext"
 )
 
 // Pin pre-image domain tags. The version byte in the tag lets the format

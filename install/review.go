@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
 	"io"
 	"sort"
 	"strings"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/gowebpki/jcs"
 
-	"github.com/skillgate/skillgate/internal/termtext"
-
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
+	"github.com/skillgate/skillgate/internal/termtext"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/store"
 )

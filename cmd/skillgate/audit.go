@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
 	"io"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
 	"io"
 	"os"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store"
 )

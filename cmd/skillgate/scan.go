@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
 	"os"
 	"runtime/debug"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/registry"
 )
 

@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/secscan"
 )
 

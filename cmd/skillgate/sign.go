@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/internal/fileinfo"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/signature"
 )
 

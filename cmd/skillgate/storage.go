@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
 	"log/slog"
 	"path/filepath"
 
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/s3"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/library"
 	"github.com/skillgate/skillgate/mirror"
 	"github.com/skillgate/skillgate/registry"
