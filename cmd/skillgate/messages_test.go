@@ -76,3 +76,32 @@ func TestValidateJSONOneShape(t *testing.T) {
 		t.Errorf("validate --json: %d %s\n%s", code, errs, out)
 	}
 }
+
+// TestOutsideTextRendered: text from a SKILL.md reaches the terminal
+// without a control or bidi character, whichever command prints it:
+// validate's diagnostics quoting the file, scan's rejection, ls, show.
+func TestOutsideTextRendered(t *testing.T) {
+	root, data := t.TempDir(), t.TempDir()
+	write(t, root, map[string]string{
+		"bad/SKILL.md":  "---\nname: bad\x1b]0;pwned\x07\ndescription: x\x1b[2J\n---\nBody.\n",
+		"good/SKILL.md": "---\nname: good\ndescription: \"Reads notes\\u202e\\u001b]52;c;eA==\\u0007 safely\"\n---\nBody.\n",
+	})
+	for _, args := range [][]string{
+		{"validate", filepath.Join(root, "bad")},
+		{"validate", "-r", root},
+		{"scan", "--root", root},
+		{"ls", "--all"},
+		{"show", "good"},
+		{"show", "good", "--json"},
+	} {
+		_, out, errs := run(t, data, args...)
+		for _, s := range []string{out, errs} {
+			if strings.ContainsAny(s, "\x1b\x07\u202e") {
+				t.Errorf("%v printed a control or bidi character:\n%q", args, s)
+			}
+		}
+	}
+	if _, out, _ := run(t, data, "show", "good"); !strings.Contains(out, `description:  Reads notes\u202e\u001b]52;c;eA==\u0007 safely`) {
+		t.Errorf("show good does not render the description:\n%s", out)
+	}
+}
