@@ -14,6 +14,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/skillgate/skillgate/internal/strictjson"
+	"github.com/skillgate/skillgate/internal/termtext"
 )
 
 // Pin pre-image domain tags. The version byte in the tag lets the format
@@ -282,14 +283,17 @@ func (d Drift) Omit(leftOut []string) Drift {
 	return d
 }
 
-// String renders the drift for a human reviewer, one line per fact.
+// String renders the drift for a human reviewer, one line per fact: the
+// server's identity and the fields' values come from the server, so each
+// is rendered on its one line by termtext.Escape (a description's line
+// feeds shown as \n, never starting a line of their own).
 func (d Drift) String() string {
 	if d.Empty() {
 		return "no drift"
 	}
 	var b strings.Builder
 	if d.Server != nil {
-		fmt.Fprintf(&b, "server changed: %s -> %s\n", d.Server.Before, d.Server.After)
+		fmt.Fprintf(&b, "server changed: %s -> %s\n", termtext.Escape(d.Server.Before), termtext.Escape(d.Server.After))
 	}
 	for _, n := range d.Added {
 		fmt.Fprintf(&b, "added tool %q\n", n)
@@ -303,7 +307,7 @@ func (d Drift) String() string {
 	for _, c := range d.Changed {
 		fmt.Fprintf(&b, "changed tool %q:\n", c.Name)
 		for _, f := range c.Fields {
-			fmt.Fprintf(&b, "  %s:\n    before: %s\n    after:  %s\n", f.Field, f.Before, f.After)
+			fmt.Fprintf(&b, "  %s:\n    before: %s\n    after:  %s\n", f.Field, termtext.Escape(f.Before), termtext.Escape(f.After))
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")

@@ -52,7 +52,7 @@ func TestSupplyChainDoc(t *testing.T) {
 		"3 skills (3 valid, 0 rejected)",
 		"hipoteca: skills/.skillgate-index.dsse.json: modified after signing: escrituras/hipoteca is now sha256:",
 		"source: git file://" + filepath.Join(work, "repo") + " ref main commit ",
-		"locked 1 skills in skillgate.lock",
+		"locked 1 skill in skillgate.lock",
 		"compraventa sha256:",
 		"only files changed",
 		"ref main moved: the lock has commit ",

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/secscan"
@@ -109,7 +110,7 @@ func contentReason(key string, fs []manifest.ScanFinding) string {
 		at = append(at, fmt.Sprintf("%s %s %s at %s", f.Severity, f.Rule, f.Name, f.Location()))
 	}
 	return fmt.Sprintf("layer 4 (content scan): %d high or critical %s (%s); remove them from the skill and install it again, or, if they are not a threat here, run skillgate suppress %s RULE[@FILE[:LINE]] --why \"…\"",
-		len(fs), plural(len(fs), "finding", "findings"), strings.Join(at, "; "), key)
+		len(fs), plural.Noun(len(fs), "finding", "findings"), strings.Join(at, "; "), key)
 }
 
 // layers computes the seven admission layers' verdicts for rep, whose
@@ -133,7 +134,7 @@ func layers(rep *manifest.Report, approved bool) []manifest.Layer {
 		format = append(format, "warning: "+w)
 		verdict = manifest.LayerWarn
 	}
-	format = append(format, fmt.Sprintf("%d MCP %s declared", len(rep.Servers), plural(len(rep.Servers), "server", "servers")))
+	format = append(format, fmt.Sprintf("%d MCP %s declared", len(rep.Servers), plural.Noun(len(rep.Servers), "server", "servers")))
 	add(verdict, format, "")
 
 	switch {
@@ -179,7 +180,7 @@ func layers(rep *manifest.Report, approved bool) []manifest.Layer {
 			blocked++
 		}
 	}
-	capEv = append(capEv, fmt.Sprintf("%d %s introspected and pinned: %d ready, %d blocked", len(rep.Capabilities), plural(len(rep.Capabilities), "tool", "tools"), ready, blocked))
+	capEv = append(capEv, fmt.Sprintf("%d %s introspected and pinned: %d ready, %d blocked", len(rep.Capabilities), plural.Noun(len(rep.Capabilities), "tool", "tools"), ready, blocked))
 	for _, r := range rep.Validation.Reasons {
 		if strings.HasPrefix(r, "layer 4 ") || strings.HasPrefix(r, "server ") {
 			continue
@@ -193,7 +194,7 @@ func layers(rep *manifest.Report, approved bool) []manifest.Layer {
 	add(capVerdict, capEv, capFix)
 
 	if approved {
-		add(manifest.LayerPass, []string{fmt.Sprintf("approved by an operator; %d approved %s pinned", pinned(rep), plural(pinned(rep), "tool", "tools"))}, "")
+		add(manifest.LayerPass, []string{fmt.Sprintf("approved by an operator; %d approved %s pinned", pinned(rep), plural.Noun(pinned(rep), "tool", "tools"))}, "")
 	} else {
 		add(manifest.LayerPending, []string{"awaiting a human's approval (skillgate approve)"}, "")
 	}

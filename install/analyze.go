@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/propose"
@@ -334,11 +335,11 @@ func finish(rep *manifest.Report) {
 	}
 	if len(missing) > 0 {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("%d %s risk metadata (%s); run skillgate complete %s CAPABILITY --risk … --side-effects … --egress … --why \"…\"",
-			len(missing), plural(len(missing), "capability lacks", "capabilities lack"), strings.Join(missing, ", "), rep.SkillID))
+			len(missing), plural.Noun(len(missing), "capability lacks", "capabilities lack"), strings.Join(missing, ", "), rep.SkillID))
 	}
 	if len(problems) > 0 {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("%d %s (%s); the server must fix them, or approve without them with --only",
-			len(problems), plural(len(problems), "capability has an invalid definition", "capabilities have invalid definitions"), strings.Join(problems, ", ")))
+			len(problems), plural.Noun(len(problems), "capability has an invalid definition", "capabilities have invalid definitions"), strings.Join(problems, ", ")))
 	}
 	applySuppressions(rep)
 	if r := contentReason(rep.SkillID, blockingFindings(rep)); r != "" {
@@ -347,13 +348,6 @@ func finish(rep *manifest.Report) {
 	v.Blocked = len(v.Reasons) > 0
 	rep.Validation = v
 	rep.Layers = layers(rep, len(rep.Pins) > 0)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // applyOverride sets one operator-supplied field.

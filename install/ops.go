@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/store"
@@ -168,12 +169,12 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 	if err != nil {
 		return nil, err
 	}
-	why := fmt.Sprintf("approved %d %s", len(m.Capabilities), plural(len(m.Capabilities), "capability", "capabilities"))
+	why := fmt.Sprintf("approved %d %s", len(m.Capabilities), plural.Noun(len(m.Capabilities), "capability", "capabilities"))
 	if len(only) > 0 {
 		why += " (only " + strings.Join(m.Approval.Only, ", ") + ")"
 	}
 	if n := len(m.PublishedSkills); n > 0 {
-		why += fmt.Sprintf(" and %d published %s", n, plural(n, "skill", "skills"))
+		why += fmt.Sprintf(" and %d published %s", n, plural.Noun(n, "skill", "skills"))
 	}
 	data := map[string]any{"capabilities": names}
 	addSkillData(data, m)
@@ -217,7 +218,7 @@ func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []st
 	}
 	if len(notReady) > 0 {
 		return nil, fmt.Errorf("%w: %s: %d %s cannot be approved: %s; run skillgate complete %s CAPABILITY … for missing metadata, or leave them out with --only",
-			ErrBlocked, in.Key, len(notReady), plural(len(notReady), "capability", "capabilities"), strings.Join(notReady, "; "), in.Key)
+			ErrBlocked, in.Key, len(notReady), plural.Noun(len(notReady), "capability", "capabilities"), strings.Join(notReady, "; "), in.Key)
 	}
 	pins := map[string]capability.PinSet{}
 	for _, sr := range rep.Servers {

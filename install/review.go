@@ -14,6 +14,8 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
+	"github.com/skillgate/skillgate/internal/termtext"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/store"
 )
@@ -593,9 +595,9 @@ func (r *Review) Text() string {
 	for _, sv := range r.Servers {
 		id := "not reached"
 		if sv.Server != nil {
-			id = sv.Server.String()
+			id = termtext.Escape(sv.Server.String()) // the server's own name and version
 		}
-		fmt.Fprintf(&b, "server %s: %s, %d tools\n", sv.ServerID, id, sv.Tools)
+		fmt.Fprintf(&b, "server %s: %s, %s\n", sv.ServerID, id, plural.Of(sv.Tools, "tool", "tools"))
 		if d := sv.Declaration; d.Command != "" || d.URL != "" {
 			if d.Command != "" {
 				fmt.Fprintf(&b, "  runs: %s\n", shellWords(append([]string{d.Command}, d.Args...)))
@@ -616,7 +618,13 @@ func (r *Review) Text() string {
 			fmt.Fprintf(&b, "  grant: %s %s (%s)\n", g.Access, g.Path, g.From)
 		}
 		if sv.Error != nil {
-			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, sv.Error.Message)
+			// The message may quote the server's stderr: each of its lines
+			// rendered on a line of its own, indented under the error.
+			lines := strings.Split(strings.TrimRight(sv.Error.Message, "\n"), "\n")
+			for i := range lines {
+				lines[i] = termtext.Escape(lines[i])
+			}
+			fmt.Fprintf(&b, "  error (%s): %s\n", sv.Error.Phase, strings.Join(lines, "\n    "))
 		}
 	}
 	for _, sv := range r.Servers {
@@ -643,7 +651,7 @@ func (r *Review) Text() string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "proposal (%s): %d capabilities\n", r.Proposal.Proposer, len(r.Proposal.Capabilities))
+	fmt.Fprintf(&b, "proposal (%s): %s\n", r.Proposal.Proposer, plural.Of(len(r.Proposal.Capabilities), "capability", "capabilities"))
 	if r.Proposal.Error != "" {
 		fmt.Fprintf(&b, "  proposer failed, deterministic proposal used: %s\n", r.Proposal.Error)
 	}
@@ -870,12 +878,12 @@ func blockedWhat(blocked map[string]string) string {
 	caps := len(blocked) - skills
 	var parts []string
 	if caps > 0 || skills == 0 {
-		parts = append(parts, fmt.Sprintf("%d approved %s", caps, plural(caps, "capability", "capabilities")))
+		parts = append(parts, fmt.Sprintf("%d approved %s", caps, plural.Noun(caps, "capability", "capabilities")))
 	}
 	if skills > 0 {
-		parts = append(parts, fmt.Sprintf("%d approved published %s", skills, plural(skills, "skill", "skills")))
+		parts = append(parts, fmt.Sprintf("%d approved published %s", skills, plural.Noun(skills, "skill", "skills")))
 	}
-	return strings.Join(parts, " and ") + plural(len(blocked), " is", " are")
+	return strings.Join(parts, " and ") + plural.Noun(len(blocked), " is", " are")
 }
 
 // publishedChanges lists the published skills added, removed or changed

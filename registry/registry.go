@@ -836,19 +836,26 @@ func signatureFingerprints(ctx context.Context, sigs RootSignatures, cs []discov
 	return data
 }
 
-// readListed reads the skill file, whose size the walk listed: exactly that
-// many bytes in one read, bounded by skill.MaxFileBytes (a larger file is
-// read up to the bound, so Parse reports it as too large).
-// buf, when large enough, holds the content.
-func readListed(f io.Reader, c discover.Candidate, buf []byte) ([]byte, error) {
+// readListed reads the skill file, whose size the walk listed (else stat
+// says): exactly that many bytes in one read. A file over
+// skill.MaxFileBytes is not read: the error, skill.FileTooLarge, names its
+// size and the bound. buf, when large enough, holds the content.
+func readListed(f fs.File, c discover.Candidate, buf []byte) ([]byte, error) {
 	size := int64(-1)
 	for _, fl := range c.Files {
 		if fl.Path == c.FileName {
 			size = fl.Size
 		}
 	}
-	if size < 0 || size > skill.MaxFileBytes {
-		return io.ReadAll(io.LimitReader(f, skill.MaxFileBytes+1))
+	if size < 0 {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		size = fi.Size()
+	}
+	if size > skill.MaxFileBytes {
+		return nil, skill.FileTooLarge(c.FileName, size)
 	}
 	b := buf[:0]
 	if int64(cap(b)) < size {
@@ -886,6 +893,11 @@ func loadCandidate(ctx context.Context, trees *discover.Trees, c discover.Candid
 	defer contentBufs.Put(bp)
 	content, err := readListed(f, c, *bp)
 	f.Close()
+	if errors.Is(err, skill.ErrTooLarge) { // rejected, with the reason, as Parse rejects
+		s := &skill.Skill{Dir: c.Dir, File: filepath.Join(c.Dir, c.FileName)}
+		s.Diagnostics = []skill.Diagnostic{{Severity: skill.SeverityError, Message: err.Error()}}
+		return s, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", c.FileName, err)
 	}

@@ -64,9 +64,7 @@ fi
 BIN="$(find_bin || true)"
 if [[ -z "$BIN" ]]; then
 	log "installing postgresql with apt-get"
-	if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
-	$SUDO apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >&2
+	"$(dirname "${BASH_SOURCE[0]}")/apt-install.sh" postgresql
 	BIN="$(find_bin || true)"
 fi
 [[ -n "$BIN" ]] || { log "initdb and pg_ctl not found after install"; exit 1; }

@@ -23,9 +23,7 @@ command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if ((${#need_apt[@]} > 0)); then
 	log "installing ${need_apt[*]} with apt-get"
-	if [[ $(id -u) -eq 0 ]]; then SUDO=""; else SUDO="sudo"; fi
-	$SUDO apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >&2
+	scripts/apt-install.sh "${need_apt[@]}"
 fi
 
 # Go modules.

@@ -38,3 +38,10 @@ func (e *kindError) Unwrap() error { return e.kind }
 func errorOf(kind error, format string, args ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
+
+// FileTooLarge is the error for a skill file of size bytes (as stat
+// reports it, or as read) over MaxFileBytes: it names the file, its size
+// and the bound, and the fix.
+func FileTooLarge(name string, size int64) error {
+	return errorOf(ErrTooLarge, "%s is %d bytes, over the %d-byte limit; move detail into files under references/", name, size, MaxFileBytes)
+}

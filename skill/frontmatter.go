@@ -139,7 +139,7 @@ type document struct {
 func splitDocument(content []byte, withBody bool) (document, error) {
 	var d document
 	if len(content) > MaxFileBytes {
-		return d, errorOf(ErrTooLarge, "SKILL.md is %d bytes, over the %d-byte limit; move detail into files under references/", len(content), MaxFileBytes)
+		return d, FileTooLarge("SKILL.md", int64(len(content)))
 	}
 	if bytes.HasPrefix(content, []byte("\xef\xbb\xbf")) {
 		content = content[3:]

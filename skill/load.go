@@ -98,7 +98,7 @@ func ReadFile(dir string) (content []byte, name string, err error) {
 		}
 		defer f.Close()
 		if fi.Size() > MaxFileBytes {
-			return nil, n, errorOf(ErrTooLarge, "%s is %d bytes, over the %d-byte limit; move detail into files under references/", n, fi.Size(), MaxFileBytes)
+			return nil, n, FileTooLarge(n, fi.Size())
 		}
 		b := make([]byte, fi.Size())
 		if _, err := io.ReadFull(f, b); err != nil {

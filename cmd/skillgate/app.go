@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/internal/plural"
+	"github.com/skillgate/skillgate/internal/termtext"
 	"github.com/skillgate/skillgate/store/postgres"
 	"io"
 	"io/fs"
@@ -74,6 +76,7 @@ var errFailed = &exitError{code: exitFail, err: errors.New("")}
 // Run executes one command line and returns the exit code.
 func (m *Main) Run(ctx context.Context, args []string) int {
 	root := m.rootCommand()
+	defer m.renderOutput(root, args)()
 	root.SetArgs(args)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
@@ -99,6 +102,32 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	return exitFail
+}
+
+// renderOutput routes the command's stdout and stderr through
+// termtext.Writer for the length of the run, so that no text from outside
+// (a server's name, a tool's description, a SKILL.md field, an error
+// quoting them) reaches the terminal with a control, bidi or other
+// invisible character: every command's output is rendered by the one
+// rule, JSON included (its values unchanged). Only 'skillgate mcp' keeps
+// its stdout raw: it is the MCP stdio stream, not text for a human. The
+// returned function flushes and restores the writers.
+func (m *Main) renderOutput(root *cobra.Command, args []string) func() {
+	stdout, stderr := m.Stdout, m.Stderr
+	errw := termtext.NewWriter(stderr)
+	m.Stderr = errw
+	var outw *termtext.Writer
+	if c, _, err := root.Find(args); err != nil || c.Name() != "mcp" || c.Parent() != root {
+		outw = termtext.NewWriter(stdout)
+		m.Stdout = outw
+	}
+	return func() {
+		if outw != nil {
+			outw.Flush()
+		}
+		errw.Flush()
+		m.Stdout, m.Stderr = stdout, stderr
+	}
 }
 
 func (m *Main) rootCommand() *cobra.Command {
@@ -155,7 +184,66 @@ error.`,
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	root.AddCommand(m.executorsCommand(), m.changesCommand())
+	checkArgsOf(root)
 	return root
+}
+
+// checkArgsOf gives every command of the tree under c the one argument
+// check's message: the command's own check (cobra.ExactArgs(2), …) decides,
+// and a wrong count is reported with what the command expects, from its
+// usage line, instead of cobra's "accepts 2 arg(s), received 1":
+// skillgate grant add: expected PRINCIPAL CAPABILITY, got 1 argument; see 'skillgate grant add --help'.
+func checkArgsOf(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) { // the command's own message
+					return err
+				}
+				if strings.Contains(err.Error(), "arg(s)") || !cmd.HasSubCommands() && strings.HasPrefix(err.Error(), "unknown command") {
+					return usageErr("%s: expected %s, got %s; see '%s --help'", cmd.CommandPath(), expectedArgs(cmd.Use), plural.Of(len(args), "argument", "arguments"), cmd.CommandPath())
+				}
+				return usageErr("%v; see '%s --help'", err, cmd.CommandPath())
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		checkArgsOf(sub)
+	}
+}
+
+// expectedArgs reads the positional arguments from a usage line
+// ("add PRINCIPAL CAPABILITY [--level L]" → "PRINCIPAL CAPABILITY"):
+// the words after the command's name that are not flags, flag values or
+// optional ([…]); "no arguments" when there are none.
+func expectedArgs(use string) string {
+	words := strings.Fields(use)
+	var out []string
+	depth, skipValue := 0, false
+	for _, w := range words[1:] {
+		switch {
+		case depth > 0 || strings.HasPrefix(w, "["):
+			depth += strings.Count(w, "[") - strings.Count(w, "]")
+		case w == "<" || w == "|":
+			return joinArgs(out)
+		case strings.HasPrefix(w, "-"):
+			skipValue = !strings.Contains(w, "=")
+		case skipValue:
+			skipValue = false
+		default:
+			out = append(out, w)
+		}
+	}
+	return joinArgs(out)
+}
+
+func joinArgs(words []string) string {
+	if len(words) == 0 {
+		return "no arguments"
+	}
+	return strings.Join(words, " ")
 }
 
 // data returns the data directory.
@@ -483,12 +571,24 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// isTerminal reports whether f is a character device (a terminal).
+// isTerminal reports whether w writes to a character device (a
+// terminal), through a termtext.Writer or not.
 func isTerminal(w io.Writer) bool {
+	_, ok := terminal(w)
+	return ok
+}
+
+// terminal returns the terminal w writes to, through a termtext.Writer or
+// not: for skillgate's own control sequences (scan's progress line),
+// which must reach it unrendered.
+func terminal(w io.Writer) (*os.File, bool) {
+	if t, ok := w.(*termtext.Writer); ok {
+		w = t.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
-		return false
+		return nil, false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return f, err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

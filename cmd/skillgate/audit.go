@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store"
 )
@@ -101,7 +102,7 @@ re-hashed since then fails too.`,
 				fmt.Fprintln(m.Stdout, "audit log is empty")
 				return nil
 			}
-			fmt.Fprintf(m.Stdout, "audit log OK: %d records, head %s\n", rep.Records, rep.Head)
+			fmt.Fprintf(m.Stdout, "audit log OK: %s, head %s\n", plural.Of(int(rep.Records), "record", "records"), rep.Head)
 			return nil
 		},
 	}

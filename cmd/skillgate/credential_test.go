@@ -51,7 +51,7 @@ func TestCredentialCLI(t *testing.T) {
 		{"too long", strings.Repeat("x", 64<<10+1), []string{"credential", "set", "GITHUB_TOKEN", "--tenant", "acme"}, 2, "", "Error: the value on standard input is longer than 65536 bytes\n"},
 		{"NUL", "a\x00b", []string{"credential", "set", "GITHUB_TOKEN", "--tenant", "acme"}, 2, "", "Error: invalid credential value: the value contains a NUL byte\n"},
 		{"value as argument", "", []string{"credential", "set", "GITHUB_TOKEN", secret, "--tenant", "acme"}, 2, "",
-			"Error: accepts 1 arg(s), received 2 (see 'skillgate credential set --help')\n"},
+			"Error: skillgate credential set: expected NAME, got 2 arguments; see 'skillgate credential set --help'\n"},
 		{"rm", "", []string{"credential", "rm", "GITHUB_TOKEN", "--tenant", "acme", "--agent", "drafter"}, 0, "removed GITHUB_TOKEN for agent acme/drafter\n", ""},
 		{"rm absent", "", []string{"credential", "rm", "GITHUB_TOKEN", "--tenant", "acme", "--agent", "drafter"}, 1, "",
 			"Error: credential not found: no GITHUB_TOKEN for agent acme/drafter (list them with skillgate credential ls)\n"},

@@ -17,7 +17,6 @@ import (
 	"github.com/skillgate/skillgate/executor"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -124,9 +123,9 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 		Example: "  skillgate executors --agent drafter --tier T3 --tenant acme\n  skillgate executors --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := skill.ParseAgentTier(tier)
+			t, err := tierFlag("--tier", tier)
 			if err != nil {
-				return usageErr("--tier: %v", err)
+				return err
 			}
 			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
 			if err := p.Validate(); err != nil {

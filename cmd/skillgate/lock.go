@@ -13,6 +13,7 @@ import (
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/internal/fileinfo"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/lockfile"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/signature"
@@ -50,7 +51,7 @@ with 'skillgate install --locked FILE'.`,
 				_, err := m.Stdout.Write(b)
 				return err
 			}
-			fmt.Fprintf(m.Stdout, "locked %d skills in %s\n", len(f.Skills), out)
+			fmt.Fprintf(m.Stdout, "locked %s in %s\n", plural.Of(len(f.Skills), "skill", "skills"), out)
 			return nil
 		},
 	}
@@ -102,12 +103,12 @@ listing each difference, 2 for a lock file that cannot be read.`,
 			}
 			if len(diffs) > 0 {
 				if !asJSON {
-					fmt.Fprintf(m.Stderr, "%d differences from %s\n", len(diffs), lockPath)
+					fmt.Fprintf(m.Stderr, "%s from %s\n", plural.Of(len(diffs), "difference", "differences"), lockPath)
 				}
 				return errFailed
 			}
 			if !asJSON {
-				fmt.Fprintf(m.Stdout, "%d skills match %s\n", len(now.Skills), lockPath)
+				fmt.Fprintf(m.Stdout, "%s %s\n", plural.Of(len(now.Skills), "skill matches", "skills match"), lockPath)
 			}
 			return nil
 		},

@@ -102,9 +102,9 @@ func (m *Main) delegate(d *gatewayDeps, child capability.Principal, parent, pare
 	if err != nil {
 		return usageErr("--parent: %v", err)
 	}
-	t, err := skill.ParseAgentTier(parentTier)
+	t, err := tierFlag("--parent-tier", parentTier)
 	if err != nil {
-		return usageErr("--parent-tier: %v", err)
+		return err
 	}
 	scope, err := d.caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
 	if err != nil {

@@ -16,9 +16,9 @@ import (
 	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/skill"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -204,7 +204,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 				case rep.Default:
 					fmt.Fprintf(m.Stdout, "no policies in %s or the store: the default policy applies (permit every invoke in scope)\n", m.policyDir())
 				case rep.OK:
-					fmt.Fprintf(m.Stdout, "ok: %d policies in %d sources\n", len(rep.Policies), len(rep.Sources))
+					fmt.Fprintf(m.Stdout, "ok: %s in %s\n", plural.Of(len(rep.Policies), "policy", "policies"), plural.Of(len(rep.Sources), "source", "sources"))
 				}
 			}
 			if !rep.OK {
@@ -256,9 +256,9 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 			if err != nil {
 				return usageErr("--principal: %v", err)
 			}
-			t, err := skill.ParseAgentTier(tier)
+			t, err := tierFlag("--tier", tier)
 			if err != nil {
-				return usageErr("--tier: %v", err)
+				return err
 			}
 			args := map[string]any{}
 			if argsJSON != "" {

@@ -37,7 +37,7 @@ func TestPolicyCLI(t *testing.T) {
 		"policies/base.cedar": "@id(\"permit-all\")\npermit (principal, action, resource);\n\n@id(\"no-t4\")\nforbid (principal, action, resource) when { principal.tierLevel == 4 };\n",
 	})
 	code, out, _ = run(t, data, "policy", "check")
-	if code != 0 || out != "ok: 2 policies in 1 sources\n" {
+	if code != 0 || out != "ok: 2 policies in 1 source\n" {
 		t.Fatalf("check: %d %q", code, out)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.cedar")

@@ -36,9 +36,9 @@ func TestPolicyCheckSchema(t *testing.T) {
 			typo + `:1: error: policy "read": Capability has no attribute riskLvel (did you mean riskLevel?); its attributes are capability, egress, extension, riskLevel, sideEffects, skill, skillTier, trust (see docs/schemas/skillgate.cedarschema)` + "\n"},
 		{"unknown entity type", []string{user}, 1, "",
 			user + `:1: error: unknown entity type User; skillgate's types are Agent, Capability, Extension, Skill, Action (see docs/schemas/skillgate.cedarschema)` + "\n"},
-		{"warning", []string{warn}, 0, "ok: 1 policies in 1 sources\n",
+		{"warning", []string{warn}, 0, "ok: 1 policy in 1 source\n",
 			warn + `:1: warning: Agent.parent may be absent and the policy then fails to evaluate; test it first: … has parent && …` + "\n"},
-		{"arguments", []string{args}, 0, "ok: 1 policies in 1 sources\n", ""},
+		{"arguments", []string{args}, 0, "ok: 1 policy in 1 source\n", ""},
 		{"syntax", []string{syntax}, 1, "", syntax + `:1:29: expected "," but found "="; compare with ==, not =` + "\n"},
 	}
 	for _, tc := range tests {
@@ -80,7 +80,7 @@ func TestPolicyCheckArguments(t *testing.T) {
 		pol + `:4: warning: policy "no-etc" fails to evaluate for capability files:fs/write_file: context.args.paths is a Set of String, and like needs a String; test its elements with .contains("…") or .containsAny([…]), or constrain the argument with @constraints`,
 	}
 	code, out, errs := run(t, t.TempDir(), "policy", "check", "--capabilities", caps, pol)
-	if code != 0 || out != "ok: 2 policies in 1 sources\n" || errs != strings.Join(want, "\n")+"\n" {
+	if code != 0 || out != "ok: 2 policies in 1 source\n" || errs != strings.Join(want, "\n")+"\n" {
 		t.Errorf("text: %d %q\n got %q\nwant %q", code, out, errs, strings.Join(want, "\n")+"\n")
 	}
 	code, out, _ = run(t, t.TempDir(), "policy", "check", "--json", "--capabilities", caps, pol)
@@ -91,7 +91,7 @@ func TestPolicyCheckArguments(t *testing.T) {
 	}
 	// Without capabilities (no registry, no file) only the schema checks run.
 	code, out, errs = run(t, filepath.Join(t.TempDir(), "none"), "policy", "check", pol)
-	if code != 0 || out != "ok: 2 policies in 1 sources\n" || errs != "" {
+	if code != 0 || out != "ok: 2 policies in 1 source\n" || errs != "" {
 		t.Errorf("no capabilities: %d %q %q", code, out, errs)
 	}
 }

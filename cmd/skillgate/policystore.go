@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/store"
 )
@@ -77,7 +78,7 @@ within a second. The change is audited (policy.put).`,
 			if err := m.auditPolicy(cmd, db, "policy.put", id, len(text)); err != nil {
 				return err
 			}
-			fmt.Fprintf(m.Stdout, "stored policy %s (%d policies in the set)\n", id, set.Len())
+			fmt.Fprintf(m.Stdout, "stored policy %s (%s in the set)\n", id, plural.Of(set.Len(), "policy", "policies"))
 			return nil
 		},
 	}

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,13 +18,11 @@ import (
 	"github.com/skillgate/skillgate/catalog"
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/skill"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "v0.1.0-dev"
 
 func (m *Main) lsCommand() *cobra.Command {
 	var asJSON, all bool
@@ -320,10 +316,10 @@ is never empty, and what was left out is reported on stderr.`,
 				fmt.Fprintln(m.Stdout, out)
 			}
 			if len(rep.Shortened) > 0 {
-				fmt.Fprintf(m.Stderr, "budget %d: shortened %d descriptions\n", budget, len(rep.Shortened))
+				fmt.Fprintf(m.Stderr, "budget %d: shortened %s\n", budget, plural.Of(len(rep.Shortened), "description", "descriptions"))
 			}
 			if len(rep.Omitted) > 0 {
-				fmt.Fprintf(m.Stderr, "budget %d: left out %d skills: %s\n", budget, len(rep.Omitted), strings.Join(rep.Omitted, ", "))
+				fmt.Fprintf(m.Stderr, "budget %d: left out %s: %s\n", budget, plural.Of(len(rep.Omitted), "skill", "skills"), strings.Join(rep.Omitted, ", "))
 			}
 			if rep.OverBudget {
 				fmt.Fprintf(m.Stderr, "budget %d: even one skill does not fit (%d characters); printed it anyway\n", budget, rep.Length)
@@ -503,34 +499,5 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "for an imported skill, print its review as JSON")
-	return c
-}
-
-func (m *Main) versionCommand() *cobra.Command {
-	var asJSON bool
-	c := &cobra.Command{
-		Use:   "version",
-		Short: "Print skillgate's version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := struct {
-				Version string `json:"version"`
-				Go      string `json:"go"`
-				Module  string `json:"module"`
-			}{Version: version, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				v.Module = bi.Main.Path
-				if version == "v0.1.0-dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-					v.Version = bi.Main.Version
-				}
-			}
-			if asJSON {
-				return writeJSON(m.Stdout, v)
-			}
-			_, err := fmt.Fprintf(m.Stdout, "skillgate %s (%s)\n", v.Version, v.Go)
-			return err
-		},
-	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return c
 }

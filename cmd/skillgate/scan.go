@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/registry"
 )
 
@@ -80,19 +81,20 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 			}
 			defer closeFn()
 			var progress registry.Progress
-			if isTerminal(m.Stderr) && !asJSON {
+			tty, isTTY := terminal(m.Stderr)
+			if isTTY && !asJSON {
 				last := time.Time{}
 				progress = func(phase string, done, total int) {
 					if time.Since(last) < 100*time.Millisecond && done != total {
 						return
 					}
 					last = time.Now()
-					fmt.Fprintf(m.Stderr, "\r\033[Kscanning: %s %d/%d", phase, done, total)
+					fmt.Fprintf(tty, "\r\033[Kscanning: %s %d/%d", phase, done, total)
 				}
 			}
 			res, err := m.scanAll(cmd.Context(), reg, rs, cfg, scanOptions{storage: &sf, mirror: mirrorS3}, progress)
 			if progress != nil {
-				fmt.Fprint(m.Stderr, "\r\033[K")
+				fmt.Fprint(tty, "\r\033[K")
 			}
 			if err != nil {
 				return err
@@ -119,8 +121,8 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 const scanMemoryLimit = 400 << 20
 
 func printScan(m *Main, rep *registry.ScanReport) {
-	fmt.Fprintf(m.Stdout, "%d skills (%d valid, %d rejected) in %.1f ms: %d parsed, %d unchanged, %d removed\n",
-		rep.Skills, rep.Valid, rep.Rejected, rep.DurationMS, rep.Parsed, rep.Unchanged, rep.Removed)
+	fmt.Fprintf(m.Stdout, "%s (%d valid, %d rejected) in %.1f ms: %d parsed, %d unchanged, %d removed\n",
+		plural.Of(rep.Skills, "skill", "skills"), rep.Valid, rep.Rejected, rep.DurationMS, rep.Parsed, rep.Unchanged, rep.Removed)
 	for _, r := range rep.Roots {
 		switch {
 		case r.Missing:
@@ -130,7 +132,7 @@ func printScan(m *Main, rep *registry.ScanReport) {
 			if r.Truncated {
 				trunc = ", truncated"
 			}
-			fmt.Fprintf(m.Stdout, "root %s (%s%s): %d skills, %d directories%s\n", r.Path, r.Scope, trustNote(r.Trust), r.Skills, r.Dirs, trunc)
+			fmt.Fprintf(m.Stdout, "root %s (%s%s): %s, %s%s\n", r.Path, r.Scope, trustNote(r.Trust), plural.Of(r.Skills, "skill", "skills"), plural.Of(r.Dirs, "directory", "directories"), trunc)
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(m.Stdout, "  note: %s\n", n)
@@ -146,11 +148,7 @@ func printScan(m *Main, rep *registry.ScanReport) {
 				why = "which no longer exists"
 			}
 		}
-		unit := "skills"
-		if f.Skills == 1 {
-			unit = "skill"
-		}
-		fmt.Fprintf(m.Stdout, "removed: %d %s of root %s (%s), %s\n", f.Skills, unit, f.Path, f.Scope, why)
+		fmt.Fprintf(m.Stdout, "removed: %s of root %s (%s), %s\n", plural.Of(f.Skills, "skill", "skills"), f.Path, f.Scope, why)
 	}
 	for _, s := range rep.Shadowed {
 		fmt.Fprintf(m.Stdout, "shadowed: %s at %s (%s) is hidden by %s (%s)\n", s.Key, s.Loser, s.Scope, s.Winner, s.WinScope)

@@ -25,7 +25,7 @@ func TestScanWarnsOfSkillsBelowTheDepthLimit(t *testing.T) {
 		"raise the limit with --max-depth (configuration file: limits.max_depth)"
 
 	code, out, errs := run(t, data, "scan", "--root", root, "--max-depth", "2")
-	wantTail := "root " + root + " (project): 1 skills, 5 directories, truncated\n  note: " + note + "\n  warning: " + warning + "\n"
+	wantTail := "root " + root + " (project): 1 skill, 5 directories, truncated\n  note: " + note + "\n  warning: " + warning + "\n"
 	if code != 0 || !strings.HasSuffix(out, wantTail) {
 		t.Fatalf("scan: %d\n%s\nwant it to end with\n%s\nstderr %s", code, out, wantTail, errs)
 	}

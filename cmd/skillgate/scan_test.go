@@ -20,8 +20,8 @@ func TestScanReportsForgottenRoots(t *testing.T) {
 	}
 	code, out, errs := run(t, data, "scan", "--root", b)
 	ms := regexp.MustCompile(`in [0-9.]+ ms`)
-	want := "1 skills (1 valid, 0 rejected) in X ms: 1 parsed, 0 unchanged, 2 removed\n" +
-		"root " + b + " (project): 1 skills, 2 directories\n" +
+	want := "1 skill (1 valid, 0 rejected) in X ms: 1 parsed, 0 unchanged, 2 removed\n" +
+		"root " + b + " (project): 1 skill, 2 directories\n" +
 		"removed: 2 skills of root " + a + " (project), which this scan did not include; scan it again (--root " + a + ", or the roots of the configuration) to bring them back\n"
 	if got := ms.ReplaceAllString(out, "in X ms"); code != 0 || got != want {
 		t.Errorf("scan b: %d %s\n got %q\nwant %q", code, errs, got, want)

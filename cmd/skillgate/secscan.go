@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/secscan"
 )
 
@@ -89,13 +90,6 @@ func printFindings(w io.Writer, rep *secscan.Report) {
 		counts[f.Severity]++
 	}
 	fmt.Fprintf(w, "%d %s read, %d %s (critical %d, high %d, medium %d, low %d), %d skipped\n",
-		rep.Files, plural(rep.Files, "file", "files"), len(rep.Findings), plural(len(rep.Findings), "finding", "findings"),
+		rep.Files, plural.Noun(rep.Files, "file", "files"), len(rep.Findings), plural.Noun(len(rep.Findings), "finding", "findings"),
 		counts[secscan.Critical], counts[secscan.High], counts[secscan.Medium], counts[secscan.Low], len(rep.Skipped))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

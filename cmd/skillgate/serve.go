@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/skillgate/skillgate/admin"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/metrics"
 	"net"
 	"net/http"
@@ -187,7 +188,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 				fmt.Fprintf(m.Stderr, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", ln.Addr())
 			}
-			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%d tokens in %s); admin console at http://%s/admin/\n", ln.Addr(), tokens.Len(), tokens.Path(), ln.Addr())
+			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%s in %s); admin console at http://%s/admin/\n", ln.Addr(), plural.Of(tokens.Len(), "token", "tokens"), tokens.Path(), ln.Addr())
 			if tokens.Len() == 0 {
 				fmt.Fprintf(m.Stderr, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/internal/fileinfo"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/signature"
 )
 
@@ -155,7 +156,7 @@ one signature per skill. Invalid skills are left out and listed.`,
 				for _, sk := range ix.Skipped {
 					fmt.Fprintf(m.Stderr, "not signed: %s: %s\n", sk.Rel, sk.Reason)
 				}
-				fmt.Fprintf(m.Stdout, "signed %d skills of %s for %s by %s (key %s): %s\n", ix.Skills, root, ix.Predicate.Trust, ix.Predicate.Signer, ix.Predicate.KeyID, ix.Path)
+				fmt.Fprintf(m.Stdout, "signed %s of %s for %s by %s (key %s): %s\n", plural.Of(ix.Skills, "skill", "skills"), root, ix.Predicate.Trust, ix.Predicate.Signer, ix.Predicate.KeyID, ix.Path)
 				return nil
 			}
 			s, err := signature.Sign(cmd.Context(), args[0], priv, opts)
@@ -338,7 +339,7 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 	if bad > 0 {
 		return &exitError{code: exitFail, err: fmt.Errorf("%d of the %d skills %s lists are not what it signed", bad, ix.Len(), rc.IndexPath())}
 	}
-	fmt.Fprintf(m.Stdout, "valid: %s signs %d skills for %s by %s with key %s (%s) at %s\n", rc.IndexPath(), ix.Len(), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
+	fmt.Fprintf(m.Stdout, "valid: %s signs %s for %s by %s with key %s (%s) at %s\n", rc.IndexPath(), plural.Of(ix.Len(), "skill", "skills"), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/skillgate/skillgate/blob"
 	"github.com/skillgate/skillgate/blob/s3"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/library"
 	"github.com/skillgate/skillgate/mirror"
 	"github.com/skillgate/skillgate/registry"
@@ -169,8 +170,8 @@ func printStorage(m *Main, res *scanResult) {
 			fmt.Fprintf(m.Stdout, "tenant libraries: %s\n", n)
 		}
 		for _, t := range res.Libraries.Tenants {
-			fmt.Fprintf(m.Stdout, "tenant library %s: %d skills in the bucket, %d copied, %d unchanged, %d removed\n",
-				t.Tenant, t.Skills, t.Copied, t.Unchanged, t.Removed)
+			fmt.Fprintf(m.Stdout, "tenant library %s: %s in the bucket, %d copied, %d unchanged, %d removed\n",
+				t.Tenant, plural.Of(t.Skills, "skill", "skills"), t.Copied, t.Unchanged, t.Removed)
 			for _, r := range t.Refused {
 				fmt.Fprintf(m.Stdout, "  refused: %s: %s\n", r.Skill, r.Reason)
 			}
@@ -180,7 +181,7 @@ func printStorage(m *Main, res *scanResult) {
 		}
 	}
 	if r := res.Mirror; r != nil {
-		fmt.Fprintf(m.Stdout, "mirror: %d skills, %d uploaded, %d unchanged, %d removed\n", r.Skills, r.Uploaded, r.Unchanged, r.Removed)
+		fmt.Fprintf(m.Stdout, "mirror: %s, %d uploaded, %d unchanged, %d removed\n", plural.Of(r.Skills, "skill", "skills"), r.Uploaded, r.Unchanged, r.Removed)
 		for _, f := range r.Failed {
 			fmt.Fprintf(m.Stdout, "  failed: %s\n", f)
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/server"
-	"github.com/skillgate/skillgate/skill"
 )
 
 func (m *Main) tokenCommand() *cobra.Command {
@@ -41,9 +40,9 @@ changes up at the next request (within a second on PostgreSQL).`,
 		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := skill.ParseAgentTier(tier)
+			t, err := tierFlag("--tier", tier)
 			if err != nil {
-				return usageErr("--tier: %v", err)
+				return err
 			}
 			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
 			if err := p.Validate(); err != nil {

@@ -31,7 +31,7 @@ func TestTrustOfRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errs := run(t, data, "scan")
-	if code != 0 || !strings.Contains(out, "root "+shipped+" (project, first_party): 1 skills") || !strings.Contains(out, "root "+third+" (project): 1 skills") {
+	if code != 0 || !strings.Contains(out, "root "+shipped+" (project, first_party): 1 skill,") || !strings.Contains(out, "root "+third+" (project): 1 skill,") {
 		t.Fatalf("scan: %d %q %q", code, out, errs)
 	}
 	tests := []struct {

@@ -145,6 +145,9 @@ func validateAll(ctx context.Context, dirs []string, mode skill.Mode) ([]validat
 				r := validateResult{Path: dirs[i], Valid: s.Valid(), Mode: mode.String(), Name: s.Name,
 					Errors: nonNil(s.Errors()), Warnings: nonNil(s.Warnings()), Diagnostics: nonNil(s.Diagnostics)}
 				if s.Valid() {
+					// One shape: lists are arrays, never null, at the top
+					// and inside skill alike.
+					s.Diagnostics, s.InvokableBy = r.Diagnostics, nonNil(s.InvokableBy)
 					r.Skill = s
 				}
 				results[i] = r

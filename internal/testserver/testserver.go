@@ -10,6 +10,7 @@ package testserver
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -40,8 +41,12 @@ const (
 	EnvState = "SKILLGATE_TESTSERVER_STATE"
 	// EnvPIDFile receives "<pid> <grandchild pid>" in ModeHangInitialize.
 	EnvPIDFile = "SKILLGATE_TESTSERVER_PIDFILE"
-	// EnvResult is the tools/list result ModeRaw sends, verbatim.
+	// EnvResult is the tools/list result ModeRaw sends, verbatim. Without
+	// it, ModeRaw sends the content of EnvToolsFile, read at each call.
 	EnvResult = "SKILLGATE_TESTSERVER_RESULT"
+	// EnvServerInfo is the serverInfo object ModeRaw's initialize result
+	// carries, verbatim (default {"name":"raw-server","version":"0.0.1"}).
+	EnvServerInfo = "SKILLGATE_TESTSERVER_SERVER_INFO"
 	// EnvError, in ModeRaw, makes tools/list answer a JSON-RPC error with
 	// this message instead.
 	EnvError = "SKILLGATE_TESTSERVER_ERROR"
@@ -52,7 +57,7 @@ const (
 	EnvTextFile = "SKILLGATE_TESTSERVER_TEXT_FILE"
 	// EnvToolsFile names a JSON file holding a tools/list result
 	// ({"tools":[…]}, as a real server sent it): the tools ModeRecorder
-	// offers.
+	// offers, and ModeRaw's tools/list result when EnvResult is not set.
 	EnvToolsFile = "SKILLGATE_TESTSERVER_TOOLS_FILE"
 	// EnvName is the name ModeRecorder reports itself as ("github").
 	EnvName = "SKILLGATE_TESTSERVER_NAME"
@@ -565,13 +570,20 @@ func serveRaw(in io.Reader, out io.Writer) error {
 		var err error
 		switch req.Method {
 		case "initialize":
-			err = reply(req.ID, `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw-server","version":"0.0.1"}}`)
+			info := cmp.Or(os.Getenv(EnvServerInfo), `{"name":"raw-server","version":"0.0.1"}`)
+			err = reply(req.ID, `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":`+info+`}`)
 		case "tools/list":
 			if msg := os.Getenv(EnvError); msg != "" {
 				b, _ := json.Marshal(msg)
 				err = reply(req.ID, `"error":{"code":-32603,"message":`+string(b)+`}`)
+			} else if result := os.Getenv(EnvResult); result != "" || os.Getenv(EnvToolsFile) == "" {
+				err = reply(req.ID, `"result":`+result)
 			} else {
-				err = reply(req.ID, `"result":`+os.Getenv(EnvResult))
+				b, rerr := os.ReadFile(os.Getenv(EnvToolsFile))
+				if rerr != nil {
+					return rerr
+				}
+				err = reply(req.ID, `"result":`+strings.TrimSpace(string(b)))
 			}
 		case "ping":
 			err = reply(req.ID, `"result":{}`)
