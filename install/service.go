@@ -32,6 +32,7 @@ import (
 
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/constraint"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/promote"
@@ -392,8 +393,8 @@ func checkTop(src Source, prov Provenance, t *Tree) error {
 	if n > maxSkillsListed {
 		more = fmt.Sprintf("\n  … and %d more", n-maxSkillsListed)
 	}
-	return fmt.Errorf("%w: %s has no SKILL.md at its root; it holds %d %s; %s:\n%s%s", ErrInvalidSkill, where, n,
-		plural(n, "skill", "skills"), how, strings.Join(cmds, "\n"), more)
+	return fmt.Errorf("%w: %s has no SKILL.md at its root; it holds %s; %s:\n%s%s", ErrInvalidSkill, where,
+		plural.Of(n, "skill", "skills"), how, strings.Join(cmds, "\n"), more)
 }
 
 // validateTree checks a skill tree: SKILL.md valid in lenient mode and

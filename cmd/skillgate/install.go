@@ -18,6 +18,7 @@ import (
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/promote"
 	"github.com/skillgate/skillgate/propose"
@@ -71,8 +72,9 @@ func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.Credential
 		return nil, nil, nil, err
 	}
 	if n := len(rec.Removed) + len(rec.Rewritten) + len(rec.Lost); n > 0 {
-		fmt.Fprintf(m.Stderr, "skillgate: repaired managed storage after an interruption: %d leftovers removed, %d artefacts rewritten, %d installs lost their files\n",
-			len(rec.Removed), len(rec.Rewritten), len(rec.Lost))
+		fmt.Fprintf(m.Stderr, "skillgate: repaired managed storage after an interruption: %s removed, %s rewritten, %s their files\n",
+			plural.Of(len(rec.Removed), "leftover", "leftovers"), plural.Of(len(rec.Rewritten), "artefact", "artefacts"),
+			plural.Of(len(rec.Lost), "install lost", "installs lost"))
 	}
 	return svc, db, func() { db.Close() }, nil
 }
