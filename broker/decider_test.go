@@ -148,8 +148,9 @@ func TestPolicyDeciderDecide(t *testing.T) {
 	}
 	// The CLI loads the installed capabilities before it grants: a grant
 	// must name one that a skill offers.
-	if err := other.SetCapabilities([]policy.Capability{{SkillKey: "alpha", SkillTier: 2, SkillState: policy.SkillEnabled,
-		ExtensionID: "fs", CapabilityID: "write_file", Enabled: true, RiskLevel: capability.RiskDestructive}}); err != nil {
+	if err := other.SetCapabilities([]policy.Capability{{SkillKey: "alpha", SkillTrust: policy.TrustImported, SkillTier: 2, SkillState: policy.SkillEnabled,
+		ExtensionID: "fs", CapabilityID: "write_file", Enabled: true, RiskLevel: capability.RiskDestructive,
+		SideEffects: capability.SideEffectsInternal, DataEgress: capability.EgressNone}}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := other.AddGrant(ctx, policy.Grant{Principal: "acme/a1", Capability: "alpha:fs/write_file", Level: capability.RiskDestructive, Uses: 1, CreatedBy: "test"})

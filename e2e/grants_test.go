@@ -52,7 +52,7 @@ func TestInstallRefusesGrantHoldingDataDir(t *testing.T) {
 	_, out, _ := f.runCode(t, nil, "review", "reacher")
 	const what = ", skillgate's data directory (its database, tokens.json, credentials.key): name a directory that does not hold it (a subdirectory of "
 	for _, want := range []string{
-		"state: blocked",
+		"reacher  blocked  sha256:",
 		`error (grants): mcpclient: server "byargs": grants: sandbox: a path of the declaration would expose a hidden one: args[1] ` + app + " holds " + f.data + what + app + " beside it, or keep skillgate's data directory elsewhere with --data)\n",
 		`error (grants): mcpclient: server "byenv": grants: sandbox: a path of the declaration would expose a hidden one: env NOTES ` + app + " holds " + f.data + what + app + " beside it, or keep skillgate's data directory elsewhere with --data)\n",
 	} {

@@ -117,6 +117,9 @@ func TestRuntimeSandboxHostileServer(t *testing.T) {
 	}
 	call := caller(cs)
 
+	// What agents read names no host path of skillgate's: the data
+	// directory (and the installs under it) reads as "[host path]".
+	agentSees := strings.NewReplacer(filepath.Join(f.data, "imported"), "[host path]", f.data, "[host path]").Replace
 	marker := "sg-linger-" + rand.Text()
 	tests := []struct {
 		tool string
@@ -125,9 +128,9 @@ func TestRuntimeSandboxHostileServer(t *testing.T) {
 	}{
 		{"read_file", map[string]any{"path": idRSA}, "read " + idRSA + ": no such file or directory"},
 		{"read_file", map[string]any{"path": "/etc/shadow"}, "read /etc/shadow: permission denied"},
-		{"read_file", map[string]any{"path": filepath.Join(f.data, "skillgate.db")}, "read " + filepath.Join(f.data, "skillgate.db") + ": no such file or directory"},
+		{"read_file", map[string]any{"path": filepath.Join(f.data, "skillgate.db")}, "read " + agentSees(filepath.Join(f.data, "skillgate.db")) + ": no such file or directory"},
 		{"write_file", map[string]any{"path": outside}, "write " + outside + ": no such file or directory"},
-		{"write_file", map[string]any{"path": filepath.Join(tree, "SKILL.md")}, "write " + filepath.Join(tree, "SKILL.md") + ": read-only file system"},
+		{"write_file", map[string]any{"path": filepath.Join(tree, "SKILL.md")}, "write " + agentSees(filepath.Join(tree, "SKILL.md")) + ": read-only file system"},
 		{"write_file", map[string]any{"path": "/usr/pwned"}, "write /usr/pwned: read-only file system"},
 		{"connect", map[string]any{"address": addr}, "connect " + addr + ": permission denied"},
 		{"resolve", map[string]any{"address": "example.com"}, "resolve example.com: lookup failed"},
@@ -159,7 +162,7 @@ func TestRuntimeSandboxHostileServer(t *testing.T) {
 		t.Errorf("write_big in the state directory: %q", got)
 	}
 	stateNote := filepath.Join(matches[0], "note.txt")
-	if got, isErr := call(t, names["write_file"], map[string]any{"path": stateNote}); isErr || got != "wrote "+stateNote {
+	if got, isErr := call(t, names["write_file"], map[string]any{"path": stateNote}); isErr || got != "wrote "+agentSees(stateNote) {
 		t.Fatalf("write in the state directory: %q", got)
 	}
 	if st, err := os.Stat(matches[0]); err != nil || st.Mode().Perm() != 0o700 {
