@@ -96,6 +96,11 @@ func testInstallTransitions(t *testing.T, h Harness) {
 	if err != nil || again.State != store.StatePendingInstall || again.ID != got.ID || again.Report != nil || again.Blocked != nil || again.Reason != "again" {
 		t.Fatalf("reinstall: %+v %v", again, err)
 	}
+	// It counts as installed when it was installed again: versions are
+	// ordered by that (an older one never offers to replace a newer).
+	if rows, err := db.Installs(ctx, store.InstallFilter{Key: "tools/notes"}); err != nil || len(rows) != 1 || !rows[0].CreatedAt.After(got.CreatedAt) {
+		t.Errorf("reinstalled version's install time: %+v (first installed %v) %v", rows, got.CreatedAt, err)
+	}
 }
 
 // testInstallGenerationShared: installs changed through one handle move
