@@ -53,6 +53,9 @@ import (
 type Skill struct {
 	// Key is the skill's identity and Digest its version.
 	Key, Digest string
+	// Content is the digest of the skill's tree (Dir) when it differs
+	// from Digest: a version whose servers launch fetched packages.
+	Content string
 	// Dir is the skill's directory in managed storage (the working
 	// directory of its stdio servers).
 	Dir string
@@ -400,7 +403,7 @@ func buildWith(skills []Skill, cat *executor.Catalog) (*snapshot, []string) {
 				continue
 			}
 			trust, approvedTrust := orImported(s.Trust), orImported(s.ApprovedTrust)
-			target := mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Dir: s.Dir,
+			target := mcpclient.Target{Skill: s.Key, Digest: s.Digest, Content: s.Content, Server: decl, Dir: s.Dir,
 				// A server shares the host's network (when confined) only
 				// if an approved capability of it declares network egress.
 				Trust: trust, Network: s.Manifest.Networked(mc.ExtensionID)}

@@ -25,7 +25,7 @@ func LoadInstalled(src EnabledSource) func(context.Context) ([]Skill, error) {
 		}
 		out := make([]Skill, 0, len(ins))
 		for _, in := range ins {
-			s := Skill{Key: in.Key, Digest: in.Digest, Dir: in.Dir, Manifest: in.Manifest, Pins: in.Pins, LeftOut: in.LeftOut,
+			s := Skill{Key: in.Key, Digest: in.Digest, Content: in.Content, Dir: in.Dir, Manifest: in.Manifest, Pins: in.Pins, LeftOut: in.LeftOut,
 				Servers: map[string]mcpclient.ServerDecl{}, Blocked: map[string]string{},
 				Tier: in.Tier, InvokableBy: in.InvokableBy, Trust: capability.TrustImported, ApprovedTrust: approvedTrust(in.Manifest)}
 			if in.Config != nil {

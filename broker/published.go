@@ -98,7 +98,7 @@ func buildPublished(skills []Skill) ([]*published, []string) {
 					URI: mcpskills.Scheme + "://" + ap.Path + strings.TrimPrefix(r.URI, root), Digest: r.Digest, Size: r.Size})
 			}
 			out = append(out, &published{skill: s.Key, approved: ap, entry: e, root: root, tier: s.Tier, invokableBy: s.InvokableBy,
-				target: mcpclient.Target{Skill: s.Key, Digest: s.Digest, Server: decl, Dir: s.Dir, Pins: pins, LeftOut: s.LeftOut[ap.ServerID]}})
+				target: mcpclient.Target{Skill: s.Key, Digest: s.Digest, Content: s.Content, Server: decl, Dir: s.Dir, Pins: pins, LeftOut: s.LeftOut[ap.ServerID]}})
 		}
 	}
 	slices.SortFunc(out, func(a, b *published) int { return strings.Compare(a.approved.Path, b.approved.Path) })

@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/launch"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/policy"
@@ -175,6 +176,9 @@ type Runtime struct {
 	refresh chan struct{}
 	wake    chan struct{}
 	drift   sync.WaitGroup // drift being recorded
+	// packages checks the fetched trees of launched packages before
+	// their servers start.
+	packages launch.Verifier
 
 	closeOnce sync.Once
 	closeErr  error
@@ -446,18 +450,34 @@ func policyFingerprint(ps *policy.PolicySet) string {
 // servers starts, and refuses a skill whose content is no longer the
 // version approved.
 func (r *Runtime) checkContent(ctx context.Context, t mcpclient.Target) error {
-	if t.Dir == "" || t.Digest == "" {
+	want := t.Content
+	if want == "" {
+		want = t.Digest
+	}
+	if t.Dir == "" || want == "" {
 		return nil
 	}
 	found, err := discover.TreeDigest(ctx, t.Dir)
-	if err == nil && found == t.Digest {
+	why := ""
+	switch {
+	case err != nil:
+		why = fmt.Sprintf("the files of %s cannot be hashed (%v)", t.Skill, err)
+	case found != want:
+		why = fmt.Sprintf("the files of %s no longer hash to the approved %s", t.Skill, want)
+	case t.Server.Exec != nil && t.Server.Exec.Tree != "":
+		// A launched package runs from its fetched tree: the same check.
+		if err := r.packages.Verify(ctx, t.Server.Exec.Dir, t.Server.Exec.Tree); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			why, found = fmt.Sprintf("the fetched package of server %s of %s changed since approval (%v)", t.Server.ID, t.Skill, err), ""
+			want = t.Server.Exec.Tree
+		}
+	}
+	if why == "" {
 		return nil
 	}
-	why := fmt.Sprintf("the files of %s no longer hash to the approved %s", t.Skill, t.Digest)
-	if err != nil {
-		why = fmt.Sprintf("the files of %s cannot be hashed (%v)", t.Skill, err)
-	}
-	data, _ := json.Marshal(map[string]string{"server": t.Server.ID, "approved": t.Digest, "found": found})
+	data, _ := json.Marshal(map[string]string{"server": t.Server.ID, "approved": want, "found": found})
 	if aerr := r.audit.Record(audit.Record{Actor: "system", Action: "capability.server.start", Subject: t.Skill + ":" + t.Server.ID,
 		Decision: capability.Deny, Reasons: []string{"content changed since approval: " + why}, Data: data}); aerr != nil {
 		r.log.Error("audit of a refused server start failed", "skill", t.Skill, "err", aerr)
@@ -474,9 +494,13 @@ func confiner(sb *sandbox.Runtime) func(mcpclient.Target) (mcpclient.Confiner, e
 		return nil
 	}
 	return func(t mcpclient.Target) (mcpclient.Confiner, error) {
+		var binds []string
+		if t.Server.Exec != nil {
+			binds = t.Server.Exec.Binds
+		}
 		b, err := sb.Confiner(sandbox.Server{
 			Skill: t.Skill, Version: t.Digest, FirstParty: t.Trust == capability.TrustFirstParty,
-			Network: t.Network, Dir: t.Dir, Args: t.Server.Args, Env: t.Server.Env,
+			Network: t.Network, Dir: t.Dir, Args: t.Server.Args, Env: t.Server.Env, Binds: binds,
 		})
 		if err != nil || b == nil {
 			return nil, err // a nil *Bubblewrap must not become a non-nil Confiner

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -126,6 +127,11 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	rep.Skill = manifest.SkillSummary{Name: in.Name, Description: in.Description, Category: in.Category, Tier: in.Tier,
 		InvokableBy: in.InvokableBy, AllowedTools: sk.AllowedTools, Warnings: sk.Warnings()}
 
+	pkgs, err := packagesOf(in)
+	if err != nil {
+		return nil, err
+	}
+
 	// Introspect the servers in parallel: each is bounded by its limits.
 	results := make([]*mcpclient.ServerReport, len(cfg.Servers))
 	errs := make([]error, len(cfg.Servers))
@@ -135,6 +141,21 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	for i, decl := range cfg.Servers {
 		opts := s.mcp
 		opts.Dir = tree
+		// A launched package runs from its pinned tree, offline; one
+		// changed since it was fetched is not started.
+		if decl, err = withExec(in, decl, pkgs); err != nil {
+			errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "package", Err: err}
+			continue
+		}
+		if err := s.checkPackage(ctx, decl); err != nil {
+			errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "package", Err: err}
+			continue
+		}
+		var binds []string
+		var declared []capability.Grant
+		if decl.Exec != nil {
+			binds = decl.Exec.Binds
+		}
 		if confined && decl.Transport == capability.TransportStdio {
 			// The grants of run time, refused here as they would be
 			// then: before anything starts, and before anyone approves.
@@ -143,6 +164,20 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
 				continue
 			}
+			declared = g
+			// What its program's interpreter needs bound (one installed
+			// under a home directory), refused here as at run time.
+			if program, ok := programOf(decl); ok {
+				ig, err := sandbox.Interpreters(program, nil, hide)
+				if err != nil {
+					errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
+					continue
+				}
+				g = append(slices.Clip(g), ig...)
+			}
+			for _, b := range binds {
+				g = append(g, capability.Grant{Path: b, Access: capability.GrantReadOnly, From: "the fetched package"})
+			}
 			grants[i] = g
 		}
 		network := intro.Network || (approved != nil && approved.Networked(decl.ID))
@@ -150,7 +185,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		case intro.Unconfined:
 		case approved != nil && s.runtime != nil:
 			b, err := s.runtime.Confiner(sandbox.Server{Skill: in.Key, Version: in.Digest, Network: network,
-				Dir: tree, Args: decl.Args, Env: decl.Env})
+				Dir: tree, Args: decl.Args, Env: decl.Env, Binds: binds})
 			if err != nil {
 				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "start", Err: err}
 				continue
@@ -161,6 +196,13 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		case s.sandbox != nil:
 			sb := *s.sandbox
 			sb.Network = network
+			sb.Binds = binds
+			if decl.Exec != nil {
+				// The grants come from the declaration, not from the
+				// command the package runs as (its program lies in the
+				// hidden data directory, bound by Binds).
+				sb.Grants = readOnly(declared)
+			}
 			opts.Confine = sb
 		}
 		if approved == nil {
@@ -463,4 +505,35 @@ func onlyCredentials(lookup mcpclient.CredentialLookup, names []string) mcpclien
 		}
 		return lookup(n)
 	}
+}
+
+// readOnly returns grants with every access read-only (introspection, before
+// approval, writes nothing), never nil.
+func readOnly(grants []capability.Grant) []capability.Grant {
+	out := make([]capability.Grant, 0, len(grants))
+	for _, g := range grants {
+		g.Access = capability.GrantReadOnly
+		out = append(out, g)
+	}
+	return out
+}
+
+// programOf returns the absolute path of the program decl starts, found
+// on PATH as exec finds it.
+func programOf(decl mcpclient.ServerDecl) (string, bool) {
+	name := decl.Command
+	if decl.Exec != nil {
+		name = decl.Exec.Program
+	}
+	if name == "" {
+		return "", false
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", false
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs, true
+	}
+	return "", false
 }

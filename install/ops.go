@@ -631,11 +631,15 @@ func (s *Service) RecordDrift(ctx context.Context, key, serverID string, d capab
 
 // Installed is one enabled imported skill version, as the gateway needs it.
 type Installed struct {
-	Key         string   `json:"key"`
-	Name        string   `json:"name"`
-	Category    string   `json:"category,omitempty"`
-	Description string   `json:"description"`
-	Digest      string   `json:"digest"`
+	Key         string `json:"key"`
+	Name        string `json:"name"`
+	Category    string `json:"category,omitempty"`
+	Description string `json:"description"`
+	Digest      string `json:"digest"`
+	// Content is the digest of the skill tree alone: Digest unless its
+	// servers launch fetched packages, which the version's digest binds
+	// too.
+	Content     string   `json:"content,omitempty"`
 	Tier        int      `json:"tier"`
 	InvokableBy []string `json:"invokableBy"`
 	// Dir is the skill tree (SKILL.md and its files) in managed storage.
@@ -680,11 +684,27 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 		} else if !os.IsNotExist(err) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
 		}
+		var prov Provenance
+		if len(in.Provenance) > 0 {
+			if err := json.Unmarshal(in.Provenance, &prov); err != nil {
+				return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, in.Key, err)
+			}
+		}
+		content := in.Digest
+		if prov.version() == in.Digest && prov.Digest != "" {
+			content = prov.Digest
+		}
+		// Servers that launch a package run it from its pinned tree.
+		for i, d := range cfg.Servers {
+			if cfg.Servers[i], err = withExec(in, d, prov.Packages); err != nil {
+				return nil, err
+			}
+		}
 		pins := rep.Pins
 		if pins == nil {
 			pins = map[string]capability.PinSet{}
 		}
-		inst := Installed{Key: in.Key, Name: in.Name, Category: in.Category, Description: in.Description, Digest: in.Digest,
+		inst := Installed{Key: in.Key, Name: in.Name, Category: in.Category, Description: in.Description, Digest: in.Digest, Content: content,
 			Tier: in.Tier, InvokableBy: in.InvokableBy, Dir: tree, Manifest: m, Config: cfg, Pins: pins, Blocked: []BlockedCapability{}}
 		for _, p := range m.Providers {
 			id := p.ServerID

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/launch"
 	"github.com/skillgate/skillgate/lockfile"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/signature"
@@ -45,6 +46,21 @@ type Source struct {
 	// commit Ref must still resolve to (a ref that moved is refused) and
 	// the content digest the skill must have.
 	Commit, Digest string
+	// Packages, when set, pins the package each server launches to the
+	// exact version a lock file recorded, by server id.
+	Packages map[string]string
+
+	// current is the approved version an update compares with: the same
+	// version fetched again is ErrUpToDate.
+	current *store.Install
+}
+
+// version is the digest of the version p was recorded for.
+func (p Provenance) version() string {
+	if p.Version != "" {
+		return p.Version
+	}
+	return p.Digest
 }
 
 // Provenance records where an installed version came from. It is bound
@@ -65,6 +81,12 @@ type Provenance struct {
 	FetchedAt time.Time `json:"fetchedAt"`
 	// Digest is the content digest of what was read.
 	Digest string `json:"digest"`
+	// Packages are the packages its servers launch (npx PKG, uvx PKG),
+	// fetched and pinned at install, by server.
+	Packages []launch.Package `json:"packages,omitempty"`
+	// Version is the version's digest when it differs from Digest: that
+	// of the content and the packages together (see launch.VersionDigest).
+	Version string `json:"version,omitempty"`
 	// Signature is what the skill's own signature established, when it
 	// carried one.
 	Signature *SignatureRecord `json:"signature,omitempty"`
@@ -451,10 +473,16 @@ func (s *Service) LockEntries(ctx context.Context) ([]lockfile.Entry, error) {
 			if err := json.Unmarshal(in.Provenance, &p); err != nil {
 				return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, in.Key, err)
 			}
-			if p.Digest == in.Digest { // evidence for another digest is not this version's
+			if p.version() == in.Digest { // evidence for another digest is not this version's
 				e.Source, e.Ref, e.Commit, e.Path, e.ArchiveSHA256 = p.Source, p.Ref, p.Commit, p.Path, p.SHA256
 				if p.Signature != nil && p.Signature.Status == "verified" {
 					e.Signer = p.Signature.Signer
+				}
+				for _, pk := range p.Packages {
+					if e.Packages == nil {
+						e.Packages = map[string]lockfile.Package{}
+					}
+					e.Packages[pk.Server] = lockfile.Package{Ecosystem: string(pk.Ecosystem), Name: pk.Name, Version: pk.Version, Integrity: pk.Integrity}
 				}
 			}
 		}
@@ -512,7 +540,7 @@ func (s *Service) Update(ctx context.Context, name string, opts UpdateOptions, a
 	}
 	src := Source{Location: cur.Source}
 	var p Provenance
-	if len(cur.Provenance) > 0 && json.Unmarshal(cur.Provenance, &p) == nil && p.Digest == cur.Digest {
+	if len(cur.Provenance) > 0 && json.Unmarshal(cur.Provenance, &p) == nil && p.version() == cur.Digest {
 		src = Source{Location: p.Source, Ref: p.Ref, Path: p.Path, SHA256: p.SHA256}
 		if p.Kind == "directory" || p.Kind == "archive" {
 			src.Location = cur.Source
@@ -531,14 +559,25 @@ func (s *Service) Update(ctx context.Context, name string, opts UpdateOptions, a
 	if err != nil {
 		return nil, err
 	}
-	if skill.DigestBytes(tree.Files) == cur.Digest {
+	if content := skill.DigestBytes(tree.Files); (content == cur.Digest || content == p.Digest && p.version() == cur.Digest) && !launchesIn(tree) {
 		r, rerr := s.review(ctx, cur)
 		if rerr != nil {
 			return nil, rerr
 		}
 		return r, fmt.Errorf("%w: %s %s is what %s holds", ErrUpToDate, cur.Key, cur.Digest, prov.Source)
 	}
-	return s.installFetched(ctx, src, tree, prov, actor, intro)
+	// A skill whose servers launch packages is fetched anew: the same
+	// content with a newer package is a new version.
+	src.current = &cur
+	r, err := s.installFetched(ctx, src, tree, prov, actor, intro)
+	if errors.Is(err, ErrUpToDate) {
+		r, rerr := s.review(ctx, cur)
+		if rerr != nil {
+			return nil, rerr
+		}
+		return r, err
+	}
+	return r, err
 }
 
 // redactLocation is loc without credentials, when it is a URL.
@@ -569,7 +608,7 @@ func (s *Service) ProvenanceOf(ctx context.Context, digest string) (*Provenance,
 	if err := json.Unmarshal(rows[0].Provenance, &p); err != nil {
 		return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, rows[0].Key, err)
 	}
-	if p.Digest != digest {
+	if p.version() != digest {
 		return nil, nil
 	}
 	return &p, nil

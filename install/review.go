@@ -185,6 +185,9 @@ type PreviousVersion struct {
 	// MCP Skills extension that were added, removed or changed (files or
 	// frontmatter), as "serverId/uri: what".
 	PublishedSkills []string `json:"publishedSkillsChanged,omitempty"`
+	// Packages lists, per server, how the package it launches differs:
+	// version, integrity, dependencies added, removed or changed.
+	Packages []PackageChange `json:"packagesChanged,omitempty"`
 	// FilesOnly is set when nothing an agent may do changed: only files.
 	FilesOnly bool `json:"filesOnly"`
 	// DiffDigest identifies this comparison (SHA-256 of its RFC 8785 form
@@ -281,7 +284,7 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		if err := json.Unmarshal(in.Provenance, &p); err != nil {
 			return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, in.Key, err)
 		}
-		r.Provenance, r.Stale = &p, p.Digest != in.Digest
+		r.Provenance, r.Stale = &p, p.version() != in.Digest
 	}
 	var rep *manifest.Report
 	if len(in.Report) > 0 {
@@ -456,8 +459,17 @@ func (s *Service) previous(ctx context.Context, in store.Install, rep *manifest.
 			pv.Signature = &Change{Before: a, After: b}
 		}
 		pv.PublishedSkills = publishedChanges(prep.PublishedSkills, rep.PublishedSkills)
+		oldPkgs, err := packagesOf(p)
+		if err != nil {
+			return nil, err
+		}
+		newPkgs, err := packagesOf(in)
+		if err != nil {
+			return nil, err
+		}
+		pv.Packages = diffPackages(oldPkgs, newPkgs)
 		pv.FilesOnly = len(pv.Added)+len(pv.Removed)+len(pv.RiskChanges)+len(pv.Pins)+len(pv.ServersAdded)+
-			len(pv.ServersRemoved)+len(pv.CredentialsAdded)+len(pv.NewEgress)+len(pv.PublishedSkills) == 0 && pv.Signature == nil
+			len(pv.ServersRemoved)+len(pv.CredentialsAdded)+len(pv.NewEgress)+len(pv.PublishedSkills)+len(pv.Packages) == 0 && pv.Signature == nil
 		if err := pv.seal(); err != nil {
 			return nil, err
 		}
@@ -530,7 +542,7 @@ func setDiff(a, b []string) (onlyA, onlyB []string) {
 // signerOf is who signed in with a trusted key, per its provenance, or "".
 func signerOf(in store.Install) string {
 	var p Provenance
-	if len(in.Provenance) == 0 || json.Unmarshal(in.Provenance, &p) != nil || p.Digest != in.Digest || p.Signature == nil || p.Signature.Status != "verified" {
+	if len(in.Provenance) == 0 || json.Unmarshal(in.Provenance, &p) != nil || p.version() != in.Digest || p.Signature == nil || p.Signature.Status != "verified" {
 		return ""
 	}
 	return p.Signature.Signer
@@ -612,6 +624,13 @@ func (r *Review) Text() string {
 			}
 			if len(d.Credentials) > 0 {
 				fmt.Fprintf(&b, "  credentials: %s\n", strings.Join(d.Credentials, ", "))
+			}
+		}
+		if r.Provenance != nil {
+			for _, p := range r.Provenance.Packages {
+				if p.Server == sv.ServerID {
+					packageText(&b, p)
+				}
 			}
 		}
 		for _, g := range sv.Grants {
@@ -717,6 +736,9 @@ func (r *Review) Text() string {
 		}
 		if s := p.Signature; s != nil {
 			fmt.Fprintf(&b, "  signer: %s → %s\n", orUnsigned(s.Before), orUnsigned(s.After))
+		}
+		for _, c := range p.Packages {
+			packageChangeText(&b, c)
 		}
 		for _, ps := range p.PublishedSkills {
 			fmt.Fprintf(&b, "  published skill %s\n", ps)

@@ -33,6 +33,7 @@ import (
 	"github.com/skillgate/skillgate/audit"
 	"github.com/skillgate/skillgate/constraint"
 	"github.com/skillgate/skillgate/internal/plural"
+	"github.com/skillgate/skillgate/launch"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/promote"
@@ -113,6 +114,11 @@ type Options struct {
 	// directory; nil keeps everything there alone.
 	Bucket       blob.Store
 	BucketPrefix string
+	// Packages fetches the packages that servers declared with a package
+	// manager (npx PKG, uvx PKG) launch: at install and update, into the
+	// version's managed storage (see package launch). Nil fetches from
+	// the public registries, in Sandbox.
+	Packages *launch.Fetcher
 }
 
 // Catalog is the registry as the install flow keeps it in step with the
@@ -147,6 +153,8 @@ type Service struct {
 	// bucket, when set, keeps approved versions under bucketPrefix.
 	bucket       blob.Store
 	bucketPrefix string
+	fetcher      *launch.Fetcher
+	verifier     *launch.Verifier
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -158,7 +166,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
-		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix}
+		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{}}
 	if s.bucketPrefix == "" {
 		s.bucketPrefix = DefaultBucketPrefix
 	}
@@ -176,6 +184,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if s.crash == nil {
 		s.crash = func(string) {}
+	}
+	if s.fetcher == nil {
+		s.fetcher = launch.NewFetcher(launch.Options{Sandbox: opts.Sandbox, Logger: s.log})
 	}
 	s.mcp.Credentials = opts.Credentials
 	if s.mcp.Logger == nil {
@@ -216,6 +227,11 @@ type Introspection struct {
 	// Unconfined runs the servers without the sandbox, as the operator's
 	// own user: only for skills the operator trusts already.
 	Unconfined bool
+	// AllowScripts names the fetched packages whose install scripts
+	// (npm's preinstall, install, postinstall) may run, each with the
+	// operator's reason; they run in the fetch sandbox, and the
+	// allowance is recorded with the version's packages.
+	AllowScripts map[string]string
 }
 
 // InstallWith is [Service.Install] with what the operator allows the
@@ -234,7 +250,7 @@ func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, int
 		return nil, s.refused(ctx, src.Location, actor, err)
 	}
 	r, err := s.installFetched(ctx, src, tree, prov, actor, intro)
-	if errors.Is(err, ErrLocked) {
+	if errors.Is(err, ErrLocked) || isPackageError(err) {
 		return nil, s.refused(ctx, src.Location, actor, err)
 	}
 	return r, err
@@ -245,7 +261,7 @@ func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, int
 // links or bounds exceeded) and returns err. A refusal that is a typo (a
 // path that does not exist) is audited too: the log shows every attempt.
 func (s *Service) refused(ctx context.Context, source, actor string, err error) error {
-	if s.audit == nil || !(errors.Is(err, ErrInvalidSource) || errors.Is(err, ErrLocked)) {
+	if s.audit == nil || !(errors.Is(err, ErrInvalidSource) || errors.Is(err, ErrLocked) || isPackageError(err)) {
 		return err
 	}
 	if actor == "" {
@@ -267,17 +283,43 @@ func (s *Service) installFetched(ctx context.Context, src Source, tree *Tree, pr
 	if err := checkTop(src, prov, tree); err != nil {
 		return nil, err
 	}
-	sk, _, err := validateTree(tree)
+	sk, cfg, err := validateTree(tree)
 	if err != nil {
 		return nil, err
 	}
-	digest := skill.DigestBytes(tree.Files)
-	prov.Digest = digest
-	if src.Digest != "" && digest != src.Digest {
-		return nil, fmt.Errorf("%w: %s: the content digest is %s, the lock has %s; nothing was installed", ErrLocked, prov.Source, digest, src.Digest)
-	}
-	if err := s.checkSignature(ctx, tree, sk.Name, digest, &prov, actor); err != nil {
+	content := skill.DigestBytes(tree.Files)
+	prov.Digest = content
+	if err := s.checkSignature(ctx, tree, sk.Name, content, &prov, actor); err != nil {
 		return nil, err
+	}
+	for name, why := range intro.AllowScripts {
+		if err := checkWhy("--allow-scripts "+name+" --why", why); err != nil {
+			return nil, err
+		}
+	}
+	// The packages its servers launch are fetched and pinned before
+	// anything is stored: they are part of the version.
+	staging, pkgs, err := s.fetchPackages(ctx, sk.ID(), cfg, src.Packages, intro.AllowScripts)
+	if err != nil {
+		return nil, err
+	}
+	if staging != "" {
+		defer os.RemoveAll(staging)
+	}
+	digest := launch.VersionDigest(content, pkgs)
+	prov.Packages = pkgs
+	if digest != content {
+		prov.Version = digest
+	}
+	if cur := src.current; cur != nil && digest == cur.Digest {
+		return nil, fmt.Errorf("%w: %s %s is what %s holds, its packages included", ErrUpToDate, cur.Key, cur.Digest, prov.Source)
+	}
+	if src.Digest != "" && digest != src.Digest {
+		what := "content digest"
+		if len(pkgs) > 0 {
+			what = "digest of the content and the packages its servers launch"
+		}
+		return nil, fmt.Errorf("%w: %s: the %s is %s, the lock has %s; nothing was installed", ErrLocked, prov.Source, what, digest, src.Digest)
 	}
 	provJSON, err := json.Marshal(prov)
 	if err != nil {
@@ -303,7 +345,7 @@ func (s *Service) installFetched(ctx context.Context, src Source, tree *Tree, pr
 			return nil, fmt.Errorf("%w: %s version %s is already %s; see skillgate review %s", ErrState, prev[0].Key, digest, prev[0].State, prev[0].Key)
 		}
 	}
-	dir, err := s.storage.writeTree(tree, digest, s.crash)
+	dir, err := s.storage.writeTree(tree, digest, staging, s.crash)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +366,7 @@ func (s *Service) installFetched(ctx context.Context, src Source, tree *Tree, pr
 	}
 	in, err := s.st.CreateInstall(ctx, store.Install{Key: sk.ID(), Name: sk.Name, Category: sk.Category, Description: sk.Description,
 		Label: sk.Version, Digest: digest, Tier: sk.Tier, InvokableBy: inv, Dir: dir, Source: from, Provenance: provJSON},
-		why, changeRecord(actor, "", why, store.StatePendingInstall, nil), audit.SealStored)
+		why, changeRecord(actor, "", why, store.StatePendingInstall, packagesAudit(pkgs)), audit.SealStored)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -666,6 +708,9 @@ func (s *Service) Recover(ctx context.Context) (*Recovery, error) {
 		}
 		if _, ok := live[e.Name()]; ok && e.IsDir() {
 			continue
+		}
+		if s.fetching(e) {
+			continue // another process is fetching packages there
 		}
 		p := filepath.Join(s.storage.Root, e.Name())
 		if err := os.RemoveAll(p); err != nil {

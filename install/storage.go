@@ -67,10 +67,10 @@ func lockFile(f *os.File, wait bool) error { return flock.Lock(f, wait) }
 // unlockFile releases the lock lockFile took.
 func unlockFile(f *os.File) error { return flock.Unlock(f) }
 
-// writeTree writes t into a temporary directory, syncs every file, and
-// renames it to the version directory. An existing version directory is
-// replaced.
-func (s Storage) writeTree(t *Tree, digest string, crash func(string)) (string, error) {
+// writeTree writes t into a temporary directory, syncs every file, moves
+// in the packages fetched into staging (when not empty), and renames it to
+// the version directory. An existing version directory is replaced.
+func (s Storage) writeTree(t *Tree, digest, staging string, crash func(string)) (string, error) {
 	if err := os.MkdirAll(s.Root, 0o700); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrStorage, err)
 	}
@@ -103,6 +103,11 @@ func (s Storage) writeTree(t *Tree, digest string, crash func(string)) (string, 
 	}
 	if err := syncDir(filepath.Join(tmp, SkillDir)); err != nil {
 		return "", err
+	}
+	if staging != "" {
+		if err := os.Rename(filepath.Join(staging, PackagesDir), filepath.Join(tmp, PackagesDir)); err != nil {
+			return "", fmt.Errorf("%w: %w", ErrStorage, err)
+		}
 	}
 	dir := s.VersionDir(digest)
 	if err := os.RemoveAll(dir); err != nil {

@@ -122,6 +122,9 @@ type Package struct {
 	// (npm: "node_modules/PKG/dist/index.js"), or, for PyPI, the console
 	// script's entry point ("module:function").
 	Bin string `json:"bin"`
+	// Interpreter is the absolute path of the interpreter that runs Bin
+	// (node, or the Python the package was fetched for).
+	Interpreter string `json:"interpreter"`
 	// Dependencies are every other package fetched with it, sorted by
 	// name.
 	Dependencies []Dependency `json:"dependencies"`

@@ -67,6 +67,29 @@ type Entry struct {
 	// resource set the approval binds, or "dynamic" for one approved
 	// without integrity.
 	PublishedSkills map[string]string `json:"publishedSkills,omitempty"`
+	// Packages are the packages the servers launch (npx PKG, uvx PKG),
+	// fetched and pinned at install, by server id: an install from the
+	// lock fetches exactly these versions.
+	Packages map[string]Package `json:"packages,omitempty"`
+}
+
+// Package is one pinned package a server launches.
+type Package struct {
+	// Ecosystem is "npm" or "pypi".
+	Ecosystem string `json:"ecosystem"`
+	// Name and Version are the package and its exact version.
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Integrity is the registry's hash of its archive.
+	Integrity string `json:"integrity"`
+}
+
+// String is "name@version (integrity)".
+func (p Package) String() string {
+	if p.Name == "" {
+		return ""
+	}
+	return p.Name + "@" + p.Version + " (" + p.Integrity + ")"
 }
 
 // File is a lock.
@@ -149,6 +172,19 @@ func Parse(data []byte) (*File, error) {
 				return nil, bad("publishedSkills[%q] %q is not sha256:<64 hex digits> or \"dynamic\"", ref, d)
 			}
 		}
+		for id, p := range e.Packages {
+			if id == "" || len(id) > 64 {
+				return nil, bad("packages[%q]: the key must be a server id", id)
+			}
+			if p.Ecosystem != "npm" && p.Ecosystem != "pypi" {
+				return nil, bad("packages[%q].ecosystem %q: use npm or pypi", id, p.Ecosystem)
+			}
+			for _, f := range [][2]string{{"name", p.Name}, {"version", p.Version}, {"integrity", p.Integrity}} {
+				if f[1] == "" || len(f[1]) > 256 || strings.ContainsFunc(f[1], func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+					return nil, bad("packages[%q].%s %q must be 1 to 256 printable characters without spaces", id, f[0], f[1])
+				}
+			}
+		}
 		seen[e.Origin+"\x00"+e.Key] = true
 	}
 	return New(f.Skills), nil
@@ -221,6 +257,18 @@ func Compare(locked, now *File) []Difference {
 		for _, id := range sortedKeys(ids) {
 			if l.Pins[id] != n.Pins[id] {
 				out = append(out, Difference{Origin: l.Origin, Key: l.Key, Field: "pins[" + id + "]", Locked: l.Pins[id], Now: n.Pins[id]})
+			}
+		}
+		servers := map[string]bool{}
+		for id := range l.Packages {
+			servers[id] = true
+		}
+		for id := range n.Packages {
+			servers[id] = true
+		}
+		for _, id := range sortedKeys(servers) {
+			if l.Packages[id] != n.Packages[id] {
+				out = append(out, Difference{Origin: l.Origin, Key: l.Key, Field: "packages[" + id + "]", Locked: l.Packages[id].String(), Now: n.Packages[id].String()})
 			}
 		}
 		refs := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
+	"github.com/skillgate/skillgate/launch"
 )
 
 // Bounds on an mcp.json declaration. They are far above what real skills
@@ -100,6 +101,11 @@ type ServerDecl struct {
 	URL string
 	// Headers holds extra HTTP request headers, as templates.
 	Headers map[string]string
+	// Exec, when set, is how the server really starts: a package-manager
+	// launch (npx PKG, uvx PKG) runs the package fetched and pinned at
+	// install, from managed storage, instead of Command and Args. It is
+	// never read from mcp.json; the install flow sets it.
+	Exec *launch.Exec
 }
 
 // redactedText replaces a literal segment of a template in the redacted view.

@@ -56,6 +56,9 @@ func markNotSent(err error, dial bool) error {
 type Target struct {
 	// Skill is the skill's key and Digest its version.
 	Skill, Digest string
+	// Content is the digest Dir must hash to, when it differs from
+	// Digest (a version whose servers launch fetched packages).
+	Content string
 	// Server is the declaration from the skill's mcp.json.
 	Server ServerDecl
 	// Pins are the approved pins of this server's tools.

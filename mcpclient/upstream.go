@@ -78,9 +78,13 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		if err != nil {
 			return nil, &ServerError{ServerID: decl.ID, Phase: "credentials", Err: err}
 		}
+		command, args := decl.Command, decl.Args
+		if decl.Exec != nil {
+			command, args = decl.Exec.Program, decl.Exec.Args
+		}
 		u.stdio = &stdioTransport{
-			command: decl.Command,
-			args:    decl.Args,
+			command: command,
+			args:    args,
 			env:     buildEnv(o, env),
 			dir:     o.Dir,
 			limits:  o.limits,

@@ -11,15 +11,18 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/discover"
+	"github.com/skillgate/skillgate/launch"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/store/sqlite"
@@ -50,6 +53,9 @@ type Main struct {
 	// and approve introspect with (--tenant, --agent); zero: the
 	// environment's.
 	introspectAs credential.Scope
+	// npmRegistry is --registry of install and update: the npm registry
+	// packages are fetched from, over config.yaml's.
+	npmRegistry string
 	// shared is the PostgreSQL store a command opened for its shared
 	// documents (see sharedStore); cleanups run when Run returns.
 	shared   *postgres.DB
@@ -386,6 +392,73 @@ type Config struct {
 	// Credentials configures where ${NAME} references of mcp.json
 	// resolve; see configCredentials.
 	Credentials configCredentials `yaml:"credentials"`
+	// Packages configures where the packages that servers launch (npx
+	// PKG, uvx PKG) are fetched from; see configPackages.
+	Packages configPackages `yaml:"packages"`
+}
+
+// configPackages is the packages section of config.yaml: the registries
+// (or mirrors) and local caches that package launches are fetched from
+// at install and update (docs/supply-chain.md).
+type configPackages struct {
+	// Timeout bounds one package's fetch ("5m" when empty).
+	Timeout string `yaml:"timeout"`
+	NPM     struct {
+		// Registry is the npm registry or a mirror.
+		Registry string `yaml:"registry"`
+		// Cache is an npm cache directory shared by fetches.
+		Cache string `yaml:"cache"`
+		// Offline fetches from Cache only.
+		Offline bool `yaml:"offline"`
+	} `yaml:"npm"`
+	PyPI struct {
+		// Index is a PEP 503 simple index or a mirror.
+		Index string `yaml:"index"`
+		// FindLinks is a local directory of wheels.
+		FindLinks string `yaml:"find_links"`
+		// Offline fetches from FindLinks only.
+		Offline bool `yaml:"offline"`
+		// Python is the interpreter that fetches and runs them.
+		Python string `yaml:"python"`
+	} `yaml:"pypi"`
+}
+
+// options returns the fetcher options c configures, registry overriding
+// the npm registry when set (--registry).
+func (c configPackages) options(registry string) (launch.Options, error) {
+	o := launch.Options{}
+	if c.Timeout != "" {
+		d, err := time.ParseDuration(c.Timeout)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("timeout %q: use a duration such as 5m", c.Timeout)
+		}
+		o.Timeout = d
+	}
+	o.NPM = launch.NPMOptions{Registry: c.NPM.Registry, Cache: c.NPM.Cache, Offline: c.NPM.Offline}
+	if registry != "" {
+		o.NPM.Registry = registry
+	}
+	o.PyPI = launch.PyPIOptions{Index: c.PyPI.Index, FindLinks: c.PyPI.FindLinks, Offline: c.PyPI.Offline, Python: c.PyPI.Python}
+	for _, u := range []struct{ field, v string }{{"npm.registry", o.NPM.Registry}, {"pypi.index", o.PyPI.Index}} {
+		if u.v == "" {
+			continue
+		}
+		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || pu.User != nil {
+			return o, fmt.Errorf("%s %q: use an http(s) URL without credentials", u.field, u.v)
+		}
+	}
+	for _, d := range []struct{ field, v string }{{"npm.cache", o.NPM.Cache}, {"pypi.find_links", o.PyPI.FindLinks}} {
+		if d.v != "" && !filepath.IsAbs(d.v) {
+			return o, fmt.Errorf("%s %q: use an absolute path", d.field, d.v)
+		}
+	}
+	if o.NPM.Offline && o.NPM.Cache == "" {
+		return o, errors.New("npm.offline needs npm.cache: the directory packages are fetched from")
+	}
+	if o.PyPI.Offline && o.PyPI.FindLinks == "" {
+		return o, errors.New("pypi.offline needs pypi.find_links: the directory of wheels packages are fetched from")
+	}
+	return o, nil
 }
 
 // configCredentials is the credentials section of config.yaml.

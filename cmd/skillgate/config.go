@@ -96,6 +96,9 @@ func (m *Main) validateConfig(file string, c *Config) error {
 	if _, err := executorOptions(c); err != nil {
 		add("executors", err)
 	}
+	if _, err := c.Packages.options(""); err != nil {
+		add("packages", err)
+	}
 	if err := credential.CheckFromEnvironment("credentials.from_environment", c.Credentials.FromEnvironment); err != nil {
 		problems = append(problems, fmt.Sprintf("config %s: %v", file, err))
 	}

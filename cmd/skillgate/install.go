@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/credential"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/internal/plural"
+	"github.com/skillgate/skillgate/launch"
 	"github.com/skillgate/skillgate/mcpclient"
 	"github.com/skillgate/skillgate/promote"
 	"github.com/skillgate/skillgate/propose"
@@ -175,6 +176,14 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, 
 			return nil, usageErr("%v", err)
 		}
 	}
+	// Packages launched with npx or uvx are fetched in the same sandbox,
+	// given the network and nothing else of the host (docs/sandbox.md).
+	po, err := cfg.Packages.options(m.npmRegistry)
+	if err != nil {
+		return nil, usageErr("config: packages: %v", err)
+	}
+	po.Sandbox, po.Logger = opts.Sandbox, m.logger()
+	opts.Packages = launch.NewFetcher(po)
 	if point := m.Getenv(envCrashPoint); point != "" {
 		opts.Crash = func(p string) {
 			if p == point {
@@ -297,8 +306,40 @@ func (m *Main) introspectionFlags(intro *install.Introspection) func(*cobra.Comm
 	}
 }
 
+// packageFlags adds the flags of commands that fetch the packages a
+// skill's servers launch (install, update): the npm registry, and the
+// packages whose install scripts may run, with why.
+func (m *Main) packageFlags(allow *[]string, why *string) func(*cobra.Command) {
+	return func(c *cobra.Command) {
+		c.Flags().StringVar(&m.npmRegistry, "registry", "", "fetch npm packages (npx launches) from this registry or mirror instead of packages.npm.registry of config.yaml")
+		c.Flags().StringArrayVar(allow, "allow-scripts", nil, "let this fetched package's install scripts (preinstall, install, postinstall) run, in the fetch sandbox; repeatable; needs --why")
+		c.Flags().StringVar(why, "why", "", fmt.Sprintf("with --allow-scripts: why the package needs its install scripts (at least %d characters; recorded and audited)", install.MinWhyLength))
+	}
+}
+
+// allowScripts returns the packages whose install scripts the operator
+// allows, each with the reason given, or a usage error.
+func allowScripts(names []string, why string) (map[string]string, error) {
+	if len(names) == 0 {
+		if why != "" {
+			return nil, usageErr("--why goes with --allow-scripts: name the packages whose install scripts may run")
+		}
+		return nil, nil
+	}
+	if why == "" {
+		return nil, usageErr("--allow-scripts needs --why: say why the package needs its install scripts (recorded and audited)")
+	}
+	out := map[string]string{}
+	for _, n := range names {
+		out[n] = why
+	}
+	return out, nil
+}
+
 func (m *Main) installCommands() []*cobra.Command {
 	var intro install.Introspection
+	var scripts []string
+	var scriptsWhy string
 	var src install.Source
 	var locked string
 	var upd install.UpdateOptions
@@ -346,8 +387,13 @@ deterministic proposer.`,
 				c.Flags().StringVar(&src.Ref, "ref", "", "git sources: the branch, tag or commit to install (default HEAD)")
 				c.Flags().StringVar(&src.Path, "path", "", "git sources: the skill's directory in the repository (default its top level)")
 				c.Flags().StringVar(&src.SHA256, "sha256", "", "archives: the SHA-256 (hex) the archive must have; required for an archive URL")
+				m.packageFlags(&scripts, &scriptsWhy)(c)
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				var err error
+				if intro.AllowScripts, err = allowScripts(scripts, scriptsWhy); err != nil {
+					return nil, err
+				}
 				switch {
 				case locked != "" && (len(args) > 0 || src != (install.Source{})):
 					return nil, usageErr("--locked takes its sources from the lock file: give no SOURCE, --ref, --path or --sha256")
@@ -376,8 +422,13 @@ audit record of the approval carries its digest.`,
 				c.Flags().StringVar(&upd.Ref, "ref", "", "git sources: fetch this ref instead of the recorded one")
 				c.Flags().StringVar(&upd.Source, "source", "", "fetch from this source instead of the recorded one")
 				c.Flags().StringVar(&upd.SHA256, "sha256", "", "the SHA-256 the archive must have (with --source, for an archive URL)")
+				m.packageFlags(&scripts, &scriptsWhy)(c)
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+				var err error
+				if intro.AllowScripts, err = allowScripts(scripts, scriptsWhy); err != nil {
+					return nil, err
+				}
 				r, err := svc.Update(ctx, args[0], upd, m.actor(), intro)
 				if errors.Is(err, install.ErrUpToDate) {
 					fmt.Fprintln(m.Stdout, err)

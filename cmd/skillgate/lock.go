@@ -134,6 +134,12 @@ func (m *Main) installLocked(ctx context.Context, svc *install.Service, lockPath
 		if e.Commit != "" && e.Ref == "" {
 			src.Ref = e.Commit
 		}
+		for id, p := range e.Packages {
+			if src.Packages == nil {
+				src.Packages = map[string]string{}
+			}
+			src.Packages[id] = p.Version
+		}
 		r, err := failBlocked(svc.InstallFrom(ctx, src, m.actor(), intro))
 		var eb *endedBlocked
 		switch {

@@ -1,0 +1,235 @@
+package launch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Bounds on a fetched tree. A real MCP server with its dependencies is a
+// few thousand files and tens of megabytes; these leave room for the
+// largest and stop a package that unpacks without end.
+const (
+	// DefaultMaxBytes bounds the bytes of one fetched tree.
+	DefaultMaxBytes = 1 << 30
+	// DefaultMaxFiles bounds the files (and links) of one fetched tree.
+	DefaultMaxFiles = 200_000
+)
+
+// treeLimits bounds a walk of a fetched tree.
+type treeLimits struct {
+	maxBytes int64
+	maxFiles int
+}
+
+// TreeDigest returns the digest of the fetched tree in dir: every regular
+// file (its path, executable bit, size and content) and every symbolic link
+// (its path and target), in path order. A link that leads out of dir, or
+// an entry that is neither, is an error: a fetched tree holds nothing
+// else.
+func TreeDigest(ctx context.Context, dir string) (string, error) {
+	return treeDigest(ctx, dir, treeLimits{DefaultMaxBytes, DefaultMaxFiles})
+}
+
+func treeDigest(ctx context.Context, dir string, lim treeLimits) (string, error) {
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	var files int
+	var total int64
+	err := walkTree(dir, func(rel string, d fs.DirEntry) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		files++
+		if files > lim.maxFiles {
+			return fmt.Errorf("%s holds more than %d files", dir, lim.maxFiles)
+		}
+		full := filepath.Join(dir, rel)
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
+			target, err := os.Readlink(full)
+			if err != nil {
+				return err
+			}
+			if err := linkInside(dir, rel, target); err != nil {
+				return err
+			}
+			writeEntry(h, 'L', rel, 0, target)
+			return nil
+		case t.IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+			if total > lim.maxBytes {
+				return fmt.Errorf("%s holds more than %d bytes", dir, lim.maxBytes)
+			}
+			kind := byte('F')
+			if info.Mode()&0o111 != 0 {
+				kind = 'X'
+			}
+			writeEntry(h, kind, rel, info.Size(), "")
+			f, err := os.Open(full)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			n, err := io.CopyBuffer(h, io.LimitReader(f, info.Size()), buf)
+			if err == nil && n != info.Size() {
+				err = fmt.Errorf("%s changed while being read", rel)
+			}
+			return err
+		default:
+			return fmt.Errorf("%s is a %s, not a file or a link", rel, t.Type())
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeEntry writes one entry's header: its kind, path, size and, for a
+// link, its target, each length-prefixed so no two trees collide.
+func writeEntry(h hash.Hash, kind byte, rel string, size int64, target string) {
+	var n [8]byte
+	h.Write([]byte{kind})
+	binary.BigEndian.PutUint64(n[:], uint64(len(rel)))
+	h.Write(n[:])
+	h.Write([]byte(filepath.ToSlash(rel)))
+	binary.BigEndian.PutUint64(n[:], uint64(size))
+	h.Write(n[:])
+	if kind == 'L' {
+		binary.BigEndian.PutUint64(n[:], uint64(len(target)))
+		h.Write(n[:])
+		h.Write([]byte(target))
+	}
+}
+
+// linkInside refuses a link at rel (in dir) whose target leads out of dir.
+func linkInside(dir, rel, target string) error {
+	if filepath.IsAbs(target) {
+		return fmt.Errorf("%s links to the absolute path %s, outside the fetched tree", rel, target)
+	}
+	joined := filepath.Join(filepath.Dir(rel), target)
+	if !filepath.IsLocal(joined) {
+		return fmt.Errorf("%s links to %s, outside the fetched tree", rel, target)
+	}
+	return nil
+}
+
+// walkTree calls fn for every entry below dir but directories, in lexical
+// order, with its path relative to dir. Links are not followed.
+func walkTree(dir string, fn func(rel string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		return fn(rel, d)
+	})
+}
+
+// Verifier checks fetched trees against the digests approved for them
+// before their servers start. The first check of a tree hashes every file;
+// later ones compare a fingerprint of every entry's metadata (size, mode,
+// modification and change times, inode) with the one taken when the tree
+// last hashed right, and hash again only when it differs, so a server
+// start costs a walk, not a read of every dependency. Writing a file
+// changes its change time, which no unprivileged process can set back. A
+// Verifier is safe for concurrent use; the zero value is ready.
+type Verifier struct {
+	mu   sync.Mutex
+	good map[string]string // dir + "\x00" + digest → fingerprint
+}
+
+// Verify returns nil when dir hashes to want, and an error wrapping
+// [ErrDrift] that says what differs otherwise (a missing tree included).
+func (v *Verifier) Verify(ctx context.Context, dir, want string) error {
+	key := dir + "\x00" + want
+	fp, err := fingerprint(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrDrift, dir, err)
+	}
+	v.mu.Lock()
+	seen := v.good[key]
+	v.mu.Unlock()
+	if seen != "" && seen == fp {
+		return nil
+	}
+	got, err := TreeDigest(ctx, dir)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %s: %w", ErrDrift, dir, err)
+	}
+	if got != want {
+		return fmt.Errorf("%w: %s hashes to %s, approved %s", ErrDrift, dir, got, want)
+	}
+	v.mu.Lock()
+	if v.good == nil {
+		v.good = map[string]string{}
+	}
+	v.good[key] = fp
+	v.mu.Unlock()
+	return nil
+}
+
+// fingerprint hashes the metadata of every entry below dir.
+func fingerprint(dir string) (string, error) {
+	h := sha256.New()
+	var n [8]byte
+	put := func(v uint64) {
+		binary.BigEndian.PutUint64(n[:], v)
+		h.Write(n[:])
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(strings.TrimPrefix(p, dir)))
+		h.Write([]byte{0})
+		put(uint64(info.Size()))
+		put(uint64(info.Mode()))
+		put(uint64(info.ModTime().UnixNano()))
+		ino, ctime := inodeAndChange(info)
+		put(ino)
+		put(ctime)
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("the fetched tree is missing")
+	}
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// digestOf is "sha256:" and the hex SHA-256 of b.
+func digestOf(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
