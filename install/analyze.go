@@ -168,7 +168,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 			// What its program's interpreter needs bound (one installed
 			// under a home directory), refused here as at run time.
 			if program, ok := programOf(decl); ok {
-				ig, err := sandbox.Interpreters(program, nil, hide)
+				ig, err := sandbox.Interpreters(program, literalEnv(decl.Env), hide)
 				if err != nil {
 					errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
 					continue
@@ -515,6 +515,19 @@ func readOnly(grants []capability.Grant) []capability.Grant {
 		g.Access = capability.GrantReadOnly
 		out = append(out, g)
 	}
+	return out
+}
+
+// literalEnv is the declared environment values that are no template (a
+// PATH the declaration sets), as NAME=value.
+func literalEnv(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		if !strings.Contains(v, "${") {
+			out = append(out, k+"="+v)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -1,0 +1,243 @@
+//go:build linux
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The tests in this file install skills whose servers are declared as
+// users declare them: npx PKG, uvx PKG. skillgate fetches the packages
+// with npm and pip in its fetch sandbox, pins them, and runs them from
+// managed storage, offline, in the run-time sandbox.
+
+// needLaunchTools skips t when npm, node or bubblewrap is missing.
+func needLaunchTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range append([]string{"bwrap"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+}
+
+// readPolicy lets every agent call read-only capabilities.
+func (f *fixture) readPolicy(t *testing.T) {
+	t.Helper()
+	writeFile(t, filepath.Join(f.data, "policies", "read.cedar"), `@id("read-anything")
+permit (principal, action == Action::"invoke", resource) when { resource.riskLevel == "read" };
+`)
+}
+
+// launchReviewJSON is what the tests read of `review --json`.
+type launchReviewJSON struct {
+	State      string
+	Digest     string
+	Provenance struct {
+		Digest   string
+		Version  string
+		Packages []struct {
+			Server, Launcher, Ecosystem, Name, Requested, Version, Integrity, Registry, Bin, Interpreter, Tree string
+			Dependencies                                                                                    []struct{ Name, Version, Integrity string }
+		}
+	}
+	Servers []struct {
+		ServerID string
+		Grants   []struct{ Path, Access, From string }
+		Error    *struct{ Phase, Message string }
+	}
+	Previous *struct {
+		PackagesChanged []struct {
+			Server, Name, From, To string
+			Added, Removed, Changed []string
+		}
+	}
+}
+
+func (f *fixture) launchReview(t *testing.T, name string) launchReviewJSON {
+	t.Helper()
+	code, out, stderr := f.runCode(t, nil, "review", name, "--json")
+	if code != 0 {
+		t.Fatalf("review %s: %d\n%s", name, code, stderr)
+	}
+	var r launchReviewJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("review %s: %v\n%s", name, err, out)
+	}
+	return r
+}
+
+// serverNetDevices returns the network interfaces of the namespace of the
+// process whose command line holds every one of parts.
+func serverNetDevices(t *testing.T, parts ...string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "node") && !strings.Contains(filepath.Base(args[0]), "python") {
+			continue
+		}
+		all := true
+		for _, p := range parts {
+			if !strings.Contains(string(cmdline), p) {
+				all = false
+			}
+		}
+		if !all {
+			continue
+		}
+		dev, err := os.ReadFile(filepath.Join("/proc", e.Name(), "net", "dev"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, line := range strings.Split(string(dev), "\n")[2:] {
+			if name, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	t.Fatalf("no server process with %q", parts)
+	return nil
+}
+
+// TestNPXServerInstalled is issue 29's first acceptance point: a skill
+// whose mcp.json is exactly the npx form of server-memory installs under
+// the default sandbox from the real npm registry, review shows the
+// package, version and integrity, and once approved and enabled an
+// agent's call goes through the gateway to the server, which runs from
+// managed storage with nothing but a loopback in its network namespace.
+// A file of the fetched tree changed after approval is drift: the server
+// is not started again, and recheck exits 1.
+func TestNPXServerInstalled(t *testing.T) {
+	needLaunchTools(t, "npm", "node")
+	f := emptyFixture(t)
+	dir := filepath.Join(t.TempDir(), "memory")
+	writeFile(t, filepath.Join(dir, "SKILL.md"), "---\nname: memory\ndescription: Remember facts in a knowledge graph.\n---\nRead the graph with `read_graph`.\n")
+	// The declaration exactly as MCP clients' configurations write it.
+	writeFile(t, filepath.Join(dir, "mcp.json"), `{"mcpServers": {"mem": {"command":"npx","args":["-y","@modelcontextprotocol/server-memory@2026.8.31"]}}}`)
+
+	code, out, stderr := f.runCode(t, nil, "install", dir)
+	if code != 0 {
+		t.Fatalf("install: %d\n%s\n%s", code, out, stderr)
+	}
+	r := f.launchReview(t, "memory")
+	if r.State != "awaiting_approval" || len(r.Provenance.Packages) != 1 {
+		t.Fatalf("review: %+v", r)
+	}
+	p := r.Provenance.Packages[0]
+	if p.Server != "mem" || p.Launcher != "npx" || p.Ecosystem != "npm" || p.Name != "@modelcontextprotocol/server-memory" ||
+		p.Version != "2026.8.31" || p.Requested != "2026.8.31" || p.Registry != "https://registry.npmjs.org/" ||
+		!strings.HasPrefix(p.Integrity, "sha512-") || p.Bin != "node_modules/@modelcontextprotocol/server-memory/dist/index.js" ||
+		len(p.Dependencies) == 0 || !strings.HasPrefix(p.Tree, "sha256:") {
+		t.Errorf("package: %+v", p)
+	}
+	if r.Digest == r.Provenance.Digest || r.Provenance.Version != r.Digest {
+		t.Errorf("the version's digest %s must bind the packages (content %s, version %s)", r.Digest, r.Provenance.Digest, r.Provenance.Version)
+	}
+	text := f.run(t, "review", "memory")
+	for _, want := range []string{
+		"  package: npm @modelcontextprotocol/server-memory@2026.8.31 (exactly), npx, from https://registry.npmjs.org/\n",
+		"    integrity: " + p.Integrity + "\n",
+		"    runs offline: " + p.Interpreter + " node_modules/@modelcontextprotocol/server-memory/dist/index.js\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("review lacks %q:\n%s", want, text)
+		}
+	}
+	f.run(t, "approve", "memory")
+	f.run(t, "enable", "memory")
+	f.readPolicy(t)
+
+	cs := f.agent(t, "T3")
+	if names := toolNames(t, cs); !slices.Contains(names, "read_graph") {
+		t.Fatalf("read_graph not listed: %v", names)
+	}
+	got, isErr := caller(cs)(t, "read_graph", map[string]any{})
+	if isErr || !strings.Contains(got, `"entities"`) {
+		t.Fatalf("read_graph: error=%v %q", isErr, got)
+	}
+	version := filepath.Join(f.data, "imported", strings.Replace(r.Digest, ":", "-", 1))
+	if devs := serverNetDevices(t, version, "server-memory/dist/index.js"); !slices.Equal(devs, []string{"lo"}) {
+		t.Errorf("the server's network namespace has %v, want only lo", devs)
+	}
+	cs.Close()
+
+	// A file of the fetched tree changed after approval.
+	index := filepath.Join(version, "packages", "mem", filepath.FromSlash(p.Bin))
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(index, append(b, []byte("\n// changed\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = f.runCode(t, nil, "recheck", "memory")
+	if code != 1 || !strings.Contains(stderr, "server mem failed (package): the fetched package of server mem changed since it was pinned") {
+		t.Errorf("recheck after a change: %d\n%s\n%s", code, out, stderr)
+	}
+	got, isErr = caller(f.agent(t, "T3"))(t, "read_graph", map[string]any{})
+	if !isErr || !strings.Contains(got, "changed since approval") {
+		t.Errorf("read_graph after a change: error=%v %q", isErr, got)
+	}
+}
+
+// TestProviderExamplesAsShipped installs examples/providers/github and
+// gitlab exactly as shipped (mcp.json runs npx -y PKG@VER): both fetch
+// from the npm registry, introspect offline, approve against their
+// backends.yaml, and an executor call is routed to each provider's server.
+func TestProviderExamplesAsShipped(t *testing.T) {
+	needLaunchTools(t, "npm", "node")
+	f := newFixture(t)
+	t.Setenv("GITHUB_TOKEN", "gh-not-used")
+	t.Setenv("GITLAB_TOKEN", "gl-not-used")
+	f.writeConfig(t, "credentials:\n  from_environment: [GITHUB_TOKEN, GITLAB_TOKEN]\n")
+	for _, p := range []struct{ name, token string }{{"github", "GITHUB_TOKEN"}, {"gitlab", "GITLAB_TOKEN"}} {
+		dir := filepath.Join(t.TempDir(), p.name)
+		for _, name := range []string{"SKILL.md", "backends.yaml", "mcp.json"} {
+			b, err := os.ReadFile(filepath.Join("..", "examples", "providers", p.name, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, name), string(b))
+		}
+		if code, out, stderr := f.runCode(t, nil, "install", dir, "--credential", p.token); code != 1 {
+			t.Fatalf("install %s: %d\n%s\n%s", p.name, code, out, stderr)
+		}
+		if r := f.launchReview(t, p.name); len(r.Provenance.Packages) != 1 || r.Provenance.Packages[0].Name != "@modelcontextprotocol/server-"+p.name {
+			t.Fatalf("%s: packages %+v", p.name, r.Provenance.Packages)
+		}
+		var only []string
+		for _, tool := range strings.Fields("create_issue get_file_contents search_repositories create_or_update_file create_repository") {
+			c := p.name + "/" + tool
+			f.run(t, "complete", p.name, c, "--risk", "write", "--side-effects", "external", "--egress", "network", "--why", "the provider's API, over the network")
+			only = append(only, c)
+		}
+		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
+		f.run(t, "enable", p.name)
+	}
+	writeFile(t, filepath.Join(f.data, "policies", "all.cedar"), `@id("anything")
+permit (principal, action == Action::"invoke", resource);
+`)
+	call := caller(f.agent(t, "T3"))
+	for _, provider := range []string{"github", "gitlab"} {
+		got, _ := call(t, "create_issue", map[string]any{"provider": provider, "repository": "acme/app", "title": "t", "body": "b"})
+		// The server is reached (it answers, here with the API's failure:
+		// the test machine's sandbox has the network, the API no token).
+		if strings.Contains(got, "skillgate:") && !strings.Contains(got, provider) {
+			t.Errorf("create_issue via %s: %q", provider, got)
+		}
+		t.Logf("create_issue via %s: %.300s", provider, got)
+	}
+}
