@@ -87,6 +87,10 @@ type Server struct {
 	// paths among them are the server's grants (see [Grants]).
 	Args []string
 	Env  map[string]string
+	// Binds are paths skillgate itself shows the server read-only, even
+	// in a hidden directory: a package tree it fetched into its data
+	// directory (see [Bubblewrap.Binds]). Never taken from a declaration.
+	Binds []string
 }
 
 // Confiner returns the confinement of s: nil (and no error) when s may run
@@ -127,7 +131,7 @@ func (r *Runtime) Confiner(s Server) (*Bubblewrap, error) {
 	b := &Bubblewrap{
 		Network: s.Network, Hide: r.Hide, LookPath: r.LookPath,
 		State: state, Helper: r.Helper, Limits: r.Limits,
-		SameSession: !r.sessionNeeded(), Grants: grants,
+		SameSession: !r.sessionNeeded(), Grants: grants, Binds: s.Binds,
 	}
 	if tmp := r.Limits.WithDefaults().TmpBytes; tmp > 0 && r.bwrapHasSize(bwrap) {
 		b.TmpSize = tmp

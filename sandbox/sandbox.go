@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,6 +70,16 @@ type Bubblewrap struct {
 	// Limits bound the server's resources when Helper is set; zero
 	// fields take their defaults.
 	Limits Limits
+	// Binds are absolute paths (directories or files) that skillgate
+	// itself, never a declaration, shows the server read-only at their own
+	// path, even where they lie in a hidden directory: a package tree
+	// skillgate fetched into its data directory, an interpreter's
+	// installation under a home directory. Each is bound with its
+	// symbolic links resolved, after the hiding mounts, and the helper's
+	// Landlock ruleset lets the server read it. Confine fails when one
+	// does not exist, or is or holds a hidden path (which binding it would
+	// uncover).
+	Binds []string
 	// TmpSize bounds the private /tmp in bytes (bwrap --size, which
 	// bubblewrap 0.7 and later have); 0 leaves it unbounded.
 	TmpSize int64
@@ -103,9 +114,12 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // passed in a file that Confine puts first in cmd.ExtraFiles: the caller
 // closes cmd.ExtraFiles once the command has started (exec.Cmd does not).
 // It fails with [ErrUnavailable] when bwrap (or, without a Helper,
-// prlimit) is missing, and with [ErrHiddenGrant] when a path of the
+// prlimit) is missing, with [ErrHiddenGrant] when a path of the
 // command's arguments (or of [Bubblewrap.Grants]) would expose a hidden
-// one.
+// one, and with [ErrHiddenInterpreter] when the program or an interpreter
+// that runs it is installed under a hidden directory where it cannot be
+// bound back (see [Interpreters]); those it can, it binds read-only, as it
+// does [Bubblewrap.Binds].
 func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	if cmd.Err != nil {
 		return cmd.Err
@@ -127,7 +141,11 @@ func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 			grants[i].Access = capability.GrantReadOnly
 		}
 	}
-	opts, tail := b.args(cmd.Path, cmd.Dir, cmd.Args[1:], grants)
+	binds, err := b.binds(cmd)
+	if err != nil {
+		return err
+	}
+	opts, tail := b.args(cmd.Path, cmd.Dir, cmd.Args[1:], grants, binds)
 	// bwrap's options, which name host paths (the data directory hidden,
 	// the grants) and set the helper's policy, reach it through a file
 	// descriptor (--args), not its command line: a confined server can
@@ -159,6 +177,71 @@ func (b Bubblewrap) Confine(cmd *exec.Cmd) error {
 	return nil
 }
 
+// binds returns what Confine binds read-only for skillgate itself:
+// [Bubblewrap.Binds], checked, then the installation directories that
+// [Interpreters] finds cmd's program and interpreters need (those that
+// lie in its working directory or in a Bind, which are shown anyway,
+// need nothing).
+func (b Bubblewrap) binds(cmd *exec.Cmd) ([]string, error) {
+	hidden := hiddenPaths(b.Hide)
+	var out, visible []string
+	for _, p := range b.Binds {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: the bind %q is not an absolute path", p)
+		}
+		p = filepath.Clean(p)
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("sandbox: the bind %s does not exist", p)
+			}
+			return nil, fmt.Errorf("sandbox: the bind %s: %w", p, err)
+		}
+		for _, h := range hidden {
+			hforms := []string{h.path}
+			if r, err := filepath.EvalSymlinks(h.path); err == nil && r != h.path {
+				hforms = append(hforms, r)
+			}
+			for _, c := range []string{p, real} {
+				for _, f := range hforms {
+					if inside(f, c) {
+						return nil, fmt.Errorf("sandbox: the bind %s would uncover %s, %s", p, h.path, h.what)
+					}
+				}
+			}
+		}
+		out = append(out, p)
+		visible = append(visible, p)
+	}
+	if cmd.Dir != "" {
+		if abs, err := filepath.Abs(cmd.Dir); err == nil {
+			visible = append(visible, abs)
+		}
+	}
+	program := cmd.Path
+	if !filepath.IsAbs(program) {
+		// exec.Cmd runs a relative path from the working directory.
+		var err error
+		if program, err = filepath.Abs(filepath.Join(cmd.Dir, program)); err != nil {
+			return out, nil
+		}
+	}
+	if _, err := os.Stat(program); errors.Is(err, os.ErrNotExist) {
+		// Nothing to bind: the start fails as it would unconfined.
+		return out, nil
+	}
+	grants, err := interpreters(program, cmd.Env, b.Hide, visible)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range grants {
+		if !slices.Contains(out, g.Path) {
+			out = append(out, g.Path)
+		}
+	}
+	return out, nil
+}
+
 func (b Bubblewrap) memory() int64 {
 	switch {
 	case b.MemoryBytes == 0:
@@ -187,11 +270,11 @@ func setEnv(env []string, name, value string) []string {
 // args. The helper's policy is among the options (bwrap sets it in the
 // helper's environment, see [PolicyEnv]), not on its command line.
 //
-// The working directory and the program stay visible, read-only, even
-// where they lie in a hidden directory (an installed skill's tree lies in
-// the data directory; a program may lie in the private /tmp).
-func (b Bubblewrap) args(program, dir string, args []string, grants []capability.Grant) (opts, command []string) {
-	opts, read := b.sandboxArgs(program, dir, grants)
+// The working directory, the program and binds stay visible, read-only,
+// even where they lie in a hidden directory (an installed skill's tree
+// lies in the data directory; a program may lie in the private /tmp).
+func (b Bubblewrap) args(program, dir string, args []string, grants []capability.Grant, binds []string) (opts, command []string) {
+	opts, read := b.sandboxArgs(program, dir, grants, binds)
 	if len(b.Helper) > 0 {
 		p := Policy{Limits: b.Limits.WithDefaults(), Read: read, Write: b.writable(grants), Network: b.Network}
 		opts = append(opts, "--setenv", PolicyEnv, p.encode())
@@ -218,8 +301,8 @@ func (b Bubblewrap) writable(grants []capability.Grant) []string {
 }
 
 // sandboxArgs returns bwrap's options, and the paths the server may read
-// (the system directories, its tree, its program and its grants).
-func (b Bubblewrap) sandboxArgs(program, dir string, grants []capability.Grant) (args, read []string) {
+// (the system directories, its tree, its program, its grants and binds).
+func (b Bubblewrap) sandboxArgs(program, dir string, grants []capability.Grant, binds []string) (args, read []string) {
 	args = []string{
 		"--die-with-parent", // killed with skillgate
 		"--unshare-all",     // own pid, ipc, uts, cgroup and (below) network namespaces
@@ -267,6 +350,15 @@ func (b Bubblewrap) sandboxArgs(program, dir string, grants []capability.Grant) 
 	for _, h := range b.Hide {
 		if abs, err := filepath.Abs(h); err == nil {
 			args = append(args, "--tmpfs", abs)
+		}
+	}
+	// Binds (skillgate's own, and interpreters' installations) lie in
+	// hidden paths, on purpose, but never are or hold one: bound after
+	// the hiding mounts, they uncover only themselves.
+	for _, p := range binds {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			args = append(args, "--ro-bind", real, p)
+			read = append(read, p)
 		}
 	}
 	// Grants never are, hold or lie in a hidden path (Grants refuses
