@@ -17,6 +17,20 @@ import (
 // with npm and pip in its fetch sandbox, pins them, and runs them from
 // managed storage, offline, in the run-time sandbox.
 
+// writeTree writes files (path → content) under dir, directories made.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // needLaunchTools skips t when npm, node or bubblewrap is missing.
 func needLaunchTools(t *testing.T, tools ...string) {
 	t.Helper()
@@ -30,9 +44,9 @@ func needLaunchTools(t *testing.T, tools ...string) {
 // readPolicy lets every agent call read-only capabilities.
 func (f *fixture) readPolicy(t *testing.T) {
 	t.Helper()
-	writeFile(t, filepath.Join(f.data, "policies", "read.cedar"), `@id("read-anything")
+	writeTree(t, filepath.Join(f.data, "policies"), map[string]string{"read.cedar": `@id("read-anything")
 permit (principal, action == Action::"invoke", resource) when { resource.riskLevel == "read" };
-`)
+`})
 }
 
 // launchReviewJSON is what the tests read of `review --json`.
@@ -124,9 +138,11 @@ func TestNPXServerInstalled(t *testing.T) {
 	needLaunchTools(t, "npm", "node")
 	f := emptyFixture(t)
 	dir := filepath.Join(t.TempDir(), "memory")
-	writeFile(t, filepath.Join(dir, "SKILL.md"), "---\nname: memory\ndescription: Remember facts in a knowledge graph.\n---\nRead the graph with `read_graph`.\n")
-	// The declaration exactly as MCP clients' configurations write it.
-	writeFile(t, filepath.Join(dir, "mcp.json"), `{"mcpServers": {"mem": {"command":"npx","args":["-y","@modelcontextprotocol/server-memory@2026.8.31"]}}}`)
+	writeTree(t, dir, map[string]string{
+		"SKILL.md": "---\nname: memory\ndescription: Remember facts in a knowledge graph.\n---\nRead the graph with `read_graph`.\n",
+		// The declaration exactly as MCP clients' configurations write it.
+		"mcp.json": `{"mcpServers": {"mem": {"command":"npx","args":["-y","@modelcontextprotocol/server-memory@2026.8.31"]}}}`,
+	})
 
 	code, out, stderr := f.runCode(t, nil, "install", dir)
 	if code != 0 {
@@ -184,7 +200,9 @@ func TestNPXServerInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, stderr = f.runCode(t, nil, "recheck", "memory")
-	if code != 1 || !strings.Contains(stderr, "server mem failed (package): the fetched package of server mem changed since it was pinned") {
+	if code != 1 || !strings.Contains(stderr, "Error: blocked: recheck of memory: server mem failed (package): ") ||
+		!strings.Contains(stderr, "the fetched package of server mem changed since it was pinned (fetched package changed: "+filepath.Join(version, "packages", "mem")+" hashes to sha256:") ||
+		!strings.Contains(stderr, ", approved "+p.Tree+"); it is not started: install the skill again (or skillgate update it) to fetch it anew; nothing changed") {
 		t.Errorf("recheck after a change: %d\n%s\n%s", code, out, stderr)
 	}
 	got, isErr = caller(f.agent(t, "T3"))(t, "read_graph", map[string]any{})
@@ -210,7 +228,7 @@ func TestProviderExamplesAsShipped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(dir, name), string(b))
+			writeTree(t, dir, map[string]string{name: string(b)})
 		}
 		if code, out, stderr := f.runCode(t, nil, "install", dir, "--credential", p.token); code != 1 {
 			t.Fatalf("install %s: %d\n%s\n%s", p.name, code, out, stderr)
@@ -227,9 +245,9 @@ func TestProviderExamplesAsShipped(t *testing.T) {
 		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
 		f.run(t, "enable", p.name)
 	}
-	writeFile(t, filepath.Join(f.data, "policies", "all.cedar"), `@id("anything")
+	writeTree(t, filepath.Join(f.data, "policies"), map[string]string{"all.cedar": `@id("anything")
 permit (principal, action == Action::"invoke", resource);
-`)
+`})
 	call := caller(f.agent(t, "T3"))
 	for _, provider := range []string{"github", "gitlab"} {
 		got, _ := call(t, "create_issue", map[string]any{"provider": provider, "repository": "acme/app", "title": "t", "body": "b"})

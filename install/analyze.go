@@ -168,7 +168,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 			// What its program's interpreter needs bound (one installed
 			// under a home directory), refused here as at run time.
 			if program, ok := programOf(decl); ok {
-				ig, err := sandbox.Interpreters(program, literalEnv(decl.Env), hide)
+				ig, err := sandbox.Interpreters(program, literalEnv(decl.Env), hide, append([]string{tree}, binds...))
 				if err != nil {
 					errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
 					continue

@@ -229,18 +229,32 @@ func (f *Fetcher) run(ctx context.Context, c client) (string, error) {
 	return out.String(), err
 }
 
-// proxyEnv returns the proxy settings of env, the only part of it a
+// proxyEnv returns the proxy and certificate authority settings of env
+// (a proxy, a TLS-intercepting one's CA bundle), the only part of it a
 // client sees.
 func proxyEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch strings.ToUpper(k) {
-		case "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY":
+		case "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR":
 			out = append(out, kv)
 		}
 	}
 	return out
+}
+
+// caBundle returns the CA bundle env names for pip (PIP_CERT,
+// REQUESTS_CA_BUNDLE or SSL_CERT_FILE, in that order), or "".
+func caBundle(env []string) string {
+	for _, name := range []string{"PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"} {
+		for _, kv := range env {
+			if k, v, _ := strings.Cut(kv, "="); k == name && v != "" {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // tail keeps the last maxClientOutput bytes written to it.

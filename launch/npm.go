@@ -58,9 +58,11 @@ func (f *Fetcher) fetchNPM(ctx context.Context, server string, l Launch, dir, wo
 			return Package{}, err
 		}
 	}
-	empty := filepath.Join(work, "npmrc")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		return Package{}, err
+	userrc, globalrc := filepath.Join(work, "npmrc"), filepath.Join(work, "npmrc-global")
+	for _, rc := range []string{userrc, globalrc} {
+		if err := os.WriteFile(rc, nil, 0o600); err != nil {
+			return Package{}, err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte("{\"private\": true}\n"), 0o644); err != nil {
 		return Package{}, err
@@ -76,7 +78,7 @@ func (f *Fetcher) fetchNPM(ctx context.Context, server string, l Launch, dir, wo
 	args := []string{"install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-update-notifier",
 		"--save-exact", "--omit=dev",
 		"--prefix", dir, "--cache", cache, "--registry", reg,
-		"--userconfig", empty, "--globalconfig", empty,
+		"--userconfig", userrc, "--globalconfig", globalrc,
 		"--fetch-retries=2", "--fetch-retry-mintimeout=1000", "--fetch-retry-maxtimeout=10000",
 		"--loglevel=error", "--color=false"}
 	if f.opts.NPM.Offline {

@@ -102,6 +102,11 @@ func (f *Fetcher) fetchPyPI(ctx context.Context, server string, l Launch, dir, w
 	}
 	common := []string{"-I", "-m", "pip", "install", "--isolated", "--no-input", "--disable-pip-version-check",
 		"--only-binary=:all:", "--cache-dir", cache, "--retries", "1", "--timeout", "30", "--progress-bar", "off"}
+	if ca := caBundle(f.opts.Env); ca != "" {
+		// pip reads no environment in isolated mode: the CA bundle of a
+		// TLS-intercepting proxy is given as an option.
+		common = append(common, "--cert", ca)
+	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE="}, proxyEnv(f.opts.Env)...)
 	write := []string{dir, work}
 	report := filepath.Join(work, "report.json")

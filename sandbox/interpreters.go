@@ -65,11 +65,12 @@ func (e *hiddenInterpreterError) Unwrap() error { return ErrHiddenInterpreter }
 // the hidden ones need nothing: the sandbox shows the host's file system
 // read-only.
 //
-// [Bubblewrap.Confine] calls it for every command (exempting what it
-// shows anyway: the working directory and [Bubblewrap.Binds]) and binds
-// what it returns.
-func Interpreters(program string, env []string, hide []string) ([]capability.Grant, error) {
-	return interpreters(program, env, hide, nil)
+// A path lying in one of visible (what the sandbox shows anyway: the
+// server's working directory, its skill's tree, and [Bubblewrap.Binds])
+// needs nothing. [Bubblewrap.Confine] calls it for every command, with
+// those, and binds what it returns.
+func Interpreters(program string, env, hide, visible []string) ([]capability.Grant, error) {
+	return interpreters(program, env, hide, visible)
 }
 
 // interpreters is [Interpreters], except that a path lying in one of

@@ -145,7 +145,7 @@ func TestInterpreters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := sandbox.Interpreters(tt.program, tt.env, []string{data})
+			got, err := sandbox.Interpreters(tt.program, tt.env, []string{data}, nil)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr || (tt.wantIs != nil && !errors.Is(err, tt.wantIs)) {
 					t.Fatalf("Interpreters = %+v, %v\nwant error %s", got, err, tt.wantErr)

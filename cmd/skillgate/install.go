@@ -395,7 +395,7 @@ deterministic proposer.`,
 					return nil, err
 				}
 				switch {
-				case locked != "" && (len(args) > 0 || src != (install.Source{})):
+				case locked != "" && (len(args) > 0 || src.Ref != "" || src.Path != "" || src.SHA256 != ""):
 					return nil, usageErr("--locked takes its sources from the lock file: give no SOURCE, --ref, --path or --sha256")
 				case locked != "":
 					return nil, m.installLocked(ctx, svc, locked, intro)
