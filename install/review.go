@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -363,6 +364,12 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		r.Overrides = view.Overrides
 		r.Drift = append(r.Drift, view.Drift...)
 		r.Layers, r.Scan, r.Suppressions = view.Layers, view.Scan, view.Suppressions
+		if r.Provenance != nil && len(r.Provenance.Packages) > 0 && len(r.Layers) > 1 {
+			// Layer 2's digest binds the packages the servers launch too.
+			l := &r.Layers[1]
+			l.Evidence = append(slices.Clone(l.Evidence), fmt.Sprintf("binds the skill's content %s and %s its servers launch, each checked against its registry's integrity hash",
+				r.Provenance.Digest, plural.Of(len(r.Provenance.Packages), "package", "packages")))
+		}
 
 	}
 	if rep != nil && r.Reanalysis != nil {
