@@ -24,6 +24,9 @@ import (
 func echoSkill(t *testing.T, name, server, command string, args []string, env map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
+	if args == nil {
+		args = []string{}
+	}
 	decl := map[string]any{"command": command, "args": args}
 	if env != nil {
 		decl["env"] = env
@@ -103,7 +106,7 @@ func TestLaunchRefusals(t *testing.T) {
 			if out := f.run(t, "pending", "--all"); strings.Contains(out, "echo") {
 				t.Errorf("an install was recorded:\n%s", out)
 			}
-			if out := f.run(t, "audit", "--action", "install.refused"); !strings.Contains(out, "install.refused") {
+			if out := f.run(t, "audit", "query", "--action", "install.refused"); !strings.Contains(out, "install.refused") {
 				t.Errorf("the refusal is not audited:\n%s", out)
 			}
 		})
@@ -129,7 +132,7 @@ func TestLaunchRefusals(t *testing.T) {
 		if b, err := os.ReadFile(built); err != nil || string(b) != "built" {
 			t.Errorf("the allowed script did not run: %v %q", err, b)
 		}
-		if out := f.run(t, "audit", "--action", "install.pending_install", "--json"); !strings.Contains(out, "it builds its native binding at install") {
+		if out := f.run(t, "audit", "query", "--action", "install.pending_install", "--json"); !strings.Contains(out, "it builds its native binding at install") {
 			t.Errorf("the allowance is not audited:\n%s", out)
 		}
 	})
@@ -301,7 +304,7 @@ func TestInterpreterUnderHome(t *testing.T) {
 	code, out, stderr = f.runCode(t, nil, "install", src)
 	msg := "sandbox: the interpreter " + filepath.Join(home, "node") + " of " + bad + " is installed in " + home +
 		", a home directory, which a confined server never sees as a whole: install it in a directory of its own (such as /opt/node or ~/.local/node) or under /usr/local, then declare that path"
-	if code != 1 || !strings.Contains(out, "  error (grants): "+msg+"\n") {
+	if code != 1 || !strings.Contains(out, "  error (grants): mcpclient: server \"be\": grants: "+msg+"\n") {
 		t.Errorf("install of a script whose interpreter is a home directory's: %d\n%s\n%s", code, out, stderr)
 	}
 }

@@ -143,7 +143,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		opts.Dir = tree
 		// A launched package runs from its pinned tree, offline; one
 		// changed since it was fetched is not started.
-		if decl, err = withExec(in, decl, pkgs); err != nil {
+		if decl, err = withExec(in, decl, pkgs, true); err != nil {
 			errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "package", Err: err}
 			continue
 		}

@@ -696,7 +696,7 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 		}
 		// Servers that launch a package run it from its pinned tree.
 		for i, d := range cfg.Servers {
-			if cfg.Servers[i], err = withExec(in, d, prov.Packages); err != nil {
+			if cfg.Servers[i], err = withExec(in, d, prov.Packages, false); err != nil {
 				return nil, err
 			}
 		}

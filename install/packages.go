@@ -119,8 +119,10 @@ func packagesOf(in store.Install) ([]launch.Package, error) {
 }
 
 // withExec returns decl set to run the package pinned for it, from in's
-// managed storage, when it launches one; decl unchanged otherwise.
-func withExec(in store.Install, decl mcpclient.ServerDecl, pkgs []launch.Package) (mcpclient.ServerDecl, error) {
+// managed storage, when it launches one; decl unchanged otherwise. check
+// refuses a package whose interpreter is gone (analysis says so; the
+// gateway's start fails for that server alone).
+func withExec(in store.Install, decl mcpclient.ServerDecl, pkgs []launch.Package, check bool) (mcpclient.ServerDecl, error) {
 	for _, p := range pkgs {
 		if p.Server != decl.ID {
 			continue
@@ -128,6 +130,9 @@ func withExec(in store.Install, decl mcpclient.ServerDecl, pkgs []launch.Package
 		l, ok, err := launch.Parse(decl.Command, decl.Args)
 		if err != nil || !ok {
 			return decl, fmt.Errorf("%w: %s: server %s: its package %s is pinned, but its declaration is no launch (%v)", ErrStorage, in.Key, decl.ID, p.Name, err)
+		}
+		if err := p.CheckInterpreter(); check && err != nil {
+			return decl, err
 		}
 		x, err := p.Exec(filepath.Join(in.Dir, PackagesDir, decl.ID), l.Args)
 		if err != nil {
@@ -248,7 +253,6 @@ func diffPackages(old, cur []launch.Package) []PackageChange {
 	}
 	return out
 }
-
 
 // launchesIn reports whether t's mcp.json declares a package launch (or
 // one that cannot be read: the install then says why).

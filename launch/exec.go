@@ -31,13 +31,11 @@ type Exec struct {
 // args (the server's own arguments, as [Launch.Args]). Nothing is
 // downloaded: node runs the program from the tree; Python runs the entry
 // point with the tree first on its path, in isolated mode (no user site,
-// no PYTHON* variables).
+// no PYTHON* variables). An interpreter that is gone fails the start, not
+// Exec: see [Package.CheckInterpreter].
 func (p Package) Exec(dir string, args []string) (Exec, error) {
 	if !filepath.IsAbs(dir) {
 		return Exec{}, fmt.Errorf("launch: the fetched tree of %s must be an absolute path, not %q", p.Name, dir)
-	}
-	if _, err := os.Stat(p.Interpreter); err != nil {
-		return Exec{}, fmt.Errorf("launch: server %s: its interpreter %s is gone (%v); install it again there, or update the skill (skillgate update) to fetch for the interpreter this machine has", p.Server, p.Interpreter, err)
 	}
 	switch p.Ecosystem {
 	case NPM:
@@ -75,4 +73,13 @@ func VersionDigest(content string, pkgs []Package) string {
 		b = canon
 	}
 	return digestOf(b)
+}
+
+// CheckInterpreter returns an error saying what to do when p's
+// interpreter is no longer where it was when p was fetched.
+func (p Package) CheckInterpreter() error {
+	if _, err := os.Stat(p.Interpreter); err != nil {
+		return fmt.Errorf("launch: server %s: its interpreter %s is gone (%v); install it there again, or fetch the package anew for the interpreter this machine has (skillgate update)", p.Server, p.Interpreter, err)
+	}
+	return nil
 }
