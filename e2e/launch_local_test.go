@@ -308,3 +308,55 @@ func TestInterpreterUnderHome(t *testing.T) {
 		t.Errorf("install of a script whose interpreter is a home directory's: %d\n%s\n%s", code, out, stderr)
 	}
 }
+
+// TestLockedPackages: the lock records each server's package with its
+// exact version and integrity; `install --locked` on a fresh data
+// directory fetches exactly that version even when the registry has a
+// newer one the declaration's range admits, and lands on the same
+// version digest; verify finds nothing to report.
+func TestLockedPackages(t *testing.T) {
+	needLaunchTools(t, "npm", "node")
+	reg := testregistry.NewNPM(t)
+	reg.Add(echoPackage("echo-mcp", "1.0.0"))
+	f := emptyFixture(t)
+	f.writeConfig(t, "packages:\n  npm:\n    registry: "+reg.URL()+"\n")
+	src := echoSkill(t, "echo", "echo", "npx", []string{"-y", "echo-mcp"}, nil)
+	if code, out, stderr := f.runCode(t, nil, "install", src); code != 0 || !strings.Contains(out, "(no version given: the newest, 1.0.0)") {
+		t.Fatalf("install: %d\n%s\n%s", code, out, stderr)
+	}
+	f.run(t, "approve", "echo")
+	f.run(t, "enable", "echo")
+	digest := f.launchReview(t, "echo").Digest
+	lockPath := filepath.Join(t.TempDir(), "skillgate.lock")
+	f.run(t, "lock", "--out", lockPath)
+	b, err := os.ReadFile(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"packages": {
+        "echo": {
+          "ecosystem": "npm",
+          "name": "echo-mcp",
+          "version": "1.0.0",
+          "integrity": "` + reg.Integrity("echo-mcp", "1.0.0") + `"
+        }
+      }`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("lock lacks\n%s\n%s", want, b)
+	}
+
+	reg.Add(echoPackage("echo-mcp", "1.1.0"))
+	fresh := emptyFixture(t)
+	fresh.writeConfig(t, "packages:\n  npm:\n    registry: "+reg.URL()+"\n")
+	if out := fresh.run(t, "install", "--locked", lockPath); !strings.Contains(out, "echo "+digest+": awaiting_approval") {
+		t.Fatalf("install --locked:\n%s", out)
+	}
+	if r := fresh.launchReview(t, "echo"); r.Digest != digest || r.Provenance.Packages[0].Version != "1.0.0" {
+		t.Errorf("locked install: %s %+v", r.Digest, r.Provenance.Packages)
+	}
+	fresh.run(t, "approve", "echo")
+	fresh.run(t, "enable", "echo")
+	if code, out, stderr := fresh.runCode(t, nil, "verify", "--lock", lockPath); code != 0 {
+		t.Errorf("verify: %d\n%s\n%s", code, out, stderr)
+	}
+}

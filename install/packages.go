@@ -100,6 +100,10 @@ func (s *Service) fetchPackages(ctx context.Context, key string, cfg *mcpclient.
 			os.RemoveAll(staging)
 			return "", nil, fmt.Errorf("%s: %w", key, err)
 		}
+		// A lock pins the version fetched; the record keeps what the
+		// declaration asks for, so that the version's digest is the
+		// one the lock was made from.
+		p.Requested = ls[id].Requested
 		pkgs = append(pkgs, p)
 	}
 	return staging, pkgs, nil
