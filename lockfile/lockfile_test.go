@@ -78,6 +78,14 @@ func TestParseRefusals(t *testing.T) {
 		{head + `{"key":"a","origin":"root","source":"/s","digest":"` + d1 + `","pins":{"gh":"x"}}]}`, `invalid lock file: skills[0] (a): pins["gh"] "x" is not sha256:<64 hex digits>`},
 		{head + `{"key":"a","origin":"install","source":"/s","digest":"` + d1 + `","publishedSkills":{"docs/skill://a/SKILL.md":"static"}}]}`,
 			`invalid lock file: skills[0] (a): publishedSkills["docs/skill://a/SKILL.md"] "static" is not sha256:<64 hex digits> or "dynamic"`},
+		{head + `{"key":"a","origin":"install","source":"/s","digest":"` + d1 + `","packages":{"mem":{"ecosystem":"maven","name":"x","version":"1","integrity":"sha512-x"}}}]}`,
+			`invalid lock file: skills[0] (a): packages["mem"].ecosystem "maven": use npm or pypi`},
+		{head + `{"key":"a","origin":"install","source":"/s","digest":"` + d1 + `","packages":{"mem":{"ecosystem":"npm","name":"x","version":"1 || 2","integrity":"sha512-x"}}}]}`,
+			`invalid lock file: skills[0] (a): packages["mem"].version "1 || 2" must be 1 to 256 printable characters without spaces`},
+		{head + `{"key":"a","origin":"install","source":"/s","digest":"` + d1 + `","packages":{"mem":{"ecosystem":"npm","name":"x","version":"1"}}}]}`,
+			`invalid lock file: skills[0] (a): packages["mem"].integrity "" must be 1 to 256 printable characters without spaces`},
+		{head + `{"key":"a","origin":"install","source":"/s","digest":"` + d1 + `","packages":{"":{"ecosystem":"npm","name":"x","version":"1","integrity":"sha512-x"}}}]}`,
+			`invalid lock file: skills[0] (a): packages[""]: the key must be a server id`},
 		{`{"schema":`, `invalid lock file: `},
 	} {
 		_, err := lockfile.Parse([]byte(tc.in))
@@ -91,13 +99,15 @@ func TestCompare(t *testing.T) {
 	t.Parallel()
 	locked := lockfile.New([]lockfile.Entry{
 		{Key: "a", Origin: lockfile.OriginInstall, Source: "file:///r", Ref: "main", Commit: c1, Digest: d1, Pins: map[string]string{"s": d1},
-			PublishedSkills: map[string]string{"s/skill://x/SKILL.md": d1, "s/skill://y/SKILL.md": "dynamic"}},
+			PublishedSkills: map[string]string{"s/skill://x/SKILL.md": d1, "s/skill://y/SKILL.md": "dynamic"},
+			Packages:        map[string]lockfile.Package{"s": {Ecosystem: "npm", Name: "echo-mcp", Version: "1.0.0", Integrity: "sha512-a"}}},
 		{Key: "b", Origin: lockfile.OriginRoot, Source: "/s", Digest: d1},
 		{Key: "c", Origin: lockfile.OriginRoot, Source: "/s", Digest: d1},
 	})
 	now := lockfile.New([]lockfile.Entry{
 		{Key: "a", Origin: lockfile.OriginInstall, Source: "file:///r", Ref: "main", Commit: c2, Digest: d2, Pins: map[string]string{"s": d2, "t": d1},
-			PublishedSkills: map[string]string{"s/skill://x/SKILL.md": d2, "s/skill://y/SKILL.md": "dynamic"}},
+			PublishedSkills: map[string]string{"s/skill://x/SKILL.md": d2, "s/skill://y/SKILL.md": "dynamic"},
+			Packages:        map[string]lockfile.Package{"s": {Ecosystem: "npm", Name: "echo-mcp", Version: "1.1.0", Integrity: "sha512-b"}}},
 		{Key: "b", Origin: lockfile.OriginRoot, Source: "/s", Digest: d1, Signer: "ops"},
 		{Key: "d", Origin: lockfile.OriginRoot, Source: "/s", Digest: d2},
 	})
@@ -110,6 +120,7 @@ func TestCompare(t *testing.T) {
 		"install a: commit is " + c1 + " in the lock, " + c2 + " now",
 		"install a: pins[s] is " + d1 + " in the lock, " + d2 + " now",
 		"install a: pins[t] is none in the lock, " + d1 + " now",
+		"install a: packages[s] is echo-mcp@1.0.0 (sha512-a) in the lock, echo-mcp@1.1.0 (sha512-b) now",
 		"install a: publishedSkills[s/skill://x/SKILL.md] is " + d1 + " in the lock, " + d2 + " now",
 		"root b: signer is none in the lock, ops now",
 		"root c: in the lock (" + d1 + ") but not enabled now",
@@ -123,6 +134,7 @@ func TestCompare(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"schema":"https://skillgate.dev/schemas/lock.v1.json","skills":[{"key":"a","origin":"root","source":"/s","digest":"` + d1 + `"}]}`))
 	f.Add([]byte(`{"schema":"https://skillgate.dev/schemas/lock.v1.json","skills":[]}`))
+	f.Add([]byte(`{"schema":"https://skillgate.dev/schemas/lock.v1.json","skills":[{"key":"a","origin":"install","source":"/s","digest":"` + d1 + `","packages":{"mem":{"ecosystem":"npm","name":"@a/b","version":"1.0.0","integrity":"sha512-x"}}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := lockfile.Parse(data)
 		if err != nil {
