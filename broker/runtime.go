@@ -464,6 +464,11 @@ func (r *Runtime) checkContent(ctx context.Context, t mcpclient.Target) error {
 		why = fmt.Sprintf("the files of %s cannot be hashed (%v)", t.Skill, err)
 	case found != want:
 		why = fmt.Sprintf("the files of %s no longer hash to the approved %s", t.Skill, want)
+	case t.Server.Exec == nil && t.Trust != capability.TrustFirstParty && isLaunch(t.Server):
+		// An imported skill's launch runs only the package pinned at
+		// install, never what a launcher downloads at start.
+		why = fmt.Sprintf("server %s of %s is launched with %s, and no package was fetched and pinned for it at install (an install by an older skillgate): run skillgate update %s, or install it again",
+			t.Server.ID, t.Skill, t.Server.Command, t.Skill)
 	case t.Server.Exec != nil && t.Server.Exec.Tree != "":
 		// A launched package runs from its fetched tree: the same check.
 		if err := r.packages.Verify(ctx, t.Server.Exec.Dir, t.Server.Exec.Tree); err != nil {
@@ -484,6 +489,13 @@ func (r *Runtime) checkContent(ctx context.Context, t mcpclient.Target) error {
 	}
 	r.log.Warn("server start refused: skill content changed", "skill", t.Skill, "server", t.Server.ID, "approved", t.Digest, "found", found, "err", err)
 	return fmt.Errorf("%s; it will not be started until an operator reviews the change", why)
+}
+
+// isLaunch reports whether d is a package-manager launch (npx PKG, uvx
+// PKG, …).
+func isLaunch(d mcpclient.ServerDecl) bool {
+	_, ok, _ := launch.Parse(d.Command, d.Args)
+	return ok
 }
 
 // confiner adapts sb to the pool: each target's server is confined as sb

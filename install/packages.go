@@ -145,6 +145,10 @@ func withExec(in store.Install, decl mcpclient.ServerDecl, pkgs []launch.Package
 		decl.Exec = &x
 		return decl, nil
 	}
+	if _, ok, _ := launch.Parse(decl.Command, decl.Args); ok && check {
+		return decl, fmt.Errorf("server %s is launched with %s, and no package was fetched and pinned for it at install (an install by an older skillgate); it is not started: run skillgate update %s, or install it again",
+			decl.ID, decl.Command, in.Key)
+	}
 	return decl, nil
 }
 

@@ -29,7 +29,10 @@ fi
 # Go modules.
 go mod download
 
-# Real third-party MCP servers from npm.
+# Real third-party MCP servers from npm, for the tests that start a server
+# directly (mcpclient, the Inspector) and the benchmarks. Tests that install
+# a skill do not use them: skillgate fetches each npx launch from the npm
+# registry, as users' installs do.
 if [[ -x scripts/setup-npm.sh ]]; then
 	eval "$(scripts/setup-npm.sh)"
 fi
