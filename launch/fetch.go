@@ -198,11 +198,76 @@ type client struct {
 	env     []string
 	dir     string // working directory, written by the client
 	write   []string
+	// watch are the directories the client fills (the tree, its
+	// scratch directory with the cache): while it runs they are
+	// measured, and it is stopped once they grow past twice the tree's
+	// bounds (the tree and the archives it came from).
+	watch []string
 }
+
+// errTooLarge is the cause of a client stopped for a tree past the bounds.
+var errTooLarge = errors.New("the fetched tree grew past its bounds")
+
+// sizeEvery is how often a tree being fetched is measured.
+const sizeEvery = 250 * time.Millisecond
 
 // run runs c confined, with the network, and returns its combined
 // output (bounded) and exit error.
 func (f *Fetcher) run(ctx context.Context, c client) (string, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if len(c.watch) > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			t := time.NewTicker(sizeEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					var n int64
+					var files int
+					for _, d := range c.watch {
+						dn, df := treeSize(d)
+						n, files = n+dn, files+df
+					}
+					if n > 2*f.opts.MaxBytes || files > 2*f.opts.MaxFiles {
+						cancel(fmt.Errorf("%w: %d bytes in %d files while fetching, over twice the bounds of a tree (%d bytes, %d files; packages.max_bytes)", errTooLarge, n, files, f.opts.MaxBytes, f.opts.MaxFiles))
+						return
+					}
+				}
+			}
+		}()
+	}
+	out, err := f.runBounded(ctx, c)
+	if cause := context.Cause(ctx); errors.Is(cause, errTooLarge) {
+		return out, cause
+	}
+	return out, err
+}
+
+// treeSize returns the bytes and the entries under dir, as far as they
+// can be read while a client writes there.
+func treeSize(dir string) (int64, int) {
+	var n int64
+	var files int
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		files++
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, files
+}
+
+// runBounded runs c under ctx.
+func (f *Fetcher) runBounded(ctx context.Context, c client) (string, error) {
 	cmd := exec.CommandContext(ctx, c.program, c.args...)
 	cmd.Env = c.env
 	cmd.Dir = c.dir

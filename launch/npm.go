@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -86,8 +87,11 @@ func (f *Fetcher) fetchNPM(ctx context.Context, server string, l Launch, dir, wo
 	}
 	args = append(args, "--", l.Spec())
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "npm_config_update_notifier=false"}, proxyEnv(f.opts.Env)...)
-	out, runErr := f.run(ctx, client{program: npm, args: args, env: env, dir: dir, write: write})
+	out, runErr := f.run(ctx, client{program: npm, args: args, env: env, dir: dir, write: write, watch: []string{dir, work}})
 	if runErr != nil {
+		if errors.Is(runErr, errTooLarge) {
+			return Package{}, fmt.Errorf("%w: server %s: %s from %s: %w; nothing was installed", ErrFetch, server, l.Spec(), reg, runErr)
+		}
 		if ctx.Err() != nil {
 			return Package{}, ctx.Err()
 		}
@@ -187,7 +191,7 @@ func (f *Fetcher) npmScripts(ctx context.Context, server string, l Launch, dir s
 		return nil
 	}
 	args := append([]string{"rebuild", "--foreground-scripts", "--ignore-scripts=false", "--prefix", dir, "--loglevel=error", "--color=false", "--"}, allowed...)
-	if out, err := f.run(ctx, client{program: npm, args: args, env: env, dir: dir, write: write}); err != nil {
+	if out, err := f.run(ctx, client{program: npm, args: args, env: env, dir: dir, write: write, watch: []string{dir}}); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

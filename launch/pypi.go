@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -113,7 +114,10 @@ func (f *Fetcher) fetchPyPI(ctx context.Context, server string, l Launch, dir, w
 	args := append(append(append([]string{}, common...), "--dry-run", "--ignore-installed", "--report", report), where...)
 	args = append(args, "--", l.Spec())
 	reg := f.Registry(PyPI)
-	if out, err := f.run(ctx, client{program: py, args: args, env: env, dir: work, write: write}); err != nil {
+	if out, err := f.run(ctx, client{program: py, args: args, env: env, dir: work, write: write, watch: []string{dir, work}}); err != nil {
+		if errors.Is(err, errTooLarge) {
+			return Package{}, fmt.Errorf("%w: server %s: %s from %s: %w; nothing was installed", ErrFetch, server, l.Spec(), reg, err)
+		}
 		if ctx.Err() != nil {
 			return Package{}, ctx.Err()
 		}
@@ -163,7 +167,10 @@ func (f *Fetcher) fetchPyPI(ctx context.Context, server string, l Launch, dir, w
 	site := filepath.Join(dir, SiteDir)
 	args = append(append(append([]string{}, common...), "--require-hashes", "--no-deps", "--no-compile", "--target", site), where...)
 	args = append(args, "-r", req)
-	if out, err := f.run(ctx, client{program: py, args: args, env: env, dir: work, write: write}); err != nil {
+	if out, err := f.run(ctx, client{program: py, args: args, env: env, dir: work, write: write, watch: []string{dir, work}}); err != nil {
+		if errors.Is(err, errTooLarge) {
+			return Package{}, fmt.Errorf("%w: server %s: %s from %s: %w; nothing was installed", ErrFetch, server, l.Spec(), reg, err)
+		}
 		if ctx.Err() != nil {
 			return Package{}, ctx.Err()
 		}

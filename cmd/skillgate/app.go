@@ -403,7 +403,11 @@ type Config struct {
 type configPackages struct {
 	// Timeout bounds one package's fetch ("5m" when empty).
 	Timeout string `yaml:"timeout"`
-	NPM     struct {
+	// MaxBytes and MaxFiles bound one fetched tree (0: 1 GiB and
+	// 200,000 files).
+	MaxBytes int64 `yaml:"max_bytes"`
+	MaxFiles int   `yaml:"max_files"`
+	NPM      struct {
 		// Registry is the npm registry or a mirror.
 		Registry string `yaml:"registry"`
 		// Cache is an npm cache directory shared by fetches.
@@ -434,6 +438,10 @@ func (c configPackages) options(registry string) (launch.Options, error) {
 		}
 		o.Timeout = d
 	}
+	if c.MaxBytes < 0 || c.MaxFiles < 0 {
+		return o, errors.New("max_bytes and max_files must be 0 (the default) or more")
+	}
+	o.MaxBytes, o.MaxFiles = c.MaxBytes, c.MaxFiles
 	o.NPM = launch.NPMOptions{Registry: c.NPM.Registry, Cache: c.NPM.Cache, Offline: c.NPM.Offline}
 	if registry != "" {
 		o.NPM.Registry = registry
