@@ -176,7 +176,7 @@ func (f *Fetcher) Fetch(ctx context.Context, server string, l Launch, dir string
 		}
 		return Package{}, err
 	}
-	p.Server, p.Launcher, p.Ecosystem, p.Name, p.Requested = server, l.Launcher, l.Ecosystem, l.Package, l.Requested
+	p.Server, p.Launcher, p.Ecosystem, p.Name, p.Requested, p.With = server, l.Launcher, l.Ecosystem, l.Package, l.Requested, l.With
 	if p.Registry == "" {
 		p.Registry = f.Registry(l.Ecosystem)
 	}

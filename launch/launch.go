@@ -72,6 +72,10 @@ type Launch struct {
 	// pipx run --spec P BIN); empty means the package's own (the only
 	// one, or the one named after the package).
 	Bin string
+	// With are further packages installed beside Package ("zod@3.25.76"),
+	// from npx's further --package options: a dependency the server's
+	// package fails to declare, or one held to a version that works.
+	With []string
 	// Args are the server's own arguments, after the package (or Bin).
 	Args []string
 }
@@ -122,6 +126,10 @@ type Package struct {
 	// (npm: "node_modules/PKG/dist/index.js"), or, for PyPI, the console
 	// script's entry point ("module:function").
 	Bin string `json:"bin"`
+	// With are the further packages the launch installs beside Name, as
+	// declared (npx --package=A --package=B PROGRAM); their exact
+	// versions are among Dependencies.
+	With []string `json:"with,omitempty"`
 	// Interpreter is the absolute path of the interpreter that runs Bin
 	// (node, or the Python the package was fetched for).
 	Interpreter string `json:"interpreter"`

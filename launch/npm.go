@@ -85,7 +85,7 @@ func (f *Fetcher) fetchNPM(ctx context.Context, server string, l Launch, dir, wo
 	if f.opts.NPM.Offline {
 		args = append(args, "--offline")
 	}
-	args = append(args, "--", l.Spec())
+	args = append(append(args, "--", l.Spec()), l.With...)
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8", "npm_config_update_notifier=false"}, proxyEnv(f.opts.Env)...)
 	out, runErr := f.run(ctx, client{program: npm, args: args, env: env, dir: dir, write: write, watch: []string{dir, work}})
 	if runErr != nil {

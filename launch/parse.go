@@ -10,6 +10,8 @@ import (
 // Bounds on what a declaration may name. The caller bounds args already;
 // these hold for any input.
 const (
+	// maxWith bounds the further --package options of one npx launch.
+	maxWith = 8
 	// maxNPMName is npm's own limit on a package name.
 	maxNPMName = 214
 	// maxRequested bounds a version, range or dist-tag.
@@ -194,6 +196,7 @@ func parseNPM(launcher string, args []string, off int) (Launch, error) {
 		pkg, pkgTok string // from --package, and its token
 		pkgAt       int
 		dashdash    bool
+		with        []string // the packages of further --package options
 	)
 	for i := 0; i < len(args); i++ {
 		tok, at := args[i], off+i
@@ -217,7 +220,18 @@ func parseNPM(launcher string, args []string, off int) (Launch, error) {
 				return Launch{}, unsupportedOption(launcher, off+i, tok, npmHints)
 			}
 			if pkgTok != "" {
-				return Launch{}, failAt(launcher, at, tok, "a second --package; a launch fetches one package: declare the others as dependencies of the server's package")
+				// A further --package is installed beside the first, as npx
+				// does (a dependency the server's package fails to
+				// declare, or one pinned to a version that works).
+				name, requested, problem := parseNPMSpec(value)
+				if problem != "" {
+					return Launch{}, failAt(launcher, at, tok, "%s", problem)
+				}
+				if len(with) >= maxWith {
+					return Launch{}, failAt(launcher, at, tok, "more than %d --package options; a launch fetches a server's package and a few packages beside it", maxWith+1)
+				}
+				with = append(with, Launch{Ecosystem: NPM, Package: name, Requested: requested}.Spec())
+				continue
 			}
 			pkg, pkgTok, pkgAt = value, tok, off+i
 			if tok == "-p" || tok == "--package" {
@@ -240,7 +254,7 @@ func parseNPM(launcher string, args []string, off int) (Launch, error) {
 		if problem != "" {
 			return Launch{}, failAt(launcher, specAt, specTok, "%s", problem)
 		}
-		l.Package, l.Requested = name, requested
+		l.Package, l.Requested, l.With = name, requested, with
 		rest := args[i+1:]
 		if launcher == LauncherNPMExec && !dashdash {
 			// npm exec reads options after the package as its own, up to

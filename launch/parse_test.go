@@ -25,6 +25,11 @@ func npm(launcher, pkg, requested, bin string, args ...string) *launch.Launch {
 	return &launch.Launch{Launcher: launcher, Ecosystem: launch.NPM, Package: pkg, Requested: requested, Bin: bin, Args: args}
 }
 
+func withPackages(l *launch.Launch, with ...string) *launch.Launch {
+	l.With = with
+	return l
+}
+
 func pypi(launcher, pkg, requested, bin string, args ...string) *launch.Launch {
 	return &launch.Launch{Launcher: launcher, Ecosystem: launch.PyPI, Package: pkg, Requested: requested, Bin: bin, Args: args}
 }
@@ -171,8 +176,12 @@ func TestParseNPX(t *testing.T) {
 			err: `launch: npx args[0] "--x\x1b[31m": this npx option is not supported; skillgate fetches the package with its own settings: remove the option`},
 		{name: "combined short options", command: "npx", args: []string{"-yq", "pkg"},
 			err: `launch: npx args[0] "-yq": this npx option is not supported; skillgate fetches the package with its own settings: remove the option`},
-		{name: "two packages", command: "npx", args: []string{"--package=a", "-p", "b", "srv"},
-			err: `launch: npx args[1] "-p": a second --package; a launch fetches one package: declare the others as dependencies of the server's package`},
+		{name: "two packages", command: "npx", args: []string{"--package=a@1.0.0", "-p", "b", "--package=zod@3.25.76", "srv", "--x"},
+			want: withPackages(npm("npx", "a", "1.0.0", "srv", "--x"), "b", "zod@3.25.76")},
+		{name: "second package is git", command: "npx", args: []string{"--package=a", "--package=github:u/r", "srv"},
+			err: `launch: npx args[1] "--package=github:u/r": the package is a git repository, which cannot be pinned; publish the server to the npm registry and write NAME@VERSION`},
+		{name: "too many packages", command: "npx", args: []string{"-p", "a", "-p", "b", "-p", "c", "-p", "d", "-p", "e", "-p", "f", "-p", "g", "-p", "h", "-p", "i", "-p", "j", "srv"},
+			err: `launch: npx args[18] "-p": more than 9 --package options; a launch fetches a server's package and a few packages beside it`},
 		{name: "package without value", command: "npx", args: []string{"-y", "--package"},
 			err: `launch: npx args[1] "--package": no package follows; write --package=NAME@VERSION PROGRAM`},
 		{name: "package without program", command: "npx", args: []string{"-y", "--package=tools"},
