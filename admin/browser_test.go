@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/internal/testserver"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -76,31 +75,42 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// providerSkill writes a provider skill running the npm server pkg, which
-// states no risk metadata (no tool annotations): SKILL.md and mcp.json.
-func providerSkill(t *testing.T, name, pkg string) string {
+// providerSkill writes a provider skill whose server, which states no risk
+// metadata (no tool annotations), is declared as the example
+// examples/providers/NAME ships it (npx -y @modelcontextprotocol/server-NAME
+// at a pinned version): its SKILL.md, and that mcp.json verbatim. The
+// install fetches the package from the npm registry; without npm or node t
+// is skipped.
+func providerSkill(t *testing.T, name string) string {
 	t.Helper()
-	node, entry := testserver.NPMServer(t, pkg)
+	for _, tool := range []string{"npm", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
 	src := filepath.Join(t.TempDir(), name)
 	os.MkdirAll(src, 0o755)
 	os.WriteFile(filepath.Join(src, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: "+name+" repositories and issues through the official MCP server.\n---\nUse the tools.\n"), 0o644)
-	token := strings.ToUpper(name) + "_TOKEN"
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{"command": node, "args": []string{entry},
-		"env": map[string]string{strings.ToUpper(name) + "_PERSONAL_ACCESS_TOKEN": "${" + token + "}"}}}})
-	os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644)
+	cfg, err := os.ReadFile(filepath.Join("..", "examples", "providers", name, "mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "mcp.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return src
 }
 
 // TestBrowser drives the console in a real Chromium: sign in, review the
-// install of a provider skill whose npm server (GitHub's) gives no risk
-// metadata, complete it with the keyboard alone and with the mouse,
-// approve some capabilities and enable it, add and revoke a grant, see a
-// rug-pulled tool's diff, apply the promote_provider change that
-// installing GitLab beside it queued, look at pages on a phone-sized
-// screen, and sign out. Each step is checked on the page and in the store.
+// install of a provider skill whose npm server (GitHub's, declared with npx
+// as the example ships it, fetched at install) gives no risk metadata,
+// complete it with the keyboard alone and with the mouse, approve some
+// capabilities and enable it, add and revoke a grant, see a rug-pulled
+// tool's diff, apply the promote_provider change that installing GitLab
+// beside it queued, look at pages on a phone-sized screen, and sign out. Each step is checked on the page and in the store.
 func TestBrowser(t *testing.T) {
-	gh := providerSkill(t, "github", "server-github")
-	gl := providerSkill(t, "gitlab", "server-gitlab")
+	gh := providerSkill(t, "github")
+	gl := providerSkill(t, "gitlab")
 	c := newConsole(t)
 	ctx := context.Background()
 	if _, err := c.svc.InstallWith(ctx, gh, "operator:ops/alice", install.Introspection{Credentials: []string{"GITHUB_TOKEN"}}); err != nil {

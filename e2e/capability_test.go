@@ -12,16 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/skillgate/skillgate/internal/testserver"
 )
-
-// npmServer returns node and the entry point of an npm MCP server installed
-// by scripts/setup-npm.sh, or skips.
-func npmServer(t *testing.T, pkg string) (string, string) {
-	t.Helper()
-	return testserver.NPMServer(t, pkg)
-}
 
 // writeImport writes a skill to import: SKILL.md and its mcp.json.
 func writeImport(t *testing.T, name, body string, servers map[string]any) string {
@@ -71,14 +62,14 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 // TestCapabilityGateway is issue 5's end-to-end acceptance: an agent over
 // MCP calls tools of the real npm servers server-filesystem and
-// server-memory through skillgate. Reads pass; a write outside the allowed
+// server-memory, declared with npx as users declare them and fetched at
+// install, through skillgate. Reads pass; a write outside the allowed
 // path globs is denied with the reason; a destructive write is refused
 // until a human grants it, passes once, and is refused again when the
 // grant is used up; every decision is in the audit log, which verifies,
 // and editing the log makes verification fail.
 func TestCapabilityGateway(t *testing.T) {
-	node, fsEntry := npmServer(t, "server-filesystem")
-	_, memEntry := npmServer(t, "server-memory")
+	needLaunchTools(t, "npm", "node")
 	f := emptyFixture(t)
 	files := t.TempDir()
 	allowed := filepath.Join(files, "allowed")
@@ -86,9 +77,10 @@ func TestCapabilityGateway(t *testing.T) {
 	os.WriteFile(filepath.Join(allowed, "seed.txt"), []byte("semilla\n"), 0o644)
 
 	filesSkill := writeImport(t, "files", "allowed-tools: fs/read_text_file fs/write_file fs/list_directory\n---\nRead and write notes.\n",
-		map[string]any{"fs": map[string]any{"command": node, "args": []string{fsEntry, files}}})
+		map[string]any{"fs": map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-filesystem@2026.8.31", files}}})
 	memSkill := writeImport(t, "memory", "---\nRemember facts with `create_entities` and `read_graph`.\n",
-		map[string]any{"mem": map[string]any{"command": node, "args": []string{memEntry}, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(files, "memory.jsonl")}}})
+		map[string]any{"mem": map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-memory@2026.8.31"},
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(files, "memory.jsonl")}}})
 	for _, src := range []string{filesSkill, memSkill} {
 		f.run(t, "install", src)
 		name := filepath.Base(src)

@@ -24,9 +24,10 @@ import (
 
 // TestSupplyChainRemoteSources is issue 16's acceptance run: a git
 // repository served over loopback HTTP by git http-backend holds real
-// skills of the corpus and a skill backed by npm server-memory, and a
-// loopback HTTP server offers another corpus skill as an archive. They are
-// installed with their provenance, approved, enabled and locked; the lock
+// skills of the corpus and a skill backed by npm server-memory (declared
+// with npx, fetched at install), and a loopback HTTP server offers another
+// corpus skill as an archive. They are installed with their provenance,
+// approved, enabled and locked; the lock
 // verifies and reproduces the installs on a fresh data directory; the
 // memory skill is updated with a changed tool list, the review shows the
 // comparison, and once approved and enabled the new version serves.
@@ -39,7 +40,7 @@ func TestSupplyChainRemoteSources(t *testing.T) {
 	if _, err := os.Stat(backend); err != nil {
 		t.Skip("git http-backend is not installed")
 	}
-	node, memEntry := npmServer(t, "server-memory")
+	needLaunchTools(t, "npm", "node")
 	scientific := filepath.Join(corpus, "K-Dense-AI__claude-scientific-skills", "scientific-skills")
 
 	// The publisher's repository: two corpus skills and a memory skill.
@@ -47,7 +48,7 @@ func TestSupplyChainRemoteSources(t *testing.T) {
 	repo := filepath.Join(repos, "skills.git")
 	gatewaytest.CopyTree(t, filepath.Join(scientific, "aeon"), filepath.Join(repo, "skills", "aeon"))
 	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
-	memServer := map[string]any{"command": node, "args": []string{memEntry}, "env": map[string]string{"MEMORY_FILE_PATH": memFile}}
+	memServer := map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-memory@2026.8.31"}, "env": map[string]string{"MEMORY_FILE_PATH": memFile}}
 	writeMemorySkill(t, filepath.Join(repo, "skills", "memory"), map[string]any{"mem": memServer})
 	git := func(args ...string) string {
 		t.Helper()

@@ -23,7 +23,11 @@ func TestMain(m *testing.M) {
 	if child := os.Getenv(envChild); child != "" {
 		os.Exit(runChild(child))
 	}
-	os.Exit(testserver.RunTests(m, "..", "install", &testServer))
+	code := testserver.RunTests(m, "..", "install", &testServer)
+	if npmCacheDir != "" {
+		os.RemoveAll(npmCacheDir)
+	}
+	os.Exit(code)
 }
 
 // testLimits keep bad-server cases fast.

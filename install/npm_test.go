@@ -6,39 +6,80 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/launch"
 	"github.com/skillgate/skillgate/manifest"
 	"github.com/skillgate/skillgate/store"
 )
 
 // The tests in this file install skills backed by real third-party MCP
-// servers from npm. Install them with
-//
-//	eval "$(scripts/setup-npm.sh)"
-//
-// which exports SKILLGATE_TEST_NPM_DIR; without it the tests skip.
+// servers from npm, declared as users declare them in mcp.json: npx -y
+// PKG@VERSION. The install fetches each package from the npm registry into
+// managed storage, pins it, and runs the server from there. They skip
+// without npm and node.
 
+// npmVersions are the versions of the servers the tests install, those
+// scripts/setup-npm.sh pins for the introspection tests.
+var npmVersions = map[string]string{
+	"server-everything": "2026.8.31",
+	"server-filesystem": "2026.8.31",
+	"server-memory":     "2026.8.31",
+}
+
+// npmCacheDir is the npm cache shared by the package's fetches, so that
+// each package is downloaded once per run; TestMain removes it.
+var (
+	npmCacheOnce sync.Once
+	npmCacheDir  string
+	npmCacheErr  error
+)
+
+// npmOptions are install options whose fetches share the package's npm
+// cache.
+func npmOptions(t *testing.T) install.Options {
+	t.Helper()
+	npmCacheOnce.Do(func() { npmCacheDir, npmCacheErr = os.MkdirTemp("", "skillgate-install-npm-cache-") })
+	if npmCacheErr != nil {
+		t.Fatal(npmCacheErr)
+	}
+	return install.Options{Packages: launch.NewFetcher(launch.Options{NPM: launch.NPMOptions{Cache: npmCacheDir}})}
+}
+
+// npmDecl declares @modelcontextprotocol/PKG as mcp.json does: npx -y
+// PKG@VERSION followed by the server's args, with env. It skips t without
+// npm or node.
 func npmDecl(t *testing.T, pkg string, args []string, env map[string]string) map[string]any {
 	t.Helper()
-	dir := os.Getenv("SKILLGATE_TEST_NPM_DIR")
-	if dir == "" {
-		t.Skip("SKILLGATE_TEST_NPM_DIR is not set; run: eval \"$(scripts/setup-npm.sh)\"")
+	for _, tool := range []string{"npm", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
+	version, ok := npmVersions[pkg]
+	if !ok {
+		t.Fatalf("no pinned version of %s", pkg)
 	}
-	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		t.Fatalf("%s: %v (re-run scripts/setup-npm.sh)", pkg, err)
-	}
-	d := map[string]any{"command": node, "args": append([]string{entry}, args...)}
+	d := map[string]any{"command": "npx", "args": append([]string{"-y", "@modelcontextprotocol/" + pkg + "@" + version}, args...)}
 	if env != nil {
 		d["env"] = env
 	}
 	return d
+}
+
+// checkPackage checks that r pinned one package, pkg at its version, with
+// the registry's sha512 integrity, for server.
+func checkPackage(t *testing.T, r *install.Review, server, pkg string) {
+	t.Helper()
+	if r.Provenance == nil || len(r.Provenance.Packages) != 1 {
+		t.Fatalf("provenance: %+v", r.Provenance)
+	}
+	p := r.Provenance.Packages[0]
+	if p.Server != server || p.Name != "@modelcontextprotocol/"+pkg || p.Version != npmVersions[pkg] || !strings.HasPrefix(p.Integrity, "sha512-") {
+		t.Errorf("package: server %s, %s@%s, integrity %q", p.Server, p.Name, p.Version, p.Integrity)
+	}
 }
 
 // TestNPMServers installs one skill per real npm server: introspection,
@@ -49,13 +90,14 @@ func TestNPMServers(t *testing.T) {
 	files := t.TempDir()
 	tests := []struct {
 		skill, server, body string
+		pkg                 string
 		decl                func(t *testing.T) map[string]any
 		serverInfo          string
 		proposal            string
 		risk                map[string]string
 	}{
 		{
-			skill: "files", server: "fs", body: "allowed-tools: fs/read_text_file fs/write_file fs/list_directory\n---\nRead and write notes.\n",
+			skill: "files", server: "fs", pkg: "server-filesystem", body: "allowed-tools: fs/read_text_file fs/write_file fs/list_directory\n---\nRead and write notes.\n",
 			decl:       func(t *testing.T) map[string]any { return npmDecl(t, "server-filesystem", []string{files}, nil) },
 			serverInfo: "secure-filesystem-server@0.2.0",
 			proposal:   "fs/list_directory,fs/read_text_file,fs/write_file",
@@ -65,7 +107,7 @@ func TestNPMServers(t *testing.T) {
 			},
 		},
 		{
-			skill: "memory", server: "mem", body: "---\nRemember facts with `create_entities` and `read_graph`.\n",
+			skill: "memory", server: "mem", pkg: "server-memory", body: "---\nRemember facts with `create_entities` and `read_graph`.\n",
 			decl: func(t *testing.T) map[string]any {
 				return npmDecl(t, "server-memory", nil, map[string]string{"MEMORY_FILE_PATH": filepath.Join(files, "memory.jsonl")})
 			},
@@ -77,7 +119,7 @@ func TestNPMServers(t *testing.T) {
 			},
 		},
 		{
-			skill: "everything", server: "ev", body: "allowed-tools: ev/echo ev/gzip-file-as-resource\n---\nEcho and compress.\n",
+			skill: "everything", server: "ev", pkg: "server-everything", body: "allowed-tools: ev/echo ev/gzip-file-as-resource\n---\nEcho and compress.\n",
 			decl:       func(t *testing.T) map[string]any { return npmDecl(t, "server-everything", nil, nil) },
 			serverInfo: "mcp-servers/everything@2.0.0",
 			proposal:   "ev/echo,ev/gzip-file-as-resource",
@@ -92,7 +134,7 @@ func TestNPMServers(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			decl := tc.decl(t)
-			e := newEnv(t, install.Options{})
+			e := newEnv(t, npmOptions(t))
 			src := writeSkill(t, t.TempDir(), tc.skill, tc.body, map[string]any{tc.server: decl})
 			r, err := e.svc.Install(ctx, src, "operator:ana")
 			if err != nil {
@@ -101,6 +143,7 @@ func TestNPMServers(t *testing.T) {
 			if r.State != store.StateAwaitingApproval {
 				t.Fatalf("state %s: %s", r.State, r.Reason)
 			}
+			checkPackage(t, r, tc.server, tc.pkg)
 			if got := r.Servers[0].Server.String(); got != tc.serverInfo {
 				t.Errorf("server %s", got)
 			}
@@ -157,17 +200,19 @@ func TestNPMOperatorOverride(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	decl := npmDecl(t, "server-everything", nil, nil)
-	e := newEnv(t, install.Options{})
+	e := newEnv(t, npmOptions(t))
 	src := writeSkill(t, t.TempDir(), "zipper", "allowed-tools: ev/gzip-file-as-resource\n---\nCompress.\n", map[string]any{"ev": decl})
-	if _, err := e.svc.Install(ctx, src, "operator:ana"); err != nil {
+	r, err := e.svc.Install(ctx, src, "operator:ana")
+	if err != nil {
 		t.Fatal(err)
 	}
+	checkPackage(t, r, "ev", "server-everything")
 	c := install.Completion{Capability: "ev/gzip-file-as-resource", DataEgress: "none", Why: "we run it offline in a sandbox without network"}
 	if _, err := e.svc.Complete(ctx, "zipper", c, "operator:ana"); err == nil || !strings.Contains(err.Error(), "is below what the server declared (network, from annotations); pass --force") {
 		t.Fatalf("without force: %v", err)
 	}
 	c.Force = true
-	r, err := e.svc.Complete(ctx, "zipper", c, "operator:ana")
+	r, err = e.svc.Complete(ctx, "zipper", c, "operator:ana")
 	if err != nil {
 		t.Fatal(err)
 	}
