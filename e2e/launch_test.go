@@ -58,7 +58,7 @@ type launchReviewJSON struct {
 		Version  string
 		Packages []struct {
 			Server, Launcher, Ecosystem, Name, Requested, Version, Integrity, Registry, Bin, Interpreter, Tree string
-			Dependencies                                                                                    []struct{ Name, Version, Integrity string }
+			Dependencies                                                                                       []struct{ Name, Version, Integrity string }
 		}
 	}
 	Servers []struct {
@@ -68,7 +68,7 @@ type launchReviewJSON struct {
 	}
 	Previous *struct {
 		PackagesChanged []struct {
-			Server, Name, From, To string
+			Server, Name, From, To  string
 			Added, Removed, Changed []string
 		}
 	}
