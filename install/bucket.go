@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skillgate/skillgate/launch"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -38,6 +40,9 @@ type bucketRecord struct {
 	// Artefacts are the artefact files stored beside the tree, each with
 	// the SHA-256 of its content.
 	Artefacts map[string]string `json:"artefacts"`
+	// Packages are the fetched packages' trees stored beside it, one
+	// archive per server id (packages/<id>.tar.gz), with its size.
+	Packages map[string]int64 `json:"packages,omitempty"`
 }
 
 // bucketKeys returns the prefix of a version's objects in the bucket and
@@ -101,6 +106,10 @@ func (s *Service) replicate(ctx context.Context, in store.Install) error {
 			return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
 		}
 	}
+	pkgSizes, err := s.replicatePackages(ctx, in, prefix)
+	if err != nil {
+		return err
+	}
 	for _, name := range slices.Sorted(maps.Keys(arts)) {
 		if err := s.bucket.Put(ctx, prefix+name, strings.NewReader(string(arts[name])), int64(len(arts[name]))); err != nil {
 			return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
@@ -110,7 +119,7 @@ func (s *Service) replicate(ctx context.Context, in store.Install) error {
 	for i, f := range files {
 		plain[i] = skill.File{Path: f.Path, Size: f.Size}
 	}
-	rec, err := json.Marshal(bucketRecord{Key: in.Key, Digest: in.Digest, Files: plain, Artefacts: sums})
+	rec, err := json.Marshal(bucketRecord{Key: in.Key, Digest: in.Digest, Files: plain, Artefacts: sums, Packages: pkgSizes})
 	if err != nil {
 		return err
 	}
@@ -228,8 +237,11 @@ func (s *Service) restore(ctx context.Context, in store.Install) (bool, error) {
 		return false, fmt.Errorf("%w: restore %s from the bucket: %w", ErrStorage, in.Key, err)
 	}
 	got, err := dirDigest(dst)
-	if err == nil && got != in.Digest {
-		err = fmt.Errorf("digest %s, recorded %s", got, in.Digest)
+	if want := contentOf(in); err == nil && got != want {
+		err = fmt.Errorf("digest %s, recorded %s", got, want)
+	}
+	if err == nil {
+		err = s.restorePackages(ctx, in, prefix, rec)
 	}
 	if err != nil {
 		os.RemoveAll(dst)
@@ -261,4 +273,78 @@ func dirDigest(dir string) (string, error) {
 		return "", err
 	}
 	return skill.DigestBytes(files), nil
+}
+
+// replicatePackages stores the fetched packages of in (their trees, one
+// archive per server) under prefix, and returns each archive's size.
+func (s *Service) replicatePackages(ctx context.Context, in store.Install, prefix string) (map[string]int64, error) {
+	pkgs, err := packagesOf(in)
+	if err != nil || len(pkgs) == 0 {
+		return nil, err
+	}
+	sizes := map[string]int64{}
+	for _, p := range pkgs {
+		tmp, err := os.CreateTemp(s.storage.Root, tmpPrefix+"package-")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		err = launch.WriteArchive(ctx, tmp, filepath.Join(in.Dir, PackagesDir, p.Server))
+		var size int64
+		if err == nil {
+			size, err = tmp.Seek(0, io.SeekCurrent)
+		}
+		if err == nil {
+			_, err = tmp.Seek(0, io.SeekStart)
+		}
+		if err == nil {
+			err = s.bucket.Put(ctx, prefix+PackagesDir+"/"+p.Server+".tar.gz", tmp, size)
+		}
+		tmp.Close()
+		os.Remove(tmp.Name())
+		if err != nil {
+			return nil, fmt.Errorf("%w: bucket: %s: package of server %s: %w", ErrStorage, in.Key, p.Server, err)
+		}
+		sizes[p.Server] = size
+	}
+	return sizes, nil
+}
+
+// restorePackages brings back from the bucket the fetched packages of in
+// that rec lists, each kept only when its tree hashes to the digest
+// pinned for it.
+func (s *Service) restorePackages(ctx context.Context, in store.Install, prefix string, rec bucketRecord) error {
+	pkgs, err := packagesOf(in)
+	if err != nil || len(pkgs) == 0 {
+		return err
+	}
+	root := filepath.Join(in.Dir, PackagesDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	for _, p := range pkgs {
+		if _, ok := rec.Packages[p.Server]; !ok {
+			return fmt.Errorf("the bucket holds no package for server %s", p.Server)
+		}
+		r, _, err := s.bucket.Get(ctx, prefix+PackagesDir+"/"+p.Server+".tar.gz")
+		if err != nil {
+			return fmt.Errorf("package of server %s: %w", p.Server, err)
+		}
+		tmp := filepath.Join(root, tmpPrefix+p.Server)
+		os.RemoveAll(tmp)
+		err = launch.ExtractArchive(ctx, r, tmp)
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("package of server %s: %w", p.Server, err)
+		}
+		if got, err := launch.TreeDigest(ctx, tmp); err != nil || got != p.Tree {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("package of server %s: its tree hashes to %s, pinned %s (%v)", p.Server, got, p.Tree, err)
+		}
+		dst := filepath.Join(root, p.Server)
+		os.RemoveAll(dst)
+		if err := os.Rename(tmp, dst); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -349,3 +349,13 @@ func packagesAudit(pkgs []launch.Package) map[string]any {
 	}
 	return map[string]any{"packages": out}
 }
+
+// contentOf is the digest of in's skill tree alone: its version's digest,
+// unless its servers launch fetched packages (see launch.VersionDigest).
+func contentOf(in store.Install) string {
+	var p Provenance
+	if len(in.Provenance) > 0 && json.Unmarshal(in.Provenance, &p) == nil && p.version() == in.Digest && p.Digest != "" {
+		return p.Digest
+	}
+	return in.Digest
+}
