@@ -371,6 +371,17 @@ printed and the exit code is 1) or awaiting approval (exit 0). Installing
 never enables it: see 'skillgate review', 'approve' and
 'enable'. Installing a version whose analysis was interrupted resumes it.
 
+A server declared as a package launch (npx -y PKG@VER, npm exec, uvx PKG,
+uv tool run, pipx run) has its package and dependencies fetched with npm or
+pip in a fetch sandbox (the network, no home, no credentials, an empty cache),
+pinned (exact version, integrity, registry: part of the version's digest and
+shown by review), and run from managed storage, offline. Install scripts do
+not run unless allowed by name (--allow-scripts PKG --why TEXT). A registry
+that cannot be reached, a version that does not exist or an integrity
+mismatch refuses the install and records nothing. --registry URL fetches npm
+packages from a mirror; config.yaml's packages section sets the registries,
+caches and offline mode.
+
 The servers run confined while they are introspected (Linux: bubblewrap; the
 host file system read-only, no home directories, the data directory hidden, no
 network unless --allow-network, a memory bound, killed with skillgate). They
@@ -414,7 +425,10 @@ install analysis and its review shows what changed against the approved
 version: tools added and removed, risk raised or lowered, schema and
 description changes field by field, servers added and removed, new
 credentials, new network egress, a change of signer; or that only files
-changed. The approved version keeps serving until you approve the update
+changed. Package launches (npx PKG, uvx PKG) are fetched again: a new
+package version is a new version of the skill, and the review shows the
+package diff (version, integrity, dependencies added, removed, changed).
+The approved version keeps serving until you approve the update
 ('skillgate approve NAME@DIGEST'), which is consent to that comparison: the
 audit record of the approval carries its digest.`,
 			cobra.ExactArgs(1), func(c *cobra.Command) {
