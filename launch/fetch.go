@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -347,6 +348,31 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(keep, "; ")
 }
+
+// maxListed bounds the names nameList lists.
+const maxListed = 10
+
+// nameList joins names a package declares (its programs) for a message:
+// each as it is when it is plain text, quoted otherwise, the first
+// maxListed only.
+func nameList(names []string) string {
+	out := make([]string, 0, min(len(names), maxListed)+1)
+	for i, n := range names {
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("and %d more", len(names)-maxListed))
+			break
+		}
+		if plainName.MatchString(n) {
+			out = append(out, n)
+		} else {
+			out = append(out, strictjson.Quote(n, 100))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// plainName is a name nameList need not quote.
+var plainName = regexp.MustCompile(`^[A-Za-z0-9@/._+~-]{1,100}$`)
 
 // exitCode is err's exit status, or -1.
 func exitCode(err error) int {

@@ -1,10 +1,14 @@
 package launch_test
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/launch"
@@ -116,4 +120,134 @@ func tail(args []string, n int) []string {
 		return nil
 	}
 	return args[len(args)-n:]
+}
+
+// FuzzConsoleScripts feeds the parser of entry_points.txt arbitrary bytes.
+// It must not panic; every script it returns has a trimmed name without
+// "=" that is no comment, and a value cut before any space or "["; and
+// pickScript, which chooses among them as pythonEntry does, returns a
+// value only when it is module:function, and always the valid one it is
+// asked for by name. Its refusals are bounded and printable.
+func FuzzConsoleScripts(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		scripts := launch.ConsoleScripts(data)
+		if scripts == nil {
+			t.Fatal("nil map")
+		}
+		for k, v := range scripts {
+			switch {
+			case k != strings.TrimSpace(k):
+				t.Fatalf("name %q is not trimmed", k)
+			case strings.Contains(k, "="):
+				t.Fatalf("name %q holds =", k)
+			case strings.HasPrefix(k, "#"):
+				t.Fatalf("name %q is a comment", k)
+			case strings.ContainsAny(v, " ["):
+				t.Fatalf("value %q of %q holds a space or [", v, k)
+			case v != strings.TrimLeftFunc(v, unicode.IsSpace):
+				t.Fatalf("value %q of %q is not trimmed", v, k)
+			}
+		}
+		l := launch.Launch{Launcher: launch.LauncherUVX, Ecosystem: launch.PyPI, Package: "echo-mcp"}
+		ep, err := launch.PickScript(scripts, l)
+		if err == nil && !launch.EntryPointPattern.MatchString(ep) {
+			t.Fatalf("pickScript picked %q, not module:function", ep)
+		}
+		if err == nil && !slices.Contains(slices.Collect(maps.Values(scripts)), ep) {
+			t.Fatalf("pickScript picked %q, none of %q", ep, scripts)
+		}
+		checkMessage(t, err)
+		for k, v := range scripts {
+			if k == "" {
+				continue
+			}
+			l.Bin = k
+			ep, err := launch.PickScript(scripts, l)
+			valid := launch.EntryPointPattern.MatchString(v)
+			switch {
+			case valid && (err != nil || ep != v):
+				t.Fatalf("script %q = %q: pickScript = %q, %v", k, v, ep, err)
+			case !valid && err == nil:
+				t.Fatalf("script %q = %q accepted as %q", k, v, ep)
+			}
+			checkMessage(t, err)
+		}
+	})
+}
+
+// checkMessage fails t when err, an error about a package's metadata, is
+// unbounded or carries a control character.
+func checkMessage(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	msg := err.Error()
+	if len(msg) > 4096 {
+		t.Fatalf("error of %d bytes", len(msg))
+	}
+	for _, r := range msg {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u202e' || r == '\u2066' {
+			t.Fatalf("error %q carries control character %U", msg, r)
+		}
+	}
+}
+
+// FuzzNPMLock feeds the reader of package-lock.json arbitrary bytes and
+// package names. It must not panic; it refuses only with ErrFetch or
+// ErrUnsupported; and what it accepts has an integrity, and dependencies
+// sorted by name and version, each once, each with an integrity.
+func FuzzNPMLock(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte, pkg string) {
+		l := launch.Launch{Launcher: launch.LauncherNPX, Ecosystem: launch.NPM, Package: pkg}
+		p, scripts, err := launch.NPMLockPins(data, "srv", l, "http://127.0.0.1:1/")
+		if err != nil {
+			msg := err.Error()
+			switch {
+			case errors.Is(err, launch.ErrFetch):
+				if !strings.HasPrefix(msg, "package fetch failed: server srv: ") {
+					t.Fatalf("error %q", msg)
+				}
+			case errors.Is(err, launch.ErrUnsupported):
+				if !strings.HasPrefix(msg, "launch cannot be pinned: server srv: ") {
+					t.Fatalf("error %q", msg)
+				}
+			default:
+				t.Fatalf("error %q wraps neither ErrFetch nor ErrUnsupported", msg)
+			}
+			if !reflect.DeepEqual(p, launch.Package{}) || scripts != nil {
+				t.Fatalf("error %q with %+v, %+v", msg, p, scripts)
+			}
+			return
+		}
+		if p.Integrity == "" {
+			t.Fatalf("accepted %s without an integrity", pkg)
+		}
+		if p.Registry != "http://127.0.0.1:1/" {
+			t.Fatalf("registry %q", p.Registry)
+		}
+		for i, d := range p.Dependencies {
+			if d.Integrity == "" {
+				t.Fatalf("dependency %+v without an integrity", d)
+			}
+			if i > 0 {
+				prev := p.Dependencies[i-1]
+				if prev.Name > d.Name || prev.Name == d.Name && prev.Version >= d.Version {
+					t.Fatalf("dependencies out of order or twice: %+v then %+v", prev, d)
+				}
+			}
+		}
+		var lock struct {
+			Packages map[string]json.RawMessage `json:"packages"`
+		}
+		if err := json.Unmarshal(data, &lock); err != nil {
+			t.Fatalf("accepted a lock that is not JSON: %v", err)
+		}
+		if _, ok := lock.Packages["node_modules/"+pkg]; !ok {
+			t.Fatalf("accepted a lock without node_modules/%s", pkg)
+		}
+		if len(p.Dependencies) >= len(lock.Packages) || len(scripts) > len(lock.Packages) {
+			t.Fatalf("%d dependencies and %d scripts of %d packages", len(p.Dependencies), len(scripts), len(lock.Packages))
+		}
+	})
 }

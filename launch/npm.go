@@ -101,17 +101,44 @@ func (f *Fetcher) fetchNPM(ctx context.Context, server string, l Launch, dir, wo
 	if err != nil {
 		return Package{}, fmt.Errorf("%w: server %s: npm wrote no package-lock.json for %s: %w", ErrFetch, server, l.Spec(), err)
 	}
+	p, scripts, err := npmLockPins(lockData, server, l, reg)
+	if err != nil {
+		return Package{}, err
+	}
+	p.Interpreter = node
+	if err := f.npmScripts(ctx, server, l, dir, env, write, npm, scripts, allow); err != nil {
+		return Package{}, err
+	}
+	for i := range scripts {
+		if why, ok := allow[scripts[i].Package]; ok {
+			scripts[i].Allowed, scripts[i].Why = true, why
+		}
+	}
+	p.Scripts = scripts
+	if p.Bin, err = npmBin(dir, l); err != nil {
+		return Package{}, fmt.Errorf("%w: server %s: %w", ErrUnsupported, server, err)
+	}
+	return p, nil
+}
+
+// npmLockPins reads what npm installed for l from its package-lock.json,
+// lockData: the package's version and integrity (as p's Version and
+// Integrity, with Registry reg), every other package of the tree with its
+// integrity (p's Dependencies, sorted by name and version, each once), and
+// the packages that declare install scripts (in path order). A dependency
+// linked from outside the registry, or without an integrity, is refused.
+func npmLockPins(lockData []byte, server string, l Launch, reg string) (Package, []Script, error) {
 	var lock npmLock
 	if err := json.Unmarshal(lockData, &lock); err != nil {
-		return Package{}, fmt.Errorf("%w: server %s: package-lock.json: %w", ErrFetch, server, err)
+		return Package{}, nil, fmt.Errorf("%w: server %s: package-lock.json: %w", ErrFetch, server, err)
 	}
 	top, ok := lock.Packages["node_modules/"+l.Package]
 	if !ok {
-		return Package{}, fmt.Errorf("%w: server %s: npm did not install %s", ErrFetch, server, l.Spec())
+		return Package{}, nil, fmt.Errorf("%w: server %s: npm did not install %s", ErrFetch, server, l.Spec())
 	}
-	p := Package{Version: top.Version, Integrity: top.Integrity, Registry: reg, Interpreter: node}
+	p := Package{Version: top.Version, Integrity: top.Integrity, Registry: reg}
 	if p.Integrity == "" {
-		return Package{}, fmt.Errorf("%w: server %s: %s gave no integrity for %s@%s; use a registry that does; nothing was installed", ErrFetch, server, reg, l.Package, top.Version)
+		return Package{}, nil, fmt.Errorf("%w: server %s: %s gave no integrity for %s@%s; use a registry that does; nothing was installed", ErrFetch, server, reg, l.Package, top.Version)
 	}
 	seen := map[string]bool{}
 	var scripts []Script
@@ -134,10 +161,10 @@ func (f *Fetcher) fetchNPM(ctx context.Context, server string, l Launch, dir, wo
 			continue
 		}
 		if e.Link {
-			return Package{}, fmt.Errorf("%w: server %s: %s links %s from outside the registry; nothing was installed", ErrUnsupported, server, l.Spec(), name)
+			return Package{}, nil, fmt.Errorf("%w: server %s: %s links %s from outside the registry; nothing was installed", ErrUnsupported, server, l.Spec(), name)
 		}
 		if e.Integrity == "" {
-			return Package{}, fmt.Errorf("%w: server %s: %s gave no integrity for %s@%s; use a registry that does; nothing was installed", ErrFetch, server, reg, name, e.Version)
+			return Package{}, nil, fmt.Errorf("%w: server %s: %s gave no integrity for %s@%s; use a registry that does; nothing was installed", ErrFetch, server, reg, name, e.Version)
 		}
 		if id := name + "@" + e.Version; !seen[id] {
 			seen[id] = true
@@ -148,19 +175,7 @@ func (f *Fetcher) fetchNPM(ctx context.Context, server string, l Launch, dir, wo
 		a, b := p.Dependencies[i], p.Dependencies[j]
 		return a.Name < b.Name || a.Name == b.Name && a.Version < b.Version
 	})
-	if err := f.npmScripts(ctx, server, l, dir, env, write, npm, scripts, allow); err != nil {
-		return Package{}, err
-	}
-	for i := range scripts {
-		if why, ok := allow[scripts[i].Package]; ok {
-			scripts[i].Allowed, scripts[i].Why = true, why
-		}
-	}
-	p.Scripts = scripts
-	if p.Bin, err = npmBin(dir, l); err != nil {
-		return Package{}, fmt.Errorf("%w: server %s: %w", ErrUnsupported, server, err)
-	}
-	return p, nil
+	return p, scripts, nil
 }
 
 // npmScripts refuses a tree with install scripts the operator has not
@@ -196,7 +211,7 @@ func (f *Fetcher) npmScripts(ctx context.Context, server string, l Launch, dir s
 			return ctx.Err()
 		}
 		return fmt.Errorf("%w: server %s: the allowed install scripts of %s failed (exit %d): %s; nothing was installed",
-			ErrFetch, server, strings.Join(allowed, ", "), exitCode(err), lastLines(out, 4))
+			ErrFetch, server, strings.Join(allowed, ", "), exitCode(err), lastLines(npmOutput(out), 4))
 	}
 	return nil
 }
@@ -256,7 +271,7 @@ func npmBin(dir string, l Launch) (string, error) {
 	case l.Bin != "":
 		r, ok := bins[l.Bin]
 		if !ok {
-			return "", fmt.Errorf("%s@%s has no program %s; it has %s", l.Package, m.Version, strictjson.Quote(l.Bin, 100), strings.Join(names, ", "))
+			return "", fmt.Errorf("%s@%s has no program %s; it has %s", l.Package, m.Version, strictjson.Quote(l.Bin, 100), nameList(names))
 		}
 		rel = r
 	case len(bins) == 1:
@@ -264,7 +279,7 @@ func npmBin(dir string, l Launch) (string, error) {
 	default:
 		r, ok := bins[base]
 		if !ok {
-			return "", fmt.Errorf("%s@%s has several programs (%s); name one: npx --package=%s %s", l.Package, m.Version, strings.Join(names, ", "), l.Package, names[0])
+			return "", fmt.Errorf("%s@%s has several programs (%s); name one: npx --package=%s %s", l.Package, m.Version, nameList(names), l.Package, nameList(names[:1]))
 		}
 		rel = r
 	}
@@ -290,6 +305,18 @@ func npmError(server string, l Launch, reg string, offline bool, out string, err
 		return false
 	}
 	spec := l.Spec()
+	// needs is the error naming what npm could not find (the spec after
+	// before, up to cut or the end of the line, without a final "."),
+	// when that is a dependency of l, not l; nil otherwise.
+	needs := func(before, cut, missing string) error {
+		dep, _, _ := strings.Cut(npmAfter(out, before), cut)
+		dep = strings.TrimSuffix(dep, ".")
+		if name := npmSpecName(dep); name == "" || name == l.Package {
+			return nil
+		}
+		return fmt.Errorf("%w: server %s: %s needs %s, which %s; fix the version in mcp.json to one whose dependencies the registry has, or set packages.npm.registry to the registry that has them; nothing was installed",
+			ErrFetch, server, spec, strictjson.Quote(dep, 200), missing)
+	}
 	switch {
 	case has("EINTEGRITY"):
 		return fmt.Errorf("%w: server %s: %s from %s does not match its integrity hash (EINTEGRITY): the registry served other bytes than it announced, or a cache holds a corrupted copy; nothing was installed",
@@ -298,6 +325,10 @@ func npmError(server string, l Launch, reg string, offline bool, out string, err
 		return fmt.Errorf("%w: server %s: %s is not in the local cache and packages.npm.offline is set; fetch it once with the network, or fill the cache (npm cache add %s --cache DIR); nothing was installed",
 			ErrFetch, server, spec, spec)
 	case has("ETARGET", "No matching version"):
+		// "No matching version found for zeta-lib@^9."
+		if err := needs("No matching version found for ", ". ", "no version in "+reg+" satisfies"); err != nil {
+			return err
+		}
 		want := l.Requested
 		if want == "" {
 			want = "latest"
@@ -305,6 +336,10 @@ func npmError(server string, l Launch, reg string, offline bool, out string, err
 		return fmt.Errorf("%w: server %s: %s has no version matching %s in %s; see the versions with npm view %s versions --registry %s, and fix the version in mcp.json; nothing was installed",
 			ErrFetch, server, l.Package, strictjson.Quote(want, 100), reg, l.Package, reg)
 	case has("E404", "404 Not Found"):
+		// "The requested resource 'gone-lib@^1.0.0' could not be found"
+		if err := needs("The requested resource '", "' ", "is not in the registry "+reg); err != nil {
+			return err
+		}
 		return fmt.Errorf("%w: server %s: %s is not in the registry %s; check the package name in mcp.json, or set packages.npm.registry to the registry that has it; nothing was installed",
 			ErrFetch, server, l.Package, reg)
 	case has("ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "ENETUNREACH", "EHOSTUNREACH", "network request"):
@@ -313,7 +348,40 @@ func npmError(server string, l Launch, reg string, offline bool, out string, err
 	case has("E401", "E403"):
 		return fmt.Errorf("%w: server %s: the npm registry %s refused %s (%s); nothing was installed", ErrFetch, server, reg, spec, npmCode(out))
 	}
-	return fmt.Errorf("%w: server %s: npm install %s from %s failed (exit %d): %s; nothing was installed", ErrFetch, server, spec, reg, exitCode(err), lastLines(out, 4))
+	return fmt.Errorf("%w: server %s: npm install %s from %s failed (exit %d): %s; nothing was installed", ErrFetch, server, spec, reg, exitCode(err), lastLines(npmOutput(out), 4))
+}
+
+// npmAfter returns the rest of the line of out after the first before,
+// trimmed, or "".
+func npmAfter(out, before string) string {
+	_, rest, ok := strings.Cut(out, before)
+	if !ok {
+		return ""
+	}
+	rest, _, _ = strings.Cut(rest, "\n")
+	return strings.TrimSpace(rest)
+}
+
+// npmSpecName is the package name of an npm spec: "@acme/x@^1" is
+// "@acme/x", a spec without a version its name.
+func npmSpecName(spec string) string {
+	if i := strings.LastIndex(spec, "@"); i > 0 {
+		return spec[:i]
+	}
+	return spec
+}
+
+// npmOutput is npm's output without its pointer to its debug log, which
+// lies in the fetch's work directory, removed with it.
+func npmOutput(out string) string {
+	lines := strings.Split(out, "\n")
+	keep := lines[:0]
+	for _, l := range lines {
+		if !strings.Contains(l, "A complete log of this run can be found in") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // npmCode returns the first "npm error code X" of out, or "no answer".

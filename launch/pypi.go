@@ -46,6 +46,7 @@ var (
 	sha256Pattern     = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	distNamePattern   = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 	versionPattern    = regexp.MustCompile(`^[A-Za-z0-9.+!_-]+$`)
+	distNameRun       = regexp.MustCompile(`^[A-Za-z0-9._-]+`)
 )
 
 // normalizeName is a Python package name as PEP 503 compares it.
@@ -199,26 +200,18 @@ func pythonEntry(site string, l Launch) (string, error) {
 	if info == "" {
 		return "", fmt.Errorf("%s: pip installed no metadata for it", l.Package)
 	}
-	scripts := map[string]string{}
-	if f, err := os.Open(filepath.Join(info, "entry_points.txt")); err == nil {
-		defer f.Close()
-		section := ""
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
-				section = strings.TrimSpace(line[1 : len(line)-1])
-				continue
-			}
-			if k, v, ok := strings.Cut(line, "="); ok && section == "console_scripts" {
-				v = strings.TrimSpace(v)
-				if i := strings.IndexAny(v, " ["); i >= 0 { // "mod:fn [extra]"
-					v = v[:i]
-				}
-				scripts[strings.TrimSpace(k)] = v
-			}
-		}
+	var scripts map[string]string
+	if data, err := readBounded(filepath.Join(info, "entry_points.txt")); err == nil {
+		scripts = consoleScripts(data)
 	}
+	return pickScript(scripts, l)
+}
+
+// pickScript returns the entry point of the console script of scripts
+// (name → entry point) the launcher runs: l.Bin, the one named after the
+// package, or the package's only one; it refuses one that is not
+// module:function.
+func pickScript(scripts map[string]string, l Launch) (string, error) {
 	names := make([]string, 0, len(scripts))
 	for n := range scripts {
 		names = append(names, n)
@@ -231,26 +224,56 @@ func pythonEntry(site string, l Launch) (string, error) {
 	case l.Bin != "":
 		v, ok := scripts[l.Bin]
 		if !ok {
-			return "", fmt.Errorf("%s has no program %s; it has %s", l.Package, strictjson.Quote(l.Bin, 100), strings.Join(names, ", "))
+			return "", fmt.Errorf("%s has no program %s; it has %s", l.Package, strictjson.Quote(l.Bin, 100), nameList(names))
 		}
 		ep = v
 	default:
+		found := false
 		for _, n := range names {
 			if normalizeName(n) == normalizeName(l.Package) {
-				ep = scripts[n]
+				ep, found = scripts[n], true
 			}
 		}
-		if ep == "" && len(names) == 1 {
-			ep = scripts[names[0]]
+		if !found && len(names) == 1 {
+			ep, found = scripts[names[0]], true
 		}
-		if ep == "" {
-			return "", fmt.Errorf("%s has several programs (%s); name one: uvx --from %s %s", l.Package, strings.Join(names, ", "), l.Package, names[0])
+		if !found {
+			return "", fmt.Errorf("%s has several programs (%s); name one: uvx --from %s %s", l.Package, nameList(names), l.Package, nameList(names[:1]))
 		}
 	}
 	if !entryPointPattern.MatchString(ep) {
 		return "", fmt.Errorf("%s: its entry point %s is not module:function", l.Package, strictjson.Quote(ep, 200))
 	}
 	return ep, nil
+}
+
+// consoleScripts returns the [console_scripts] section of an
+// entry_points.txt: each script's name and its value up to the first space
+// or "[" (the extras), both trimmed. A line starting with "#" is a comment,
+// as Python reads the file. The value is not checked: the caller refuses
+// one that is not module:function.
+func consoleScripts(data []byte) map[string]string {
+	scripts := map[string]string{}
+	section := ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			section = strings.TrimSpace(line[1 : len(line)-1])
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && section == "console_scripts" {
+			v = strings.TrimSpace(v)
+			if i := strings.IndexAny(v, " ["); i >= 0 { // "mod:fn [extra]"
+				v = v[:i]
+			}
+			scripts[strings.TrimSpace(k)] = v
+		}
+	}
+	return scripts
 }
 
 // pipError turns pip's failure into what the operator can act on.
@@ -264,11 +287,28 @@ func pipError(server string, l Launch, reg string, offline bool, out string, err
 		return false
 	}
 	spec := l.Spec()
+	// What pip could not find may be a dependency of l, not l: "No
+	// matching distribution found for gone-lib>=1".
+	var needs error
+	if _, rest, ok := strings.Cut(out, "No matching distribution found for "); ok {
+		req, _, _ := strings.Cut(rest, "\n")
+		req = strings.TrimSpace(req)
+		if name := distNameRun.FindString(req); name != "" && normalizeName(name) != normalizeName(l.Package) {
+			fix := "fix the version in mcp.json to one whose dependencies the index has, or set packages.pypi.index to an index that has them"
+			if offline {
+				fix = "put its wheels there (packages.pypi.offline is set)"
+			}
+			needs = fmt.Errorf("%w: server %s: %s needs %s, which no wheel in %s satisfies; %s; nothing was installed",
+				ErrFetch, server, spec, strictjson.Quote(req, 200), reg, fix)
+		}
+	}
 	switch {
 	case has("DO NOT MATCH THE HASHES"):
 		return fmt.Errorf("%w: server %s: %s from %s does not match its sha256 hash: the index served other bytes than it announced; nothing was installed", ErrFetch, server, spec, reg)
 	case has("Failed to establish a new connection", "Max retries exceeded", "ConnectionError", "Could not fetch URL", "NewConnectionError", "Name or service not known", "timed out"):
 		return fmt.Errorf("%w: server %s: the package index %s cannot be reached to fetch %s; check the network, or set packages.pypi.index in config.yaml to a mirror this machine reaches (or packages.pypi.find_links to a directory of wheels); nothing was installed", ErrFetch, server, reg, spec)
+	case needs != nil:
+		return needs
 	case has("(from versions: none)"):
 		if offline {
 			return fmt.Errorf("%w: server %s: %s has no wheel in %s (packages.pypi.offline is set); put its wheels there; nothing was installed", ErrFetch, server, l.Package, reg)

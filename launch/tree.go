@@ -91,13 +91,29 @@ func treeDigest(ctx context.Context, dir string, lim treeLimits) (string, error)
 			}
 			return err
 		default:
-			return fmt.Errorf("%s is a %s, not a file or a link", rel, t.Type())
+			return fmt.Errorf("%s is a %s, not a file or a link", rel, typeName(t))
 		}
 	})
 	if err != nil {
 		return "", err
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// typeName names the type of an entry that is neither a regular file, a
+// link nor a directory.
+func typeName(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case t&fs.ModeSocket != 0:
+		return "socket"
+	case t&fs.ModeCharDevice != 0:
+		return "character device"
+	case t&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "file of type " + t.Type().String()
 }
 
 // writeEntry writes one entry's header: its kind, path, size and, for a
