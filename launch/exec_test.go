@@ -263,6 +263,11 @@ func TestVersionDigestBindsEveryField(t *testing.T) {
 			f.SetString(f.String() + "x")
 		case reflect.Bool:
 			f.SetBool(!f.Bool())
+		case reflect.Slice:
+			if f.Type().Elem().Kind() != reflect.String {
+				t.Fatalf("field %s of kind %s: teach this test to change it", name, f.Kind())
+			}
+			f.Set(reflect.Append(f, reflect.ValueOf("zod@3.25.76")))
 		default:
 			t.Fatalf("field %s of kind %s: teach this test to change it", name, f.Kind())
 		}

@@ -209,6 +209,14 @@ type client struct {
 // errTooLarge is the cause of a client stopped for a tree past the bounds.
 var errTooLarge = errors.New("the fetched tree grew past its bounds")
 
+// watchSlackBytes and watchSlackFiles are what a fetch may hold past
+// twice a tree's bounds (the client's cache and logs) before it is
+// stopped.
+const (
+	watchSlackBytes = 64 << 20
+	watchSlackFiles = 1000
+)
+
 // sizeEvery is how often a tree being fetched is measured.
 const sizeEvery = 250 * time.Millisecond
 
@@ -234,7 +242,9 @@ func (f *Fetcher) run(ctx context.Context, c client) (string, error) {
 						dn, df := treeSize(d)
 						n, files = n+dn, files+df
 					}
-					if n > 2*f.opts.MaxBytes || files > 2*f.opts.MaxFiles {
+					// Far past the bounds only: the tree's own bounds
+					// are checked exactly once it is written.
+					if n > 2*f.opts.MaxBytes+watchSlackBytes || files > 2*f.opts.MaxFiles+watchSlackFiles {
 						cancel(fmt.Errorf("%w: %d bytes in %d files while fetching, over twice the bounds of a tree (%d bytes, %d files; packages.max_bytes)", errTooLarge, n, files, f.opts.MaxBytes, f.opts.MaxFiles))
 						return
 					}
@@ -381,4 +391,14 @@ func exitCode(err error) int {
 		return xe.ExitCode()
 	}
 	return -1
+}
+
+// containsAny reports whether s holds one of subs.
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
 }

@@ -296,14 +296,7 @@ func npmBin(dir string, l Launch) (string, error) {
 
 // npmError turns npm's failure into what the operator can act on.
 func npmError(server string, l Launch, reg string, offline bool, out string, err error) error {
-	has := func(s ...string) bool {
-		for _, x := range s {
-			if strings.Contains(out, x) {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(s ...string) bool { return containsAny(out, s...) }
 	spec := l.Spec()
 	// needs is the error naming what npm could not find (the spec after
 	// before, up to cut or the end of the line, without a final "."),

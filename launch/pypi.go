@@ -278,14 +278,7 @@ func consoleScripts(data []byte) map[string]string {
 
 // pipError turns pip's failure into what the operator can act on.
 func pipError(server string, l Launch, reg string, offline bool, out string, err error) error {
-	has := func(s ...string) bool {
-		for _, x := range s {
-			if strings.Contains(out, x) {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(s ...string) bool { return containsAny(out, s...) }
 	spec := l.Spec()
 	// What pip could not find may be a dependency of l, not l: "No
 	// matching distribution found for gone-lib>=1".
