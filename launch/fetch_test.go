@@ -1171,6 +1171,11 @@ func TestNPMLockPins(t *testing.T) {
 		lock: `{"packages":{"node_modules/@acme/echo-mcp":{"version":"1.0.0","integrity":"sha512-e"}}}`,
 		want: launch.Package{Version: "1.0.0", Integrity: "sha512-e", Registry: reg},
 	}, {
+		name: "a bundled dependency, covered by its parent's integrity",
+		pkg:  "echo-mcp",
+		lock: `{"packages":{"node_modules/echo-mcp":{"version":"1.0.0","integrity":"sha512-e"},"node_modules/echo-mcp/node_modules/inner":{"version":"2.0.0","inBundle":true}}}`,
+		want: launch.Package{Version: "1.0.0", Integrity: "sha512-e", Registry: reg, Dependencies: []launch.Dependency{{Name: "inner", Version: "2.0.0"}}},
+	}, {
 		name: "not JSON",
 		pkg:  "echo-mcp",
 		lock: `{"packages":`,

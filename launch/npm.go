@@ -25,6 +25,7 @@ type npmLock struct {
 		Resolved         string `json:"resolved"`
 		Link             bool   `json:"link"`
 		HasInstallScript bool   `json:"hasInstallScript"`
+		InBundle         bool   `json:"inBundle"`
 	} `json:"packages"`
 }
 
@@ -163,7 +164,9 @@ func npmLockPins(lockData []byte, server string, l Launch, reg string) (Package,
 		if e.Link {
 			return Package{}, nil, fmt.Errorf("%w: server %s: %s links %s from outside the registry; nothing was installed", ErrUnsupported, server, l.Spec(), name)
 		}
-		if e.Integrity == "" {
+		// A bundled dependency comes inside its parent's archive, which
+		// the parent's integrity covers.
+		if e.Integrity == "" && !e.InBundle {
 			return Package{}, nil, fmt.Errorf("%w: server %s: %s gave no integrity for %s@%s; use a registry that does; nothing was installed", ErrFetch, server, reg, name, e.Version)
 		}
 		if id := name + "@" + e.Version; !seen[id] {
