@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 )
 
@@ -209,23 +208,73 @@ func (v *Verifier) Verify(ctx context.Context, dir, want string) error {
 	return nil
 }
 
-// fingerprint hashes the metadata of every entry below dir.
+// fingerprint hashes the metadata of every entry below dir: each
+// directory's entries (name, size, mode, modification and change times,
+// inode) and, for a subdirectory, its own fingerprint, so that
+// directories are read concurrently (a start waits on thousands of
+// lstat calls, which run in parallel on every core).
 func fingerprint(dir string) (string, error) {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("the fetched tree is missing")
+	}
+	sem := make(chan struct{}, fingerprintWorkers)
+	sum, err := fingerprintDir(dir, sem)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("the fetched tree is missing")
+	}
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(sum), nil
+}
+
+// fingerprintWorkers bounds the directories read at once.
+const fingerprintWorkers = 8
+
+// fingerprintDir is the fingerprint of dir's subtree; sem bounds the
+// goroutines reading subdirectories.
+func fingerprintDir(dir string, sem chan struct{}) ([]byte, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]fs.FileInfo, len(ents))
+	subs := make([][]byte, len(ents))
+	errs := make([]error, len(ents))
+	var wg sync.WaitGroup
+	for i, e := range ents {
+		if infos[i], errs[i] = e.Info(); errs[i] != nil {
+			continue
+		}
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		select {
+		case sem <- struct{}{}:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				subs[i], errs[i] = fingerprintDir(sub, sem)
+				<-sem
+			}()
+		default: // every worker busy: read it here
+			subs[i], errs[i] = fingerprintDir(sub, sem)
+		}
+	}
+	wg.Wait()
 	h := sha256.New()
 	var n [8]byte
 	put := func(v uint64) {
 		binary.BigEndian.PutUint64(n[:], v)
 		h.Write(n[:])
 	}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for i, e := range ents {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h.Write([]byte(strings.TrimPrefix(p, dir)))
+		info := infos[i]
+		h.Write([]byte(e.Name()))
 		h.Write([]byte{0})
 		put(uint64(info.Size()))
 		put(uint64(info.Mode()))
@@ -233,15 +282,9 @@ func fingerprint(dir string) (string, error) {
 		ino, ctime := inodeAndChange(info)
 		put(ino)
 		put(ctime)
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", errors.New("the fetched tree is missing")
+		h.Write(subs[i])
 	}
-	if err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return h.Sum(nil), nil
 }
 
 // digestOf is "sha256:" and the hex SHA-256 of b.
