@@ -2,8 +2,17 @@
 
 package launch
 
-import "io/fs"
+import (
+	"os"
+	"path/filepath"
+)
 
-// inodeAndChange returns 0s where the change time is not read: the
-// fingerprint then rests on size, mode and modification time.
-func inodeAndChange(fs.FileInfo) (ino, ctime uint64) { return 0, 0 }
+// statAt reads the metadata of name in the directory dir without
+// following a link.
+func statAt(_ *os.File, dir, name string) (entryMeta, error) {
+	info, err := os.Lstat(filepath.Join(dir, name))
+	if err != nil {
+		return entryMeta{}, err
+	}
+	return entryMeta{size: uint64(info.Size()), mode: uint64(info.Mode()), mtime: uint64(info.ModTime().UnixNano())}, nil
+}

@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -228,22 +230,31 @@ func fingerprint(dir string) (string, error) {
 	return hex.EncodeToString(sum), nil
 }
 
+// entryMeta is what a fingerprint keeps of an entry.
+type entryMeta struct{ size, mode, mtime, ino, ctime uint64 }
+
 // fingerprintWorkers bounds the directories read at once.
 const fingerprintWorkers = 8
 
 // fingerprintDir is the fingerprint of dir's subtree; sem bounds the
 // goroutines reading subdirectories.
 func fingerprintDir(dir string, sem chan struct{}) ([]byte, error) {
-	ents, err := os.ReadDir(dir)
+	d, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]fs.FileInfo, len(ents))
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	metas := make([]entryMeta, len(ents))
 	subs := make([][]byte, len(ents))
 	errs := make([]error, len(ents))
 	var wg sync.WaitGroup
 	for i, e := range ents {
-		if infos[i], errs[i] = e.Info(); errs[i] != nil {
+		if metas[i], errs[i] = statAt(d, dir, e.Name()); errs[i] != nil {
 			continue
 		}
 		if !e.IsDir() {
@@ -273,15 +284,14 @@ func fingerprintDir(dir string, sem chan struct{}) ([]byte, error) {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		info := infos[i]
+		m := metas[i]
 		h.Write([]byte(e.Name()))
 		h.Write([]byte{0})
-		put(uint64(info.Size()))
-		put(uint64(info.Mode()))
-		put(uint64(info.ModTime().UnixNano()))
-		ino, ctime := inodeAndChange(info)
-		put(ino)
-		put(ctime)
+		put(m.size)
+		put(m.mode)
+		put(m.mtime)
+		put(m.ino)
+		put(m.ctime)
 		h.Write(subs[i])
 	}
 	return h.Sum(nil), nil

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -237,9 +236,7 @@ func TestTreeDigestRefuses(t *testing.T) {
 			add: func(t *testing.T, dir string) { mustSymlink(t, "node_modules/../../x", filepath.Join(dir, "evil")) }},
 		{name: "named pipe", err: "node_modules/echo/fifo is a named pipe, not a file or a link",
 			add: func(t *testing.T, dir string) {
-				if err := syscall.Mkfifo(filepath.Join(dir, "node_modules/echo/fifo"), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				mkfifo(t, filepath.Join(dir, "node_modules/echo/fifo"))
 			}},
 		{name: "socket", err: "s is a socket, not a file or a link",
 			add: func(t *testing.T, dir string) {
