@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/skillgate/skillgate/capability"
 	"github.com/skillgate/skillgate/internal/strictjson"
+	"github.com/skillgate/skillgate/internal/tailbuf"
 	"github.com/skillgate/skillgate/sandbox"
 )
 
@@ -282,8 +282,8 @@ func (f *Fetcher) runBounded(ctx context.Context, c client) (string, error) {
 	cmd := exec.CommandContext(ctx, c.program, c.args...)
 	cmd.Env = c.env
 	cmd.Dir = c.dir
-	var out tail
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &tailbuf.Buffer{Max: maxClientOutput}
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second
 	if sb := f.opts.Sandbox; sb != nil {
 		b := *sb
@@ -333,32 +333,6 @@ func caBundle(env []string) string {
 	return ""
 }
 
-// tail keeps the last maxClientOutput bytes written to it.
-type tail struct{ b []byte }
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if over := len(t.b) - maxClientOutput; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string { return string(bytes.ToValidUTF8(t.b, []byte("?"))) }
-
-// lastLines returns the last n non-empty lines of s, joined by "; ",
-// each bounded and quoted where it is not plain text.
-func lastLines(s string, n int) string {
-	var keep []string
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			keep = append([]string{strictjson.Quote(l, 300)}, keep...)
-		}
-	}
-	return strings.Join(keep, "; ")
-}
-
 // maxListed bounds the names nameList lists.
 const maxListed = 10
 
@@ -401,4 +375,17 @@ func containsAny(s string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// lastLines returns the last n non-empty lines of s, joined by "; ",
+// each bounded and quoted where it is not plain text.
+func lastLines(s string, n int) string {
+	var keep []string
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			keep = append([]string{strictjson.Quote(l, 300)}, keep...)
+		}
+	}
+	return strings.Join(keep, "; ")
 }

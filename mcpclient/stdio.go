@@ -18,6 +18,7 @@ import (
 	"github.com/skillgate/skillgate/internal/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/pipe"
 	"github.com/skillgate/skillgate/internal/strictjson"
+	"github.com/skillgate/skillgate/internal/tailbuf"
 )
 
 // stdioTransport is an mcp.Transport that runs a declared command. It is built
@@ -46,7 +47,7 @@ type process struct {
 	exited    chan struct{} // closed once Wait returns
 	state     *os.ProcessState
 	waitErr   error
-	stderr    *tailBuffer
+	stderr    *tailbuf.Buffer
 	stderrEOF chan struct{}
 	stderrR   *os.File
 	stdin     *os.File // our end of the server's stdin
@@ -161,7 +162,7 @@ func (t *stdioTransport) start() (p *process, stdin, stdout *os.File, err error)
 	p = &process{
 		cmd:       cmd,
 		exited:    make(chan struct{}),
-		stderr:    &tailBuffer{max: t.limits.MaxStderrBytes},
+		stderr:    &tailbuf.Buffer{Max: t.limits.MaxStderrBytes},
 		stderrEOF: make(chan struct{}),
 		stderrR:   errR,
 		stdin:     inW,
@@ -254,7 +255,7 @@ func (p *process) exitError(status string) error {
 	case <-t.C:
 	}
 	t.Stop()
-	return &ExitError{Status: status, Stderr: strings.TrimSpace(p.stderr.String()), max: p.stderr.max}
+	return &ExitError{Status: status, Stderr: strings.TrimSpace(p.stderr.String()), max: p.stderr.Max}
 }
 
 // abort closes the pipes to the process, so that a write blocked on a
@@ -299,34 +300,4 @@ type readCloser struct {
 type writeCloser struct {
 	io.Writer
 	io.Closer
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-	cut bool
-}
-
-// Write implements io.Writer, dropping all but the last max bytes.
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-		b.cut = true
-	}
-	return len(p), nil
-}
-
-// String returns the kept tail as valid UTF-8, marked when cut.
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.cut {
-		return "…" + strings.ToValidUTF8(string(b.buf), "")
-	}
-	return strings.ToValidUTF8(string(b.buf), "")
 }
