@@ -144,12 +144,7 @@ func TestLaunchRefusals(t *testing.T) {
 // with pipx run installs too.
 func TestUVXLocalIndex(t *testing.T) {
 	needLaunchTools(t)
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
-	if err := exec.Command("python3", "-m", "pip", "--version").Run(); err != nil {
-		t.Skip("pip is not installed")
-	}
+	testregistry.Python(t)
 	index := testregistry.NewPyPI(t)
 	index.Add(testregistry.Wheel{Name: "echo-mcp", Version: "1.0.0",
 		Files:          map[string]string{"echo_mcp/__init__.py": "", "echo_mcp/server.py": testregistry.MCPServerPy()},

@@ -696,39 +696,6 @@ func TestFetchNPMSandbox(t *testing.T) {
 	})
 }
 
-// needPython returns the real executable of a Python 3 that has pip,
-// skipping t when there is none.
-func needPython(t *testing.T) string {
-	t.Helper()
-	python.once.Do(func() {
-		if _, err := exec.LookPath("python3"); err != nil {
-			python.why = "python3 is not installed"
-			return
-		}
-		out, err := exec.Command("python3", "-c", "import sys;print(sys.executable)").Output()
-		if err != nil {
-			python.why = "python3 does not run: " + err.Error()
-			return
-		}
-		exe := strings.TrimSpace(string(out))
-		if err := exec.Command(exe, "-m", "pip", "--version").Run(); err != nil {
-			python.why = exe + " has no pip"
-			return
-		}
-		python.exe = exe
-	})
-	if python.exe == "" {
-		t.Skip(python.why)
-	}
-	return python.exe
-}
-
-var python struct {
-	once sync.Once
-	exe  string
-	why  string
-}
-
 // echoWheel is the wheel of the Python echo server.
 func echoWheel(version string) testregistry.Wheel {
 	return testregistry.Wheel{
@@ -785,7 +752,7 @@ type pypiCase struct {
 // checks every field of what was pinned, and runs the server as Exec says
 // (python -I -c CODE): it answers initialize and tools/list.
 func TestFetchPyPI(t *testing.T) {
-	py := needPython(t)
+	py := testregistry.Python(t)
 	t.Parallel()
 	withDeps := echoWheel("2.0.0")
 	withDeps.Requires = []string{"zeta-lib>=1", "Alpha_Lib==1.0.0"}
@@ -877,7 +844,7 @@ type pypiFailure struct {
 // TestFetchPyPIFailures checks every way a PyPI fetch fails: the exact
 // message, the sentinel it wraps, and that nothing is left.
 func TestFetchPyPIFailures(t *testing.T) {
-	py := needPython(t)
+	py := testregistry.Python(t)
 	t.Parallel()
 	tampered := echoWheel("1.0.0")
 	tampered.Tamper = true

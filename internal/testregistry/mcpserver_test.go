@@ -77,7 +77,7 @@ func TestMCPServerJS(t *testing.T) {
 
 // TestMCPServerPy runs the Python server's source directly.
 func TestMCPServerPy(t *testing.T) {
-	python := findPython(t)
+	python := testregistry.Python(t)
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "echo_mcp"), 0o755); err != nil {
 		t.Fatal(err)

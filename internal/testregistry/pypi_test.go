@@ -9,12 +9,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,39 +31,6 @@ func echoWheel(version string) testregistry.Wheel {
 	}
 }
 
-var python struct {
-	once sync.Once
-	exe  string
-	why  string
-}
-
-// findPython returns the path of a Python 3 that has pip, skipping t when
-// there is none.
-func findPython(t *testing.T) string {
-	t.Helper()
-	python.once.Do(func() {
-		if _, err := exec.LookPath("python3"); err != nil {
-			python.why = "python3 is not installed"
-			return
-		}
-		out, err := exec.Command("python3", "-c", "import sys;print(sys.executable)").Output()
-		if err != nil {
-			python.why = "python3 does not run: " + err.Error()
-			return
-		}
-		exe := strings.TrimSpace(string(out))
-		if err := exec.Command(exe, "-m", "pip", "--version").Run(); err != nil {
-			python.why = exe + " has no pip"
-			return
-		}
-		python.exe = exe
-	})
-	if python.exe == "" {
-		t.Skip(python.why)
-	}
-	return python.exe
-}
-
 // pyString is s as a Python string literal.
 func pyString(s string) string { return strconv.Quote(s) }
 
@@ -73,7 +38,7 @@ func pyString(s string) string { return strconv.Quote(s) }
 // environment.
 func pip(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	exe := findPython(t)
+	exe := testregistry.Python(t)
 	argv := append([]string{exe, "-m", "pip", "install", "--isolated", "--no-cache-dir", "--disable-pip-version-check"}, args...)
 	return run(t, cleanEnv(t), 30*time.Second, argv...)
 }
@@ -81,12 +46,12 @@ func pip(t *testing.T, args ...string) (string, error) {
 // pyServer is the command line running main of echo_mcp.server installed
 // in target.
 func pyServer(t *testing.T, target string) []string {
-	return []string{findPython(t), "-I", "-c", "import sys; sys.path.insert(0, " + pyString(target) + "); from echo_mcp.server import main; sys.exit(main())"}
+	return []string{testregistry.Python(t), "-I", "-c", "import sys; sys.path.insert(0, " + pyString(target) + "); from echo_mcp.server import main; sys.exit(main())"}
 }
 
 // TestPipInstall installs the echo server with the real pip and runs it.
 func TestPipInstall(t *testing.T) {
-	findPython(t)
+	testregistry.Python(t)
 	r := testregistry.NewPyPI(t)
 	r.Add(echoWheel("1.0.0"))
 	r.Add(echoWheel("1.1.0"))
@@ -112,7 +77,7 @@ func TestPipInstall(t *testing.T) {
 // TestPipTamper checks that pip refuses a wheel whose bytes do not match
 // its link's digest.
 func TestPipTamper(t *testing.T) {
-	findPython(t)
+	testregistry.Python(t)
 	r := testregistry.NewPyPI(t)
 	w := echoWheel("1.0.0")
 	w.Tamper = true
@@ -133,7 +98,7 @@ func TestPipTamper(t *testing.T) {
 // TestPipRequireHashes installs from a requirements file pinning the
 // wheel's digest, and fails with a wrong one.
 func TestPipRequireHashes(t *testing.T) {
-	findPython(t)
+	testregistry.Python(t)
 	r := testregistry.NewPyPI(t)
 	r.Add(echoWheel("1.0.0"))
 	_, data, err := testregistry.BuildWheel(echoWheel("1.0.0"))
@@ -165,7 +130,7 @@ func TestPipRequireHashes(t *testing.T) {
 // TestPipFindLinks installs from the wheels WriteDir writes, with no
 // index.
 func TestPipFindLinks(t *testing.T) {
-	findPython(t)
+	testregistry.Python(t)
 	r := testregistry.NewPyPI(t)
 	r.Add(echoWheel("1.0.0"))
 	links := t.TempDir()
@@ -185,7 +150,7 @@ func TestPipFindLinks(t *testing.T) {
 // TestPipMissing checks pip's failures on a version or a project the
 // index lacks, and on an index that does not answer.
 func TestPipMissing(t *testing.T) {
-	findPython(t)
+	testregistry.Python(t)
 	r := testregistry.NewPyPI(t)
 	r.Add(echoWheel("1.0.0"))
 	out, err := pip(t, "--target", t.TempDir(), "--index-url", r.URL(), "echo-mcp==9.9.9")
