@@ -690,7 +690,7 @@ func (s *Service) Enabled(ctx context.Context) ([]Installed, error) {
 				return nil, fmt.Errorf("%w: %s: provenance: %w", ErrStorage, in.Key, err)
 			}
 		}
-		content := contentOf(in)
+		content := contentDigest(in, prov)
 		// Servers that launch a package run it from its pinned tree.
 		for i, d := range cfg.Servers {
 			if cfg.Servers[i], err = withExec(in, d, prov.Packages, false); err != nil {

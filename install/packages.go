@@ -354,7 +354,15 @@ func packagesAudit(pkgs []launch.Package) map[string]any {
 // unless its servers launch fetched packages (see launch.VersionDigest).
 func contentOf(in store.Install) string {
 	var p Provenance
-	if len(in.Provenance) > 0 && json.Unmarshal(in.Provenance, &p) == nil && p.version() == in.Digest && p.Digest != "" {
+	if len(in.Provenance) > 0 && json.Unmarshal(in.Provenance, &p) != nil {
+		return in.Digest
+	}
+	return contentDigest(in, p)
+}
+
+// contentDigest is contentOf for a provenance already read.
+func contentDigest(in store.Install, p Provenance) string {
+	if p.version() == in.Digest && p.Digest != "" {
 		return p.Digest
 	}
 	return in.Digest
