@@ -17,7 +17,7 @@ while (($# > 0)); do
 	esac
 done
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "admin.sh: -n must be a positive integer (got '$n')" >&2; exit 2; }
-out="$(go test -run '^$' -bench 'BenchmarkPages$' -benchtime "${n}x" ./admin/ 2>&1)" || { echo "$out" >&2; exit 2; }
+out="$(go test -run '^$' -bench 'BenchmarkPages$' -benchtime "${n}x" ./internal/edge/admin/ 2>&1)" || { echo "$out" >&2; exit 2; }
 echo "$out" | awk -v n="$n" '/^BenchmarkPages/ {
 	for (i = 2; i <= NF; i++) {
 		k = $i

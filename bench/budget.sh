@@ -30,7 +30,7 @@ done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/skillgate-catalog-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-go test -c -o "$work/catalog.test" ./catalog/ || exit 2
+go test -c -o "$work/catalog.test" ./internal/agent/catalog/ || exit 2
 # Rounds: every benchmark once per round, so that the machine's slower and
 # faster periods weigh on both implementations alike.
 out=""

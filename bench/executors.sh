@@ -16,7 +16,7 @@
 # Usage: bench/executors.sh [-count N] [-benchtime T] [-test BIN]
 #   -count N      rounds (default 5); every benchmark runs once per round
 #   -benchtime T  per benchmark and round (default 1s)
-#   -test BIN     run this executor test binary (go test -c ./executor/)
+#   -test BIN     run this executor test binary (go test -c ./internal/decision/executor/)
 #                 instead of building one
 # Goal (issue 14): resolution + mapping p50 <= 5 µs; listing <= 1 ms (p50).
 # Exit status 0 when every gate holds, 1 when one does not, 2 on a set-up error.
@@ -39,7 +39,7 @@ done
 work="$(mktemp -d "${TMPDIR:-/tmp}/skillgate-executors-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 if [[ -z "$bin" ]]; then
-	go test -c -pgo=cmd/skillgate/default.pgo -o "$work/executor.test" ./executor/ || exit 2
+	go test -c -pgo=cmd/skillgate/default.pgo -o "$work/executor.test" ./internal/decision/executor/ || exit 2
 	bin="$work/executor.test"
 fi
 [[ -x "$bin" ]] || { echo "executors.sh: $bin is not an executable test binary" >&2; exit 2; }

@@ -42,7 +42,7 @@ for i in 1 2 3; do
 done
 
 echo "pgo.sh: policy profile" >&2
-go test -pgo=off -c -o "$work/policy.test" ./policy/ || exit 2
+go test -pgo=off -c -o "$work/policy.test" ./internal/decision/policy/ || exit 2
 "$work/policy.test" -test.run '^$' -test.bench '^Benchmark(Decision1000|Decision1000Uncached|Decision10)$' \
 	-test.benchtime 2s -test.cpuprofile "$work/policy.pprof" >/dev/null || exit 2
 

@@ -14,7 +14,7 @@
 # Usage: bench/policy.sh [-count N] [-benchtime T] [-test BIN]
 #   -count N      rounds (default 5); every benchmark runs once per round
 #   -benchtime T  per benchmark and round (default 1s)
-#   -test BIN     run this policy test binary (go test -c ./policy/) instead of
+#   -test BIN     run this policy test binary (go test -c ./internal/decision/policy/) instead of
 #                 building one, e.g. to measure an older build with the same benchmarks
 # Goal (issue 12): spread traffic p50 <= 3 µs and p99 <= 15 µs at 1,000 policies.
 # Target (the policy issue): hot request p50 <= 2 µs and p99 <= 10 µs.
@@ -40,7 +40,7 @@ trap 'rm -rf "$work"' EXIT
 if [[ -z "$bin" ]]; then
 	# The decision code is compiled as it is in the skillgate binary: with the
 	# profile-guided optimisation profile `go build` uses (bench/pgo.sh).
-	go test -c -pgo=cmd/skillgate/default.pgo -o "$work/policy.test" ./policy/ || exit 2
+	go test -c -pgo=cmd/skillgate/default.pgo -o "$work/policy.test" ./internal/decision/policy/ || exit 2
 	bin="$work/policy.test"
 fi
 [[ -x "$bin" ]] || { echo "policy.sh: $bin is not an executable test binary" >&2; exit 2; }

@@ -5,7 +5,7 @@
 # the helper's resource limits and Landlock ruleset, a state directory),
 # alternating so that load changes weigh on both alike:
 #
-#   go     the benchmark's own go-sdk server (internal/testserver), tool echo
+#   go     the benchmark's own go-sdk server (internal/testkit/testserver), tool echo
 #   node   npm server-memory, tool read_graph (when scripts/setup-npm.sh
 #          can install it)
 #

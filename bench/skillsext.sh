@@ -69,7 +69,7 @@ go test -count=1 -run 'TestWalkVerify' -v ./bench/skillsextbench/ >"$work/walk.o
 grep -E 'skills/list:|verified|--- (PASS|FAIL)|FAIL|Error' "$work/walk.out" >&2 || true
 log "benchmarking (runs: $runs)"
 go test -count=1 -run '^$' -bench 'SkillsList' -benchtime 1x ./bench/skillsextbench/ >"$work/http.out" 2>&1 || { cat "$work/http.out" >&2; exit 2; }
-go test -count=1 -run '^$' -bench 'BenchmarkList' -benchtime 3x ./mcpskills/ >"$work/inproc.out" 2>&1 || { cat "$work/inproc.out" >&2; exit 2; }
+go test -count=1 -run '^$' -bench 'BenchmarkList' -benchtime 3x ./internal/agent/mcpskills/ >"$work/inproc.out" 2>&1 || { cat "$work/inproc.out" >&2; exit 2; }
 
 metric() { # file benchmark-prefix unit
 	awk -v b="$2" -v u="$3" '$1 ~ "^"b { for (i = 3; i < NF; i++) if ($(i+1) == u) { print $i; exit } }' "$1"

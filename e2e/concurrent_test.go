@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
 )
 
 // TestConcurrentStartsOnFreshDataDir starts eight processes at once on an
@@ -19,7 +19,7 @@ import (
 // created exactly once while the others wait for it.
 func TestConcurrentStartsOnFreshDataDir(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "skills")
-	gatewaytest.CopyTree(t, examples, root)
+	mcpservertest.CopyTree(t, examples, root)
 	for round := range 3 {
 		data := filepath.Join(t.TempDir(), "data")
 		if err := os.Mkdir(data, 0o700); err != nil {

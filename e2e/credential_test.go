@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/internal/testserver"
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
 )
 
 // lockedBuffer collects a subprocess's output for later inspection.

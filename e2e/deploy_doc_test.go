@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
 )
 
 // TestDeployDocReplicas runs docs/deploy.md's two-replica example as
@@ -34,7 +34,7 @@ func TestDeployDocReplicas(t *testing.T) {
 		t.Fatalf("the example is shorter than expected: %+v", cmds)
 	}
 	work, home := t.TempDir(), t.TempDir()
-	gatewaytest.CopyTree(t, examples, filepath.Join(work, "examples", "skills"))
+	mcpservertest.CopyTree(t, examples, filepath.Join(work, "examples", "skills"))
 	if err := os.Symlink(bin, filepath.Join(work, "skillgate")); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
 )
 
 // bin is the skillgate binary built by TestMain.
@@ -63,8 +63,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := emptyFixture(t)
 	f.root, f.tickets = filepath.Join(t.TempDir(), "skills"), t.TempDir()
-	gatewaytest.CopyTree(t, examples, f.root)
-	if err := os.WriteFile(filepath.Join(f.tickets, "ticket.md"), []byte(gatewaytest.TicketMD), 0o644); err != nil {
+	mcpservertest.CopyTree(t, examples, f.root)
+	if err := os.WriteFile(filepath.Join(f.tickets, "ticket.md"), []byte(mcpservertest.TicketMD), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f.run(t, "scan", "--root", f.root)
@@ -114,7 +114,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func caller(cs *mcp.ClientSession) gatewaytest.CallFunc {
+func caller(cs *mcp.ClientSession) mcpservertest.CallFunc {
 	return func(t testing.TB, tool string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -141,7 +141,7 @@ func textOf(res *mcp.CallToolResult) string {
 func TestStdioWalk(t *testing.T) {
 	f := newFixture(t)
 	cs := f.stdio(t, "")
-	gatewaytest.Run(t, gatewaytest.Walk(t, examples, true), caller(cs))
+	mcpservertest.Run(t, mcpservertest.Walk(t, examples, true), caller(cs))
 	call := caller(cs)
 	if got, isErr := call(t, "write_file", map[string]any{"file_path": "/workspace/borrador.md", "content": "Escritura número 1200\n"}); isErr {
 		t.Fatalf("write: %s", got)
@@ -288,7 +288,7 @@ func TestHTTPWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	gatewaytest.Run(t, gatewaytest.Walk(t, examples, true), caller(cs))
+	mcpservertest.Run(t, mcpservertest.Walk(t, examples, true), caller(cs))
 
 	// A new skill, then SIGHUP: the server rescans and notifies.
 	dir := filepath.Join(f.root, "notas", "acta")

@@ -34,7 +34,7 @@ func providerSkill(t *testing.T, name, tools, token string) string {
 	}
 	// The tools file goes with the skill: the server runs in the skill's
 	// directory, confined where nothing else of the host's /tmp is seen.
-	b, err := os.ReadFile(filepath.Join("..", "executor", "testdata", tools))
+	b, err := os.ReadFile(filepath.Join("..", "internal", "decision", "executor", "testdata", tools))
 	if err != nil {
 		t.Fatal(err)
 	}

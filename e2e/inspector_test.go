@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
 )
 
 // inspector returns the MCP Inspector CLI installed by
@@ -71,7 +71,7 @@ func TestInspectorWalk(t *testing.T) {
 		}
 		return b.String(), res.IsError
 	}
-	gatewaytest.Run(t, gatewaytest.Walk(t, examples, false), call)
+	mcpservertest.Run(t, mcpservertest.Walk(t, examples, false), call)
 }
 
 // TestInspectorStrictSchemas lists the gateway's tools through the MCP

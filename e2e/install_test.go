@@ -3,7 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/skillgate/skillgate/internal/testserver"
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
 	"io"
 	"net/http"
 	"net/url"

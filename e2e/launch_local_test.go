@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/testregistry"
+	"github.com/skillgate/skillgate/internal/testkit/testregistry"
 )
 
 // The tests in this file fetch from registries the test serves on

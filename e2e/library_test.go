@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/blob"
-	"github.com/skillgate/skillgate/blob/s3"
+	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/blob/s3"
 )
 
 // bucketEnv returns the SKILLGATE_S3_* variables naming a fresh prefix of

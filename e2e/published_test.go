@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/internal/testserver"
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
 )
 
 // rawMCP is `skillgate mcp` driven with hand-written JSON-RPC lines, as a

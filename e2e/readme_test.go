@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
 )
 
 // tourCommand is one command of a README code block, with the exit code
@@ -45,7 +45,7 @@ func TestReadmeTour(t *testing.T) {
 		t.Fatalf("the tour no longer starts with %q or is shorter than expected: %+v", goBuild, cmds)
 	}
 	work, home := t.TempDir(), t.TempDir()
-	gatewaytest.CopyTree(t, examples, filepath.Join(work, "examples", "skills"))
+	mcpservertest.CopyTree(t, examples, filepath.Join(work, "examples", "skills"))
 	var script strings.Builder
 	script.WriteString("set -u\n")
 	for i, c := range cmds {

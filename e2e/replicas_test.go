@@ -22,9 +22,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
-	"github.com/skillgate/skillgate/store/postgres/pgtest"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres/pgtest"
 )
 
 // replicaSet is two data directories (two hosts, as far as skillgate can
@@ -64,7 +64,7 @@ func newReplicaSet(t *testing.T) *replicaSet {
 		"SKILLGATE_S3_SECRET_KEY=" + os.Getenv("SKILLGATE_TEST_S3_SECRET_KEY"),
 		"SKILLGATE_S3_PREFIX=replicas-" + hex.EncodeToString(b[:]) + "/",
 	}}
-	writeFile(t, filepath.Join(rs.tickets, "ticket.md"), gatewaytest.TicketMD)
+	writeFile(t, filepath.Join(rs.tickets, "ticket.md"), mcpservertest.TicketMD)
 	for _, f := range []**fixture{&rs.a, &rs.b} {
 		*f = &fixture{data: t.TempDir(), dsn: dsn}
 		writeFile(t, filepath.Join((*f).data, "config.yaml"), "store: "+dsn+"\n")
@@ -214,7 +214,7 @@ func TestReplicas(t *testing.T) {
 	rs := newReplicaSet(t)
 	A, B := rs.a, rs.b
 	root := filepath.Join(t.TempDir(), "skills")
-	gatewaytest.CopyTree(t, examples, root)
+	mcpservertest.CopyTree(t, examples, root)
 	rs.run(t, A, "scan", "--root", root)
 
 	// An imported skill with a read, a write and a destructive tool,
@@ -294,7 +294,7 @@ permit (principal == Agent::"acme/racer", action == Action::"invoke", resource) 
 	}
 	var aKilled atomic.Bool
 	var resumed, calls atomic.Int64
-	walk := gatewaytest.Walk(t, examples, true)
+	walk := mcpservertest.Walk(t, examples, true)
 	load := func(n int) {
 		srv := replicas[n%2]
 		token := walkers[n%len(walkers)]
@@ -344,7 +344,7 @@ permit (principal == Agent::"acme/racer", action == Action::"invoke", resource) 
 						fail("agent %d: resumed session's /skills = %q %v", n, got, err)
 					}
 					if lastWritten != "" {
-						if got, _, err := callText(ctx, cs, "read_file", map[string]any{"file_path": lastPath}); err != nil || got != gatewaytest.CatN([]byte(lastWritten)) {
+						if got, _, err := callText(ctx, cs, "read_file", map[string]any{"file_path": lastPath}); err != nil || got != mcpservertest.CatN([]byte(lastWritten)) {
 							fail("agent %d: resumed workspace = %q %v, want the last write %q", n, got, err, lastWritten)
 						}
 					}
@@ -359,7 +359,7 @@ permit (principal == Agent::"acme/racer", action == Action::"invoke", resource) 
 					// without its answer reaching the agent: a write found
 					// done with this content on B is that write.
 					if err == nil && isErr && s.tool == "write_file" && strings.Contains(got, "already exists") {
-						if was, _, rerr := callText(ctx, cs, "read_file", map[string]any{"file_path": workspace}); rerr == nil && was == gatewaytest.CatN([]byte(content)) {
+						if was, _, rerr := callText(ctx, cs, "read_file", map[string]any{"file_path": workspace}); rerr == nil && was == mcpservertest.CatN([]byte(content)) {
 							isErr = false
 						}
 					}

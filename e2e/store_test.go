@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite" // the "sqlite" driver, to edit a store behind skillgate's back
 
-	"github.com/skillgate/skillgate/store/postgres/pgtest"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres/pgtest"
 )
 
 // EnvE2EStore selects the metadata store of the skillgate processes the

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
 )
 
 // TestSupplyChainDoc runs the walkthrough of docs/supply-chain.md as
@@ -25,7 +25,7 @@ func TestSupplyChainDoc(t *testing.T) {
 		t.Fatalf("the walkthrough is shorter than expected: %+v", cmds)
 	}
 	work, home := t.TempDir(), t.TempDir()
-	gatewaytest.CopyTree(t, examples, filepath.Join(work, "examples", "skills"))
+	mcpservertest.CopyTree(t, examples, filepath.Join(work, "examples", "skills"))
 	if err := os.Symlink(bin, filepath.Join(work, "skillgate")); err != nil {
 		t.Fatal(err)
 	}

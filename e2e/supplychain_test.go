@@ -18,8 +18,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/gateway/gatewaytest"
-	"github.com/skillgate/skillgate/lockfile"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
+	"github.com/skillgate/skillgate/internal/model/lockfile"
 )
 
 // TestSupplyChainRemoteSources is issue 16's acceptance run: a git
@@ -46,7 +46,7 @@ func TestSupplyChainRemoteSources(t *testing.T) {
 	// The publisher's repository: two corpus skills and a memory skill.
 	repos := t.TempDir()
 	repo := filepath.Join(repos, "skills.git")
-	gatewaytest.CopyTree(t, filepath.Join(scientific, "aeon"), filepath.Join(repo, "skills", "aeon"))
+	mcpservertest.CopyTree(t, filepath.Join(scientific, "aeon"), filepath.Join(repo, "skills", "aeon"))
 	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
 	memServer := map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-memory@2026.8.31"}, "env": map[string]string{"MEMORY_FILE_PATH": memFile}}
 	writeMemorySkill(t, filepath.Join(repo, "skills", "memory"), map[string]any{"mem": memServer})

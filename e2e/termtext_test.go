@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/skillgate/skillgate/internal/termtext"
+	"github.com/skillgate/skillgate/internal/platform/termtext"
 )
 
 // Sequences a hostile server puts in its name, version and tool

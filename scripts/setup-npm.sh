@@ -4,7 +4,7 @@
 #
 # Usage:
 #   eval "$(scripts/setup-npm.sh [DIR])"
-#   go test -race ./mcpclient/...
+#   go test -race ./internal/upstream/mcpclient/...
 #
 # DIR defaults to .cache/npm at the repository root. The script is idempotent:
 # when DIR already holds exactly the pinned versions it installs nothing. The

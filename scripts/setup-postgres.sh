@@ -4,7 +4,7 @@
 #
 # Usage:
 #   eval "$(scripts/setup-postgres.sh)"     # install if missing, initdb, start
-#   go test -race ./store/...               # the PostgreSQL tests now run instead of skipping
+#   go test -race ./internal/storage/store/...               # the PostgreSQL tests now run instead of skipping
 #   scripts/setup-postgres.sh stop          # stop the server, remove its directory
 #                                           # (reads SKILLGATE_TEST_POSTGRES_DIR)
 #

@@ -4,7 +4,7 @@
 #
 # Usage:
 #   eval "$(scripts/setup-s3.sh)"          # install if missing, start, create bucket
-#   go test -race ./blob/... ./vfs/...     # the S3 tests now run instead of skipping
+#   go test -race ./internal/storage/blob/... ./internal/agent/vfs/...     # the S3 tests now run instead of skipping
 #   scripts/setup-s3.sh stop               # kill the server, remove its directory
 #                                          # (reads SKILLGATE_TEST_S3_PID and _DIR)
 #

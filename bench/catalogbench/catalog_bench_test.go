@@ -42,9 +42,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/bench/internal/benchbin"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/server"
-	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/internal/edge/server"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
 )
 
 var bin string

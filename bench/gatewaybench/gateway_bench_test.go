@@ -31,7 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/bench/internal/benchbin"
-	"github.com/skillgate/skillgate/internal/testserver"
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
 )
 
 var bin string

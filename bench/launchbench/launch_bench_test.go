@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/launch"
-	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/internal/upstream/launch"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
 // Package is the server both sides install and start.

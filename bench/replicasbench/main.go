@@ -117,7 +117,7 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]result, error) {
 	// The project's test MCP server answers echo at once: the time
 	// measured is skillgate's.
 	ts := filepath.Join(work, "testserver")
-	build := exec.Command("go", "build", "-o", ts, "./internal/testserver/cmd/testserver")
+	build := exec.Command("go", "build", "-o", ts, "./internal/testkit/testserver/cmd/testserver")
 	build.Dir = repo
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%w: go build testserver: %v\n%s", errSetup, err, out)

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/internal/testserver"
-	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
 func TestMain(m *testing.M) {

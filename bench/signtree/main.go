@@ -21,8 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/signature"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
 func main() {

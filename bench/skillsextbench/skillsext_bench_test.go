@@ -48,10 +48,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/mcpskills"
-	"github.com/skillgate/skillgate/server"
-	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/internal/agent/mcpskills"
+	"github.com/skillgate/skillgate/internal/edge/server"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
 )
 
 // setup returns the data directory and binary, or skips.

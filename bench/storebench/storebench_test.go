@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/postgres"
-	"github.com/skillgate/skillgate/store/postgres/pgtest"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres/pgtest"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
 // counting is a store that counts the calls the policy engine makes.

@@ -22,7 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/vfs"
+	"github.com/skillgate/skillgate/internal/agent/vfs"
 )
 
 // Peer serves the virtual tree /skills/<name>/… from root/<category>/<name>/…

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/skillgate/skillgate/vfs"
+	"github.com/skillgate/skillgate/internal/agent/vfs"
 )
 
 // TestPeerReadFormat checks the peer's read_file against the formatting

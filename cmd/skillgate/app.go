@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/internal/termtext"
-	"github.com/skillgate/skillgate/store/postgres"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/platform/termtext"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -19,13 +19,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/credential"
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/launch"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/signature"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/registry/signature"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
+	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/launch"
 )
 
 // Exit codes, documented in docs/cli.md.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // openAudit opens the store holding the audit log.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
 func TestAuditCLI(t *testing.T) {

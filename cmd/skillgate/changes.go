@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/change"
-	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/admission/change"
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // newChanges wires the changes queue over the install service: its smoke

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/internal/storage/audit"
 )
 
 // Files of the audit checkpoints in the data directory.

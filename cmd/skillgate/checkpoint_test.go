@@ -13,9 +13,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
 // TestAuditCheckpoint: a log whose whole chain was rewritten and re-hashed

@@ -12,11 +12,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/credential"
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
 // decodeConfig decodes a configuration file's bytes into c. Unknown keys

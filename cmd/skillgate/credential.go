@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/credential"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/credential"
 )
 
 // envCredentialKey supplies the credential store's age identity instead

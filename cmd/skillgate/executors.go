@@ -12,12 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/executor"
-	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/decision/executor"
+	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
 // executorOptions turns the configuration's executors section into the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/audit"
+	"github.com/skillgate/skillgate/internal/storage/audit"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -14,19 +14,19 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/model/capability"
 
-	"github.com/skillgate/skillgate/blob"
-	"github.com/skillgate/skillgate/blob/local"
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/gateway"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/vfs"
+	"github.com/skillgate/skillgate/internal/agent/mcpserver"
+	"github.com/skillgate/skillgate/internal/agent/session"
+	"github.com/skillgate/skillgate/internal/agent/vfs"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/blob/local"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // storageFlags select where loaded skills and workspaces are stored. Each
@@ -117,7 +117,7 @@ type gatewayDeps struct {
 	db       store.DB
 	reg      *registry.Registry
 	sessions *session.Manager
-	gw       *gateway.Gateway
+	gw       *mcpserver.Gateway
 	limits   discover.Limits
 	log      *slog.Logger
 	// bucket is the object storage of skill trees and workspaces when it
@@ -231,13 +231,13 @@ func (m *Main) openGateway(ctx context.Context, sf *storageFlags, obs ...observe
 	if err := m.openCapabilities(ctx, d); err != nil {
 		return nil, err
 	}
-	impl := gateway.DefaultImplementation
+	impl := mcpserver.DefaultImplementation
 	impl.Version = version
 	hostPaths, err := m.hostPaths(ctx, d.reg, sf)
 	if err != nil {
 		return nil, err
 	}
-	d.gw, err = gateway.New(gateway.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.caps.Broker, Published: d.caps.Broker, HostPaths: hostPaths})
+	d.gw, err = mcpserver.New(mcpserver.Options{Sessions: d.sessions, Catalog: d.reg, Implementation: &impl, Logger: d.log, Capabilities: d.caps.Broker, Published: d.caps.Broker, HostPaths: hostPaths})
 	if err != nil {
 		return nil, err
 	}

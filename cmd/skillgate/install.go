@@ -13,19 +13,19 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/credential"
-	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/launch"
-	"github.com/skillgate/skillgate/mcpclient"
-	"github.com/skillgate/skillgate/promote"
-	"github.com/skillgate/skillgate/propose"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/sandbox"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/promote"
+	"github.com/skillgate/skillgate/internal/admission/propose"
+	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/launch"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
 // envCrashPoint names a point of the install flow at which skillgate kills

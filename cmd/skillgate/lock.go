@@ -10,13 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/internal/fileinfo"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/lockfile"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/signature"
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/model/lockfile"
+	"github.com/skillgate/skillgate/internal/platform/fileinfo"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
 func (m *Main) lockCommand() *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/lockfile"
+	"github.com/skillgate/skillgate/internal/model/lockfile"
 )
 
 // TestLockVerifyInstallLocked: lock what is enabled (a scanned skill and

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
 // stopGrace is how long an orderly stop may take after the first SIGINT or

@@ -10,12 +10,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/internal/pipe"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/agent/session"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/pipe"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // stdin is what `skillgate mcp` reads; tests replace it.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
 // TestDataFileModes checks that everything skillgate writes into a data

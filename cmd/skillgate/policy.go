@@ -13,13 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/broker"
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/internal/strictjson"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/platform/strictjson"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // policyDir is where policy files live: DATA/policies.

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // maxStoredPolicy bounds the text of one stored policy, as a policy file

@@ -14,14 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/catalog"
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/signature"
-	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/agent/catalog"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
 func (m *Main) lsCommand() *cobra.Command {

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/postgres"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres"
 )
 
 // sharedFiles is a store that keeps documents every process on it shares

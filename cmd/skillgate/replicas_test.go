@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/store/postgres/pgtest"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres/pgtest"
 )
 
 // TestAdoptFiles: a data directory whose tokens were kept in

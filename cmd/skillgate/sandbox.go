@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
 // configSandbox is config.yaml's sandbox section (docs/sandbox.md).

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/skillgate/skillgate/sandbox"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
 // TestSandboxRuntime: config.yaml's sandbox section becomes the run-time

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
 func (m *Main) scanCommand() *cobra.Command {

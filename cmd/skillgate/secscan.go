@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/secscan"
+	"github.com/skillgate/skillgate/internal/admission/secscan"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
 func (m *Main) scanSecurityCommand() *cobra.Command {

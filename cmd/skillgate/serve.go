@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/admin"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/metrics"
+	"github.com/skillgate/skillgate/internal/edge/admin"
+	"github.com/skillgate/skillgate/internal/edge/metrics"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 	"net"
 	"net/http"
 	"os"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/audit"
-	"github.com/skillgate/skillgate/server"
+	"github.com/skillgate/skillgate/internal/edge/server"
+	"github.com/skillgate/skillgate/internal/storage/audit"
 )
 
 // readyBucketTimeout bounds the bucket's part of a readiness check.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/session"
+	"github.com/skillgate/skillgate/internal/agent/session"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
 // configSessions is the sessions: section of the configuration file.

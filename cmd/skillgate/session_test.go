@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
 // seedSessions stores three sessions with a workspace file each: two last

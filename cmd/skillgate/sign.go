@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/internal/fileinfo"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/signature"
+	"github.com/skillgate/skillgate/internal/platform/fileinfo"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
 // keyName is what `key gen` accepts as a key's name: it names files.

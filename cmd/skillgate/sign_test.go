@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/signature"
+	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
 // TestSignCLI walks the documented flow: make a key, sign a skill, trust

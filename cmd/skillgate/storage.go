@@ -6,15 +6,15 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/skillgate/skillgate/blob"
-	"github.com/skillgate/skillgate/blob/s3"
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/library"
-	"github.com/skillgate/skillgate/mirror"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/session"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/agent/session"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/library"
+	"github.com/skillgate/skillgate/internal/registry/mirror"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/blob/s3"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // sharedPrefix is where, with tenant libraries in the bucket, the skills

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/skillgate/skillgate/store"
-	"github.com/skillgate/skillgate/store/postgres"
-	"github.com/skillgate/skillgate/store/sqlite"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
 // storeLocation is the metadata store the command uses: --store, else

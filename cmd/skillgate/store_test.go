@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/store/postgres/pgtest"
+	"github.com/skillgate/skillgate/internal/storage/store/postgres/pgtest"
 )
 
 // TestStoreLocation: --store, then SKILLGATE_STORE, then the

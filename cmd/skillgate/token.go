@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/store"
+	"github.com/skillgate/skillgate/internal/storage/store"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/server"
+	"github.com/skillgate/skillgate/internal/edge/server"
+	"github.com/skillgate/skillgate/internal/model/capability"
 )
 
 func (m *Main) tokenCommand() *cobra.Command {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
 // TestTrustOfRoots: a root's trust comes from the configuration file (or

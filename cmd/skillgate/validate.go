@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/discover"
-	"github.com/skillgate/skillgate/skill"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/registry/discover"
 )
 
 type validateResult struct {

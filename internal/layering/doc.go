@@ -1,6 +1,8 @@
-// Package layering keeps skillgate's imports pointing down the layers that
-// the README's layout section writes: its test reads the table of layers
-// there and fails when a package imports one of its own layer or above, or
-// when a package is in no layer. The package has no code of its own; the
+// Package layering keeps skillgate's imports following the product's parts
+// as the README's layout section writes them: its test reads the table of
+// parts (in order, each one's folders) and the table of rules that forbid
+// imports the order would allow, lists the module's imports with `go list`,
+// and fails when a package is in no part, imports a part below its own, or
+// makes an import a rule forbids. The package has no code of its own; the
 // rule lives beside the document that states it, so the two cannot drift.
 package layering

@@ -4,119 +4,188 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/skillgate/skillgate"
 
-// layer is one row of the README's table: a rank (higher is further up)
-// and the package patterns in it, relative to the module: "store" is that
-// package, "bench/..." the folder and everything below it.
-type layer struct {
-	rank     int
+// part is one row of the README's table of parts: its name, its place in
+// the order (a part imports only its own and lower-numbered parts) and the
+// package patterns in it, relative to the module: "internal/layering" is
+// that package, "internal/model/..." the folder and everything below it.
+type part struct {
+	order    int
 	name     string
 	patterns []string
 }
 
-// readLayers reads the table of layers from the README's "## Layout"
-// section: rows of the form "| 3 | name | pkg, pkg/... |".
-func readLayers(readme []byte) ([]layer, error) {
-	var layers []layer
-	in := false
+// never is one row of the README's table of rules: the parts it holds, the
+// package patterns they must not import, and why.
+type never struct {
+	from    []string
+	imports []string
+	why     string
+}
+
+// rules are the two tables of the layout section.
+type rules struct {
+	parts []part
+	never []never
+}
+
+// cells splits a Markdown table row into its trimmed cells.
+func cells(line string) []string {
+	cs := strings.Split(strings.Trim(line, "| "), "|")
+	for i := range cs {
+		cs[i] = strings.TrimSpace(cs[i])
+	}
+	return cs
+}
+
+// list splits a cell of comma-separated, possibly backticked, names.
+func list(cell string) []string {
+	var out []string
+	for _, p := range strings.Split(cell, ",") {
+		out = append(out, strings.Trim(strings.TrimSpace(p), "`"))
+	}
+	return out
+}
+
+// readRules reads the table of parts (header "| part | folder | owns |")
+// and the table of rules (header "| never | imports | why |") from the
+// README's "## Layout" section.
+func readRules(readme []byte) (rules, error) {
+	var r rules
+	in, table := false, ""
 	sc := bufio.NewScanner(bytes.NewReader(readme))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if strings.HasPrefix(line, "## ") {
-			in = line == "## Layout"
+			in, table = line == "## Layout", ""
 			continue
 		}
-		if !in || !strings.HasPrefix(line, "| ") {
+		if !in {
 			continue
 		}
-		cells := strings.Split(strings.Trim(line, "| "), "|")
-		if len(cells) != 3 {
+		if !strings.HasPrefix(line, "|") {
+			table = ""
 			continue
 		}
-		rank, err := strconv.Atoi(strings.TrimSpace(cells[0]))
-		if err != nil {
-			continue // the header and the separator
-		}
-		l := layer{rank: rank, name: strings.TrimSpace(cells[1])}
-		for _, p := range strings.Split(cells[2], ",") {
-			p = strings.Trim(strings.TrimSpace(p), "`")
-			if p == "" {
-				return nil, fmt.Errorf("README.md:%d: an empty package pattern in layer %d", n, rank)
+		cs := cells(line)
+		switch {
+		case len(cs) != 3:
+			return rules{}, fmt.Errorf("README.md:%d: a row of %d cells in the layout section; the tables have 3", n, len(cs))
+		case table == "" && cs[0] == "part":
+			table = "part"
+		case table == "" && cs[0] == "never":
+			table = "never"
+		case strings.Trim(cs[0], "-") == "":
+			// the separator row
+		case table == "part":
+			p := part{order: len(r.parts), name: cs[0], patterns: list(cs[1])}
+			if slices.Contains(p.patterns, "") {
+				return rules{}, fmt.Errorf("README.md:%d: an empty package pattern in part %q", n, p.name)
 			}
-			l.patterns = append(l.patterns, p)
-		}
-		layers = append(layers, l)
-	}
-	if len(layers) == 0 {
-		return nil, fmt.Errorf("README.md: no table of layers (rows \"| rank | name | packages |\") in the \"## Layout\" section")
-	}
-	return layers, sc.Err()
-}
-
-// rankOf returns the rank of pkg (relative to the module) and the pattern
-// that placed it: an exact pattern wins over a folder one, a longer
-// folder over a shorter.
-func rankOf(layers []layer, pkg string) (rank int, pattern string, ok bool) {
-	best := -1
-	for _, l := range layers {
-		for _, p := range l.patterns {
-			score := -1
-			switch {
-			case p == pkg:
-				score = 1 << 20
-			case strings.HasSuffix(p, "/..."):
-				dir := strings.TrimSuffix(p, "/...")
-				if pkg == dir || strings.HasPrefix(pkg, dir+"/") {
-					score = len(dir)
+			r.parts = append(r.parts, p)
+		case table == "never":
+			nv := never{from: list(cs[0]), imports: list(cs[1]), why: cs[2]}
+			for _, name := range nv.from {
+				if !slices.ContainsFunc(r.parts, func(p part) bool { return p.name == name }) {
+					return rules{}, fmt.Errorf("README.md:%d: rule names part %q, which the table of parts above it does not have", n, name)
 				}
 			}
-			if score > best {
-				best, rank, pattern, ok = score, l.rank, p, true
+			r.never = append(r.never, nv)
+		}
+	}
+	if len(r.parts) == 0 {
+		return rules{}, fmt.Errorf("README.md: no table of parts (header \"| part | folder | owns |\") in the \"## Layout\" section")
+	}
+	return r, sc.Err()
+}
+
+// match reports how well pattern matches pkg: -1 not at all, else higher
+// for a closer match (an exact pattern wins over a folder, a longer folder
+// over a shorter).
+func match(pattern, pkg string) int {
+	if pattern == pkg {
+		return 1 << 20
+	}
+	if dir, ok := strings.CutSuffix(pattern, "/..."); ok && (pkg == dir || strings.HasPrefix(pkg, dir+"/")) {
+		return len(dir)
+	}
+	return -1
+}
+
+// partOf returns the part pkg (relative to the module) is in, and the
+// pattern that placed it there.
+func partOf(r rules, pkg string) (p part, pattern string, ok bool) {
+	best := -1
+	for _, candidate := range r.parts {
+		for _, pat := range candidate.patterns {
+			if s := match(pat, pkg); s > best {
+				best, p, pattern, ok = s, candidate, pat, true
 			}
 		}
 	}
-	return rank, pattern, ok
+	return p, pattern, ok
 }
 
-// check returns one line for every package in no layer and for every
-// import that does not point to a lower layer. graph maps a package
-// (relative to the module) to its imports of the module's packages.
-func check(layers []layer, graph map[string][]string) []string {
+// check returns one line for every package in no part, every import of a
+// part below the importer's and every import a rule forbids. graph maps a
+// package (relative to the module) to its imports of the module's packages.
+func check(r rules, graph map[string][]string) []string {
 	var errs []string
 	pkgs := make([]string, 0, len(graph))
 	for p := range graph {
 		pkgs = append(pkgs, p)
 	}
 	slices.Sort(pkgs)
-	for _, p := range pkgs {
-		r, _, ok := rankOf(layers, p)
+	for _, pkg := range pkgs {
+		from, _, ok := partOf(r, pkg)
 		if !ok {
-			errs = append(errs, fmt.Sprintf("%s is in no layer: add it to the table of layers in README.md's layout section", p))
+			errs = append(errs, fmt.Sprintf("%s is in no part: put it in a part's folder, or add it to the table of parts in README.md's layout section", pkg))
 			continue
 		}
-		for _, imp := range graph[p] {
-			ri, _, ok := rankOf(layers, imp)
-			if ok && ri >= r {
-				errs = append(errs, fmt.Sprintf("%s (layer %d) imports %s (layer %d): a package imports only from lower layers; move the shared part down, or define the interface where it is used", p, r, imp, ri))
+	imports:
+		for _, imp := range graph[pkg] {
+			to, _, ok := partOf(r, imp)
+			if !ok {
+				continue // reported as a package of its own
+			}
+			for _, nv := range r.never {
+				if !slices.Contains(nv.from, from.name) {
+					continue
+				}
+				for _, pat := range nv.imports {
+					if match(pat, imp) >= 0 {
+						errs = append(errs, fmt.Sprintf("%s (%s) imports %s: %s never imports %s: %s", pkg, from.name, imp, from.name, pat, nv.why))
+						continue imports
+					}
+				}
+			}
+			if to.order > from.order {
+				errs = append(errs, fmt.Sprintf("%s (%s) imports %s (%s): a part imports only its own packages and those of the parts before it in README.md's table (%s comes after %s); move the shared code into a lower part, or define the interface where it is used", pkg, from.name, imp, to.name, to.name, from.name))
 			}
 		}
 	}
 	return errs
 }
 
-// importGraph lists the module's packages and their imports of the
-// module's packages, relative to the module, with `go list`.
-func importGraph(t *testing.T, root string) map[string][]string {
+// listing is what `go list` says of the module's packages: their imports
+// of the module's packages, relative to the module.
+type listing struct {
+	graph map[string][]string
+}
+
+// goList runs `go list` over the module.
+func goList(t *testing.T, root string) listing {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
 	cmd.Dir = root
@@ -129,27 +198,26 @@ func importGraph(t *testing.T, root string) map[string][]string {
 		if p == module {
 			return ".", true
 		}
-		r, ok := strings.CutPrefix(p, module+"/")
-		return r, ok
+		return strings.CutPrefix(p, module+"/")
 	}
-	graph := map[string][]string{}
+	l := listing{graph: map[string][]string{}}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		p, ok := rel(f[0])
 		if !ok {
 			continue
 		}
-		graph[p] = nil
+		l.graph[p] = nil
 		for _, imp := range f[1:] {
 			if r, ok := rel(imp); ok {
-				graph[p] = append(graph[p], r)
+				l.graph[p] = append(l.graph[p], r)
 			}
 		}
 	}
-	return graph
+	return l
 }
 
-// TestLayering holds the module's imports to the README's table of layers.
+// TestLayering holds the module's imports to the README's tables.
 func TestLayering(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
@@ -162,72 +230,118 @@ func TestLayering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layers, err := readLayers(readme)
+	r, err := readRules(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	graph := importGraph(t, root)
-	if len(graph) < 10 {
-		t.Fatalf("go list found %d packages; is the test run inside the module?", len(graph))
+	l := goList(t, root)
+	if len(l.graph) < 10 {
+		t.Fatalf("go list found %d packages; is the test run inside the module?", len(l.graph))
 	}
-	for _, e := range check(layers, graph) {
+	for _, e := range check(r, l.graph) {
 		t.Error(e)
 	}
-	// Every pattern of the table names something that exists, so that a
-	// renamed package cannot leave a stale row that guards nothing.
-	for _, l := range layers {
-		for _, p := range l.patterns {
+	// Every pattern names something that exists, so that a renamed
+	// package cannot leave a stale row that guards nothing.
+	for _, p := range r.parts {
+		for _, pat := range p.patterns {
 			found := false
-			for pkg := range graph {
-				if r, pat, ok := rankOf(layers, pkg); ok && r == l.rank && pat == p {
+			for pkg := range l.graph {
+				if in, got, ok := partOf(r, pkg); ok && in.name == p.name && got == pat {
 					found = true
 					break
 				}
 			}
 			if !found {
-				t.Errorf("README.md layer %d (%s): %q matches no package; remove or rename it", l.rank, l.name, p)
+				t.Errorf("README.md part %q: %q matches no package; remove or rename it", p.name, pat)
+			}
+		}
+	}
+	for _, nv := range r.never {
+		for _, pat := range nv.imports {
+			if !slices.ContainsFunc(slices.Collect(mapKeys(l.graph)), func(pkg string) bool { return match(pat, pkg) >= 0 }) {
+				t.Errorf("README.md rule %v never imports %q: it matches no package; remove or rename it", nv.from, pat)
+			}
+		}
+	}
+	// A part's folder says what it owns and what it must not import, in
+	// the doc comment of its own package.
+	for _, p := range r.parts {
+		dir, ok := strings.CutSuffix(p.patterns[0], "/...")
+		if !ok || !strings.HasPrefix(dir, "internal/") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, dir, "doc.go"), nil, parser.PackageClauseOnly|parser.ParseComments)
+		var doc string
+		if err == nil && file.Doc != nil {
+			doc = strings.Join(strings.Fields(file.Doc.Text()), " ")
+		}
+		switch {
+		case doc == "":
+			t.Errorf("part %q: no doc comment in %s/doc.go (%v); add one saying what the part owns and what it must not import", p.name, dir, err)
+		case !strings.Contains(doc, "must not import") && !strings.Contains(doc, "must not be imported"):
+			t.Errorf("part %q: the doc comment of %s does not say what the part must not import", p.name, dir)
+		}
+	}
+}
+
+// mapKeys yields the keys of m.
+func mapKeys(m map[string][]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
 			}
 		}
 	}
 }
 
-// TestCheck pins the rule on a small graph: an upward import, an import
-// within one layer and a package in no layer are each reported, exactly.
+// TestCheck pins the rules on a small graph: an import against the order,
+// an import a rule forbids and a package in no part are each reported,
+// exactly; imports within a part and down the order pass.
 func TestCheck(t *testing.T) {
-	readme := []byte("# x\n\n## Layout\n\n| layer | name | packages |\n|---|---|---|\n" +
-		"| 3 | wiring | `cmd/...` |\n| 2 | services | broker, gateway |\n| 1 | domain | skill, store/... |\n\n## Next\n\n| 9 | other | nothing |\n")
-	layers, err := readLayers(readme)
+	readme := []byte("# x\n\n## Layout\n\n| part | folder | owns |\n|---|---|---|\n" +
+		"| model | `internal/model/...` | x |\n| agent | `internal/agent/...` | x |\n| admission | `internal/admission/...` | x |\n| wiring | `cmd/...` | x |\n\n" +
+		"| never | imports | why |\n|---|---|---|\n| agent, admission | `internal/model/secret` | secrets stay below |\n\n## Next\n\n| a | b | c |\n")
+	r, err := readRules(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(layers) != 3 {
-		t.Fatalf("read %d layers, want 3: %+v", len(layers), layers)
+	if len(r.parts) != 4 || len(r.never) != 1 {
+		t.Fatalf("read %d parts and %d rules, want 4 and 1: %+v", len(r.parts), len(r.never), r)
 	}
 	for _, tc := range []struct {
 		name  string
 		graph map[string][]string
 		want  []string
 	}{
-		{"downward imports pass", map[string][]string{
-			"cmd/skillgate": {"broker", "skill"}, "broker": {"skill", "store/sqlite"}, "store/sqlite": nil, "skill": nil,
+		{"imports within a part and down the order pass", map[string][]string{
+			"cmd/skillgate":              {"internal/admission/install", "internal/model/skill"},
+			"internal/admission/install": {"internal/admission/scan", "internal/agent/session", "internal/model/skill"},
+			"internal/admission/scan":    nil, "internal/agent/session": nil, "internal/model/skill": nil,
 		}, nil},
-		{"an upward import fails", map[string][]string{
-			"skill": {"broker"}, "broker": nil,
-		}, []string{"skill (layer 1) imports broker (layer 2): a package imports only from lower layers; move the shared part down, or define the interface where it is used"}},
-		{"an import within a layer fails", map[string][]string{
-			"broker": {"gateway"}, "gateway": nil,
-		}, []string{"broker (layer 2) imports gateway (layer 2): a package imports only from lower layers; move the shared part down, or define the interface where it is used"}},
-		{"a package in no layer fails", map[string][]string{
+		{"an import against the order fails", map[string][]string{
+			"internal/agent/session": {"internal/admission/install"}, "internal/admission/install": nil,
+		}, []string{"internal/agent/session (agent) imports internal/admission/install (admission): a part imports only its own packages and those of the parts before it in README.md's table (admission comes after agent); move the shared code into a lower part, or define the interface where it is used"}},
+		{"an import a rule forbids fails", map[string][]string{
+			"internal/agent/session": {"internal/model/secret"}, "internal/model/secret": nil,
+		}, []string{"internal/agent/session (agent) imports internal/model/secret: agent never imports internal/model/secret: secrets stay below"}},
+		{"a package in no part fails", map[string][]string{
 			"vfs": nil,
-		}, []string{"vfs is in no layer: add it to the table of layers in README.md's layout section"}},
+		}, []string{"vfs is in no part: put it in a part's folder, or add it to the table of parts in README.md's layout section"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := check(layers, tc.graph); !slices.Equal(got, tc.want) {
+			if got := check(r, tc.graph); !slices.Equal(got, tc.want) {
 				t.Errorf("check =\n%q\nwant\n%q", got, tc.want)
 			}
 		})
 	}
-	if _, err := readLayers([]byte("## Layout\n\nno table\n")); err == nil || !strings.Contains(err.Error(), "no table of layers") {
-		t.Errorf("a README without the table: err = %v", err)
+	for _, tc := range []struct{ readme, want string }{
+		{"## Layout\n\nno table\n", "no table of parts"},
+		{"## Layout\n\n| part | folder | owns |\n|---|---|---|\n| a | `x/...` | y |\n\n| never | imports | why |\n|---|---|---|\n| b | `x` | z |\n", `README.md:9: rule names part "b"`},
+	} {
+		if _, err := readRules([]byte(tc.readme)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("readRules(%q): err = %v, want %q", tc.readme, err, tc.want)
+		}
 	}
 }

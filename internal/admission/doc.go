@@ -1,0 +1,9 @@
+// Package admission groups how a third-party skill gets in: install
+// sources, admission layers, analysis, approval and drift (install), the
+// content scanner (secscan), manifests and install reports (manifest),
+// manifest proposals (propose), promote_provider drafts (promote) and the
+// changes queue (change).
+//
+// The part imports every part below it (platform to agent): it must not
+// import the gateway, the edges or the application.
+package admission

@@ -1,0 +1,9 @@
+// Package model groups what skillgate's words mean, as types and checks
+// with no I/O beyond reading what they are handed: a skill and its SKILL.md
+// (skill), the vocabulary of capabilities, risk, principals and decision
+// effects (capability), typed argument constraints (constraint) and the
+// lock file (lockfile).
+//
+// The part imports only platform: it must not import storage, the registry,
+// or anything that runs a server or makes a decision.
+package model

@@ -1,0 +1,258 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/skillgate/skillgate/internal/storage/store"
+)
+
+const changeCols = `id, kind, state, key, subject, summary, proposal, queued_by, why, created_at, decided_at, decided_by, decision`
+
+// QueueChange implements [store.ChangeStore]. Of processes queueing the
+// same key at once, one records the change and the others get it back.
+func (s *DB) QueueChange(ctx context.Context, c store.Change, rec store.AuditRecord, seal store.AuditSeal) (store.Change, bool, error) {
+	var out store.Change
+	created := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		byKey := func() error {
+			var err error
+			out, err = scanChange(tx.QueryRow(ctx, `SELECT `+changeCols+` FROM changes WHERE key = $1`, c.Key))
+			return err
+		}
+		switch err := byKey(); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		if c.Created.IsZero() {
+			c.Created = s.Now()
+		}
+		var id int64
+		err := tx.QueryRow(ctx, `INSERT INTO changes (kind, state, key, subject, summary, proposal, queued_by, why, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (key) DO NOTHING RETURNING id`, string(c.Kind), string(store.ChangePending), c.Key, c.Subject, c.Summary,
+			string(c.Proposal), c.QueuedBy, c.Why, c.Created.UnixNano()).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Another process queued the key meanwhile.
+			return byKey()
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Time.IsZero() {
+			rec.Time = c.Created
+		}
+		if rec.Subject == "" {
+			rec.Subject = fmt.Sprintf("change %d", id)
+		}
+		if _, err := appendAudit(ctx, tx, seal, rec); err != nil {
+			return err
+		}
+		out, err = scanChange(tx.QueryRow(ctx, `SELECT `+changeCols+` FROM changes WHERE id = $1`, id))
+		created = true
+		return err
+	})
+	if err != nil {
+		return store.Change{}, false, fmt.Errorf("queue change %s: %w", c.Key, err)
+	}
+	return out, created, nil
+}
+
+// Changes implements [store.ChangeStore].
+func (s *DB) Changes(ctx context.Context, f store.ChangeFilter) ([]store.Change, error) {
+	q := `SELECT ` + changeCols + ` FROM changes WHERE true`
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if f.ID != 0 {
+		q += ` AND id = ` + arg(f.ID)
+	}
+	if f.Kind != "" {
+		q += ` AND kind = ` + arg(string(f.Kind))
+	}
+	if len(f.States) > 0 {
+		states := make([]string, len(f.States))
+		for i, st := range f.States {
+			states[i] = string(st)
+		}
+		q += ` AND state = ANY(` + arg(states) + `)`
+	}
+	q += ` ORDER BY id DESC`
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Change
+	for rows.Next() {
+		c, err := scanChange(rows)
+		if err != nil {
+			return nil, fmt.Errorf("changes: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	return out, nil
+}
+
+// DecideChange implements [store.ChangeStore]. The change's row is locked,
+// so of concurrent decisions on it, in any processes, one applies and the
+// others find it decided.
+func (s *DB) DecideChange(ctx context.Context, d store.ChangeDecision, rec store.AuditRecord, seal store.AuditSeal) (store.Change, error) {
+	if d.To != store.ChangeApplied && d.To != store.ChangeRejected {
+		return store.Change{}, fmt.Errorf("decide change %d: state %q: want applied or rejected", d.ID, d.To)
+	}
+	if (d.To == store.ChangeApplied) != (d.Register != nil) {
+		return store.Change{}, fmt.Errorf("decide change %d: an applied change, and only it, registers", d.ID)
+	}
+	at := d.At
+	if at.IsZero() {
+		at = s.Now()
+	}
+	var out store.Change
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		cur, err := scanChange(tx.QueryRow(ctx, `SELECT `+changeCols+` FROM changes WHERE id = $1 FOR UPDATE`, d.ID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("change %d: %w", d.ID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if cur.State != store.ChangePending {
+			return fmt.Errorf("change %d is %s, not pending: %w", d.ID, cur.State, store.ErrConflict)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE changes SET state = $1, decided_at = $2, decided_by = $3, decision = $4 WHERE id = $5`,
+			string(d.To), at.UnixNano(), d.By, d.Reason, d.ID); err != nil {
+			return err
+		}
+		if r := d.Register; r != nil {
+			if err := register(ctx, tx, d.ID, r); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE install_generation SET n = n + 1 WHERE id = 1`); err != nil {
+				return fmt.Errorf("install generation: %w", err)
+			}
+		}
+		if rec.Time.IsZero() {
+			rec.Time = at
+		}
+		if rec.Subject == "" {
+			rec.Subject = fmt.Sprintf("change %d", d.ID)
+		}
+		if _, err := appendAudit(ctx, tx, seal, rec); err != nil {
+			return err
+		}
+		out, err = scanChange(tx.QueryRow(ctx, `SELECT `+changeCols+` FROM changes WHERE id = $1`, d.ID))
+		return err
+	})
+	if err != nil {
+		return store.Change{}, fmt.Errorf("decide change %d: %w", d.ID, err)
+	}
+	return out, nil
+}
+
+// register records r inside tx. A backend another transaction registered
+// for the same executor and provider meanwhile is refused by the unique
+// constraint, as one registered before is by the check.
+func register(ctx context.Context, tx pgx.Tx, id int64, r *store.Registration) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO registered_executors (change_id, executor, definition) VALUES ($1, $2, $3)`,
+		id, r.Executor, string(r.Definition)); err != nil {
+		return err
+	}
+	for _, b := range r.Backends {
+		taken := fmt.Errorf("executor %s already has a registered %s backend: %w", r.Executor, b.Provider, store.ErrConflict)
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM registered_backends WHERE executor = $1 AND provider = $2`,
+			r.Executor, b.Provider).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return taken
+		}
+		args, err := json.Marshal(b.Arguments)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO registered_backends (change_id, executor, provider, skill, server, tool, arguments)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, r.Executor, b.Provider, b.Skill, b.Server, b.Tool, string(args)); err != nil {
+			if isUnique(err) {
+				return taken
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Registrations implements [store.ChangeStore].
+func (s *DB) Registrations(ctx context.Context) ([]store.Registration, error) {
+	rows, err := s.pool.Query(ctx, `SELECT change_id, executor, definition FROM registered_executors ORDER BY change_id`)
+	if err != nil {
+		return nil, fmt.Errorf("registrations: %w", err)
+	}
+	var out []store.Registration
+	at := map[int64]int{}
+	for rows.Next() {
+		var r store.Registration
+		var def string
+		if err := rows.Scan(&r.Change, &r.Executor, &def); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("registrations: %w", err)
+		}
+		if def != "" {
+			r.Definition = json.RawMessage(def)
+		}
+		at[r.Change] = len(out)
+		out = append(out, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("registrations: %w", err)
+	}
+	brows, err := s.pool.Query(ctx, `SELECT change_id, provider, skill, server, tool, arguments FROM registered_backends ORDER BY change_id, provider`)
+	if err != nil {
+		return nil, fmt.Errorf("registrations: %w", err)
+	}
+	defer brows.Close()
+	for brows.Next() {
+		var id int64
+		var b store.RegisteredBackend
+		var args string
+		if err := brows.Scan(&id, &b.Provider, &b.Skill, &b.Server, &b.Tool, &args); err != nil {
+			return nil, fmt.Errorf("registrations: %w", err)
+		}
+		if err := json.Unmarshal([]byte(args), &b.Arguments); err != nil {
+			return nil, fmt.Errorf("registrations: change %d: arguments: %w", id, err)
+		}
+		if i, ok := at[id]; ok {
+			out[i].Backends = append(out[i].Backends, b)
+		}
+	}
+	if err := brows.Err(); err != nil {
+		return nil, fmt.Errorf("registrations: %w", err)
+	}
+	return out, nil
+}
+
+func scanChange(r pgx.Row) (store.Change, error) {
+	var c store.Change
+	var kind, state, proposal string
+	var created, decided int64
+	if err := r.Scan(&c.ID, &kind, &state, &c.Key, &c.Subject, &c.Summary, &proposal, &c.QueuedBy, &c.Why, &created, &decided, &c.DecidedBy, &c.Decision); err != nil {
+		return c, err
+	}
+	c.Kind, c.State, c.Proposal = store.ChangeKind(kind), store.ChangeState(state), json.RawMessage(proposal)
+	c.Created = time.Unix(0, created)
+	if decided != 0 {
+		c.Decided = time.Unix(0, decided)
+	}
+	return c, nil
+}

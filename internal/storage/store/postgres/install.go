@@ -1,0 +1,248 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/skillgate/skillgate/internal/storage/store"
+)
+
+const installCols = `id, key, name, category, description, label, digest, tier, invokable_by, dir, source, state, reason,
+	proposed, manifest, report, pending, blocked, created_at, updated_at, provenance`
+
+// CreateInstall implements [store.InstallStore].
+func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string, rec store.InstallAudit, seal store.AuditSeal) (store.Install, error) {
+	var out store.Install
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		now := s.Now()
+		inv, _ := json.Marshal(nonNil(in.InvokableBy))
+		prev, err := installBy(ctx, tx, in.Digest, true)
+		was := in
+		was.State = ""
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			_, err = tx.Exec(ctx, `INSERT INTO installs (key, name, category, description, label, digest, tier, invokable_by,
+				dir, source, state, reason, created_at, updated_at, provenance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+				in.Key, in.Name, in.Category, in.Description, in.Label, in.Digest, in.Tier, string(inv),
+				in.Dir, in.Source, string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano(), nullJSON(in.Provenance))
+			if isUnique(err) {
+				// Another process recorded the same version meanwhile.
+				return fmt.Errorf("%s version %s is already recorded: %w", in.Key, in.Digest, store.ErrConflict)
+			}
+		case err != nil:
+			return err
+		case prev.State == store.StateRemoved || prev.State == store.StateRejected:
+			was.State = prev.State
+			_, err = tx.Exec(ctx, `UPDATE installs SET key = $1, name = $2, category = $3, description = $4, label = $5,
+				tier = $6, invokable_by = $7, dir = $8, source = $9, state = $10, reason = $11, proposed = NULL, manifest = NULL,
+				report = NULL, pending = NULL, blocked = '{}', created_at = $12, updated_at = $12, provenance = $13 WHERE digest = $14`,
+				in.Key, in.Name, in.Category, in.Description, in.Label, in.Tier, string(inv), in.Dir, in.Source,
+				string(store.StatePendingInstall), reason, now.UnixNano(), nullJSON(in.Provenance), in.Digest)
+		default:
+			return fmt.Errorf("%s version %s is already %s: %w", prev.Key, in.Digest, prev.State, store.ErrConflict)
+		}
+		if err != nil {
+			return fmt.Errorf("record install of %s: %w", in.Key, err)
+		}
+		if err := recordInstall(ctx, tx, was, rec, seal, now); err != nil {
+			return err
+		}
+		out, err = installBy(ctx, tx, in.Digest, false)
+		return err
+	})
+	return out, err
+}
+
+// Installs implements [store.InstallStore].
+func (s *DB) Installs(ctx context.Context, f store.InstallFilter) ([]store.Install, error) {
+	q := `SELECT ` + installCols + ` FROM installs WHERE true`
+	var args []any
+	for _, c := range []struct{ col, val string }{{"key", f.Key}, {"name", f.Name}, {"digest", f.Digest}} {
+		if c.val != "" {
+			args = append(args, c.val)
+			q += ` AND ` + c.col + ` = $` + strconv.Itoa(len(args))
+		}
+	}
+	if len(f.States) > 0 {
+		states := make([]string, len(f.States))
+		for i, st := range f.States {
+			states[i] = string(st)
+		}
+		args = append(args, states)
+		q += ` AND state = ANY($` + strconv.Itoa(len(args)) + `)`
+	}
+	q += ` ORDER BY created_at DESC, id DESC`
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("installs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Install
+	for rows.Next() {
+		in, err := scanInstall(rows)
+		if err != nil {
+			return nil, fmt.Errorf("installs: %w", err)
+		}
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("installs: %w", err)
+	}
+	return out, nil
+}
+
+// TransitionInstall implements [store.InstallStore]. Each install is read
+// with a row lock, so a concurrent transition of the same install, in
+// this process or another, sees the state this one leaves.
+func (s *DB) TransitionInstall(ctx context.Context, seal store.AuditSeal, ts ...store.Transition) ([]store.Install, error) {
+	out := make([]store.Install, 0, len(ts))
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		now := s.Now()
+		for _, t := range ts {
+			cur, err := installBy(ctx, tx, t.Digest, true)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(t.From, cur.State) {
+				return fmt.Errorf("%s is %s, not %s: %w", cur.Key, cur.State, joinStates(t.From), store.ErrConflict)
+			}
+			if !t.To.Valid() {
+				return fmt.Errorf("transition of %s to unknown state %q", cur.Key, t.To)
+			}
+			var args []any
+			arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+			set := []string{`state = ` + arg(string(t.To)), `reason = ` + arg(t.Reason), `updated_at = ` + arg(now.UnixNano())}
+			for _, c := range []struct {
+				col string
+				val *json.RawMessage
+			}{{"proposed", t.Change.Proposed}, {"manifest", t.Change.Manifest}, {"report", t.Change.Report}, {"pending", t.Change.Pending}} {
+				if c.val != nil {
+					set = append(set, c.col+` = `+arg(nullJSON(*c.val)))
+				}
+			}
+			if t.Change.Blocked != nil {
+				b, err := json.Marshal(*t.Change.Blocked)
+				if err != nil {
+					return err
+				}
+				if *t.Change.Blocked == nil {
+					b = []byte("{}")
+				}
+				set = append(set, `blocked = `+arg(string(b)))
+			}
+			if t.Change.Dir != nil {
+				set = append(set, `dir = `+arg(*t.Change.Dir))
+			}
+			q := `UPDATE installs SET ` + strings.Join(set, ", ") + ` WHERE digest = ` + arg(t.Digest)
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
+				return fmt.Errorf("transition %s to %s: %w", cur.Key, t.To, err)
+			}
+			if err := recordInstall(ctx, tx, cur, t.Audit, seal, now); err != nil {
+				return err
+			}
+			in, err := installBy(ctx, tx, t.Digest, false)
+			if err != nil {
+				return err
+			}
+			out = append(out, in)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// InstallGeneration implements [store.InstallStore]: one row, bumped by
+// every install change of any process on the database.
+func (s *DB) InstallGeneration(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT n FROM install_generation WHERE id = 1`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("install generation: %w", err)
+	}
+	return n, nil
+}
+
+// recordInstall bumps the generation and appends the audit record rec
+// gives for one change of the install was, inside tx. A zero record Time is
+// the change's time.
+func recordInstall(ctx context.Context, tx pgx.Tx, was store.Install, rec store.InstallAudit, seal store.AuditSeal, now time.Time) error {
+	if rec == nil {
+		return fmt.Errorf("install change of %s: no audit record given", was.Key)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE install_generation SET n = n + 1 WHERE id = 1`); err != nil {
+		return fmt.Errorf("install generation: %w", err)
+	}
+	r, err := rec(was)
+	if err != nil {
+		return err
+	}
+	if r.Time.IsZero() {
+		r.Time = now
+	}
+	_, err = appendAudit(ctx, tx, seal, r)
+	return err
+}
+
+// installBy reads the install of digest in tx; forUpdate locks its row
+// until tx ends.
+func installBy(ctx context.Context, tx pgx.Tx, digest string, forUpdate bool) (store.Install, error) {
+	q := `SELECT ` + installCols + ` FROM installs WHERE digest = $1`
+	if forUpdate {
+		q += ` FOR UPDATE`
+	}
+	in, err := scanInstall(tx.QueryRow(ctx, q, digest))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Install{}, fmt.Errorf("install %s: %w", digest, store.ErrNotFound)
+	}
+	return in, err
+}
+
+func scanInstall(r pgx.Row) (store.Install, error) {
+	var in store.Install
+	var inv, state, blocked string
+	var proposed, manifest, report, pending, provenance *string
+	var created, updated int64
+	if err := r.Scan(&in.ID, &in.Key, &in.Name, &in.Category, &in.Description, &in.Label, &in.Digest, &in.Tier, &inv,
+		&in.Dir, &in.Source, &state, &in.Reason, &proposed, &manifest, &report, &pending, &blocked, &created, &updated, &provenance); err != nil {
+		return in, err
+	}
+	in.State = store.InstallState(state)
+	if err := json.Unmarshal([]byte(inv), &in.InvokableBy); err != nil {
+		return in, fmt.Errorf("install %s: invokable_by: %w", in.Key, err)
+	}
+	if err := json.Unmarshal([]byte(blocked), &in.Blocked); err != nil {
+		return in, fmt.Errorf("install %s: blocked: %w", in.Key, err)
+	}
+	if len(in.Blocked) == 0 {
+		in.Blocked = nil
+	}
+	raw := func(p *string) json.RawMessage {
+		if p == nil {
+			return nil
+		}
+		return json.RawMessage(*p)
+	}
+	in.Proposed, in.Manifest, in.Report, in.Pending = raw(proposed), raw(manifest), raw(report), raw(pending)
+	in.Provenance = raw(provenance)
+	in.CreatedAt, in.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
+	return in, nil
+}
+
+func joinStates(ss []store.InstallState) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, " or ")
+}

@@ -1,0 +1,214 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/skillgate/skillgate/internal/storage/store"
+)
+
+// Policies implements [store.GrantStore].
+func (s *DB) Policies(ctx context.Context) ([]store.StoredPolicy, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, text, updated_at FROM policies ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("stored policies: %w", err)
+	}
+	defer rows.Close()
+	var out []store.StoredPolicy
+	for rows.Next() {
+		var p store.StoredPolicy
+		var at int64
+		if err := rows.Scan(&p.ID, &p.Text, &at); err != nil {
+			return nil, fmt.Errorf("stored policies: %w", err)
+		}
+		p.UpdatedAt = time.Unix(0, at).UTC()
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("stored policies: %w", err)
+	}
+	return out, nil
+}
+
+// PutPolicy implements [store.GrantStore].
+func (s *DB) PutPolicy(ctx context.Context, p store.StoredPolicy) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO policies (id, text, updated_at) VALUES ($1, $2, $3)
+		ON CONFLICT (id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`, p.ID, p.Text, s.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("store policy %q: %w", p.ID, err)
+	}
+	return nil
+}
+
+// DeletePolicy implements [store.GrantStore].
+func (s *DB) DeletePolicy(ctx context.Context, id string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM policies WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete policy %q: %w", id, err)
+	}
+	return nil
+}
+
+const grantColumns = `id, principal, capability, args, level, expires_at, uses, used, reason, created_by, created_at, revoked_at`
+
+func scanGrant(r pgx.Row) (store.Grant, error) {
+	var g store.Grant
+	var args *string
+	var expires, created, revoked int64
+	if err := r.Scan(&g.ID, &g.Principal, &g.Capability, &args, &g.Level, &expires, &g.Uses, &g.Used, &g.Reason, &g.CreatedBy, &created, &revoked); err != nil {
+		return store.Grant{}, err
+	}
+	if args != nil {
+		g.Args = json.RawMessage(*args)
+	}
+	if expires != 0 {
+		g.ExpiresAt = time.Unix(0, expires).UTC()
+	}
+	if revoked != 0 {
+		g.RevokedAt = time.Unix(0, revoked).UTC()
+	}
+	g.CreatedAt = time.Unix(0, created).UTC()
+	return g, nil
+}
+
+// Grants implements [store.GrantStore]: every grant not revoked, by
+// creation.
+func (s *DB) Grants(ctx context.Context) ([]store.Grant, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("grants: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Grant
+	for rows.Next() {
+		g, err := scanGrant(rows)
+		if err != nil {
+			return nil, fmt.Errorf("grants: %w", err)
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("grants: %w", err)
+	}
+	return out, nil
+}
+
+// CreateGrant implements [store.GrantStore]. The grant and its audit
+// record rec, sealed with seal, commit together.
+func (s *DB) CreateGrant(ctx context.Context, g store.Grant, rec store.AuditRecord, seal store.AuditSeal) error {
+	var args any
+	if g.Args != nil {
+		args = string(g.Args)
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO grants (`+grantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0)`,
+			g.ID, g.Principal, g.Capability, args, g.Level, unixNano(g.ExpiresAt), g.Uses, g.Used, g.Reason, g.CreatedBy, g.CreatedAt.UnixNano()); err != nil {
+			if isUnique(err) {
+				return fmt.Errorf("grant %s exists: %w", g.ID, store.ErrConflict)
+			}
+			return err
+		}
+		_, err := appendAudit(ctx, tx, seal, rec)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create grant %s: %w", g.ID, err)
+	}
+	return nil
+}
+
+// unixNano is t in Unix nanoseconds, 0 for the zero time ("never").
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// RevokeGrant implements [store.GrantStore]: one conditional UPDATE …
+// RETURNING, so of concurrent revocations one records.
+func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(store.Grant) (store.AuditRecord, error), seal store.AuditSeal) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		g, err := scanGrant(tx.QueryRow(ctx, `UPDATE grants SET revoked_at = $1 WHERE id = $2 AND revoked_at = 0 RETURNING `+grantColumns, at.UnixNano(), id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("revoke grant %q: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("revoke grant %s: %w", id, err)
+		}
+		r, err := rec(g)
+		if err == nil {
+			_, err = appendAudit(ctx, tx, seal, r)
+		}
+		if err != nil {
+			return fmt.Errorf("revoke grant %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// RescopeGrants implements [store.GrantStore].
+func (s *DB) RescopeGrants(ctx context.Context, cs []store.GrantRescope, seal store.AuditSeal) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		now := s.Now()
+		for _, c := range cs {
+			var err error
+			var n int64
+			if c.To != "" {
+				tag, e := tx.Exec(ctx, `UPDATE grants SET capability = $1 WHERE id = $2 AND capability = $3 AND revoked_at = 0`, c.To, c.ID, c.From)
+				n, err = tag.RowsAffected(), e
+			} else {
+				tag, e := tx.Exec(ctx, `UPDATE grants SET revoked_at = $1 WHERE id = $2 AND capability = $3 AND revoked_at = 0`, now.UnixNano(), c.ID, c.From)
+				n, err = tag.RowsAffected(), e
+			}
+			if err != nil {
+				return fmt.Errorf("scope grant %s: %w", c.ID, err)
+			}
+			if n == 0 {
+				continue
+			}
+			r := c.Record
+			if r.Time.IsZero() {
+				r.Time = now
+			}
+			if _, err := appendAudit(ctx, tx, seal, r); err != nil {
+				return fmt.Errorf("scope grant %s: %w", c.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// ReleaseGrant implements [store.GrantStore].
+func (s *DB) ReleaseGrant(ctx context.Context, id string) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE grants SET used = used - 1 WHERE id = $1 AND used > 0`, id); err != nil {
+		return fmt.Errorf("release grant %s: %w", id, err)
+	}
+	return nil
+}
+
+// UseGrant implements [store.GrantStore]: one conditional UPDATE …
+// RETURNING. PostgreSQL locks the row and checks the condition again on
+// the row as the concurrent update left it, so two uses of the last
+// remaining use, from any processes, cannot both succeed.
+func (s *DB) UseGrant(ctx context.Context, id string, at time.Time) (store.Grant, error) {
+	now := at.UnixNano()
+	g, err := scanGrant(s.pool.QueryRow(ctx, `UPDATE grants SET used = used + 1
+		WHERE id = $1 AND revoked_at = 0 AND (expires_at = 0 OR expires_at > $2) AND (uses = 0 OR used < uses)
+		RETURNING `+grantColumns, id, now))
+	if errors.Is(err, pgx.ErrNoRows) {
+		var n int
+		if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM grants WHERE id = $1`, id).Scan(&n); err == nil && n == 0 {
+			return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrNotFound)
+		}
+		return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrConflict)
+	}
+	if err != nil {
+		return store.Grant{}, fmt.Errorf("use grant %s: %w", id, err)
+	}
+	return g, nil
+}
