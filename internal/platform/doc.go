@@ -1,5 +1,6 @@
 // Package platform groups the primitives the rest of skillgate stands on
-// and that know nothing of skills: strict reading of outside JSON
+// and that know nothing of skills: the one crash-safe file writer
+// (atomicfile), strict reading of outside JSON
 // (strictjson), JSON fast paths held to encoding/json (jsonscan), MCP stdio
 // framing (jsonrpcline), pipes (pipe), file facts and FIFO-safe opens
 // (fileinfo), lock files shared by processes (flock), the bounded end of a

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 	"github.com/skillgate/skillgate/internal/platform/flock"
 )
 
@@ -124,29 +125,13 @@ func (s Storage) writeTree(t *Tree, digest, staging string, crash func(string)) 
 	return dir, nil
 }
 
-// writeFileAtomic writes data to path through a synced temporary file and
-// a rename, so a reader sees the old content or the new, never a part.
+// writeFileAtomic writes data to path crash-safely (atomicfile.Write), so
+// a reader sees the old content or the new, never a part.
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+filepath.Base(path)+"-")
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrStorage, err)
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("%w: write %s: %w", ErrStorage, path, err)
 	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%w: write %s: %w", ErrStorage, path, werr)
-	}
-	return syncDir(filepath.Dir(path))
+	return nil
 }
 
 func writeSync(path string, data []byte) error {
@@ -168,12 +153,7 @@ func writeSync(path string, data []byte) error {
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrStorage, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("%w: sync %s: %w", ErrStorage, dir, err)
 	}
 	return nil

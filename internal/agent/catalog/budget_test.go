@@ -44,7 +44,7 @@ func tail(s string, i int) string {
 }
 
 // corpusItems loads every skill of the public corpus ($SKILLGATE_CORPUS,
-// else ../../shared/corpus) as catalog items, in verdicts.jsonl order; it
+// else ../shared/corpus beside the checkout) as catalog items, in verdicts.jsonl order; it
 // skips the test when the corpus is absent.
 func corpusItems(t testing.TB) []catalog.Item {
 	t.Helper()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 )
 
 // TokensFile is the name of the token file in the data directory.
@@ -248,27 +249,7 @@ func writeTokens(path string, toks []Token) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("tokens: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tokens-*.json")
-	if err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("tokens: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("tokens: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("tokens: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("tokens: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, b, 0o600); err != nil {
 		return fmt.Errorf("tokens: %w", err)
 	}
 	return nil

@@ -251,7 +251,7 @@ type Options struct {
 	OnSkillDrift func(skill, serverID string, d []manifest.SkillDrift)
 }
 
-// Broker implements [gateway.CapabilitySource]. It is safe for concurrent
+// Broker implements [mcpserver.CapabilitySource]. It is safe for concurrent
 // use; Reload swaps an immutable snapshot.
 type Broker struct {
 	opts Options
@@ -571,7 +571,7 @@ func (b *Broker) dormant(ctx context.Context, p capability.Principal, c *Capabil
 	return b.opts.Configured(ctx, p, c.Skill, c.Credentials)
 }
 
-// Tools implements [gateway.CapabilitySource]: the capabilities in p's
+// Tools implements [mcpserver.CapabilitySource]: the capabilities in p's
 // scope that no backend maps, under their names, and the executors live
 // for p, each with the provider argument's enum of its live providers. A
 // dormant executor is not listed, nor a first_party capability dormant for p.
@@ -597,7 +597,7 @@ func (b *Broker) Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool
 // may call it.
 func (b *Broker) Capabilities() []*Capability { return b.snap.Load().caps }
 
-// Call implements [gateway.CapabilitySource]: it decides the call at once
+// Call implements [mcpserver.CapabilitySource]: it decides the call at once
 // and, when it is allowed, forwards it; done receives the tools/call result
 // as JSON, exactly once: the upstream server's own bytes, or a tool error
 // saying why the call was refused or failed. The result is valid only

@@ -59,7 +59,7 @@ type RuntimeStore interface {
 	store.AuditStore
 }
 
-// Notifier is told what the runtime's watch finds; *gateway.Gateway
+// Notifier is told what the runtime's watch finds; *mcpserver.Gateway
 // implements it.
 type Notifier interface {
 	// SyncRegistry tells agents of a registry change made elsewhere (a

@@ -110,7 +110,7 @@ func TestFastYAMLCases(t *testing.T) {
 
 // TestFastYAMLCorpus compares the fast path with the YAML library on the
 // frontmatter of every skill of the public corpus ($SKILLGATE_CORPUS, else
-// ../../shared/corpus) and, when set, of the benchmark tree
+// ../shared/corpus beside the checkout) and, when set, of the benchmark tree
 // ($SKILLGATE_BENCH_TREE, made by bench/gen). It skips when neither exists.
 func TestFastYAMLCorpus(t *testing.T) {
 	var dirs []string

@@ -50,7 +50,7 @@ func (s *stream) Read(p []byte) (int, error) {
 // BenchmarkReturnLeg is the relay's return leg for one tools/call result
 // in process: the upstream's response line read by a Reader whose tap is
 // Calls.Tap, matched to its call, and written back to the agent with the
-// agent's id by a Writer, as gateway.Conn's relay does. The sizes are the
+// agent's id by a Writer, as mcpserver.Conn's relay does. The sizes are the
 // gateway benchmark's two results (bench/gateway.sh).
 func BenchmarkReturnLeg(b *testing.B) {
 	for _, size := range []int{40, 62 << 10} {

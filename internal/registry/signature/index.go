@@ -16,6 +16,7 @@ import (
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 )
 
@@ -157,7 +158,7 @@ func SignRoot(ctx context.Context, root string, priv ed25519.PrivateKey, opts In
 		return nil, fmt.Errorf("sign: the index of %s would be %d bytes, at most %d are read; sign its subdirectories as roots of their own", root, len(out), MaxIndexBytes)
 	}
 	p2 := filepath.Join(abs, IndexFileName)
-	if err := writeFileAtomic(p2, append(out, '\n')); err != nil {
+	if err := atomicfile.Write(p2, append(out, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
 	}
 	if skipped == nil {

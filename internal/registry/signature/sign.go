@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 )
 
@@ -126,7 +127,7 @@ func Sign(ctx context.Context, dir string, priv ed25519.PrivateKey, opts SignOpt
 		return nil, fmt.Errorf("sign: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	if err := writeFileAtomic(path, append(out, '\n')); err != nil {
+	if err := atomicfile.Write(path, append(out, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
 	}
 	return &Signed{Path: path, Digest: sub.Digest, Predicate: p}, nil
@@ -230,33 +231,6 @@ func manifestDigest(dir string) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory, so that a reader sees the old file or the new one.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".skillgate-sign-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // signerID checks that priv is an Ed25519 private key and returns the id

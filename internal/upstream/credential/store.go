@@ -18,6 +18,7 @@ import (
 	"filippo.io/age"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
 )
 
@@ -353,7 +354,7 @@ func (s *Store) update(ctx context.Context, change func(table) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(s.dir, s.path, sealed); err != nil {
+	if err := atomicfile.Write(s.path, sealed, 0o600); err != nil {
 		return fmt.Errorf("credential store: writing %s: %w", s.path, err)
 	}
 	// The snapshot follows the file now; the stamp is the new file's.
@@ -541,46 +542,8 @@ func newKey(path string) (*age.X25519Identity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrKey, err)
 	}
-	if err := writeAtomic(filepath.Dir(path), path, []byte(id.String()+"\n")); err != nil {
+	if err := atomicfile.Write(path, []byte(id.String()+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("%w: creating %s: %w", ErrKey, path, err)
 	}
 	return id, nil
-}
-
-// writeAtomic writes data to path with mode 0600: a temporary file in dir,
-// fsynced, renamed over path, and the directory fsynced.
-func writeAtomic(dir, path string, data []byte) (err error) {
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
-		f.Close()
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
 }

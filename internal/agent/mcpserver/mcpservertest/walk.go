@@ -1,4 +1,4 @@
-// Package gatewaytest holds the seed 003 walk-through as a table of MCP tool
+// Package mcpservertest holds the seed 003 walk-through as a table of MCP tool
 // calls with their exact expected results, so that the same walk runs
 // against the gateway in memory, the built binary over stdio and over
 // streamable HTTP, and an outside client (the MCP Inspector CLI).
