@@ -52,6 +52,7 @@ import (
 	"github.com/skillgate/skillgate/internal/edge/server"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 )
 
 // setup returns the data directory and binary, or skips.
@@ -207,7 +208,7 @@ func (a *agent) rpc(tb testing.TB, method string, params any, out any) {
 }
 
 type listPage struct {
-	Skills     []mcpskills.Entry `json:"skills"`
+	Skills     []skillsext.Entry `json:"skills"`
 	NextCursor string            `json:"nextCursor"`
 	CacheScope string            `json:"cacheScope"`
 }
@@ -272,7 +273,7 @@ func TestWalkVerify(t *testing.T) {
 	data, bin := setup(t)
 	sg := start(t, bin, data)
 	a := connect(t, sg.url, data)
-	var all []mcpskills.Entry
+	var all []skillsext.Entry
 	seen := map[string]bool{}
 	a.walkExt(t, func(i int, _ time.Duration, p *listPage) {
 		if len(p.Skills) > mcpskills.PageSize || p.CacheScope != "private" {
@@ -324,7 +325,7 @@ func TestWalkVerify(t *testing.T) {
 	checked := 0
 	for i := 0; i < len(all) && checked < 100; i += step {
 		e := all[i]
-		if err := mcpskills.CheckLimits(e.Resources); err != nil {
+		if err := skillsext.CheckLimits(e.Resources); err != nil {
 			t.Errorf("%s: %v", e.URI, err)
 		}
 		for _, r := range e.Resources {

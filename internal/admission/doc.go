@@ -4,6 +4,7 @@
 // manifest proposals (propose), promote_provider drafts (promote) and the
 // changes queue (change).
 //
-// The part imports every part below it (platform to agent): it must not
-// import the gateway, the edges or the application.
+// The part imports the parts below it except the agent interface: it
+// must not import internal/agent (the Skills extension's formats it checks
+// are internal/model/skillsext), the gateway, the edges or the application.
 package admission

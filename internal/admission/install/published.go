@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
-	"github.com/skillgate/skillgate/internal/agent/mcpskills"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/platform/strictjson"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
@@ -17,14 +17,14 @@ import (
 
 // PublishedPath is the skill path skillgate serves the skill whose
 // upstream SKILL.md is at uri under, for server serverID of install key:
-// mcp~<install>/<server>/<upstream skill path> ([mcpskills.PublishedPrefix]).
+// mcp~<install>/<server>/<upstream skill path> ([skillsext.PublishedPrefix]).
 // The origin is the install's name, never the server's self-reported
 // serverInfo.name, and the prefix keeps these skills apart from every
 // scanned or installed skill, so that none shadows another. It is an
 // error when uri is not a skill:// SKILL.md URI that can be served
 // unencoded.
 func PublishedPath(key, serverID, uri string) (string, error) {
-	u, err := mcpskills.ParseURI(uri)
+	u, err := skillsext.ParseURI(uri)
 	if err != nil {
 		return "", err
 	}
@@ -32,8 +32,8 @@ func PublishedPath(key, serverID, uri string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%s is not a SKILL.md URI", strictjson.Quote(uri, 256))
 	}
-	p := mcpskills.PublishedPrefix + key + "/" + serverID + "/" + sp
-	if _, err := mcpskills.BuildURI(p, mcpskills.SkillFile); err != nil {
+	p := skillsext.PublishedPrefix + key + "/" + serverID + "/" + sp
+	if _, err := skillsext.BuildURI(p, skillsext.SkillFile); err != nil {
 		return "", fmt.Errorf("skill path %s cannot be served: %w", strictjson.Quote(p, 256), err)
 	}
 	return p, nil
@@ -61,7 +61,7 @@ const maxFrontmatterDepth = 32
 func verifyEntry(key, serverID string, i int, pe mcpclient.PublishedEntry) manifest.PublishedSkill {
 	p := manifest.PublishedSkill{ServerID: serverID, Frontmatter: json.RawMessage("{}"), Status: manifest.SkillReady}
 	problem := func(format string, args ...any) { p.Problems = append(p.Problems, fmt.Sprintf(format, args...)) }
-	var e mcpskills.Entry
+	var e skillsext.Entry
 	if err := json.Unmarshal(pe.Raw, &e); err != nil {
 		var probe struct {
 			URI string `json:"uri"`
@@ -97,9 +97,9 @@ func verifyEntry(key, serverID string, i int, pe mcpclient.PublishedEntry) manif
 	}
 	if _, err := PublishedPath(key, serverID, e.URI); err != nil {
 		problem("uri: %v (skillgate brokers skill:// URIs without percent-encoding)", err)
-	} else if u, _ := mcpskills.ParseURI(e.URI); u.Segments[len(u.Segments)-2] != p.Name && p.Name != "" {
+	} else if u, _ := skillsext.ParseURI(e.URI); u.Segments[len(u.Segments)-2] != p.Name && p.Name != "" {
 		problem("uri: the last segment of the skill path is %q, and the frontmatter's name is %q; the extension requires them equal", u.Segments[len(u.Segments)-2], p.Name)
-	} else if !mcpskills.ValidName(p.Name) && p.Name != "" {
+	} else if !skillsext.ValidName(p.Name) && p.Name != "" {
 		problem("frontmatter: name %q is not a valid Agent Skills name (1-64 lowercase letters, digits and single hyphens)", p.Name)
 	}
 	if pe.Error != "" {
@@ -109,13 +109,13 @@ func verifyEntry(key, serverID string, i int, pe mcpclient.PublishedEntry) manif
 		p.Resources = make([]manifest.SkillResource, 0, len(e.Resources))
 		for _, r := range e.Resources {
 			p.Resources = append(p.Resources, manifest.SkillResource{URI: r.URI, Digest: r.Digest, Size: r.Size})
-			if _, err := mcpskills.ParseURI(r.URI); err != nil {
+			if _, err := skillsext.ParseURI(r.URI); err != nil {
 				problem("resources: %v", err)
 			}
 		}
 		slices.SortFunc(p.Resources, func(a, b manifest.SkillResource) int { return strings.Compare(a.URI, b.URI) })
 		p.SetDigest = manifest.ResourceSetDigest(p.Resources)
-		if err := mcpskills.CheckLimits(e.Resources); err != nil {
+		if err := skillsext.CheckLimits(e.Resources); err != nil {
 			problem("%v", err)
 		}
 		read := map[string]bool{}

@@ -15,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/internal/agent/mcpskills"
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/platform/hostpath"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 )
@@ -55,7 +56,7 @@ type Options struct {
 	// Published, when set, adds the skills installed skills' MCP servers
 	// publish, relayed and verified, to the MCP Skills extension's
 	// skills/list, skills/get and reads (see package mcpskills).
-	Published mcpskills.Published
+	Published skillsext.Published
 	// HostPaths are the host's directories that no text sent to an agent
 	// may name: the data directory (which holds the sandbox state
 	// directories), the scanned skill roots, mounted directories. Errors,
@@ -171,7 +172,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 			Tools:      &mcp.ToolCapabilities{ListChanged: true},
 			Resources:  &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:    &mcp.PromptCapabilities{ListChanged: true},
-			Extensions: map[string]any{mcpskills.ExtensionID: mcpskills.Capability()},
+			Extensions: map[string]any{skillsext.ExtensionID: mcpskills.Capability()},
 		},
 	})
 	desc, err := c.loadSkillDescription(ctx)

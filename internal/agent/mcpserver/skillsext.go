@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillgate/skillgate/internal/agent/mcpskills"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/platform/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/platform/jsonscan"
 )
@@ -37,7 +37,7 @@ func (c *Conn) addSkillFiles() {
 }
 
 // SkillsRequest answers one request of the extension's own methods
-// ([mcpskills.IsMethod]) for principal p. The error is a *jsonrpc.Error.
+// ([skillsext.IsMethod]) for principal p. The error is a *jsonrpc.Error.
 func (g *Gateway) SkillsRequest(ctx context.Context, p capability.Principal, method string, params json.RawMessage) (json.RawMessage, error) {
 	res, err := g.skills.Handle(ctx, p, method, params)
 	if err != nil {
@@ -80,7 +80,7 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 	// arguments merely mention "skills/… is left to the relay at once.
 	var top [4][]byte
 	if jsonscan.Object(line, wireKeys, top[:]) {
-		if m, ok := jsonscan.PlainString(top[2]); ok && !mcpskills.IsMethod(m) {
+		if m, ok := jsonscan.PlainString(top[2]); ok && !skillsext.IsMethod(m) {
 			return false
 		}
 	}
@@ -90,7 +90,7 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 		Method  string          `json:"method"`
 		Params  json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(line, &req) != nil || req.JSONRPC != "2.0" || !mcpskills.IsMethod(req.Method) {
+	if json.Unmarshal(line, &req) != nil || req.JSONRPC != "2.0" || !skillsext.IsMethod(req.Method) {
 		return false
 	}
 	if len(req.ID) == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/skillgate/skillgate/internal/agent/mcpskills"
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob/local"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
@@ -46,7 +47,7 @@ func BenchmarkList(b *testing.B) {
 		n, cursor := 0, ""
 		for {
 			params, _ := json.Marshal(map[string]string{"cursor": cursor})
-			res, err := s.Handle(ctx, p, mcpskills.MethodList, params)
+			res, err := s.Handle(ctx, p, skillsext.MethodList, params)
 			if err != nil {
 				b.Fatal(err)
 			}

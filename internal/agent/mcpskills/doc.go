@@ -1,10 +1,10 @@
-// Package mcpskills is the MCP Skills extension (io.modelcontextprotocol/skills,
-// SEP-2640): its wire types (the Skill entry and its resources), skill://
-// URIs and their parser, the checks a host applies to bytes it reads (size
-// and digest against an entry, the extension's per-skill limits), and the
-// server side skillgate serves to its agents: skills/list, skills/get,
-// resources/read of skill files and resources/directory/read, each over
-// exactly the skills the caller's principal may see.
+// Package mcpskills is the server side of the MCP Skills extension
+// (io.modelcontextprotocol/skills, SEP-2640) that skillgate serves to its
+// agents: skills/list, skills/get, resources/read of skill files and
+// resources/directory/read, each over exactly the skills the caller's
+// principal may see, with the skills installed skills' servers publish
+// relayed under mcp~<install>/. The extension's formats (entries, skill://
+// URIs, cursors, limits and verification) are internal/model/skillsext.
 //
 // The official Go SDK (v1.8.0) does not implement the extension and refuses
 // methods it does not know before any middleware runs, so the three methods

@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 )
 
 // fakePublished serves one relayed skill to T1–T3, with a file the
@@ -25,7 +26,7 @@ type fakePublished struct {
 	reads []string // path|file asked of the relay
 }
 
-var _ mcpskills.Published = (*fakePublished)(nil)
+var _ skillsext.Published = (*fakePublished)(nil)
 
 const (
 	pubPath = "mcp~docs-helper/docs/git-workflow"
@@ -33,14 +34,14 @@ const (
 	pubRef  = "# Branching\n"
 )
 
-func (f *fakePublished) PublishedSkills(_ context.Context, p capability.Principal) []mcpskills.PublishedSkill {
+func (f *fakePublished) PublishedSkills(_ context.Context, p capability.Principal) []skillsext.PublishedSkill {
 	if p.Tier == skill.T4 {
 		return nil
 	}
 	root := "skill://" + pubPath
-	return []mcpskills.PublishedSkill{{Path: pubPath, Origin: mcpskills.Origin{Install: "docs-helper", Server: "docs", URI: "skill://git-workflow/SKILL.md"}, Entry: mcpskills.Entry{
+	return []skillsext.PublishedSkill{{Path: pubPath, Origin: skillsext.Origin{Install: "docs-helper", Server: "docs", URI: "skill://git-workflow/SKILL.md"}, Entry: skillsext.Entry{
 		URI: root + "/SKILL.md", Frontmatter: json.RawMessage(`{"name":"git-workflow","description":"Git conventions."}`),
-		Resources: []mcpskills.Resource{
+		Resources: []skillsext.Resource{
 			{URI: root + "/SKILL.md", Digest: skill.FileDigest([]byte(pubMD)), Size: int64(len(pubMD))},
 			{URI: root + "/references/branching.md", Digest: skill.FileDigest([]byte(pubRef)), Size: int64(len(pubRef))},
 			{URI: root + "/references/tampered.md", Digest: skill.FileDigest([]byte("x")), Size: 1},
@@ -55,9 +56,9 @@ func (f *fakePublished) ReadPublished(_ context.Context, p capability.Principal,
 	case "references/branching.md":
 		return []byte(pubRef), nil
 	case "references/tampered.md":
-		return nil, fmt.Errorf("%w: skill://git-workflow/references/tampered.md is 2 bytes, the entry lists 1", mcpskills.ErrVerify)
+		return nil, fmt.Errorf("%w: skill://git-workflow/references/tampered.md is 2 bytes, the entry lists 1", skillsext.ErrVerify)
 	}
-	return nil, fmt.Errorf("%w: %s", mcpskills.ErrNotServed, file)
+	return nil, fmt.Errorf("%w: %s", skillsext.ErrNotServed, file)
 }
 
 // TestPublishedServed: relayed skills follow the registry's in
@@ -81,7 +82,7 @@ func TestPublishedServed(t *testing.T) {
 		t.Fatalf("skills/list T1 %v, T4 %v", got, uris(walk(t, s, t4)))
 	}
 	md := "skill://" + pubPath + "/SKILL.md"
-	res, err := s.Handle(ctx, t1, mcpskills.MethodGet, json.RawMessage(fmt.Sprintf(`{"uri":%q}`, md)))
+	res, err := s.Handle(ctx, t1, skillsext.MethodGet, json.RawMessage(fmt.Sprintf(`{"uri":%q}`, md)))
 	if err != nil || !strings.Contains(string(res), `"uri":"skill://mcp~docs-helper/docs/git-workflow/references/branching.md"`) {
 		t.Errorf("skills/get: %s %v", res, err)
 	}
@@ -108,12 +109,12 @@ func TestPublishedServed(t *testing.T) {
 		{t1, "read", "skill://" + pubPath + "/references/tampered.md", "", jsonrpc.CodeInternalError,
 			"skill://" + pubPath + "/references/tampered.md failed verification against its approved entry, and its skill is blocked until an operator re-approves it: skill://git-workflow/references/tampered.md is 2 bytes, the entry lists 1", 1},
 		{t4, "read", md, "", jsonrpc.CodeInvalidParams, "No skill file is served at " + md, 0},
-		{t4, mcpskills.MethodGet, md, "", jsonrpc.CodeInvalidParams, "No skill is served at " + md, 0},
-		{t1, mcpskills.MethodGet, "skill://mcp~docs-helper/docs/nope/SKILL.md", "", jsonrpc.CodeInvalidParams, "No skill is served at skill://mcp~docs-helper/docs/nope/SKILL.md", 0},
-		{t1, mcpskills.MethodReadDir, "skill://" + pubPath + "/references", `"name":"branching.md"`, 0, "", 0},
-		{t1, mcpskills.MethodReadDir, "skill://" + pubPath, `"uri":"skill://mcp~docs-helper/docs/git-workflow/references","name":"references","mimeType":"inode/directory"`, 0, "", 0},
-		{t1, mcpskills.MethodReadDir, md, "", jsonrpc.CodeInvalidParams, md + " is not a directory resource", 0},
-		{t4, mcpskills.MethodReadDir, "skill://" + pubPath, "", jsonrpc.CodeInvalidParams, "No directory is served at skill://" + pubPath, 0},
+		{t4, skillsext.MethodGet, md, "", jsonrpc.CodeInvalidParams, "No skill is served at " + md, 0},
+		{t1, skillsext.MethodGet, "skill://mcp~docs-helper/docs/nope/SKILL.md", "", jsonrpc.CodeInvalidParams, "No skill is served at skill://mcp~docs-helper/docs/nope/SKILL.md", 0},
+		{t1, skillsext.MethodReadDir, "skill://" + pubPath + "/references", `"name":"branching.md"`, 0, "", 0},
+		{t1, skillsext.MethodReadDir, "skill://" + pubPath, `"uri":"skill://mcp~docs-helper/docs/git-workflow/references","name":"references","mimeType":"inode/directory"`, 0, "", 0},
+		{t1, skillsext.MethodReadDir, md, "", jsonrpc.CodeInvalidParams, md + " is not a directory resource", 0},
+		{t4, skillsext.MethodReadDir, "skill://" + pubPath, "", jsonrpc.CodeInvalidParams, "No directory is served at skill://" + pubPath, 0},
 	} {
 		t.Run(tc.method+" "+tc.uri+" "+string(tc.who.Tier), func(t *testing.T) {
 			before := len(fake.reads)
@@ -172,25 +173,25 @@ func TestPublishedPrefixReserved(t *testing.T) {
 		}
 	}
 	uri := "skill://" + pubPath + "/SKILL.md"
-	_, err = s.Handle(context.Background(), p, mcpskills.MethodGet, json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri)))
+	_, err = s.Handle(context.Background(), p, skillsext.MethodGet, json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri)))
 	checkRPCError(t, "skills/get", err, jsonrpc.CodeInvalidParams, "No skill is served at "+uri)
 }
 
 // manyPublished serves n relayed skills.
 type manyPublished int
 
-func (n manyPublished) PublishedSkills(context.Context, capability.Principal) []mcpskills.PublishedSkill {
-	out := make([]mcpskills.PublishedSkill, int(n))
+func (n manyPublished) PublishedSkills(context.Context, capability.Principal) []skillsext.PublishedSkill {
+	out := make([]skillsext.PublishedSkill, int(n))
 	for i := range out {
 		path := fmt.Sprintf("mcp~m/s/skill-%03d", i)
-		out[i] = mcpskills.PublishedSkill{Path: path, Entry: mcpskills.Entry{URI: "skill://" + path + "/SKILL.md",
+		out[i] = skillsext.PublishedSkill{Path: path, Entry: skillsext.Entry{URI: "skill://" + path + "/SKILL.md",
 			Frontmatter: json.RawMessage(fmt.Sprintf(`{"name":"skill-%03d","description":"d"}`, i)), Dynamic: true}}
 	}
 	return out
 }
 
 func (manyPublished) ReadPublished(context.Context, capability.Principal, string, string) ([]byte, error) {
-	return nil, mcpskills.ErrNotServed
+	return nil, skillsext.ErrNotServed
 }
 
 // TestPublishedPaging: relayed skills page after the registry's, 100 at a

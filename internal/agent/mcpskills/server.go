@@ -19,23 +19,11 @@ import (
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
-
-// The extension's methods that skillgate answers itself (resources/read goes
-// through the SDK).
-const (
-	MethodList    = "skills/list"
-	MethodGet     = "skills/get"
-	MethodReadDir = "resources/directory/read"
-)
-
-// IsMethod reports whether method is one [Server.Handle] answers.
-func IsMethod(method string) bool {
-	return method == MethodList || method == MethodGet || method == MethodReadDir
-}
 
 // CacheScope is the cacheScope of every result: what a principal sees
 // depends on its tier, so results are never to be shared across
@@ -78,7 +66,7 @@ type Options struct {
 	// publish (approved, relayed and verified by the capability runtime)
 	// under skill://mcp~<install>/<server>/…, listed after the
 	// registry's skills.
-	Published Published
+	Published skillsext.Published
 }
 
 // Server serves the extension over a registry. Entries are built from a
@@ -154,14 +142,14 @@ func (s *Server) Handle(ctx context.Context, p capability.Principal, method stri
 		cursor = *in.Cursor
 	}
 	switch method {
-	case MethodList:
+	case skillsext.MethodList:
 		return s.List(ctx, p, cursor)
-	case MethodGet:
+	case skillsext.MethodGet:
 		if in.URI == "" {
 			return nil, invalidParams("Invalid params for skills/get: uri is required (the skill's SKILL.md URI, as skills/list lists it)")
 		}
 		return s.Get(ctx, p, in.URI)
-	case MethodReadDir:
+	case skillsext.MethodReadDir:
 		if in.URI == "" {
 			return nil, invalidParams("Invalid params for resources/directory/read: uri is required (a skill directory, such as skill://<skill-path>)")
 		}
@@ -187,7 +175,7 @@ func (s *Server) List(ctx context.Context, p capability.Principal, cursor string
 	after := ""
 	if cursor != "" {
 		var err error
-		if after, err = DecodeCursor(cursor); err != nil {
+		if after, err = skillsext.DecodeCursor(cursor); err != nil {
 			return nil, invalidParams("%s", err.Error())
 		}
 	}
@@ -213,10 +201,10 @@ func (s *Server) List(ctx context.Context, p capability.Principal, cursor string
 		}
 	}
 	if page.NextCursor != "" && len(page.Skills) > 0 {
-		out.NextCursor = EncodeCursor(page.Skills[len(page.Skills)-1].Key)
+		out.NextCursor = skillsext.EncodeCursor(page.Skills[len(page.Skills)-1].Key)
 	} else if len(s.publishedEntries(ctx, p)) > 0 {
 		// The relayed skills follow, from a page of their own.
-		out.NextCursor = EncodeCursor(publishedCursor)
+		out.NextCursor = skillsext.EncodeCursor(publishedCursor)
 	}
 	return marshal(out)
 }
@@ -230,7 +218,7 @@ type getResult struct {
 
 // Get answers skills/get for a SKILL.md URI.
 func (s *Server) Get(ctx context.Context, p capability.Principal, uri string) (json.RawMessage, error) {
-	u, err := ParseURI(uri)
+	u, err := skillsext.ParseURI(uri)
 	if err != nil {
 		return nil, invalidParams("%s", err.Error())
 	}
@@ -272,7 +260,7 @@ const maxSkillPathSegments = 32
 
 // locate finds the visible, served skill whose path is a prefix of u's
 // segments (the longest first) and for which ok accepts the rest.
-func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok func(b *built, rest string) bool) (*built, string, error) {
+func (s *Server) locate(ctx context.Context, p capability.Principal, u skillsext.URI, ok func(b *built, rest string) bool) (*built, string, error) {
 	snap, err := s.opts.View.Catalog(ctx, p.Tenant)
 	if err != nil {
 		return nil, "", internalError("%v", err)
@@ -293,7 +281,7 @@ func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok f
 			return nil, "", err
 		}
 		if b.refusal != nil {
-			if overLimit == nil && errors.Is(b.refusal, ErrOverLimit) {
+			if overLimit == nil && errors.Is(b.refusal, skillsext.ErrOverLimit) {
 				overLimit = invalidParams("Nothing is served at %s: the skill %s is not served through the MCP Skills extension: %v; load it with load_skill instead", u.String(), key, b.refusal)
 			}
 			continue
@@ -310,7 +298,7 @@ func (s *Server) locate(ctx context.Context, p capability.Principal, u URI, ok f
 // against the entry's size and digest before they are served (text when
 // they are UTF-8, base64 otherwise).
 func (s *Server) Read(ctx context.Context, p capability.Principal, uri string) (*mcp.ReadResourceResult, error) {
-	u, err := ParseURI(uri)
+	u, err := skillsext.ParseURI(uri)
 	if err != nil {
 		return nil, invalidParams("%s", err.Error())
 	}
@@ -318,12 +306,12 @@ func (s *Server) Read(ctx context.Context, p capability.Principal, uri string) (
 	file := ""
 	var meta mcp.Meta
 	if isPublishedPath(u.Segments[0]) {
-		var origin Origin
+		var origin skillsext.Origin
 		if content, origin, err = s.readPublished(ctx, p, uri, u); err != nil {
 			return nil, err
 		}
 		file = u.Segments[len(u.Segments)-1]
-		meta = mcp.Meta{OriginMeta: origin}
+		meta = mcp.Meta{skillsext.OriginMeta: origin}
 	} else {
 		b, rest, err := s.locate(ctx, p, u, func(b *built, rest string) bool { _, ok := b.files[rest]; return ok })
 		if err != nil {
@@ -358,7 +346,7 @@ func (s *Server) readFile(ctx context.Context, p capability.Principal, b *built,
 	}
 	e, ok := snap.Lookup(p.Tier, b.key)
 	if !ok {
-		return nil, noSkill(Scheme + "://" + b.skillPath + "/" + SkillFile)
+		return nil, noSkill(skillsext.Scheme + "://" + b.skillPath + "/" + skillsext.SkillFile)
 	}
 	_, st, prefix, err := s.opts.View.SkillFiles(ctx, p.Tenant, e)
 	if err != nil {
@@ -410,7 +398,7 @@ type dirResult struct {
 // and subdirectories as inode/directory, from the skill's recorded files.
 // A skill holds at most MaxResources files, so the result is one page.
 func (s *Server) ReadDir(ctx context.Context, p capability.Principal, uri, cursor string) (json.RawMessage, error) {
-	u, err := ParseURI(uri)
+	u, err := skillsext.ParseURI(uri)
 	if err != nil {
 		return nil, invalidParams("%s", err.Error())
 	}
@@ -519,11 +507,11 @@ func (s *Server) build(ctx context.Context, p capability.Principal, e registry.B
 		b.refusal = r
 		return b, nil
 	}
-	resources := make([]Resource, len(files))
+	resources := make([]skillsext.Resource, len(files))
 	for i, f := range files {
-		resources[i] = Resource{Size: f.Size}
+		resources[i] = skillsext.Resource{Size: f.Size}
 	}
-	if err := CheckLimits(resources); err != nil {
+	if err := skillsext.CheckLimits(resources); err != nil {
 		b.refusal = err
 		return b, nil
 	}
@@ -535,28 +523,28 @@ func (s *Server) build(ctx context.Context, p capability.Principal, e registry.B
 	b.files = make(map[string]skill.File, len(files))
 	var main skill.File
 	for i, f := range files {
-		resources[i].URI = Scheme + "://" + e.Key + "/" + f.Path
+		resources[i].URI = skillsext.Scheme + "://" + e.Key + "/" + f.Path
 		resources[i].Digest = f.Digest
 		b.files[f.Path] = f
 		b.paths = append(b.paths, f.Path)
-		if f.Path == SkillFile {
+		if f.Path == skillsext.SkillFile {
 			main = f
 		}
 	}
 	slices.Sort(b.paths)
-	content, err := readExact(ctx, st, prefix+SkillFile, main.Size)
+	content, err := readExact(ctx, st, prefix+skillsext.SkillFile, main.Size)
 	if err == nil && skill.FileDigest(content) != main.Digest {
 		err = errors.New("its digest no longer matches the one recorded")
 	}
 	if err != nil {
 		return nil, internalError("skill %s: SKILL.md changed on disk since the last scan (%v); run `skillgate scan`", e.Key, err)
 	}
-	fm, err := FrontmatterJSON(content)
+	fm, err := skillsext.FrontmatterJSON(content)
 	if err != nil {
 		b.refusal = fmt.Errorf("its frontmatter cannot be rendered as JSON: %w", err)
 		return b, nil
 	}
-	b.entry, err = json.Marshal(Entry{URI: Scheme + "://" + e.Key + "/" + SkillFile, Frontmatter: fm, Resources: resources})
+	b.entry, err = json.Marshal(skillsext.Entry{URI: skillsext.Scheme + "://" + e.Key + "/" + skillsext.SkillFile, Frontmatter: fm, Resources: resources})
 	if err != nil {
 		return nil, internalError("skill %s: %v", e.Key, err)
 	}
@@ -568,13 +556,13 @@ func (s *Server) build(ctx context.Context, p capability.Principal, e registry.B
 // Agent Skills name or not the last segment of its identity, or its
 // identity or a file path cannot be written in a URI unencoded.
 func refusal(v store.Version, files []skill.File) error {
-	if base := path.Base(filepath.ToSlash(v.File)); base != SkillFile {
+	if base := path.Base(filepath.ToSlash(v.File)); base != skillsext.SkillFile {
 		return fmt.Errorf("its main file is %s, and skill URIs name SKILL.md", base)
 	}
 	if isPublishedPath(v.Key) {
-		return fmt.Errorf("its identity starts with %s, which skillgate keeps for skills relayed from installed skills' MCP servers", PublishedPrefix)
+		return fmt.Errorf("its identity starts with %s, which skillgate keeps for skills relayed from installed skills' MCP servers", skillsext.PublishedPrefix)
 	}
-	if !validName(v.Name) {
+	if !skillsext.ValidName(v.Name) {
 		return fmt.Errorf("its name %q is not a valid Agent Skills name (1-64 lowercase letters, digits and single hyphens)", v.Name)
 	}
 	if v.Key != v.Name && !strings.HasSuffix(v.Key, "/"+v.Name) {
@@ -583,15 +571,15 @@ func refusal(v store.Version, files []skill.File) error {
 	if n := strings.Count(v.Key, "/") + 1; n > maxSkillPathSegments {
 		return fmt.Errorf("its identity has %d segments, more than the %d a skill path may have", n, maxSkillPathSegments)
 	}
-	if _, err := BuildURI(v.Key, ""); err != nil {
+	if _, err := skillsext.BuildURI(v.Key, ""); err != nil {
 		return fmt.Errorf("its identity cannot be a skill path: %w", err)
 	}
 	hasMain := false
 	for _, f := range files {
-		if _, err := BuildURI(v.Key, f.Path); err != nil {
+		if _, err := skillsext.BuildURI(v.Key, f.Path); err != nil {
 			return fmt.Errorf("its file %q cannot be written in a skill URI without percent-encoding", f.Path)
 		}
-		hasMain = hasMain || f.Path == SkillFile
+		hasMain = hasMain || f.Path == skillsext.SkillFile
 	}
 	if !hasMain {
 		return errors.New("its recorded files do not include SKILL.md")

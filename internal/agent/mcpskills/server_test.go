@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/store"
@@ -41,23 +42,23 @@ func newServer(t *testing.T, view mcpskills.View) *mcpskills.Server {
 
 type listPage struct {
 	ResultType string            `json:"resultType"`
-	Skills     []mcpskills.Entry `json:"skills"`
+	Skills     []skillsext.Entry `json:"skills"`
 	NextCursor string            `json:"nextCursor"`
 	TTLMs      int               `json:"ttlMs"`
 	CacheScope string            `json:"cacheScope"`
 }
 
 // walk pages through skills/list and returns every entry.
-func walk(t *testing.T, s *mcpskills.Server, p capability.Principal) []mcpskills.Entry {
+func walk(t *testing.T, s *mcpskills.Server, p capability.Principal) []skillsext.Entry {
 	t.Helper()
-	var all []mcpskills.Entry
+	var all []skillsext.Entry
 	cursor := ""
 	for {
 		params, _ := json.Marshal(map[string]any{"cursor": cursor})
 		if cursor == "" {
 			params = nil
 		}
-		res, err := s.Handle(context.Background(), p, mcpskills.MethodList, params)
+		res, err := s.Handle(context.Background(), p, skillsext.MethodList, params)
 		if err != nil {
 			t.Fatalf("skills/list: %v", err)
 		}
@@ -76,7 +77,7 @@ func walk(t *testing.T, s *mcpskills.Server, p capability.Principal) []mcpskills
 	}
 }
 
-func uris(es []mcpskills.Entry) []string {
+func uris(es []skillsext.Entry) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.URI)
@@ -86,7 +87,7 @@ func uris(es []mcpskills.Entry) []string {
 
 // verifyAll reads every file of every entry and checks it against the
 // entry, as a host does.
-func verifyAll(t *testing.T, s *mcpskills.Server, p capability.Principal, es []mcpskills.Entry) int {
+func verifyAll(t *testing.T, s *mcpskills.Server, p capability.Principal, es []skillsext.Entry) int {
 	t.Helper()
 	n := 0
 	for _, e := range es {
@@ -110,7 +111,7 @@ func verifyAll(t *testing.T, s *mcpskills.Server, p capability.Principal, es []m
 			}
 			n++
 		}
-		if err := mcpskills.CheckLimits(e.Resources); err != nil {
+		if err := skillsext.CheckLimits(e.Resources); err != nil {
 			t.Errorf("%s: %v", e.URI, err)
 		}
 	}
@@ -158,10 +159,10 @@ func TestTierVisibility(t *testing.T) {
 	for _, tc := range []struct {
 		method, uri, msg string
 	}{
-		{mcpskills.MethodGet, hidden, "No skill is served at " + hidden},
-		{mcpskills.MethodGet, absent, "No skill is served at " + absent},
-		{mcpskills.MethodReadDir, strings.TrimSuffix(hidden, "/SKILL.md"), "No directory is served at " + strings.TrimSuffix(hidden, "/SKILL.md")},
-		{mcpskills.MethodReadDir, strings.TrimSuffix(absent, "/SKILL.md"), "No directory is served at " + strings.TrimSuffix(absent, "/SKILL.md")},
+		{skillsext.MethodGet, hidden, "No skill is served at " + hidden},
+		{skillsext.MethodGet, absent, "No skill is served at " + absent},
+		{skillsext.MethodReadDir, strings.TrimSuffix(hidden, "/SKILL.md"), "No directory is served at " + strings.TrimSuffix(hidden, "/SKILL.md")},
+		{skillsext.MethodReadDir, strings.TrimSuffix(absent, "/SKILL.md"), "No directory is served at " + strings.TrimSuffix(absent, "/SKILL.md")},
 	} {
 		params, _ := json.Marshal(map[string]string{"uri": tc.uri})
 		_, err := s.Handle(ctx, t4, tc.method, params)
@@ -174,7 +175,7 @@ func TestTierVisibility(t *testing.T) {
 	// The visible ones answer.
 	for _, u := range want[skill.T4] {
 		params, _ := json.Marshal(map[string]string{"uri": u})
-		if _, err := s.Handle(ctx, t4, mcpskills.MethodGet, params); err != nil {
+		if _, err := s.Handle(ctx, t4, skillsext.MethodGet, params); err != nil {
 			t.Errorf("skills/get %s: %v", u, err)
 		}
 	}
@@ -203,27 +204,27 @@ func TestBadInput(t *testing.T) {
 		code           int64
 		msg            string
 	}{
-		{mcpskills.MethodList, `{"cursor":"nope"}`, -32602, "invalid cursor: it is not one that skills/list returned; omit it to start from the first page"},
-		{mcpskills.MethodList, `{"cursor":"azE6cGRmLWZvcm1z"}`, -32602, "invalid cursor: it is not one that skills/list returned; omit it to start from the first page"},
-		{mcpskills.MethodList, `{"cursor":7}`, -32602, "Invalid params for skills/list: json: cannot unmarshal number into Go struct field .cursor of type string (params is an object: {\"uri\": …, \"cursor\": …})"},
-		{mcpskills.MethodList, `[1]`, -32602, "Invalid params for skills/list: json: cannot unmarshal array into Go value of type struct { URI string \"json:\\\"uri\\\"\"; Cursor *string \"json:\\\"cursor\\\"\" } (params is an object: {\"uri\": …, \"cursor\": …})"},
-		{mcpskills.MethodGet, `{}`, -32602, "Invalid params for skills/get: uri is required (the skill's SKILL.md URI, as skills/list lists it)"},
-		{mcpskills.MethodGet, `{"uri":"skill://escrituras/../escrituras/compraventa/SKILL.md"}`, -32602, `invalid skill URI "skill://escrituras/../escrituras/compraventa/SKILL.md": path segment 2 is ".."; skill URIs name files directly, without relative segments`},
-		{mcpskills.MethodGet, `{"uri":"skill://escrituras/compra%76enta/SKILL.md"}`, -32602, `invalid skill URI "skill://escrituras/compra%76enta/SKILL.md": percent-encoding; skillgate's skill URIs never need it, write the path as skills/list lists it`},
-		{mcpskills.MethodGet, `{"uri":"skill://escrituras/compraventa/"}`, -32602, `invalid skill URI "skill://escrituras/compraventa/": a trailing slash; directories are written without one (skill://<skill-path>)`},
-		{mcpskills.MethodGet, `{"uri":"file:///escrituras/compraventa/SKILL.md"}`, -32602, `invalid skill URI "file:///escrituras/compraventa/SKILL.md": not a skill:// URI (skill files are served as skill://<skill-path>/<file-path>)`},
-		{mcpskills.MethodGet, `{"uri":"skill://escrituras/compraventa"}`, -32602, "skill://escrituras/compraventa is not a skill's SKILL.md URI (skill://<skill-path>/SKILL.md)"},
-		{mcpskills.MethodGet, `{"uri":"skill://escrituras/compraventa/resources/ejemplo.md"}`, -32602, "skill://escrituras/compraventa/resources/ejemplo.md is not a skill's SKILL.md URI (skill://<skill-path>/SKILL.md)"},
+		{skillsext.MethodList, `{"cursor":"nope"}`, -32602, "invalid cursor: it is not one that skills/list returned; omit it to start from the first page"},
+		{skillsext.MethodList, `{"cursor":"azE6cGRmLWZvcm1z"}`, -32602, "invalid cursor: it is not one that skills/list returned; omit it to start from the first page"},
+		{skillsext.MethodList, `{"cursor":7}`, -32602, "Invalid params for skills/list: json: cannot unmarshal number into Go struct field .cursor of type string (params is an object: {\"uri\": …, \"cursor\": …})"},
+		{skillsext.MethodList, `[1]`, -32602, "Invalid params for skills/list: json: cannot unmarshal array into Go value of type struct { URI string \"json:\\\"uri\\\"\"; Cursor *string \"json:\\\"cursor\\\"\" } (params is an object: {\"uri\": …, \"cursor\": …})"},
+		{skillsext.MethodGet, `{}`, -32602, "Invalid params for skills/get: uri is required (the skill's SKILL.md URI, as skills/list lists it)"},
+		{skillsext.MethodGet, `{"uri":"skill://escrituras/../escrituras/compraventa/SKILL.md"}`, -32602, `invalid skill URI "skill://escrituras/../escrituras/compraventa/SKILL.md": path segment 2 is ".."; skill URIs name files directly, without relative segments`},
+		{skillsext.MethodGet, `{"uri":"skill://escrituras/compra%76enta/SKILL.md"}`, -32602, `invalid skill URI "skill://escrituras/compra%76enta/SKILL.md": percent-encoding; skillgate's skill URIs never need it, write the path as skills/list lists it`},
+		{skillsext.MethodGet, `{"uri":"skill://escrituras/compraventa/"}`, -32602, `invalid skill URI "skill://escrituras/compraventa/": a trailing slash; directories are written without one (skill://<skill-path>)`},
+		{skillsext.MethodGet, `{"uri":"file:///escrituras/compraventa/SKILL.md"}`, -32602, `invalid skill URI "file:///escrituras/compraventa/SKILL.md": not a skill:// URI (skill files are served as skill://<skill-path>/<file-path>)`},
+		{skillsext.MethodGet, `{"uri":"skill://escrituras/compraventa"}`, -32602, "skill://escrituras/compraventa is not a skill's SKILL.md URI (skill://<skill-path>/SKILL.md)"},
+		{skillsext.MethodGet, `{"uri":"skill://escrituras/compraventa/resources/ejemplo.md"}`, -32602, "skill://escrituras/compraventa/resources/ejemplo.md is not a skill's SKILL.md URI (skill://<skill-path>/SKILL.md)"},
 		// The last segment of the skill path must be the skill's name: a
 		// path ending elsewhere names no skill.
-		{mcpskills.MethodGet, `{"uri":"skill://escrituras/SKILL.md"}`, -32602, "No skill is served at skill://escrituras/SKILL.md"},
-		{mcpskills.MethodGet, `{"uri":"skill://compraventa/SKILL.md"}`, -32602, "No skill is served at skill://compraventa/SKILL.md"},
-		{mcpskills.MethodGet, `{"uri":"skill://escrituras/compraventa/resources/SKILL.md"}`, -32602, "No skill is served at skill://escrituras/compraventa/resources/SKILL.md"},
-		{mcpskills.MethodReadDir, `{"uri":"skill://escrituras/compraventa/SKILL.md"}`, -32602, "skill://escrituras/compraventa/SKILL.md is not a directory resource"},
-		{mcpskills.MethodReadDir, `{"uri":"skill://escrituras/compraventa/nada"}`, -32602, "No directory is served at skill://escrituras/compraventa/nada"},
-		{mcpskills.MethodReadDir, `{"uri":"skill://escrituras/compraventa","cursor":"x"}`, -32602, "Invalid cursor: resources/directory/read of a skill directory returns every child in one page and no cursor; omit it"},
-		{mcpskills.MethodReadDir, `{"uri":"skill://escrituras/compraventa/"}`, -32602, `invalid skill URI "skill://escrituras/compraventa/": a trailing slash; directories are written without one (skill://<skill-path>)`},
-		{mcpskills.MethodReadDir, `{}`, -32602, "Invalid params for resources/directory/read: uri is required (a skill directory, such as skill://<skill-path>)"},
+		{skillsext.MethodGet, `{"uri":"skill://escrituras/SKILL.md"}`, -32602, "No skill is served at skill://escrituras/SKILL.md"},
+		{skillsext.MethodGet, `{"uri":"skill://compraventa/SKILL.md"}`, -32602, "No skill is served at skill://compraventa/SKILL.md"},
+		{skillsext.MethodGet, `{"uri":"skill://escrituras/compraventa/resources/SKILL.md"}`, -32602, "No skill is served at skill://escrituras/compraventa/resources/SKILL.md"},
+		{skillsext.MethodReadDir, `{"uri":"skill://escrituras/compraventa/SKILL.md"}`, -32602, "skill://escrituras/compraventa/SKILL.md is not a directory resource"},
+		{skillsext.MethodReadDir, `{"uri":"skill://escrituras/compraventa/nada"}`, -32602, "No directory is served at skill://escrituras/compraventa/nada"},
+		{skillsext.MethodReadDir, `{"uri":"skill://escrituras/compraventa","cursor":"x"}`, -32602, "Invalid cursor: resources/directory/read of a skill directory returns every child in one page and no cursor; omit it"},
+		{skillsext.MethodReadDir, `{"uri":"skill://escrituras/compraventa/"}`, -32602, `invalid skill URI "skill://escrituras/compraventa/": a trailing slash; directories are written without one (skill://<skill-path>)`},
+		{skillsext.MethodReadDir, `{}`, -32602, "Invalid params for resources/directory/read: uri is required (a skill directory, such as skill://<skill-path>)"},
 		{"skills/other", `{}`, -32601, "method not found: skills/other"},
 	} {
 		_, err := s.Handle(context.Background(), p, tc.method, json.RawMessage(tc.params))
@@ -254,7 +255,7 @@ func TestDirectoryRead(t *testing.T) {
 			`{"uri":"skill://escrituras/compraventa/resources/plantilla.pdf","name":"plantilla.pdf","mimeType":"application/pdf","size":83}]}`,
 	} {
 		params, _ := json.Marshal(map[string]string{"uri": uri})
-		got, err := s.Handle(context.Background(), principal(skill.T1), mcpskills.MethodReadDir, params)
+		got, err := s.Handle(context.Background(), principal(skill.T1), skillsext.MethodReadDir, params)
 		if err != nil || string(got) != want {
 			t.Errorf("resources/directory/read %s = %s, %v\nwant %s", uri, got, err, want)
 		}
@@ -267,7 +268,7 @@ func TestDirectoryRead(t *testing.T) {
 func TestEntryShape(t *testing.T) {
 	env := mcpservertest.NewEnv(t, examples, session.LocalSource{}, nil)
 	s := newServer(t, env.Manager)
-	got, err := s.Handle(context.Background(), principal(skill.T1), mcpskills.MethodGet, json.RawMessage(`{"uri":"skill://escrituras/compraventa/SKILL.md"}`))
+	got, err := s.Handle(context.Background(), principal(skill.T1), skillsext.MethodGet, json.RawMessage(`{"uri":"skill://escrituras/compraventa/SKILL.md"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func TestLimits(t *testing.T) {
 	huge := filepath.Join(env.Root, "huge")
 	os.MkdirAll(huge, 0o755)
 	os.WriteFile(filepath.Join(huge, "SKILL.md"), []byte("---\nname: huge\ndescription: Too many bytes.\n---\nbody\n"), 0o644)
-	os.WriteFile(filepath.Join(huge, "blob.bin"), make([]byte, mcpskills.MaxTotalBytes), 0o644)
+	os.WriteFile(filepath.Join(huge, "blob.bin"), make([]byte, skillsext.MaxTotalBytes), 0o644)
 	env.Scan(t)
 	s := newServer(t, env.Manager)
 	p := principal(skill.T1)
@@ -314,15 +315,15 @@ func TestLimits(t *testing.T) {
 	if slices.Contains(got, "skill://big/SKILL.md") || slices.Contains(got, "skill://huge/SKILL.md") || len(got) != 4 {
 		t.Errorf("skills/list = %v, want the 4 examples only", got)
 	}
-	_, err := s.Handle(context.Background(), p, mcpskills.MethodGet, json.RawMessage(`{"uri":"skill://big/SKILL.md"}`))
+	_, err := s.Handle(context.Background(), p, skillsext.MethodGet, json.RawMessage(`{"uri":"skill://big/SKILL.md"}`))
 	checkRPCError(t, "skills/get big", err, -32602, "The skill at skill://big/SKILL.md is not served through the MCP Skills extension: skill over the extension's limits: it has 513 files, over the limit of 512 files per skill; load it with load_skill instead")
-	_, err = s.Handle(context.Background(), p, mcpskills.MethodGet, json.RawMessage(`{"uri":"skill://huge/SKILL.md"}`))
+	_, err = s.Handle(context.Background(), p, skillsext.MethodGet, json.RawMessage(`{"uri":"skill://huge/SKILL.md"}`))
 	checkRPCError(t, "skills/get huge", err, -32602, "The skill at skill://huge/SKILL.md is not served through the MCP Skills extension: skill over the extension's limits: its files total 16777269 bytes, over the limit of 16777216 bytes (16 MiB) per skill; load it with load_skill instead")
 	_, err = s.Read(context.Background(), p, "skill://big/SKILL.md")
 	checkRPCError(t, "resources/read big", err, -32602, "Nothing is served at skill://big/SKILL.md: the skill big is not served through the MCP Skills extension: skill over the extension's limits: it has 513 files, over the limit of 512 files per skill; load it with load_skill instead")
 	_, err = s.Read(context.Background(), p, "skill://huge/blob.bin")
 	checkRPCError(t, "resources/read huge", err, -32602, "Nothing is served at skill://huge/blob.bin: the skill huge is not served through the MCP Skills extension: skill over the extension's limits: its files total 16777269 bytes, over the limit of 16777216 bytes (16 MiB) per skill; load it with load_skill instead")
-	_, err = s.Handle(context.Background(), p, mcpskills.MethodReadDir, json.RawMessage(`{"uri":"skill://big/parts"}`))
+	_, err = s.Handle(context.Background(), p, skillsext.MethodReadDir, json.RawMessage(`{"uri":"skill://big/parts"}`))
 	checkRPCError(t, "resources/directory/read big", err, -32602, "Nothing is served at skill://big/parts: the skill big is not served through the MCP Skills extension: skill over the extension's limits: it has 513 files, over the limit of 512 files per skill; load it with load_skill instead")
 }
 
@@ -367,7 +368,7 @@ func TestLegacyVersions(t *testing.T) {
 	_, err = current.Read(context.Background(), p, "skill://escrituras/compraventa/resources/ejemplo.md")
 	checkRPCError(t, "read changed file", err, -32603, "skill file escrituras/compraventa/resources/ejemplo.md changed on disk since the last scan (its digest no longer matches the one recorded); run `skillgate scan`, then skills/get again")
 	fresh := newServer(t, legacyView{env.Manager})
-	_, err = fresh.Handle(context.Background(), p, mcpskills.MethodGet, json.RawMessage(`{"uri":"skill://escrituras/compraventa/SKILL.md"}`))
+	_, err = fresh.Handle(context.Background(), p, skillsext.MethodGet, json.RawMessage(`{"uri":"skill://escrituras/compraventa/SKILL.md"}`))
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != -32603 || !strings.HasPrefix(je.Message, "skill escrituras/compraventa: its files changed on disk since the last scan (tree digest sha256:") {
 		t.Errorf("legacy skills/get of a changed skill: %v", err)

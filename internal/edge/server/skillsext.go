@@ -7,7 +7,7 @@ import (
 	"net/http"
 
 	"github.com/skillgate/skillgate/internal/agent/mcpserver"
-	"github.com/skillgate/skillgate/internal/agent/mcpskills"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 )
 
 // maxSkillsRequest bounds how much of a POST body is read to recognise a
@@ -53,7 +53,7 @@ func (s *Server) skillsExt(next http.Handler) http.Handler {
 			Method  string          `json:"method"`
 			Params  json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(head, &req) != nil || req.JSONRPC != "2.0" || !mcpskills.IsMethod(req.Method) || len(req.ID) == 0 || string(req.ID) == "null" {
+		if json.Unmarshal(head, &req) != nil || req.JSONRPC != "2.0" || !skillsext.IsMethod(req.Method) || len(req.ID) == 0 || string(req.ID) == "null" {
 			next.ServeHTTP(w, r)
 			return
 		}

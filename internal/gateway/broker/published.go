@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
-	"github.com/skillgate/skillgate/internal/agent/mcpskills"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
@@ -29,7 +29,7 @@ import (
 // process and reported through Options.OnSkillDrift, which blocks it in
 // the install flow until an operator re-approves it.
 
-var _ mcpskills.Published = (*Broker)(nil)
+var _ skillsext.Published = (*Broker)(nil)
 
 // ResourceReader reads resources and skill entries from installed skills'
 // servers; *mcpclient.Pool implements it.
@@ -46,7 +46,7 @@ type ResourceReader interface {
 type published struct {
 	skill       string // the install's key
 	approved    manifest.PublishedSkill
-	entry       mcpskills.Entry // as served onwards: URIs under skill://<path>/
+	entry       skillsext.Entry // as served onwards: URIs under skill://<path>/
 	root        string          // the upstream skill root (URI without /SKILL.md)
 	tier        int
 	invokableBy []string
@@ -77,7 +77,7 @@ func buildPublished(skills []Skill) ([]*published, []string) {
 				problems = append(problems, fmt.Sprintf("skill %s: published skill %s: server %q is not declared in mcp.json", s.Key, ap.Ref(), ap.ServerID))
 				continue
 			}
-			root, ok := strings.CutSuffix(ap.URI, "/"+mcpskills.SkillFile)
+			root, ok := strings.CutSuffix(ap.URI, "/"+skillsext.SkillFile)
 			if !ok || ap.Path == "" {
 				problems = append(problems, fmt.Sprintf("skill %s: published skill %s has no path", s.Key, ap.Ref()))
 				continue
@@ -92,10 +92,10 @@ func buildPublished(skills []Skill) ([]*published, []string) {
 					}
 				}
 			}
-			e := mcpskills.Entry{URI: mcpskills.Scheme + "://" + ap.Path + "/" + mcpskills.SkillFile, Frontmatter: ap.Frontmatter, Dynamic: ap.Dynamic}
+			e := skillsext.Entry{URI: skillsext.Scheme + "://" + ap.Path + "/" + skillsext.SkillFile, Frontmatter: ap.Frontmatter, Dynamic: ap.Dynamic}
 			for _, r := range ap.Resources {
-				e.Resources = append(e.Resources, mcpskills.Resource{
-					URI: mcpskills.Scheme + "://" + ap.Path + strings.TrimPrefix(r.URI, root), Digest: r.Digest, Size: r.Size})
+				e.Resources = append(e.Resources, skillsext.Resource{
+					URI: skillsext.Scheme + "://" + ap.Path + strings.TrimPrefix(r.URI, root), Digest: r.Digest, Size: r.Size})
 			}
 			out = append(out, &published{skill: s.Key, approved: ap, entry: e, root: root, tier: s.Tier, invokableBy: s.InvokableBy,
 				target: mcpclient.Target{Skill: s.Key, Digest: s.Digest, Content: s.Content, Server: decl, Dir: s.Dir, Pins: pins, LeftOut: s.LeftOut[ap.ServerID]}})
@@ -107,13 +107,13 @@ func buildPublished(skills []Skill) ([]*published, []string) {
 
 // PublishedSkills returns the approved published skills p may see, sorted
 // by path, leaving out those blocked since they were loaded.
-func (b *Broker) PublishedSkills(_ context.Context, p capability.Principal) []mcpskills.PublishedSkill {
+func (b *Broker) PublishedSkills(_ context.Context, p capability.Principal) []skillsext.PublishedSkill {
 	snap := b.snap.Load()
-	out := make([]mcpskills.PublishedSkill, 0, len(snap.published))
+	out := make([]skillsext.PublishedSkill, 0, len(snap.published))
 	for _, s := range snap.published {
 		if s.visible(p) && !b.skillBlocked(s) {
-			out = append(out, mcpskills.PublishedSkill{Path: s.approved.Path, Entry: s.entry,
-				Origin: mcpskills.Origin{Install: s.skill, Server: s.approved.ServerID, URI: s.approved.URI}})
+			out = append(out, skillsext.PublishedSkill{Path: s.approved.Path, Entry: s.entry,
+				Origin: skillsext.Origin{Install: s.skill, Server: s.approved.ServerID, URI: s.approved.URI}})
 		}
 	}
 	return out
@@ -121,25 +121,25 @@ func (b *Broker) PublishedSkills(_ context.Context, p capability.Principal) []mc
 
 // ReadPublished reads file of the published skill at path for p from its
 // server and returns the bytes only when they are the approved ones (see
-// [mcpskills.Published]).
+// [skillsext.Published]).
 func (b *Broker) ReadPublished(ctx context.Context, p capability.Principal, path, file string) ([]byte, error) {
 	snap := b.snap.Load()
 	i, found := slices.BinarySearchFunc(snap.published, path, func(s *published, t string) int { return strings.Compare(s.approved.Path, t) })
 	if !found || !snap.published[i].visible(p) || b.skillBlocked(snap.published[i]) {
-		return nil, fmt.Errorf("%w: %s", mcpskills.ErrNotServed, path)
+		return nil, fmt.Errorf("%w: %s", skillsext.ErrNotServed, path)
 	}
 	s := snap.published[i]
 	uri := s.root + "/" + file
 	res, listed := s.approved.Find(uri)
 	if !listed && !s.approved.Dynamic {
 		b.readRecord(ctx, p, s, file, capability.Deny, "not listed in the approved entry")
-		return nil, fmt.Errorf("%w: %s is not listed in the approved entry", mcpskills.ErrNotServed, uri)
+		return nil, fmt.Errorf("%w: %s is not listed in the approved entry", skillsext.ErrNotServed, uri)
 	}
 	rd := b.opts.Resources
 	if rd == nil {
 		return nil, errors.New("no upstream connection to relay published skills")
 	}
-	if file == mcpskills.SkillFile && !s.approved.Dynamic {
+	if file == skillsext.SkillFile && !s.approved.Dynamic {
 		// Loading the skill: the server's current entry must still be
 		// the approved one (a file added or resized shows here).
 		raw, err := rd.GetSkill(ctx, p, s.target, s.approved.URI)
@@ -155,14 +155,14 @@ func (b *Broker) ReadPublished(ctx context.Context, p capability.Principal, path
 		return nil, err
 	}
 	if s.approved.Dynamic {
-		if len(content) > mcpskills.MaxTotalBytes {
+		if len(content) > skillsext.MaxTotalBytes {
 			return nil, b.drifted(ctx, p, s, file, fmt.Sprintf("%s is %d bytes, over the extension's limit of a skill", uri, len(content)))
 		}
-	} else if err := mcpskills.Verify(mcpskills.Resource{URI: res.URI, Digest: res.Digest, Size: res.Size}, content); err != nil {
+	} else if err := skillsext.Verify(skillsext.Resource{URI: res.URI, Digest: res.Digest, Size: res.Size}, content); err != nil {
 		return nil, b.drifted(ctx, p, s, file, err.Error())
 	}
-	if file == mcpskills.SkillFile {
-		held := mcpskills.Entry{URI: s.approved.URI, Frontmatter: s.approved.Frontmatter}
+	if file == skillsext.SkillFile {
+		held := skillsext.Entry{URI: s.approved.URI, Frontmatter: s.approved.Frontmatter}
 		if err := held.VerifyFrontmatter(content); err != nil {
 			return nil, b.drifted(ctx, p, s, file, err.Error())
 		}
@@ -174,7 +174,7 @@ func (b *Broker) ReadPublished(ctx context.Context, p capability.Principal, path
 // entryDrift compares a server's current entry with the approved one and
 // says what differs ("" when nothing).
 func entryDrift(approved manifest.PublishedSkill, raw json.RawMessage) string {
-	var e mcpskills.Entry
+	var e skillsext.Entry
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return "the server's entry is invalid: " + err.Error()
 	}
@@ -205,23 +205,23 @@ func entryDrift(approved manifest.PublishedSkill, raw json.RawMessage) string {
 
 // drifted blocks s (here at once, and through OnSkillDrift in the install
 // flow), audits the refusal and returns the error wrapping
-// [mcpskills.ErrVerify].
+// [skillsext.ErrVerify].
 func (b *Broker) drifted(ctx context.Context, p capability.Principal, s *published, file, why string) error {
-	why = strings.TrimPrefix(why, mcpskills.ErrVerify.Error()+": ")
+	why = strings.TrimPrefix(why, skillsext.ErrVerify.Error()+": ")
 	b.blockSkill(s)
 	b.readRecord(ctx, p, s, file, capability.Deny, "verification failed, skill blocked until re-approved: "+why)
 	b.log.WarnContext(ctx, "published skill failed verification; blocked", "skill", s.skill, "published", s.approved.Ref(), "file", file, "why", why)
 	if f := b.opts.OnSkillDrift; f != nil {
 		f(s.skill, s.approved.ServerID, []manifest.SkillDrift{{Skill: s.approved.Ref(), Reason: why}})
 	}
-	return fmt.Errorf("%w: %s", mcpskills.ErrVerify, why)
+	return fmt.Errorf("%w: %s", skillsext.ErrVerify, why)
 }
 
 // readRecord audits one relayed read.
 func (b *Broker) readRecord(ctx context.Context, p capability.Principal, s *published, file string, d capability.Effect, why string) {
 	data, _ := json.Marshal(map[string]string{"skill": s.skill, "published": s.approved.Ref(), "file": file, "setDigest": s.approved.SetDigest})
 	b.record(ctx, audit.Record{Time: b.opts.Now(), Actor: "agent:" + p.Tenant + "/" + p.Agent, Action: "skill.read",
-		Subject: mcpskills.Scheme + "://" + s.approved.Path + "/" + file, Decision: d, Reasons: []string{why}, Data: data})
+		Subject: skillsext.Scheme + "://" + s.approved.Path + "/" + file, Decision: d, Reasons: []string{why}, Data: data})
 }
 
 // blockedSkills remembers the published skills blocked by drift in this

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
-	"github.com/skillgate/skillgate/internal/agent/mcpskills"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
@@ -166,13 +166,13 @@ func TestReadPublished(t *testing.T) {
 			wantDrift := []string(nil)
 			if tc.drift != "" {
 				wantDrift = []string{"gamma srv srv/skill://notes/SKILL.md: " + tc.drift}
-				if !errors.Is(err, mcpskills.ErrVerify) {
+				if !errors.Is(err, skillsext.ErrVerify) {
 					t.Errorf("error %v does not wrap ErrVerify", err)
 				}
 				if n := len(b.PublishedSkills(ctx, p3)); n != 0 {
 					t.Errorf("still listed after drift")
 				}
-				if _, err := b.ReadPublished(ctx, p3, "mcp~gamma/srv/notes", "guide.md"); !errors.Is(err, mcpskills.ErrNotServed) {
+				if _, err := b.ReadPublished(ctx, p3, "mcp~gamma/srv/notes", "guide.md"); !errors.Is(err, skillsext.ErrNotServed) {
 					t.Errorf("read after drift: %v", err)
 				}
 				rec.mu.Lock()

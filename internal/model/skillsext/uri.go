@@ -1,4 +1,4 @@
-package mcpskills
+package skillsext
 
 import (
 	"errors"

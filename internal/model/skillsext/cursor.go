@@ -1,4 +1,4 @@
-package mcpskills
+package skillsext
 
 import (
 	"encoding/base64"

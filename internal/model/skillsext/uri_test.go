@@ -1,11 +1,11 @@
-package mcpskills_test
+package skillsext_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/agent/mcpskills"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 )
 
 func TestParseURI(t *testing.T) {
@@ -33,9 +33,9 @@ func TestParseURI(t *testing.T) {
 		{in: "skill://a/\xff", err: `invalid skill URI "skill://a/\xff": not valid UTF-8`},
 		{in: "skill://" + strings.Repeat("a", 5000), err: `invalid skill URI "skill://` + strings.Repeat("a", 248) + `…": longer than 4096 bytes`},
 	} {
-		u, err := mcpskills.ParseURI(tc.in)
+		u, err := skillsext.ParseURI(tc.in)
 		if tc.err != "" {
-			if err == nil || err.Error() != tc.err || !errors.Is(err, mcpskills.ErrBadURI) {
+			if err == nil || err.Error() != tc.err || !errors.Is(err, skillsext.ErrBadURI) {
 				t.Errorf("ParseURI(%q) error = %v, want %s", tc.in, err, tc.err)
 			}
 			continue
@@ -48,7 +48,7 @@ func TestParseURI(t *testing.T) {
 
 func TestSkillPath(t *testing.T) {
 	for in, want := range map[string]string{"skill://a/b/SKILL.md": "a/b", "skill://a/SKILL.md": "a", "skill://SKILL.md": "", "skill://a/b.md": ""} {
-		u, err := mcpskills.ParseURI(in)
+		u, err := skillsext.ParseURI(in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,16 +60,16 @@ func TestSkillPath(t *testing.T) {
 }
 
 func TestCursor(t *testing.T) {
-	c := mcpskills.EncodeCursor("escrituras/compraventa")
-	if k, err := mcpskills.DecodeCursor(c); err != nil || k != "escrituras/compraventa" {
+	c := skillsext.EncodeCursor("escrituras/compraventa")
+	if k, err := skillsext.DecodeCursor(c); err != nil || k != "escrituras/compraventa" {
 		t.Fatalf("DecodeCursor(EncodeCursor) = %q, %v", k, err)
 	}
 	for _, bad := range []string{"x", "!!!", "azE6ZXNjcml0dXJhcw", strings.Repeat("A", 3000), "c2tpbGxzL2xpc3Q6MTo"} {
-		if _, err := mcpskills.DecodeCursor(bad); err != mcpskills.ErrBadCursor {
+		if _, err := skillsext.DecodeCursor(bad); err != skillsext.ErrBadCursor {
 			t.Errorf("DecodeCursor(%q) = %v, want ErrBadCursor", bad, err)
 		}
 	}
-	if got := mcpskills.ErrBadCursor.Error(); got != "invalid cursor: it is not one that skills/list returned; omit it to start from the first page" {
+	if got := skillsext.ErrBadCursor.Error(); got != "invalid cursor: it is not one that skills/list returned; omit it to start from the first page" {
 		t.Errorf("message %q", got)
 	}
 }
@@ -81,9 +81,9 @@ func FuzzParseURI(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		u, err := mcpskills.ParseURI(s)
+		u, err := skillsext.ParseURI(s)
 		if err != nil {
-			if !errors.Is(err, mcpskills.ErrBadURI) {
+			if !errors.Is(err, skillsext.ErrBadURI) {
 				t.Fatalf("error %v does not wrap ErrBadURI", err)
 			}
 			return
@@ -102,19 +102,19 @@ func FuzzParseURI(f *testing.F) {
 // FuzzDecodeCursor checks that DecodeCursor never panics, refuses with
 // ErrBadCursor, and that what it accepts encodes back to the same cursor.
 func FuzzDecodeCursor(f *testing.F) {
-	for _, s := range []string{mcpskills.EncodeCursor("a/b"), "", "x", "====", mcpskills.EncodeCursor("é")} {
+	for _, s := range []string{skillsext.EncodeCursor("a/b"), "", "x", "====", skillsext.EncodeCursor("é")} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, c string) {
-		k, err := mcpskills.DecodeCursor(c)
+		k, err := skillsext.DecodeCursor(c)
 		if err != nil {
-			if err != mcpskills.ErrBadCursor {
+			if err != skillsext.ErrBadCursor {
 				t.Fatalf("error %v", err)
 			}
 			return
 		}
-		if mcpskills.EncodeCursor(k) != c {
-			t.Fatalf("EncodeCursor(%q) = %q, decoded from %q", k, mcpskills.EncodeCursor(k), c)
+		if skillsext.EncodeCursor(k) != c {
+			t.Fatalf("EncodeCursor(%q) = %q, decoded from %q", k, skillsext.EncodeCursor(k), c)
 		}
 	})
 }

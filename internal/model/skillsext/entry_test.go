@@ -1,12 +1,12 @@
-package mcpskills_test
+package skillsext_test
 
 import (
 	"encoding/json"
 	"errors"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/agent/mcpskills"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/model/skillsext"
 )
 
 // TestEntryJSON checks how a host reads entries: an array or "dynamic",
@@ -23,7 +23,7 @@ func TestEntryJSON(t *testing.T) {
 		{in: `{"uri":"skill://a/SKILL.md","frontmatter":"name: a","resources":[]}`, err: `skill entry skill://a/SKILL.md: frontmatter must be a JSON object`},
 		{in: `{"frontmatter":{},"resources":[]}`, err: `skill entry: uri is missing`},
 	} {
-		var e mcpskills.Entry
+		var e skillsext.Entry
 		err := json.Unmarshal([]byte(tc.in), &e)
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {
@@ -44,7 +44,7 @@ func TestEntryJSON(t *testing.T) {
 // TestVerify checks the host's checks of bytes against an entry.
 func TestVerify(t *testing.T) {
 	content := []byte("hello\n")
-	e := mcpskills.Entry{URI: "skill://a/SKILL.md", Resources: []mcpskills.Resource{{URI: "skill://a/SKILL.md", Digest: skill.FileDigest(content), Size: 6}}}
+	e := skillsext.Entry{URI: "skill://a/SKILL.md", Resources: []skillsext.Resource{{URI: "skill://a/SKILL.md", Digest: skill.FileDigest(content), Size: 6}}}
 	if err := e.VerifyRead("skill://a/SKILL.md", content); err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +58,11 @@ func TestVerify(t *testing.T) {
 		{"skill://a/extra.md", "hello\n", "skill verification failed: skill://a/extra.md is not listed in the entry of skill://a/SKILL.md"},
 	} {
 		err := e.VerifyRead(tc.uri, []byte(tc.content))
-		if err == nil || err.Error() != tc.err || !errors.Is(err, mcpskills.ErrVerify) {
+		if err == nil || err.Error() != tc.err || !errors.Is(err, skillsext.ErrVerify) {
 			t.Errorf("VerifyRead(%s, %q) = %v, want %s", tc.uri, tc.content, err, tc.err)
 		}
 	}
-	dyn := mcpskills.Entry{URI: "skill://a/SKILL.md", Dynamic: true}
+	dyn := skillsext.Entry{URI: "skill://a/SKILL.md", Dynamic: true}
 	if err := dyn.VerifyRead("skill://a/SKILL.md", content); err == nil || err.Error() != `skill verification failed: skill://a/SKILL.md lists no digests (resources: "dynamic")` {
 		t.Errorf("dynamic: %v", err)
 	}
@@ -72,7 +72,7 @@ func TestVerify(t *testing.T) {
 // 1.2 parser types them.
 func TestFrontmatterJSON(t *testing.T) {
 	doc := "---\nname: a\ndescription: \"d: x\"\nversion: 1.0\ncount: 3\nquoted: \"3\"\non: yes\nflag: true\nnothing: ~\nwhen: 2026-01-02\nlist: [a, 1, false]\nmeta:\n  k: v\n  inf: .inf\nref: &r {x: 1}\nalias: *r\n---\nbody\n"
-	got, err := mcpskills.FrontmatterJSON([]byte(doc))
+	got, err := skillsext.FrontmatterJSON([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestFrontmatterJSON(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("FrontmatterJSON =\n%s\nwant\n%s", got, want)
 	}
-	if _, err := mcpskills.FrontmatterJSON([]byte("---\n- a\n---\n")); err == nil || err.Error() != "frontmatter is not a YAML mapping" {
+	if _, err := skillsext.FrontmatterJSON([]byte("---\n- a\n---\n")); err == nil || err.Error() != "frontmatter is not a YAML mapping" {
 		t.Errorf("a list: %v", err)
 	}
 }
@@ -97,9 +97,9 @@ func TestVerifyFrontmatter(t *testing.T) {
 		{fm: `{"name":"a","description":"d","version":1,"metadata":{"k":[1,"x"]},"allowed-tools":"Bash"}`, err: `skill verification failed: skill://a/SKILL.md: the entry has frontmatter field "allowed-tools", SKILL.md does not`},
 		{fm: `{"name":"a","description":"d","version":1,"metadata":{"k":[1]}}`, err: `skill verification failed: skill://a/SKILL.md: frontmatter field "metadata" differs between the entry and SKILL.md`},
 	} {
-		e := mcpskills.Entry{URI: "skill://a/SKILL.md", Frontmatter: json.RawMessage(tc.fm)}
+		e := skillsext.Entry{URI: "skill://a/SKILL.md", Frontmatter: json.RawMessage(tc.fm)}
 		err := e.VerifyFrontmatter(md)
-		if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err || !errors.Is(err, mcpskills.ErrVerify)) {
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err || !errors.Is(err, skillsext.ErrVerify)) {
 			t.Errorf("%s: %v, want %q", tc.fm, err, tc.err)
 		}
 	}
