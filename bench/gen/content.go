@@ -51,13 +51,6 @@ func (g *skillGen) nounText() string {
 	return words(g.pick(g.p.cat.nouns))
 }
 
-func (g *skillGen) thing() string {
-	if g.chance(70) {
-		return words(g.pick(g.p.cat.nouns))
-	}
-	return g.pick(g.p.cat.tools)
-}
-
 // render builds the files of one skill. It depends only on p and seed.
 func render(p plan, seed uint64) []file {
 	g := &skillGen{r: newRand(seed, skillStream<<32|uint64(p.index)), p: p}

@@ -335,7 +335,7 @@ func startServe(ctx context.Context, bin, data string, log io.Writer) (*server, 
 	case <-time.After(60 * time.Second):
 	case <-ctx.Done():
 	}
-	s.stop()
+	_ = s.stop() // the setup error below says what went wrong
 	return nil, fmt.Errorf("%w: skillgate serve did not say where it listens", ErrSetup)
 }
 
@@ -350,7 +350,7 @@ func (s *server) stop() error {
 	case <-time.After(30 * time.Second):
 		_ = s.cmd.Process.Kill()
 		err = errors.New("killed after 30 s")
-		<-done
+		<-done // the exit status of a killed server says nothing more
 	}
 	<-s.logged
 	return err

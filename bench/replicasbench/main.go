@@ -141,13 +141,21 @@ func run(ctx context.Context, cfg config, log io.Writer) ([]result, error) {
 		return out.String(), nil
 	}
 	skill := filepath.Join(work, "notes")
-	os.MkdirAll(skill, 0o755)
-	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: notes\ndescription: Notes through the test server.\nallowed-tools: notes/echo\n---\nTake notes.\n"), 0o644)
-	os.WriteFile(filepath.Join(skill, "mcp.json"), []byte(`{"mcpServers": {"notes": {"command": "`+ts+`", "env": {"SKILLGATE_TESTSERVER": "normal"}}}}`), 0o644)
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: notes\ndescription: Notes through the test server.\nallowed-tools: notes/echo\n---\nTake notes.\n"), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(skill, "mcp.json"), []byte(`{"mcpServers": {"notes": {"command": "`+ts+`", "env": {"SKILLGATE_TESTSERVER": "normal"}}}}`), 0o644); err != nil {
+		return nil, err
+	}
 	policy := filepath.Join(work, "reads.cedar")
-	os.WriteFile(policy, []byte(`@id("reads")
+	if err := os.WriteFile(policy, []byte(`@id("reads")
 permit (principal, action == Action::"invoke", resource) when { resource.riskLevel == "read" };
-`), 0o644)
+`), 0o644); err != nil {
+		return nil, err
+	}
 	for _, args := range [][]string{{"install", skill}, {"approve", "notes"}, {"enable", "notes"}, {"policy", "put", "reads", policy}} {
 		if _, err := sg(args...); err != nil {
 			return nil, err
@@ -202,8 +210,8 @@ func serve(bin, data string, log io.Writer) (string, func(), error) {
 		return "", nil, fmt.Errorf("%w: %v", errSetup, err)
 	}
 	stop := func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait() // stopped on purpose: its exit status says nothing
 	}
 	found := make(chan string, 1)
 	go func() {

@@ -300,7 +300,7 @@ func printAudit(w io.Writer, rs []audit.Record, asJSON bool) {
 	for _, r := range rs {
 		if asJSON {
 			b, _ := jsonLine(r)
-			w.Write(b)
+			_, _ = w.Write(b)
 			continue
 		}
 		line := fmt.Sprintf("%6d %s %-22s %-28s %s", r.Seq, r.Time.Format("2006-01-02T15:04:05.000Z"), r.Action, r.Subject, r.Actor)

@@ -190,7 +190,7 @@ func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, 
 				// SIGKILL on Unix, TerminateProcess on Windows: no
 				// deferred function runs, as in a crash.
 				if self, err := os.FindProcess(os.Getpid()); err == nil {
-					self.Kill()
+					_ = self.Kill()
 				}
 			}
 		}

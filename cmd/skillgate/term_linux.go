@@ -27,7 +27,7 @@ func readNoEcho(f *os.File) (string, error) {
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err != nil {
 		return "", err
 	}
-	defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
+	defer func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }()
 	line, err := bufio.NewReader(f).ReadString('\n')
 	if err != nil && line == "" {
 		return "", err

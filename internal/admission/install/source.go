@@ -444,7 +444,7 @@ func readTarStream(ctx context.Context, r io.Reader, c *collector) error {
 			return err
 		}
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

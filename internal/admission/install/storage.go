@@ -52,7 +52,7 @@ func (s Storage) lock() (func(), error) {
 		return nil, fmt.Errorf("%w: lock %s: %w", ErrStorage, f.Name(), err)
 	}
 	return func() {
-		unlockFile(f)
+		_ = unlockFile(f) // closing the file releases the lock too
 		f.Close()
 	}, nil
 }

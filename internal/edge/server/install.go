@@ -63,7 +63,7 @@ func (s *Server) operatorAPI(status func(error) (int, bool), h func(*http.Reques
 			if code, ok := status(err); ok {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(code)
-				install.WriteJSON(w, map[string]string{"error": err.Error()})
+				_ = install.WriteJSON(w, map[string]string{"error": err.Error()})
 				return
 			}
 			s.fail(w, r, err)

@@ -191,9 +191,9 @@ func digestTree(ctx context.Context, fsys fs.FS, files []File, knownPath string,
 }
 
 func writeHeader(h hash.Hash, p string, size int64) {
-	io.WriteString(h, p)
+	_, _ = io.WriteString(h, p)
 	h.Write([]byte{0})
-	io.WriteString(h, strconv.FormatInt(size, 10))
+	_, _ = io.WriteString(h, strconv.FormatInt(size, 10))
 	h.Write([]byte{0})
 }
 
@@ -239,9 +239,9 @@ func DigestBytes(files map[string][]byte) string {
 	sort.Strings(paths)
 	h := sha256.New()
 	for _, p := range paths {
-		io.WriteString(h, p)
+		_, _ = io.WriteString(h, p)
 		h.Write([]byte{0})
-		io.WriteString(h, strconv.Itoa(len(files[p])))
+		_, _ = io.WriteString(h, strconv.Itoa(len(files[p])))
 		h.Write([]byte{0})
 		h.Write(files[p])
 	}

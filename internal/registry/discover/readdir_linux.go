@@ -2,6 +2,7 @@ package discover
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -13,17 +14,6 @@ import (
 )
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// readDir lists a directory with raw getdents64 and, when stat says so,
-// lstats its regular files relative to the open directory. Compared with
-// os.ReadDir plus DirEntry.Info this saves a poller registration per
-// directory and a full path resolution per file, which is most of the cost
-// of a no-change rescan. The directory is opened with O_NOFOLLOW: a link
-// swapped in for a directory is refused, never followed.
-func readDir(path string, stat func([]entry) bool) ([]entry, error) {
-	es, _, _, err := dirReader{}.readDirCached(path, stat, nil, 0)
-	return es, err
-}
 
 // dirReader reads the directories of one walk.
 type dirReader struct {
@@ -71,11 +61,17 @@ func (r dirReader) at(p string) (int, string) {
 	return unix.AT_FDCWD, p
 }
 
-// readDirCached is readDir that reuses cached when the directory's
-// modification time still matches it (one stat instead of an open, two
-// getdents and a close), and returns the listing to cache now, or nil when
-// the directory changed too recently to be cached safely, and the
-// directory's times.
+// readDirCached lists a directory with raw getdents64 and, when stat says
+// so, lstats its regular files relative to the open directory. Compared with
+// os.ReadDir plus DirEntry.Info this saves a poller registration per
+// directory and a full path resolution per file, which is most of the cost
+// of a no-change rescan. The directory is opened with O_NOFOLLOW: a link
+// swapped in for a directory is refused, never followed.
+//
+// It reuses cached when the directory's modification time still matches it
+// (one stat instead of an open, two getdents and a close), and returns the
+// listing to cache now, or nil when the directory changed too recently to
+// be cached safely, and the directory's times.
 func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *listing, now int64) ([]entry, *listing, dirStat, error) {
 	dirfd, rel := r.at(path)
 	if cached != nil {
@@ -111,7 +107,7 @@ func (r dirReader) readDirCached(path string, stat func([]entry) bool, cached *l
 	var es []entry
 	for {
 		n, err := getdents(fd, buf)
-		if err == unix.EINTR {
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {

@@ -193,7 +193,7 @@ func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
 	if err := flock.Lock(lf, true); err != nil {
 		return nil, nil, fmt.Errorf("library: lock %s: %w", lf.Name(), err)
 	}
-	defer flock.Unlock(lf)
+	defer func() { _ = flock.Unlock(lf) }()
 	RemoveStaleTemps(l.opts.Dir)
 	rep := &Report{Tenants: []TenantReport{}}
 	tenants, err := l.tenants(ctx, rep)

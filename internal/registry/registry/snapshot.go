@@ -272,16 +272,6 @@ func (b *snapshotBuilder) done() *Snapshot {
 	return s
 }
 
-// buildSnapshot makes the snapshot of generation gen from the store's
-// current versions (in the store's order).
-func buildSnapshot(gen int64, all []store.Version) *Snapshot {
-	b := newSnapshotBuilder(gen, "")
-	for _, v := range all {
-		b.add(v)
-	}
-	return b.done()
-}
-
 // Generation returns the registry generation the snapshot was built at
 // (store.Store.RegistryGeneration).
 func (s *Snapshot) Generation() int64 { return s.gen }

@@ -38,9 +38,6 @@ const (
 	MaxIndexBytes = 64 << 20
 	// MaxIndexSubjects bounds the skills one index may list.
 	MaxIndexSubjects = 200_000
-	// maxIndexDepth bounds the nesting of the envelope and the statement
-	// (the deepest is subject[i].digest.sha256: 4).
-	maxIndexDepth = 6
 )
 
 // IndexPredicate is what a signed index says besides the skills' digests:

@@ -106,7 +106,7 @@ func addHostileTools(s *mcp.Server) {
 		if err != nil {
 			return fmt.Sprintf("allocate %d bytes: %s", in.Count, errText(err))
 		}
-		defer syscall.Munmap(mem)
+		defer func() { _ = syscall.Munmap(mem) }()
 		for i := 0; i < len(mem); i += 4096 {
 			mem[i] = 1
 		}
@@ -136,7 +136,7 @@ func addHostileTools(s *mcp.Server) {
 		if err := cmd.Start(); err != nil {
 			return "linger: " + errText(err)
 		}
-		go cmd.Wait()
+		go func() { _ = cmd.Wait() }()
 		return "lingering"
 	})
 }

@@ -244,7 +244,7 @@ func answerSkills(line []byte) ([]byte, error) {
 	case "skills/list":
 		i := 0
 		if req.Params.Cursor != "" {
-			fmt.Sscanf(req.Params.Cursor, "page-%d", &i)
+			_, _ = fmt.Sscanf(req.Params.Cursor, "page-%d", &i) // a bad cursor reads as the first page
 		}
 		page := map[string]any{"resultType": "complete", "skills": []json.RawMessage{}, "ttlMs": 60000, "cacheScope": "public"}
 		if i >= 0 && i < len(skills) {

@@ -264,7 +264,7 @@ func (f *Fetcher) run(ctx context.Context, c client) (string, error) {
 func treeSize(dir string) (int64, int) {
 	var n int64
 	var files int
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}

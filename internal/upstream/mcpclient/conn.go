@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -369,7 +370,7 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r jsonrpcline.Response) {
 		switch {
 		case r.Err != nil:
-			done(nil, c.u.classify(r.Err == errPhaseTimeout, ctx, "tools/call", c.limits.CallTimeout, r.Err))
+			done(nil, c.u.classify(errors.Is(r.Err, errPhaseTimeout), ctx, "tools/call", c.limits.CallTimeout, r.Err))
 		case r.Error != nil:
 			done(nil, c.u.classify(false, ctx, "tools/call", c.limits.CallTimeout, r.Error))
 		default:

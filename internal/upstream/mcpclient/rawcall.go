@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -48,7 +49,7 @@ func (u *upstream) rawCall(ctx context.Context, method string, params any, d tim
 	r := <-ch
 	switch {
 	case r.Err != nil:
-		return nil, u.classify(r.Err == errPhaseTimeout, ctx, method, d, r.Err)
+		return nil, u.classify(errors.Is(r.Err, errPhaseTimeout), ctx, method, d, r.Err)
 	case r.Error != nil:
 		return nil, u.classify(false, ctx, method, d, r.Error)
 	}

@@ -56,14 +56,6 @@ func newScrubber(names []string, lookup CredentialLookup) scrubber {
 	return scrubber{r: strings.NewReplacer(args...)}
 }
 
-// string scrubs s.
-func (s scrubber) string(v string) string {
-	if s.r == nil {
-		return v
-	}
-	return s.r.Replace(v)
-}
-
 // err returns err with its message scrubbed; errors.Is and errors.As still
 // see the sentinel and the *ServerError.
 func (s scrubber) err(err error) error {

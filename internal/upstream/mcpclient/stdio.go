@@ -77,7 +77,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	writer := jsonrpcline.NewWriter(stdin)
 	calls := jsonrpcline.NewCalls(writer, "skillgate-")
 	reader := jsonrpcline.NewReader(limited, t.limits.MaxFrameBytes, calls.Tap, func(err error) {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		calls.Fail(err)

@@ -28,7 +28,9 @@ const maxServerInfoBytes = 256
 var errPhaseTimeout = errors.New("mcpclient phase limit")
 
 // timedOut reports whether phaseCtx ended because its phase limit expired.
-func timedOut(phaseCtx context.Context) bool { return context.Cause(phaseCtx) == errPhaseTimeout }
+func timedOut(phaseCtx context.Context) bool {
+	return errors.Is(context.Cause(phaseCtx), errPhaseTimeout)
+}
 
 // upstream is one connected server: the SDK session plus what this package
 // needs to word errors (the process, the fatal recorder).

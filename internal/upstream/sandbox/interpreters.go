@@ -189,7 +189,7 @@ func shebang(path string) ([]string, error) {
 	defer f.Close()
 	buf := make([]byte, 256)
 	n, err := io.ReadFull(f, buf)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, errors.Unwrap(err)
 	}
 	head, ok := strings.CutPrefix(string(buf[:n]), "#!")

@@ -97,7 +97,7 @@ func appendAudits(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, rs []st
 		headRow = tx.QueryRowContext(ctx, selectAuditHead)
 	}
 	err := headRow.Scan(&head.Seq, &head.Hash)
-	if err != nil && err != sql.ErrNoRows {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("audit head: %w", err)
 	}
 	var stmt *sql.Stmt

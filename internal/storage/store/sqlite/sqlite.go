@@ -873,7 +873,9 @@ func (s *DB) EachVersion(ctx context.Context, f store.Filter, fn func(store.Vers
 		if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 0`); err != nil {
 			return fmt.Errorf("query versions: %w", err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(mmapSize))
+		defer func() {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(mmapSize))
+		}()
 		qr = conn
 	}
 	rows, err := qr.QueryContext(ctx, q, args...)
