@@ -20,7 +20,7 @@ import (
 
 // openAudit opens the store holding the audit log.
 func (m *Main) openAudit(ctx context.Context) (store.DB, error) {
-	return m.openStore(ctx)
+	return m.app().OpenStore(ctx)
 }
 
 func (m *Main) auditCommand() *cobra.Command {
@@ -80,7 +80,7 @@ re-hashed since then fails too.`,
 				}
 				want = cp.Head
 			}
-			db, err := m.openAudit(cmd.Context())
+			db, err := m.app().OpenStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -120,7 +120,7 @@ func (m *Main) auditHeadCommand() *cobra.Command {
 		Short: "Print the last record's SEQ:HASH",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := m.openAudit(cmd.Context())
+			db, err := m.app().OpenStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -202,7 +202,7 @@ func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*
 		return nil, q, nil, err
 	}
 	tweak(&q)
-	db, err := m.openAudit(ctx)
+	db, err := m.app().OpenStore(ctx)
 	if err != nil {
 		return nil, q, nil, err
 	}

@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/lockfile"
-	"github.com/skillgate/skillgate/registry"
-	"github.com/skillgate/skillgate/signature"
 )
 
 func (m *Main) lockCommand() *cobra.Command {
@@ -36,7 +32,7 @@ with 'skillgate install --locked FILE'.`,
 		Example: "  skillgate lock\n  skillgate lock --out deploy/skillgate.lock",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := m.currentLock(cmd.Context())
+			f, err := m.app().CurrentLock(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -78,10 +74,10 @@ listing each difference, 2 for a lock file that cannot be read.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if err := m.rescan(cmd.Context()); err != nil {
+			if err := m.app().Rescan(cmd.Context()); err != nil {
 				return err
 			}
-			now, err := m.currentLock(cmd.Context())
+			now, err := m.app().CurrentLock(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -140,7 +136,7 @@ func (m *Main) installLocked(ctx context.Context, svc *install.Service, lockPath
 			}
 			src.Packages[id] = p.Version
 		}
-		r, err := failBlocked(svc.InstallFrom(ctx, src, m.actor(), intro))
+		r, err := failBlocked(svc.InstallFrom(ctx, src, m.app().Actor(), intro))
 		var eb *endedBlocked
 		switch {
 		case err == nil:
@@ -158,89 +154,6 @@ func (m *Main) installLocked(ctx context.Context, svc *install.Service, lockPath
 		return &exitError{code: exitFail, err: fmt.Errorf("%d of the lock's installs were refused", failed)}
 	}
 	return nil
-}
-
-// currentLock is the lock of what is enabled now.
-func (m *Main) currentLock(ctx context.Context) (*lockfile.File, error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	kr, err := m.keyring(cfg)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	svc, closeInst, err := m.openInstalls(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer closeInst()
-	inst, err := svc.LockEntries(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// Enabled installs are in the registry too, under managed storage:
-	// they are locked as installs, with their sources.
-	managed, err := filepath.Abs(svc.Storage().Root)
-	if err != nil {
-		return nil, err
-	}
-	reg, closeReg, err := m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		return nil, err
-	}
-	es, err := reg.List(ctx, registry.Query{})
-	closeReg()
-	if err != nil {
-		return nil, err
-	}
-	var entries []lockfile.Entry
-	now := time.Now()
-	roots := map[string]*signature.RootCheck{}
-	for _, e := range es {
-		if root, err := filepath.Abs(e.Root); err == nil && root == managed {
-			continue
-		}
-		le := lockfile.Entry{Key: e.Key, Origin: lockfile.OriginRoot, Trust: e.Trust, Source: e.Root, Digest: e.Digest}
-		// The signer of a skill its root's signed index lists, or of its
-		// own signature, as a scan verifies them; one verification of
-		// each root's index.
-		trust := e.Trust
-		if trust != signature.TrustFirstParty {
-			trust = signature.TrustImported
-		}
-		rk := e.Root + "\x00" + trust
-		rc, ok := roots[rk]
-		if !ok {
-			rc = kr.Root(ctx, e.Root, trust, now)
-			roots[rk] = rc
-		}
-		if ix, _ := rc.Index(); ix != nil || fileExists(filepath.Join(e.Dir, signature.FileName)) {
-			if p, err := rc.Verify(ctx, e.Dir); err == nil {
-				le.Signer = p.Signer
-			}
-		}
-		entries = append(entries, le)
-	}
-	return lockfile.New(append(entries, inst...)), nil
-}
-
-// rescan scans the registry's roots again, as `scan` without --root.
-func (m *Main) rescan(ctx context.Context) error {
-	reg, closeReg, err := m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		return err
-	}
-	defer closeReg()
-	roots, err := m.rescanRoots(ctx, reg, nil, "")
-	if err != nil {
-		return err
-	}
-	if len(roots) == 0 {
-		return nil
-	}
-	_, err = reg.Scan(ctx, roots, nil)
-	return err
 }
 
 func readLock(path string) (*lockfile.File, error) {
@@ -278,10 +191,4 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// fileExists reports whether p names something, not following a link.
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/app"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
@@ -53,11 +55,11 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 				return err
 			}
 			ctx := cmd.Context()
-			d, err := m.openGateway(ctx, &sf)
+			d, err := m.app().OpenRuntime(ctx, &sf)
 			if err != nil {
 				return err
 			}
-			defer d.close()
+			defer d.Close()
 			if parent != "" {
 				if err := m.delegate(d, p, parent, parentTier, forward); err != nil {
 					return err
@@ -65,9 +67,9 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			} else if len(forward) > 0 || parentTier != "" {
 				return usageErr("--forward and --parent-tier need --parent")
 			}
-			defer d.startWatch(ctx, time.Second)()
-			defer d.maintainSessions(ctx, nil)()
-			conn, err := d.gw.Connect(ctx, p, pf.session, nil)
+			defer d.StartWatch(ctx, time.Second)()
+			defer d.MaintainSessions(ctx, nil)()
+			conn, err := d.Gateway.Connect(ctx, p, pf.session, nil)
 			if err != nil {
 				return sessionErr(err)
 			}
@@ -97,7 +99,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 }
 
 // delegate registers the session's principal as a sub-agent of parent.
-func (m *Main) delegate(d *gatewayDeps, child capability.Principal, parent, parentTier string, forward []string) error {
+func (m *Main) delegate(d *app.Runtime, child capability.Principal, parent, parentTier string, forward []string) error {
 	tenant, agent, err := policy.ParsePrincipalID(parent)
 	if err != nil {
 		return usageErr("--parent: %v", err)
@@ -106,7 +108,7 @@ func (m *Main) delegate(d *gatewayDeps, child capability.Principal, parent, pare
 	if err != nil {
 		return err
 	}
-	scope, err := d.caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
+	scope, err := d.Caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
 	if err != nil {
 		return usageErr("delegation refused: %v", err)
 	}
@@ -158,18 +160,18 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 				return usageErr("--budget must be positive (0: the default of %d)", session.DefaultBudget)
 			}
 			opts := session.DiscloseOptions{Category: category, Budget: budget}
-			d, err := m.openGateway(ctx, &sf)
+			d, err := m.app().OpenRuntime(ctx, &sf)
 			if err != nil {
 				return err
 			}
-			defer d.close()
+			defer d.Close()
 			if sessionID == "" {
-				var cat session.Catalog = d.reg
+				var cat session.Catalog = d.Registry
 				if tenant != "" {
 					if err := capability.CheckID("tenant", tenant); err != nil {
 						return usageErr("--tenant: %v", err)
 					}
-					cat = session.ForTenant(d.reg, tenant)
+					cat = session.ForTenant(d.Registry, tenant)
 				}
 				out, err := session.Discovery(ctx, cat, t, opts)
 				if err != nil {
@@ -178,7 +180,7 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 				_, err = fmt.Fprintln(m.Stdout, out)
 				return err
 			}
-			p, err := d.sessions.PrincipalOf(ctx, sessionID)
+			p, err := d.Sessions.PrincipalOf(ctx, sessionID)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return &exitError{code: exitFail, err: fmt.Errorf("no session %q in %s", sessionID, m.data())}
@@ -190,7 +192,7 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 			if t != "" && t != p.Tier {
 				return usageErr("--tier %s does not match session %s, whose agent is %s", t, sessionID, p.Tier)
 			}
-			s, err := d.sessions.Open(ctx, p, sessionID)
+			s, err := d.Sessions.Open(ctx, p, sessionID)
 			if err != nil {
 				return sessionErr(err)
 			}

@@ -1,62 +1,19 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/broker"
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/internal/plural"
-	"github.com/skillgate/skillgate/internal/strictjson"
 	"github.com/skillgate/skillgate/policy"
-	"github.com/skillgate/skillgate/store"
 )
-
-// policyDir is where policy files live: DATA/policies.
-func (m *Main) policyDir() string { return filepath.Join(m.data(), "policies") }
-
-// openPolicy opens the store and an engine over it with the policies and
-// grants loaded.
-func (m *Main) openPolicy(ctx context.Context) (*policy.Engine, store.DB, error) {
-	db, err := m.openStore(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	e := policy.New(&policy.Options{Store: db, Buckets: db, PolicyDir: m.policyDir(), Logger: m.logger()})
-	if err := e.Reload(ctx); err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return e, db, nil
-}
-
-// capabilitySource is where `policy test` gets the registry's capability
-// records: the --capabilities file when given, else the enabled installed
-// skills, exactly as the gateway projects them.
-func (m *Main) capabilitySource(file string) (policy.CapabilitySource, error) {
-	if file == "" {
-		return installedCapabilities{m}, nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var caps policy.Capabilities
-	if err := strictjson.Decode(b, &caps, 16); err != nil {
-		return nil, usageErr("--capabilities %s: %v (a JSON array of capability records; see docs/policy.md)", file, err)
-	}
-	return caps, nil
-}
 
 func (m *Main) policyCommand() *cobra.Command {
 	c := &cobra.Command{
@@ -136,12 +93,12 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 					sources = append(sources, src)
 				}
 			} else {
-				dir, err := policy.ReadPolicyDir(m.policyDir())
+				dir, err := policy.ReadPolicyDir(m.app().PolicyDir())
 				if err != nil {
 					return &exitError{code: exitFail, err: err}
 				}
 				sources = dir
-				db, err := m.openStore(ctx)
+				db, err := m.app().OpenStore(ctx)
 				if err != nil {
 					return err
 				}
@@ -170,7 +127,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 					rep.Errors = append(rep.Errors, strings.TrimPrefix(line, policy.ErrInvalidPolicy.Error()+": "))
 				}
 			} else {
-				caps, err := m.checkCapabilities(ctx, capsFile)
+				caps, err := m.app().CheckCapabilities(ctx, capsFile)
 				if err != nil {
 					return err
 				}
@@ -202,7 +159,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 				}
 				switch {
 				case rep.Default:
-					fmt.Fprintf(m.Stdout, "no policies in %s or the store: the default policy applies (permit every invoke in scope)\n", m.policyDir())
+					fmt.Fprintf(m.Stdout, "no policies in %s or the store: the default policy applies (permit every invoke in scope)\n", m.app().PolicyDir())
 				case rep.OK:
 					fmt.Fprintf(m.Stdout, "ok: %s in %s\n", plural.Of(len(rep.Policies), "policy", "policies"), plural.Of(len(rep.Sources), "source", "sources"))
 				}
@@ -216,22 +173,6 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	c.Flags().StringVar(&capsFile, "capabilities", "", "a JSON file of capability records (with inputSchema) to check call arguments against, instead of the installed skills")
 	return c
-}
-
-// checkCapabilities are the capabilities `policy check` checks argument
-// reads against: the --capabilities file, else the installed skills' when
-// the data directory holds a registry, else none.
-func (m *Main) checkCapabilities(ctx context.Context, file string) ([]policy.Capability, error) {
-	if file == "" {
-		if !m.storeExists() {
-			return nil, nil
-		}
-	}
-	src, err := m.capabilitySource(file)
-	if err != nil {
-		return nil, err
-	}
-	return src.Capabilities(ctx)
 }
 
 func (m *Main) policyTestCommand() *cobra.Command {
@@ -266,11 +207,11 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					return usageErr("--args: a JSON object, like '{\"path\":\"/srv/a\"}'")
 				}
 			}
-			src, err := m.capabilitySource(capsFile)
+			src, err := m.app().CapabilitySource(capsFile)
 			if err != nil {
 				return err
 			}
-			e, db, err := m.openPolicy(ctx)
+			e, db, err := m.app().OpenPolicy(ctx)
 			if err != nil {
 				return err
 			}
@@ -415,14 +356,14 @@ otherwise the error lists the skills to choose from.`,
 			if by == "" {
 				by = m.Getenv("USER")
 			}
-			e, db, err := m.openPolicy(ctx)
+			e, db, err := m.app().OpenPolicy(ctx)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
 			// The installed skills' capabilities: a grant must match one,
 			// and the short form is bound to the one skill offering it.
-			if err := e.LoadCapabilities(ctx, installedCapabilities{m}); err != nil {
+			if err := e.LoadCapabilities(ctx, m.app().InstalledCapabilities()); err != nil {
 				return err
 			}
 			capName := args[1]
@@ -464,7 +405,7 @@ func (m *Main) grantLsCommand() *cobra.Command {
 		Short: "List grants (revoked ones are not listed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, db, err := m.openPolicy(cmd.Context())
+			e, db, err := m.app().OpenPolicy(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -503,12 +444,12 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 		Short: "Revoke a grant; it stops matching at its next use",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, db, err := m.openPolicy(cmd.Context())
+			e, db, err := m.app().OpenPolicy(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			if err := e.RevokeGrant(cmd.Context(), args[0], m.actor()); err != nil {
+			if err := e.RevokeGrant(cmd.Context(), args[0], m.app().Actor()); err != nil {
 				if errors.Is(err, policy.ErrGrantNotFound) {
 					return &exitError{code: exitFail, err: err}
 				}
@@ -518,27 +459,4 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// installedCapabilities reads the capabilities the gateway serves: those
-// of the first_party skills and of the enabled installed skills.
-type installedCapabilities struct{ m *Main }
-
-// Capabilities implements policy.CapabilitySource.
-func (ic installedCapabilities) Capabilities(ctx context.Context) ([]policy.Capability, error) {
-	svc, closeFn, err := ic.m.openInstalls(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	reg, closeReg, err := ic.m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		return nil, err
-	}
-	defer closeReg()
-	skills, err := broker.LoadAll(broker.LoadFirstParty(reg, nil), broker.LoadInstalled(svc))(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return broker.PolicyCapabilities(skills), nil
 }

@@ -108,7 +108,7 @@ skill_list JSON that agents get over MCP: an array of
 
 // list opens the registry and runs one query.
 func (m *Main) list(ctx context.Context, q registry.Query) ([]registry.Entry, error) {
-	reg, closeFn, err := m.openRegistry(ctx, discover.DefaultLimits, false)
+	reg, closeFn, err := m.app().OpenRegistry(ctx, discover.DefaultLimits, false)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ rejected skill can be named by its name or its directory, to read why.
 Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits, false)
+			reg, closeFn, err := m.app().OpenRegistry(cmd.Context(), discover.DefaultLimits, false)
 			if err != nil {
 				return err
 			}
@@ -170,7 +170,7 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 			// An imported skill says where its version came from.
 			var prov *install.Provenance
 			if d.Entry.Trust == "imported" && d.Entry.Digest != "" {
-				if svc, closeInst, err := m.openInstalls(cmd.Context()); err == nil {
+				if svc, closeInst, err := m.app().OpenInstalls(cmd.Context()); err == nil {
 					prov, err = svc.ProvenanceOf(cmd.Context(), d.Entry.Digest)
 					closeInst()
 					if err != nil {
@@ -183,7 +183,7 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 			var sig *signature.Provenance
 			var sigErr error
 			if d.Entry.Trust == signature.TrustFirstParty && d.Entry.Valid {
-				sig, sigErr = m.rootSignature(cmd.Context(), d.Entry.Root, d.Entry.Dir)
+				sig, sigErr = m.app().RootSignature(cmd.Context(), d.Entry.Root, d.Entry.Dir)
 			}
 			if asJSON {
 				out := struct {
@@ -483,7 +483,7 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 			if ok, err := m.enableImported(cmd.Context(), args[0], enable, asJSON); ok || err != nil {
 				return err
 			}
-			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits, false)
+			reg, closeFn, err := m.app().OpenRegistry(cmd.Context(), discover.DefaultLimits, false)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/app"
 
 	"github.com/spf13/cobra"
 
@@ -146,7 +147,7 @@ one signature per skill. Invalid skills are left out and listed.`,
 				if err != nil {
 					return usageErr("%v", err)
 				}
-				ix, err := signature.SignRoot(cmd.Context(), root, priv, signature.IndexOptions{SignOptions: opts, Limits: m.limits(cfg, maxDepth, maxDirs)})
+				ix, err := signature.SignRoot(cmd.Context(), root, priv, signature.IndexOptions{SignOptions: opts, Limits: app.Limits(cfg, maxDepth, maxDirs)})
 				if err != nil {
 					return &exitError{code: exitFail, err: err}
 				}
@@ -210,7 +211,7 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			kr, err := m.keyring(cfg)
+			kr, err := m.app().Keyring(cfg)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -274,7 +275,7 @@ type indexVerdict struct {
 // verifyIndex checks the signed index of root, then every skill under
 // root (found as a scan finds them) that it lists or that has no
 // signature of its own.
-func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trust string, cfg *Config, asJSON bool) error {
+func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trust string, cfg *app.Config, asJSON bool) error {
 	ctx := cmd.Context()
 	rc := kr.Root(ctx, root, trust, time.Now())
 	ix, ierr := rc.Index()
@@ -294,7 +295,7 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 		out.Reason, out.Error = signatureReason(ierr), fmt.Sprintf("%s: %v", rc.IndexPath(), ierr)
 	} else {
 		out.Signer, out.KeyID = ix.Predicate.Signer, ix.KeyID
-		res, err := discover.Walk(ctx, discover.Root{Path: root}, m.limits(cfg, 0, 0))
+		res, err := discover.Walk(ctx, discover.Root{Path: root}, app.Limits(cfg, 0, 0))
 		if err != nil {
 			return err
 		}
@@ -361,75 +362,6 @@ func signatureReason(err error) string {
 	return "error"
 }
 
-// configSigning is the signing section of config.yaml: the keys trusted
-// to sign skills.
-type configSigning struct {
-	Keys []configKey `yaml:"keys"`
-}
-
-// configKey is one trusted key in config.yaml.
-type configKey struct {
-	Name string `yaml:"name"`
-	// PublicKey is a PEM block, or the path of a file holding one
-	// (relative to the configuration file's directory).
-	PublicKey     string   `yaml:"public_key"`
-	Trust         []string `yaml:"trust"`
-	NotBefore     string   `yaml:"not_before"`
-	NotAfter      string   `yaml:"not_after"`
-	Revoked       bool     `yaml:"revoked"`
-	RevokedReason string   `yaml:"revoked_reason"`
-}
-
-// keyring builds the trusted keys of cfg.
-func (m *Main) keyring(cfg *Config) (*signature.Keyring, error) {
-	file := m.configPath
-	if file == "" {
-		file = filepath.Join(m.data(), "config.yaml")
-	}
-	keys := make([]signature.TrustedKey, 0, len(cfg.Signing.Keys))
-	for i, k := range cfg.Signing.Keys {
-		at := fmt.Sprintf("config %s: signing.keys[%d] (%s)", file, i, k.Name)
-		pemData := []byte(k.PublicKey)
-		if !strings.Contains(k.PublicKey, "-----BEGIN") {
-			if k.PublicKey == "" {
-				return nil, fmt.Errorf("%s: public_key is required (a PEM block, or a .pub file from 'skillgate key gen')", at)
-			}
-			p := k.PublicKey
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(file), p)
-			}
-			b, err := fileinfo.ReadRegular(p, signature.MaxKeyFileBytes)
-			if err != nil {
-				return nil, fmt.Errorf("%s: public_key: %w", at, err)
-			}
-			pemData = b
-		}
-		pub, err := signature.ParsePublicKey(pemData)
-		if err != nil {
-			return nil, fmt.Errorf("%s: public_key: %w", at, err)
-		}
-		tk := signature.TrustedKey{Name: k.Name, Public: pub, Trust: k.Trust, Revoked: k.Revoked, RevokedReason: k.RevokedReason}
-		for _, t := range []struct {
-			key string
-			v   string
-			to  *time.Time
-		}{{"not_before", k.NotBefore, &tk.NotBefore}, {"not_after", k.NotAfter, &tk.NotAfter}} {
-			if t.v == "" {
-				continue
-			}
-			if *t.to, err = time.Parse(time.RFC3339, t.v); err != nil {
-				return nil, fmt.Errorf("%s: %s %q: use an RFC 3339 time such as 2027-01-01T00:00:00Z", at, t.key, t.v)
-			}
-		}
-		keys = append(keys, tk)
-	}
-	kr, err := signature.NewKeyring(keys)
-	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", file, err)
-	}
-	return kr, nil
-}
-
 // writeNew creates path with data and mode, refusing to replace a file.
 func writeNew(path string, data []byte, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
@@ -447,19 +379,4 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return f.Close()
-}
-
-// rootSignature verifies the signature of the skill in dir under the
-// first_party root root as a scan does (the root's signed index when it
-// lists the skill, else its own signature) with the keys of signing.keys.
-func (m *Main) rootSignature(ctx context.Context, root, dir string) (*signature.Provenance, error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, err
-	}
-	kr, err := m.keyring(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return kr.Root(ctx, root, signature.TrustFirstParty, time.Now()).Verify(ctx, dir)
 }

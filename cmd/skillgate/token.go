@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/store"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -30,7 +27,7 @@ changes up at the next request (within a second on PostgreSQL).`,
 			return usageErr("token needs a subcommand: add, ls or rm (see 'skillgate token --help')")
 		},
 	}
-	set := func(cmd *cobra.Command) (*server.TokenSet, error) { return m.tokenSet(cmd.Context(), nil) }
+	set := func(cmd *cobra.Command) (*server.TokenSet, error) { return m.app().TokenSet(cmd.Context(), nil) }
 
 	var agent, tier, tenant string
 	var asJSON bool
@@ -127,22 +124,4 @@ changes up at the next request (within a second on PostgreSQL).`,
 	}
 	c.AddCommand(add, ls, rm)
 	return c
-}
-
-// tokenSet returns where the bearer tokens are kept: in the metadata store
-// when it is PostgreSQL (shared by every replica on it), else the file
-// DATA/tokens.json. db is the store the command already opened, or nil.
-func (m *Main) tokenSet(ctx context.Context, db store.DB) (*server.TokenSet, error) {
-	shared, err := m.sharedStore(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	local := filepath.Join(m.data(), server.TokensFile)
-	if shared != nil {
-		if err := m.adoptFile(ctx, shared, server.TokensFile, local); err != nil {
-			return nil, fmt.Errorf("tokens: %w", err)
-		}
-		return server.SharedTokens(shared), nil
-	}
-	return server.FileTokens(local), nil
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -7,12 +7,66 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/store"
 	"github.com/skillgate/skillgate/store/postgres"
+	"github.com/skillgate/skillgate/store/sqlite"
 )
+
+// storeLocation is the metadata store the command uses: --store, else
+// SKILLGATE_STORE, else the configuration's store:, else the SQLite file
+// DATA/skillgate.db. A postgres:// or postgresql:// URL names a
+// PostgreSQL database; anything else is the path of a SQLite file.
+func (a *App) StoreLocation() (string, error) {
+	if a.opts.Store != "" {
+		return a.opts.Store, nil
+	}
+	if s := a.getenv("SKILLGATE_STORE"); s != "" {
+		return s, nil
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return "", err
+	}
+	if cfg.Store != "" {
+		return cfg.Store, nil
+	}
+	return filepath.Join(a.Data(), "skillgate.db"), nil
+}
+
+// openStore opens the metadata store (see storeLocation), migrated to
+// this build's schema.
+func (a *App) OpenStore(ctx context.Context) (store.DB, error) {
+	loc, err := a.StoreLocation()
+	if err != nil {
+		return nil, err
+	}
+	if postgres.IsDSN(loc) {
+		return postgres.Open(ctx, loc)
+	}
+	if scheme, _, ok := strings.Cut(loc, "://"); ok && !strings.ContainsAny(scheme, `/\`) {
+		return nil, Usagef("--store %s: a store is a postgres:// or postgresql:// URL, or the path of a SQLite file", scheme+"://…")
+	}
+	return sqlite.Open(ctx, loc)
+}
+
+// storeExists reports whether the metadata store may hold a registry
+// already: a PostgreSQL database always may, a SQLite file when it exists.
+func (a *App) StoreExists() bool {
+	loc, err := a.StoreLocation()
+	if err != nil {
+		return false
+	}
+	if postgres.IsDSN(loc) {
+		return true
+	}
+	_, err = os.Stat(loc)
+	return err == nil
+}
 
 // sharedFiles is a store that keeps documents every process on it shares
 // (store/postgres): with it, the bearer tokens and the encrypted
@@ -41,27 +95,26 @@ var _ replicaStore = (*postgres.DB)(nil)
 // store is PostgreSQL, and nil otherwise. db, when not nil, is the store
 // the command already opened; else the store is opened for the rest of
 // the command.
-func (m *Main) sharedStore(ctx context.Context, db store.DB) (sharedFiles, error) {
+func (a *App) sharedStore(ctx context.Context, db store.DB) (sharedFiles, error) {
 	if db != nil {
 		sf, _ := db.(sharedFiles)
 		return sf, nil
 	}
-	loc, err := m.storeLocation()
+	loc, err := a.StoreLocation()
 	if err != nil {
 		return nil, err
 	}
 	if !postgres.IsDSN(loc) {
 		return nil, nil
 	}
-	if m.shared == nil {
+	if a.shared == nil {
 		pg, err := postgres.Open(ctx, loc)
 		if err != nil {
 			return nil, err
 		}
-		m.shared = pg
-		m.cleanups = append(m.cleanups, func() { pg.Close() })
+		a.shared = pg
 	}
-	return m.shared, nil
+	return a.shared, nil
 }
 
 // leadership says whether this process does the work only one process on
@@ -83,9 +136,9 @@ func (l *leadership) Leading() bool { return !l.elected || l.leading.Load() }
 // the tokens) when another process commits a change. Tokens are also
 // re-read every second, whatever the notifications. On another store it
 // does nothing and the process leads.
-func (d *gatewayDeps) startReplica(ctx context.Context, reloadTokens func(context.Context) (bool, error)) (lead *leadership, stop func()) {
+func (d *Runtime) startReplica(ctx context.Context, reloadTokens func(context.Context) (bool, error)) (lead *leadership, stop func()) {
 	lead = &leadership{}
-	rs, ok := d.db.(replicaStore)
+	rs, ok := d.DB.(replicaStore)
 	if !ok {
 		return lead, func() {}
 	}
@@ -107,18 +160,18 @@ func (d *gatewayDeps) startReplica(ctx context.Context, reloadTokens func(contex
 		rs.Campaign(rctx, func(leading bool) {
 			lead.leading.Store(leading)
 			if leading {
-				d.log.Info("leader: this process now runs the periodic work of the replicas")
+				d.Log.Info("leader: this process now runs the periodic work of the replicas")
 			} else {
-				d.log.Info("leader: no longer the leader")
+				d.Log.Info("leader: no longer the leader")
 			}
-		}, d.log)
+		}, d.Log)
 	}()
 	go func() {
 		defer close(done[1])
 		rs.Listen(rctx, func(what string) {
-			d.caps.Wake()
+			d.Caps.Wake()
 			wakeTokens()
-		}, d.log)
+		}, d.Log)
 	}()
 	go func() {
 		defer close(done[2])
@@ -132,7 +185,7 @@ func (d *gatewayDeps) startReplica(ctx context.Context, reloadTokens func(contex
 			case <-tokens:
 			}
 			if _, err := reloadTokens(rctx); err != nil && rctx.Err() == nil {
-				d.log.Error("token reload failed; keeping the tokens last loaded", "err", err)
+				d.Log.Error("token reload failed; keeping the tokens last loaded", "err", err)
 			}
 		}
 	}()
@@ -153,7 +206,7 @@ var errShared = errors.New("already in the store")
 // (the store has none yet and the file exists), so that tokens and
 // credentials made before the store was PostgreSQL keep working. The file
 // is left in place, unused from then on; a note on stderr says so.
-func (m *Main) adoptFile(ctx context.Context, sf sharedFiles, name, local string) error {
+func (a *App) adoptFile(ctx context.Context, sf sharedFiles, name, local string) error {
 	rev, err := sf.FileRevision(ctx, name)
 	if err != nil || rev != 0 {
 		return err
@@ -177,6 +230,6 @@ func (m *Main) adoptFile(ctx context.Context, sf sharedFiles, name, local string
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(m.Stderr, "skillgate: %s copied into the PostgreSQL store, where every process on it reads it from now on; the file is no longer used\n", local)
+	fmt.Fprintf(a.stderr, "skillgate: %s copied into the PostgreSQL store, where every process on it reads it from now on; the file is no longer used\n", local)
 	return nil
 }
