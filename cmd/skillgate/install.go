@@ -12,7 +12,6 @@ import (
 
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/store"
 )
 
 // installErr maps install errors to exit codes: a bad request or a name
@@ -39,7 +38,7 @@ func (e *endedBlocked) Error() string { return "blocked" }
 // endedBlocked error: the install itself blocked, or, after approval,
 // capabilities blocked by drift from their approved pins.
 func failBlocked(r *install.Review, err error) (*install.Review, error) {
-	if err == nil && r != nil && (r.State == store.StateBlocked || len(r.Blocked) > 0) {
+	if err == nil && app.Blocked(r) {
 		return nil, &endedBlocked{review: r}
 	}
 	return r, err
@@ -435,28 +434,16 @@ Exit codes: 0 done, 1 failure, 2 usage error.`,
 	return c
 }
 
-// enableImported enables or disables an imported skill when name is one;
-// ok is false when no install has that name (the registry's skills then).
+// enableImported enables or disables an imported skill when name is one
+// and prints its review; ok is false when no install has that name (the
+// registry's skills then).
 func (m *Main) enableImported(ctx context.Context, name string, enable, asJSON bool) (ok bool, err error) {
-	svc, closeFn, err := m.app().OpenInstalls(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer closeFn()
-	// Whether name is an install at all: several versions of it are (and
-	// enable or disable then picks among those it can act on).
-	if _, err := svc.Review(ctx, name); errors.Is(err, install.ErrNotFound) {
-		return false, nil
-	} else if err != nil && !errors.Is(err, install.ErrAmbiguous) {
-		return true, installErr(err)
-	}
-	act := svc.Disable
-	if enable {
-		act = svc.Enable
-	}
-	r, err := act(ctx, name, m.app().Actor())
-	if err != nil {
-		return true, installErr(err)
+	r, ok, err := m.app().EnableImported(ctx, name, enable)
+	if !ok || err != nil {
+		if ok {
+			err = installErr(err)
+		}
+		return ok, err
 	}
 	return true, m.reviewOut(r, asJSON)
 }

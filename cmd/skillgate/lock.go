@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+
+	"github.com/skillgate/skillgate/internal/app"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/install"
-	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/internal/plural"
 	"github.com/skillgate/skillgate/lockfile"
 )
@@ -32,15 +31,8 @@ with 'skillgate install --locked FILE'.`,
 		Example: "  skillgate lock\n  skillgate lock --out deploy/skillgate.lock",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := m.app().CurrentLock(cmd.Context())
+			f, b, err := m.app().WriteLock(cmd.Context(), out)
 			if err != nil {
-				return err
-			}
-			b, err := f.Marshal()
-			if err != nil {
-				return err
-			}
-			if err := writeFileAtomic(out, b, 0o644); err != nil {
 				return err
 			}
 			if asJSON {
@@ -70,18 +62,10 @@ listing each difference, 2 for a lock file that cannot be read.`,
 		Example: "  skillgate verify --lock deploy/skillgate.lock",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			locked, err := readLock(lockPath)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			if err := m.app().Rescan(cmd.Context()); err != nil {
-				return err
-			}
-			now, err := m.app().CurrentLock(cmd.Context())
+			now, diffs, err := m.app().VerifyLock(cmd.Context(), lockPath)
 			if err != nil {
 				return err
 			}
-			diffs := lockfile.Compare(locked, now)
 			if asJSON {
 				if diffs == nil {
 					diffs = []lockfile.Difference{}
@@ -115,80 +99,29 @@ listing each difference, 2 for a lock file that cannot be read.`,
 }
 
 // installLocked installs every imported skill of the lock at lockPath from
-// its recorded source, pinned to the recorded commit and digest.
+// its recorded source, pinned to the recorded commit and digest, printing
+// the outcome of each.
 func (m *Main) installLocked(ctx context.Context, svc *install.Service, lockPath string, intro install.Introspection) error {
-	f, err := readLock(lockPath)
-	if err != nil {
-		return usageErr("%v", err)
-	}
 	failed := 0
-	for _, e := range f.Skills {
-		if e.Origin != lockfile.OriginInstall {
-			continue
-		}
-		src := install.Source{Location: e.Source, Ref: e.Ref, Path: e.Path, SHA256: e.ArchiveSHA256, Commit: e.Commit, Digest: e.Digest}
-		if e.Commit != "" && e.Ref == "" {
-			src.Ref = e.Commit
-		}
-		for id, p := range e.Packages {
-			if src.Packages == nil {
-				src.Packages = map[string]string{}
-			}
-			src.Packages[id] = p.Version
-		}
-		r, err := failBlocked(svc.InstallFrom(ctx, src, m.app().Actor(), intro))
-		var eb *endedBlocked
+	err := m.app().InstallLocked(ctx, svc, lockPath, intro, func(r app.LockedInstall) {
+		e := r.Entry
 		switch {
-		case err == nil:
-			fmt.Fprintf(m.Stdout, "%s %s: %s\n", e.Key, r.Digest, r.State)
-		case errors.As(err, &eb):
+		case r.Blocked:
 			fmt.Fprintf(m.Stdout, "%s %s: blocked (see skillgate review %s)\n", e.Key, e.Digest, e.Key)
-		case errors.Is(err, install.ErrState):
-			fmt.Fprintf(m.Stdout, "%s %s: already recorded (%v)\n", e.Key, e.Digest, err)
+		case r.Err == nil:
+			fmt.Fprintf(m.Stdout, "%s %s: %s\n", e.Key, r.Review.Digest, r.Review.State)
+		case errors.Is(r.Err, install.ErrState):
+			fmt.Fprintf(m.Stdout, "%s %s: already recorded (%v)\n", e.Key, e.Digest, r.Err)
 		default:
 			failed++
-			fmt.Fprintf(m.Stderr, "%s: %v\n", e.Key, err)
+			fmt.Fprintf(m.Stderr, "%s: %v\n", e.Key, r.Err)
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if failed > 0 {
 		return &exitError{code: exitFail, err: fmt.Errorf("%d of the lock's installs were refused", failed)}
 	}
 	return nil
-}
-
-func readLock(path string) (*lockfile.File, error) {
-	b, err := fileinfo.ReadRegular(path, lockfile.MaxBytes)
-	if err != nil {
-		return nil, fmt.Errorf("lock file: %w", err)
-	}
-	f, err := lockfile.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file beside it.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -31,21 +30,6 @@ on the store); with none configured, skillgate uses its default policy
 	c.AddCommand(m.policyCheckCommand(), m.policyTestCommand())
 	c.AddCommand(m.policyStoreCommands()...)
 	return c
-}
-
-// CheckReport is the JSON of `skillgate policy check --json`.
-type CheckReport struct {
-	OK       bool             `json:"ok"`
-	Default  bool             `json:"default,omitempty"`
-	Sources  []string         `json:"sources"`
-	Policies []*policy.Policy `json:"policies"`
-	Errors   []string         `json:"errors"`
-	// Warnings are schema findings that do not make the set invalid.
-	Warnings []string `json:"warnings"`
-	// Findings are the schema and argument findings (errors and
-	// warnings) as data: position, policy, severity, message and, for
-	// argument reads, the capabilities affected.
-	Findings []policy.Finding `json:"findings"`
 }
 
 func (m *Main) policyCheckCommand() *cobra.Command {
@@ -82,69 +66,12 @@ DATA/policies/*.cedar and the stored policies.
 Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 		Example: "  skillgate policy check\n  skillgate policy check --json my.cedar",
 		RunE: func(cmd *cobra.Command, files []string) error {
-			ctx := cmd.Context()
-			var sources []policy.Source
-			if len(files) > 0 {
-				for _, f := range files {
-					src, err := policy.ReadPolicyFile(f)
-					if err != nil {
-						return &exitError{code: exitFail, err: err}
-					}
-					sources = append(sources, src)
-				}
-			} else {
-				dir, err := policy.ReadPolicyDir(m.app().PolicyDir())
-				if err != nil {
-					return &exitError{code: exitFail, err: err}
-				}
-				sources = dir
-				db, err := m.app().OpenStore(ctx)
-				if err != nil {
-					return err
-				}
-				stored, err := db.Policies(ctx)
-				db.Close()
-				if err != nil {
-					return err
-				}
-				for _, p := range stored {
-					sources = append(sources, policy.Source{Name: "store:" + p.ID, Text: []byte(p.Text)})
-				}
-			}
-			rep := CheckReport{Sources: []string{}, Policies: []*policy.Policy{}, Errors: []string{}, Warnings: []string{}, Findings: []policy.Finding{}}
-			for _, s := range sources {
-				rep.Sources = append(rep.Sources, s.Name)
-			}
-			var set *policy.PolicySet
-			var err error
-			if len(sources) == 0 {
-				set, rep.Default = policy.DefaultPolicies(), true
-			} else {
-				set, err = policy.ParsePolicies(sources)
-			}
+			rep, err := m.app().CheckPolicies(cmd.Context(), files, capsFile)
 			if err != nil {
-				for _, line := range strings.Split(err.Error(), "\n") {
-					rep.Errors = append(rep.Errors, strings.TrimPrefix(line, policy.ErrInvalidPolicy.Error()+": "))
-				}
-			} else {
-				caps, err := m.app().CheckCapabilities(ctx, capsFile)
-				if err != nil {
+				if hasExitCode(err) {
 					return err
 				}
-				findings := append(policy.ValidatePolicies(set), policy.ValidateArguments(set, caps)...)
-				findings = append(findings, policy.ValidateConstraints(set, caps)...)
-				rep.Findings = append(rep.Findings, findings...)
-				for _, f := range findings {
-					if f.Severity == policy.SeverityError {
-						rep.Errors = append(rep.Errors, f.String())
-					} else {
-						rep.Warnings = append(rep.Warnings, f.String())
-					}
-				}
-				rep.OK = len(rep.Errors) == 0
-				if rep.OK {
-					rep.Policies = set.Policies()
-				}
+				return &exitError{code: exitFail, err: err}
 			}
 			if asJSON {
 				if err := writeJSON(m.Stdout, rep); err != nil {
@@ -207,30 +134,17 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					return usageErr("--args: a JSON object, like '{\"path\":\"/srv/a\"}'")
 				}
 			}
-			src, err := m.app().CapabilitySource(capsFile)
-			if err != nil {
-				return err
-			}
-			e, db, err := m.app().OpenPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if err := e.LoadCapabilities(ctx, src); err != nil {
-				return err
-			}
-			ref, err := e.ResolveCapability(capName)
-			if err != nil {
-				return usageErr("--capability: %v", err)
-			}
 			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}
-			rep := policy.TestReport{Principal: p, Capability: ref.String(), Args: args, Decision: e.Test(ctx, p, ref, args)}
+			rep, grant, err := m.app().TestPolicy(ctx, p, capName, args, capsFile)
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				if err := writeJSON(m.Stdout, rep); err != nil {
 					return err
 				}
 			} else {
-				fmt.Fprintf(m.Stdout, "%s %s → %s\n", p, ref, rep.Effect)
+				fmt.Fprintf(m.Stdout, "%s %s → %s\n", p, rep.Capability, rep.Effect)
 				for _, r := range rep.Reasons {
 					where := ""
 					if r.Position != "" {
@@ -238,8 +152,8 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					}
 					fmt.Fprintf(m.Stdout, "  %s: %s%s\n", r.Kind, r.Message, where)
 				}
-				if cmd, ok := e.GrantCommand(p, ref); ok && rep.Effect == capability.RequireApproval {
-					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", cmd)
+				if grant != "" {
+					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", grant)
 				}
 			}
 			if rep.Effect != capability.Allow {
@@ -356,27 +270,8 @@ otherwise the error lists the skills to choose from.`,
 			if by == "" {
 				by = m.Getenv("USER")
 			}
-			e, db, err := m.app().OpenPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			// The installed skills' capabilities: a grant must match one,
-			// and the short form is bound to the one skill offering it.
-			if err := e.LoadCapabilities(ctx, m.app().InstalledCapabilities()); err != nil {
-				return err
-			}
-			capName := args[1]
-			if capName != "*" && !strings.Contains(capName, ":") {
-				if capName, err = e.ResolveGrantCapability(capName); err != nil {
-					return usageErr("%v", err)
-				}
-			}
-			g, err := e.AddGrant(ctx, policy.Grant{Principal: args[0], Capability: capName, Args: ga, Level: capability.RiskLevel(level),
+			g, err := m.app().AddGrant(ctx, policy.Grant{Principal: args[0], Capability: args[1], Args: ga, Level: capability.RiskLevel(level),
 				ExpiresAt: exp, Uses: uses, Reason: reason, CreatedBy: by})
-			if errors.Is(err, policy.ErrInvalidGrant) {
-				return usageErr("%v", err)
-			}
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/internal/fileinfo"
+	"github.com/skillgate/skillgate/lockfile"
+	"github.com/skillgate/skillgate/store"
+)
+
+// WriteLock writes the lock of what is enabled now to path (through a
+// temporary file beside it) and returns it with its bytes.
+func (a *App) WriteLock(ctx context.Context, path string) (*lockfile.File, []byte, error) {
+	f, err := a.CurrentLock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := f.Marshal()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := writeFileAtomic(path, b, 0o644); err != nil {
+		return nil, nil, err
+	}
+	return f, b, nil
+}
+
+// VerifyLock rescans the registry's roots (as 'skillgate scan' without
+// --root) and compares what is enabled then with the lock at path; a lock
+// that cannot be read is a usage error.
+func (a *App) VerifyLock(ctx context.Context, path string) (now *lockfile.File, diffs []lockfile.Difference, err error) {
+	locked, err := ReadLock(path)
+	if err != nil {
+		return nil, nil, Usagef("%v", err)
+	}
+	if err := a.Rescan(ctx); err != nil {
+		return nil, nil, err
+	}
+	if now, err = a.CurrentLock(ctx); err != nil {
+		return nil, nil, err
+	}
+	return now, lockfile.Compare(locked, now), nil
+}
+
+// LockedInstall is the outcome of one install of a lock ([App.InstallLocked]).
+type LockedInstall struct {
+	Entry lockfile.Entry
+	// Review is the install's review when it was recorded.
+	Review *install.Review
+	// Blocked says the install ended blocked.
+	Blocked bool
+	// Err is why the install was refused; an install the service had
+	// recorded already has install.ErrState.
+	Err error
+}
+
+// Blocked reports whether an analysis left r blocked: the install itself
+// blocked, or, after approval, capabilities blocked by drift from their
+// approved pins.
+func Blocked(r *install.Review) bool {
+	return r != nil && (r.State == store.StateBlocked || len(r.Blocked) > 0)
+}
+
+// InstallLocked installs every imported skill of the lock at path from its
+// recorded source, pinned to the recorded commit and digest, and tells
+// each outcome to each as it is known; a lock that cannot be read is a
+// usage error.
+func (a *App) InstallLocked(ctx context.Context, svc *install.Service, path string, intro install.Introspection, each func(LockedInstall)) error {
+	f, err := ReadLock(path)
+	if err != nil {
+		return Usagef("%v", err)
+	}
+	for _, e := range f.Skills {
+		if e.Origin != lockfile.OriginInstall {
+			continue
+		}
+		src := install.Source{Location: e.Source, Ref: e.Ref, Path: e.Path, SHA256: e.ArchiveSHA256, Commit: e.Commit, Digest: e.Digest}
+		if e.Commit != "" && e.Ref == "" {
+			src.Ref = e.Commit
+		}
+		for id, p := range e.Packages {
+			if src.Packages == nil {
+				src.Packages = map[string]string{}
+			}
+			src.Packages[id] = p.Version
+		}
+		r, err := svc.InstallFrom(ctx, src, a.Actor(), intro)
+		each(LockedInstall{Entry: e, Review: r, Blocked: err == nil && Blocked(r), Err: err})
+	}
+	return nil
+}
+
+// ReadLock reads and parses the lock file at path.
+func ReadLock(path string) (*lockfile.File, error) {
+	b, err := fileinfo.ReadRegular(path, lockfile.MaxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	f, err := lockfile.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// writeFileAtomic writes data to path through a temporary file beside it.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
