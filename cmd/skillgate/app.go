@@ -316,6 +316,15 @@ func (m *Main) app() *app.App {
 // config loads and validates the configuration file (see [app.App.Config]).
 func (m *Main) config() (*app.Config, error) { return m.app().Config() }
 
+// failure gives err exit code 1 unless it says its own: for the errors of
+// app that the command reports as failures whatever their message.
+func failure(err error) error {
+	if err == nil || hasExitCode(err) {
+		return err
+	}
+	return &exitError{code: exitFail, err: err}
+}
+
 // hasExitCode reports whether err says its own exit code.
 func hasExitCode(err error) bool {
 	var ee *exitError

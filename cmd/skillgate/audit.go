@@ -74,9 +74,9 @@ re-hashed since then fails too.`,
 				}
 				want = h
 			case checkpoint != "":
-				cp, err := m.verifyCheckpoint(checkpoint, key)
+				cp, err := m.app().VerifyCheckpoint(checkpoint, key)
 				if err != nil {
-					return err
+					return failure(err)
 				}
 				want = cp.Head
 			}
@@ -194,26 +194,6 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// auditQuery opens the log and runs the query the flags describe, adjusted
-// by tweak. The caller closes the store.
-func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*audit.Filter)) (store.DB, audit.Filter, []audit.Record, error) {
-	q, err := f.filter(time.Now())
-	if err != nil {
-		return nil, q, nil, err
-	}
-	tweak(&q)
-	db, err := m.app().OpenStore(ctx)
-	if err != nil {
-		return nil, q, nil, err
-	}
-	rs, err := audit.NewLog(db).Query(ctx, q)
-	if err != nil {
-		db.Close()
-		return nil, q, nil, err
-	}
-	return db, q, rs, nil
-}
-
 func (m *Main) auditTailCommand() *cobra.Command {
 	var f auditFilterFlags
 	var follow bool
@@ -222,40 +202,11 @@ func (m *Main) auditTailCommand() *cobra.Command {
 		Short: "Print the last audit records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, q, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) { q.Last = true })
+			q, err := f.filter(time.Now())
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			last := int64(0)
-			if len(rs) > 0 {
-				last = rs[len(rs)-1].Seq
-			} else if h, err := audit.NewLog(db).Head(cmd.Context()); err == nil {
-				last = h.Seq
-			}
-			printAudit(m.Stdout, rs, f.asJSON)
-			if !follow {
-				return nil
-			}
-			q.Last, q.Limit = false, 0
-			t := time.NewTicker(500 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-cmd.Context().Done():
-					return nil
-				case <-t.C:
-				}
-				q.AfterSeq = last
-				rs, err := audit.NewLog(db).Query(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				if len(rs) > 0 {
-					last = rs[len(rs)-1].Seq
-					printAudit(m.Stdout, rs, f.asJSON)
-				}
-			}
+			return m.app().TailAudit(cmd.Context(), q, follow, func(rs []audit.Record) { printAudit(m.Stdout, rs, f.asJSON) })
 		},
 	}
 	f.add(c, 20)
@@ -277,15 +228,17 @@ duration ago, written as for grant expiries (90m, 2h, 7d).`,
 		Example: "  skillgate audit query --since 1h -n 3\n  skillgate audit query --action install. --since 7d --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, _, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) {
-				q.AfterSeq = after
-				// Without a place to page from, a limit keeps the newest.
-				q.Last = after == 0 && q.Limit > 0
-			})
+			q, err := f.filter(time.Now())
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			q.AfterSeq = after
+			// Without a place to page from, a limit keeps the newest.
+			q.Last = after == 0 && q.Limit > 0
+			rs, err := m.app().QueryAudit(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
 			printAudit(m.Stdout, rs, f.asJSON)
 			return nil
 		},

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"crypto/ed25519"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -44,7 +41,7 @@ rewritten, re-chained or cut short since the newest checkpoint.`,
 			}
 			cp, err := m.app().Checkpoint(cmd.Context(), audit.NewLog(db), file)
 			if err != nil {
-				return err
+				return failure(err)
 			}
 			if asJSON {
 				return writeJSON(m.Stdout, cp)
@@ -56,32 +53,4 @@ rewritten, re-chained or cut short since the newest checkpoint.`,
 	c.Flags().StringVar(&file, "file", "", "the checkpoint file to append to (default DATA/"+app.AuditCheckpointFile+")")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the checkpoint as JSON")
 	return c
-}
-
-// verifyCheckpoint reads the newest checkpoint of file, signed by key
-// (ed25519:BASE64) when key is set, else by this data directory's key when
-// it has one.
-func (m *Main) verifyCheckpoint(file, key string) (audit.Checkpoint, error) {
-	var trusted ed25519.PublicKey
-	switch {
-	case key != "":
-		k, err := audit.ParsePublicKey(key)
-		if err != nil {
-			return audit.Checkpoint{}, usageErr("--key: %v", err)
-		}
-		trusted = k
-	default:
-		priv, err := audit.LoadKey(m.app().AuditKeyPath())
-		switch {
-		case err == nil:
-			trusted = priv.Public().(ed25519.PublicKey)
-		case !errors.Is(err, fs.ErrNotExist):
-			return audit.Checkpoint{}, err
-		}
-	}
-	cp, err := audit.ReadCheckpoints(file, trusted)
-	if err != nil {
-		return audit.Checkpoint{}, &exitError{code: exitFail, err: err}
-	}
-	return cp, nil
 }

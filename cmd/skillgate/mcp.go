@@ -17,7 +17,6 @@ import (
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
-	"github.com/skillgate/skillgate/store"
 )
 
 // stdin is what `skillgate mcp` reads; tests replace it.
@@ -159,47 +158,10 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 			if budget < 0 {
 				return usageErr("--budget must be positive (0: the default of %d)", session.DefaultBudget)
 			}
-			opts := session.DiscloseOptions{Category: category, Budget: budget}
-			d, err := m.app().OpenRuntime(ctx, &sf)
+			out, err := m.app().Disclose(ctx, &sf, app.DiscloseRequest{Tier: t, Tenant: tenant, Session: sessionID,
+				DiscloseOptions: session.DiscloseOptions{Category: category, Budget: budget}})
 			if err != nil {
-				return err
-			}
-			defer d.Close()
-			if sessionID == "" {
-				var cat session.Catalog = d.Registry
-				if tenant != "" {
-					if err := capability.CheckID("tenant", tenant); err != nil {
-						return usageErr("--tenant: %v", err)
-					}
-					cat = session.ForTenant(d.Registry, tenant)
-				}
-				out, err := session.Discovery(ctx, cat, t, opts)
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintln(m.Stdout, out)
-				return err
-			}
-			p, err := d.Sessions.PrincipalOf(ctx, sessionID)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				return &exitError{code: exitFail, err: fmt.Errorf("no session %q in %s", sessionID, m.data())}
-			case errors.Is(err, session.ErrInvalidSessionID):
-				return usageErr("--session: %v", err)
-			case err != nil:
-				return err
-			}
-			if t != "" && t != p.Tier {
-				return usageErr("--tier %s does not match session %s, whose agent is %s", t, sessionID, p.Tier)
-			}
-			s, err := d.Sessions.Open(ctx, p, sessionID)
-			if err != nil {
-				return sessionErr(err)
-			}
-			defer s.Close()
-			out, err := s.Disclose(ctx, opts)
-			if err != nil {
-				return err
+				return failure(err)
 			}
 			_, err = fmt.Fprintln(m.Stdout, out)
 			return err

@@ -68,10 +68,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			rep, err := m.app().CheckPolicies(cmd.Context(), files, capsFile)
 			if err != nil {
-				if hasExitCode(err) {
-					return err
-				}
-				return &exitError{code: exitFail, err: err}
+				return failure(err)
 			}
 			if asJSON {
 				if err := writeJSON(m.Stdout, rep); err != nil {

@@ -58,7 +58,7 @@ within a second. The change is audited (policy.put).`,
 			}
 			n, err := m.app().PutPolicy(ctx, id, text)
 			if err != nil {
-				return err
+				return failure(err)
 			}
 			fmt.Fprintf(m.Stdout, "stored policy %s (%s in the set)\n", id, plural.Of(n, "policy", "policies"))
 			return nil
@@ -71,7 +71,7 @@ within a second. The change is audited (policy.put).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if err := m.app().RemovePolicy(ctx, args[0]); err != nil {
-				return err
+				return failure(err)
 			}
 			fmt.Fprintf(m.Stdout, "removed policy %s\n", args[0])
 			return nil

@@ -40,7 +40,7 @@ under signing.keys in config.yaml (see docs/supply-chain.md).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kp, err := app.GenerateKey(dir, args[0])
 			if err != nil {
-				return err
+				return failure(err)
 			}
 			if asJSON {
 				return writeJSON(m.Stdout, kp)

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -288,4 +290,32 @@ func (a *App) OpenChanges(ctx context.Context) (*change.Service, func(), error) 
 		return nil, nil, err
 	}
 	return cs, closeFn, nil
+}
+
+// VerifyCheckpoint reads the newest checkpoint of file, signed by key
+// (ed25519:BASE64) when key is set, else by this data directory's key when
+// it has one.
+func (a *App) VerifyCheckpoint(file, key string) (audit.Checkpoint, error) {
+	var trusted ed25519.PublicKey
+	switch {
+	case key != "":
+		k, err := audit.ParsePublicKey(key)
+		if err != nil {
+			return audit.Checkpoint{}, Usagef("--key: %v", err)
+		}
+		trusted = k
+	default:
+		priv, err := audit.LoadKey(a.AuditKeyPath())
+		switch {
+		case err == nil:
+			trusted = priv.Public().(ed25519.PublicKey)
+		case !errors.Is(err, fs.ErrNotExist):
+			return audit.Checkpoint{}, err
+		}
+	}
+	cp, err := audit.ReadCheckpoints(file, trusted)
+	if err != nil {
+		return audit.Checkpoint{}, err
+	}
+	return cp, nil
 }
