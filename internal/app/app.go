@@ -100,7 +100,10 @@ func (a *App) Logger() *slog.Logger { return a.log }
 // and prints Err.
 type UsageError struct{ Err error }
 
+// Error is Err's message.
 func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // Usagef returns a [UsageError] with the message of format and args.

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/skillgate/skillgate/discover"
 	"github.com/skillgate/skillgate/install"
 	"github.com/skillgate/skillgate/internal/fileinfo"
 	"github.com/skillgate/skillgate/lockfile"
+	"github.com/skillgate/skillgate/registry"
+	"github.com/skillgate/skillgate/signature"
 	"github.com/skillgate/skillgate/store"
 )
 
@@ -130,4 +134,93 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// CurrentLock is the lock of what is enabled now.
+func (a *App) CurrentLock(ctx context.Context) (*lockfile.File, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	kr, err := a.Keyring(cfg)
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	svc, closeInst, err := a.OpenInstalls(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeInst()
+	inst, err := svc.LockEntries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Enabled installs are in the registry too, under managed storage:
+	// they are locked as installs, with their sources.
+	managed, err := filepath.Abs(svc.Storage().Root)
+	if err != nil {
+		return nil, err
+	}
+	reg, closeReg, err := a.OpenRegistry(ctx, discover.DefaultLimits, false)
+	if err != nil {
+		return nil, err
+	}
+	es, err := reg.List(ctx, registry.Query{})
+	closeReg()
+	if err != nil {
+		return nil, err
+	}
+	var entries []lockfile.Entry
+	now := time.Now()
+	roots := map[string]*signature.RootCheck{}
+	for _, e := range es {
+		if root, err := filepath.Abs(e.Root); err == nil && root == managed {
+			continue
+		}
+		le := lockfile.Entry{Key: e.Key, Origin: lockfile.OriginRoot, Trust: e.Trust, Source: e.Root, Digest: e.Digest}
+		// The signer of a skill its root's signed index lists, or of its
+		// own signature, as a scan verifies them; one verification of
+		// each root's index.
+		trust := e.Trust
+		if trust != signature.TrustFirstParty {
+			trust = signature.TrustImported
+		}
+		rk := e.Root + "\x00" + trust
+		rc, ok := roots[rk]
+		if !ok {
+			rc = kr.Root(ctx, e.Root, trust, now)
+			roots[rk] = rc
+		}
+		if ix, _ := rc.Index(); ix != nil || fileExists(filepath.Join(e.Dir, signature.FileName)) {
+			if p, err := rc.Verify(ctx, e.Dir); err == nil {
+				le.Signer = p.Signer
+			}
+		}
+		entries = append(entries, le)
+	}
+	return lockfile.New(append(entries, inst...)), nil
+}
+
+// Rescan scans the registry's roots again, as `scan` without --root.
+func (a *App) Rescan(ctx context.Context) error {
+	reg, closeReg, err := a.OpenRegistry(ctx, discover.DefaultLimits, false)
+	if err != nil {
+		return err
+	}
+	defer closeReg()
+	roots, err := a.RescanRoots(ctx, reg, nil, "")
+	if err != nil {
+		return err
+	}
+	if len(roots) == 0 {
+		return nil
+	}
+	_, err = reg.Scan(ctx, roots, nil)
+	return err
+}
+
+// fileExists reports whether p names something, not following a link.
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

@@ -1,0 +1,40 @@
+package app
+
+import (
+	"context"
+
+	"github.com/skillgate/skillgate/broker"
+	"github.com/skillgate/skillgate/change"
+	"github.com/skillgate/skillgate/install"
+	"github.com/skillgate/skillgate/store"
+)
+
+// NewChanges wires the changes queue over the install service: its smoke
+// check builds the executors the gateway would serve, with the
+// configuration's executor options, without calling any server.
+func (a *App) NewChanges(db store.ChangeStore, svc *install.Service) (*change.Service, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := ExecutorOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts.Registered = db.Registrations
+	return change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), opts)})
+}
+
+// OpenChanges opens the store, the install service and the changes queue.
+func (a *App) OpenChanges(ctx context.Context) (*change.Service, func(), error) {
+	svc, db, closeFn, err := a.OpenInstallsDB(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := a.NewChanges(db, svc)
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return cs, closeFn, nil
+}
