@@ -9,15 +9,15 @@ import (
 	"github.com/skillgate/skillgate/store"
 )
 
-// NewChanges wires the changes queue over the install service: its smoke
+// newChanges wires the changes queue over the install service: its smoke
 // check builds the executors the gateway would serve, with the
 // configuration's executor options, without calling any server.
-func (a *App) NewChanges(db store.ChangeStore, svc *install.Service) (*change.Service, error) {
+func (a *App) newChanges(db store.ChangeStore, svc *install.Service) (*change.Service, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, err
 	}
-	opts, err := ExecutorOptions(cfg)
+	opts, err := executorOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -27,11 +27,11 @@ func (a *App) NewChanges(db store.ChangeStore, svc *install.Service) (*change.Se
 
 // OpenChanges opens the store, the install service and the changes queue.
 func (a *App) OpenChanges(ctx context.Context) (*change.Service, func(), error) {
-	svc, db, closeFn, err := a.OpenInstallsDB(ctx)
+	svc, db, closeFn, err := a.openInstallsDB(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	cs, err := a.NewChanges(db, svc)
+	cs, err := a.newChanges(db, svc)
 	if err != nil {
 		closeFn()
 		return nil, nil, err

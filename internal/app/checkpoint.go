@@ -23,8 +23,8 @@ const (
 	AuditCheckpointFile = "audit-checkpoints.jsonl"
 )
 
-// AuditKeyPath is the data directory's audit signing key.
-func (a *App) AuditKeyPath() string { return filepath.Join(a.Data(), AuditKeyFile) }
+// auditKeyPath is the data directory's audit signing key.
+func (a *App) auditKeyPath() string { return filepath.Join(a.Data(), AuditKeyFile) }
 
 // HeadSource is what a checkpoint reads of the log.
 type HeadSource interface {
@@ -40,7 +40,7 @@ func (a *App) Checkpoint(ctx context.Context, log HeadSource, file string) (audi
 	if h.Seq == 0 {
 		return audit.Checkpoint{}, errors.New("audit log is empty: nothing to checkpoint yet")
 	}
-	key, err := audit.LoadOrCreateKey(a.AuditKeyPath())
+	key, err := audit.LoadOrCreateKey(a.auditKeyPath())
 	if err != nil {
 		return audit.Checkpoint{}, err
 	}
@@ -51,11 +51,11 @@ func (a *App) Checkpoint(ctx context.Context, log HeadSource, file string) (audi
 	return cp, nil
 }
 
-// CheckpointEvery appends a checkpoint to DATA/audit-checkpoints.jsonl
+// checkpointEvery appends a checkpoint to DATA/audit-checkpoints.jsonl
 // every interval while the log grows and leading reports true (replicas on
 // one store sign once: the leader does), until the returned stop is
 // called or ctx ends. interval 0 disables it.
-func (a *App) CheckpointEvery(ctx context.Context, log HeadSource, interval time.Duration, leading func() bool, lg *slog.Logger) (stop func()) {
+func (a *App) checkpointEvery(ctx context.Context, log HeadSource, interval time.Duration, leading func() bool, lg *slog.Logger) (stop func()) {
 	if interval <= 0 {
 		return func() {}
 	}
@@ -105,7 +105,7 @@ func (a *App) VerifyCheckpoint(file, key string) (audit.Checkpoint, error) {
 		}
 		trusted = k
 	default:
-		priv, err := audit.LoadKey(a.AuditKeyPath())
+		priv, err := audit.LoadKey(a.auditKeyPath())
 		switch {
 		case err == nil:
 			trusted = priv.Public().(ed25519.PublicKey)

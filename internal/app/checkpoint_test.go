@@ -39,7 +39,7 @@ func TestCheckpointEvery(t *testing.T) {
 		data := t.TempDir()
 		a := New(Options{Data: data})
 		log := &heads{}
-		stop := a.CheckpointEvery(context.Background(), log, time.Minute, func() bool { return true }, slog.New(slog.DiscardHandler))
+		stop := a.checkpointEvery(context.Background(), log, time.Minute, func() bool { return true }, slog.New(slog.DiscardHandler))
 		time.Sleep(90 * time.Second) // empty log: nothing
 		log.set(audit.Head{Seq: 1, Hash: "sha256:" + strings.Repeat("a", 64)})
 		time.Sleep(time.Minute) // grew: one checkpoint

@@ -353,7 +353,7 @@ func (a *App) validateConfig(file string, c *Config) error {
 	add := func(field string, err error) {
 		problems = append(problems, fmt.Sprintf("config %s: %s: %v", file, field, err))
 	}
-	if _, err := c.IdleExpiry(); err != nil {
+	if _, err := c.idleExpiry(); err != nil {
 		add("sessions.idle_expiry", err)
 	}
 	for i, r := range c.Roots {
@@ -383,7 +383,7 @@ func (a *App) validateConfig(file string, c *Config) error {
 			add("sandbox.skills."+k, err)
 		}
 	}
-	if _, err := ExecutorOptions(c); err != nil {
+	if _, err := executorOptions(c); err != nil {
 		add("executors", err)
 	}
 	if _, err := c.Packages.Options(""); err != nil {
@@ -539,7 +539,7 @@ const defaultIdleExpiry = 24 * time.Hour
 
 // idleExpiry returns the configured idle expiry (0: never). The error
 // names no field: [App.validateConfig] adds it.
-func (c *Config) IdleExpiry() (time.Duration, error) {
+func (c *Config) idleExpiry() (time.Duration, error) {
 	switch s := c.Sessions.IdleExpiry; s {
 	case "":
 		return defaultIdleExpiry, nil
@@ -678,7 +678,7 @@ func (a *App) Keyring(cfg *Config) (*signature.Keyring, error) {
 // catalog's (the errors name the field under executors:, for
 // [App.validateConfig]). Credentials are read from the process environment until the
 // credential store answers per principal.
-func ExecutorOptions(cfg *Config) (broker.ExecutorOptions, error) {
+func executorOptions(cfg *Config) (broker.ExecutorOptions, error) {
 	cat := executor.Builtin()
 	prefs := cfg.Executors.Preferences
 	check := func(at string, names []string) error {

@@ -71,7 +71,7 @@ func (a *App) ExecutorStatus(ctx context.Context, p capability.Principal) ([]exe
 	if err != nil {
 		return nil, nil, err
 	}
-	opts, err := ExecutorOptions(cfg)
+	opts, err := executorOptions(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

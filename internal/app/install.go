@@ -47,8 +47,8 @@ func (a *App) OpenInstalls(ctx context.Context) (*install.Service, func(), error
 	return svc, closeFn, err
 }
 
-// OpenInstallsDB is openInstalls that also returns the store.
-func (a *App) OpenInstallsDB(ctx context.Context) (*install.Service, store.DB, func(), error) {
+// openInstallsDB is openInstalls that also returns the store.
+func (a *App) openInstallsDB(ctx context.Context) (*install.Service, store.DB, func(), error) {
 	return a.openInstallsWith(ctx, nil)
 }
 
@@ -57,7 +57,7 @@ func (a *App) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialL
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	svc, err := a.NewInstallService(db, lookup, nil)
+	svc, err := a.newInstallService(db, lookup, nil)
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, err
@@ -75,12 +75,12 @@ func (a *App) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialL
 	return svc, db, func() { db.Close() }, nil
 }
 
-// NewInstallService wires the install service: managed storage under the
+// newInstallService wires the install service: managed storage under the
 // data directory, the LLM proposer when SKILLGATE_LLM_* configure one,
 // credentials from creds, or from the environment when creds is nil.
-// NewInstallService opens the install flow; sf (nil: the SKILLGATE_*
+// newInstallService opens the install flow; sf (nil: the SKILLGATE_*
 // variables) says whether approved versions are also kept in the bucket.
-func (a *App) NewInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *Storage) (*install.Service, error) {
+func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *Storage) (*install.Service, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, Usagef("%v", err)
@@ -167,7 +167,7 @@ func (a *App) NewInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 		}
 		// A recheck of an approved version runs its servers as the
 		// gateway's calls do: the run-time sandbox of the configuration.
-		if opts.Runtime, err = a.SandboxRuntime(cfg, a.log); err != nil {
+		if opts.Runtime, err = a.sandboxRuntime(cfg, a.log); err != nil {
 			return nil, Usagef("%v", err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 // WriteLock writes the lock of what is enabled now to path (through a
 // temporary file beside it) and returns it with its bytes.
 func (a *App) WriteLock(ctx context.Context, path string) (*lockfile.File, []byte, error) {
-	f, err := a.CurrentLock(ctx)
+	f, err := a.currentLock(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,14 +37,14 @@ func (a *App) WriteLock(ctx context.Context, path string) (*lockfile.File, []byt
 // --root) and compares what is enabled then with the lock at path; a lock
 // that cannot be read is a usage error.
 func (a *App) VerifyLock(ctx context.Context, path string) (now *lockfile.File, diffs []lockfile.Difference, err error) {
-	locked, err := ReadLock(path)
+	locked, err := readLock(path)
 	if err != nil {
 		return nil, nil, Usagef("%v", err)
 	}
 	if err := a.Rescan(ctx); err != nil {
 		return nil, nil, err
 	}
-	if now, err = a.CurrentLock(ctx); err != nil {
+	if now, err = a.currentLock(ctx); err != nil {
 		return nil, nil, err
 	}
 	return now, lockfile.Compare(locked, now), nil
@@ -74,7 +74,7 @@ func Blocked(r *install.Review) bool {
 // each outcome to each as it is known; a lock that cannot be read is a
 // usage error.
 func (a *App) InstallLocked(ctx context.Context, svc *install.Service, path string, intro install.Introspection, each func(LockedInstall)) error {
-	f, err := ReadLock(path)
+	f, err := readLock(path)
 	if err != nil {
 		return Usagef("%v", err)
 	}
@@ -98,8 +98,8 @@ func (a *App) InstallLocked(ctx context.Context, svc *install.Service, path stri
 	return nil
 }
 
-// ReadLock reads and parses the lock file at path.
-func ReadLock(path string) (*lockfile.File, error) {
+// readLock reads and parses the lock file at path.
+func readLock(path string) (*lockfile.File, error) {
 	b, err := fileinfo.ReadRegular(path, lockfile.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("lock file: %w", err)
@@ -136,8 +136,8 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// CurrentLock is the lock of what is enabled now.
-func (a *App) CurrentLock(ctx context.Context) (*lockfile.File, error) {
+// currentLock is the lock of what is enabled now.
+func (a *App) currentLock(ctx context.Context) (*lockfile.File, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, Usagef("%v", err)
@@ -208,7 +208,7 @@ func (a *App) Rescan(ctx context.Context) error {
 		return err
 	}
 	defer closeReg()
-	roots, err := a.RescanRoots(ctx, reg, nil, "")
+	roots, err := a.rescanRoots(ctx, reg, nil, "")
 	if err != nil {
 		return err
 	}

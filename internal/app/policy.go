@@ -86,7 +86,7 @@ func (a *App) CheckPolicies(ctx context.Context, files []string, capsFile string
 		}
 		return rep, nil
 	}
-	caps, err := a.CheckCapabilities(ctx, capsFile)
+	caps, err := a.checkCapabilities(ctx, capsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (a *App) CheckPolicies(ctx context.Context, files []string, capsFile string
 // the capabilities of capsFile (else the installed skills). grant is the
 // command that approves one such call when the decision needs approval.
 func (a *App) TestPolicy(ctx context.Context, p capability.Principal, capName string, args map[string]any, capsFile string) (rep policy.TestReport, grant string, err error) {
-	src, err := a.CapabilitySource(capsFile)
+	src, err := a.capabilitySource(capsFile)
 	if err != nil {
 		return rep, "", err
 	}
@@ -146,7 +146,7 @@ func (a *App) AddGrant(ctx context.Context, g policy.Grant) (policy.Grant, error
 	defer db.Close()
 	// The installed skills' capabilities: a grant must match one, and the
 	// short form is bound to the one skill offering it.
-	if err := e.LoadCapabilities(ctx, a.InstalledCapabilities()); err != nil {
+	if err := e.LoadCapabilities(ctx, a.installedCapabilities()); err != nil {
 		return g, err
 	}
 	if g.Capability != "*" && !strings.Contains(g.Capability, ":") {
@@ -179,10 +179,10 @@ func (a *App) OpenPolicy(ctx context.Context) (*policy.Engine, store.DB, error) 
 	return e, db, nil
 }
 
-// CapabilitySource is where `policy test` gets the registry's capability
+// capabilitySource is where `policy test` gets the registry's capability
 // records: the --capabilities file when given, else the enabled installed
 // skills, exactly as the gateway projects them.
-func (a *App) CapabilitySource(file string) (policy.CapabilitySource, error) {
+func (a *App) capabilitySource(file string) (policy.CapabilitySource, error) {
 	if file == "" {
 		return installedCapabilities{a}, nil
 	}
@@ -197,16 +197,16 @@ func (a *App) CapabilitySource(file string) (policy.CapabilitySource, error) {
 	return caps, nil
 }
 
-// CheckCapabilities are the capabilities `policy check` checks argument
+// checkCapabilities are the capabilities `policy check` checks argument
 // reads against: the --capabilities file, else the installed skills' when
 // the data directory holds a registry, else none.
-func (a *App) CheckCapabilities(ctx context.Context, file string) ([]policy.Capability, error) {
+func (a *App) checkCapabilities(ctx context.Context, file string) ([]policy.Capability, error) {
 	if file == "" {
-		if !a.StoreExists() {
+		if !a.storeExists() {
 			return nil, nil
 		}
 	}
-	src, err := a.CapabilitySource(file)
+	src, err := a.capabilitySource(file)
 	if err != nil {
 		return nil, err
 	}
@@ -340,6 +340,6 @@ func (a *App) RemovePolicy(ctx context.Context, id string) error {
 	return a.auditPolicy(ctx, db, "policy.remove", id, 0)
 }
 
-// InstalledCapabilities reads the capabilities the gateway serves: those
+// installedCapabilities reads the capabilities the gateway serves: those
 // of the first_party skills and of the enabled installed skills.
-func (a *App) InstalledCapabilities() policy.CapabilitySource { return installedCapabilities{a} }
+func (a *App) installedCapabilities() policy.CapabilitySource { return installedCapabilities{a} }

@@ -47,10 +47,10 @@ func (a *App) signatureChecker() (registry.SignatureChecker, error) {
 	}), nil
 }
 
-// RootSignature verifies the signature of the skill in dir under the
+// rootSignature verifies the signature of the skill in dir under the
 // first_party root root as a scan does (the root's signed index when it
 // lists the skill, else its own signature) with the keys of signing.keys.
-func (a *App) RootSignature(ctx context.Context, root, dir string) (*signature.Provenance, error) {
+func (a *App) rootSignature(ctx context.Context, root, dir string) (*signature.Provenance, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, err

@@ -9,11 +9,11 @@ import (
 	"github.com/skillgate/skillgate/registry"
 )
 
-// RescanRoots returns the roots a running server rescans: --root flags,
+// rescanRoots returns the roots a running server rescans: --root flags,
 // else the roots the registry was last scanned with (so that a server never
 // forgets skills a `skillgate scan --root` added), else the configured or
 // conventional roots.
-func (a *App) RescanRoots(ctx context.Context, reg *registry.Registry, flagRoots []string, flagTrust string) ([]discover.Root, error) {
+func (a *App) rescanRoots(ctx context.Context, reg *registry.Registry, flagRoots []string, flagTrust string) ([]discover.Root, error) {
 	if len(flagRoots) == 0 {
 		recorded, err := reg.Roots(ctx)
 		if err != nil {

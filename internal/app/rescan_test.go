@@ -46,7 +46,7 @@ func TestRescanKeepsTrust(t *testing.T) {
 		{"flags first_party", []string{other + "=user"}, "first_party", []discover.Root{{Path: other, Scope: discover.ScopeUser, Trust: capability.TrustFirstParty}}},
 	}
 	for _, tc := range tests {
-		got, err := a.RescanRoots(ctx, reg, tc.flagRoots, tc.flagTrust)
+		got, err := a.rescanRoots(ctx, reg, tc.flagRoots, tc.flagTrust)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %+v %v\nwant %+v", tc.name, got, err, tc.want)
 		}

@@ -103,7 +103,7 @@ func (a *App) OpenRuntime(ctx context.Context, sf *Storage, obs ...Observers) (*
 	if sf.Kind == "s3" {
 		d.Bucket = ws
 	}
-	idle, err := cfg.IdleExpiry()
+	idle, err := cfg.idleExpiry()
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (a *App) openSkillStorage(sf *Storage, cfg *Config, log *slog.Logger, close
 // the credential store, the upstream connection pool and the audit writer.
 func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 	var err error
-	d.Installs, err = a.NewInstallService(d.DB, nil, d.Storage)
+	d.Installs, err = a.newInstallService(d.DB, nil, d.Storage)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 	if err != nil {
 		return err
 	}
-	execs, err := ExecutorOptions(cfg)
+	execs, err := executorOptions(cfg)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 		return err
 	}
 	_, replicated := d.DB.(replicaStore)
-	sb, err := a.SandboxRuntime(cfg, d.Log)
+	sb, err := a.sandboxRuntime(cfg, d.Log)
 	if err != nil {
 		return err
 	}

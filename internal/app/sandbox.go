@@ -15,11 +15,11 @@ import (
 // confined servers' state directories: DATA/sandbox/<skill>/<version>.
 const stateDirName = "sandbox"
 
-// SandboxRuntime builds the run-time sandbox from the configuration: nil
+// sandboxRuntime builds the run-time sandbox from the configuration: nil
 // outside Linux, where bubblewrap does not exist (logged, once per
 // gateway). Whether bwrap is installed is checked when a server starts, so
 // that its calls fail with the reason and are audited.
-func (a *App) SandboxRuntime(cfg *Config, log *slog.Logger) (*sandbox.Runtime, error) {
+func (a *App) sandboxRuntime(cfg *Config, log *slog.Logger) (*sandbox.Runtime, error) {
 	modes := map[string]sandbox.Mode{}
 	keys := make([]string, 0, len(cfg.Sandbox.Skills))
 	for k := range cfg.Sandbox.Skills {

@@ -35,7 +35,7 @@ func TestSandboxRuntime(t *testing.T) {
 			cfg.Sandbox.Skills = tt.skills
 			cfg.Sandbox.Limits.Processes = 64
 			cfg.Sandbox.Limits.CPUSeconds = -1
-			r, err := a.SandboxRuntime(cfg, log)
+			r, err := a.sandboxRuntime(cfg, log)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("sandboxRuntime = %v, want %q", err, tt.wantErr)

@@ -109,9 +109,9 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 	lead, stopReplica := d.startReplica(ctx, s.tokens.Reload)
 	s.lead = lead
 	s.stops = append(s.stops, stopReplica, d.MaintainSessions(ctx, lead.Leading),
-		a.CheckpointEvery(ctx, audit.NewLog(d.DB), opts.CheckpointInterval, lead.Leading, d.Log))
+		a.checkpointEvery(ctx, audit.NewLog(d.DB), opts.CheckpointInterval, lead.Leading, d.Log))
 	s.rescan = func(ctx context.Context) (bool, error) {
-		rs, err := a.RescanRoots(ctx, d.Registry, opts.Roots, opts.Trust)
+		rs, err := a.rescanRoots(ctx, d.Registry, opts.Roots, opts.Trust)
 		if err != nil {
 			return false, err
 		}
@@ -147,7 +147,7 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 	}
 	srv.MountInstalls(d.Installs)
 	srv.MountPolicy(d.Caps.Engine)
-	changes, err := a.NewChanges(d.DB, d.Installs)
+	changes, err := a.newChanges(d.DB, d.Installs)
 	if err != nil {
 		return nil, err
 	}

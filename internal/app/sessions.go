@@ -34,7 +34,7 @@ func (a *App) OpenSessions(ctx context.Context, sf *Storage) (mgr *session.Manag
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if idle, err = cfg.IdleExpiry(); err != nil {
+	if idle, err = cfg.idleExpiry(); err != nil {
 		return nil, 0, nil, err
 	}
 	var closers []func() error

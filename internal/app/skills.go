@@ -202,7 +202,7 @@ func (a *App) ShowSkill(ctx context.Context, name string) (*Skill, error) {
 	// A first_party skill says who signed it: its root's signed index or
 	// its own signature, as a scan checks them now.
 	if d.Entry.Trust == signature.TrustFirstParty && d.Entry.Valid {
-		sig, err := a.RootSignature(ctx, d.Entry.Root, d.Entry.Dir)
+		sig, err := a.rootSignature(ctx, d.Entry.Root, d.Entry.Dir)
 		out.Signature = sig
 		if err != nil {
 			out.SigError = err.Error()

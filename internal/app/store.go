@@ -18,7 +18,7 @@ import (
 // SKILLGATE_STORE, else the configuration's store:, else the SQLite file
 // DATA/skillgate.db. A postgres:// or postgresql:// URL names a
 // PostgreSQL database; anything else is the path of a SQLite file.
-func (a *App) StoreLocation() (string, error) {
+func (a *App) storeLocation() (string, error) {
 	if a.opts.Store != "" {
 		return a.opts.Store, nil
 	}
@@ -38,7 +38,7 @@ func (a *App) StoreLocation() (string, error) {
 // openStore opens the metadata store (see storeLocation), migrated to
 // this build's schema.
 func (a *App) OpenStore(ctx context.Context) (store.DB, error) {
-	loc, err := a.StoreLocation()
+	loc, err := a.storeLocation()
 	if err != nil {
 		return nil, err
 	}
@@ -53,8 +53,8 @@ func (a *App) OpenStore(ctx context.Context) (store.DB, error) {
 
 // storeExists reports whether the metadata store may hold a registry
 // already: a PostgreSQL database always may, a SQLite file when it exists.
-func (a *App) StoreExists() bool {
-	loc, err := a.StoreLocation()
+func (a *App) storeExists() bool {
+	loc, err := a.storeLocation()
 	if err != nil {
 		return false
 	}
@@ -84,7 +84,7 @@ func (a *App) sharedStore(ctx context.Context, db store.DB) (sharedFiles, error)
 		sf, _ := db.(sharedFiles)
 		return sf, nil
 	}
-	loc, err := a.StoreLocation()
+	loc, err := a.storeLocation()
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func TestStoreLocation(t *testing.T) {
 				}
 				return ""
 			}})
-			if got, err := a.StoreLocation(); err != nil || got != tt.want {
+			if got, err := a.storeLocation(); err != nil || got != tt.want {
 				t.Errorf("storeLocation() = %q, %v; want %q", got, err, tt.want)
 			}
 		})

@@ -29,13 +29,13 @@ func ReadBuild() BuildInfo {
 	if !ok {
 		return BuildInfo{}
 	}
-	return BuildInfoOf(bi)
+	return buildInfoOf(bi)
 }
 
-// BuildInfoOf extracts the version facts of bi: a tagged module version
+// buildInfoOf extracts the version facts of bi: a tagged module version
 // (not "(devel)", not a pseudo-version, which says less than the commit)
 // and the VCS settings.
-func BuildInfoOf(bi *debug.BuildInfo) BuildInfo {
+func buildInfoOf(bi *debug.BuildInfo) BuildInfo {
 	var b BuildInfo
 	if v := bi.Main.Version; v != "" && v != "(devel)" && !pseudoVersion.MatchString(v) {
 		b.Module = v

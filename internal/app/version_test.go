@@ -37,7 +37,7 @@ func TestBuildVersion(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bi := &debug.BuildInfo{Main: debug.Module{Path: "github.com/skillgate/skillgate", Version: tc.module}, Settings: tc.settings}
-			b := BuildInfoOf(bi)
+			b := buildInfoOf(bi)
 			if got := b.String(); got != tc.version {
 				t.Errorf("version %q, want %q", got, tc.version)
 			}
