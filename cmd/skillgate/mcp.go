@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/skillgate/skillgate/internal/app"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/capability"
-	"github.com/skillgate/skillgate/internal/pipe"
 	"github.com/skillgate/skillgate/policy"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
@@ -53,40 +50,21 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			d, err := m.app().OpenRuntime(ctx, &sf)
-			if err != nil {
-				return err
-			}
-			defer d.Close()
-			if parent != "" {
-				if err := m.delegate(d, p, parent, parentTier, forward); err != nil {
-					return err
-				}
-			} else if len(forward) > 0 || parentTier != "" {
-				return usageErr("--forward and --parent-tier need --parent")
-			}
-			defer d.StartWatch(ctx, time.Second)()
-			defer d.MaintainSessions(ctx, nil)()
-			conn, err := d.Gateway.Connect(ctx, p, pf.session, nil)
-			if err != nil {
-				return sessionErr(err)
-			}
-			defer conn.Close()
-			fmt.Fprintf(m.Stderr, "skillgate mcp: session %s for %s (resume with --session %s)\n", conn.Session().ID(), p, conn.Session().ID())
-			// The pipe results go to the agent in: a result of tens of
-			// kilobytes in one write.
-			if f, ok := m.Stdout.(*os.File); ok {
-				pipe.Grow(f)
-			}
-			in := stdin
-			if f, ok := in.(*os.File); ok {
-				in = pipe.Poll(f) // no thread parked in a read between messages
-			}
-			if err := conn.Server().Run(ctx, conn.StdioTransport(in, m.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-				return err
-			}
-			return nil
+			err = m.app().ServeStdio(cmd.Context(), app.StdioOptions{
+				Principal: p, Session: pf.session, Storage: &sf, In: stdin, Out: m.Stdout,
+				Prepare: func(d *app.Runtime) error {
+					if parent != "" {
+						return m.delegate(d, p, parent, parentTier, forward)
+					} else if len(forward) > 0 || parentTier != "" {
+						return usageErr("--forward and --parent-tier need --parent")
+					}
+					return nil
+				},
+				Started: func(id string) {
+					fmt.Fprintf(m.Stderr, "skillgate mcp: session %s for %s (resume with --session %s)\n", id, p, id)
+				},
+			})
+			return sessionErr(err)
 		},
 	}
 	m.addPrincipalFlags(c, &pf)

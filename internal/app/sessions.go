@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/skillgate/skillgate/capability"
+	"github.com/skillgate/skillgate/internal/pipe"
 	"github.com/skillgate/skillgate/registry"
 	"github.com/skillgate/skillgate/session"
 	"github.com/skillgate/skillgate/skill"
@@ -116,4 +120,64 @@ func (a *App) Disclose(ctx context.Context, sf *Storage, req DiscloseRequest) (s
 	}
 	defer s.Close()
 	return s.Disclose(ctx, req.DiscloseOptions)
+}
+
+// StdioOptions configure [App.ServeStdio].
+type StdioOptions struct {
+	// Principal is the agent served; Session the session to resume or
+	// start ("" starts a new one).
+	Principal capability.Principal
+	Session   string
+	// Storage is where skill trees and workspaces live.
+	Storage *Storage
+	// Prepare, when set, runs on the opened runtime before the session
+	// connects (a sub-agent's delegation).
+	Prepare func(*Runtime) error
+	// Started, when set, is told the connected session's id.
+	Started func(id string)
+	// In and Out are the MCP stdio stream.
+	In  io.Reader
+	Out io.Writer
+}
+
+// ServeStdio serves one agent session over MCP on opts.In and opts.Out
+// until the stream ends or ctx does, with the capability runtime's watch
+// and session maintenance (no pruning: a stdio process is never the
+// replicas' leader) running meanwhile. A refused session
+// (session.ErrSessionUnavailable, ErrInvalidSessionID, ErrInvalidPrincipal)
+// is returned as the session manager's error.
+func (a *App) ServeStdio(ctx context.Context, opts StdioOptions) error {
+	d, err := a.OpenRuntime(ctx, opts.Storage)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if opts.Prepare != nil {
+		if err := opts.Prepare(d); err != nil {
+			return err
+		}
+	}
+	defer d.StartWatch(ctx, time.Second)()
+	defer d.MaintainSessions(ctx, nil)()
+	conn, err := d.Gateway.Connect(ctx, opts.Principal, opts.Session, nil)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if opts.Started != nil {
+		opts.Started(conn.Session().ID())
+	}
+	// The pipe results go to the agent in: a result of tens of kilobytes
+	// in one write.
+	if f, ok := opts.Out.(*os.File); ok {
+		pipe.Grow(f)
+	}
+	in := opts.In
+	if f, ok := in.(*os.File); ok {
+		in = pipe.Poll(f) // no thread parked in a read between messages
+	}
+	if err := conn.Server().Run(ctx, conn.StdioTransport(in, opts.Out)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return err
+	}
+	return nil
 }
