@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/skillgate/skillgate/internal/testkit/testserver"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
 )
 
 var (

@@ -2,30 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/platform/plural"
-	"github.com/skillgate/skillgate/internal/platform/termtext"
-	"github.com/skillgate/skillgate/internal/storage/store/postgres"
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/model/capability"
-	"github.com/skillgate/skillgate/internal/registry/discover"
-	"github.com/skillgate/skillgate/internal/registry/registry"
-	"github.com/skillgate/skillgate/internal/registry/signature"
-	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
+	"github.com/skillgate/skillgate/internal/app"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/platform/termtext"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
-	"github.com/skillgate/skillgate/internal/upstream/launch"
 )
 
 // Exit codes, documented in docs/cli.md.
@@ -56,10 +46,9 @@ type Main struct {
 	// npmRegistry is --registry of install and update: the npm registry
 	// packages are fetched from, over config.yaml's.
 	npmRegistry string
-	// shared is the PostgreSQL store a command opened for its shared
-	// documents (see sharedStore); cleanups run when Run returns.
-	shared   *postgres.DB
-	cleanups []func()
+	// a is the application of the command being run, made once its flags
+	// are read (see app); Run closes it.
+	a *app.App
 }
 
 // exitError carries an exit code through cobra.
@@ -71,9 +60,9 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-func usageErr(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
+// usageErr is an error the user fixes by invoking skillgate differently:
+// exit code 2.
+func usageErr(format string, args ...any) error { return app.Usagef(format, args...) }
 
 // failed is returned when the command printed its own findings and only
 // the exit code remains to be set.
@@ -87,10 +76,10 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
 	defer func() {
-		for i := len(m.cleanups) - 1; i >= 0; i-- {
-			m.cleanups[i]()
+		if m.a != nil {
+			m.a.Close()
+			m.a = nil
 		}
-		m.cleanups, m.shared = nil, nil
 	}()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -102,6 +91,11 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 			fmt.Fprintln(m.Stderr, "Error:", ee.err)
 		}
 		return ee.code
+	}
+	var ue *app.UsageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(m.Stderr, "Error:", ue.Err)
+		return exitUsage
 	}
 	fmt.Fprintln(m.Stderr, "Error:", err)
 	if strings.Contains(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") || strings.Contains(err.Error(), "arg(s)") {
@@ -203,8 +197,7 @@ func checkArgsOf(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				var ee *exitError
-				if errors.As(err, &ee) { // the command's own message
+				if hasExitCode(err) { // the command's own message
 					return err
 				}
 				if strings.Contains(err.Error(), "arg(s)") || !cmd.HasSubCommands() && strings.HasPrefix(err.Error(), "unknown command") {
@@ -274,7 +267,7 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 	}
 	switch strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") {
 	case "scan", "install", "token add": // they create it
-		return m.createData()
+		return m.app().CreateData()
 	case "credential keygen", // creates it unless given --out
 		"validate", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
 		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
@@ -305,351 +298,36 @@ func (m *Main) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// dataIgnore is the .gitignore skillgate writes in a data directory it
-// creates: the directory holds credentials.key, tokens.json and the
-// database, and is often made inside a user's project (./.skillgate).
-const dataIgnore = "# Made by skillgate: nothing in its data directory belongs in version control.\n*\n"
-
-// createData makes the data directory (mode 0700) for the commands that
-// create it, with a .gitignore ignoring everything in it, so that keys and
-// tokens made there are never committed with the project around it. A
-// directory that exists is the user's and is left as it is.
-func (m *Main) createData() error {
-	dir := m.data()
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("data directory %s: %w", dir, err)
+// app returns the application of the command being run, made on first
+// use from the flags (which cobra has read by then).
+func (m *Main) app() *app.App {
+	if m.a == nil {
+		m.a = app.New(app.Options{
+			Data: m.data(), ConfigPath: m.configPath, Store: m.storeFlag, Getenv: m.Getenv,
+			Logger: m.logger(), Stderr: m.Stderr, Version: version,
+			IntrospectAs: m.introspectAs, NPMRegistry: m.npmRegistry,
+		})
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating the data directory: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(dataIgnore), 0o600); err != nil {
-		return fmt.Errorf("creating the data directory: %w", err)
-	}
-	return nil
+	return m.a
 }
 
-// Config is the optional configuration file.
-type Config struct {
-	// Store is the metadata store: a postgres:// or postgresql:// URL,
-	// or the path of a SQLite file (default DATA/skillgate.db); --store
-	// and SKILLGATE_STORE take precedence.
-	Store string `yaml:"store"`
-	Roots []struct {
-		Path  string `yaml:"path"`
-		Scope string `yaml:"scope"`
-		// Trust is first_party (skillgate's own standard: skills activate
-		// automatically, their capabilities come with a shipped
-		// manifest.json, dormant until their credentials are configured)
-		// or imported (the default: nothing under the root is trusted
-		// more than an import).
-		Trust string `yaml:"trust"`
-		// HardLinks is "refuse" (the default: files with several names
-		// are not served to agents) or "allow", for a trusted root that
-		// uses hard links on purpose.
-		HardLinks string `yaml:"hard_links"`
-	} `yaml:"roots"`
-	// Mirrors pairs a canonical skill folder with its mirror (such as
-	// .agents/skills and .claude/skills): the admin console's overview
-	// shows their drift, as 'skillgate drift' does.
-	Mirrors []struct {
-		Canonical string `yaml:"canonical"`
-		Mirror    string `yaml:"mirror"`
-	} `yaml:"mirrors"`
-	Limits struct {
-		MaxDepth int `yaml:"max_depth"`
-		MaxDirs  int `yaml:"max_dirs"`
-	} `yaml:"limits"`
-	// Workspace bounds the agents' /workspace trees: per session, and per
-	// tenant over all its sessions. 0 takes the default, -1 is unlimited.
-	Workspace struct {
-		MaxBytes       int64 `yaml:"max_bytes"`
-		MaxFiles       int64 `yaml:"max_files"`
-		TenantMaxBytes int64 `yaml:"tenant_max_bytes"`
-		TenantMaxFiles int64 `yaml:"tenant_max_files"`
-	} `yaml:"workspace"`
-	// Sessions configures agent sessions; see configSessions.
-	Sessions configSessions `yaml:"sessions"`
-	// Signing lists the keys trusted to sign skills; see configSigning.
-	Signing configSigning `yaml:"signing"`
-	// Sandbox configures how approved skills' servers run when their
-	// capabilities are called; see configSandbox and docs/sandbox.md.
-	Sandbox configSandbox `yaml:"sandbox"`
-	// Executors configures provider-neutral executors (docs/executors.md).
-	Executors struct {
-		// Preferences order the providers the resolver picks from when a
-		// call names none: the tenant's order first, then the global one.
-		Preferences struct {
-			Global  []string            `yaml:"global"`
-			Tenants map[string][]string `yaml:"tenants"`
-		} `yaml:"preferences"`
-	} `yaml:"executors"`
-	// S3 and TenantLibraries configure the bucket and what skillgate
-	// keeps in it (docs/storage.md).
-	S3              configS3              `yaml:"s3"`
-	TenantLibraries configTenantLibraries `yaml:"tenant_libraries"`
-	// Credentials configures where ${NAME} references of mcp.json
-	// resolve; see configCredentials.
-	Credentials configCredentials `yaml:"credentials"`
-	// Packages configures where the packages that servers launch (npx
-	// PKG, uvx PKG) are fetched from; see configPackages.
-	Packages configPackages `yaml:"packages"`
+// config loads and validates the configuration file (see [app.App.Config]).
+func (m *Main) config() (*app.Config, error) { return m.app().Config() }
+
+// failure gives err exit code 1 unless it says its own: for the errors of
+// app that the command reports as failures whatever their message.
+func failure(err error) error {
+	if err == nil || hasExitCode(err) {
+		return err
+	}
+	return &exitError{code: exitFail, err: err}
 }
 
-// configPackages is the packages section of config.yaml: the registries
-// (or mirrors) and local caches that package launches are fetched from
-// at install and update (docs/supply-chain.md).
-type configPackages struct {
-	// Timeout bounds one package's fetch ("5m" when empty).
-	Timeout string `yaml:"timeout"`
-	// MaxBytes and MaxFiles bound one fetched tree (0: 1 GiB and
-	// 200,000 files).
-	MaxBytes int64 `yaml:"max_bytes"`
-	MaxFiles int   `yaml:"max_files"`
-	NPM      struct {
-		// Registry is the npm registry or a mirror.
-		Registry string `yaml:"registry"`
-		// Cache is an npm cache directory shared by fetches.
-		Cache string `yaml:"cache"`
-		// Offline fetches from Cache only.
-		Offline bool `yaml:"offline"`
-	} `yaml:"npm"`
-	PyPI struct {
-		// Index is a PEP 503 simple index or a mirror.
-		Index string `yaml:"index"`
-		// FindLinks is a local directory of wheels.
-		FindLinks string `yaml:"find_links"`
-		// Offline fetches from FindLinks only.
-		Offline bool `yaml:"offline"`
-		// Python is the interpreter that fetches and runs them.
-		Python string `yaml:"python"`
-	} `yaml:"pypi"`
-}
-
-// options returns the fetcher options c configures, registry overriding
-// the npm registry when set (--registry).
-func (c configPackages) options(registry string) (launch.Options, error) {
-	o := launch.Options{}
-	if c.Timeout != "" {
-		d, err := time.ParseDuration(c.Timeout)
-		if err != nil || d <= 0 {
-			return o, fmt.Errorf("timeout %q: use a duration such as 5m", c.Timeout)
-		}
-		o.Timeout = d
-	}
-	if c.MaxBytes < 0 || c.MaxFiles < 0 {
-		return o, errors.New("max_bytes and max_files must be 0 (the default) or more")
-	}
-	o.MaxBytes, o.MaxFiles = c.MaxBytes, c.MaxFiles
-	o.NPM = launch.NPMOptions{Registry: c.NPM.Registry, Cache: c.NPM.Cache, Offline: c.NPM.Offline}
-	if registry != "" {
-		o.NPM.Registry = registry
-	}
-	o.PyPI = launch.PyPIOptions{Index: c.PyPI.Index, FindLinks: c.PyPI.FindLinks, Offline: c.PyPI.Offline, Python: c.PyPI.Python}
-	for _, u := range []struct{ field, v string }{{"npm.registry", o.NPM.Registry}, {"pypi.index", o.PyPI.Index}} {
-		if u.v == "" {
-			continue
-		}
-		if pu, err := url.Parse(u.v); err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Host == "" || pu.User != nil {
-			return o, fmt.Errorf("%s %q: use an http(s) URL without credentials", u.field, u.v)
-		}
-	}
-	for _, d := range []struct{ field, v string }{{"npm.cache", o.NPM.Cache}, {"pypi.find_links", o.PyPI.FindLinks}} {
-		if d.v != "" && !filepath.IsAbs(d.v) {
-			return o, fmt.Errorf("%s %q: use an absolute path", d.field, d.v)
-		}
-	}
-	if o.NPM.Offline && o.NPM.Cache == "" {
-		return o, errors.New("npm.offline needs npm.cache: the directory packages are fetched from")
-	}
-	if o.PyPI.Offline && o.PyPI.FindLinks == "" {
-		return o, errors.New("pypi.offline needs pypi.find_links: the directory of wheels packages are fetched from")
-	}
-	return o, nil
-}
-
-// configCredentials is the credentials section of config.yaml.
-type configCredentials struct {
-	// FromEnvironment lists the variables of skillgate's own environment
-	// that ${NAME} may resolve to, after the credential store. Nothing
-	// else in the environment is ever given to a server.
-	FromEnvironment []string `yaml:"from_environment"`
-}
-
-// config loads the configuration file, if any, and validates all of it
-// (decodeConfig, then validateConfig): every command reads it here.
-func (m *Main) config() (*Config, error) {
-	p := m.configPath
-	explicit := p != ""
-	if !explicit {
-		p = filepath.Join(m.data(), "config.yaml")
-	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) && !explicit {
-		return &Config{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	if len(b) > 1<<20 {
-		return nil, fmt.Errorf("config %s: larger than 1 MiB", p)
-	}
-	var c Config
-	if err := decodeConfig(p, b, &c); err != nil {
-		return nil, err
-	}
-	if err := m.validateConfig(p, &c); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-// roots resolves the roots to scan: flags (each of trust flagTrust, ""
-// meaning imported), else the configuration file, else the conventional
-// locations (imported: trust is never assumed, only configured).
-func (m *Main) roots(flagRoots []string, flagTrust string, c *Config) ([]discover.Root, error) {
-	var roots []discover.Root
-	trust := capability.TrustImported
-	if flagTrust != "" {
-		t, err := capability.ParseTrust(flagTrust)
-		if err != nil {
-			return nil, usageErr("--trust: %v", err)
-		}
-		if len(flagRoots) == 0 {
-			return nil, usageErr("--trust applies to --root flags: give the roots it applies to, or set trust per root in the configuration file")
-		}
-		trust = t
-	}
-	for _, s := range flagRoots {
-		r, err := discover.ParseRoot(s)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		r.Trust = trust
-		roots = append(roots, r)
-	}
-	if len(roots) > 0 {
-		return roots, nil
-	}
-	for i, cr := range c.Roots {
-		r := discover.Root{Path: expandHome(cr.Path, m.Getenv("HOME")), Scope: discover.ScopeProject, Trust: capability.TrustImported}
-		if cr.Scope != "" {
-			sc, err := discover.ParseScope(cr.Scope)
-			if err != nil {
-				return nil, fmt.Errorf("config roots[%d]: %w", i, err)
-			}
-			r.Scope = sc
-		}
-		if cr.Trust != "" {
-			t, err := capability.ParseTrust(cr.Trust)
-			if err != nil {
-				return nil, fmt.Errorf("config roots[%d].trust: %w", i, err)
-			}
-			r.Trust = t
-		}
-		roots = append(roots, r)
-	}
-	if len(roots) > 0 {
-		return roots, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	roots = discover.DefaultRoots(m.Getenv("HOME"), wd)
-	for i := range roots {
-		roots[i].Trust = capability.TrustImported
-	}
-	return roots, nil
-}
-
-// hardLinkRoots returns the absolute paths of the configured roots whose
-// files may be hard links.
-func (m *Main) hardLinkRoots(c *Config) ([]string, error) {
-	var out []string
-	for i, cr := range c.Roots {
-		switch cr.HardLinks {
-		case "", "refuse":
-		case "allow":
-			abs, err := filepath.Abs(expandHome(cr.Path, m.Getenv("HOME")))
-			if err != nil {
-				return nil, fmt.Errorf("config roots[%d]: %w", i, err)
-			}
-			out = append(out, abs)
-		default:
-			return nil, fmt.Errorf("config roots[%d].hard_links: %q: use allow or refuse", i, cr.HardLinks)
-		}
-	}
-	return out, nil
-}
-
-func expandHome(p, home string) string {
-	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
-		return filepath.Join(home, p[1:])
-	}
-	return p
-}
-
-func (m *Main) limits(c *Config, maxDepth, maxDirs int) discover.Limits {
-	lim := discover.DefaultLimits
-	if c.Limits.MaxDepth > 0 {
-		lim.MaxDepth = c.Limits.MaxDepth
-	}
-	if c.Limits.MaxDirs > 0 {
-		lim.MaxDirs = c.Limits.MaxDirs
-	}
-	if maxDepth > 0 {
-		lim.MaxDepth = maxDepth
-	}
-	if maxDirs > 0 {
-		lim.MaxDirs = maxDirs
-	}
-	return lim
-}
-
-// openRegistry opens the registry of the data directory. bulk lets a
-// first scan into an empty store skip the write-ahead log
-// (sqlite.DB.BulkFirstScan): only for a process that does nothing else
-// with the store meanwhile.
-func (m *Main) openRegistry(ctx context.Context, lim discover.Limits, bulk bool) (*registry.Registry, func(), error) {
-	st, err := m.openStore(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	if lite, ok := st.(*sqlite.DB); ok {
-		lite.BulkFirstScan = bulk
-	}
-	sigs, err := m.signatureChecker()
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	return registry.New(st, registry.Options{Limits: lim, Logger: m.logger(), Signatures: sigs}), func() { st.Close() }, nil
-}
-
-// signatureChecker checks the signatures of first_party skills at scan
-// with the keys of signing.keys.
-func (m *Main) signatureChecker() (registry.SignatureChecker, error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	kr, err := m.keyring(cfg)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	tc := &signature.TreeChecker{Keyring: kr, Trust: signature.TrustFirstParty}
-	return registry.SignatureCheckerFunc(func(ctx context.Context, root string) registry.RootSignatures {
-		return tc.Root(ctx, root)
-	}), nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+// hasExitCode reports whether err says its own exit code.
+func hasExitCode(err error) bool {
+	var ee *exitError
+	var ue *app.UsageError
+	return errors.As(err, &ee) || errors.As(err, &ue)
 }
 
 // isTerminal reports whether w writes to a character device (a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store"
@@ -20,7 +21,7 @@ import (
 
 // openAudit opens the store holding the audit log.
 func (m *Main) openAudit(ctx context.Context) (store.DB, error) {
-	return m.openStore(ctx)
+	return m.app().OpenStore(ctx)
 }
 
 func (m *Main) auditCommand() *cobra.Command {
@@ -74,13 +75,13 @@ re-hashed since then fails too.`,
 				}
 				want = h
 			case checkpoint != "":
-				cp, err := m.verifyCheckpoint(checkpoint, key)
+				cp, err := m.app().VerifyCheckpoint(checkpoint, key)
 				if err != nil {
-					return err
+					return failure(err)
 				}
 				want = cp.Head
 			}
-			db, err := m.openAudit(cmd.Context())
+			db, err := m.app().OpenStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -88,7 +89,7 @@ re-hashed since then fails too.`,
 			rep, err := audit.Verify(cmd.Context(), audit.NewLog(db), want)
 			if errors.Is(err, audit.ErrTampered) {
 				if asJSON {
-					_ = writeJSON(m.Stdout, map[string]any{"ok": false, "records": rep.Records, "error": err.Error()})
+					_ = jsonout.Write(m.Stdout, map[string]any{"ok": false, "records": rep.Records, "error": err.Error()})
 				}
 				return &exitError{code: exitFail, err: err}
 			}
@@ -96,7 +97,7 @@ re-hashed since then fails too.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, map[string]any{"ok": true, "records": rep.Records, "head": rep.Head})
+				return jsonout.Write(m.Stdout, map[string]any{"ok": true, "records": rep.Records, "head": rep.Head})
 			}
 			if rep.Records == 0 {
 				fmt.Fprintln(m.Stdout, "audit log is empty")
@@ -120,7 +121,7 @@ func (m *Main) auditHeadCommand() *cobra.Command {
 		Short: "Print the last record's SEQ:HASH",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := m.openAudit(cmd.Context())
+			db, err := m.app().OpenStore(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -130,7 +131,7 @@ func (m *Main) auditHeadCommand() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, h)
+				return jsonout.Write(m.Stdout, h)
 			}
 			if h.Seq == 0 {
 				return &exitError{code: exitFail, err: errors.New("audit log is empty: no head yet")}
@@ -194,26 +195,6 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// auditQuery opens the log and runs the query the flags describe, adjusted
-// by tweak. The caller closes the store.
-func (m *Main) auditQuery(ctx context.Context, f *auditFilterFlags, tweak func(*audit.Filter)) (store.DB, audit.Filter, []audit.Record, error) {
-	q, err := f.filter(time.Now())
-	if err != nil {
-		return nil, q, nil, err
-	}
-	tweak(&q)
-	db, err := m.openAudit(ctx)
-	if err != nil {
-		return nil, q, nil, err
-	}
-	rs, err := audit.NewLog(db).Query(ctx, q)
-	if err != nil {
-		db.Close()
-		return nil, q, nil, err
-	}
-	return db, q, rs, nil
-}
-
 func (m *Main) auditTailCommand() *cobra.Command {
 	var f auditFilterFlags
 	var follow bool
@@ -222,40 +203,11 @@ func (m *Main) auditTailCommand() *cobra.Command {
 		Short: "Print the last audit records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, q, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) { q.Last = true })
+			q, err := f.filter(time.Now())
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			last := int64(0)
-			if len(rs) > 0 {
-				last = rs[len(rs)-1].Seq
-			} else if h, err := audit.NewLog(db).Head(cmd.Context()); err == nil {
-				last = h.Seq
-			}
-			printAudit(m.Stdout, rs, f.asJSON)
-			if !follow {
-				return nil
-			}
-			q.Last, q.Limit = false, 0
-			t := time.NewTicker(500 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-cmd.Context().Done():
-					return nil
-				case <-t.C:
-				}
-				q.AfterSeq = last
-				rs, err := audit.NewLog(db).Query(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				if len(rs) > 0 {
-					last = rs[len(rs)-1].Seq
-					printAudit(m.Stdout, rs, f.asJSON)
-				}
-			}
+			return m.app().TailAudit(cmd.Context(), q, follow, func(rs []audit.Record) { printAudit(m.Stdout, rs, f.asJSON) })
 		},
 	}
 	f.add(c, 20)
@@ -277,15 +229,17 @@ duration ago, written as for grant expiries (90m, 2h, 7d).`,
 		Example: "  skillgate audit query --since 1h -n 3\n  skillgate audit query --action install. --since 7d --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, _, rs, err := m.auditQuery(cmd.Context(), &f, func(q *audit.Filter) {
-				q.AfterSeq = after
-				// Without a place to page from, a limit keeps the newest.
-				q.Last = after == 0 && q.Limit > 0
-			})
+			q, err := f.filter(time.Now())
 			if err != nil {
 				return err
 			}
-			defer db.Close()
+			q.AfterSeq = after
+			// Without a place to page from, a limit keeps the newest.
+			q.Last = after == 0 && q.Limit > 0
+			rs, err := m.app().QueryAudit(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
 			printAudit(m.Stdout, rs, f.asJSON)
 			return nil
 		},

@@ -14,39 +14,8 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/change"
 	"github.com/skillgate/skillgate/internal/admission/install"
-	"github.com/skillgate/skillgate/internal/gateway/broker"
-	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 )
-
-// newChanges wires the changes queue over the install service: its smoke
-// check builds the executors the gateway would serve, with the
-// configuration's executor options, without calling any server.
-func (m *Main) newChanges(db store.ChangeStore, svc *install.Service) (*change.Service, error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, err
-	}
-	opts, err := executorOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	opts.Registered = db.Registrations
-	return change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), opts)})
-}
-
-// openChanges opens the store, the install service and the changes queue.
-func (m *Main) openChanges(ctx context.Context) (*change.Service, func(), error) {
-	svc, db, closeFn, err := m.openInstallsDB(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	cs, err := m.newChanges(db, svc)
-	if err != nil {
-		closeFn()
-		return nil, nil, err
-	}
-	return cs, closeFn, nil
-}
 
 // changeFailure maps the changes queue's errors to exit codes: an unknown
 // ID, a decided change, or a decision without a reason is a usage error;
@@ -91,7 +60,7 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 		Example: "  skillgate changes ls\n  skillgate changes ls --all --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, closeFn, err := m.openChanges(cmd.Context())
+			cs, closeFn, err := m.app().OpenChanges(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -104,7 +73,7 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 				if items == nil {
 					items = []change.Item{}
 				}
-				return writeJSON(m.Stdout, items)
+				return jsonout.Write(m.Stdout, items)
 			}
 			if len(items) == 0 {
 				fmt.Fprintln(m.Stdout, "No changes wait for a human.")
@@ -143,9 +112,9 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return m.onChange(cmd.Context(), asJSON, func(cs *change.Service) (change.Item, error) {
 					if apply {
-						return cs.Approve(cmd.Context(), args[0], why, m.actor())
+						return cs.Approve(cmd.Context(), args[0], why, m.app().Actor())
 					}
-					return cs.Reject(cmd.Context(), args[0], why, m.actor())
+					return cs.Reject(cmd.Context(), args[0], why, m.app().Actor())
 				})
 			},
 		}
@@ -163,7 +132,7 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 
 // onChange opens the queue, runs do and prints the change it returns.
 func (m *Main) onChange(ctx context.Context, asJSON bool, do func(*change.Service) (change.Item, error)) error {
-	cs, closeFn, err := m.openChanges(ctx)
+	cs, closeFn, err := m.app().OpenChanges(ctx)
 	if err != nil {
 		return err
 	}
@@ -173,7 +142,7 @@ func (m *Main) onChange(ctx context.Context, asJSON bool, do func(*change.Servic
 		return changeFailure(err)
 	}
 	if asJSON {
-		return writeJSON(m.Stdout, it)
+		return jsonout.Write(m.Stdout, it)
 	}
 	writeChange(m.Stdout, it)
 	return nil

@@ -4,15 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
@@ -44,12 +42,12 @@ func TestAuditCheckpoint(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &cp) != nil || cp.Seq != 2 {
 		t.Fatalf("checkpoint: %d %q %q", code, out, errs)
 	}
-	for _, f := range []string{auditKeyFile, auditCheckpointFile} {
+	for _, f := range []string{app.AuditKeyFile, app.AuditCheckpointFile} {
 		if fi, err := os.Stat(filepath.Join(data, f)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", f, fi.Mode(), err)
 		}
 	}
-	file := filepath.Join(data, auditCheckpointFile)
+	file := filepath.Join(data, app.AuditCheckpointFile)
 	if code, out, errs := run(t, data, "audit", "verify", "--checkpoint", file, "--key", cp.Key); code != 0 || out != "audit log OK: 2 records, head "+cp.Head.String()+"\n" {
 		t.Fatalf("verify with checkpoint: %d %q %q", code, out, errs)
 	}
@@ -99,56 +97,4 @@ func TestAuditCheckpoint(t *testing.T) {
 	if code, _, errs := run(t, data, "audit", "verify", "--checkpoint", file, "--key", "ed25519:nope"); code != 2 || !strings.HasPrefix(errs, "Error: --key: invalid audit checkpoint: key ") {
 		t.Fatalf("bad key: %d %q", code, errs)
 	}
-}
-
-// heads is a log head that tests move.
-type heads struct {
-	mu sync.Mutex
-	h  audit.Head
-}
-
-func (s *heads) Head(context.Context) (audit.Head, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.h, nil
-}
-
-func (s *heads) set(h audit.Head) {
-	s.mu.Lock()
-	s.h = h
-	s.mu.Unlock()
-}
-
-// TestCheckpointEvery: serve's periodic checkpoint is written when the log
-// grew since the last one, and not otherwise.
-func TestCheckpointEvery(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		data := t.TempDir()
-		m := &Main{Getenv: func(k string) string {
-			if k == "SKILLGATE_DATA" {
-				return data
-			}
-			return ""
-		}}
-		log := &heads{}
-		stop := m.checkpointEvery(context.Background(), log, time.Minute, func() bool { return true }, slog.New(slog.DiscardHandler))
-		time.Sleep(90 * time.Second) // empty log: nothing
-		log.set(audit.Head{Seq: 1, Hash: "sha256:" + strings.Repeat("a", 64)})
-		time.Sleep(time.Minute) // grew: one checkpoint
-		time.Sleep(time.Minute) // unchanged: none
-		log.set(audit.Head{Seq: 2, Hash: "sha256:" + strings.Repeat("b", 64)})
-		time.Sleep(time.Minute) // grew: a second
-		stop()
-		b, err := os.ReadFile(filepath.Join(data, auditCheckpointFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := strings.Count(string(b), "\n"); n != 2 {
-			t.Fatalf("%d checkpoints, want 2:\n%s", n, b)
-		}
-		cp, err := audit.ReadCheckpoints(filepath.Join(data, auditCheckpointFile), nil)
-		if err != nil || cp.Head != log.h {
-			t.Fatalf("newest checkpoint %v, %v; want %v", cp.Head, err, log.h)
-		}
-	})
 }

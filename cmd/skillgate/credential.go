@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,47 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 )
-
-// envCredentialKey supplies the credential store's age identity instead
-// of the key file DATA/credentials.key.
-const envCredentialKey = "SKILLGATE_CREDENTIAL_KEY"
-
-// openCredentials opens the credential store: kept in the metadata store
-// when that is PostgreSQL (shared by every replica on it), else in the data
-// directory; its identity from SKILLGATE_CREDENTIAL_KEY, else
-// DATA/credentials.key; its last resolution step is the process
-// environment, for the variables credentials.from_environment of the
-// configuration lists. db is the store the command already opened, or nil.
-func (m *Main) openCredentials(ctx context.Context, db ...store.DB) (*credential.Store, error) {
-	var opened store.DB
-	if len(db) > 0 {
-		opened = db[0]
-	}
-	shared, err := m.sharedStore(ctx, opened)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := m.config()
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	opts := credential.Options{
-		Identity:        m.Getenv(envCredentialKey),
-		IdentitySource:  envCredentialKey,
-		Environ:         m.Getenv,
-		FromEnvironment: cfg.Credentials.FromEnvironment,
-	}
-	if shared != nil {
-		if err := m.adoptFile(ctx, shared, credential.StoreFile, filepath.Join(m.data(), credential.StoreFile)); err != nil {
-			return nil, fmt.Errorf("credential store: %w", err)
-		}
-		opts.Shared = shared
-	}
-	return credential.Open(ctx, m.data(), opts)
-}
 
 // credentialFailure maps a store error to its exit code: bad input is
 // usage (2), anything else a failure (1).
@@ -119,7 +80,7 @@ value is asked for without echo.`,
 			if err != nil {
 				return err
 			}
-			st, err := m.openCredentials(cmd.Context())
+			st, err := m.app().OpenCredentials(cmd.Context())
 			if err != nil {
 				return credentialFailure(err)
 			}
@@ -140,7 +101,7 @@ value is asked for without echo.`,
 		Short: "List credentials: names and scopes, never values",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := m.openCredentials(cmd.Context())
+			st, err := m.app().OpenCredentials(cmd.Context())
 			if err != nil {
 				return credentialFailure(err)
 			}
@@ -155,7 +116,7 @@ value is asked for without echo.`,
 				}
 			}
 			if lsJSON {
-				return writeJSON(m.Stdout, list)
+				return jsonout.Write(m.Stdout, list)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(m.Stderr, "no credentials; add one with 'skillgate credential set NAME --tenant T'")
@@ -188,7 +149,7 @@ value is asked for without echo.`,
 			if err := rmScope.Check(); err != nil {
 				return usageErr("%v", err)
 			}
-			st, err := m.openCredentials(cmd.Context())
+			st, err := m.app().OpenCredentials(cmd.Context())
 			if err != nil {
 				return credentialFailure(err)
 			}
@@ -219,7 +180,7 @@ the key's public recipient (age1…), never the key.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := keyOut
 			if out == "" {
-				if err := m.createData(); err != nil {
+				if err := m.app().CreateData(); err != nil {
 					return err
 				}
 				out = filepath.Join(m.data(), credential.KeyFile)

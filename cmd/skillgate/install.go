@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,208 +11,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
-	"github.com/skillgate/skillgate/internal/admission/promote"
-	"github.com/skillgate/skillgate/internal/admission/propose"
-	"github.com/skillgate/skillgate/internal/gateway/broker"
-	"github.com/skillgate/skillgate/internal/model/capability"
-	"github.com/skillgate/skillgate/internal/platform/plural"
-	"github.com/skillgate/skillgate/internal/registry/registry"
-	"github.com/skillgate/skillgate/internal/storage/audit"
-	"github.com/skillgate/skillgate/internal/storage/store"
-	"github.com/skillgate/skillgate/internal/upstream/credential"
-	"github.com/skillgate/skillgate/internal/upstream/launch"
-	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
-	"github.com/skillgate/skillgate/internal/upstream/sandbox"
+	"github.com/skillgate/skillgate/internal/app"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 )
-
-// envCrashPoint names a point of the install flow at which skillgate kills
-// itself with SIGKILL: a test hook for crash-safety tests (docs/install.md).
-const envCrashPoint = "SKILLGATE_TEST_CRASHPOINT"
-
-// openInstalls opens the store and the install service of the data
-// directory, and repairs what an earlier crash left behind.
-func (m *Main) openInstalls(ctx context.Context) (*install.Service, func(), error) {
-	// --tenant (and --agent) of install, recheck and approve: the servers
-	// are introspected with the credentials that principal resolves to.
-	var lookup mcpclient.CredentialLookup
-	if as := m.introspectAs; as.Tenant != "" || as.Agent != "" {
-		if err := as.Check(); err != nil {
-			return nil, nil, usageErr("%v", err)
-		}
-		st, err := m.openCredentials(ctx)
-		if err != nil {
-			return nil, nil, credentialFailure(err)
-		}
-		lookup = st.Lookup(capability.Principal{Tenant: as.Tenant, Agent: as.Agent})
-	}
-	svc, _, closeFn, err := m.openInstallsWith(ctx, lookup)
-	return svc, closeFn, err
-}
-
-// openInstallsDB is openInstalls that also returns the store.
-func (m *Main) openInstallsDB(ctx context.Context) (*install.Service, store.DB, func(), error) {
-	return m.openInstallsWith(ctx, nil)
-}
-
-func (m *Main) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup) (*install.Service, store.DB, func(), error) {
-	db, err := m.openStore(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	svc, err := m.newInstallService(db, lookup, nil)
-	if err != nil {
-		db.Close()
-		return nil, nil, nil, err
-	}
-	rec, err := svc.Recover(ctx)
-	if err != nil {
-		db.Close()
-		return nil, nil, nil, err
-	}
-	if n := len(rec.Removed) + len(rec.Rewritten) + len(rec.Lost); n > 0 {
-		fmt.Fprintf(m.Stderr, "skillgate: repaired managed storage after an interruption: %s removed, %s rewritten, %s their files\n",
-			plural.Of(len(rec.Removed), "leftover", "leftovers"), plural.Of(len(rec.Rewritten), "artefact", "artefacts"),
-			plural.Of(len(rec.Lost), "install lost", "installs lost"))
-	}
-	return svc, db, func() { db.Close() }, nil
-}
-
-// newInstallService wires the install service: managed storage under the
-// data directory, the LLM proposer when SKILLGATE_LLM_* configure one,
-// credentials from creds, or from the environment when creds is nil.
-// newInstallService opens the install flow; sf (nil: the SKILLGATE_*
-// variables) says whether approved versions are also kept in the bucket.
-func (m *Main) newInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *storageFlags) (*install.Service, error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	if creds == nil {
-		creds = credential.Environment(m.Getenv, cfg.Credentials.FromEnvironment)
-	}
-	var p propose.Proposer = propose.Deterministic{}
-	var drafter promote.Drafter
-	if cfg, ok := propose.ConfigFromEnv(m.Getenv); ok {
-		llm, err := propose.NewOpenAI(cfg)
-		if err != nil {
-			return nil, err
-		}
-		p = llm
-		// The same model drafts the promote_provider mappings the
-		// deterministic drafter cannot write.
-		drafter = promote.LLM{Chat: llm.Complete, Name: llm.Name()}
-	}
-	kr, err := m.keyring(cfg)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	reg := registry.New(db, registry.Options{Logger: m.logger()})
-	opts := install.Options{
-		Store:       db,
-		Root:        filepath.Join(m.data(), "imported"),
-		Proposer:    p,
-		Credentials: creds,
-		MCP:         mcpclient.Options{ClientVersion: version},
-		Logger:      m.logger(),
-		Keyring:     kr,
-		Audit:       db,
-		// Installs and enables queue the promote_provider changes they
-		// find.
-		Changes:        db,
-		PromoteDrafter: drafter,
-		// Enabled installs are listed by the registry like scanned skills.
-		Catalog: reg,
-		// Approvals never give an imported skill a first_party skill's
-		// tool name, dormant or not.
-		NamesHeld: func(ctx context.Context) (map[string]string, error) {
-			fp, err := broker.ReadFirstParty(ctx, reg)
-			if err != nil {
-				return nil, err
-			}
-			held := map[string]string{}
-			for _, s := range fp.Skills {
-				for _, c := range s.Manifest.Capabilities {
-					n := c.ToolName
-					if n == "" {
-						n = c.CapabilityID
-					}
-					if _, ok := held[n]; !ok { // skills come by key
-						held[n] = s.Key + " (first_party)"
-					}
-				}
-			}
-			return held, nil
-		},
-	}
-	if sf == nil {
-		sf = m.envStorage()
-	}
-	if sf.kind == "s3" {
-		b, err := m.bucket(sf, cfg)
-		if err != nil {
-			return nil, usageErr("--skills-store s3: %v (credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)", err)
-		}
-		opts.Bucket = b
-	}
-	if runtime.GOOS == "linux" {
-		// Servers are introspected in bubblewrap, with the data directory
-		// (tokens, the store, the audit key) hidden from them, and, through
-		// skillgate's own helper, the run-time sandbox's resource limits and
-		// Landlock ruleset (docs/sandbox.md).
-		data, err := filepath.Abs(m.data())
-		if err != nil {
-			return nil, err
-		}
-		opts.Sandbox = &sandbox.Bubblewrap{Hide: []string{data}}
-		if self, err := os.Executable(); err == nil {
-			opts.Sandbox.Helper = []string{self, sandbox.HelperCommand}
-		}
-		// A recheck of an approved version runs its servers as the
-		// gateway's calls do: the run-time sandbox of the configuration.
-		if opts.Runtime, err = m.sandboxRuntime(cfg, m.logger()); err != nil {
-			return nil, usageErr("%v", err)
-		}
-	}
-	// Packages launched with npx or uvx are fetched in the same sandbox,
-	// given the network and nothing else of the host (docs/sandbox.md).
-	po, err := cfg.Packages.options(m.npmRegistry)
-	if err != nil {
-		return nil, usageErr("config: packages: %v", err)
-	}
-	po.Sandbox, po.Logger = opts.Sandbox, m.logger()
-	opts.Packages = launch.NewFetcher(po)
-	if point := m.Getenv(envCrashPoint); point != "" {
-		opts.Crash = func(p string) {
-			if p == point {
-				// SIGKILL on Unix, TerminateProcess on Windows: no
-				// deferred function runs, as in a crash.
-				if self, err := os.FindProcess(os.Getpid()); err == nil {
-					_ = self.Kill()
-				}
-			}
-		}
-	}
-	return install.New(opts)
-}
-
-// actor names the operator running the CLI in audit records.
-func (m *Main) actor() string {
-	if u := m.Getenv("USER"); u != "" {
-		return "operator:" + u
-	}
-	return "operator:local"
-}
 
 // installErr maps install errors to exit codes: a bad request or a name
 // that matches several versions is a usage error (2), everything else a
 // failure (1).
 func installErr(err error) error {
-	var ee *exitError
-	if errors.As(err, &ee) { // already says its exit code
+	if hasExitCode(err) {
 		return err
 	}
 	if errors.Is(err, install.ErrUsage) || errors.Is(err, install.ErrAmbiguous) {
-		return &exitError{code: exitUsage, err: err}
+		return &app.UsageError{Err: err}
 	}
 	return &exitError{code: exitFail, err: err}
 }
@@ -231,7 +39,7 @@ func (e *endedBlocked) Error() string { return "blocked" }
 // endedBlocked error: the install itself blocked, or, after approval,
 // capabilities blocked by drift from their approved pins.
 func failBlocked(r *install.Review, err error) (*install.Review, error) {
-	if err == nil && r != nil && (r.State == store.StateBlocked || len(r.Blocked) > 0) {
+	if err == nil && app.Blocked(r) {
 		return nil, &endedBlocked{review: r}
 	}
 	return r, err
@@ -240,7 +48,7 @@ func failBlocked(r *install.Review, err error) (*install.Review, error) {
 // reviewOut prints a review as JSON or text.
 func (m *Main) reviewOut(r *install.Review, asJSON bool) error {
 	if asJSON {
-		return install.WriteJSON(m.Stdout, r)
+		return jsonout.Write(m.Stdout, r)
 	}
 	_, err := fmt.Fprint(m.Stdout, r.Text())
 	return err
@@ -256,7 +64,7 @@ func (m *Main) installAction(use, short, long string, args cobra.PositionalArgs,
 		Long:  long + "\n\nExit codes: 0 done, 1 failure (not found, blocked, wrong state), 2 usage error.",
 		Args:  args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, closeFn, err := m.openInstalls(cmd.Context())
+			svc, closeFn, err := m.app().OpenInstalls(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -414,7 +222,7 @@ deterministic proposer.`,
 					return nil, usageErr("install needs a SOURCE, or --locked FILE (see 'skillgate install --help')")
 				}
 				src.Location = args[0]
-				return failBlocked(svc.InstallFrom(ctx, src, m.actor(), intro))
+				return failBlocked(svc.InstallFrom(ctx, src, m.app().Actor(), intro))
 			}),
 		m.installAction("update NAME [--ref REF] [--source URL --sha256 HEX]", "Fetch an approved skill's source again; a new version waits for approval",
 			`Fetch again the source the approved version of NAME was installed from (the
@@ -443,7 +251,7 @@ audit record of the approval carries its digest.`,
 				if intro.AllowScripts, err = allowScripts(scripts, scriptsWhy); err != nil {
 					return nil, err
 				}
-				r, err := svc.Update(ctx, args[0], upd, m.actor(), intro)
+				r, err := svc.Update(ctx, args[0], upd, m.app().Actor(), intro)
 				if errors.Is(err, install.ErrUpToDate) {
 					fmt.Fprintln(m.Stdout, err)
 					return nil, nil
@@ -486,7 +294,7 @@ flagged in the install report.
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 				comp.Capability = args[1]
-				return svc.Complete(ctx, args[0], comp, m.actor())
+				return svc.Complete(ctx, args[0], comp, m.app().Actor())
 			}),
 		m.installAction("approve NAME [--only CAP,CAP]", "Approve an install's proposed capabilities and pin them",
 			`Approve the proposed capabilities of an install (or only those named with
@@ -510,7 +318,7 @@ unless it is named with --allow-tools. Name them as review lists them
 				c.Flags().StringArrayVar(&allowTools, "allow-tools", nil, "honour the allowed-tools of this published skill (serverId/uri; repeat for several)")
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.ApproveWith(ctx, args[0], install.ApproveOptions{Only: only, AllowDynamic: allowDynamic, AllowTools: allowTools}, m.actor())
+				return svc.ApproveWith(ctx, args[0], install.ApproveOptions{Only: only, AllowDynamic: allowDynamic, AllowTools: allowTools}, m.app().Actor())
 			}),
 		m.installAction("suppress NAME RULE[@FILE[:LINE]] --why TEXT", "Suppress content-scan findings of an install, with a reason",
 			`Decide, as the operator, that findings of the content scan (admission layer
@@ -524,7 +332,7 @@ audited. A target that matches no finding is refused.`,
 				c.Flags().StringVar(&why, "why", "", fmt.Sprintf("why the findings are not a threat (required, at least %d characters)", install.MinWhyLength))
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.Suppress(ctx, args[0], args[1], why, m.actor())
+				return svc.Suppress(ctx, args[0], args[1], why, m.app().Actor())
 			}),
 		m.installAction("reject NAME --why TEXT", "Reject an install that is not approved",
 			"Reject an install awaiting approval or blocked, with an explanation kept in the audit log.",
@@ -533,13 +341,13 @@ audited. A target that matches no finding is refused.`,
 				c.Flags().StringVar(&why, "why", "", fmt.Sprintf("why it is rejected (required, at least %d characters)", install.MinWhyLength))
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.Reject(ctx, args[0], why, m.actor())
+				return svc.Reject(ctx, args[0], why, m.app().Actor())
 			}),
 		m.installAction("remove NAME", "Remove an imported skill version and its files",
 			"Remove an imported skill version in any state: it leaves catalogs and its managed files are deleted. The record stays, as removed.",
 			cobra.ExactArgs(1), nil,
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.Remove(ctx, args[0], m.actor())
+				return svc.Remove(ctx, args[0], m.app().Actor())
 			}),
 		m.installAction("recheck NAME", "Introspect an install's servers again; detect drift from the approved pins",
 			`Start or connect to the install's MCP servers again. Before approval this is a
@@ -553,7 +361,7 @@ that leaves the install blocked, or finds drift that blocks capabilities of
 an approved install, prints its review and exits 1.`,
 			cobra.ExactArgs(1), m.introspectionFlags(&intro),
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return failBlocked(svc.RecheckWith(ctx, args[0], m.actor(), intro))
+				return failBlocked(svc.RecheckWith(ctx, args[0], m.app().Actor(), intro))
 			}),
 	}
 }
@@ -576,7 +384,7 @@ the server's log).
 Exit codes: 0 done, 1 failure, 2 usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			svc, closeFn, err := m.openInstalls(cmd.Context())
+			svc, closeFn, err := m.app().OpenInstalls(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -590,9 +398,9 @@ Exit codes: 0 done, 1 failure, 2 usage error.`,
 				return installErr(err)
 			}
 			if asJSON {
-				return install.WriteJSON(m.Stdout, ps)
+				return jsonout.Write(m.Stdout, ps)
 			}
-			reqs, err := m.approvalRequests(cmd.Context())
+			reqs, err := m.app().ApprovalRequests(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -627,39 +435,16 @@ Exit codes: 0 done, 1 failure, 2 usage error.`,
 	return c
 }
 
-// approvalRequests reads the calls of the last 24 hours waiting for a
-// grant from the audit log.
-func (m *Main) approvalRequests(ctx context.Context) ([]broker.ApprovalRequest, error) {
-	db, err := m.openStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return broker.ApprovalRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
-}
-
-// enableImported enables or disables an imported skill when name is one;
-// ok is false when no install has that name (the registry's skills then).
+// enableImported enables or disables an imported skill when name is one
+// and prints its review; ok is false when no install has that name (the
+// registry's skills then).
 func (m *Main) enableImported(ctx context.Context, name string, enable, asJSON bool) (ok bool, err error) {
-	svc, closeFn, err := m.openInstalls(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer closeFn()
-	// Whether name is an install at all: several versions of it are (and
-	// enable or disable then picks among those it can act on).
-	if _, err := svc.Review(ctx, name); errors.Is(err, install.ErrNotFound) {
-		return false, nil
-	} else if err != nil && !errors.Is(err, install.ErrAmbiguous) {
-		return true, installErr(err)
-	}
-	act := svc.Disable
-	if enable {
-		act = svc.Enable
-	}
-	r, err := act(ctx, name, m.actor())
-	if err != nil {
-		return true, installErr(err)
+	r, ok, err := m.app().EnableImported(ctx, name, enable)
+	if !ok || err != nil {
+		if ok {
+			err = installErr(err)
+		}
+		return ok, err
 	}
 	return true, m.reviewOut(r, asJSON)
 }

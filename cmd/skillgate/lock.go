@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/lockfile"
-	"github.com/skillgate/skillgate/internal/platform/fileinfo"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
-	"github.com/skillgate/skillgate/internal/registry/discover"
-	"github.com/skillgate/skillgate/internal/registry/registry"
-	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
 func (m *Main) lockCommand() *cobra.Command {
@@ -36,15 +31,8 @@ with 'skillgate install --locked FILE'.`,
 		Example: "  skillgate lock\n  skillgate lock --out deploy/skillgate.lock",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := m.currentLock(cmd.Context())
+			f, b, err := m.app().WriteLock(cmd.Context(), out)
 			if err != nil {
-				return err
-			}
-			b, err := f.Marshal()
-			if err != nil {
-				return err
-			}
-			if err := writeFileAtomic(out, b, 0o644); err != nil {
 				return err
 			}
 			if asJSON {
@@ -74,23 +62,15 @@ listing each difference, 2 for a lock file that cannot be read.`,
 		Example: "  skillgate verify --lock deploy/skillgate.lock",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			locked, err := readLock(lockPath)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			if err := m.rescan(cmd.Context()); err != nil {
-				return err
-			}
-			now, err := m.currentLock(cmd.Context())
+			now, diffs, err := m.app().VerifyLock(cmd.Context(), lockPath)
 			if err != nil {
 				return err
 			}
-			diffs := lockfile.Compare(locked, now)
 			if asJSON {
 				if diffs == nil {
 					diffs = []lockfile.Difference{}
 				}
-				if err := writeJSON(m.Stdout, struct {
+				if err := jsonout.Write(m.Stdout, struct {
 					Match       bool                  `json:"match"`
 					Differences []lockfile.Difference `json:"differences"`
 				}{len(diffs) == 0, diffs}); err != nil {
@@ -119,169 +99,29 @@ listing each difference, 2 for a lock file that cannot be read.`,
 }
 
 // installLocked installs every imported skill of the lock at lockPath from
-// its recorded source, pinned to the recorded commit and digest.
+// its recorded source, pinned to the recorded commit and digest, printing
+// the outcome of each.
 func (m *Main) installLocked(ctx context.Context, svc *install.Service, lockPath string, intro install.Introspection) error {
-	f, err := readLock(lockPath)
-	if err != nil {
-		return usageErr("%v", err)
-	}
 	failed := 0
-	for _, e := range f.Skills {
-		if e.Origin != lockfile.OriginInstall {
-			continue
-		}
-		src := install.Source{Location: e.Source, Ref: e.Ref, Path: e.Path, SHA256: e.ArchiveSHA256, Commit: e.Commit, Digest: e.Digest}
-		if e.Commit != "" && e.Ref == "" {
-			src.Ref = e.Commit
-		}
-		for id, p := range e.Packages {
-			if src.Packages == nil {
-				src.Packages = map[string]string{}
-			}
-			src.Packages[id] = p.Version
-		}
-		r, err := failBlocked(svc.InstallFrom(ctx, src, m.actor(), intro))
-		var eb *endedBlocked
+	err := m.app().InstallLocked(ctx, svc, lockPath, intro, func(r app.LockedInstall) {
+		e := r.Entry
 		switch {
-		case err == nil:
-			fmt.Fprintf(m.Stdout, "%s %s: %s\n", e.Key, r.Digest, r.State)
-		case errors.As(err, &eb):
+		case r.Blocked:
 			fmt.Fprintf(m.Stdout, "%s %s: blocked (see skillgate review %s)\n", e.Key, e.Digest, e.Key)
-		case errors.Is(err, install.ErrState):
-			fmt.Fprintf(m.Stdout, "%s %s: already recorded (%v)\n", e.Key, e.Digest, err)
+		case r.Err == nil:
+			fmt.Fprintf(m.Stdout, "%s %s: %s\n", e.Key, r.Review.Digest, r.Review.State)
+		case errors.Is(r.Err, install.ErrState):
+			fmt.Fprintf(m.Stdout, "%s %s: already recorded (%v)\n", e.Key, e.Digest, r.Err)
 		default:
 			failed++
-			fmt.Fprintf(m.Stderr, "%s: %v\n", e.Key, err)
+			fmt.Fprintf(m.Stderr, "%s: %v\n", e.Key, r.Err)
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if failed > 0 {
 		return &exitError{code: exitFail, err: fmt.Errorf("%d of the lock's installs were refused", failed)}
 	}
 	return nil
-}
-
-// currentLock is the lock of what is enabled now.
-func (m *Main) currentLock(ctx context.Context) (*lockfile.File, error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	kr, err := m.keyring(cfg)
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	svc, closeInst, err := m.openInstalls(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer closeInst()
-	inst, err := svc.LockEntries(ctx)
-	if err != nil {
-		return nil, err
-	}
-	// Enabled installs are in the registry too, under managed storage:
-	// they are locked as installs, with their sources.
-	managed, err := filepath.Abs(svc.Storage().Root)
-	if err != nil {
-		return nil, err
-	}
-	reg, closeReg, err := m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		return nil, err
-	}
-	es, err := reg.List(ctx, registry.Query{})
-	closeReg()
-	if err != nil {
-		return nil, err
-	}
-	var entries []lockfile.Entry
-	now := time.Now()
-	roots := map[string]*signature.RootCheck{}
-	for _, e := range es {
-		if root, err := filepath.Abs(e.Root); err == nil && root == managed {
-			continue
-		}
-		le := lockfile.Entry{Key: e.Key, Origin: lockfile.OriginRoot, Trust: e.Trust, Source: e.Root, Digest: e.Digest}
-		// The signer of a skill its root's signed index lists, or of its
-		// own signature, as a scan verifies them; one verification of
-		// each root's index.
-		trust := e.Trust
-		if trust != signature.TrustFirstParty {
-			trust = signature.TrustImported
-		}
-		rk := e.Root + "\x00" + trust
-		rc, ok := roots[rk]
-		if !ok {
-			rc = kr.Root(ctx, e.Root, trust, now)
-			roots[rk] = rc
-		}
-		if ix, _ := rc.Index(); ix != nil || fileExists(filepath.Join(e.Dir, signature.FileName)) {
-			if p, err := rc.Verify(ctx, e.Dir); err == nil {
-				le.Signer = p.Signer
-			}
-		}
-		entries = append(entries, le)
-	}
-	return lockfile.New(append(entries, inst...)), nil
-}
-
-// rescan scans the registry's roots again, as `scan` without --root.
-func (m *Main) rescan(ctx context.Context) error {
-	reg, closeReg, err := m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		return err
-	}
-	defer closeReg()
-	roots, err := m.rescanRoots(ctx, reg, nil, "")
-	if err != nil {
-		return err
-	}
-	if len(roots) == 0 {
-		return nil
-	}
-	_, err = reg.Scan(ctx, roots, nil)
-	return err
-}
-
-func readLock(path string) (*lockfile.File, error) {
-	b, err := fileinfo.ReadRegular(path, lockfile.MaxBytes)
-	if err != nil {
-		return nil, fmt.Errorf("lock file: %w", err)
-	}
-	f, err := lockfile.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file beside it.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-// fileExists reports whether p names something, not following a link.
-func fileExists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
 }

@@ -1,7 +1,8 @@
 // Command skillgate is a skill registry and capability gateway for AI
-// agents. This package only wires flags, configuration and output to the
-// library packages; the logic lives in skill, discover, registry, catalog
-// and store.
+// agents. This package is the wiring: flags, help, printing and exit
+// codes. What a command does (the configuration, the store, the registry
+// and capability runtime, the serve loop, replicas, checkpoints, session
+// maintenance) is internal/app's, over the library packages.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
@@ -41,10 +43,10 @@ func main() {
 		}
 	}
 	// SKILLGATE_MEMPROFILE=FILE writes a heap profile taken when the heap
-	// in use was highest (see writeHeapProfiles).
+	// in use was highest (see app.WriteHeapProfiles).
 	stopHeap := func() {}
 	if p := os.Getenv("SKILLGATE_MEMPROFILE"); p != "" {
-		stopHeap = writeHeapProfiles(ctx, p, os.Stderr)
+		stopHeap = app.WriteHeapProfiles(ctx, p, os.Stderr)
 	}
 	m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 	code := m.Run(ctx, os.Args[1:])

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/app"
 )
 
 // run drives the real CLI wiring with a private data directory.
@@ -71,7 +73,7 @@ func TestValidateCLI(t *testing.T) {
 		})
 	}
 	code, out, _ := run(t, t.TempDir(), "validate", "--json", good, bad)
-	var res []validateResult
+	var res []app.ValidateResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || len(res) != 2 || !res[0].Valid || len(res[1].Warnings) != 3 {
 		t.Errorf("json: %d %v %s", code, err, out)
 	}

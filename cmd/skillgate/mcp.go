@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/agent/session"
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
-	"github.com/skillgate/skillgate/internal/platform/pipe"
-	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // stdin is what `skillgate mcp` reads; tests replace it.
@@ -52,40 +49,21 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			d, err := m.openGateway(ctx, &sf)
-			if err != nil {
-				return err
-			}
-			defer d.close()
-			if parent != "" {
-				if err := m.delegate(d, p, parent, parentTier, forward); err != nil {
-					return err
-				}
-			} else if len(forward) > 0 || parentTier != "" {
-				return usageErr("--forward and --parent-tier need --parent")
-			}
-			defer d.startWatch(ctx, time.Second)()
-			defer d.maintainSessions(ctx, nil)()
-			conn, err := d.gw.Connect(ctx, p, pf.session, nil)
-			if err != nil {
-				return sessionErr(err)
-			}
-			defer conn.Close()
-			fmt.Fprintf(m.Stderr, "skillgate mcp: session %s for %s (resume with --session %s)\n", conn.Session().ID(), p, conn.Session().ID())
-			// The pipe results go to the agent in: a result of tens of
-			// kilobytes in one write.
-			if f, ok := m.Stdout.(*os.File); ok {
-				pipe.Grow(f)
-			}
-			in := stdin
-			if f, ok := in.(*os.File); ok {
-				in = pipe.Poll(f) // no thread parked in a read between messages
-			}
-			if err := conn.Server().Run(ctx, conn.StdioTransport(in, m.Stdout)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-				return err
-			}
-			return nil
+			err = m.app().ServeStdio(cmd.Context(), app.StdioOptions{
+				Principal: p, Session: pf.session, Storage: &sf, In: stdin, Out: m.Stdout,
+				Prepare: func(d *app.Runtime) error {
+					if parent != "" {
+						return m.delegate(d, p, parent, parentTier, forward)
+					} else if len(forward) > 0 || parentTier != "" {
+						return usageErr("--forward and --parent-tier need --parent")
+					}
+					return nil
+				},
+				Started: func(id string) {
+					fmt.Fprintf(m.Stderr, "skillgate mcp: session %s for %s (resume with --session %s)\n", id, p, id)
+				},
+			})
+			return sessionErr(err)
 		},
 	}
 	m.addPrincipalFlags(c, &pf)
@@ -97,7 +75,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 }
 
 // delegate registers the session's principal as a sub-agent of parent.
-func (m *Main) delegate(d *gatewayDeps, child capability.Principal, parent, parentTier string, forward []string) error {
+func (m *Main) delegate(d *app.Runtime, child capability.Principal, parent, parentTier string, forward []string) error {
 	tenant, agent, err := policy.ParsePrincipalID(parent)
 	if err != nil {
 		return usageErr("--parent: %v", err)
@@ -106,7 +84,7 @@ func (m *Main) delegate(d *gatewayDeps, child capability.Principal, parent, pare
 	if err != nil {
 		return err
 	}
-	scope, err := d.caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
+	scope, err := d.Caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
 	if err != nil {
 		return usageErr("delegation refused: %v", err)
 	}
@@ -157,47 +135,10 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 			if budget < 0 {
 				return usageErr("--budget must be positive (0: the default of %d)", session.DefaultBudget)
 			}
-			opts := session.DiscloseOptions{Category: category, Budget: budget}
-			d, err := m.openGateway(ctx, &sf)
+			out, err := m.app().Disclose(ctx, &sf, app.DiscloseRequest{Tier: t, Tenant: tenant, Session: sessionID,
+				DiscloseOptions: session.DiscloseOptions{Category: category, Budget: budget}})
 			if err != nil {
-				return err
-			}
-			defer d.close()
-			if sessionID == "" {
-				var cat session.Catalog = d.reg
-				if tenant != "" {
-					if err := capability.CheckID("tenant", tenant); err != nil {
-						return usageErr("--tenant: %v", err)
-					}
-					cat = session.ForTenant(d.reg, tenant)
-				}
-				out, err := session.Discovery(ctx, cat, t, opts)
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintln(m.Stdout, out)
-				return err
-			}
-			p, err := d.sessions.PrincipalOf(ctx, sessionID)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				return &exitError{code: exitFail, err: fmt.Errorf("no session %q in %s", sessionID, m.data())}
-			case errors.Is(err, session.ErrInvalidSessionID):
-				return usageErr("--session: %v", err)
-			case err != nil:
-				return err
-			}
-			if t != "" && t != p.Tier {
-				return usageErr("--tier %s does not match session %s, whose agent is %s", t, sessionID, p.Tier)
-			}
-			s, err := d.sessions.Open(ctx, p, sessionID)
-			if err != nil {
-				return sessionErr(err)
-			}
-			defer s.Close()
-			out, err := s.Disclose(ctx, opts)
-			if err != nil {
-				return err
+				return failure(err)
 			}
 			_, err = fmt.Fprintln(m.Stdout, out)
 			return err

@@ -1,62 +1,19 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/decision/policy"
-	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
-	"github.com/skillgate/skillgate/internal/platform/strictjson"
-	"github.com/skillgate/skillgate/internal/registry/discover"
-	"github.com/skillgate/skillgate/internal/storage/store"
 )
-
-// policyDir is where policy files live: DATA/policies.
-func (m *Main) policyDir() string { return filepath.Join(m.data(), "policies") }
-
-// openPolicy opens the store and an engine over it with the policies and
-// grants loaded.
-func (m *Main) openPolicy(ctx context.Context) (*policy.Engine, store.DB, error) {
-	db, err := m.openStore(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	e := policy.New(&policy.Options{Store: db, Buckets: db, PolicyDir: m.policyDir(), Logger: m.logger()})
-	if err := e.Reload(ctx); err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return e, db, nil
-}
-
-// capabilitySource is where `policy test` gets the registry's capability
-// records: the --capabilities file when given, else the enabled installed
-// skills, exactly as the gateway projects them.
-func (m *Main) capabilitySource(file string) (policy.CapabilitySource, error) {
-	if file == "" {
-		return installedCapabilities{m}, nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var caps policy.Capabilities
-	if err := strictjson.Decode(b, &caps, 16); err != nil {
-		return nil, usageErr("--capabilities %s: %v (a JSON array of capability records; see docs/policy.md)", file, err)
-	}
-	return caps, nil
-}
 
 func (m *Main) policyCommand() *cobra.Command {
 	c := &cobra.Command{
@@ -74,21 +31,6 @@ on the store); with none configured, skillgate uses its default policy
 	c.AddCommand(m.policyCheckCommand(), m.policyTestCommand())
 	c.AddCommand(m.policyStoreCommands()...)
 	return c
-}
-
-// CheckReport is the JSON of `skillgate policy check --json`.
-type CheckReport struct {
-	OK       bool             `json:"ok"`
-	Default  bool             `json:"default,omitempty"`
-	Sources  []string         `json:"sources"`
-	Policies []*policy.Policy `json:"policies"`
-	Errors   []string         `json:"errors"`
-	// Warnings are schema findings that do not make the set invalid.
-	Warnings []string `json:"warnings"`
-	// Findings are the schema and argument findings (errors and
-	// warnings) as data: position, policy, severity, message and, for
-	// argument reads, the capabilities affected.
-	Findings []policy.Finding `json:"findings"`
 }
 
 func (m *Main) policyCheckCommand() *cobra.Command {
@@ -125,72 +67,12 @@ DATA/policies/*.cedar and the stored policies.
 Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 		Example: "  skillgate policy check\n  skillgate policy check --json my.cedar",
 		RunE: func(cmd *cobra.Command, files []string) error {
-			ctx := cmd.Context()
-			var sources []policy.Source
-			if len(files) > 0 {
-				for _, f := range files {
-					src, err := policy.ReadPolicyFile(f)
-					if err != nil {
-						return &exitError{code: exitFail, err: err}
-					}
-					sources = append(sources, src)
-				}
-			} else {
-				dir, err := policy.ReadPolicyDir(m.policyDir())
-				if err != nil {
-					return &exitError{code: exitFail, err: err}
-				}
-				sources = dir
-				db, err := m.openStore(ctx)
-				if err != nil {
-					return err
-				}
-				stored, err := db.Policies(ctx)
-				db.Close()
-				if err != nil {
-					return err
-				}
-				for _, p := range stored {
-					sources = append(sources, policy.Source{Name: "store:" + p.ID, Text: []byte(p.Text)})
-				}
-			}
-			rep := CheckReport{Sources: []string{}, Policies: []*policy.Policy{}, Errors: []string{}, Warnings: []string{}, Findings: []policy.Finding{}}
-			for _, s := range sources {
-				rep.Sources = append(rep.Sources, s.Name)
-			}
-			var set *policy.PolicySet
-			var err error
-			if len(sources) == 0 {
-				set, rep.Default = policy.DefaultPolicies(), true
-			} else {
-				set, err = policy.ParsePolicies(sources)
-			}
+			rep, err := m.app().CheckPolicies(cmd.Context(), files, capsFile)
 			if err != nil {
-				for _, line := range strings.Split(err.Error(), "\n") {
-					rep.Errors = append(rep.Errors, strings.TrimPrefix(line, policy.ErrInvalidPolicy.Error()+": "))
-				}
-			} else {
-				caps, err := m.checkCapabilities(ctx, capsFile)
-				if err != nil {
-					return err
-				}
-				findings := append(policy.ValidatePolicies(set), policy.ValidateArguments(set, caps)...)
-				findings = append(findings, policy.ValidateConstraints(set, caps)...)
-				rep.Findings = append(rep.Findings, findings...)
-				for _, f := range findings {
-					if f.Severity == policy.SeverityError {
-						rep.Errors = append(rep.Errors, f.String())
-					} else {
-						rep.Warnings = append(rep.Warnings, f.String())
-					}
-				}
-				rep.OK = len(rep.Errors) == 0
-				if rep.OK {
-					rep.Policies = set.Policies()
-				}
+				return failure(err)
 			}
 			if asJSON {
-				if err := writeJSON(m.Stdout, rep); err != nil {
+				if err := jsonout.Write(m.Stdout, rep); err != nil {
 					return err
 				}
 			} else {
@@ -202,7 +84,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 				}
 				switch {
 				case rep.Default:
-					fmt.Fprintf(m.Stdout, "no policies in %s or the store: the default policy applies (permit every invoke in scope)\n", m.policyDir())
+					fmt.Fprintf(m.Stdout, "no policies in %s or the store: the default policy applies (permit every invoke in scope)\n", m.app().PolicyDir())
 				case rep.OK:
 					fmt.Fprintf(m.Stdout, "ok: %s in %s\n", plural.Of(len(rep.Policies), "policy", "policies"), plural.Of(len(rep.Sources), "source", "sources"))
 				}
@@ -216,22 +98,6 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	c.Flags().StringVar(&capsFile, "capabilities", "", "a JSON file of capability records (with inputSchema) to check call arguments against, instead of the installed skills")
 	return c
-}
-
-// checkCapabilities are the capabilities `policy check` checks argument
-// reads against: the --capabilities file, else the installed skills' when
-// the data directory holds a registry, else none.
-func (m *Main) checkCapabilities(ctx context.Context, file string) ([]policy.Capability, error) {
-	if file == "" {
-		if !m.storeExists() {
-			return nil, nil
-		}
-	}
-	src, err := m.capabilitySource(file)
-	if err != nil {
-		return nil, err
-	}
-	return src.Capabilities(ctx)
 }
 
 func (m *Main) policyTestCommand() *cobra.Command {
@@ -266,30 +132,17 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					return usageErr("--args: a JSON object, like '{\"path\":\"/srv/a\"}'")
 				}
 			}
-			src, err := m.capabilitySource(capsFile)
-			if err != nil {
-				return err
-			}
-			e, db, err := m.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if err := e.LoadCapabilities(ctx, src); err != nil {
-				return err
-			}
-			ref, err := e.ResolveCapability(capName)
-			if err != nil {
-				return usageErr("--capability: %v", err)
-			}
 			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}
-			rep := policy.TestReport{Principal: p, Capability: ref.String(), Args: args, Decision: e.Test(ctx, p, ref, args)}
+			rep, grant, err := m.app().TestPolicy(ctx, p, capName, args, capsFile)
+			if err != nil {
+				return err
+			}
 			if asJSON {
-				if err := writeJSON(m.Stdout, rep); err != nil {
+				if err := jsonout.Write(m.Stdout, rep); err != nil {
 					return err
 				}
 			} else {
-				fmt.Fprintf(m.Stdout, "%s %s → %s\n", p, ref, rep.Effect)
+				fmt.Fprintf(m.Stdout, "%s %s → %s\n", p, rep.Capability, rep.Effect)
 				for _, r := range rep.Reasons {
 					where := ""
 					if r.Position != "" {
@@ -297,8 +150,8 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					}
 					fmt.Fprintf(m.Stdout, "  %s: %s%s\n", r.Kind, r.Message, where)
 				}
-				if cmd, ok := e.GrantCommand(p, ref); ok && rep.Effect == capability.RequireApproval {
-					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", cmd)
+				if grant != "" {
+					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", grant)
 				}
 			}
 			if rep.Effect != capability.Allow {
@@ -415,32 +268,13 @@ otherwise the error lists the skills to choose from.`,
 			if by == "" {
 				by = m.Getenv("USER")
 			}
-			e, db, err := m.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			// The installed skills' capabilities: a grant must match one,
-			// and the short form is bound to the one skill offering it.
-			if err := e.LoadCapabilities(ctx, installedCapabilities{m}); err != nil {
-				return err
-			}
-			capName := args[1]
-			if capName != "*" && !strings.Contains(capName, ":") {
-				if capName, err = e.ResolveGrantCapability(capName); err != nil {
-					return usageErr("%v", err)
-				}
-			}
-			g, err := e.AddGrant(ctx, policy.Grant{Principal: args[0], Capability: capName, Args: ga, Level: capability.RiskLevel(level),
+			g, err := m.app().AddGrant(ctx, policy.Grant{Principal: args[0], Capability: args[1], Args: ga, Level: capability.RiskLevel(level),
 				ExpiresAt: exp, Uses: uses, Reason: reason, CreatedBy: by})
-			if errors.Is(err, policy.ErrInvalidGrant) {
-				return usageErr("%v", err)
-			}
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, g)
+				return jsonout.Write(m.Stdout, g)
 			}
 			fmt.Fprintln(m.Stdout, g.ID)
 			return nil
@@ -464,14 +298,14 @@ func (m *Main) grantLsCommand() *cobra.Command {
 		Short: "List grants (revoked ones are not listed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, db, err := m.openPolicy(cmd.Context())
+			e, db, err := m.app().OpenPolicy(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer db.Close()
 			gs := e.Grants()
 			if asJSON {
-				return writeJSON(m.Stdout, gs)
+				return jsonout.Write(m.Stdout, gs)
 			}
 			if len(gs) == 0 {
 				fmt.Fprintln(m.Stderr, "no grants; add one with 'skillgate grant add PRINCIPAL CAPABILITY --level L'")
@@ -503,12 +337,12 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 		Short: "Revoke a grant; it stops matching at its next use",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, db, err := m.openPolicy(cmd.Context())
+			e, db, err := m.app().OpenPolicy(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			if err := e.RevokeGrant(cmd.Context(), args[0], m.actor()); err != nil {
+			if err := e.RevokeGrant(cmd.Context(), args[0], m.app().Actor()); err != nil {
 				if errors.Is(err, policy.ErrGrantNotFound) {
 					return &exitError{code: exitFail, err: err}
 				}
@@ -518,27 +352,4 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// installedCapabilities reads the capabilities the gateway serves: those
-// of the first_party skills and of the enabled installed skills.
-type installedCapabilities struct{ m *Main }
-
-// Capabilities implements policy.CapabilitySource.
-func (ic installedCapabilities) Capabilities(ctx context.Context) ([]policy.Capability, error) {
-	svc, closeFn, err := ic.m.openInstalls(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	reg, closeReg, err := ic.m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		return nil, err
-	}
-	defer closeReg()
-	skills, err := broker.LoadAll(broker.LoadFirstParty(reg, nil), broker.LoadInstalled(svc))(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return broker.PolicyCapabilities(skills), nil
 }

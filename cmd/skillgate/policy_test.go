@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
@@ -48,7 +49,7 @@ func TestPolicyCLI(t *testing.T) {
 		t.Fatalf("check bad: %d %q\n got: %q\nwant: %q", code, out, errs, want)
 	}
 	code, out, _ = run(t, data, "policy", "check", "--json", bad)
-	var rep CheckReport
+	var rep app.CheckReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || rep.OK || len(rep.Errors) != 1 {
 		t.Fatalf("check --json: %d %v %+v", code, err, rep)
 	}

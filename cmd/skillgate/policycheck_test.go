@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/app"
 )
 
 // TestPolicyCheckSchema checks that `policy check` refuses policies that
@@ -50,7 +52,7 @@ func TestPolicyCheckSchema(t *testing.T) {
 		})
 	}
 	code, out, _ := run(t, t.TempDir(), "policy", "check", "--json", warn, typo)
-	var rep CheckReport
+	var rep app.CheckReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || rep.OK || len(rep.Errors) != 1 || len(rep.Warnings) != 1 {
 		t.Errorf("--json: %d %v %s", code, err, out)
 	}
@@ -84,7 +86,7 @@ func TestPolicyCheckArguments(t *testing.T) {
 		t.Errorf("text: %d %q\n got %q\nwant %q", code, out, errs, strings.Join(want, "\n")+"\n")
 	}
 	code, out, _ = run(t, t.TempDir(), "policy", "check", "--json", "--capabilities", caps, pol)
-	var rep CheckReport
+	var rep app.CheckReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK || strings.Join(rep.Warnings, "\n") != strings.Join(want, "\n") ||
 		len(rep.Findings) != 2 || strings.Join(rep.Findings[1].Capabilities, ",") != "files:fs/write_file" {
 		t.Errorf("--json: %d %v %s", code, err, out)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,15 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/app"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
-	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
-
-// maxStoredPolicy bounds the text of one stored policy, as a policy file
-// is bounded.
-const maxStoredPolicy = policy.MaxPolicyFileBytes
 
 // policyStoreCommands are `policy put`, `policy rm` and `policy ls`: the
 // policies kept in the metadata store, which every process on it (every
@@ -41,7 +35,7 @@ within a second. The change is audited (policy.put).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id, file := args[0], args[1]
-			if err := checkStoredPolicyID(id); err != nil {
+			if err := app.CheckPolicyID(id); err != nil {
 				return err
 			}
 			var r io.Reader = m.Stdin
@@ -55,30 +49,18 @@ within a second. The change is audited (policy.put).`,
 			} else if r == nil {
 				r = os.Stdin
 			}
-			text, err := io.ReadAll(io.LimitReader(r, maxStoredPolicy+1))
+			text, err := io.ReadAll(io.LimitReader(r, app.MaxStoredPolicy+1))
 			if err != nil {
 				return err
 			}
-			if len(text) > maxStoredPolicy {
-				return usageErr("%s: larger than %d bytes; split it", file, maxStoredPolicy)
+			if len(text) > app.MaxStoredPolicy {
+				return usageErr("%s: larger than %d bytes; split it", file, app.MaxStoredPolicy)
 			}
-			db, err := m.openStore(ctx)
+			n, err := m.app().PutPolicy(ctx, id, text)
 			if err != nil {
-				return err
+				return failure(err)
 			}
-			defer db.Close()
-			// The set the new text joins must load, as the gateway loads it.
-			set, err := policy.LoadPolicies(ctx, m.policyDir(), replacing{db, store.StoredPolicy{ID: id, Text: string(text)}})
-			if err != nil {
-				return &exitError{code: exitFail, err: fmt.Errorf("policy %s refused, nothing stored: %w", id, err)}
-			}
-			if err := db.PutPolicy(ctx, store.StoredPolicy{ID: id, Text: string(text)}); err != nil {
-				return err
-			}
-			if err := m.auditPolicy(cmd, db, "policy.put", id, len(text)); err != nil {
-				return err
-			}
-			fmt.Fprintf(m.Stdout, "stored policy %s (%s in the set)\n", id, plural.Of(set.Len(), "policy", "policies"))
+			fmt.Fprintf(m.Stdout, "stored policy %s (%s in the set)\n", id, plural.Of(n, "policy", "policies"))
 			return nil
 		},
 	}
@@ -88,27 +70,8 @@ within a second. The change is audited (policy.put).`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			db, err := m.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			ps, err := db.Policies(ctx)
-			if err != nil {
-				return err
-			}
-			found := false
-			for _, p := range ps {
-				found = found || p.ID == args[0]
-			}
-			if !found {
-				return &exitError{code: exitFail, err: fmt.Errorf("no stored policy %q (list them with 'skillgate policy ls')", args[0])}
-			}
-			if err := db.DeletePolicy(ctx, args[0]); err != nil {
-				return err
-			}
-			if err := m.auditPolicy(cmd, db, "policy.remove", args[0], 0); err != nil {
-				return err
+			if err := m.app().RemovePolicy(ctx, args[0]); err != nil {
+				return failure(err)
 			}
 			fmt.Fprintf(m.Stdout, "removed policy %s\n", args[0])
 			return nil
@@ -121,7 +84,7 @@ within a second. The change is audited (policy.put).`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			db, err := m.openStore(ctx)
+			db, err := m.app().OpenStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -134,7 +97,7 @@ within a second. The change is audited (policy.put).`,
 				if ps == nil {
 					ps = []store.StoredPolicy{}
 				}
-				return writeJSON(m.Stdout, ps)
+				return jsonout.Write(m.Stdout, ps)
 			}
 			if len(ps) == 0 {
 				fmt.Fprintln(m.Stderr, "no stored policies; add one with 'skillgate policy put ID FILE'")
@@ -150,55 +113,4 @@ within a second. The change is audited (policy.put).`,
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print as JSON (with the texts)")
 	return []*cobra.Command{put, rm, ls}
-}
-
-// checkStoredPolicyID accepts ids of letters, digits, '-', '_' and '.', at
-// most 128 bytes.
-func checkStoredPolicyID(id string) error {
-	if id == "" || len(id) > 128 {
-		return usageErr("policy id %q: 1 to 128 letters, digits, '-', '_' or '.'", id)
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return usageErr("policy id %q: 1 to 128 letters, digits, '-', '_' or '.'", id)
-		}
-	}
-	return nil
-}
-
-// auditPolicy records a stored policy's change.
-func (m *Main) auditPolicy(cmd *cobra.Command, db store.DB, action, id string, size int) error {
-	data, _ := json.Marshal(map[string]any{"bytes": size})
-	_, err := audit.NewLog(db).Append(cmd.Context(), audit.Record{Time: time.Now(), Actor: m.actor(), Action: action, Subject: "policy:" + id, Data: data})
-	if err != nil {
-		return fmt.Errorf("audit of %s %s: %w", action, id, err)
-	}
-	return nil
-}
-
-// replacing is the store's policies with p put in (as PutPolicy would).
-type replacing struct {
-	db store.DB
-	p  store.StoredPolicy
-}
-
-func (r replacing) Policies(ctx context.Context) ([]store.StoredPolicy, error) {
-	ps, err := r.db.Policies(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]store.StoredPolicy, 0, len(ps)+1)
-	added := false
-	for _, p := range ps {
-		if p.ID == r.p.ID {
-			p, added = r.p, true
-		} else if !added && p.ID > r.p.ID {
-			out, added = append(out, r.p), true
-		}
-		out = append(out, p)
-	}
-	if !added {
-		out = append(out, r.p)
-	}
-	return out, nil
 }

@@ -1,27 +1,25 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/agent/catalog"
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
-	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
 func (m *Main) lsCommand() *cobra.Command {
@@ -68,12 +66,12 @@ skill_list JSON that agents get over MCP: an array of
 			if all {
 				q.Disabled, q.Rejected, q.Shadowed = true, true, true
 			}
-			es, err := m.list(cmd.Context(), q)
+			es, err := m.app().List(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				_, err := fmt.Fprintln(m.Stdout, catalog.JSON(items(es)))
+				_, err := fmt.Fprintln(m.Stdout, catalog.JSON(app.CatalogItems(es)))
 				return err
 			}
 			if len(es) == 0 {
@@ -106,25 +104,6 @@ skill_list JSON that agents get over MCP: an array of
 	return c
 }
 
-// list opens the registry and runs one query.
-func (m *Main) list(ctx context.Context, q registry.Query) ([]registry.Entry, error) {
-	reg, closeFn, err := m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	return reg.List(ctx, q)
-}
-
-func items(es []registry.Entry) []catalog.Item {
-	out := make([]catalog.Item, 0, len(es))
-	for _, e := range es {
-		out = append(out, catalog.Item{Name: e.Name, Description: e.Description, Tier: e.Tier, InvokableBy: e.InvokableBy,
-			Source: e.Root, Category: e.Category, Version: e.Version.Version, Trust: e.Trust, Location: e.File})
-	}
-	return out
-}
-
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
@@ -145,58 +124,17 @@ rejected skill can be named by its name or its directory, to read why.
 Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits, false)
+			d, err := m.app().ShowSkill(cmd.Context(), args[0])
 			if err != nil {
-				return err
-			}
-			defer closeFn()
-			d, err := reg.Show(cmd.Context(), args[0])
-			if err != nil {
-				if errors.Is(err, registry.ErrNotFound) {
-					// A skill the last scan left out for its depth says so.
-					ws, werr := reg.NotScanned(cmd.Context(), args[0])
-					if werr != nil {
-						return werr
-					}
-					if len(ws) > 0 {
-						return &exitError{code: exitFail, err: fmt.Errorf("%w\n%s", err, strings.Join(ws, "\n"))}
-					}
-				}
 				if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrAmbiguous) {
 					return &exitError{code: exitFail, err: err}
 				}
 				return err
 			}
-			// An imported skill says where its version came from.
-			var prov *install.Provenance
-			if d.Entry.Trust == "imported" && d.Entry.Digest != "" {
-				if svc, closeInst, err := m.openInstalls(cmd.Context()); err == nil {
-					prov, err = svc.ProvenanceOf(cmd.Context(), d.Entry.Digest)
-					closeInst()
-					if err != nil {
-						return err
-					}
-				}
-			}
-			// A first_party skill says who signed it: its root's signed
-			// index or its own signature, as a scan checks them now.
-			var sig *signature.Provenance
-			var sigErr error
-			if d.Entry.Trust == signature.TrustFirstParty && d.Entry.Valid {
-				sig, sigErr = m.rootSignature(cmd.Context(), d.Entry.Root, d.Entry.Dir)
-			}
 			if asJSON {
-				out := struct {
-					*registry.Details
-					Provenance *install.Provenance   `json:"provenance,omitempty"`
-					Signature  *signature.Provenance `json:"signature,omitempty"`
-					SigError   string                `json:"signatureError,omitempty"`
-				}{Details: d, Provenance: prov, Signature: sig}
-				if sigErr != nil {
-					out.SigError = sigErr.Error()
-				}
-				return writeJSON(m.Stdout, out)
+				return jsonout.Write(m.Stdout, d)
 			}
+			prov, sig := d.Provenance, d.Signature
 			e := d.Entry
 			w := m.Stdout
 			fmt.Fprintf(w, "name:         %s\n", e.Name)
@@ -229,8 +167,8 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 					fmt.Fprintf(w, " (index %s)", sig.Index)
 				}
 				fmt.Fprintln(w)
-			case sigErr != nil:
-				fmt.Fprintf(w, "signed:       not now: %v\n", sigErr)
+			case d.SigError != "":
+				fmt.Fprintf(w, "signed:       not now: %s\n", d.SigError)
 			}
 			if e.Digest != "" {
 				fmt.Fprintf(w, "digest:       %s\n", e.Digest)
@@ -288,7 +226,7 @@ is never empty, and what was left out is reported on stderr.`,
 			var its []catalog.Item
 			if len(args) > 0 {
 				for _, a := range args {
-					it, err := readProperties(a)
+					it, err := app.ReadProperties(a)
 					if err != nil {
 						return &exitError{code: exitFail, err: err}
 					}
@@ -303,11 +241,11 @@ is never empty, and what was left out is reported on stderr.`,
 					}
 					q.AgentTier = t
 				}
-				es, err := m.list(cmd.Context(), q)
+				es, err := m.app().List(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
-				its = items(es)
+				its = app.CatalogItems(es)
 			}
 			out, rep := catalog.Budget(its, f, budget)
 			if len(args) > 0 && f == catalog.FormatXML {
@@ -331,58 +269,6 @@ is never empty, and what was left out is reported on stderr.`,
 	c.Flags().IntVar(&budget, "budget", 0, "character budget for the catalog (0: no limit)")
 	c.Flags().StringVar(&inv, "invokable-by", "", "registry catalog: only the pool of this agent tier")
 	return c
-}
-
-// readProperties is skills-ref's read_properties: the frontmatter read
-// strictly, name and description required, no further validation.
-func readProperties(p string) (catalog.Item, error) {
-	dir := skill.ResolvePath(p)
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		if r, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = r
-		}
-	}
-	b, name, err := skill.ReadFile(abs)
-	if name == "" {
-		return catalog.Item{}, fmt.Errorf("SKILL.md not found in %s", dir)
-	}
-	if err != nil {
-		return catalog.Item{}, fmt.Errorf("%s: %w", dir, err)
-	}
-	s := skill.Parse(b, filepath.Base(abs), skill.Options{Mode: skill.Strict})
-	if s.Frontmatter == nil {
-		return catalog.Item{}, fmt.Errorf("%s: %s", dir, strings.Join(s.Errors(), "; "))
-	}
-	get := func(k string) (string, error) {
-		v, ok := s.Frontmatter.Get(k)
-		if !ok {
-			return "", fmt.Errorf("%s: Missing required field in frontmatter: %s", dir, k)
-		}
-		str, isStr := v.(string)
-		if !isStr || strings.TrimSpace(str) == "" {
-			return "", fmt.Errorf("%s: Field '%s' must be a non-empty string", dir, k)
-		}
-		return strings.TrimSpace(str), nil
-	}
-	n, err := get("name")
-	if err != nil {
-		return catalog.Item{}, err
-	}
-	d, err := get("description")
-	if err != nil {
-		return catalog.Item{}, err
-	}
-	return catalog.Item{Name: n, Description: d, Tier: s.Tier, InvokableBy: tiers(s.InvokableBy), Source: filepath.Dir(abs),
-		Category: s.Category, Version: s.Version, Location: filepath.Join(abs, name)}, nil
-}
-
-func tiers(ts []skill.AgentTier) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = string(t)
-	}
-	return out
 }
 
 func (m *Main) driftCommand() *cobra.Command {
@@ -414,7 +300,7 @@ usage error (a missing argument, or a folder that does not exist).`,
 				return err
 			}
 			if asJSON {
-				if err := writeJSON(m.Stdout, struct {
+				if err := jsonout.Write(m.Stdout, struct {
 					*discover.DriftReport
 					InSync bool `json:"in_sync"`
 				}{rep, rep.InSync()}); err != nil {
@@ -483,15 +369,7 @@ func (m *Main) enableCommand(enable bool) *cobra.Command {
 			if ok, err := m.enableImported(cmd.Context(), args[0], enable, asJSON); ok || err != nil {
 				return err
 			}
-			reg, closeFn, err := m.openRegistry(cmd.Context(), discover.DefaultLimits, false)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			if err := reg.SetEnabled(cmd.Context(), args[0], enable); err != nil {
-				if errors.Is(err, registry.ErrNotFound) && capability.IsReservedName(args[0]) {
-					err = fmt.Errorf("%s is one of skillgate's own tools (trust core): always on, it cannot be %sd (see docs/trust.md)", args[0], verb)
-				}
+			if err := m.app().SetEnabled(cmd.Context(), args[0], enable); err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
 			fmt.Fprintf(m.Stdout, "%sd %s\n", verb, args[0])

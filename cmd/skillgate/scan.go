@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 )
@@ -71,11 +73,11 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			rs, err := m.roots(roots, trust, cfg)
+			rs, err := m.app().Roots(roots, trust, cfg)
 			if err != nil {
 				return err
 			}
-			reg, closeFn, err := m.openRegistry(cmd.Context(), m.limits(cfg, maxDepth, maxDirs), true)
+			reg, closeFn, err := m.app().OpenRegistry(cmd.Context(), app.Limits(cfg, maxDepth, maxDirs), true)
 			if err != nil {
 				return err
 			}
@@ -92,7 +94,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 					fmt.Fprintf(tty, "\r\033[Kscanning: %s %d/%d", phase, done, total)
 				}
 			}
-			res, err := m.scanAll(cmd.Context(), reg, rs, cfg, scanOptions{storage: &sf, mirror: mirrorS3}, progress)
+			res, err := m.app().ScanAll(cmd.Context(), reg, rs, cfg, app.ScanOptions{Storage: &sf, Mirror: mirrorS3}, progress)
 			if progress != nil {
 				fmt.Fprint(tty, "\r\033[K")
 			}
@@ -100,7 +102,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, res)
+				return jsonout.Write(m.Stdout, res)
 			}
 			printScan(m, res.ScanReport)
 			printStorage(m, res)
@@ -168,4 +170,29 @@ func trustNote(trust string) string {
 		return ""
 	}
 	return ", " + trust
+}
+
+// printStorage prints what the bucket added to a scan's report.
+func printStorage(m *Main, res *app.ScanResult) {
+	if res.Libraries != nil {
+		for _, n := range res.Libraries.Notes {
+			fmt.Fprintf(m.Stdout, "tenant libraries: %s\n", n)
+		}
+		for _, t := range res.Libraries.Tenants {
+			fmt.Fprintf(m.Stdout, "tenant library %s: %s in the bucket, %d copied, %d unchanged, %d removed\n",
+				t.Tenant, plural.Of(t.Skills, "skill", "skills"), t.Copied, t.Unchanged, t.Removed)
+			for _, r := range t.Refused {
+				fmt.Fprintf(m.Stdout, "  refused: %s: %s\n", r.Skill, r.Reason)
+			}
+			for _, n := range t.Notes {
+				fmt.Fprintf(m.Stdout, "  note: %s\n", n)
+			}
+		}
+	}
+	if r := res.Mirror; r != nil {
+		fmt.Fprintf(m.Stdout, "Mirror: %s, %d uploaded, %d unchanged, %d removed\n", plural.Of(r.Skills, "skill", "skills"), r.Uploaded, r.Unchanged, r.Removed)
+		for _, f := range r.Failed {
+			fmt.Fprintf(m.Stdout, "  failed: %s\n", f)
+		}
+	}
 }

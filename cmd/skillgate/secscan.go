@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
@@ -59,7 +60,7 @@ Exit codes: 0 no finding at or above --fail-on (default high), 1 some,
 				}
 				fmt.Fprintln(m.Stdout, string(out))
 			case asJSON:
-				if err := writeJSON(m.Stdout, rep); err != nil {
+				if err := jsonout.Write(m.Stdout, rep); err != nil {
 					return err
 				}
 			default:

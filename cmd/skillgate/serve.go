@@ -1,27 +1,16 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/edge/admin"
-	"github.com/skillgate/skillgate/internal/edge/metrics"
-	"github.com/skillgate/skillgate/internal/platform/plural"
 	"net"
-	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/edge/server"
-	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 )
-
-// readyBucketTimeout bounds the bucket's part of a readiness check.
-const readyBucketTimeout = 2 * time.Second
 
 func (m *Main) serveCommand() *cobra.Command {
 	var addr string
@@ -87,168 +76,38 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			if lim.MaxClientConns < 0 {
 				return usageErr("--max-client-conns must not be negative (0: no limit)")
 			}
-			var d *gatewayDeps
-			var lead *leadership
-			mx := metrics.New(metrics.Sources{
-				Upstreams: func() (alive, total int) {
-					for _, st := range d.caps.PoolStats() {
-						total++
-						if st.Alive {
-							alive++
-						}
-					}
-					return alive, total
+			srv, err := m.app().OpenServer(ctx, app.ServeOptions{
+				Addr: addr, RescanInterval: interval, CheckpointInterval: checkpointInterval,
+				Roots: roots, Trust: trust, Storage: &sf, Limits: lim,
+				RescanFailed: func(why string, err error) {
+					fmt.Fprintf(m.Stderr, "skillgate serve: rescan (%s): %v\n", why, err)
 				},
-				Connections: func() int { return d.gw.Connections() },
-				Leader:      func() bool { return lead != nil && lead.Leading() },
 			})
-			d, err := m.openGateway(ctx, &sf, observers{observe: mx.Observe, changed: mx.Changed})
 			if err != nil {
 				return err
 			}
-			defer d.close()
-			defer d.startWatch(ctx, time.Second)()
-			ts, err := m.tokenSet(ctx, d.db)
-			if err != nil {
-				return err
+			a := srv.Addr()
+			if ip, ok := a.(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
+				fmt.Fprintf(m.Stderr, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", a)
 			}
-			tokens, err := server.OpenTokenSet(ctx, ts)
-			if err != nil {
-				return err
-			}
-			// On a store replicas share, one of them is elected to do the
-			// periodic work, and each wakes its caches when another commits
-			// a change.
-			lead, stopReplica := d.startReplica(ctx, tokens.Reload)
-			defer stopReplica()
-			defer d.maintainSessions(ctx, lead.Leading)()
-			defer m.checkpointEvery(ctx, audit.NewLog(d.db), checkpointInterval, lead.Leading, d.log)()
-			rescan := func(ctx context.Context) (bool, error) {
-				rs, err := m.rescanRoots(ctx, d.reg, roots, trust)
-				if err != nil {
-					return false, err
-				}
-				cfg, err := m.config()
-				if err != nil {
-					return false, err
-				}
-				return d.gw.Rescan(ctx, func(ctx context.Context) error {
-					_, err := m.scanAll(ctx, d.reg, rs, cfg, scanOptions{storage: &sf}, nil)
-					return err
-				})
-			}
-			ready := func(ctx context.Context) error {
-				if err := d.db.Ping(ctx); err != nil {
-					mx.StoreError()
-					return fmt.Errorf("store: %w", err)
-				}
-				if d.bucket != nil {
-					// A listing of one key: the bucket exists and the
-					// credentials are good. Bounded, so that a load
-					// balancer's probe gets its answer in time.
-					bctx, cancel := context.WithTimeout(ctx, readyBucketTimeout)
-					defer cancel()
-					if _, err := d.bucket.List(bctx, "", 1); err != nil {
-						return fmt.Errorf("bucket: %w", err)
-					}
-				}
-				return nil
-			}
-			srv, err := server.New(server.Options{Gateway: d.gw, Tokens: tokens, Rescan: rescan, Logger: d.log, Version: version, Ready: ready})
-			if err != nil {
-				return err
-			}
-			srv.MountInstalls(d.installs)
-			srv.MountPolicy(d.caps.Engine)
-			changes, err := m.newChanges(d.db, d.installs)
-			if err != nil {
-				return err
-			}
-			srv.MountChanges(changes)
-			cfg, err := m.config()
-			if err != nil {
-				return err
-			}
-			var mirrors []admin.Mirror
-			for _, mr := range cfg.Mirrors {
-				mirrors = append(mirrors, admin.Mirror{Canonical: expandHome(mr.Canonical, m.Getenv("HOME")), Mirror: expandHome(mr.Mirror, m.Getenv("HOME")),
-					Limits: m.limits(cfg, 0, 0)})
-			}
-			console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Token: srv.CurrentToken, Installs: d.installs, Policy: d.caps.Engine, Registry: d.reg, SkillFiles: d.sessions,
-				Changes: changes, Mirrors: mirrors, Audit: audit.NewLog(d.db), Logger: d.log})
-			if err != nil {
-				return err
-			}
-			srv.MountAdmin(console)
-			srv.MountMetrics(mx.Handler())
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return fmt.Errorf("listen on %s: %w", addr, err)
-			}
-			if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
-				fmt.Fprintf(m.Stderr, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", ln.Addr())
-			}
-			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%s in %s); admin console at http://%s/admin/\n", ln.Addr(), plural.Of(tokens.Len(), "token", "tokens"), tokens.Path(), ln.Addr())
-			if tokens.Len() == 0 {
+			n, where := srv.Tokens()
+			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%s in %s); admin console at http://%s/admin/\n", a, plural.Of(n, "token", "tokens"), where, a)
+			if n == 0 {
 				fmt.Fprintf(m.Stderr, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
 			}
-			hs, err := server.NewHTTPServer(srv, &lim, d.log)
-			if err != nil {
-				ln.Close()
-				return usageErr("%v", err)
+			if err := srv.Run(ctx); err != nil {
+				return err
 			}
-			hs.BaseContext = func(net.Listener) context.Context { return ctx }
-			served := make(chan error, 1)
-			go func() { served <- hs.Serve(ln) }()
-
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			var tick <-chan time.Time
-			if interval > 0 {
-				t := time.NewTicker(interval)
-				defer t.Stop()
-				tick = t.C
+			if ctx.Err() != nil {
+				fmt.Fprintln(m.Stderr, "skillgate serve: stopped")
 			}
-			doRescan := func(why string) {
-				changed, err := rescan(ctx)
-				if err != nil {
-					fmt.Fprintf(m.Stderr, "skillgate serve: rescan (%s): %v\n", why, err)
-					return
-				}
-				d.log.InfoContext(ctx, "rescan", "trigger", why, "changed", changed)
-			}
-			for {
-				select {
-				case err := <-served:
-					if errors.Is(err, http.ErrServerClosed) {
-						return nil
-					}
-					return err
-				case <-hup:
-					doRescan("SIGHUP")
-				case <-tick:
-					// Replicas on one store rescan once: the leader does.
-					if lead.Leading() {
-						doRescan("interval")
-					}
-				case <-ctx.Done():
-					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					err := hs.Shutdown(sctx)
-					cancel()
-					if err != nil {
-						hs.Close()
-					}
-					fmt.Fprintln(m.Stderr, "skillgate serve: stopped")
-					return nil
-				}
-			}
+			return nil
 		},
 	}
 	f := c.Flags()
 	f.StringVar(&addr, "addr", envOr(m.Getenv("SKILLGATE_ADDR"), "127.0.0.1:7777"), "address to listen on ($SKILLGATE_ADDR); port 0 picks a free port")
 	f.DurationVar(&interval, "rescan-interval", 0, "rescan the registry this often (0: only on POST /v1/scan and SIGHUP)")
-	f.DurationVar(&checkpointInterval, "audit-checkpoint-interval", time.Hour, "sign the audit head into DATA/"+auditCheckpointFile+" this often when the log grew (0: never)")
+	f.DurationVar(&checkpointInterval, "audit-checkpoint-interval", time.Hour, "sign the audit head into DATA/"+app.AuditCheckpointFile+" this often when the log grew (0: never)")
 	f.StringArrayVar(&roots, "root", nil, "root to rescan, DIR[=scope] (default: the roots of the last scan); repeatable")
 	f.StringVar(&trust, "trust", "", "trust of the --root roots: imported (default) or first_party")
 	f.DurationVar(&lim.HeaderTimeout, "header-timeout", lim.HeaderTimeout, "close a connection whose request headers take longer (0: no bound)")

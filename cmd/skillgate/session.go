@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,99 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/agent/session"
-	"github.com/skillgate/skillgate/internal/decision/policy"
-	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/app"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 )
-
-// configSessions is the sessions: section of the configuration file.
-type configSessions struct {
-	// IdleExpiry is how long a session may go unused before it expires
-	// ("30d", "12h"); empty means defaultIdleExpiry, and "0" or "never"
-	// keeps sessions until an operator removes them.
-	IdleExpiry string `yaml:"idle_expiry"`
-}
-
-// defaultIdleExpiry is the idle expiry of sessions when the configuration
-// names none: sessions do not pile up unless an operator asks for it.
-const defaultIdleExpiry = 24 * time.Hour
-
-// idleExpiry returns the configured idle expiry (0: never). The error
-// names no field: [Main.validateConfig] adds it.
-func (c *Config) idleExpiry() (time.Duration, error) {
-	switch s := c.Sessions.IdleExpiry; s {
-	case "":
-		return defaultIdleExpiry, nil
-	case "0", "never":
-		return 0, nil
-	}
-	d, err := parseIdle(c.Sessions.IdleExpiry)
-	if err != nil {
-		return 0, fmt.Errorf("%w (0 or never keeps sessions; the default is 1d)", err)
-	}
-	return d, nil
-}
-
-// parseIdle reads a positive idle time, as policy.ParseDuration writes
-// durations everywhere (90m, 12h, 30d).
-func parseIdle(s string) (time.Duration, error) {
-	d, err := policy.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration like 90m, 12h or 30d", s)
-	}
-	return d, nil
-}
-
-// maintainSessions runs the session manager's background pass (heartbeat
-// of attached sessions and, while prune reports true, pruning of expired
-// ones) while the
-// command runs; the returned stop ends it and waits.
-func (d *gatewayDeps) maintainSessions(ctx context.Context, prune func() bool) (stop func()) {
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		d.sessions.Maintain(mctx, 0, prune)
-	}()
-	return func() { cancel(); <-done }
-}
-
-// openSessions opens the session manager of the data directory for the
-// operator commands; close releases it.
-func (m *Main) openSessions(ctx context.Context, sf *storageFlags) (mgr *session.Manager, idle time.Duration, close func(), err error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	if idle, err = cfg.idleExpiry(); err != nil {
-		return nil, 0, nil, err
-	}
-	var closers []func() error
-	close = func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			_ = closers[i]()
-		}
-	}
-	db, err := m.openStore(ctx)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	closers = append(closers, db.Close)
-	log := m.logger()
-	src, ws, err := m.openSkillStorage(sf, cfg, log, &closers)
-	if err != nil {
-		close()
-		return nil, 0, nil, err
-	}
-	mgr, err = session.NewManager(session.Options{
-		Catalog: registry.New(db, registry.Options{Logger: log}), Versions: db, Store: db,
-		Source: src, Workspace: ws, IdleExpiry: idle, Logger: log,
-	})
-	if err != nil {
-		close()
-		return nil, 0, nil, err
-	}
-	return mgr, idle, close, nil
-}
 
 func (m *Main) sessionCommand() *cobra.Command {
 	c := &cobra.Command{
@@ -137,7 +46,7 @@ prints [{"id", "principal", "skills", "created", "last_used"}].`,
 		Example: "  skillgate session ls\n  skillgate session ls --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			mgr, _, closeAll, err := m.openSessions(cmd.Context(), &lsSF)
+			mgr, _, closeAll, err := m.app().OpenSessions(cmd.Context(), &lsSF)
 			if err != nil {
 				return err
 			}
@@ -147,7 +56,7 @@ prints [{"id", "principal", "skills", "created", "last_used"}].`,
 				return err
 			}
 			if lsJSON {
-				return writeJSON(m.Stdout, list)
+				return jsonout.Write(m.Stdout, list)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(m.Stderr, "no sessions")
@@ -176,7 +85,7 @@ skills. Exits 1 when an id does not exist (the others are still removed).`,
 					return usageErr("%v", err)
 				}
 			}
-			mgr, _, closeAll, err := m.openSessions(cmd.Context(), &rmSF)
+			mgr, _, closeAll, err := m.app().OpenSessions(cmd.Context(), &rmSF)
 			if err != nil {
 				return err
 			}
@@ -218,13 +127,13 @@ prints the sessions as 'session ls --json' does.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var idle time.Duration
 			if idleFlag != "" {
-				d, err := parseIdle(idleFlag)
+				d, err := app.ParseIdle(idleFlag)
 				if err != nil {
 					return usageErr("--idle: %v", err)
 				}
 				idle = d
 			}
-			mgr, configured, closeAll, err := m.openSessions(cmd.Context(), &prSF)
+			mgr, configured, closeAll, err := m.app().OpenSessions(cmd.Context(), &prSF)
 			if err != nil {
 				return err
 			}
@@ -240,7 +149,7 @@ prints the sessions as 'session ls --json' does.`,
 				return err
 			}
 			if prJSON {
-				return writeJSON(m.Stdout, pruned)
+				return jsonout.Write(m.Stdout, pruned)
 			}
 			verb := "pruned"
 			if dryRun {

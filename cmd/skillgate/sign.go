@@ -1,26 +1,21 @@
 package main
 
 import (
-	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
-	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/signature"
 )
-
-// keyName is what `key gen` accepts as a key's name: it names files.
-var keyName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 func (m *Main) keyCommand() *cobra.Command {
 	c := &cobra.Command{
@@ -43,51 +38,15 @@ under signing.keys in config.yaml (see docs/supply-chain.md).`,
 		Example: "  skillgate key gen release-2026 --dir ~/.config/skillgate/keys",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if !keyName.MatchString(name) {
-				return usageErr("key name %q: use lower-case letters, digits, '.', '_' and '-' (at most 64)", name)
-			}
-			priv, err := signature.GenerateKey(nil)
+			kp, err := app.GenerateKey(dir, args[0])
 			if err != nil {
-				return err
-			}
-			privPEM, err := signature.MarshalPrivateKey(priv)
-			if err != nil {
-				return err
-			}
-			pub := priv.Public().(ed25519.PublicKey)
-			pubPEM, err := signature.MarshalPublicKey(pub)
-			if err != nil {
-				return err
-			}
-			id, err := signature.KeyID(pub)
-			if err != nil {
-				return err
-			}
-			privFile, pubFile := filepath.Join(dir, name+".key"), filepath.Join(dir, name+".pub")
-			for _, f := range []string{privFile, pubFile} {
-				if _, err := os.Lstat(f); err == nil {
-					return &exitError{code: exitFail, err: fmt.Errorf("%s exists: choose another name or remove it (a key is never overwritten)", f)}
-				}
-			}
-			if err := writeNew(privFile, privPEM, 0o600); err != nil {
-				return err
-			}
-			if err := writeNew(pubFile, pubPEM, 0o644); err != nil {
-				_ = os.Remove(privFile)
-				return err
+				return failure(err)
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, struct {
-					Name       string `json:"name"`
-					KeyID      string `json:"keyId"`
-					PrivateKey string `json:"privateKeyFile"`
-					PublicKey  string `json:"publicKeyFile"`
-					PublicPEM  string `json:"publicKey"`
-				}{name, id, privFile, pubFile, string(pubPEM)})
+				return jsonout.Write(m.Stdout, kp)
 			}
-			fmt.Fprintf(m.Stdout, "%s", pubPEM)
-			fmt.Fprintf(m.Stderr, "key %s (%s): private key %s (keep it secret), public key %s\n", name, id, privFile, pubFile)
+			fmt.Fprintf(m.Stdout, "%s", kp.PublicPEM)
+			fmt.Fprintf(m.Stderr, "key %s (%s): private key %s (keep it secret), public key %s\n", kp.Name, kp.KeyID, kp.PrivateKey, kp.PublicKey)
 			return nil
 		},
 	}
@@ -146,12 +105,12 @@ one signature per skill. Invalid skills are left out and listed.`,
 				if err != nil {
 					return usageErr("%v", err)
 				}
-				ix, err := signature.SignRoot(cmd.Context(), root, priv, signature.IndexOptions{SignOptions: opts, Limits: m.limits(cfg, maxDepth, maxDirs)})
+				ix, err := signature.SignRoot(cmd.Context(), root, priv, signature.IndexOptions{SignOptions: opts, Limits: app.Limits(cfg, maxDepth, maxDirs)})
 				if err != nil {
 					return &exitError{code: exitFail, err: err}
 				}
 				if asJSON {
-					return writeJSON(m.Stdout, ix)
+					return jsonout.Write(m.Stdout, ix)
 				}
 				for _, sk := range ix.Skipped {
 					fmt.Fprintf(m.Stderr, "not signed: %s: %s\n", sk.Rel, sk.Reason)
@@ -164,7 +123,7 @@ one signature per skill. Invalid skills are left out and listed.`,
 				return &exitError{code: exitFail, err: err}
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, s)
+				return jsonout.Write(m.Stdout, s)
 			}
 			fmt.Fprintf(m.Stdout, "signed %s %s for %s by %s (key %s): %s\n", s.Predicate.Skill, s.Digest, s.Predicate.Trust, s.Predicate.Signer, s.Predicate.KeyID, s.Path)
 			return nil
@@ -210,7 +169,7 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			kr, err := m.keyring(cfg)
+			kr, err := m.app().Keyring(cfg)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -235,9 +194,9 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 					Provenance *signature.Provenance `json:"provenance,omitempty"`
 				}{Valid: verr == nil, Provenance: p}
 				if verr != nil {
-					out.Reason, out.Error = signatureReason(verr), verr.Error()
+					out.Reason, out.Error = app.SignatureReason(verr), verr.Error()
 				}
-				if err := writeJSON(m.Stdout, out); err != nil {
+				if err := jsonout.Write(m.Stdout, out); err != nil {
 					return err
 				}
 				if verr != nil {
@@ -262,60 +221,16 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 	return c
 }
 
-// indexVerdict is one skill of a signed index as verify-signature reports
-// it.
-type indexVerdict struct {
-	Rel    string `json:"rel"`
-	Valid  bool   `json:"valid"`
-	Reason string `json:"reason,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
 // verifyIndex checks the signed index of root, then every skill under
-// root (found as a scan finds them) that it lists or that has no
-// signature of its own.
-func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trust string, cfg *Config, asJSON bool) error {
-	ctx := cmd.Context()
-	rc := kr.Root(ctx, root, trust, time.Now())
-	ix, ierr := rc.Index()
-	out := struct {
-		Valid  bool           `json:"valid"`
-		Index  string         `json:"index"`
-		Reason string         `json:"reason,omitempty"`
-		Error  string         `json:"error,omitempty"`
-		Signer string         `json:"signer,omitempty"`
-		KeyID  string         `json:"keyId,omitempty"`
-		Skills []indexVerdict `json:"skills"`
-		// Missing counts the skills the index lists that the walk did
-		// not find: removed since, or beyond the walk's bounds.
-		Missing int `json:"missing"`
-	}{Index: rc.IndexPath(), Skills: []indexVerdict{}}
-	if ierr != nil {
-		out.Reason, out.Error = signatureReason(ierr), fmt.Sprintf("%s: %v", rc.IndexPath(), ierr)
-	} else {
-		out.Signer, out.KeyID = ix.Predicate.Signer, ix.KeyID
-		res, err := discover.Walk(ctx, discover.Root{Path: root}, m.limits(cfg, 0, 0))
-		if err != nil {
-			return err
-		}
-		for _, c := range res.Candidates {
-			if !ix.Lists(c.Rel) {
-				continue
-			}
-			v := indexVerdict{Rel: c.Rel, Valid: true}
-			if _, err := rc.Verify(ctx, c.Dir); err != nil {
-				v.Valid, v.Reason, v.Error = false, signatureReason(err), err.Error()
-			}
-			out.Skills = append(out.Skills, v)
-		}
-		out.Missing = ix.Len() - len(out.Skills)
+// root (found as a scan finds them) that it lists, and prints the verdict.
+func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trust string, cfg *app.Config, asJSON bool) error {
+	out, err := app.VerifyIndex(cmd.Context(), kr, root, trust, cfg)
+	if err != nil {
+		return err
 	}
-	out.Valid = ierr == nil
-	for _, v := range out.Skills {
-		out.Valid = out.Valid && v.Valid
-	}
+	ix := out.Signed
 	if asJSON {
-		if err := writeJSON(m.Stdout, out); err != nil {
+		if err := jsonout.Write(m.Stdout, out); err != nil {
 			return err
 		}
 		if !out.Valid {
@@ -323,11 +238,11 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 		}
 		return nil
 	}
-	if ierr != nil {
+	if out.IndexFailed {
 		return &exitError{code: exitFail, err: errors.New(out.Error)}
 	}
 	if out.Missing > 0 {
-		fmt.Fprintf(m.Stderr, "%d of the skills %s lists were not found under %s (removed since, or beyond --max-depth or --max-dirs)\n", out.Missing, rc.IndexPath(), root)
+		fmt.Fprintf(m.Stderr, "%d of the skills %s lists were not found under %s (removed since, or beyond --max-depth or --max-dirs)\n", out.Missing, out.Index, root)
 	}
 	bad := 0
 	for _, v := range out.Skills {
@@ -337,129 +252,8 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 		}
 	}
 	if bad > 0 {
-		return &exitError{code: exitFail, err: fmt.Errorf("%d of the %d skills %s lists are not what it signed", bad, ix.Len(), rc.IndexPath())}
+		return &exitError{code: exitFail, err: fmt.Errorf("%d of the %d skills %s lists are not what it signed", bad, ix.Len(), out.Index)}
 	}
-	fmt.Fprintf(m.Stdout, "valid: %s signs %s for %s by %s with key %s (%s) at %s\n", rc.IndexPath(), plural.Of(ix.Len(), "skill", "skills"), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
+	fmt.Fprintf(m.Stdout, "valid: %s signs %s for %s by %s with key %s (%s) at %s\n", out.Index, plural.Of(ix.Len(), "skill", "skills"), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
 	return nil
-}
-
-// signatureReason is the reason code of a verification error.
-func signatureReason(err error) string {
-	for _, r := range []struct {
-		err  error
-		code string
-	}{
-		{signature.ErrUnsigned, "unsigned"}, {signature.ErrMalformed, "malformed"},
-		{signature.ErrUntrustedKey, "untrusted_key"}, {signature.ErrBadSignature, "invalid_signature"},
-		{signature.ErrRevoked, "revoked"}, {signature.ErrExpired, "expired"},
-		{signature.ErrModified, "modified"}, {signature.ErrWrongSkill, "wrong_skill"},
-	} {
-		if errors.Is(err, r.err) {
-			return r.code
-		}
-	}
-	return "error"
-}
-
-// configSigning is the signing section of config.yaml: the keys trusted
-// to sign skills.
-type configSigning struct {
-	Keys []configKey `yaml:"keys"`
-}
-
-// configKey is one trusted key in config.yaml.
-type configKey struct {
-	Name string `yaml:"name"`
-	// PublicKey is a PEM block, or the path of a file holding one
-	// (relative to the configuration file's directory).
-	PublicKey     string   `yaml:"public_key"`
-	Trust         []string `yaml:"trust"`
-	NotBefore     string   `yaml:"not_before"`
-	NotAfter      string   `yaml:"not_after"`
-	Revoked       bool     `yaml:"revoked"`
-	RevokedReason string   `yaml:"revoked_reason"`
-}
-
-// keyring builds the trusted keys of cfg.
-func (m *Main) keyring(cfg *Config) (*signature.Keyring, error) {
-	file := m.configPath
-	if file == "" {
-		file = filepath.Join(m.data(), "config.yaml")
-	}
-	keys := make([]signature.TrustedKey, 0, len(cfg.Signing.Keys))
-	for i, k := range cfg.Signing.Keys {
-		at := fmt.Sprintf("config %s: signing.keys[%d] (%s)", file, i, k.Name)
-		pemData := []byte(k.PublicKey)
-		if !strings.Contains(k.PublicKey, "-----BEGIN") {
-			if k.PublicKey == "" {
-				return nil, fmt.Errorf("%s: public_key is required (a PEM block, or a .pub file from 'skillgate key gen')", at)
-			}
-			p := k.PublicKey
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(filepath.Dir(file), p)
-			}
-			b, err := fileinfo.ReadRegular(p, signature.MaxKeyFileBytes)
-			if err != nil {
-				return nil, fmt.Errorf("%s: public_key: %w", at, err)
-			}
-			pemData = b
-		}
-		pub, err := signature.ParsePublicKey(pemData)
-		if err != nil {
-			return nil, fmt.Errorf("%s: public_key: %w", at, err)
-		}
-		tk := signature.TrustedKey{Name: k.Name, Public: pub, Trust: k.Trust, Revoked: k.Revoked, RevokedReason: k.RevokedReason}
-		for _, t := range []struct {
-			key string
-			v   string
-			to  *time.Time
-		}{{"not_before", k.NotBefore, &tk.NotBefore}, {"not_after", k.NotAfter, &tk.NotAfter}} {
-			if t.v == "" {
-				continue
-			}
-			if *t.to, err = time.Parse(time.RFC3339, t.v); err != nil {
-				return nil, fmt.Errorf("%s: %s %q: use an RFC 3339 time such as 2027-01-01T00:00:00Z", at, t.key, t.v)
-			}
-		}
-		keys = append(keys, tk)
-	}
-	kr, err := signature.NewKeyring(keys)
-	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", file, err)
-	}
-	return kr, nil
-}
-
-// writeNew creates path with data and mode, refusing to replace a file.
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		_ = os.Remove(path)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		_ = os.Remove(path)
-		return err
-	}
-	return f.Close()
-}
-
-// rootSignature verifies the signature of the skill in dir under the
-// first_party root root as a scan does (the root's signed index when it
-// lists the skill, else its own signature) with the keys of signing.keys.
-func (m *Main) rootSignature(ctx context.Context, root, dir string) (*signature.Provenance, error) {
-	cfg, err := m.config()
-	if err != nil {
-		return nil, err
-	}
-	kr, err := m.keyring(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return kr.Root(ctx, root, signature.TrustFirstParty, time.Now()).Verify(ctx, dir)
 }

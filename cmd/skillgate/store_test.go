@@ -9,35 +9,6 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/store/postgres/pgtest"
 )
 
-// TestStoreLocation: --store, then SKILLGATE_STORE, then the
-// configuration's store:, then DATA/skillgate.db.
-func TestStoreLocation(t *testing.T) {
-	data := t.TempDir()
-	withConfig := t.TempDir()
-	write(t, withConfig, map[string]string{"config.yaml": "store: postgres://db.internal/skillgate\n"})
-	tests := []struct {
-		name, data, flag, env, want string
-	}{
-		{"default", data, "", "", filepath.Join(data, "skillgate.db")},
-		{"config", withConfig, "", "", "postgres://db.internal/skillgate"},
-		{"environment over config", withConfig, "", "/srv/other.db", "/srv/other.db"},
-		{"flag over environment", withConfig, "postgresql://h/db", "/srv/other.db", "postgresql://h/db"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := &Main{storeFlag: tt.flag, dataDir: tt.data, Getenv: func(k string) string {
-				if k == "SKILLGATE_STORE" {
-					return tt.env
-				}
-				return ""
-			}}
-			if got, err := m.storeLocation(); err != nil || got != tt.want {
-				t.Errorf("storeLocation() = %q, %v; want %q", got, err, tt.want)
-			}
-		})
-	}
-}
-
 // TestStoreSelection: a scan into the store --store names is what ls
 // reads from the same store, SQLite file or PostgreSQL database, and the
 // data directory's default file is not made; a URL of another kind is a

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/storage/store"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +10,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/edge/server"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 )
 
 func (m *Main) tokenCommand() *cobra.Command {
@@ -30,7 +28,7 @@ changes up at the next request (within a second on PostgreSQL).`,
 			return usageErr("token needs a subcommand: add, ls or rm (see 'skillgate token --help')")
 		},
 	}
-	set := func(cmd *cobra.Command) (*server.TokenSet, error) { return m.tokenSet(cmd.Context(), nil) }
+	set := func(cmd *cobra.Command) (*server.TokenSet, error) { return m.app().TokenSet(cmd.Context(), nil) }
 
 	var agent, tier, tenant string
 	var asJSON bool
@@ -57,7 +55,7 @@ changes up at the next request (within a second on PostgreSQL).`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(m.Stdout, struct {
+				return jsonout.Write(m.Stdout, struct {
 					server.Token
 					Secret string `json:"secret"`
 				}{tok, secret})
@@ -90,7 +88,7 @@ changes up at the next request (within a second on PostgreSQL).`,
 				if toks == nil {
 					toks = []server.Token{}
 				}
-				return writeJSON(m.Stdout, toks)
+				return jsonout.Write(m.Stdout, toks)
 			}
 			if len(toks) == 0 {
 				fmt.Fprintln(m.Stderr, "no tokens; add one with 'skillgate token add --agent ID --tier T3'")
@@ -127,22 +125,4 @@ changes up at the next request (within a second on PostgreSQL).`,
 	}
 	c.AddCommand(add, ls, rm)
 	return c
-}
-
-// tokenSet returns where the bearer tokens are kept: in the metadata store
-// when it is PostgreSQL (shared by every replica on it), else the file
-// DATA/tokens.json. db is the store the command already opened, or nil.
-func (m *Main) tokenSet(ctx context.Context, db store.DB) (*server.TokenSet, error) {
-	shared, err := m.sharedStore(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	local := filepath.Join(m.data(), server.TokensFile)
-	if shared != nil {
-		if err := m.adoptFile(ctx, shared, server.TokensFile, local); err != nil {
-			return nil, fmt.Errorf("tokens: %w", err)
-		}
-		return server.SharedTokens(shared), nil
-	}
-	return server.FileTokens(local), nil
 }

@@ -1,17 +1,10 @@
 package main
 
 import (
-	"context"
-	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/skillgate/skillgate/internal/model/capability"
-	"github.com/skillgate/skillgate/internal/registry/discover"
-	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
 // TestTrustOfRoots: a root's trust comes from the configuration file (or
@@ -135,52 +128,5 @@ func TestTrustErrors(t *testing.T) {
 	}
 	if _, out, _ := run(t, data, "show", "a"); !strings.Contains(out, "trust:        first_party\n") {
 		t.Errorf("show a:\n%s", out)
-	}
-}
-
-// TestRescanKeepsTrust: a running server rescans the roots of the last
-// scan with the trust each was recorded with, and never the root of the
-// installs' skills (which no scan walks).
-func TestRescanKeepsTrust(t *testing.T) {
-	ctx := context.Background()
-	shipped, other, data := t.TempDir(), t.TempDir(), t.TempDir()
-	write(t, shipped, map[string]string{"github/SKILL.md": "---\nname: github\ndescription: GitHub.\n---\n"})
-	if code, _, errs := run(t, data, "scan", "--root", shipped, "--trust", "first_party"); code != 0 {
-		t.Fatal(errs)
-	}
-	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string {
-		if k == "SKILLGATE_DATA" {
-			return data
-		}
-		return ""
-	}}
-	reg, closeFn, err := m.openRegistry(ctx, discover.DefaultLimits, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFn()
-	// The installs' root, as the install service records it.
-	write(t, filepath.Join(data, "imported"), map[string]string{"v1/skill/SKILL.md": "---\nname: notes\ndescription: Notes.\n---\n"})
-	if err := reg.SyncImported(ctx, filepath.Join(data, "imported"), []registry.Imported{{Key: "notes", Name: "notes", Dir: filepath.Join(data, "imported", "v1", "skill")}}); err != nil {
-		t.Fatal(err)
-	}
-	if roots, _ := reg.Roots(ctx); len(roots) != 2 {
-		t.Fatalf("recorded roots: %+v", roots)
-	}
-	tests := []struct {
-		name      string
-		flagRoots []string
-		flagTrust string
-		want      []discover.Root
-	}{
-		{"recorded", nil, "", []discover.Root{{Path: shipped, Scope: discover.ScopeProject, Trust: capability.TrustFirstParty}}},
-		{"flags", []string{other}, "", []discover.Root{{Path: other, Scope: discover.ScopeProject, Trust: capability.TrustImported}}},
-		{"flags first_party", []string{other + "=user"}, "first_party", []discover.Root{{Path: other, Scope: discover.ScopeUser, Trust: capability.TrustFirstParty}}},
-	}
-	for _, tc := range tests {
-		got, err := m.rescanRoots(ctx, reg, tc.flagRoots, tc.flagTrust)
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: %+v %v\nwant %+v", tc.name, got, err, tc.want)
-		}
 	}
 }

@@ -1,29 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 )
-
-type validateResult struct {
-	Path        string             `json:"path"`
-	Valid       bool               `json:"valid"`
-	Mode        string             `json:"mode"`
-	Name        string             `json:"name,omitempty"`
-	Errors      []string           `json:"errors"`
-	Warnings    []string           `json:"warnings"`
-	Diagnostics []skill.Diagnostic `json:"diagnostics"`
-	Skill       *skill.Skill       `json:"skill,omitempty"`
-}
 
 func (m *Main) validateCommand() *cobra.Command {
 	var strict, asJSON, recursive bool
@@ -75,7 +62,7 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 					fmt.Fprintf(m.Stderr, "note: %s\n", n)
 				}
 			}
-			results, err := validateAll(cmd.Context(), dirs, mode)
+			results, err := app.Validate(cmd.Context(), dirs, mode)
 			if err != nil {
 				return err
 			}
@@ -105,7 +92,7 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 				}
 			}
 			if asJSON {
-				if err := writeJSON(m.Stdout, results); err != nil {
+				if err := jsonout.Write(m.Stdout, results); err != nil {
 					return err
 				}
 			}
@@ -120,52 +107,4 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 	c.Flags().BoolVar(&strict, "strict", false, "judge exactly as the reference validator skills-ref does")
 	c.Flags().BoolVar(&asJSON, "json", false, "print results as JSON")
 	return c
-}
-
-// validateAll validates dirs on one worker per CPU, keeping their order.
-func validateAll(ctx context.Context, dirs []string, mode skill.Mode) ([]validateResult, error) {
-	results := make([]validateResult, len(dirs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, runtime.GOMAXPROCS(0))
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(dirs) {
-					return
-				}
-				s, err := skill.Load(ctx, dirs[i], skill.Options{Mode: mode})
-				if err != nil {
-					errs <- err
-					return
-				}
-				r := validateResult{Path: dirs[i], Valid: s.Valid(), Mode: mode.String(), Name: s.Name,
-					Errors: nonNil(s.Errors()), Warnings: nonNil(s.Warnings()), Diagnostics: nonNil(s.Diagnostics)}
-				if s.Valid() {
-					// One shape: lists are arrays, never null, at the top
-					// and inside skill alike.
-					s.Diagnostics, s.InvokableBy = r.Diagnostics, nonNil(s.InvokableBy)
-					r.Skill = s
-				}
-				results[i] = r
-			}
-		}()
-	}
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return nil, err
-	default:
-	}
-	return results, nil
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

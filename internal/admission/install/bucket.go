@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/upstream/launch"
 	"io"
 	"io/fs"
 	"maps"
@@ -22,6 +21,7 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blobsync"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/launch"
 )
 
 // DefaultBucketPrefix is where approved versions are kept in the bucket

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/skillgate/skillgate/internal/testkit/testserver"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 

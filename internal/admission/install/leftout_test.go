@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"

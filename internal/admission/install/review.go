@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -771,16 +770,6 @@ func field(v string, src capability.Source) string {
 		return "UNKNOWN"
 	}
 	return v + "(" + string(src) + ")"
-}
-
-// WriteJSON writes v as the CLI's --json output and the REST bodies are
-// written: indented two spaces, HTML escaping off, one trailing newline.
-// Both use it, so the same state gives the same bytes.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // shellWords renders a command line for an operator to read: words with

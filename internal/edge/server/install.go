@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/strictjson"
 )
 
@@ -63,14 +64,14 @@ func (s *Server) operatorAPI(status func(error) (int, bool), h func(*http.Reques
 			if code, ok := status(err); ok {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(code)
-				_ = install.WriteJSON(w, map[string]string{"error": err.Error()})
+				_ = jsonout.Write(w, map[string]string{"error": err.Error()})
 				return
 			}
 			s.fail(w, r, err)
 			return
 		}
 		var b bytes.Buffer
-		if err := install.WriteJSON(&b, v); err != nil {
+		if err := jsonout.Write(&b, v); err != nil {
 			s.fail(w, r, err)
 			return
 		}

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/skillgate/skillgate/internal/platform/jsonscan"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillgate/skillgate/internal/platform/jsonscan"
 )
 
 // Size limits applied before any parsing.

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/platform/jsonscan"
-
 	"github.com/skillgate/skillgate/internal/platform/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/platform/jsonscan"
 )
 
 // prose is about n bytes of Markdown prose, with the quotes, backslashes,

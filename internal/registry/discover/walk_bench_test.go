@@ -3,9 +3,10 @@ package discover_test
 
 import (
 	"context"
-	"github.com/skillgate/skillgate/internal/registry/discover"
 	"os"
 	"testing"
+
+	"github.com/skillgate/skillgate/internal/registry/discover"
 )
 
 func BenchmarkWalk(b *testing.B) {

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 	_ "modernc.org/sqlite"
+
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
 func TestMigrations(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 // peakProfileEvery is how often the heap is checked for a new high.
 const peakProfileEvery = time.Second
 
-// writeHeapProfiles writes a heap profile to path whenever the heap in use
+// WriteHeapProfiles writes a heap profile to path whenever the heap in use
 // reaches a new high (checked every peakProfileEvery) and once more when
 // ctx ends, so that the file shows what held memory at the peak and
 // everything allocated over the run (go tool pprof -sample_index=inuse_space
 // or alloc_space). It is SKILLGATE_MEMPROFILE, for performance
 // investigations; it returns a function that stops it and writes the
 // profile taken at the peak (or, at the end, if the heap never rose).
-func writeHeapProfiles(ctx context.Context, path string, stderr io.Writer) (stop func()) {
+func WriteHeapProfiles(ctx context.Context, path string, stderr io.Writer) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	var peak uint64

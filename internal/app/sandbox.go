@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -11,23 +11,6 @@ import (
 	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
 
-// configSandbox is config.yaml's sandbox section (docs/sandbox.md).
-type configSandbox struct {
-	// Limits bound every confined server: 0 (or absent) takes the
-	// default, -1 means no bound.
-	Limits struct {
-		MemoryBytes   int64 `yaml:"memory_bytes"`
-		Processes     int64 `yaml:"processes"`
-		OpenFiles     int64 `yaml:"open_files"`
-		FileSizeBytes int64 `yaml:"file_size_bytes"`
-		CPUSeconds    int64 `yaml:"cpu_seconds"`
-		TmpBytes      int64 `yaml:"tmp_bytes"`
-	} `yaml:"limits"`
-	// Skills sets a skill's mode by key: bubblewrap (the default) or none,
-	// which only a first_party skill may have.
-	Skills map[string]string `yaml:"skills"`
-}
-
 // stateDirName is the directory of the data directory that holds the
 // confined servers' state directories: DATA/sandbox/<skill>/<version>.
 const stateDirName = "sandbox"
@@ -36,7 +19,7 @@ const stateDirName = "sandbox"
 // outside Linux, where bubblewrap does not exist (logged, once per
 // gateway). Whether bwrap is installed is checked when a server starts, so
 // that its calls fail with the reason and are audited.
-func (m *Main) sandboxRuntime(cfg *Config, log *slog.Logger) (*sandbox.Runtime, error) {
+func (a *App) sandboxRuntime(cfg *Config, log *slog.Logger) (*sandbox.Runtime, error) {
 	modes := map[string]sandbox.Mode{}
 	keys := make([]string, 0, len(cfg.Sandbox.Skills))
 	for k := range cfg.Sandbox.Skills {
@@ -54,7 +37,7 @@ func (m *Main) sandboxRuntime(cfg *Config, log *slog.Logger) (*sandbox.Runtime, 
 		log.Warn("no sandbox on this system: the servers of approved skills run as skillgate's user (docs/sandbox.md)", "os", runtime.GOOS)
 		return nil, nil
 	}
-	data, err := filepath.Abs(m.data())
+	data, err := filepath.Abs(a.Data())
 	if err != nil {
 		return nil, err
 	}

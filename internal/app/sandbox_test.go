@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"io"
@@ -30,12 +30,12 @@ func TestSandboxRuntime(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := t.TempDir()
-			m := &Main{dataDir: data}
+			a := New(Options{Data: data})
 			cfg := &Config{}
 			cfg.Sandbox.Skills = tt.skills
 			cfg.Sandbox.Limits.Processes = 64
 			cfg.Sandbox.Limits.CPUSeconds = -1
-			r, err := m.sandboxRuntime(cfg, log)
+			r, err := a.sandboxRuntime(cfg, log)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("sandboxRuntime = %v, want %q", err, tt.wantErr)

@@ -1,0 +1,213 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/promote"
+	"github.com/skillgate/skillgate/internal/admission/propose"
+	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/launch"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+	"github.com/skillgate/skillgate/internal/upstream/sandbox"
+)
+
+// envCrashPoint names a point of the install flow at which skillgate kills
+// itself with SIGKILL: a test hook for crash-safety tests (docs/install.md).
+const envCrashPoint = "SKILLGATE_TEST_CRASHPOINT"
+
+// OpenInstalls opens the store and the install service of the data
+// directory, and repairs what an earlier crash left behind.
+func (a *App) OpenInstalls(ctx context.Context) (*install.Service, func(), error) {
+	// --tenant (and --agent) of install, recheck and approve: the servers
+	// are introspected with the credentials that principal resolves to.
+	var lookup mcpclient.CredentialLookup
+	if as := a.opts.IntrospectAs; as.Tenant != "" || as.Agent != "" {
+		if err := as.Check(); err != nil {
+			return nil, nil, Usagef("%v", err)
+		}
+		st, err := a.OpenCredentials(ctx)
+		if err != nil {
+			return nil, nil, credentialFailure(err)
+		}
+		lookup = st.Lookup(capability.Principal{Tenant: as.Tenant, Agent: as.Agent})
+	}
+	svc, _, closeFn, err := a.openInstallsWith(ctx, lookup)
+	return svc, closeFn, err
+}
+
+// openInstallsDB is openInstalls that also returns the store.
+func (a *App) openInstallsDB(ctx context.Context) (*install.Service, store.DB, func(), error) {
+	return a.openInstallsWith(ctx, nil)
+}
+
+func (a *App) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup) (*install.Service, store.DB, func(), error) {
+	db, err := a.OpenStore(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	svc, err := a.newInstallService(db, lookup, nil)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	rec, err := svc.Recover(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, err
+	}
+	if n := len(rec.Removed) + len(rec.Rewritten) + len(rec.Lost); n > 0 {
+		fmt.Fprintf(a.stderr, "skillgate: repaired managed storage after an interruption: %s removed, %s rewritten, %s their files\n",
+			plural.Of(len(rec.Removed), "leftover", "leftovers"), plural.Of(len(rec.Rewritten), "artefact", "artefacts"),
+			plural.Of(len(rec.Lost), "install lost", "installs lost"))
+	}
+	return svc, db, func() { db.Close() }, nil
+}
+
+// newInstallService wires the install service: managed storage under the
+// data directory, the LLM proposer when SKILLGATE_LLM_* configure one,
+// credentials from creds, or from the environment when creds is nil.
+// newInstallService opens the install flow; sf (nil: the SKILLGATE_*
+// variables) says whether approved versions are also kept in the bucket.
+func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *Storage) (*install.Service, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	if creds == nil {
+		creds = credential.Environment(a.getenv, cfg.Credentials.FromEnvironment)
+	}
+	var p propose.Proposer = propose.Deterministic{}
+	var drafter promote.Drafter
+	if cfg, ok := propose.ConfigFromEnv(a.getenv); ok {
+		llm, err := propose.NewOpenAI(cfg)
+		if err != nil {
+			return nil, err
+		}
+		p = llm
+		// The same model drafts the promote_provider mappings the
+		// deterministic drafter cannot write.
+		drafter = promote.LLM{Chat: llm.Complete, Name: llm.Name()}
+	}
+	kr, err := a.Keyring(cfg)
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	reg := registry.New(db, registry.Options{Logger: a.log})
+	opts := install.Options{
+		Store:       db,
+		Root:        filepath.Join(a.Data(), "imported"),
+		Proposer:    p,
+		Credentials: creds,
+		MCP:         mcpclient.Options{ClientVersion: a.opts.Version},
+		Logger:      a.log,
+		Keyring:     kr,
+		Audit:       db,
+		// Installs and enables queue the promote_provider changes they
+		// find.
+		Changes:        db,
+		PromoteDrafter: drafter,
+		// Enabled installs are listed by the registry like scanned skills.
+		Catalog: reg,
+		// Approvals never give an imported skill a first_party skill's
+		// tool name, dormant or not.
+		NamesHeld: func(ctx context.Context) (map[string]string, error) {
+			fp, err := broker.ReadFirstParty(ctx, reg)
+			if err != nil {
+				return nil, err
+			}
+			held := map[string]string{}
+			for _, s := range fp.Skills {
+				for _, c := range s.Manifest.Capabilities {
+					n := c.ToolName
+					if n == "" {
+						n = c.CapabilityID
+					}
+					if _, ok := held[n]; !ok { // skills come by key
+						held[n] = s.Key + " (first_party)"
+					}
+				}
+			}
+			return held, nil
+		},
+	}
+	if sf == nil {
+		sf = a.envStorage()
+	}
+	if sf.Kind == "s3" {
+		b, err := a.bucket(sf, cfg)
+		if err != nil {
+			return nil, Usagef("--skills-store s3: %v (credentials come from SKILLGATE_S3_ACCESS_KEY and SKILLGATE_S3_SECRET_KEY)", err)
+		}
+		opts.Bucket = b
+	}
+	if runtime.GOOS == "linux" {
+		// Servers are introspected in bubblewrap, with the data directory
+		// (tokens, the store, the audit key) hidden from them, and, through
+		// skillgate's own helper, the run-time sandbox's resource limits and
+		// Landlock ruleset (docs/sandbox.md).
+		data, err := filepath.Abs(a.Data())
+		if err != nil {
+			return nil, err
+		}
+		opts.Sandbox = &sandbox.Bubblewrap{Hide: []string{data}}
+		if self, err := os.Executable(); err == nil {
+			opts.Sandbox.Helper = []string{self, sandbox.HelperCommand}
+		}
+		// A recheck of an approved version runs its servers as the
+		// gateway's calls do: the run-time sandbox of the configuration.
+		if opts.Runtime, err = a.sandboxRuntime(cfg, a.log); err != nil {
+			return nil, Usagef("%v", err)
+		}
+	}
+	// Packages launched with npx or uvx are fetched in the same sandbox,
+	// given the network and nothing else of the host (docs/sandbox.md).
+	po, err := cfg.Packages.Options(a.opts.NPMRegistry)
+	if err != nil {
+		return nil, Usagef("config: packages: %v", err)
+	}
+	po.Sandbox, po.Logger = opts.Sandbox, a.log
+	opts.Packages = launch.NewFetcher(po)
+	if point := a.getenv(envCrashPoint); point != "" {
+		opts.Crash = func(p string) {
+			if p == point {
+				// SIGKILL on Unix, TerminateProcess on Windows: no
+				// deferred function runs, as in a crash.
+				if self, err := os.FindProcess(os.Getpid()); err == nil {
+					self.Kill()
+				}
+			}
+		}
+	}
+	return install.New(opts)
+}
+
+// Actor names the operator running the CLI in audit records.
+func (a *App) Actor() string {
+	if u := a.getenv("USER"); u != "" {
+		return "operator:" + u
+	}
+	return "operator:local"
+}
+
+// ApprovalRequests reads the calls of the last 24 hours waiting for a
+// grant from the audit log.
+func (a *App) ApprovalRequests(ctx context.Context) ([]broker.ApprovalRequest, error) {
+	db, err := a.OpenStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return broker.ApprovalRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
+}

@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillgate/skillgate/internal/agent/session"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/pipe"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/storage/store"
+)
+
+// MaintainSessions runs the session manager's background pass (heartbeat
+// of attached sessions and, while prune reports true, pruning of expired
+// ones) while the
+// command runs; the returned stop ends it and waits.
+func (d *Runtime) MaintainSessions(ctx context.Context, prune func() bool) (stop func()) {
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Sessions.Maintain(mctx, 0, prune)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// OpenSessions opens the session manager of the data directory for the
+// operator commands; close releases it.
+func (a *App) OpenSessions(ctx context.Context, sf *Storage) (mgr *session.Manager, idle time.Duration, close func(), err error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if idle, err = cfg.idleExpiry(); err != nil {
+		return nil, 0, nil, err
+	}
+	var closers []func() error
+	close = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	db, err := a.OpenStore(ctx)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	closers = append(closers, db.Close)
+	log := a.log
+	src, ws, err := a.openSkillStorage(sf, cfg, log, &closers)
+	if err != nil {
+		close()
+		return nil, 0, nil, err
+	}
+	mgr, err = session.NewManager(session.Options{
+		Catalog: registry.New(db, registry.Options{Logger: log}), Versions: db, Store: db,
+		Source: src, Workspace: ws, IdleExpiry: idle, Logger: log,
+	})
+	if err != nil {
+		close()
+		return nil, 0, nil, err
+	}
+	return mgr, idle, close, nil
+}
+
+// DiscloseRequest says whose progressive disclosure [App.Disclose] renders.
+type DiscloseRequest struct {
+	// Tier is the agent tier of the discovery fragment; with Session, it
+	// must be the session's (or empty).
+	Tier skill.AgentTier
+	// Tenant adds that tenant's library to the discovery fragment.
+	Tenant string
+	// Session renders that session's view instead.
+	Session string
+	session.DiscloseOptions
+}
+
+// Disclose renders what an agent sees of skills (the MCP prompt 'skills'
+// and the resource skillgate://disclosure): without a session, the
+// discovery fragment for an agent of the tier; with one, that session's
+// view. A bad tenant, session id or tier is a usage error; an unknown
+// session is an error naming the data directory.
+func (a *App) Disclose(ctx context.Context, sf *Storage, req DiscloseRequest) (string, error) {
+	d, err := a.OpenRuntime(ctx, sf)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	if req.Session == "" {
+		var cat session.Catalog = d.Registry
+		if req.Tenant != "" {
+			if err := capability.CheckID("tenant", req.Tenant); err != nil {
+				return "", Usagef("--tenant: %v", err)
+			}
+			cat = session.ForTenant(d.Registry, req.Tenant)
+		}
+		return session.Discovery(ctx, cat, req.Tier, req.DiscloseOptions)
+	}
+	p, err := d.Sessions.PrincipalOf(ctx, req.Session)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", fmt.Errorf("no session %q in %s", req.Session, a.Data())
+	case errors.Is(err, session.ErrInvalidSessionID):
+		return "", Usagef("--session: %v", err)
+	case err != nil:
+		return "", err
+	}
+	if req.Tier != "" && req.Tier != p.Tier {
+		return "", Usagef("--tier %s does not match session %s, whose agent is %s", req.Tier, req.Session, p.Tier)
+	}
+	s, err := d.Sessions.Open(ctx, p, req.Session)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	return s.Disclose(ctx, req.DiscloseOptions)
+}
+
+// StdioOptions configure [App.ServeStdio].
+type StdioOptions struct {
+	// Principal is the agent served; Session the session to resume or
+	// start ("" starts a new one).
+	Principal capability.Principal
+	Session   string
+	// Storage is where skill trees and workspaces live.
+	Storage *Storage
+	// Prepare, when set, runs on the opened runtime before the session
+	// connects (a sub-agent's delegation).
+	Prepare func(*Runtime) error
+	// Started, when set, is told the connected session's id.
+	Started func(id string)
+	// In and Out are the MCP stdio stream.
+	In  io.Reader
+	Out io.Writer
+}
+
+// ServeStdio serves one agent session over MCP on opts.In and opts.Out
+// until the stream ends or ctx does, with the capability runtime's watch
+// and session maintenance (no pruning: a stdio process is never the
+// replicas' leader) running meanwhile. A refused session
+// (session.ErrSessionUnavailable, ErrInvalidSessionID, ErrInvalidPrincipal)
+// is returned as the session manager's error.
+func (a *App) ServeStdio(ctx context.Context, opts StdioOptions) error {
+	d, err := a.OpenRuntime(ctx, opts.Storage)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if opts.Prepare != nil {
+		if err := opts.Prepare(d); err != nil {
+			return err
+		}
+	}
+	defer d.StartWatch(ctx, time.Second)()
+	defer d.MaintainSessions(ctx, nil)()
+	conn, err := d.Gateway.Connect(ctx, opts.Principal, opts.Session, nil)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if opts.Started != nil {
+		opts.Started(conn.Session().ID())
+	}
+	// The pipe results go to the agent in: a result of tens of kilobytes
+	// in one write.
+	if f, ok := opts.Out.(*os.File); ok {
+		pipe.Grow(f)
+	}
+	in := opts.In
+	if f, ok := in.(*os.File); ok {
+		in = pipe.Poll(f) // no thread parked in a read between messages
+	}
+	if err := conn.Server().Run(ctx, conn.StdioTransport(in, opts.Out)); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return err
+	}
+	return nil
+}

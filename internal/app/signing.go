@@ -1,0 +1,153 @@
+package app
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/platform/atomicfile"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/signature"
+)
+
+// keyName is what `key gen` accepts as a key's name: it names files.
+var keyName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// KeyPair is a signing key made by [GenerateKey] ('skillgate key gen
+// --json' prints it).
+type KeyPair struct {
+	Name       string `json:"name"`
+	KeyID      string `json:"keyId"`
+	PrivateKey string `json:"privateKeyFile"`
+	PublicKey  string `json:"publicKeyFile"`
+	PublicPEM  string `json:"publicKey"`
+}
+
+// GenerateKey makes an Ed25519 key pair for signing skills: dir/name.key
+// (PKCS #8 PEM, mode 0600) and dir/name.pub (PKIX PEM). A name that cannot
+// name files is a usage error; an existing file is never overwritten.
+func GenerateKey(dir, name string) (*KeyPair, error) {
+	if !keyName.MatchString(name) {
+		return nil, Usagef("key name %q: use lower-case letters, digits, '.', '_' and '-' (at most 64)", name)
+	}
+	priv, err := signature.GenerateKey(nil)
+	if err != nil {
+		return nil, err
+	}
+	privPEM, err := signature.MarshalPrivateKey(priv)
+	if err != nil {
+		return nil, err
+	}
+	pub := priv.Public().(ed25519.PublicKey)
+	pubPEM, err := signature.MarshalPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	id, err := signature.KeyID(pub)
+	if err != nil {
+		return nil, err
+	}
+	privFile, pubFile := filepath.Join(dir, name+".key"), filepath.Join(dir, name+".pub")
+	for _, f := range []string{privFile, pubFile} {
+		if _, err := os.Lstat(f); err == nil {
+			return nil, fmt.Errorf("%s exists: choose another name or remove it (a key is never overwritten)", f)
+		}
+	}
+	if err := atomicfile.WriteNew(privFile, privPEM, 0o600); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteNew(pubFile, pubPEM, 0o644); err != nil {
+		_ = os.Remove(privFile)
+		return nil, err
+	}
+	return &KeyPair{Name: name, KeyID: id, PrivateKey: privFile, PublicKey: pubFile, PublicPEM: string(pubPEM)}, nil
+}
+
+// IndexVerdict is one skill of a signed index as verify-signature reports
+// it.
+type IndexVerdict struct {
+	Rel    string `json:"rel"`
+	Valid  bool   `json:"valid"`
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// IndexReport is the verdict on a root's signed index and the skills it
+// lists ('skillgate verify-signature ROOT --json' prints it).
+type IndexReport struct {
+	Valid  bool           `json:"valid"`
+	Index  string         `json:"index"`
+	Reason string         `json:"reason,omitempty"`
+	Error  string         `json:"error,omitempty"`
+	Signer string         `json:"signer,omitempty"`
+	KeyID  string         `json:"keyId,omitempty"`
+	Skills []IndexVerdict `json:"skills"`
+	// Missing counts the skills the index lists that the walk did
+	// not find: removed since, or beyond the walk's bounds.
+	Missing int `json:"missing"`
+
+	// IndexFailed says the index itself did not verify (Error says why).
+	IndexFailed bool `json:"-"`
+	// Signed is the verified index, nil when it did not verify.
+	Signed *signature.Index `json:"-"`
+}
+
+// VerifyIndex checks the signed index of root for trust with the keys of
+// kr, then every skill under root (found as a scan finds them, within
+// cfg's limits) that it lists.
+func VerifyIndex(ctx context.Context, kr *signature.Keyring, root, trust string, cfg *Config) (*IndexReport, error) {
+	rc := kr.Root(ctx, root, trust, time.Now())
+	ix, ierr := rc.Index()
+	out := &IndexReport{Index: rc.IndexPath(), Skills: []IndexVerdict{}}
+	if ierr != nil {
+		out.Reason, out.Error, out.IndexFailed = SignatureReason(ierr), fmt.Sprintf("%s: %v", rc.IndexPath(), ierr), true
+	} else {
+		out.Signed = ix
+		out.Signer, out.KeyID = ix.Predicate.Signer, ix.KeyID
+		res, err := discover.Walk(ctx, discover.Root{Path: root}, Limits(cfg, 0, 0))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range res.Candidates {
+			if !ix.Lists(c.Rel) {
+				continue
+			}
+			v := IndexVerdict{Rel: c.Rel, Valid: true}
+			if _, err := rc.Verify(ctx, c.Dir); err != nil {
+				v.Valid, v.Reason, v.Error = false, SignatureReason(err), err.Error()
+			}
+			out.Skills = append(out.Skills, v)
+		}
+		out.Missing = ix.Len() - len(out.Skills)
+	}
+	out.Valid = ierr == nil
+	for _, v := range out.Skills {
+		out.Valid = out.Valid && v.Valid
+	}
+	return out, nil
+}
+
+// SignatureReason is the reason code of a verification error (unsigned,
+// malformed, untrusted_key, invalid_signature, revoked, expired, modified,
+// wrong_skill, else error).
+func SignatureReason(err error) string {
+	for _, r := range []struct {
+		err  error
+		code string
+	}{
+		{signature.ErrUnsigned, "unsigned"}, {signature.ErrMalformed, "malformed"},
+		{signature.ErrUntrustedKey, "untrusted_key"}, {signature.ErrBadSignature, "invalid_signature"},
+		{signature.ErrRevoked, "revoked"}, {signature.ErrExpired, "expired"},
+		{signature.ErrModified, "modified"}, {signature.ErrWrongSkill, "wrong_skill"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.code
+		}
+	}
+	return "error"
+}

@@ -1,0 +1,258 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/agent/catalog"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/registry/signature"
+)
+
+// ValidateResult is the verdict on one skill (validate --json prints
+// them).
+type ValidateResult struct {
+	Path        string             `json:"path"`
+	Valid       bool               `json:"valid"`
+	Mode        string             `json:"mode"`
+	Name        string             `json:"name,omitempty"`
+	Errors      []string           `json:"errors"`
+	Warnings    []string           `json:"warnings"`
+	Diagnostics []skill.Diagnostic `json:"diagnostics"`
+	Skill       *skill.Skill       `json:"skill,omitempty"`
+}
+
+// Validate validates dirs on one worker per CPU, keeping their order.
+func Validate(ctx context.Context, dirs []string, mode skill.Mode) ([]ValidateResult, error) {
+	results := make([]ValidateResult, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, runtime.GOMAXPROCS(0))
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(dirs) {
+					return
+				}
+				s, err := skill.Load(ctx, dirs[i], skill.Options{Mode: mode})
+				if err != nil {
+					errs <- err
+					return
+				}
+				r := ValidateResult{Path: dirs[i], Valid: s.Valid(), Mode: mode.String(), Name: s.Name,
+					Errors: nonNil(s.Errors()), Warnings: nonNil(s.Warnings()), Diagnostics: nonNil(s.Diagnostics)}
+				if s.Valid() {
+					// One shape: lists are arrays, never null, at the top
+					// and inside skill alike.
+					s.Diagnostics, s.InvokableBy = r.Diagnostics, nonNil(s.InvokableBy)
+					r.Skill = s
+				}
+				results[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return nil, err
+	default:
+	}
+	return results, nil
+}
+
+// nonNil is s, or an empty slice when s is nil (JSON [] rather than null).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// List opens the registry and runs one query.
+func (a *App) List(ctx context.Context, q registry.Query) ([]registry.Entry, error) {
+	reg, closeFn, err := a.OpenRegistry(ctx, discover.DefaultLimits, false)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	return reg.List(ctx, q)
+}
+
+// CatalogItems are registry entries as catalog items.
+func CatalogItems(es []registry.Entry) []catalog.Item {
+	out := make([]catalog.Item, 0, len(es))
+	for _, e := range es {
+		out = append(out, catalog.Item{Name: e.Name, Description: e.Description, Tier: e.Tier, InvokableBy: e.InvokableBy,
+			Source: e.Root, Category: e.Category, Version: e.Version.Version, Trust: e.Trust, Location: e.File})
+	}
+	return out
+}
+
+// ReadProperties is skills-ref's read_properties: the frontmatter read
+// strictly, name and description required, no further validation.
+func ReadProperties(p string) (catalog.Item, error) {
+	dir := skill.ResolvePath(p)
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+	}
+	b, name, err := skill.ReadFile(abs)
+	if name == "" {
+		return catalog.Item{}, fmt.Errorf("SKILL.md not found in %s", dir)
+	}
+	if err != nil {
+		return catalog.Item{}, fmt.Errorf("%s: %w", dir, err)
+	}
+	s := skill.Parse(b, filepath.Base(abs), skill.Options{Mode: skill.Strict})
+	if s.Frontmatter == nil {
+		return catalog.Item{}, fmt.Errorf("%s: %s", dir, strings.Join(s.Errors(), "; "))
+	}
+	get := func(k string) (string, error) {
+		v, ok := s.Frontmatter.Get(k)
+		if !ok {
+			return "", fmt.Errorf("%s: Missing required field in frontmatter: %s", dir, k)
+		}
+		str, isStr := v.(string)
+		if !isStr || strings.TrimSpace(str) == "" {
+			return "", fmt.Errorf("%s: Field '%s' must be a non-empty string", dir, k)
+		}
+		return strings.TrimSpace(str), nil
+	}
+	n, err := get("name")
+	if err != nil {
+		return catalog.Item{}, err
+	}
+	d, err := get("description")
+	if err != nil {
+		return catalog.Item{}, err
+	}
+	return catalog.Item{Name: n, Description: d, Tier: s.Tier, InvokableBy: tiers(s.InvokableBy), Source: filepath.Dir(abs),
+		Category: s.Category, Version: s.Version, Location: filepath.Join(abs, name)}, nil
+}
+
+// tiers are ts as strings.
+func tiers(ts []skill.AgentTier) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t)
+	}
+	return out
+}
+
+// Skill is what 'skillgate show' says of one skill: the registry's
+// details, where an imported version came from, and who signed a
+// first_party one (or why its signature does not verify now).
+type Skill struct {
+	*registry.Details
+	Provenance *install.Provenance   `json:"provenance,omitempty"`
+	Signature  *signature.Provenance `json:"signature,omitempty"`
+	SigError   string                `json:"signatureError,omitempty"`
+}
+
+// ShowSkill returns everything the registry knows about the skill name
+// (a name, a category/name identity, or a rejected skill's directory). A
+// skill the last scan left out for its depth is not found, with the
+// reason appended to registry.ErrNotFound's message.
+func (a *App) ShowSkill(ctx context.Context, name string) (*Skill, error) {
+	reg, closeFn, err := a.OpenRegistry(ctx, discover.DefaultLimits, false)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	d, err := reg.Show(ctx, name)
+	if err != nil {
+		if errors.Is(err, registry.ErrNotFound) {
+			// A skill the last scan left out for its depth says so.
+			ws, werr := reg.NotScanned(ctx, name)
+			if werr != nil {
+				return nil, werr
+			}
+			if len(ws) > 0 {
+				return nil, fmt.Errorf("%w\n%s", err, strings.Join(ws, "\n"))
+			}
+		}
+		return nil, err
+	}
+	out := &Skill{Details: d}
+	// An imported skill says where its version came from.
+	if d.Entry.Trust == "imported" && d.Entry.Digest != "" {
+		if svc, closeInst, err := a.OpenInstalls(ctx); err == nil {
+			out.Provenance, err = svc.ProvenanceOf(ctx, d.Entry.Digest)
+			closeInst()
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	// A first_party skill says who signed it: its root's signed index or
+	// its own signature, as a scan checks them now.
+	if d.Entry.Trust == signature.TrustFirstParty && d.Entry.Valid {
+		sig, err := a.rootSignature(ctx, d.Entry.Root, d.Entry.Dir)
+		out.Signature = sig
+		if err != nil {
+			out.SigError = err.Error()
+		}
+	}
+	return out, nil
+}
+
+// SetEnabled enables or disables the registry's skill name; the registry's
+// errors are returned as they are, skillgate's own tools (trust core)
+// refused with why.
+func (a *App) SetEnabled(ctx context.Context, name string, enable bool) error {
+	reg, closeFn, err := a.OpenRegistry(ctx, discover.DefaultLimits, false)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	if err := reg.SetEnabled(ctx, name, enable); err != nil {
+		verb := "enable"
+		if !enable {
+			verb = "disable"
+		}
+		if errors.Is(err, registry.ErrNotFound) && capability.IsReservedName(name) {
+			err = fmt.Errorf("%s is one of skillgate's own tools (trust core): always on, it cannot be %sd (see docs/trust.md)", name, verb)
+		}
+		return err
+	}
+	return nil
+}
+
+// EnableImported enables or disables an imported skill when name is one;
+// ok is false when no install has that name (the registry's skills then).
+// Errors are the install service's.
+func (a *App) EnableImported(ctx context.Context, name string, enable bool) (r *install.Review, ok bool, err error) {
+	svc, closeFn, err := a.OpenInstalls(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer closeFn()
+	// Whether name is an install at all: several versions of it are (and
+	// enable or disable then picks among those it can act on).
+	if _, err := svc.Review(ctx, name); errors.Is(err, install.ErrNotFound) {
+		return nil, false, nil
+	} else if err != nil && !errors.Is(err, install.ErrAmbiguous) {
+		return nil, true, err
+	}
+	act := svc.Disable
+	if enable {
+		act = svc.Enable
+	}
+	r, err = act(ctx, name, a.Actor())
+	return r, true, err
+}

@@ -1,0 +1,98 @@
+package app
+
+import (
+	"fmt"
+	"regexp"
+	"runtime/debug"
+)
+
+// BuildInfo is what a binary knows of its own build (runtime/debug's
+// BuildInfo, read by BuildInfoOf).
+type BuildInfo struct {
+	// Module is the main module's version when it was built as a
+	// tagged module (go install …@v1.2.3), "" otherwise.
+	Module string `json:"module_version,omitempty"`
+	// Commit, Time and Modified are the VCS information of a build in a
+	// clone (vcs.revision, vcs.time, vcs.modified).
+	Commit   string `json:"commit,omitempty"`
+	Time     string `json:"commit_time,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+}
+
+// pseudoVersion matches the versions the go command makes up for a commit
+// that no tag names (v0.0.0-20261128163322-2f098d5a1b2c, with +dirty).
+var pseudoVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.]+\.)?(?:0\.)?[0-9]{14}-[0-9a-f]{12}(?:\+dirty)?$`)
+
+// ReadBuild reads this binary's build information.
+func ReadBuild() BuildInfo {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return BuildInfo{}
+	}
+	return buildInfoOf(bi)
+}
+
+// buildInfoOf extracts the version facts of bi: a tagged module version
+// (not "(devel)", not a pseudo-version, which says less than the commit)
+// and the VCS settings.
+func buildInfoOf(bi *debug.BuildInfo) BuildInfo {
+	var b BuildInfo
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !pseudoVersion.MatchString(v) {
+		b.Module = v
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// String is the version in one word: the tagged module version, else
+// "devel-" and the commit (with "-modified"), else "devel".
+func (b BuildInfo) String() string {
+	switch {
+	case b.Module != "":
+		return b.Module
+	case b.Commit == "":
+		return "devel"
+	}
+	v := "devel-" + shortCommit(b.Commit)
+	if b.Modified {
+		v += "-modified"
+	}
+	return v
+}
+
+// Text is the version line 'skillgate version' prints.
+func (b BuildInfo) Text(goVersion string) string {
+	if b.Commit == "" {
+		if b.Module == "" {
+			return fmt.Sprintf("skillgate devel (%s; built without VCS information)", goVersion)
+		}
+		return fmt.Sprintf("skillgate %s (%s)", b, goVersion)
+	}
+	at := ""
+	if b.Time != "" {
+		at = " of " + b.Time
+	}
+	mod := ""
+	if b.Modified {
+		mod = ", with uncommitted changes"
+	}
+	return fmt.Sprintf("skillgate %s (commit %s%s%s; %s)", b, b.Commit, at, mod, goVersion)
+}
+
+// shortCommit is the first 12 characters of a commit hash, as the go
+// command's pseudo-versions write it.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
