@@ -20,6 +20,7 @@ import (
 	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blobsync"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/upstream/launch"
 )
@@ -27,7 +28,7 @@ import (
 // DefaultBucketPrefix is where approved versions are kept in the bucket
 // (Options.Bucket): a name no tenant can have, since installs are shared
 // by every tenant.
-const DefaultBucketPrefix = "_global/imports/"
+const DefaultBucketPrefix = bucket.DefaultImportsPrefix
 
 // bucketRecord is the marker of a version in the bucket, written after
 // its tree and artefacts: what they are, so that a restore takes exactly
@@ -48,15 +49,11 @@ type bucketRecord struct {
 // bucketKeys returns the prefix of a version's objects in the bucket and
 // its marker key: {prefix}{key}/{hex}/… and {prefix}{key}/{hex}.json.
 func (s *Service) bucketKeys(in store.Install) (string, string, error) {
-	h, ok := skill.DigestHex(in.Digest)
-	if !ok {
-		return "", "", fmt.Errorf("%w: %s: digest %q is not sha256:<hex>", ErrStorage, in.Key, in.Digest)
+	tree, marker, err := bucket.ImportKeys(s.bucketPrefix, in.Key, in.Digest)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	base := s.bucketPrefix + in.Key + "/" + h
-	if err := blob.ValidateKey(base + ".json"); err != nil {
-		return "", "", fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
-	}
-	return base + "/", base + ".json", nil
+	return tree, marker, nil
 }
 
 // replicate writes an approved version's managed tree and artefacts to the
@@ -102,7 +99,11 @@ func (s *Service) replicate(ctx context.Context, in store.Install) error {
 	}
 	defer root.Close()
 	for _, f := range files {
-		if err := putRooted(ctx, s.bucket, prefix+SkillDir+"/"+f.Path, root, f); err != nil {
+		err := bucket.PutFile(ctx, s.bucket, prefix+SkillDir+"/"+f.Path, root, f)
+		if errors.Is(err, bucket.ErrChanged) {
+			err = fmt.Errorf("%s changed while being stored", f.Path)
+		}
+		if err != nil {
 			return fmt.Errorf("%w: bucket: %s: %w", ErrStorage, in.Key, err)
 		}
 	}
@@ -169,25 +170,6 @@ func (s *Service) bucketLimits() skill.TreeLimits {
 	}
 	return lim
 }
-
-// putRooted uploads the file f of root to key, refusing anything but the
-// regular file of the listed size.
-func putRooted(ctx context.Context, st blob.Store, key string, root *os.Root, f skill.File) error {
-	r, err := root.Open(filepath.FromSlash(f.Path))
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	fi, err := r.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() != f.Size {
-		return fmt.Errorf("%s changed while being stored", f.Path)
-	}
-	return st.Put(ctx, key, r, f.Size)
-}
-
 func equalSums(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
@@ -297,7 +279,7 @@ func (s *Service) replicatePackages(ctx context.Context, in store.Install, prefi
 			_, err = tmp.Seek(0, io.SeekStart)
 		}
 		if err == nil {
-			err = s.bucket.Put(ctx, prefix+PackagesDir+"/"+p.Server+".tar.gz", tmp, size)
+			err = s.bucket.Put(ctx, bucket.PackageKey(prefix, p.Server), tmp, size)
 		}
 		tmp.Close()
 		os.Remove(tmp.Name())
@@ -325,7 +307,7 @@ func (s *Service) restorePackages(ctx context.Context, in store.Install, prefix 
 		if _, ok := rec.Packages[p.Server]; !ok {
 			return fmt.Errorf("the bucket holds no package for server %s", p.Server)
 		}
-		r, _, err := s.bucket.Get(ctx, prefix+PackagesDir+"/"+p.Server+".tar.gz")
+		r, _, err := s.bucket.Get(ctx, bucket.PackageKey(prefix, p.Server))
 		if err != nil {
 			return fmt.Errorf("package of server %s: %w", p.Server, err)
 		}

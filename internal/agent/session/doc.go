@@ -1,10 +1,10 @@
 // Package session holds agent sessions: who acts (a [Principal]: tenant,
 // agent id, agent tier), which skills it has loaded, and its agent
 // filesystem ([github.com/skillgate/skillgate/internal/agent/vfs]). Sessions are persisted
-// in a [github.com/skillgate/skillgate/store.SessionStore], so a client that
+// in a [github.com/skillgate/skillgate/internal/storage/store.SessionStore], so a client that
 // reconnects with the same session id gets its loaded skills back at the
 // same paths, and its /workspace files, which live in blob storage under
-// blob.WorkspacePrefix(tenant, sessionID).
+// bucket.WorkspacePrefix(tenant, sessionID).
 //
 // A tour:
 //

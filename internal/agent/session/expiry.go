@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -22,7 +22,7 @@ import (
 // an operator (skillgate session prune). One that is resumed before it was
 // pruned is treated exactly as if it had been: its record and workspace are
 // discarded and a fresh session starts under the same id. Removing a
-// session deletes its workspace (blob.WorkspacePrefix) after its record, so
+// session deletes its workspace (bucket.WorkspacePrefix) after its record, so
 // a crash in between leaves files no session refers to, never a session
 // without its files.
 
@@ -229,7 +229,7 @@ func (m *Manager) isAttached(id string) bool {
 // deleteWorkspace deletes every file of a session's workspace and gives
 // their size back to its tenant's quota.
 func (m *Manager) deleteWorkspace(ctx context.Context, tenant, id string) error {
-	prefix, err := blob.WorkspacePrefix(tenant, id)
+	prefix, err := bucket.WorkspacePrefix(tenant, id)
 	if err != nil {
 		return fmt.Errorf("session %s: workspace: %w", id, err)
 	}

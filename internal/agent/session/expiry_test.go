@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blob/local"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
@@ -104,7 +105,7 @@ func (f *expiryFixture) use(t *testing.T, p capability.Principal, id string, loa
 // workspace returns the keys under a session's workspace.
 func (f *expiryFixture) workspace(t *testing.T, tenant, id string) []string {
 	t.Helper()
-	prefix, err := blob.WorkspacePrefix(tenant, id)
+	prefix, err := bucket.WorkspacePrefix(tenant, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -70,7 +71,7 @@ type Options struct {
 	// Source mounts loaded skills; nil means LocalSource.
 	Source Source
 	// Workspace holds the sessions' read-write /workspace trees, each under
-	// blob.WorkspacePrefix(tenant, sessionID).
+	// bucket.WorkspacePrefix(tenant, sessionID).
 	Workspace blob.Store
 	// Mounts are extra mounts every session gets, such as a read-only
 	// /ticket.
@@ -148,7 +149,7 @@ func (l WorkspaceLimits) withDefaults() WorkspaceLimits {
 func (m *Manager) workspaceQuotas(tenant, prefix string) ([]*vfs.Quota, error) {
 	l := m.opts.WorkspaceLimits.withDefaults()
 	own := &vfs.Quota{What: "this session's workspace", MaxBytes: l.SessionBytes, MaxFiles: l.SessionFiles, Store: m.opts.Workspace, Prefix: prefix}
-	tp, err := blob.TenantSessionsPrefix(tenant)
+	tp, err := bucket.TenantSessionsPrefix(tenant)
 	if err != nil {
 		return nil, err
 	}

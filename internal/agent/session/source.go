@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/mirror"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blobsync"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -194,9 +195,9 @@ func (b *BlobSource) Mount(ctx context.Context, tenant string, v store.Version) 
 	if discover.TenantOf(v.Scope, v.Root) != "" {
 		return b.Local.Mount(ctx, tenant, v)
 	}
-	prefix, marker, err := skillKeys(tenant, v)
+	prefix, marker, err := bucket.SkillVersionKeys(tenant, v.Category, v.Name)
 	if b.Shared != "" {
-		prefix, marker, err = sharedKeys(b.Shared, v)
+		prefix, marker, err = bucket.SharedSkillKeys(b.Shared, v.Category, v.Name)
 	}
 	if err != nil {
 		return nil, "", err
@@ -233,34 +234,10 @@ func (b *BlobSource) Mount(ctx context.Context, tenant string, v store.Version) 
 	return b.Store, prefix, nil
 }
 
-// skillKeys returns the tree prefix and the digest marker key of a skill.
-// Categories may have several levels ("a/b"); blob.SkillPrefix handles the
-// common single-level case.
-func skillKeys(tenant string, v store.Version) (prefix, marker string, err error) {
-	if strings.Contains(v.Category, "/") {
-		base, err := blob.TenantSkillsPrefix(tenant)
-		if err != nil {
-			return "", "", err
-		}
-		prefix = base + v.Category + "/" + v.Name + "/"
-		if err := blob.ValidatePrefix(prefix); err != nil {
-			return "", "", err
-		}
-	} else if prefix, err = blob.SkillPrefix(tenant, v.Category, v.Name); err != nil {
-		return "", "", err
-	}
-	rel := strings.TrimPrefix(prefix, tenant+"/skills/")
-	marker = tenant + "/skill-versions/" + strings.TrimSuffix(rel, "/") + ".digest"
-	if err := blob.ValidateKey(marker); err != nil {
-		return "", "", err
-	}
-	return prefix, marker, nil
-}
-
 // fromMirror returns the prefix of v's tree in the mirror, when it is
 // there complete and holds v's digest.
 func (b *BlobSource) fromMirror(ctx context.Context, v store.Version) (string, bool, error) {
-	if tree, _, err := mirror.TreePrefix(b.Mirror, v.Digest); err == nil && b.Local.Verified.seen(verifiedKey{dir: tree, digest: v.Digest}) {
+	if tree, _, err := bucket.MirrorTree(b.Mirror, v.Digest); err == nil && b.Local.Verified.seen(verifiedKey{dir: tree, digest: v.Digest}) {
 		return tree, true, nil
 	}
 	tree, files, err := mirror.Files(ctx, b.Store, b.Mirror, v.Digest)
@@ -284,25 +261,6 @@ func (b *BlobSource) fromMirror(ctx context.Context, v store.Version) (string, b
 	b.Local.Verified.add(key)
 	return tree, true, nil
 }
-
-// sharedKeys returns the tree prefix and the digest marker key of a skill
-// kept once for every tenant under shared.
-func sharedKeys(shared string, v store.Version) (prefix, marker string, err error) {
-	rel := v.Name
-	if v.Category != "" {
-		rel = v.Category + "/" + v.Name
-	}
-	prefix = shared + "skills/" + rel + "/"
-	marker = shared + "skill-versions/" + rel + ".digest"
-	if err := blob.ValidatePrefix(prefix); err != nil {
-		return "", "", err
-	}
-	if err := blob.ValidateKey(marker); err != nil {
-		return "", "", err
-	}
-	return prefix, marker, nil
-}
-
 func (b *BlobSource) sync(ctx context.Context, prefix, marker string, v store.Version) error {
 	if v.Digest != "" {
 		have, _, err := blob.ReadAll(ctx, b.Store, marker, 256)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/agent/vfs"
 	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 )
 
 const (
@@ -66,7 +67,7 @@ func runSession(ctx context.Context, t *testing.T, st blob.Store, i int) error {
 		var names []string
 		for _, k := range ks {
 			n := skillName(k)
-			p, err := blob.SkillPrefix(tenant, "cat", n)
+			p, err := bucket.SkillPrefix(tenant, "cat", n)
 			if err != nil {
 				return nil, err
 			}

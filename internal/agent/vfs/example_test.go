@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/agent/vfs"
-	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blob/local"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 )
 
 // One session's filesystem: a workspace, then a skill loaded and read.
@@ -19,7 +19,7 @@ func Example() {
 	st, _ := local.Open(dir, nil)
 	defer st.Close()
 
-	prefix, _ := blob.SkillPrefix("acme", "escrituras", "compraventa")
+	prefix, _ := bucket.SkillPrefix("acme", "escrituras", "compraventa")
 	body := "# Compraventa\nLee las cláusulas.\n"
 	_ = st.Put(ctx, prefix+"SKILL.md", strings.NewReader(body), int64(len(body)))
 

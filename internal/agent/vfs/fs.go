@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 )
 
 // Defaults for [Options].
@@ -67,7 +68,7 @@ type SkillMount struct {
 	// Store holds the skill tree.
 	Store blob.Store
 	// Prefix is the key prefix of the tree, e.g. from
-	// blob.SkillPrefix(tenant, category, name).
+	// bucket.SkillPrefix(tenant, category, name).
 	Prefix string
 }
 
@@ -172,9 +173,9 @@ func New(opts Options) (*FS, error) {
 }
 
 // WorkspaceMount returns the read-write /workspace mount of one session,
-// stored under blob.WorkspacePrefix(tenant, sessionID).
+// stored under bucket.WorkspacePrefix(tenant, sessionID).
 func WorkspaceMount(store blob.Store, tenant, sessionID string) (Mount, error) {
-	prefix, err := blob.WorkspacePrefix(tenant, sessionID)
+	prefix, err := bucket.WorkspacePrefix(tenant, sessionID)
 	if err != nil {
 		return Mount{}, fmt.Errorf("vfs: workspace: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blob/blobtest"
 	"github.com/skillgate/skillgate/internal/storage/blob/local"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 )
 
 // storeKind is one blob implementation the vfs suite runs over.
@@ -77,7 +78,7 @@ var pdfBytes = "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\x00\x
 
 func skillPrefix(t testing.TB, category, name string) string {
 	t.Helper()
-	p, err := blob.SkillPrefix(tenant, category, name)
+	p, err := bucket.SkillPrefix(tenant, category, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blobsync"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 )
 
 // Defaults for [Options].
@@ -281,7 +282,7 @@ type state struct {
 func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantReport, ok bool) {
 	root := filepath.Join(l.opts.Dir, tenant)
 	tr = TenantReport{Tenant: tenant, Root: root, Refused: []Refusal{}}
-	prefix, err := blob.TenantSkillsPrefix(tenant)
+	prefix, err := bucket.TenantSkillsPrefix(tenant)
 	if err != nil {
 		tr.Notes = append(tr.Notes, err.Error())
 		return tr, false

@@ -21,10 +21,10 @@ package mirror
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -33,15 +33,13 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blobsync"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // DefaultPrefix is where skillgate keeps the mirror in its bucket: a name
 // no tenant can have, so it never mixes with a tenant's library.
-const DefaultPrefix = "_mirror/"
-
-// markerExt ends a tree's marker key.
-const markerExt = ".tree"
+const DefaultPrefix = bucket.DefaultMirrorPrefix
 
 // Workers is how many skills Mirror uploads at once.
 const Workers = 16
@@ -59,14 +57,9 @@ type Report struct {
 }
 
 // TreePrefix returns the prefix of the mirrored tree of digest under
-// prefix, and its marker key. The error wraps blob.ErrInvalidKey for a
-// digest that is not "sha256:<hex>".
+// prefix, and its marker key ([bucket.MirrorTree]).
 func TreePrefix(prefix, digest string) (tree, marker string, err error) {
-	hex, ok := skill.DigestHex(digest)
-	if !ok {
-		return "", "", fmt.Errorf("%w: digest %q is not sha256:<64 hex digits>", blob.ErrInvalidKey, digest)
-	}
-	return prefix + "trees/" + hex + "/", prefix + "trees/" + hex + markerExt, nil
+	return bucket.MirrorTree(prefix, digest)
 }
 
 // Mirrorable reports whether v is mirrored: a valid current version of a
@@ -90,13 +83,13 @@ func Mirror(ctx context.Context, st blob.Store, prefix string, vs []store.Versio
 	rep := &Report{Failed: []string{}}
 	// One listing says which trees are complete (their markers), instead
 	// of a request per skill.
-	listed, err := blob.ListDir(ctx, st, prefix+"trees/", 0)
+	listed, err := blob.ListDir(ctx, st, bucket.MirrorTrees(prefix), 0)
 	if err != nil {
 		return nil, err
 	}
 	have := map[string]bool{}
 	for _, f := range listed.Files {
-		have[strings.TrimSuffix(strings.TrimPrefix(f.Key, prefix+"trees/"), markerExt)] = true
+		have[strings.TrimSuffix(strings.TrimPrefix(f.Key, bucket.MirrorTrees(prefix)), bucket.MirrorMarkerExt)] = true
 	}
 	type job struct {
 		v            store.Version
@@ -116,7 +109,7 @@ func Mirror(ctx context.Context, st blob.Store, prefix string, vs []store.Versio
 			continue
 		}
 		rep.Skills++
-		hex := strings.TrimSuffix(strings.TrimPrefix(tree, prefix+"trees/"), "/")
+		hex := strings.TrimSuffix(strings.TrimPrefix(tree, bucket.MirrorTrees(prefix)), "/")
 		if want[hex] || have[hex] {
 			want[hex] = true
 			rep.Unchanged++
@@ -178,7 +171,9 @@ func upload(ctx context.Context, st blob.Store, tree, marker string, v store.Ver
 	keys := make([]string, len(files))
 	for i, f := range files {
 		keys[i] = f.Path
-		if err := putFile(ctx, st, tree+f.Path, root, f); err != nil {
+		if err := bucket.PutFile(ctx, st, tree+f.Path, root, f); errors.Is(err, bucket.ErrChanged) {
+			return fmt.Errorf("%s changed since the scan; scan again", f.Path)
+		} else if err != nil {
 			return err
 		}
 	}
@@ -209,33 +204,16 @@ func upload(ctx context.Context, st blob.Store, tree, marker string, v store.Ver
 	return st.Put(ctx, marker, strings.NewReader(string(b)), int64(len(b)))
 }
 
-// putFile uploads the recorded file f of root to key.
-func putFile(ctx context.Context, st blob.Store, key string, root *os.Root, f skill.File) error {
-	r, err := root.Open(filepath.FromSlash(f.Path))
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	fi, err := r.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() != f.Size {
-		return fmt.Errorf("%s changed since the scan; scan again", f.Path)
-	}
-	return st.Put(ctx, key, r, f.Size)
-}
-
 // sweep removes the trees under prefix whose digest want does not hold:
 // the marker first, so that no one serves a tree being removed.
 func sweep(ctx context.Context, st blob.Store, prefix string, want map[string]bool) (int, error) {
-	d, err := blob.ListDir(ctx, st, prefix+"trees/", 0)
+	d, err := blob.ListDir(ctx, st, bucket.MirrorTrees(prefix), 0)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, f := range d.Files {
-		hex := strings.TrimSuffix(strings.TrimPrefix(f.Key, prefix+"trees/"), markerExt)
+		hex := strings.TrimSuffix(strings.TrimPrefix(f.Key, bucket.MirrorTrees(prefix)), bucket.MirrorMarkerExt)
 		if want[hex] {
 			continue
 		}
@@ -250,7 +228,7 @@ func sweep(ctx context.Context, st blob.Store, prefix string, want map[string]bo
 		if want[hex] {
 			continue
 		}
-		if _, err := blobsync.Prune(ctx, st, prefix+"trees/"+hex+"/", nil); err != nil {
+		if _, err := blobsync.Prune(ctx, st, bucket.MirrorTrees(prefix)+hex+"/", nil); err != nil {
 			return n, err
 		}
 		n++

@@ -17,7 +17,7 @@
 // A tour:
 //
 //	st, _ := local.Open("/var/lib/skillgate/blobs", nil)
-//	prefix, _ := blob.SkillPrefix("acme", "escrituras", "compraventa")
+//	prefix, _ := bucket.SkillPrefix("acme", "escrituras", "compraventa")
 //	_ = st.Put(ctx, prefix+"SKILL.md", strings.NewReader(body), int64(len(body)))
 //	data, info, _ := blob.ReadAll(ctx, st, prefix+"SKILL.md", 1<<20)
 //	files, _ := st.List(ctx, prefix, 0)

@@ -48,34 +48,6 @@ func TestValidateKey(t *testing.T) {
 	}
 }
 
-func TestLayout(t *testing.T) {
-	tests := []struct {
-		fn      func() (string, error)
-		want    string
-		wantErr string
-	}{
-		{func() (string, error) { return blob.SkillPrefix("acme", "escrituras", "compraventa") }, "acme/skills/escrituras/compraventa/", ""},
-		{func() (string, error) { return blob.SkillPrefix("acme", "", "hipoteca") }, "acme/skills/hipoteca/", ""},
-		{func() (string, error) { return blob.TenantSkillsPrefix("acme") }, "acme/skills/", ""},
-		{func() (string, error) { return blob.WorkspacePrefix("acme", "s-1") }, "acme/sessions/s-1/workspace/", ""},
-		{func() (string, error) { return blob.SkillPrefix("", "c", "n") }, "", "blob: invalid key: tenant is empty"},
-		{func() (string, error) { return blob.SkillPrefix("acme", "a/b", "n") }, "", `blob: invalid key: category "a/b" must be a single segment (no slash)`},
-		{func() (string, error) { return blob.SkillPrefix("acme", "c", "..") }, "", `name: blob: invalid key: ".." has a ".." segment`},
-		{func() (string, error) { return blob.SkillPrefix("acme", "c", "") }, "", "blob: invalid key: name is empty"},
-		{func() (string, error) { return blob.WorkspacePrefix("acme", "s\x00") }, "", `session id: blob: invalid key: "s\x00" contains a control character`},
-	}
-	for i, tc := range tests {
-		got, err := tc.fn()
-		gotErr := ""
-		if err != nil {
-			gotErr = err.Error()
-		}
-		if got != tc.want || gotErr != tc.wantErr {
-			t.Errorf("case %d = %q, %q; want %q, %q", i, got, gotErr, tc.want, tc.wantErr)
-		}
-	}
-}
-
 // listOnly is a Store without DirLister, to exercise the ListDir fallback.
 type listOnly struct{ keys []string }
 

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 )
 
 // MaxObjectSize is the maximum object size the stores under test must be
@@ -349,15 +350,15 @@ func testUnicode(t *testing.T, s blob.Store) {
 
 func testLayout(t *testing.T, s blob.Store) {
 	ctx := context.Background()
-	cv, err := blob.SkillPrefix("acme", "escrituras", "compraventa")
+	cv, err := bucket.SkillPrefix("acme", "escrituras", "compraventa")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := blob.SkillPrefix("acme", "contratos", "compraventa")
+	other, err := bucket.SkillPrefix("acme", "contratos", "compraventa")
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := blob.SkillPrefix("acme", "", "hipoteca")
+	plain, err := bucket.SkillPrefix("acme", "", "hipoteca")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +369,7 @@ func testLayout(t *testing.T, s blob.Store) {
 	if err != nil || !slices.Equal(keys(got), []string{"acme/skills/escrituras/compraventa/SKILL.md"}) {
 		t.Errorf("List(%q) = %q, %v", cv, keys(got), err)
 	}
-	all, err := blob.TenantSkillsPrefix("acme")
+	all, err := bucket.TenantSkillsPrefix("acme")
 	if err != nil {
 		t.Fatal(err)
 	}

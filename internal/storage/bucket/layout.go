@@ -1,15 +1,19 @@
-package blob
+package bucket
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/skillgate/skillgate/internal/storage/blob"
 )
 
-// The storage layout of seed 003. Skill trees live under
+// The tenants' part of the bucket, seed 003's layout. Skill trees live
+// under
 //
 //	{tenant}/skills/{category}/{name}/...   (categorised skill)
 //	{tenant}/skills/{name}/...              (uncategorised skill)
 //
+// with the digest each tree holds at {tenant}/skill-versions/{category}/{name}.digest,
 // and each session's private workspace under
 //
 //	{tenant}/sessions/{sessionID}/workspace/...
@@ -23,7 +27,7 @@ const (
 )
 
 // TenantSkillsPrefix returns "{tenant}/skills/", the prefix under which all
-// of a tenant's skill trees are stored. The error wraps [ErrInvalidKey] when
+// of a tenant's skill trees are stored. The error wraps [blob.ErrInvalidKey] when
 // tenant is not a single valid key segment.
 func TenantSkillsPrefix(tenant string) (string, error) {
 	if err := validSegment("tenant", tenant); err != nil {
@@ -35,7 +39,7 @@ func TenantSkillsPrefix(tenant string) (string, error) {
 // SkillPrefix returns the storage prefix of one skill tree, ending in "/":
 // "{tenant}/skills/{category}/{name}/", or "{tenant}/skills/{name}/" when
 // category is empty. Each of tenant, category and name must be a single valid
-// key segment (no slash); the error wraps [ErrInvalidKey] and names the field.
+// key segment (no slash); the error wraps [blob.ErrInvalidKey] and names the field.
 // A skill's identity (tenant + optional category + name) maps to exactly one
 // prefix, so "escrituras/compraventa" and "contratos/compraventa" never share
 // files.
@@ -58,7 +62,7 @@ func SkillPrefix(tenant, category, name string) (string, error) {
 
 // TenantSessionsPrefix returns "{tenant}/sessions/", the prefix under which
 // all of a tenant's session workspaces are stored. The error wraps
-// [ErrInvalidKey] when tenant is not a single valid key segment.
+// [blob.ErrInvalidKey] when tenant is not a single valid key segment.
 func TenantSessionsPrefix(tenant string) (string, error) {
 	if err := validSegment("tenant", tenant); err != nil {
 		return "", err
@@ -68,7 +72,7 @@ func TenantSessionsPrefix(tenant string) (string, error) {
 
 // WorkspacePrefix returns "{tenant}/sessions/{sessionID}/workspace/", the
 // prefix of one session's private read-write workspace. The error wraps
-// [ErrInvalidKey] when tenant or sessionID is not a single valid key segment.
+// [blob.ErrInvalidKey] when tenant or sessionID is not a single valid key segment.
 func WorkspacePrefix(tenant, sessionID string) (string, error) {
 	if err := validSegment("tenant", tenant); err != nil {
 		return "", err
@@ -81,12 +85,12 @@ func WorkspacePrefix(tenant, sessionID string) (string, error) {
 
 func validSegment(field, s string) error {
 	if s == "" {
-		return fmt.Errorf("%w: %s is empty", ErrInvalidKey, field)
+		return fmt.Errorf("%w: %s is empty", blob.ErrInvalidKey, field)
 	}
 	if strings.Contains(s, "/") {
-		return fmt.Errorf("%w: %s %q must be a single segment (no slash)", ErrInvalidKey, field, s)
+		return fmt.Errorf("%w: %s %q must be a single segment (no slash)", blob.ErrInvalidKey, field, s)
 	}
-	if err := ValidateKey(s); err != nil {
+	if err := blob.ValidateKey(s); err != nil {
 		return fmt.Errorf("%s: %w", field, err)
 	}
 	return nil
