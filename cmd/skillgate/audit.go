@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -200,7 +197,7 @@ func (m *Main) auditTailCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return m.app().TailAudit(cmd.Context(), q, follow, func(rs []audit.Record) { printAudit(m.Stdout, rs, f.asJSON) })
+			return m.app().TailAudit(cmd.Context(), q, follow, func(rs []audit.Record) { audit.WriteRecords(m.Stdout, rs, f.asJSON) })
 		},
 	}
 	f.add(c, 20)
@@ -233,45 +230,11 @@ duration ago, written as for grant expiries (90m, 2h, 7d).`,
 			if err != nil {
 				return err
 			}
-			printAudit(m.Stdout, rs, f.asJSON)
+			audit.WriteRecords(m.Stdout, rs, f.asJSON)
 			return nil
 		},
 	}
 	f.add(c, 0)
 	c.Flags().Int64Var(&after, "after", 0, "only records after this sequence number")
 	return c
-}
-
-// printAudit prints records as JSON lines or one readable line each.
-func printAudit(w io.Writer, rs []audit.Record, asJSON bool) {
-	for _, r := range rs {
-		if asJSON {
-			b, _ := jsonLine(r)
-			_, _ = w.Write(b)
-			continue
-		}
-		line := fmt.Sprintf("%6d %s %-22s %-28s %s", r.Seq, r.Time.Format("2006-01-02T15:04:05.000Z"), r.Action, r.Subject, r.Actor)
-		if r.Session != "" {
-			line += " session=" + r.Session
-		}
-		if r.Decision != "" {
-			line += " " + strings.ToUpper(string(r.Decision))
-		}
-		if len(r.Data) > 0 {
-			line += " " + string(r.Data)
-		}
-		if len(r.Reasons) > 0 {
-			line += " — " + strings.Join(r.Reasons, "; ")
-		}
-		fmt.Fprintln(w, line)
-	}
-}
-
-// jsonLine encodes v as one line of JSON.
-func jsonLine(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
 }

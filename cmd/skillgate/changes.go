@@ -4,11 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -75,16 +70,7 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 				}
 				return jsonout.Write(m.Stdout, items)
 			}
-			if len(items) == 0 {
-				fmt.Fprintln(m.Stdout, "No changes wait for a human.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tKIND\tSTATE\tSUMMARY")
-			for _, it := range items {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.ID, it.Kind, it.State, it.Summary)
-			}
-			return tw.Flush()
+			return change.WriteList(m.Stdout, items)
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -144,51 +130,6 @@ func (m *Main) onChange(ctx context.Context, asJSON bool, do func(*change.Servic
 	if asJSON {
 		return jsonout.Write(m.Stdout, it)
 	}
-	writeChange(m.Stdout, it)
+	it.WriteText(m.Stdout)
 	return nil
-}
-
-// writeChange prints a change for a human.
-func writeChange(w io.Writer, it change.Item) {
-	fmt.Fprintf(w, "change %s  %s  %s\n%s\n", it.ID, it.Kind, it.State, it.Summary)
-	if it.Why != "" {
-		fmt.Fprintf(w, "queued: %s by %s (%s)\n", it.Created.UTC().Format("2006-01-02 15:04:05Z"), orDash(it.QueuedBy), it.Why)
-	}
-	if it.DecidedBy != "" {
-		fmt.Fprintf(w, "decided: %s by %s: %s\n", it.Decided.UTC().Format("2006-01-02 15:04:05Z"), it.DecidedBy, it.Decision)
-	}
-	if p := it.Proposal; p != nil {
-		kind := "catalog executor"
-		if p.New {
-			kind = "new executor"
-		}
-		fmt.Fprintf(w, "\n%s %s: %s\n  inputSchema: %s\n", kind, p.Executor.Name, p.Executor.Description, p.Executor.InputSchema)
-		if len(p.Serving) > 0 {
-			fmt.Fprintf(w, "  already served by: %s\n", strings.Join(p.Serving, ", "))
-		}
-		fmt.Fprintln(w, "\nbackends (drafted by "+p.Drafter+"):")
-		for _, b := range p.Backends {
-			fmt.Fprintf(w, "  %s  %s: %s/%s\n", b.Provider, b.Skill, b.Server, b.Tool)
-			for _, k := range slices.Sorted(maps.Keys(b.Arguments)) {
-				fmt.Fprintf(w, "    %s: %s\n", k, b.Arguments[k])
-			}
-		}
-		fmt.Fprintln(w, "\nevidence:")
-		for _, e := range p.Evidence {
-			fmt.Fprintf(w, "  %s\n", e)
-		}
-		for _, r := range p.Removed {
-			fmt.Fprintf(w, "removed by validation: %s\n", r)
-		}
-	}
-	if u := it.Update; u != nil {
-		fmt.Fprintf(w, "\nversion %s replaces %s; see skillgate review %s\n", u.Digest, u.Previous, u.Ref)
-	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

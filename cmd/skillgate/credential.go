@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -122,16 +121,7 @@ value is asked for without echo.`,
 				fmt.Fprintln(m.Stderr, "no credentials; add one with 'skillgate credential set NAME --tenant T'")
 				return nil
 			}
-			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTENANT\tAGENT")
-			for _, e := range list {
-				agent := e.Agent
-				if agent == "" {
-					agent = "*"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Tenant, agent)
-			}
-			return tw.Flush()
+			return credential.WriteTable(m.Stdout, list)
 		},
 	}
 	ls.Flags().StringVar(&lsTenant, "tenant", "", "only this tenant's credentials")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -54,33 +52,7 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
 			}
-			fmt.Fprintf(m.Stdout, "executors for %s\n", p)
-			for _, e := range st {
-				state := "live"
-				if e.Dormant {
-					state = "dormant"
-				}
-				fmt.Fprintf(m.Stdout, "\n%s  %s\n", e.Name, state)
-				if e.Default != "" {
-					fmt.Fprintf(m.Stdout, "  default: %s\n", e.Why)
-				}
-				if len(e.Backends) == 0 {
-					fmt.Fprintln(m.Stdout, "  no provider skill declares a backend")
-					continue
-				}
-				tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-				for _, bk := range e.Backends {
-					why := "live"
-					if bk.Off != nil {
-						why = "off: " + bk.Off.String()
-					}
-					fmt.Fprintf(tw, "  %s\t%s:%s/%s\t%s\n", bk.Provider, bk.Skill, bk.Server, bk.Tool, why)
-				}
-				tw.Flush()
-			}
-			for _, pr := range problems {
-				fmt.Fprintf(m.Stdout, "\nrefused: %s\n", pr)
-			}
+			executor.WriteStatus(m.Stdout, p, st, problems)
 			return nil
 		},
 	}

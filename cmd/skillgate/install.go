@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -408,26 +405,7 @@ Exit codes: 0 done, 1 failure, 2 usage error.`,
 				fmt.Fprintln(m.Stderr, "nothing waits for review; install a skill with 'skillgate install PATH'")
 				return nil
 			}
-			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			if len(ps) > 0 {
-				fmt.Fprintln(tw, "NAME\tSTATE\tVERSION\tNEXT")
-				for _, p := range ps {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key, p.State, install.ShortDigest(p.Digest), strings.Join(p.Next, "; "))
-				}
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if len(reqs) > 0 {
-				if len(ps) > 0 {
-					fmt.Fprintln(m.Stdout)
-				}
-				fmt.Fprintln(m.Stdout, "Calls waiting for a human's approval (last 24h):")
-				for _, r := range reqs {
-					fmt.Fprintf(m.Stdout, "  %s %s: %d refused, last %s\n    approve one call: %s\n", r.Agent, r.Capability, r.Times, r.Last.UTC().Format(time.RFC3339), r.Approve)
-				}
-			}
-			return nil
+			return app.WritePending(m.Stdout, ps, reqs)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (the same body as GET /v1/installs/pending)")

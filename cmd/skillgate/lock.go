@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -104,17 +103,8 @@ listing each difference, 2 for a lock file that cannot be read.`,
 func (m *Main) installLocked(ctx context.Context, svc *install.Service, lockPath string, intro install.Introspection) error {
 	failed := 0
 	err := m.app().InstallLocked(ctx, svc, lockPath, intro, func(r app.LockedInstall) {
-		e := r.Entry
-		switch {
-		case r.Blocked:
-			fmt.Fprintf(m.Stdout, "%s %s: blocked (see skillgate review %s)\n", e.Key, e.Digest, e.Key)
-		case r.Err == nil:
-			fmt.Fprintf(m.Stdout, "%s %s: %s\n", e.Key, r.Review.Digest, r.Review.State)
-		case errors.Is(r.Err, install.ErrState):
-			fmt.Fprintf(m.Stdout, "%s %s: already recorded (%v)\n", e.Key, e.Digest, r.Err)
-		default:
+		if r.WriteText(m.Stdout, m.Stderr) {
 			failed++
-			fmt.Fprintf(m.Stderr, "%s: %v\n", e.Key, r.Err)
 		}
 	})
 	if err != nil {

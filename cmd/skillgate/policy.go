@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
 func (m *Main) policyCommand() *cobra.Command {
@@ -76,18 +74,7 @@ Exit 0 when valid (warnings included), 1 when a policy is invalid.`,
 					return err
 				}
 			} else {
-				for _, e := range rep.Errors {
-					fmt.Fprintln(m.Stderr, e)
-				}
-				for _, w := range rep.Warnings {
-					fmt.Fprintln(m.Stderr, w)
-				}
-				switch {
-				case rep.Default:
-					fmt.Fprintf(m.Stdout, "no policies in %s or the store: the default policy applies (permit every invoke in scope)\n", m.app().PolicyDir())
-				case rep.OK:
-					fmt.Fprintf(m.Stdout, "ok: %s in %s\n", plural.Of(len(rep.Policies), "policy", "policies"), plural.Of(len(rep.Sources), "source", "sources"))
-				}
+				rep.WriteText(m.Stdout, m.Stderr, m.app().PolicyDir())
 			}
 			if !rep.OK {
 				return errFailed
@@ -142,17 +129,7 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 					return err
 				}
 			} else {
-				fmt.Fprintf(m.Stdout, "%s %s → %s\n", p, rep.Capability, rep.Effect)
-				for _, r := range rep.Reasons {
-					where := ""
-					if r.Position != "" {
-						where = " (" + r.Position + ")"
-					}
-					fmt.Fprintf(m.Stdout, "  %s: %s%s\n", r.Kind, r.Message, where)
-				}
-				if grant != "" {
-					fmt.Fprintf(m.Stdout, "  approve one call with: %s\n", grant)
-				}
+				rep.WriteText(m.Stdout, p, grant)
 			}
 			if rep.Effect != capability.Allow {
 				return errFailed
@@ -311,20 +288,7 @@ func (m *Main) grantLsCommand() *cobra.Command {
 				fmt.Fprintln(m.Stderr, "no grants; add one with 'skillgate grant add PRINCIPAL CAPABILITY --level L'")
 				return nil
 			}
-			now := time.Now()
-			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPRINCIPAL\tCAPABILITY\tLEVEL\tUSED\tEXPIRES\tSTATUS")
-			for _, g := range gs {
-				uses, exp := fmt.Sprintf("%d/%d", g.Used, g.Uses), "never"
-				if g.Uses == 0 {
-					uses = fmt.Sprintf("%d/∞", g.Used)
-				}
-				if g.ExpiresAt != nil {
-					exp = g.ExpiresAt.Format(time.RFC3339)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Principal, g.Capability, g.Level, uses, exp, g.Status(now))
-			}
-			return tw.Flush()
+			return policy.WriteGrants(m.Stdout, gs, time.Now())
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -78,17 +75,7 @@ skill_list JSON that agents get over MCP: an array of
 				fmt.Fprintln(m.Stderr, "no skills match; run 'skillgate scan' first, or widen the filters")
 				return nil
 			}
-			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tTIER\tINVOKABLE BY\tSCOPE\tTRUST\tSTATE\tDESCRIPTION")
-			for _, e := range es {
-				state := e.State()
-				name := e.Key
-				if !e.Valid {
-					name = e.Rel
-				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, e.Tier, strings.Join(e.InvokableBy, ","), e.Scope, e.Trust, state, oneLine(e.Description, 60))
-			}
-			return tw.Flush()
+			return registry.WriteEntries(m.Stdout, es)
 		},
 	}
 	f := c.Flags()
@@ -102,14 +89,6 @@ skill_list JSON that agents get over MCP: an array of
 	f.StringVar(&trust, "trust", "", "only skills of this trust (first_party or imported)")
 	f.BoolVar(&all, "all", false, "include disabled, rejected and shadowed skills")
 	return c
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func (m *Main) showCommand() *cobra.Command {
@@ -134,67 +113,7 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 			if asJSON {
 				return jsonout.Write(m.Stdout, d)
 			}
-			prov, sig := d.Provenance, d.Signature
-			e := d.Entry
-			w := m.Stdout
-			fmt.Fprintf(w, "name:         %s\n", e.Name)
-			fmt.Fprintf(w, "identity:     %s\n", e.Key)
-			fmt.Fprintf(w, "description:  %s\n", e.Description)
-			fmt.Fprintf(w, "tier:         %d (invokable by %s)\n", e.Tier, strings.Join(e.InvokableBy, ", "))
-			if e.Category != "" {
-				fmt.Fprintf(w, "category:     %s\n", e.Category)
-			}
-			if e.Version.Version != "" {
-				fmt.Fprintf(w, "version:      %s\n", e.Version.Version)
-			}
-			state := "enabled"
-			if !e.Valid {
-				state = "rejected"
-			} else if !e.Enabled {
-				state = "disabled"
-			}
-			fmt.Fprintf(w, "state:        %s\n", state)
-			fmt.Fprintf(w, "location:     %s\n", e.File)
-			fmt.Fprintf(w, "source:       %s (%s)\n", e.Root, e.Scope)
-			fmt.Fprintf(w, "trust:        %s\n", e.Trust)
-			if prov != nil {
-				fmt.Fprintf(w, "installed from: %s\n", prov.Text())
-			}
-			switch {
-			case sig != nil:
-				fmt.Fprintf(w, "signed:       by %s with key %s (%s) at %s", sig.Signer, sig.KeyName, sig.KeyID, sig.SignedAt.Format(time.RFC3339))
-				if sig.Index != "" {
-					fmt.Fprintf(w, " (index %s)", sig.Index)
-				}
-				fmt.Fprintln(w)
-			case d.SigError != "":
-				fmt.Fprintf(w, "signed:       not now: %s\n", d.SigError)
-			}
-			if e.Digest != "" {
-				fmt.Fprintf(w, "digest:       %s\n", e.Digest)
-			}
-			fmt.Fprintf(w, "first seen:   %s\n", e.FirstSeen.Format("2006-01-02 15:04:05Z"))
-			fmt.Fprintf(w, "last seen:    %s\n", e.LastSeen.Format("2006-01-02 15:04:05Z"))
-			var files []struct {
-				Path string `json:"path"`
-				Size int64  `json:"size"`
-			}
-			_ = json.Unmarshal(e.Files, &files)
-			fmt.Fprintf(w, "files:        %d\n", len(files))
-			for _, f := range files {
-				fmt.Fprintf(w, "  %s (%d bytes)\n", f.Path, f.Size)
-			}
-			var diags []skill.Diagnostic
-			_ = json.Unmarshal(e.Diagnostics, &diags)
-			for _, dg := range diags {
-				fmt.Fprintf(w, "%-13s %s\n", string(dg.Severity)+":", dg.Message)
-			}
-			for _, s := range d.Shadowed {
-				fmt.Fprintf(w, "shadows:      %s (%s)\n", s.Dir, s.Scope)
-			}
-			for _, h := range d.History {
-				fmt.Fprintf(w, "history:      %s (%s → %s)\n", h.Digest, h.FirstSeen.Format("2006-01-02 15:04"), h.LastSeen.Format("2006-01-02 15:04"))
-			}
+			d.WriteText(m.Stdout)
 			return nil
 		},
 	}
@@ -307,7 +226,7 @@ usage error (a missing argument, or a folder that does not exist).`,
 					return err
 				}
 			} else {
-				printDrift(m, rep)
+				rep.WriteText(m.Stdout)
 			}
 			if !rep.InSync() {
 				return errFailed
@@ -317,38 +236,6 @@ usage error (a missing argument, or a folder that does not exist).`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return c
-}
-
-func printDrift(m *Main, rep *discover.DriftReport) {
-	w := m.Stdout
-	if rep.InSync() {
-		fmt.Fprintf(w, "in sync: %s and %s\n", rep.Canonical, rep.Mirror)
-		return
-	}
-	for _, s := range rep.OnlyCanonical {
-		fmt.Fprintf(w, "only in canonical: %s\n", s)
-	}
-	for _, s := range rep.OnlyMirror {
-		fmt.Fprintf(w, "only in mirror: %s\n", s)
-	}
-	for _, d := range rep.Differ {
-		fmt.Fprintf(w, "differs: %s\n", d.Skill)
-		for _, f := range d.Changed {
-			fmt.Fprintf(w, "  changed file: %s\n", f)
-		}
-		for _, f := range d.OnlyCanonical {
-			fmt.Fprintf(w, "  file only in canonical: %s\n", f)
-		}
-		for _, f := range d.OnlyMirror {
-			fmt.Fprintf(w, "  file only in mirror: %s\n", f)
-		}
-		if len(d.Keys) > 0 {
-			fmt.Fprintf(w, "  frontmatter keys: %s\n", strings.Join(d.Keys, ", "))
-		}
-	}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
 }
 
 func (m *Main) enableCommand(enable bool) *cobra.Command {

@@ -9,9 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
@@ -104,8 +102,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 			if asJSON {
 				return jsonout.Write(m.Stdout, res)
 			}
-			printScan(m, res.ScanReport)
-			printStorage(m, res)
+			res.WriteText(m.Stdout)
 			return nil
 		},
 	}
@@ -121,78 +118,3 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 
 // scanMemoryLimit is the soft memory limit of a scan (see scanCommand).
 const scanMemoryLimit = 400 << 20
-
-func printScan(m *Main, rep *registry.ScanReport) {
-	fmt.Fprintf(m.Stdout, "%s (%d valid, %d rejected) in %.1f ms: %d parsed, %d unchanged, %d removed\n",
-		plural.Of(rep.Skills, "skill", "skills"), rep.Valid, rep.Rejected, rep.DurationMS, rep.Parsed, rep.Unchanged, rep.Removed)
-	for _, r := range rep.Roots {
-		switch {
-		case r.Missing:
-			fmt.Fprintf(m.Stdout, "root %s (%s%s): not present\n", r.Path, r.Scope, trustNote(r.Trust))
-		default:
-			trunc := ""
-			if r.Truncated {
-				trunc = ", truncated"
-			}
-			fmt.Fprintf(m.Stdout, "root %s (%s%s): %s, %s%s\n", r.Path, r.Scope, trustNote(r.Trust), plural.Of(r.Skills, "skill", "skills"), plural.Of(r.Dirs, "directory", "directories"), trunc)
-		}
-		for _, n := range r.Notes {
-			fmt.Fprintf(m.Stdout, "  note: %s\n", n)
-		}
-		for _, w := range r.Warnings {
-			fmt.Fprintf(m.Stdout, "  warning: %s\n", w)
-		}
-	}
-	for _, f := range rep.Forgotten {
-		why := "which this scan did not include; scan it again (--root " + f.Path + ", or the roots of the configuration) to bring them back"
-		for _, r := range rep.Roots {
-			if r.Path == f.Path && r.Missing {
-				why = "which no longer exists"
-			}
-		}
-		fmt.Fprintf(m.Stdout, "removed: %s of root %s (%s), %s\n", plural.Of(f.Skills, "skill", "skills"), f.Path, f.Scope, why)
-	}
-	for _, s := range rep.Shadowed {
-		fmt.Fprintf(m.Stdout, "shadowed: %s at %s (%s) is hidden by %s (%s)\n", s.Key, s.Loser, s.Scope, s.Winner, s.WinScope)
-	}
-	for _, r := range rep.Rejections {
-		fmt.Fprintf(m.Stdout, "rejected: %s\n", r.Dir)
-		for _, e := range r.Errors {
-			fmt.Fprintf(m.Stdout, "  - %s\n", e)
-		}
-	}
-}
-
-// trustNote is ", first_party" for a first_party root: the default,
-// imported, is not repeated on every line.
-func trustNote(trust string) string {
-	if trust == "" || trust == string(capability.TrustImported) {
-		return ""
-	}
-	return ", " + trust
-}
-
-// printStorage prints what the bucket added to a scan's report.
-func printStorage(m *Main, res *app.ScanResult) {
-	if res.Libraries != nil {
-		for _, n := range res.Libraries.Notes {
-			fmt.Fprintf(m.Stdout, "tenant libraries: %s\n", n)
-		}
-		for _, t := range res.Libraries.Tenants {
-			fmt.Fprintf(m.Stdout, "tenant library %s: %s in the bucket, %d copied, %d unchanged, %d removed\n",
-				t.Tenant, plural.Of(t.Skills, "skill", "skills"), t.Copied, t.Unchanged, t.Removed)
-			for _, r := range t.Refused {
-				fmt.Fprintf(m.Stdout, "  refused: %s: %s\n", r.Skill, r.Reason)
-			}
-			for _, n := range t.Notes {
-				fmt.Fprintf(m.Stdout, "  note: %s\n", n)
-			}
-		}
-	}
-	if r := res.Mirror; r != nil {
-		fmt.Fprintf(m.Stdout, "Mirror: %s, %d uploaded, %d unchanged, %d removed\n", plural.Of(r.Skills, "skill", "skills"), r.Uploaded, r.Unchanged, r.Removed)
-		for _, f := range r.Failed {
-			fmt.Fprintf(m.Stdout, "  failed: %s\n", f)
-		}
-	}
-}

@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
 func (m *Main) scanSecurityCommand() *cobra.Command {
@@ -64,7 +62,7 @@ Exit codes: 0 no finding at or above --fail-on (default high), 1 some,
 					return err
 				}
 			default:
-				printFindings(m.Stdout, rep)
+				rep.WriteText(m.Stdout)
 			}
 			if rep.Worst().Rank() >= threshold.Rank() {
 				return errFailed
@@ -76,21 +74,4 @@ Exit codes: 0 no finding at or above --fail-on (default high), 1 some,
 	c.Flags().BoolVar(&asSARIF, "sarif", false, "print the findings as SARIF 2.1.0")
 	c.Flags().StringVar(&failOn, "fail-on", "high", "exit 1 when a finding is at least this severe: low, medium, high or critical")
 	return c
-}
-
-// printFindings writes a scan report for a person: one block per finding.
-func printFindings(w io.Writer, rep *secscan.Report) {
-	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%s: %s %s (%s): %s\n    %s\n    why: %s\n    fix: %s\n", f.Location(), f.Severity, f.Rule, f.Name, f.Message, f.Excerpt, f.Why, f.Fix)
-	}
-	for _, s := range rep.Skipped {
-		fmt.Fprintf(w, "%s: skipped: %s\n", s.File, s.Reason)
-	}
-	counts := map[secscan.Severity]int{}
-	for _, f := range rep.Findings {
-		counts[f.Severity]++
-	}
-	fmt.Fprintf(w, "%d %s read, %d %s (critical %d, high %d, medium %d, low %d), %d skipped\n",
-		rep.Files, plural.Noun(rep.Files, "file", "files"), len(rep.Findings), plural.Noun(len(rep.Findings), "finding", "findings"),
-		counts[secscan.Critical], counts[secscan.High], counts[secscan.Medium], counts[secscan.Low], len(rep.Skipped))
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,7 +60,7 @@ prints [{"id", "principal", "skills", "created", "last_used"}].`,
 				fmt.Fprintln(m.Stderr, "no sessions")
 				return nil
 			}
-			return m.printSessions(list)
+			return session.WriteTable(m.Stdout, list)
 		},
 	}
 	ls.Flags().BoolVar(&lsJSON, "json", false, "print as JSON")
@@ -159,11 +157,11 @@ prints the sessions as 'session ls --json' does.`,
 			if len(pruned) == 1 {
 				noun = "session"
 			}
-			fmt.Fprintf(m.Stderr, "%s %d %s unused for more than %s\n", verb, len(pruned), noun, idleText(idle))
+			fmt.Fprintf(m.Stderr, "%s %d %s unused for more than %s\n", verb, len(pruned), noun, app.IdleText(idle))
 			if len(pruned) == 0 {
 				return nil
 			}
-			return m.printSessions(pruned)
+			return session.WriteTable(m.Stdout, pruned)
 		},
 	}
 	prune.Flags().StringVar(&idleFlag, "idle", "", "remove sessions unused for longer than this (90m, 12h, 30d)")
@@ -173,27 +171,4 @@ prints the sessions as 'session ls --json' does.`,
 
 	c.AddCommand(ls, rm, prune)
 	return c
-}
-
-// printSessions prints sessions as a table.
-func (m *Main) printSessions(list []session.Info) error {
-	tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPRINCIPAL\tSKILLS\tCREATED\tLAST USED")
-	for _, s := range list {
-		skills := "-"
-		if len(s.Skills) > 0 {
-			skills = strings.Join(s.Skills, ",")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Principal, skills,
-			s.Created.UTC().Format(time.RFC3339), s.LastUsed.UTC().Format(time.RFC3339))
-	}
-	return tw.Flush()
-}
-
-// idleText renders an idle time in days when it is whole days.
-func idleText(d time.Duration) string {
-	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	}
-	return d.String()
 }

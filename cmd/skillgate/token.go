@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,12 +93,7 @@ changes up at the next request (within a second on PostgreSQL).`,
 				fmt.Fprintln(m.Stderr, "no tokens; add one with 'skillgate token add --agent ID --tier T3'")
 				return nil
 			}
-			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTENANT\tAGENT\tTIER\tCREATED")
-			for _, t := range toks {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, t.Agent, t.Tier, t.CreatedAt.Format(time.RFC3339))
-			}
-			return tw.Flush()
+			return server.WriteTokens(m.Stdout, toks)
 		},
 	}
 	ls.Flags().BoolVar(&lsJSON, "json", false, "print as JSON")

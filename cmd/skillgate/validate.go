@@ -72,24 +72,7 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 				if asJSON {
 					continue
 				}
-				if r.Valid {
-					fmt.Fprintf(m.Stdout, "Valid skill: %s\n", r.Path)
-					if !strict {
-						for _, w := range r.Warnings {
-							fmt.Fprintf(m.Stdout, "  warning: %s\n", w)
-						}
-					}
-					continue
-				}
-				fmt.Fprintf(m.Stderr, "Validation failed for %s:\n", r.Path)
-				for _, e := range r.Errors {
-					fmt.Fprintf(m.Stderr, "  - %s\n", e)
-				}
-				if !strict {
-					for _, w := range r.Warnings {
-						fmt.Fprintf(m.Stderr, "  warning: %s\n", w)
-					}
-				}
+				r.WriteText(m.Stdout, m.Stderr, strict)
 			}
 			if asJSON {
 				if err := jsonout.Write(m.Stdout, results); err != nil {

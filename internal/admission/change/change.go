@@ -21,9 +21,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
@@ -345,4 +349,66 @@ func decideErr(err error) error {
 		return fmt.Errorf("%w: %w", ErrDecided, err)
 	}
 	return err
+}
+
+// WriteList writes changes as the table of 'skillgate changes ls', or a
+// sentence when there are none.
+func WriteList(w io.Writer, items []Item) error {
+	if len(items) == 0 {
+		_, err := fmt.Fprintln(w, "No changes wait for a human.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tSUMMARY")
+	for _, it := range items {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", it.ID, it.Kind, it.State, it.Summary)
+	}
+	return tw.Flush()
+}
+
+// WriteText writes the change for a human, as 'skillgate changes show'
+// prints it: its state, who queued and decided it, a promote_provider
+// proposal with its backends and evidence, or the update it stands for.
+func (it Item) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "change %s  %s  %s\n%s\n", it.ID, it.Kind, it.State, it.Summary)
+	if it.Why != "" {
+		fmt.Fprintf(w, "queued: %s by %s (%s)\n", it.Created.UTC().Format("2006-01-02 15:04:05Z"), orDash(it.QueuedBy), it.Why)
+	}
+	if it.DecidedBy != "" {
+		fmt.Fprintf(w, "decided: %s by %s: %s\n", it.Decided.UTC().Format("2006-01-02 15:04:05Z"), it.DecidedBy, it.Decision)
+	}
+	if p := it.Proposal; p != nil {
+		kind := "catalog executor"
+		if p.New {
+			kind = "new executor"
+		}
+		fmt.Fprintf(w, "\n%s %s: %s\n  inputSchema: %s\n", kind, p.Executor.Name, p.Executor.Description, p.Executor.InputSchema)
+		if len(p.Serving) > 0 {
+			fmt.Fprintf(w, "  already served by: %s\n", strings.Join(p.Serving, ", "))
+		}
+		fmt.Fprintln(w, "\nbackends (drafted by "+p.Drafter+"):")
+		for _, b := range p.Backends {
+			fmt.Fprintf(w, "  %s  %s: %s/%s\n", b.Provider, b.Skill, b.Server, b.Tool)
+			for _, k := range slices.Sorted(maps.Keys(b.Arguments)) {
+				fmt.Fprintf(w, "    %s: %s\n", k, b.Arguments[k])
+			}
+		}
+		fmt.Fprintln(w, "\nevidence:")
+		for _, e := range p.Evidence {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+		for _, r := range p.Removed {
+			fmt.Fprintf(w, "removed by validation: %s\n", r)
+		}
+	}
+	if u := it.Update; u != nil {
+		fmt.Fprintf(w, "\nversion %s replaces %s; see skillgate review %s\n", u.Digest, u.Previous, u.Ref)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
 // Severity ranks a finding. High and critical findings block an install
@@ -283,4 +285,23 @@ func sortFindings(fs []Finding) {
 	slices.SortFunc(fs, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column), cmp.Compare(a.Rule, b.Rule))
 	})
+}
+
+// WriteText writes the report for a human, as 'skillgate scan-security'
+// prints it: each finding with its location, rule, excerpt, why and fix,
+// the files skipped, then the counts by severity.
+func (rep *Report) WriteText(w io.Writer) {
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "%s: %s %s (%s): %s\n    %s\n    why: %s\n    fix: %s\n", f.Location(), f.Severity, f.Rule, f.Name, f.Message, f.Excerpt, f.Why, f.Fix)
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(w, "%s: skipped: %s\n", s.File, s.Reason)
+	}
+	counts := map[Severity]int{}
+	for _, f := range rep.Findings {
+		counts[f.Severity]++
+	}
+	fmt.Fprintf(w, "%d %s read, %d %s (critical %d, high %d, medium %d, low %d), %d skipped\n",
+		rep.Files, plural.Noun(rep.Files, "file", "files"), len(rep.Findings), plural.Noun(len(rep.Findings), "finding", "findings"),
+		counts[Critical], counts[High], counts[Medium], counts[Low], len(rep.Skipped))
 }

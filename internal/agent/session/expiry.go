@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/storage/bucket"
@@ -252,4 +255,21 @@ func (m *Manager) deleteWorkspace(ctx context.Context, tenant, id string) error 
 		tq.Release(bytes, files)
 	}
 	return nil
+}
+
+// WriteTable writes sessions as the table of 'skillgate session ls' and
+// 'session prune': id, principal, loaded skills, created and last used
+// (UTC).
+func WriteTable(w io.Writer, list []Info) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPRINCIPAL\tSKILLS\tCREATED\tLAST USED")
+	for _, s := range list {
+		skills := "-"
+		if len(s.Skills) > 0 {
+			skills = strings.Join(s.Skills, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Principal, skills,
+			s.Created.UTC().Format(time.RFC3339), s.LastUsed.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
 }

@@ -3,8 +3,11 @@ package executor
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 )
@@ -222,4 +225,38 @@ func ToolSchema(ex *Executor, providers []string) json.RawMessage {
 		return ex.InputSchema
 	}
 	return b
+}
+
+// WriteStatus writes the executors of principal (as 'skillgate executors'
+// prints them): each executor live or dormant, its default backend and
+// why, every backend with why it is live or off, then the mappings
+// refused (problems).
+func WriteStatus(w io.Writer, principal fmt.Stringer, st []ExecutorStatus, problems []string) {
+	fmt.Fprintf(w, "executors for %s\n", principal)
+	for _, e := range st {
+		state := "live"
+		if e.Dormant {
+			state = "dormant"
+		}
+		fmt.Fprintf(w, "\n%s  %s\n", e.Name, state)
+		if e.Default != "" {
+			fmt.Fprintf(w, "  default: %s\n", e.Why)
+		}
+		if len(e.Backends) == 0 {
+			fmt.Fprintln(w, "  no provider skill declares a backend")
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, bk := range e.Backends {
+			why := "live"
+			if bk.Off != nil {
+				why = "off: " + bk.Off.String()
+			}
+			fmt.Fprintf(tw, "  %s\t%s:%s/%s\t%s\n", bk.Provider, bk.Skill, bk.Server, bk.Tool, why)
+		}
+		_ = tw.Flush()
+	}
+	for _, pr := range problems {
+		fmt.Fprintf(w, "\nrefused: %s\n", pr)
+	}
 }

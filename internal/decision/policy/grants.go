@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"text/tabwriter"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
@@ -342,4 +344,22 @@ func (e *Engine) reloadGrants(ctx context.Context) error {
 	e.grants.Store(&entries)
 	e.mu.Unlock()
 	return nil
+}
+
+// WriteGrants writes grants as the table of 'skillgate grant ls': uses as
+// USED/ALLOWED (∞ when unlimited), the expiry, and the status at now.
+func WriteGrants(w io.Writer, gs []Grant, now time.Time) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPRINCIPAL\tCAPABILITY\tLEVEL\tUSED\tEXPIRES\tSTATUS")
+	for _, g := range gs {
+		uses, exp := fmt.Sprintf("%d/%d", g.Used, g.Uses), "never"
+		if g.Uses == 0 {
+			uses = fmt.Sprintf("%d/∞", g.Used)
+		}
+		if g.ExpiresAt != nil {
+			exp = g.ExpiresAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, g.Principal, g.Capability, g.Level, uses, exp, g.Status(now))
+	}
+	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,4 +186,22 @@ func WithExecutor(ctx context.Context, name string) context.Context {
 // passes to Cedar as context.session.
 func WithSession(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, sessionKey{}, id)
+}
+
+// WriteText writes the decision for a human, as 'skillgate policy test'
+// prints it: the principal p asking, the capability and the effect, one
+// line per reason (with the policy's position), and, when grant is not
+// empty, the command that approves one call.
+func (r *TestReport) WriteText(w io.Writer, p capability.Principal, grant string) {
+	fmt.Fprintf(w, "%s %s → %s\n", p, r.Capability, r.Effect)
+	for _, rs := range r.Reasons {
+		where := ""
+		if rs.Position != "" {
+			where = " (" + rs.Position + ")"
+		}
+		fmt.Fprintf(w, "  %s: %s%s\n", rs.Kind, rs.Message, where)
+	}
+	if grant != "" {
+		fmt.Fprintf(w, "  approve one call with: %s\n", grant)
+	}
 }

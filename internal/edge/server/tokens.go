@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
@@ -392,3 +394,14 @@ func (t *Tokens) Verify(secret string) (Token, bool, error) {
 // missReload is how often at most a shared token set is read again for a
 // secret it does not know.
 const missReload = 100 * time.Millisecond
+
+// WriteTokens writes tokens as the table of 'skillgate token ls': ids and
+// principals, never secrets.
+func WriteTokens(w io.Writer, toks []Token) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTENANT\tAGENT\tTIER\tCREATED")
+	for _, t := range toks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Tenant, t.Agent, t.Tier, t.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"sort"
+	"strings"
 
 	"github.com/skillgate/skillgate/internal/model/skill"
 )
@@ -203,4 +204,38 @@ func hashFile(fsys fs.FS, p string) ([32]byte, error) {
 	}
 	copy(sum[:], h.Sum(nil))
 	return sum, nil
+}
+
+// WriteText writes the report for a human, as 'skillgate drift' prints
+// it: "in sync", or the skills only on one side, the skills that differ
+// with their files and frontmatter keys, and the notes.
+func (rep *DriftReport) WriteText(w io.Writer) {
+	if rep.InSync() {
+		fmt.Fprintf(w, "in sync: %s and %s\n", rep.Canonical, rep.Mirror)
+		return
+	}
+	for _, s := range rep.OnlyCanonical {
+		fmt.Fprintf(w, "only in canonical: %s\n", s)
+	}
+	for _, s := range rep.OnlyMirror {
+		fmt.Fprintf(w, "only in mirror: %s\n", s)
+	}
+	for _, d := range rep.Differ {
+		fmt.Fprintf(w, "differs: %s\n", d.Skill)
+		for _, f := range d.Changed {
+			fmt.Fprintf(w, "  changed file: %s\n", f)
+		}
+		for _, f := range d.OnlyCanonical {
+			fmt.Fprintf(w, "  file only in canonical: %s\n", f)
+		}
+		for _, f := range d.OnlyMirror {
+			fmt.Fprintf(w, "  file only in mirror: %s\n", f)
+		}
+		if len(d.Keys) > 0 {
+			fmt.Fprintf(w, "  frontmatter keys: %s\n", strings.Join(d.Keys, ", "))
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 }

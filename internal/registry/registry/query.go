@@ -2,8 +2,12 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
@@ -237,4 +241,91 @@ func trustOf(t string) string {
 		return string(capability.TrustImported)
 	}
 	return t
+}
+
+// WriteEntries writes entries as the table of 'skillgate ls': a rejected
+// skill is named by its directory, descriptions are cut to one line of 60
+// characters.
+func WriteEntries(w io.Writer, es []Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTIER\tINVOKABLE BY\tSCOPE\tTRUST\tSTATE\tDESCRIPTION")
+	for _, e := range es {
+		state := e.State()
+		name := e.Key
+		if !e.Valid {
+			name = e.Rel
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, e.Tier, strings.Join(e.InvokableBy, ","), e.Scope, e.Trust, state, oneLine(e.Description, 60))
+	}
+	return tw.Flush()
+}
+
+// oneLine folds s onto one line of at most n characters, ending in "…"
+// when it was cut.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// WriteHead writes the first part of 'skillgate show': the skill's
+// metadata, state, location and trust. Where an install came from and its
+// signature, which the registry does not hold, go between WriteHead and
+// WriteTail.
+func (d *Details) WriteHead(w io.Writer) {
+	e := d.Entry
+	fmt.Fprintf(w, "name:         %s\n", e.Name)
+	fmt.Fprintf(w, "identity:     %s\n", e.Key)
+	fmt.Fprintf(w, "description:  %s\n", e.Description)
+	fmt.Fprintf(w, "tier:         %d (invokable by %s)\n", e.Tier, strings.Join(e.InvokableBy, ", "))
+	if e.Category != "" {
+		fmt.Fprintf(w, "category:     %s\n", e.Category)
+	}
+	if e.Version.Version != "" {
+		fmt.Fprintf(w, "version:      %s\n", e.Version.Version)
+	}
+	state := "enabled"
+	if !e.Valid {
+		state = "rejected"
+	} else if !e.Enabled {
+		state = "disabled"
+	}
+	fmt.Fprintf(w, "state:        %s\n", state)
+	fmt.Fprintf(w, "location:     %s\n", e.File)
+	fmt.Fprintf(w, "source:       %s (%s)\n", e.Root, e.Scope)
+	fmt.Fprintf(w, "trust:        %s\n", e.Trust)
+}
+
+// WriteTail writes the second part of 'skillgate show': the digest, when
+// the skill was seen, its files, diagnostics, the skills it shadows and
+// its history.
+func (d *Details) WriteTail(w io.Writer) {
+	e := d.Entry
+	if e.Digest != "" {
+		fmt.Fprintf(w, "digest:       %s\n", e.Digest)
+	}
+	fmt.Fprintf(w, "first seen:   %s\n", e.FirstSeen.Format("2006-01-02 15:04:05Z"))
+	fmt.Fprintf(w, "last seen:    %s\n", e.LastSeen.Format("2006-01-02 15:04:05Z"))
+	var files []struct {
+		Path string `json:"path"`
+		Size int64  `json:"size"`
+	}
+	_ = json.Unmarshal(e.Files, &files)
+	fmt.Fprintf(w, "files:        %d\n", len(files))
+	for _, f := range files {
+		fmt.Fprintf(w, "  %s (%d bytes)\n", f.Path, f.Size)
+	}
+	var diags []skill.Diagnostic
+	_ = json.Unmarshal(e.Diagnostics, &diags)
+	for _, dg := range diags {
+		fmt.Fprintf(w, "%-13s %s\n", string(dg.Severity)+":", dg.Message)
+	}
+	for _, s := range d.Shadowed {
+		fmt.Fprintf(w, "shadows:      %s (%s)\n", s.Dir, s.Scope)
+	}
+	for _, h := range d.History {
+		fmt.Fprintf(w, "history:      %s (%s → %s)\n", h.Digest, h.FirstSeen.Format("2006-01-02 15:04"), h.LastSeen.Format("2006-01-02 15:04"))
+	}
 }

@@ -3,6 +3,8 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
@@ -456,4 +459,58 @@ func alongside(meanwhile func(), f func() error) error {
 	err := f()
 	<-done
 	return err
+}
+
+// WriteText writes the report for a human, as 'skillgate scan' prints it:
+// the counts, one line per root with its notes and warnings, then the
+// roots forgotten, the shadowed skills and the rejections with their
+// reasons.
+func (rep *ScanReport) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%s (%d valid, %d rejected) in %.1f ms: %d parsed, %d unchanged, %d removed\n",
+		plural.Of(rep.Skills, "skill", "skills"), rep.Valid, rep.Rejected, rep.DurationMS, rep.Parsed, rep.Unchanged, rep.Removed)
+	for _, r := range rep.Roots {
+		switch {
+		case r.Missing:
+			fmt.Fprintf(w, "root %s (%s%s): not present\n", r.Path, r.Scope, trustNote(r.Trust))
+		default:
+			trunc := ""
+			if r.Truncated {
+				trunc = ", truncated"
+			}
+			fmt.Fprintf(w, "root %s (%s%s): %s, %s%s\n", r.Path, r.Scope, trustNote(r.Trust), plural.Of(r.Skills, "skill", "skills"), plural.Of(r.Dirs, "directory", "directories"), trunc)
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		for _, wn := range r.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", wn)
+		}
+	}
+	for _, f := range rep.Forgotten {
+		why := "which this scan did not include; scan it again (--root " + f.Path + ", or the roots of the configuration) to bring them back"
+		for _, r := range rep.Roots {
+			if r.Path == f.Path && r.Missing {
+				why = "which no longer exists"
+			}
+		}
+		fmt.Fprintf(w, "removed: %s of root %s (%s), %s\n", plural.Of(f.Skills, "skill", "skills"), f.Path, f.Scope, why)
+	}
+	for _, s := range rep.Shadowed {
+		fmt.Fprintf(w, "shadowed: %s at %s (%s) is hidden by %s (%s)\n", s.Key, s.Loser, s.Scope, s.Winner, s.WinScope)
+	}
+	for _, r := range rep.Rejections {
+		fmt.Fprintf(w, "rejected: %s\n", r.Dir)
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+	}
+}
+
+// trustNote is ", first_party" for a first_party root: the default,
+// imported, is not repeated on every line.
+func trustNote(trust string) string {
+	if trust == "" || trust == string(capability.TrustImported) {
+		return ""
+	}
+	return ", " + trust
 }

@@ -26,12 +26,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
-
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -377,4 +377,32 @@ func records(rs []store.AuditRecord) []Record {
 		out[i] = Record(r)
 	}
 	return out
+}
+
+// WriteRecords writes records as JSON lines, or one readable line each
+// (sequence, time, action, subject, actor, then the session, decision,
+// data and reasons a record has), as 'skillgate audit tail' and 'audit
+// query' print them.
+func WriteRecords(w io.Writer, rs []Record, asJSON bool) {
+	for _, r := range rs {
+		if asJSON {
+			b, _ := json.Marshal(r)
+			_, _ = w.Write(append(b, '\n'))
+			continue
+		}
+		line := fmt.Sprintf("%6d %s %-22s %-28s %s", r.Seq, r.Time.Format("2006-01-02T15:04:05.000Z"), r.Action, r.Subject, r.Actor)
+		if r.Session != "" {
+			line += " session=" + r.Session
+		}
+		if r.Decision != "" {
+			line += " " + strings.ToUpper(string(r.Decision))
+		}
+		if len(r.Data) > 0 {
+			line += " " + string(r.Data)
+		}
+		if len(r.Reasons) > 0 {
+			line += " — " + strings.Join(r.Reasons, "; ")
+		}
+		fmt.Fprintln(w, line)
+	}
 }

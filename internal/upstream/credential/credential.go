@@ -20,8 +20,10 @@ package credential
 import (
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
+	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
@@ -140,4 +142,20 @@ func (s Scope) String() string {
 type Entry struct {
 	Name string `json:"name"`
 	Scope
+}
+
+// WriteTable writes credential entries as the table of 'skillgate
+// credential ls': names and scopes (an agent of "*" for a tenant's entry),
+// never values.
+func WriteTable(w io.Writer, list []Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTENANT\tAGENT")
+	for _, e := range list {
+		agent := e.Agent
+		if agent == "" {
+			agent = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Tenant, agent)
+	}
+	return tw.Flush()
 }
