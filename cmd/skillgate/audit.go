@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
@@ -160,29 +160,13 @@ func (f *auditFilterFlags) filter(now time.Time) (audit.Filter, error) {
 		return q, usageErr("--decision must be allow, deny or require_approval, not %q", f.decision)
 	}
 	var err error
-	if q.Since, err = parseWhen(f.since, now); err != nil {
+	if q.Since, err = app.ParseWhen(f.since, now); err != nil {
 		return q, usageErr("--since: %v", err)
 	}
-	if q.Until, err = parseWhen(f.until, now); err != nil {
+	if q.Until, err = app.ParseWhen(f.until, now); err != nil {
 		return q, usageErr("--until: %v", err)
 	}
 	return q, nil
-}
-
-// parseWhen reads an RFC 3339 time or a duration ago, written as for
-// grant expiries (policy.ParseDuration: 90m, 7d).
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if d, err := policy.ParseDuration(s); err == nil {
-		return now.Add(-d), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-22T10:00:00Z) nor a duration ago (90m, 7d)", s)
-	}
-	return t, nil
 }
 
 func (m *Main) auditTailCommand() *cobra.Command {

@@ -122,25 +122,6 @@ func (m *Main) packageFlags(allow *[]string, why *string) func(*cobra.Command) {
 	}
 }
 
-// allowScripts returns the packages whose install scripts the operator
-// allows, each with the reason given, or a usage error.
-func allowScripts(names []string, why string) (map[string]string, error) {
-	if len(names) == 0 {
-		if why != "" {
-			return nil, usageErr("--why goes with --allow-scripts: name the packages whose install scripts may run")
-		}
-		return nil, nil
-	}
-	if why == "" {
-		return nil, usageErr("--allow-scripts needs --why: say why the package needs its install scripts (recorded and audited)")
-	}
-	out := map[string]string{}
-	for _, n := range names {
-		out[n] = why
-	}
-	return out, nil
-}
-
 func (m *Main) installCommands() []*cobra.Command {
 	var intro install.Introspection
 	var scripts []string
@@ -207,7 +188,7 @@ deterministic proposer.`,
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 				var err error
-				if intro.AllowScripts, err = allowScripts(scripts, scriptsWhy); err != nil {
+				if intro.AllowScripts, err = app.AllowScripts(scripts, scriptsWhy); err != nil {
 					return nil, err
 				}
 				switch {
@@ -245,7 +226,7 @@ audit record of the approval carries its digest.`,
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 				var err error
-				if intro.AllowScripts, err = allowScripts(scripts, scriptsWhy); err != nil {
+				if intro.AllowScripts, err = app.AllowScripts(scripts, scriptsWhy); err != nil {
 					return nil, err
 				}
 				r, err := svc.Update(ctx, args[0], upd, m.app().Actor(), intro)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
@@ -172,49 +173,6 @@ effect at once), and revocations at the grant's next use.`,
 	return c
 }
 
-// parseExpiry reads --expires: a duration from now (policy.ParseDuration:
-// "2h", "7d") or an RFC 3339 time.
-func parseExpiry(s string, now time.Time) (*time.Time, error) {
-	if s == "" {
-		return nil, nil
-	}
-	if d, err := policy.ParseDuration(s); err == nil {
-		t := now.Add(d)
-		return &t, nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return nil, usageErr("--expires %q: a duration (30m, 2h, 7d) or an RFC 3339 time (2026-12-31T18:00:00Z)", s)
-	}
-	return &t, nil
-}
-
-// parseGrantArgs reads --args: {"name": ["value", "pattern*"]} (a single
-// string stands for a one-element list).
-func parseGrantArgs(s string) (map[string][]string, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &raw); err != nil || raw == nil {
-		return nil, usageErr(`--args: a JSON object of argument patterns, like '{"path":["/srv/*"]}'`)
-	}
-	out := map[string][]string{}
-	for k, v := range raw {
-		var one string
-		if json.Unmarshal(v, &one) == nil {
-			out[k] = []string{one}
-			continue
-		}
-		var list []string
-		if err := json.Unmarshal(v, &list); err != nil {
-			return nil, usageErr("--args: %s must be a string or an array of strings", k)
-		}
-		out[k] = list
-	}
-	return out, nil
-}
-
 func (m *Main) grantAddCommand() *cobra.Command {
 	var argsJSON, expires, level, reason, by string
 	var uses int
@@ -234,11 +192,11 @@ otherwise the error lists the skills to choose from.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			exp, err := parseExpiry(expires, time.Now())
+			exp, err := app.ParseExpiry(expires, time.Now())
 			if err != nil {
 				return err
 			}
-			ga, err := parseGrantArgs(argsJSON)
+			ga, err := app.ParseGrantArgs(argsJSON)
 			if err != nil {
 				return err
 			}

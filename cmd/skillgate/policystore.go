@@ -2,10 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,23 +34,9 @@ within a second. The change is audited (policy.put).`,
 			if err := app.CheckPolicyID(id); err != nil {
 				return err
 			}
-			var r io.Reader = m.Stdin
-			if file != "-" {
-				f, err := os.Open(file)
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				defer f.Close()
-				r = f
-			} else if r == nil {
-				r = os.Stdin
-			}
-			text, err := io.ReadAll(io.LimitReader(r, app.MaxStoredPolicy+1))
+			text, err := app.ReadPolicyText(file, m.Stdin)
 			if err != nil {
 				return err
-			}
-			if len(text) > app.MaxStoredPolicy {
-				return usageErr("%s: larger than %d bytes; split it", file, app.MaxStoredPolicy)
 			}
 			n, err := m.app().PutPolicy(ctx, id, text)
 			if err != nil {
@@ -103,12 +85,7 @@ within a second. The change is audited (policy.put).`,
 				fmt.Fprintln(m.Stderr, "no stored policies; add one with 'skillgate policy put ID FILE'")
 				return nil
 			}
-			tw := tabwriter.NewWriter(m.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tBYTES\tUPDATED")
-			for _, p := range ps {
-				fmt.Fprintf(tw, "%s\t%d\t%s\n", p.ID, len(p.Text), p.UpdatedAt.Format(time.RFC3339))
-			}
-			return tw.Flush()
+			return app.WriteStoredPolicies(m.Stdout, ps)
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print as JSON (with the texts)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/platform/fileinfo"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/signature"
@@ -88,13 +86,9 @@ one signature per skill. Invalid skills are left out and listed.`,
 			case root != "" && len(args) > 0:
 				return usageErr("sign takes DIR or --root ROOT, not both")
 			}
-			data, err := fileinfo.ReadRegular(keyFile, signature.MaxKeyFileBytes)
+			priv, err := app.LoadSigningKey(keyFile)
 			if err != nil {
-				return usageErr("--key: %v", err)
-			}
-			priv, err := signature.ParsePrivateKey(data)
-			if err != nil {
-				return usageErr("--key %s: %v", keyFile, err)
+				return err
 			}
 			if signer == "" {
 				signer = strings.TrimSuffix(filepath.Base(keyFile), ".key")
@@ -228,7 +222,6 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 	if err != nil {
 		return err
 	}
-	ix := out.Signed
 	if asJSON {
 		if err := jsonout.Write(m.Stdout, out); err != nil {
 			return err
@@ -238,22 +231,8 @@ func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trus
 		}
 		return nil
 	}
-	if out.IndexFailed {
-		return &exitError{code: exitFail, err: errors.New(out.Error)}
+	if err := out.WriteText(m.Stdout, m.Stderr, root); err != nil {
+		return &exitError{code: exitFail, err: err}
 	}
-	if out.Missing > 0 {
-		fmt.Fprintf(m.Stderr, "%d of the skills %s lists were not found under %s (removed since, or beyond --max-depth or --max-dirs)\n", out.Missing, out.Index, root)
-	}
-	bad := 0
-	for _, v := range out.Skills {
-		if !v.Valid {
-			bad++
-			fmt.Fprintf(m.Stderr, "%s: %s\n", v.Rel, v.Error)
-		}
-	}
-	if bad > 0 {
-		return &exitError{code: exitFail, err: fmt.Errorf("%d of the %d skills %s lists are not what it signed", bad, ix.Len(), out.Index)}
-	}
-	fmt.Fprintf(m.Stdout, "valid: %s signs %s for %s by %s with key %s (%s) at %s\n", out.Index, plural.Of(ix.Len(), "skill", "skills"), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
 	return nil
 }

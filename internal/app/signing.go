@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/platform/atomicfile"
+	"github.com/skillgate/skillgate/internal/platform/fileinfo"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/signature"
 )
@@ -150,4 +151,19 @@ func SignatureReason(err error) string {
 		}
 	}
 	return "error"
+}
+
+// LoadSigningKey reads the private key of 'skillgate sign --key': a file
+// of at most signature.MaxKeyFileBytes holding a key from 'key gen'. A
+// file that cannot be read or holds no key is a usage error.
+func LoadSigningKey(keyFile string) (ed25519.PrivateKey, error) {
+	data, err := fileinfo.ReadRegular(keyFile, signature.MaxKeyFileBytes)
+	if err != nil {
+		return nil, Usagef("--key: %v", err)
+	}
+	priv, err := signature.ParsePrivateKey(data)
+	if err != nil {
+		return nil, Usagef("--key %s: %v", keyFile, err)
+	}
+	return priv, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/platform/plural"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // The text renderings of the application's own results: what the CLI
@@ -161,4 +162,42 @@ func IdleText(d time.Duration) string {
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	}
 	return d.String()
+}
+
+// WriteStoredPolicies writes the policy texts of the store as the table
+// of 'skillgate policy ls': id, size and when it was last put.
+func WriteStoredPolicies(w io.Writer, ps []store.StoredPolicy) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tBYTES\tUPDATED")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", p.ID, len(p.Text), p.UpdatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+// WriteText writes the verdict on a signed index as 'skillgate
+// verify-signature' prints it: the skills not found (to stderr), each
+// skill that is not what the index signed (to stderr), then, when every
+// one is, the index's signer (to stdout). It returns an error when the
+// index or a skill did not verify.
+func (out *IndexReport) WriteText(stdout, stderr io.Writer, root string) error {
+	if out.IndexFailed {
+		return errors.New(out.Error)
+	}
+	ix := out.Signed
+	if out.Missing > 0 {
+		fmt.Fprintf(stderr, "%d of the skills %s lists were not found under %s (removed since, or beyond --max-depth or --max-dirs)\n", out.Missing, out.Index, root)
+	}
+	bad := 0
+	for _, v := range out.Skills {
+		if !v.Valid {
+			bad++
+			fmt.Fprintf(stderr, "%s: %s\n", v.Rel, v.Error)
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of the %d skills %s lists are not what it signed", bad, ix.Len(), out.Index)
+	}
+	fmt.Fprintf(stdout, "valid: %s signs %s for %s by %s with key %s (%s) at %s\n", out.Index, plural.Of(ix.Len(), "skill", "skills"), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
+	return nil
 }
