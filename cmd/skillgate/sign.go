@@ -180,17 +180,9 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 			} else {
 				p, verr = kr.Verify(cmd.Context(), dir, trust, time.Now())
 			}
+			v := app.NewSignatureVerdict(p, verr)
 			if asJSON {
-				out := struct {
-					Valid      bool                  `json:"valid"`
-					Reason     string                `json:"reason,omitempty"`
-					Error      string                `json:"error,omitempty"`
-					Provenance *signature.Provenance `json:"provenance,omitempty"`
-				}{Valid: verr == nil, Provenance: p}
-				if verr != nil {
-					out.Reason, out.Error = app.SignatureReason(verr), verr.Error()
-				}
-				if err := jsonout.Write(m.Stdout, out); err != nil {
+				if err := jsonout.Write(m.Stdout, v); err != nil {
 					return err
 				}
 				if verr != nil {
@@ -201,11 +193,7 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 			if verr != nil {
 				return &exitError{code: exitFail, err: verr}
 			}
-			by := ""
-			if p.Index != "" {
-				by = " (index " + p.Index + ")"
-			}
-			fmt.Fprintf(m.Stdout, "valid: %s %s signed for %s by %s with key %s (%s) at %s%s\n", p.Skill, p.Digest, p.Trust, p.Signer, p.KeyName, p.KeyID, p.SignedAt.Format(time.RFC3339), by)
+			v.WriteText(m.Stdout)
 			return nil
 		},
 	}

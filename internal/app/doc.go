@@ -9,7 +9,10 @@
 // Only cmd/ imports it: it is the part just below the wiring, and it must
 // not be imported by any other part. It may import every part below it,
 // and it is where the storage drivers are chosen. cmd keeps flags, help
-// text, printing and exit codes; app returns errors, marking with
-// [UsageError] the ones the operator fixes by invoking skillgate
-// differently (cmd exits 2 for them).
+// text, the choice of JSON or text and exit codes. The text of a report
+// is rendered beside its type: app's results here (text.go), a part's
+// own types in that part (registry.ScanReport.WriteText, change.Item,
+// audit.WriteRecords, ...), cmd passing the writers. app returns
+// errors, marking with [UsageError] the ones the operator fixes by
+// invoking skillgate differently (cmd exits 2 for them).
 package app

@@ -167,3 +167,23 @@ func LoadSigningKey(keyFile string) (ed25519.PrivateKey, error) {
 	}
 	return priv, nil
 }
+
+// SignatureVerdict is the verdict of 'skillgate verify-signature' on one
+// skill (its --json): valid, or why not, with the provenance of a valid
+// signature.
+type SignatureVerdict struct {
+	Valid      bool                  `json:"valid"`
+	Reason     string                `json:"reason,omitempty"`
+	Error      string                `json:"error,omitempty"`
+	Provenance *signature.Provenance `json:"provenance,omitempty"`
+}
+
+// NewSignatureVerdict makes the verdict on a verification that returned
+// p and err.
+func NewSignatureVerdict(p *signature.Provenance, err error) SignatureVerdict {
+	v := SignatureVerdict{Valid: err == nil, Provenance: p}
+	if err != nil {
+		v.Reason, v.Error = SignatureReason(err), err.Error()
+	}
+	return v
+}

@@ -201,3 +201,15 @@ func (out *IndexReport) WriteText(stdout, stderr io.Writer, root string) error {
 	fmt.Fprintf(stdout, "valid: %s signs %s for %s by %s with key %s (%s) at %s\n", out.Index, plural.Of(ix.Len(), "skill", "skills"), ix.Predicate.Trust, ix.Predicate.Signer, ix.KeyName, ix.KeyID, ix.Predicate.SignedAt.Format(time.RFC3339))
 	return nil
 }
+
+// WriteText writes a valid verdict as 'skillgate verify-signature' prints
+// it: the skill, its digest, the trust it is signed for, the signer, the
+// key, the time and the index that vouches for it.
+func (v SignatureVerdict) WriteText(w io.Writer) {
+	p := v.Provenance
+	by := ""
+	if p.Index != "" {
+		by = " (index " + p.Index + ")"
+	}
+	fmt.Fprintf(w, "valid: %s %s signed for %s by %s with key %s (%s) at %s%s\n", p.Skill, p.Digest, p.Trust, p.Signer, p.KeyName, p.KeyID, p.SignedAt.Format(time.RFC3339), by)
+}
