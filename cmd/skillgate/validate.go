@@ -1,15 +1,13 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/registry/discover"
 )
 
 func (m *Main) validateCommand() *cobra.Command {
@@ -37,30 +35,13 @@ Exit codes: 0 all valid, 1 any invalid, 2 usage error.`,
 			if strict {
 				mode = skill.Strict
 			}
-			var dirs []string
-			for _, a := range args {
-				if !recursive {
-					dirs = append(dirs, skill.ResolvePath(a))
-					continue
-				}
-				lim := discover.DefaultLimits
-				if maxDirs > 0 {
-					lim.MaxDirs = maxDirs
-				}
-				res, err := discover.Walk(cmd.Context(), discover.Root{Path: a}, lim)
-				if err != nil {
-					return err
-				}
-				if res.Missing {
-					return &exitError{code: exitFail, err: fmt.Errorf("%s does not exist", a)}
-				}
-				discover.SortCandidates(res.Candidates)
-				for _, c := range res.Candidates {
-					dirs = append(dirs, filepath.Join(a, filepath.FromSlash(c.Rel)))
-				}
-				for _, n := range res.Notes {
-					fmt.Fprintf(m.Stderr, "note: %s\n", n)
-				}
+			dirs, err := app.SkillDirs(cmd.Context(), args, recursive, maxDirs, m.Stderr)
+			var missing *app.MissingPathError
+			if errors.As(err, &missing) {
+				return &exitError{code: exitFail, err: err}
+			}
+			if err != nil {
+				return err
 			}
 			results, err := app.Validate(cmd.Context(), dirs, mode)
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -255,4 +256,44 @@ func (a *App) EnableImported(ctx context.Context, name string, enable bool) (r *
 	}
 	r, err = act(ctx, name, a.Actor())
 	return r, true, err
+}
+
+// MissingPathError is a path given to 'validate -r' that does not exist.
+type MissingPathError struct{ Path string }
+
+func (e *MissingPathError) Error() string { return e.Path + " does not exist" }
+
+// SkillDirs returns the skill directories 'skillgate validate' judges for
+// paths: each path itself (skill.ResolvePath: a SKILL.md names its
+// directory), or with recursive every skill found under it, in
+// discovery's order, within its bounds (maxDirs directories per path when
+// above 0) and symlink policy. The walks' notes are written to notes. A
+// path that does not exist is a *MissingPathError.
+func SkillDirs(ctx context.Context, paths []string, recursive bool, maxDirs int, notes io.Writer) ([]string, error) {
+	var dirs []string
+	for _, a := range paths {
+		if !recursive {
+			dirs = append(dirs, skill.ResolvePath(a))
+			continue
+		}
+		lim := discover.DefaultLimits
+		if maxDirs > 0 {
+			lim.MaxDirs = maxDirs
+		}
+		res, err := discover.Walk(ctx, discover.Root{Path: a}, lim)
+		if err != nil {
+			return nil, err
+		}
+		if res.Missing {
+			return nil, &MissingPathError{Path: a}
+		}
+		discover.SortCandidates(res.Candidates)
+		for _, c := range res.Candidates {
+			dirs = append(dirs, filepath.Join(a, filepath.FromSlash(c.Rel)))
+		}
+		for _, n := range res.Notes {
+			fmt.Fprintf(notes, "note: %s\n", n)
+		}
+	}
+	return dirs, nil
 }
