@@ -329,25 +329,3 @@ func hasExitCode(err error) bool {
 	var ue *app.UsageError
 	return errors.As(err, &ee) || errors.As(err, &ue)
 }
-
-// isTerminal reports whether w writes to a character device (a
-// terminal), through a termtext.Writer or not.
-func isTerminal(w io.Writer) bool {
-	_, ok := terminal(w)
-	return ok
-}
-
-// terminal returns the terminal w writes to, through a termtext.Writer or
-// not: for skillgate's own control sequences (scan's progress line),
-// which must reach it unrendered.
-func terminal(w io.Writer) (*os.File, bool) {
-	if t, ok := w.(*termtext.Writer); ok {
-		w = t.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return nil, false
-	}
-	fi, err := f.Stat()
-	return f, err == nil && fi.Mode()&os.ModeCharDevice != 0
-}

@@ -3,13 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 )
@@ -68,25 +66,21 @@ value is asked for without echo.`,
   skillgate credential set GITLAB_TOKEN --tenant acme --agent drafter < token.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if err := credential.CheckName(name); err != nil {
-				return usageErr("%v", err)
-			}
-			if err := scope.Check(); err != nil {
-				return usageErr("%v", err)
-			}
-			value, err := m.readSecret(name, scope)
-			if err != nil {
+			if err := app.CheckCredential(args[0], scope); err != nil {
 				return err
 			}
-			st, err := m.app().OpenCredentials(cmd.Context())
+			in := m.Stdin
+			if in == nil {
+				in = os.Stdin
+			}
+			value, err := app.ReadSecret(in, m.Stderr, args[0], scope)
 			if err != nil {
+				return failure(err)
+			}
+			if err := m.app().SetCredential(cmd.Context(), args[0], scope, value); err != nil {
 				return credentialFailure(err)
 			}
-			if err := st.Set(cmd.Context(), name, scope, value); err != nil {
-				return credentialFailure(err)
-			}
-			fmt.Fprintf(m.Stdout, "set %s for %s\n", name, scope)
+			fmt.Fprintf(m.Stdout, "set %s for %s\n", args[0], scope)
 			return nil
 		},
 	}
@@ -100,19 +94,9 @@ value is asked for without echo.`,
 		Short: "List credentials: names and scopes, never values",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := m.app().OpenCredentials(cmd.Context())
+			list, err := m.app().Credentials(cmd.Context(), lsTenant)
 			if err != nil {
 				return credentialFailure(err)
-			}
-			all, err := st.List(cmd.Context())
-			if err != nil {
-				return credentialFailure(err)
-			}
-			list := []credential.Entry{}
-			for _, e := range all {
-				if lsTenant == "" || e.Tenant == lsTenant {
-					list = append(list, e)
-				}
 			}
 			if lsJSON {
 				return jsonout.Write(m.Stdout, list)
@@ -133,17 +117,10 @@ value is asked for without echo.`,
 		Short: "Delete a credential (exit 1 when there is none)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := credential.CheckName(args[0]); err != nil {
-				return usageErr("%v", err)
+			if err := app.CheckCredential(args[0], rmScope); err != nil {
+				return err
 			}
-			if err := rmScope.Check(); err != nil {
-				return usageErr("%v", err)
-			}
-			st, err := m.app().OpenCredentials(cmd.Context())
-			if err != nil {
-				return credentialFailure(err)
-			}
-			if err := st.Remove(cmd.Context(), args[0], rmScope); err != nil {
+			if err := m.app().RemoveCredential(cmd.Context(), args[0], rmScope); err != nil {
 				return credentialFailure(err)
 			}
 			fmt.Fprintf(m.Stdout, "removed %s for %s\n", args[0], rmScope)
@@ -168,14 +145,7 @@ the key's public recipient (age1…), never the key.`,
   export SKILLGATE_CREDENTIAL_KEY="$(cat credentials.key)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := keyOut
-			if out == "" {
-				if err := m.app().CreateData(); err != nil {
-					return err
-				}
-				out = filepath.Join(m.data(), credential.KeyFile)
-			}
-			recipient, err := credential.NewKey(out)
+			out, recipient, err := m.app().CredentialKeygen(keyOut)
 			if err != nil {
 				return credentialFailure(err)
 			}
@@ -186,41 +156,4 @@ the key's public recipient (age1…), never the key.`,
 	keygen.Flags().StringVar(&keyOut, "out", "", "file to write the key to (default DATA/credentials.key)")
 	c.AddCommand(set, ls, rm, keygen)
 	return c
-}
-
-// readSecret reads a credential value from standard input: at most
-// credential.MaxValueBytes, one trailing newline (\n or \r\n) removed. On
-// a terminal it prompts on stderr and reads one line without echo.
-func (m *Main) readSecret(name string, scope credential.Scope) (string, error) {
-	in := m.Stdin
-	if in == nil {
-		in = os.Stdin
-	}
-	if f, ok := in.(*os.File); ok && isTerminal(f) {
-		hint := "not echoed"
-		if !echoHidden {
-			hint = "echoed: prefer piping it in"
-		}
-		fmt.Fprintf(m.Stderr, "value of %s for %s (%s): ", name, scope, hint)
-		v, err := readNoEcho(f)
-		fmt.Fprintln(m.Stderr)
-		if err != nil {
-			return "", &exitError{code: exitFail, err: fmt.Errorf("reading the value from the terminal: %w", err)}
-		}
-		in = strings.NewReader(v)
-	}
-	b, err := io.ReadAll(io.LimitReader(in, credential.MaxValueBytes+3))
-	if err != nil {
-		return "", &exitError{code: exitFail, err: fmt.Errorf("reading the value from standard input: %w", err)}
-	}
-	v := string(b)
-	v = strings.TrimSuffix(v, "\n")
-	v = strings.TrimSuffix(v, "\r")
-	switch {
-	case v == "":
-		return "", usageErr("no value on standard input: pipe the secret in, e.g. printf '%%s' \"$TOKEN\" | skillgate credential set %s --tenant %s", name, scope.Tenant)
-	case len(v) > credential.MaxValueBytes:
-		return "", usageErr("the value on standard input is longer than %d bytes", credential.MaxValueBytes)
-	}
-	return v, nil
 }

@@ -81,7 +81,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 			}
 			defer closeFn()
 			var progress registry.Progress
-			tty, isTTY := terminal(m.Stderr)
+			tty, isTTY := app.Terminal(m.Stderr)
 			if isTTY && !asJSON {
 				last := time.Time{}
 				progress = func(phase string, done, total int) {

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/skillgate/skillgate/internal/edge/server"
+	"github.com/skillgate/skillgate/internal/platform/termtext"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 )
@@ -75,4 +79,124 @@ func credentialFailure(err error) error {
 		return Usagef("%v", err)
 	}
 	return err
+}
+
+// SetCredential stores value as the credential name of scope.
+func (a *App) SetCredential(ctx context.Context, name string, scope credential.Scope, value string) error {
+	st, err := a.OpenCredentials(ctx)
+	if err != nil {
+		return err
+	}
+	return st.Set(ctx, name, scope, value)
+}
+
+// CheckCredential checks a credential's name and scope as given on the
+// command line: a usage error when either is wrong.
+func CheckCredential(name string, scope credential.Scope) error {
+	if err := credential.CheckName(name); err != nil {
+		return Usagef("%v", err)
+	}
+	if err := scope.Check(); err != nil {
+		return Usagef("%v", err)
+	}
+	return nil
+}
+
+// Credentials lists the stored credentials (names and scopes, never
+// values), only tenant's when tenant is not empty; never nil.
+func (a *App) Credentials(ctx context.Context, tenant string) ([]credential.Entry, error) {
+	st, err := a.OpenCredentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list := []credential.Entry{}
+	for _, e := range all {
+		if tenant == "" || e.Tenant == tenant {
+			list = append(list, e)
+		}
+	}
+	return list, nil
+}
+
+// RemoveCredential deletes the credential name of scope.
+func (a *App) RemoveCredential(ctx context.Context, name string, scope credential.Scope) error {
+	st, err := a.OpenCredentials(ctx)
+	if err != nil {
+		return err
+	}
+	return st.Remove(ctx, name, scope)
+}
+
+// CredentialKeygen makes the credential store's key in out, or in
+// DATA/credentials.key (creating the data directory) when out is empty,
+// and returns the file and the key's public recipient.
+func (a *App) CredentialKeygen(out string) (file, recipient string, err error) {
+	if out == "" {
+		if err := a.CreateData(); err != nil {
+			return "", "", err
+		}
+		out = filepath.Join(a.Data(), credential.KeyFile)
+	}
+	recipient, err = credential.NewKey(out)
+	return out, recipient, err
+}
+
+// ReadSecret reads a credential value from in: at most
+// credential.MaxValueBytes, one trailing newline (\n or \r\n) removed. On
+// a terminal it prompts on prompt and reads one line without echo. An
+// empty or too long value is a usage error.
+func ReadSecret(in io.Reader, prompt io.Writer, name string, scope credential.Scope) (string, error) {
+	if f, ok := in.(*os.File); ok && IsTerminal(f) {
+		hint := "not echoed"
+		if !echoHidden {
+			hint = "echoed: prefer piping it in"
+		}
+		fmt.Fprintf(prompt, "value of %s for %s (%s): ", name, scope, hint)
+		v, err := readNoEcho(f)
+		fmt.Fprintln(prompt)
+		if err != nil {
+			return "", fmt.Errorf("reading the value from the terminal: %w", err)
+		}
+		in = strings.NewReader(v)
+	}
+	b, err := io.ReadAll(io.LimitReader(in, credential.MaxValueBytes+3))
+	if err != nil {
+		return "", fmt.Errorf("reading the value from standard input: %w", err)
+	}
+	v := string(b)
+	v = strings.TrimSuffix(v, "\n")
+	v = strings.TrimSuffix(v, "\r")
+	switch {
+	case v == "":
+		return "", Usagef("no value on standard input: pipe the secret in, e.g. printf '%%s' \"$TOKEN\" | skillgate credential set %s --tenant %s", name, scope.Tenant)
+	case len(v) > credential.MaxValueBytes:
+		return "", Usagef("the value on standard input is longer than %d bytes", credential.MaxValueBytes)
+	}
+	return v, nil
+}
+
+// IsTerminal reports whether w writes to a character device (a
+// terminal), through a termtext.Writer or not.
+func IsTerminal(w io.Writer) bool {
+	_, ok := Terminal(w)
+	return ok
+}
+
+// Terminal returns the terminal w writes to, through a termtext.Writer or
+// not: for skillgate's own control sequences (scan's progress line),
+// which must reach it unrendered.
+func Terminal(w io.Writer) (*os.File, bool) {
+	if t, ok := w.(*termtext.Writer); ok {
+		w = t.Unwrap()
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil, false
+	}
+	fi, err := f.Stat()
+	return f, err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
