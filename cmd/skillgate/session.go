@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,12 +42,7 @@ prints [{"id", "principal", "skills", "created", "last_used"}].`,
 		Example: "  skillgate session ls\n  skillgate session ls --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			mgr, _, closeAll, err := m.app().OpenSessions(cmd.Context(), &lsSF)
-			if err != nil {
-				return err
-			}
-			defer closeAll()
-			list, err := mgr.List(cmd.Context())
+			list, err := m.app().ListSessions(cmd.Context(), &lsSF)
 			if err != nil {
 				return err
 			}
@@ -78,28 +71,15 @@ skills. Exits 1 when an id does not exist (the others are still removed).`,
 		Example: "  skillgate session rm 7f3a9c0e1b2d4a5f",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, id := range args {
-				if err := session.ValidID(id); err != nil {
-					return usageErr("%v", err)
-				}
-			}
-			mgr, _, closeAll, err := m.app().OpenSessions(cmd.Context(), &rmSF)
+			failed := false
+			err := m.app().RemoveSessions(cmd.Context(), &rmSF, args, func(in session.Info) {
+				fmt.Fprintf(m.Stdout, "removed %s (%s)\n", in.ID, in.Principal)
+			}, func(err error) {
+				fmt.Fprintf(m.Stderr, "skillgate session rm: %v\n", err)
+				failed = true
+			})
 			if err != nil {
 				return err
-			}
-			defer closeAll()
-			failed := false
-			for _, id := range args {
-				in, err := mgr.Remove(cmd.Context(), id)
-				switch {
-				case errors.Is(err, session.ErrNoSession) || errors.Is(err, session.ErrSessionInUse):
-					fmt.Fprintf(m.Stderr, "skillgate session rm: %v\n", err)
-					failed = true
-				case err != nil:
-					return err
-				default:
-					fmt.Fprintf(m.Stdout, "removed %s (%s)\n", in.ID, in.Principal)
-				}
 			}
 			if failed {
 				return errFailed
@@ -123,26 +103,7 @@ prints the sessions as 'session ls --json' does.`,
 		Example: "  skillgate session prune --idle 30d --dry-run\n  skillgate session prune --idle 7d",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var idle time.Duration
-			if idleFlag != "" {
-				d, err := app.ParseIdle(idleFlag)
-				if err != nil {
-					return usageErr("--idle: %v", err)
-				}
-				idle = d
-			}
-			mgr, configured, closeAll, err := m.app().OpenSessions(cmd.Context(), &prSF)
-			if err != nil {
-				return err
-			}
-			defer closeAll()
-			if idle == 0 {
-				idle = configured
-			}
-			if idle == 0 {
-				return usageErr("prune needs --idle DURATION (e.g. --idle 30d), or sessions.idle_expiry in the configuration file")
-			}
-			pruned, err := mgr.Prune(cmd.Context(), idle, dryRun)
+			pruned, idle, err := m.app().PruneSessions(cmd.Context(), &prSF, idleFlag, dryRun)
 			if err != nil {
 				return err
 			}

@@ -182,3 +182,70 @@ func (a *App) ServeStdio(ctx context.Context, opts StdioOptions) error {
 	}
 	return nil
 }
+
+// ListSessions lists the stored sessions, least recently used first.
+func (a *App) ListSessions(ctx context.Context, sf *Storage) ([]session.Info, error) {
+	mgr, _, closeAll, err := a.OpenSessions(ctx, sf)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	return mgr.List(ctx)
+}
+
+// RemoveSessions removes the sessions ids (each checked first: a usage
+// error for a malformed one) with their workspaces, calling removed for
+// each one removed and refused for each that does not exist or is in use;
+// it stops at any other error.
+func (a *App) RemoveSessions(ctx context.Context, sf *Storage, ids []string, removed func(session.Info), refused func(error)) error {
+	for _, id := range ids {
+		if err := session.ValidID(id); err != nil {
+			return Usagef("%v", err)
+		}
+	}
+	mgr, _, closeAll, err := a.OpenSessions(ctx, sf)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	for _, id := range ids {
+		in, err := mgr.Remove(ctx, id)
+		switch {
+		case errors.Is(err, session.ErrNoSession) || errors.Is(err, session.ErrSessionInUse):
+			refused(err)
+		case err != nil:
+			return err
+		default:
+			removed(in)
+		}
+	}
+	return nil
+}
+
+// PruneSessions removes (or, with dryRun, only lists) the sessions unused
+// for longer than idle (a duration as the configuration writes it; empty:
+// sessions.idle_expiry of the configuration) and returns them with the
+// idle time applied. A malformed or missing idle time is a usage error.
+func (a *App) PruneSessions(ctx context.Context, sf *Storage, idleFlag string, dryRun bool) ([]session.Info, time.Duration, error) {
+	var idle time.Duration
+	if idleFlag != "" {
+		d, err := ParseIdle(idleFlag)
+		if err != nil {
+			return nil, 0, Usagef("--idle: %v", err)
+		}
+		idle = d
+	}
+	mgr, configured, closeAll, err := a.OpenSessions(ctx, sf)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer closeAll()
+	if idle == 0 {
+		idle = configured
+	}
+	if idle == 0 {
+		return nil, 0, Usagef("prune needs --idle DURATION (e.g. --idle 30d), or sessions.idle_expiry in the configuration file")
+	}
+	pruned, err := mgr.Prune(ctx, idle, dryRun)
+	return pruned, idle, err
+}
