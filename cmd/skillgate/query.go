@@ -11,10 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/agent/catalog"
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/model/capability"
-	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 )
@@ -41,27 +38,9 @@ skill_list JSON that agents get over MCP: an array of
 		Example: "  skillgate ls\n  skillgate ls --invokable-by T4 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := registry.Query{Tier: tier, Category: category, Scope: scope, NamePrefix: prefix, Trust: trust, Tenant: tenant}
-			if tenant != "" {
-				if err := capability.CheckID("tenant", tenant); err != nil {
-					return usageErr("--tenant: %v", err)
-				}
-			}
-			if tier < 0 || tier > 3 {
-				return usageErr("--tier must be 1, 2 or 3")
-			}
-			if trust != "" && !capability.Trust(trust).Valid() {
-				return usageErr("--trust %q: use core, first_party or imported", trust)
-			}
-			if inv != "" {
-				t, err := skill.ParseAgentTier(inv)
-				if err != nil {
-					return usageErr("--invokable-by: %v", err)
-				}
-				q.AgentTier = t
-			}
-			if all {
-				q.Disabled, q.Rejected, q.Shadowed = true, true, true
+			q, err := app.ListQuery(registry.Query{Tier: tier, Category: category, Scope: scope, NamePrefix: prefix, Trust: trust, Tenant: tenant}, inv, all)
+			if err != nil {
+				return err
 			}
 			es, err := m.app().List(cmd.Context(), q)
 			if err != nil {
@@ -142,29 +121,9 @@ is never empty, and what was left out is reported on stderr.`,
 			if err != nil {
 				return usageErr("--format: %v", err)
 			}
-			var its []catalog.Item
-			if len(args) > 0 {
-				for _, a := range args {
-					it, err := app.ReadProperties(a)
-					if err != nil {
-						return &exitError{code: exitFail, err: err}
-					}
-					its = append(its, it)
-				}
-			} else {
-				q := registry.Query{}
-				if inv != "" {
-					t, err := skill.ParseAgentTier(inv)
-					if err != nil {
-						return usageErr("--invokable-by: %v", err)
-					}
-					q.AgentTier = t
-				}
-				es, err := m.app().List(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				its = app.CatalogItems(es)
+			its, err := m.app().PromptItems(cmd.Context(), args, inv)
+			if err != nil {
+				return failure(err)
 			}
 			out, rep := catalog.Budget(its, f, budget)
 			if len(args) > 0 && f == catalog.FormatXML {
@@ -172,15 +131,7 @@ is never empty, and what was left out is reported on stderr.`,
 			} else {
 				fmt.Fprintln(m.Stdout, out)
 			}
-			if len(rep.Shortened) > 0 {
-				fmt.Fprintf(m.Stderr, "budget %d: shortened %s\n", budget, plural.Of(len(rep.Shortened), "description", "descriptions"))
-			}
-			if len(rep.Omitted) > 0 {
-				fmt.Fprintf(m.Stderr, "budget %d: left out %s: %s\n", budget, plural.Of(len(rep.Omitted), "skill", "skills"), strings.Join(rep.Omitted, ", "))
-			}
-			if rep.OverBudget {
-				fmt.Fprintf(m.Stderr, "budget %d: even one skill does not fit (%d characters); printed it anyway\n", budget, rep.Length)
-			}
+			rep.WriteText(m.Stderr, budget)
 			return nil
 		},
 	}

@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/edge/server"
-	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
 func (m *Main) serveCommand() *cobra.Command {
@@ -59,42 +57,21 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if interval < 0 {
-				return usageErr("--rescan-interval must not be negative")
-			}
-			if checkpointInterval < 0 {
-				return usageErr("--audit-checkpoint-interval must not be negative")
-			}
-			for _, b := range []struct {
-				flag string
-				d    time.Duration
-			}{{"--header-timeout", lim.HeaderTimeout}, {"--idle-timeout", lim.IdleTimeout}, {"--body-timeout", lim.BodyTimeout}, {"--write-timeout", lim.WriteTimeout}, {"--stream-ping", lim.StreamPing}} {
-				if b.d < 0 {
-					return usageErr("%s must not be negative (0 turns it off)", b.flag)
-				}
-			}
-			if lim.MaxClientConns < 0 {
-				return usageErr("--max-client-conns must not be negative (0: no limit)")
-			}
-			srv, err := m.app().OpenServer(ctx, app.ServeOptions{
+			opts := app.ServeOptions{
 				Addr: addr, RescanInterval: interval, CheckpointInterval: checkpointInterval,
 				Roots: roots, Trust: trust, Storage: &sf, Limits: lim,
 				RescanFailed: func(why string, err error) {
 					fmt.Fprintf(m.Stderr, "skillgate serve: rescan (%s): %v\n", why, err)
 				},
-			})
+			}
+			if err := opts.Check(); err != nil {
+				return err
+			}
+			srv, err := m.app().OpenServer(ctx, opts)
 			if err != nil {
 				return err
 			}
-			a := srv.Addr()
-			if ip, ok := a.(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
-				fmt.Fprintf(m.Stderr, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", a)
-			}
-			n, where := srv.Tokens()
-			fmt.Fprintf(m.Stderr, "skillgate serve: MCP at http://%s/mcp (%s in %s); admin console at http://%s/admin/\n", a, plural.Of(n, "token", "tokens"), where, a)
-			if n == 0 {
-				fmt.Fprintf(m.Stderr, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
-			}
+			srv.WriteStarted(m.Stderr)
 			if err := srv.Run(ctx); err != nil {
 				return err
 			}

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
+	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
 // The readings of the CLI's values that are more than a flag: times,
@@ -118,4 +121,33 @@ func ReadPolicyText(file string, stdin io.Reader) ([]byte, error) {
 		return nil, Usagef("%s: larger than %d bytes; split it", file, MaxStoredPolicy)
 	}
 	return text, nil
+}
+
+// ListQuery checks the filters of 'skillgate ls' given in q and adds the
+// pool of the agent tier invokableBy (T0–T4; empty: any) and, with all,
+// disabled, rejected and shadowed skills. A bad filter is a usage error
+// naming its flag.
+func ListQuery(q registry.Query, invokableBy string, all bool) (registry.Query, error) {
+	if q.Tenant != "" {
+		if err := capability.CheckID("tenant", q.Tenant); err != nil {
+			return q, Usagef("--tenant: %v", err)
+		}
+	}
+	if q.Tier < 0 || q.Tier > 3 {
+		return q, Usagef("--tier must be 1, 2 or 3")
+	}
+	if q.Trust != "" && !capability.Trust(q.Trust).Valid() {
+		return q, Usagef("--trust %q: use core, first_party or imported", q.Trust)
+	}
+	if invokableBy != "" {
+		t, err := skill.ParseAgentTier(invokableBy)
+		if err != nil {
+			return q, Usagef("--invokable-by: %v", err)
+		}
+		q.AgentTier = t
+	}
+	if all {
+		q.Disabled, q.Rejected, q.Shadowed = true, true, true
+	}
+	return q, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/internal/edge/admin"
 	"github.com/skillgate/skillgate/internal/edge/metrics"
 	"github.com/skillgate/skillgate/internal/edge/server"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 )
 
@@ -45,6 +47,30 @@ type ServeOptions struct {
 	// RescanFailed, when set, is told of every rescan that failed and
 	// what triggered it ("SIGHUP", "interval").
 	RescanFailed func(trigger string, err error)
+}
+
+// Check refuses negative intervals and bounds (0 turns a bound off): a
+// usage error naming the flag of 'skillgate serve'.
+func (o *ServeOptions) Check() error {
+	if o.RescanInterval < 0 {
+		return Usagef("--rescan-interval must not be negative")
+	}
+	if o.CheckpointInterval < 0 {
+		return Usagef("--audit-checkpoint-interval must not be negative")
+	}
+	lim := o.Limits
+	for _, b := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--header-timeout", lim.HeaderTimeout}, {"--idle-timeout", lim.IdleTimeout}, {"--body-timeout", lim.BodyTimeout}, {"--write-timeout", lim.WriteTimeout}, {"--stream-ping", lim.StreamPing}} {
+		if b.d < 0 {
+			return Usagef("%s must not be negative (0 turns it off)", b.flag)
+		}
+	}
+	if lim.MaxClientConns < 0 {
+		return Usagef("--max-client-conns must not be negative (0: no limit)")
+	}
+	return nil
 }
 
 // Server is a serving skillgate: the runtime, the HTTP server on its
@@ -189,6 +215,21 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // Tokens returns how many bearer tokens the server accepts now and where
 // they are kept.
 func (s *Server) Tokens() (n int, where string) { return s.tokens.Len(), s.tokens.Path() }
+
+// WriteStarted writes what 'skillgate serve' says once it listens: a
+// warning when the address is not loopback, where MCP and the admin
+// console are with the tokens accepted, and a hint when there are none.
+func (s *Server) WriteStarted(w io.Writer) {
+	a := s.Addr()
+	if ip, ok := a.(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
+		fmt.Fprintf(w, "skillgate serve: warning: %s is not a loopback address; bearer tokens cross the network in clear text unless a TLS proxy is in front\n", a)
+	}
+	n, where := s.Tokens()
+	fmt.Fprintf(w, "skillgate serve: MCP at http://%s/mcp (%s in %s); admin console at http://%s/admin/\n", a, plural.Of(n, "token", "tokens"), where, a)
+	if n == 0 {
+		fmt.Fprintf(w, "skillgate serve: no tokens yet: every request gets 401 until you run 'skillgate token add --agent ID --tier T3'\n")
+	}
+}
 
 // Runtime is what the server serves agents with.
 func (s *Server) Runtime() *Runtime { return s.rt }

@@ -297,3 +297,34 @@ func SkillDirs(ctx context.Context, paths []string, recursive bool, maxDirs int,
 	}
 	return dirs, nil
 }
+
+// PromptItems returns the skills of 'skillgate prompt': those of the skill
+// directories paths when there are any (an error for one that cannot be
+// read), else the registry's enabled skills, only the pool of the agent
+// tier invokableBy when it is set (a usage error when it is malformed).
+func (a *App) PromptItems(ctx context.Context, paths []string, invokableBy string) ([]catalog.Item, error) {
+	var its []catalog.Item
+	for _, p := range paths {
+		it, err := ReadProperties(p)
+		if err != nil {
+			return nil, err
+		}
+		its = append(its, it)
+	}
+	if len(paths) > 0 {
+		return its, nil
+	}
+	q := registry.Query{}
+	if invokableBy != "" {
+		t, err := skill.ParseAgentTier(invokableBy)
+		if err != nil {
+			return nil, Usagef("--invokable-by: %v", err)
+		}
+		q.AgentTier = t
+	}
+	es, err := a.List(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return CatalogItems(es), nil
+}

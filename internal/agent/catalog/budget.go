@@ -2,9 +2,13 @@ package catalog
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
 // Report says what a budgeted catalog changed to fit.
@@ -257,4 +261,19 @@ func (c *runeCosts) text(s string) (length, runes int, plain bool) {
 		i += w
 	}
 	return length, runes, plain
+}
+
+// WriteText writes, as 'skillgate prompt' reports on stderr, what fitting
+// the catalog in budget characters cost: descriptions shortened, skills
+// left out, or a single skill that did not fit and was kept anyway.
+func (rep Report) WriteText(w io.Writer, budget int) {
+	if len(rep.Shortened) > 0 {
+		fmt.Fprintf(w, "budget %d: shortened %s\n", budget, plural.Of(len(rep.Shortened), "description", "descriptions"))
+	}
+	if len(rep.Omitted) > 0 {
+		fmt.Fprintf(w, "budget %d: left out %s: %s\n", budget, plural.Of(len(rep.Omitted), "skill", "skills"), strings.Join(rep.Omitted, ", "))
+	}
+	if rep.OverBudget {
+		fmt.Fprintf(w, "budget %d: even one skill does not fit (%d characters); printed it anyway\n", budget, rep.Length)
+	}
 }
