@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/storage/audit"
@@ -52,31 +51,7 @@ else by this data directory's signing key; a whole chain rewritten and
 re-hashed since then fails too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var want audit.Head
-			switch {
-			case head != "" && checkpoint != "":
-				return usageErr("--head and --checkpoint are alternatives: give one")
-			case key != "" && checkpoint == "":
-				return usageErr("--key goes with --checkpoint")
-			case head != "":
-				h, err := audit.ParseHead(head)
-				if err != nil {
-					return usageErr("--head: %v", err)
-				}
-				want = h
-			case checkpoint != "":
-				cp, err := m.app().VerifyCheckpoint(checkpoint, key)
-				if err != nil {
-					return failure(err)
-				}
-				want = cp.Head
-			}
-			db, err := m.app().OpenStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			rep, err := audit.Verify(cmd.Context(), audit.NewLog(db), want)
+			rep, err := m.app().VerifyAudit(cmd.Context(), head, checkpoint, key)
 			if errors.Is(err, audit.ErrTampered) {
 				if asJSON {
 					_ = jsonout.Write(m.Stdout, map[string]any{"ok": false, "records": rep.Records, "error": err.Error()})
@@ -84,7 +59,7 @@ re-hashed since then fails too.`,
 				return &exitError{code: exitFail, err: err}
 			}
 			if err != nil {
-				return err
+				return failure(err)
 			}
 			if asJSON {
 				return jsonout.Write(m.Stdout, map[string]any{"ok": true, "records": rep.Records, "head": rep.Head})
@@ -111,12 +86,7 @@ func (m *Main) auditHeadCommand() *cobra.Command {
 		Short: "Print the last record's SEQ:HASH",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := m.app().OpenStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			h, err := audit.NewLog(db).Head(cmd.Context())
+			h, err := m.app().AuditHead(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -155,18 +125,8 @@ func (f *auditFilterFlags) add(c *cobra.Command, defLimit int) {
 }
 
 func (f *auditFilterFlags) filter(now time.Time) (audit.Filter, error) {
-	q := audit.Filter{Actor: f.actor, Session: f.session, Action: f.action, Subject: f.subject, Decision: capability.Effect(f.decision), Limit: f.limit}
-	if q.Decision != "" && !q.Decision.Valid() {
-		return q, usageErr("--decision must be allow, deny or require_approval, not %q", f.decision)
-	}
-	var err error
-	if q.Since, err = app.ParseWhen(f.since, now); err != nil {
-		return q, usageErr("--since: %v", err)
-	}
-	if q.Until, err = app.ParseWhen(f.until, now); err != nil {
-		return q, usageErr("--until: %v", err)
-	}
-	return q, nil
+	q := audit.Filter{Actor: f.actor, Session: f.session, Action: f.action, Subject: f.subject, Limit: f.limit}
+	return app.AuditFilter(q, f.decision, f.since, f.until, now)
 }
 
 func (m *Main) auditTailCommand() *cobra.Command {
