@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/signature"
 )
 
@@ -78,48 +76,18 @@ one signature per skill. Invalid skills are left out and listed.`,
 		Example: "  skillgate sign skills/pdf-tools --key release-2026.key --signer 'Release team'\n  skillgate sign --root skills --key release-2026.key --signer 'Release team'",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case keyFile == "":
-				return usageErr("sign needs --key FILE (a private key from 'skillgate key gen')")
-			case root == "" && len(args) == 0:
-				return usageErr("sign needs DIR (one skill) or --root ROOT (every skill under ROOT)")
-			case root != "" && len(args) > 0:
-				return usageErr("sign takes DIR or --root ROOT, not both")
+			var dir string
+			if len(args) > 0 {
+				dir = args[0]
 			}
-			priv, err := app.LoadSigningKey(keyFile)
+			sg, err := m.app().Sign(cmd.Context(), app.SignRequest{Dir: dir, Root: root, KeyFile: keyFile, Signer: signer, Trust: trust, MaxDepth: maxDepth, MaxDirs: maxDirs})
 			if err != nil {
-				return err
-			}
-			if signer == "" {
-				signer = strings.TrimSuffix(filepath.Base(keyFile), ".key")
-			}
-			opts := signature.SignOptions{Signer: signer, Trust: trust}
-			if root != "" {
-				cfg, err := m.config()
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				ix, err := signature.SignRoot(cmd.Context(), root, priv, signature.IndexOptions{SignOptions: opts, Limits: app.Limits(cfg, maxDepth, maxDirs)})
-				if err != nil {
-					return &exitError{code: exitFail, err: err}
-				}
-				if asJSON {
-					return jsonout.Write(m.Stdout, ix)
-				}
-				for _, sk := range ix.Skipped {
-					fmt.Fprintf(m.Stderr, "not signed: %s: %s\n", sk.Rel, sk.Reason)
-				}
-				fmt.Fprintf(m.Stdout, "signed %s of %s for %s by %s (key %s): %s\n", plural.Of(ix.Skills, "skill", "skills"), root, ix.Predicate.Trust, ix.Predicate.Signer, ix.Predicate.KeyID, ix.Path)
-				return nil
-			}
-			s, err := signature.Sign(cmd.Context(), args[0], priv, opts)
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
+				return failure(err)
 			}
 			if asJSON {
-				return jsonout.Write(m.Stdout, s)
+				return jsonout.Write(m.Stdout, sg.JSON())
 			}
-			fmt.Fprintf(m.Stdout, "signed %s %s for %s by %s (key %s): %s\n", s.Predicate.Skill, s.Digest, s.Predicate.Trust, s.Predicate.Signer, s.Predicate.KeyID, s.Path)
+			sg.WriteText(m.Stdout, m.Stderr)
 			return nil
 		},
 	}

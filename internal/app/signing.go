@@ -5,13 +5,16 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/signature"
 )
@@ -186,4 +189,74 @@ func NewSignatureVerdict(p *signature.Provenance, err error) SignatureVerdict {
 		v.Reason, v.Error = SignatureReason(err), err.Error()
 	}
 	return v
+}
+
+// SignRequest is what 'skillgate sign' signs: the skill in Dir, or every
+// skill under Root in one index (found within MaxDepth and MaxDirs, 0: the
+// configuration's or the defaults), with the private key in KeyFile, for
+// Signer (default: the key file's name) and the trust tier Trust.
+type SignRequest struct {
+	Dir, Root, KeyFile, Signer, Trust string
+	MaxDepth, MaxDirs                 int
+}
+
+// Signing is what [App.Sign] signed: one skill, or a root's index.
+type Signing struct {
+	Skill *signature.Signed
+	Index *signature.SignedIndex
+	root  string
+}
+
+// Sign signs the skill or the root of r. A request with no key, no
+// directory, or both a directory and a root, an unreadable key or a bad
+// configuration is a usage error.
+func (a *App) Sign(ctx context.Context, r SignRequest) (*Signing, error) {
+	switch {
+	case r.KeyFile == "":
+		return nil, Usagef("sign needs --key FILE (a private key from 'skillgate key gen')")
+	case r.Root == "" && r.Dir == "":
+		return nil, Usagef("sign needs DIR (one skill) or --root ROOT (every skill under ROOT)")
+	case r.Root != "" && r.Dir != "":
+		return nil, Usagef("sign takes DIR or --root ROOT, not both")
+	}
+	priv, err := LoadSigningKey(r.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if r.Signer == "" {
+		r.Signer = strings.TrimSuffix(filepath.Base(r.KeyFile), ".key")
+	}
+	opts := signature.SignOptions{Signer: r.Signer, Trust: r.Trust}
+	if r.Root == "" {
+		s, err := signature.Sign(ctx, r.Dir, priv, opts)
+		return &Signing{Skill: s}, err
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	ix, err := signature.SignRoot(ctx, r.Root, priv, signature.IndexOptions{SignOptions: opts, Limits: Limits(cfg, r.MaxDepth, r.MaxDirs)})
+	return &Signing{Index: ix, root: r.Root}, err
+}
+
+// JSON is what 'skillgate sign --json' prints: the signature or the index.
+func (s *Signing) JSON() any {
+	if s.Index != nil {
+		return s.Index
+	}
+	return s.Skill
+}
+
+// WriteText writes what was signed to w, and the skills an index left
+// out to notes.
+func (s *Signing) WriteText(w, notes io.Writer) {
+	if ix := s.Index; ix != nil {
+		for _, sk := range ix.Skipped {
+			fmt.Fprintf(notes, "not signed: %s: %s\n", sk.Rel, sk.Reason)
+		}
+		fmt.Fprintf(w, "signed %s of %s for %s by %s (key %s): %s\n", plural.Of(ix.Skills, "skill", "skills"), s.root, ix.Predicate.Trust, ix.Predicate.Signer, ix.Predicate.KeyID, ix.Path)
+		return
+	}
+	sk := s.Skill
+	fmt.Fprintf(w, "signed %s %s for %s by %s (key %s): %s\n", sk.Predicate.Skill, sk.Digest, sk.Predicate.Trust, sk.Predicate.Signer, sk.Predicate.KeyID, sk.Path)
 }
