@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/platform/termtext"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
@@ -328,4 +329,17 @@ func hasExitCode(err error) bool {
 	var ee *exitError
 	var ue *app.UsageError
 	return errors.As(err, &ee) || errors.As(err, &ue)
+}
+
+// list prints v, a listing of n items, as JSON or, when there are any,
+// with text; none is said on stderr with empty.
+func (m *Main) list(asJSON bool, v any, n int, empty string, text func(io.Writer) error) error {
+	if asJSON {
+		return jsonout.Write(m.Stdout, v)
+	}
+	if n == 0 {
+		fmt.Fprintln(m.Stderr, empty)
+		return nil
+	}
+	return text(m.Stdout)
 }

@@ -17,6 +17,8 @@ import (
 // a change that cannot be applied is a failure.
 func changeFailure(err error) error {
 	switch {
+	case hasExitCode(err):
+		return err
 	case errors.Is(err, change.ErrNotFound), errors.Is(err, change.ErrInvalid), errors.Is(err, change.ErrDecided):
 		return usageErr("%v", err)
 	}
@@ -55,19 +57,11 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 		Example: "  skillgate changes ls\n  skillgate changes ls --all --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, closeFn, err := m.app().OpenChanges(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			items, err := cs.List(cmd.Context(), all)
+			items, err := m.app().Changes(cmd.Context(), all)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				if items == nil {
-					items = []change.Item{}
-				}
 				return jsonout.Write(m.Stdout, items)
 			}
 			return change.WriteList(m.Stdout, items)
@@ -118,12 +112,7 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 
 // onChange opens the queue, runs do and prints the change it returns.
 func (m *Main) onChange(ctx context.Context, asJSON bool, do func(*change.Service) (change.Item, error)) error {
-	cs, closeFn, err := m.app().OpenChanges(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	it, err := do(cs)
+	it, err := m.app().OnChange(ctx, do)
 	if err != nil {
 		return changeFailure(err)
 	}

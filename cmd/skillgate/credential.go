@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 )
 
@@ -98,14 +98,7 @@ value is asked for without echo.`,
 			if err != nil {
 				return credentialFailure(err)
 			}
-			if lsJSON {
-				return jsonout.Write(m.Stdout, list)
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(m.Stderr, "no credentials; add one with 'skillgate credential set NAME --tenant T'")
-				return nil
-			}
-			return credential.WriteTable(m.Stdout, list)
+			return m.list(lsJSON, list, len(list), "no credentials; add one with 'skillgate credential set NAME --tenant T'", func(w io.Writer) error { return credential.WriteTable(w, list) })
 		},
 	}
 	ls.Flags().StringVar(&lsTenant, "tenant", "", "only this tenant's credentials")

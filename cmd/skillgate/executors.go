@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/decision/executor"
 	"github.com/skillgate/skillgate/internal/model/capability"
 )
@@ -27,7 +28,7 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 		Example: "  skillgate executors --agent drafter --tier T3 --tenant acme\n  skillgate executors --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := tierFlag("--tier", tier)
+			t, err := app.TierFlag("--tier", tier)
 			if err != nil {
 				return err
 			}

@@ -51,18 +51,6 @@ func (m *Main) addPrincipalFlags(c *cobra.Command, pf *principalFlags) {
 }
 
 // tierFlag reads an agent tier flag (--tier, --parent-tier): a missing one
-// is said to be required, a wrong one names the tiers.
-func tierFlag(flag, value string) (skill.AgentTier, error) {
-	if value == "" {
-		return "", usageErr("%s is required (T0–T4)", flag)
-	}
-	t, err := skill.ParseAgentTier(value)
-	if err != nil {
-		return "", usageErr("%s: %v", flag, err)
-	}
-	return t, nil
-}
-
 // principal validates the principal flags; problems are usage errors.
 func (pf *principalFlags) principal() (capability.Principal, error) {
 	t, err := skill.ParseAgentTier(pf.tier)

@@ -80,7 +80,7 @@ func (m *Main) delegate(d *app.Runtime, child capability.Principal, parent, pare
 	if err != nil {
 		return usageErr("--parent: %v", err)
 	}
-	t, err := tierFlag("--parent-tier", parentTier)
+	t, err := app.TierFlag("--parent-tier", parentTier)
 	if err != nil {
 		return err
 	}

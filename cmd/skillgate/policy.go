@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,7 +111,7 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 			if err != nil {
 				return usageErr("--principal: %v", err)
 			}
-			t, err := tierFlag("--tier", tier)
+			t, err := app.TierFlag("--tier", tier)
 			if err != nil {
 				return err
 			}
@@ -233,20 +234,11 @@ func (m *Main) grantLsCommand() *cobra.Command {
 		Short: "List grants (revoked ones are not listed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, db, err := m.app().OpenPolicy(cmd.Context())
+			gs, err := m.app().Grants(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			gs := e.Grants()
-			if asJSON {
-				return jsonout.Write(m.Stdout, gs)
-			}
-			if len(gs) == 0 {
-				fmt.Fprintln(m.Stderr, "no grants; add one with 'skillgate grant add PRINCIPAL CAPABILITY --level L'")
-				return nil
-			}
-			return policy.WriteGrants(m.Stdout, gs, time.Now())
+			return m.list(asJSON, gs, len(gs), "no grants; add one with 'skillgate grant add PRINCIPAL CAPABILITY --level L'", func(w io.Writer) error { return policy.WriteGrants(w, gs, time.Now()) })
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -259,12 +251,7 @@ func (m *Main) grantRevokeCommand() *cobra.Command {
 		Short: "Revoke a grant; it stops matching at its next use",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, db, err := m.app().OpenPolicy(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if err := e.RevokeGrant(cmd.Context(), args[0], m.app().Actor()); err != nil {
+			if err := m.app().RevokeGrant(cmd.Context(), args[0]); err != nil {
 				if errors.Is(err, policy.ErrGrantNotFound) {
 					return &exitError{code: exitFail, err: err}
 				}

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
-	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // policyStoreCommands are `policy put`, `policy rm` and `policy ls`: the
@@ -65,27 +64,11 @@ within a second. The change is audited (policy.put).`,
 		Short: "List the policy texts stored in the store",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			db, err := m.app().OpenStore(ctx)
+			ps, err := m.app().StoredPolicies(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			ps, err := db.Policies(ctx)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if ps == nil {
-					ps = []store.StoredPolicy{}
-				}
-				return jsonout.Write(m.Stdout, ps)
-			}
-			if len(ps) == 0 {
-				fmt.Fprintln(m.Stderr, "no stored policies; add one with 'skillgate policy put ID FILE'")
-				return nil
-			}
-			return app.WriteStoredPolicies(m.Stdout, ps)
+			return m.list(asJSON, ps, len(ps), "no stored policies; add one with 'skillgate policy put ID FILE'", func(w io.Writer) error { return app.WriteStoredPolicies(w, ps) })
 		},
 	}
 	ls.Flags().BoolVar(&asJSON, "json", false, "print as JSON (with the texts)")

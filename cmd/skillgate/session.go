@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -46,14 +47,7 @@ prints [{"id", "principal", "skills", "created", "last_used"}].`,
 			if err != nil {
 				return err
 			}
-			if lsJSON {
-				return jsonout.Write(m.Stdout, list)
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(m.Stderr, "no sessions")
-				return nil
-			}
-			return session.WriteTable(m.Stdout, list)
+			return m.list(lsJSON, list, len(list), "no sessions", func(w io.Writer) error { return session.WriteTable(w, list) })
 		},
 	}
 	ls.Flags().BoolVar(&lsJSON, "json", false, "print as JSON")

@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"time"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/edge/server"
-	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 )
 
@@ -27,8 +26,6 @@ changes up at the next request (within a second on PostgreSQL).`,
 			return usageErr("token needs a subcommand: add, ls or rm (see 'skillgate token --help')")
 		},
 	}
-	set := func(cmd *cobra.Command) (*server.TokenSet, error) { return m.app().TokenSet(cmd.Context(), nil) }
-
 	var agent, tier, tenant string
 	var asJSON bool
 	add := &cobra.Command{
@@ -37,19 +34,7 @@ changes up at the next request (within a second on PostgreSQL).`,
 		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := tierFlag("--tier", tier)
-			if err != nil {
-				return err
-			}
-			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
-			if err := p.Validate(); err != nil {
-				return usageErr("%v", err)
-			}
-			ts, err := set(cmd)
-			if err != nil {
-				return err
-			}
-			secret, tok, err := ts.Add(cmd.Context(), p, time.Now())
+			secret, tok, p, err := m.app().AddToken(cmd.Context(), agent, tier, tenant)
 			if err != nil {
 				return err
 			}
@@ -75,25 +60,11 @@ changes up at the next request (within a second on PostgreSQL).`,
 		Short: "List tokens (ids and principals, never secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ts, err := set(cmd)
+			toks, err := m.app().Tokens(cmd.Context())
 			if err != nil {
 				return err
 			}
-			toks, err := ts.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if lsJSON {
-				if toks == nil {
-					toks = []server.Token{}
-				}
-				return jsonout.Write(m.Stdout, toks)
-			}
-			if len(toks) == 0 {
-				fmt.Fprintln(m.Stderr, "no tokens; add one with 'skillgate token add --agent ID --tier T3'")
-				return nil
-			}
-			return server.WriteTokens(m.Stdout, toks)
+			return m.list(lsJSON, toks, len(toks), "no tokens; add one with 'skillgate token add --agent ID --tier T3'", func(w io.Writer) error { return server.WriteTokens(w, toks) })
 		},
 	}
 	ls.Flags().BoolVar(&lsJSON, "json", false, "print as JSON")
@@ -103,11 +74,7 @@ changes up at the next request (within a second on PostgreSQL).`,
 		Short: "Delete a token; it stops working at the next request",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ts, err := set(cmd)
-			if err != nil {
-				return err
-			}
-			if err := ts.Remove(cmd.Context(), args[0]); err != nil {
+			if err := m.app().RemoveToken(cmd.Context(), args[0]); err != nil {
 				if errors.Is(err, server.ErrTokenNotFound) {
 					return &exitError{code: exitFail, err: err}
 				}

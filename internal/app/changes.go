@@ -38,3 +38,28 @@ func (a *App) OpenChanges(ctx context.Context) (*change.Service, func(), error) 
 	}
 	return cs, closeFn, nil
 }
+
+// Changes lists the changes queue's pending changes, with all the decided
+// ones too; never nil.
+func (a *App) Changes(ctx context.Context, all bool) ([]change.Item, error) {
+	cs, closeFn, err := a.OpenChanges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	items, err := cs.List(ctx, all)
+	if items == nil && err == nil {
+		items = []change.Item{}
+	}
+	return items, err
+}
+
+// OnChange opens the changes queue and returns what do returns of it.
+func (a *App) OnChange(ctx context.Context, do func(*change.Service) (change.Item, error)) (change.Item, error) {
+	cs, closeFn, err := a.OpenChanges(ctx)
+	if err != nil {
+		return change.Item{}, err
+	}
+	defer closeFn()
+	return do(cs)
+}

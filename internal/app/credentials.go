@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/skillgate/skillgate/internal/edge/server"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/platform/termtext"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
@@ -199,4 +202,60 @@ func Terminal(w io.Writer) (*os.File, bool) {
 	}
 	fi, err := f.Stat()
 	return f, err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// AddToken makes a bearer token for the principal of agent, tier (T0–T4)
+// and tenant, and returns it with its secret. A missing or malformed
+// principal is a usage error naming the flag.
+func (a *App) AddToken(ctx context.Context, agent, tier, tenant string) (secret string, tok server.Token, p capability.Principal, err error) {
+	t, err := TierFlag("--tier", tier)
+	if err != nil {
+		return "", tok, p, err
+	}
+	p = capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
+	if err := p.Validate(); err != nil {
+		return "", tok, p, Usagef("%v", err)
+	}
+	ts, err := a.TokenSet(ctx, nil)
+	if err != nil {
+		return "", tok, p, err
+	}
+	secret, tok, err = ts.Add(ctx, p, time.Now())
+	return secret, tok, p, err
+}
+
+// Tokens lists the bearer tokens (ids and principals); never nil.
+func (a *App) Tokens(ctx context.Context) ([]server.Token, error) {
+	ts, err := a.TokenSet(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := ts.List(ctx)
+	if toks == nil && err == nil {
+		toks = []server.Token{}
+	}
+	return toks, err
+}
+
+// RemoveToken deletes the bearer token id (server.ErrTokenNotFound when
+// there is none).
+func (a *App) RemoveToken(ctx context.Context, id string) error {
+	ts, err := a.TokenSet(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return ts.Remove(ctx, id)
+}
+
+// TierFlag reads the agent tier given with flag: a usage error naming the
+// flag when it is missing or malformed.
+func TierFlag(flag, value string) (skill.AgentTier, error) {
+	if value == "" {
+		return "", Usagef("%s is required (T0–T4)", flag)
+	}
+	t, err := skill.ParseAgentTier(value)
+	if err != nil {
+		return "", Usagef("%s: %v", flag, err)
+	}
+	return t, nil
 }

@@ -343,3 +343,39 @@ func (a *App) RemovePolicy(ctx context.Context, id string) error {
 // installedCapabilities reads the capabilities the gateway serves: those
 // of the first_party skills and of the enabled installed skills.
 func (a *App) installedCapabilities() policy.CapabilitySource { return installedCapabilities{a} }
+
+// Grants lists the grants that are not revoked.
+func (a *App) Grants(ctx context.Context) ([]policy.Grant, error) {
+	e, db, err := a.OpenPolicy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return e.Grants(), nil
+}
+
+// RevokeGrant revokes the grant id (policy.ErrGrantNotFound when there is
+// none), audited as the operator's.
+func (a *App) RevokeGrant(ctx context.Context, id string) error {
+	e, db, err := a.OpenPolicy(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return e.RevokeGrant(ctx, id, a.Actor())
+}
+
+// StoredPolicies lists the policy texts kept in the metadata store; never
+// nil.
+func (a *App) StoredPolicies(ctx context.Context) ([]store.StoredPolicy, error) {
+	db, err := a.OpenStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	ps, err := db.Policies(ctx)
+	if ps == nil && err == nil {
+		ps = []store.StoredPolicy{}
+	}
+	return ps, err
+}
