@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"runtime/debug"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
 func (m *Main) scanCommand() *cobra.Command {
@@ -53,20 +49,7 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 		Example: "  skillgate scan --root examples/skills\n  skillgate scan --root ~/.agents/skills=user --root .agents/skills --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Most of what a scan allocates stays live until the commit
-			// (about 200 MB at 100,000 skills): at the default 100%
-			// growth the GC runs some 20 times, at 400% 6 times, saving
-			// about 15% of the CPU time, but then the heap peaks at 5x
-			// the live data (a 1 GB RSS at 100,000 skills). So a scan
-			// collects at 400% under a soft limit of 400 MiB, from which
-			// the GC collects as needed: measured at 100,000 skills,
-			// 470 MB peak RSS against 560 MB at GOGC=100 and 1 GB at
-			// GOGC=400 alone (bench/README.md). GOGC or GOMEMLIMIT in the
-			// environment take precedence.
-			if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-				defer debug.SetGCPercent(debug.SetGCPercent(400))
-				defer debug.SetMemoryLimit(debug.SetMemoryLimit(scanMemoryLimit))
-			}
+			defer app.ScanMemory(os.Getenv)()
 			cfg, err := m.config()
 			if err != nil {
 				return err
@@ -80,22 +63,9 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 				return err
 			}
 			defer closeFn()
-			var progress registry.Progress
-			tty, isTTY := app.Terminal(m.Stderr)
-			if isTTY && !asJSON {
-				last := time.Time{}
-				progress = func(phase string, done, total int) {
-					if time.Since(last) < 100*time.Millisecond && done != total {
-						return
-					}
-					last = time.Now()
-					fmt.Fprintf(tty, "\r\033[Kscanning: %s %d/%d", phase, done, total)
-				}
-			}
+			progress, endProgress := app.ScanProgress(m.Stderr, asJSON)
 			res, err := m.app().ScanAll(cmd.Context(), reg, rs, cfg, app.ScanOptions{Storage: &sf, Mirror: mirrorS3}, progress)
-			if progress != nil {
-				fmt.Fprint(tty, "\r\033[K")
-			}
+			endProgress()
 			if err != nil {
 				return err
 			}
@@ -115,6 +85,3 @@ Exit codes: 0 scanned, 1 a root could not be read, 2 usage error.`,
 	m.addS3Flags(c, &sf)
 	return c
 }
-
-// scanMemoryLimit is the soft memory limit of a scan (see scanCommand).
-const scanMemoryLimit = 400 << 20

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -124,31 +121,14 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 		Example: "  skillgate verify-signature skills/pdf-tools --config config.yaml\n  skillgate verify-signature skills --config config.yaml",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if trust != signature.TrustFirstParty && trust != signature.TrustImported {
-				return usageErr("--trust %q: use first_party or imported", trust)
-			}
-			cfg, err := m.config()
+			sc, err := m.app().VerifySignature(cmd.Context(), args[0], root, trust)
 			if err != nil {
-				return usageErr("%v", err)
+				return err
 			}
-			kr, err := m.app().Keyring(cfg)
-			if err != nil {
-				return usageErr("%v", err)
+			if sc.Index != nil {
+				return m.indexOut(sc.Index, args[0], asJSON)
 			}
-			dir := args[0]
-			if root == "" {
-				if _, err := os.Lstat(filepath.Join(dir, signature.IndexFileName)); err == nil {
-					return m.verifyIndex(cmd, kr, dir, trust, cfg, asJSON)
-				}
-			}
-			var p *signature.Provenance
-			var verr error
-			if root != "" {
-				p, verr = kr.Root(cmd.Context(), root, trust, time.Now()).Verify(cmd.Context(), dir)
-			} else {
-				p, verr = kr.Verify(cmd.Context(), dir, trust, time.Now())
-			}
-			v := app.NewSignatureVerdict(p, verr)
+			v, verr := sc.Verdict, sc.Err
 			if asJSON {
 				if err := jsonout.Write(m.Stdout, v); err != nil {
 					return err
@@ -171,13 +151,9 @@ untrusted_key, invalid_signature, revoked, expired, modified, wrong_skill);
 	return c
 }
 
-// verifyIndex checks the signed index of root, then every skill under
-// root (found as a scan finds them) that it lists, and prints the verdict.
-func (m *Main) verifyIndex(cmd *cobra.Command, kr *signature.Keyring, root, trust string, cfg *app.Config, asJSON bool) error {
-	out, err := app.VerifyIndex(cmd.Context(), kr, root, trust, cfg)
-	if err != nil {
-		return err
-	}
+// indexOut prints the verdict on a root's signed index and sets the exit
+// code.
+func (m *Main) indexOut(out *app.IndexReport, root string, asJSON bool) error {
 	if asJSON {
 		if err := jsonout.Write(m.Stdout, out); err != nil {
 			return err

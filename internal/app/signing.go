@@ -260,3 +260,45 @@ func (s *Signing) WriteText(w, notes io.Writer) {
 	sk := s.Skill
 	fmt.Fprintf(w, "signed %s %s for %s by %s (key %s): %s\n", sk.Predicate.Skill, sk.Digest, sk.Predicate.Trust, sk.Predicate.Signer, sk.Predicate.KeyID, sk.Path)
 }
+
+// SignatureCheck is the outcome of [App.VerifySignature]: the verdict on
+// one skill, with Err saying why its signature is not valid, or the report
+// on a root's signed index.
+type SignatureCheck struct {
+	Verdict SignatureVerdict
+	Err     error
+	Index   *IndexReport
+}
+
+// VerifySignature checks the signature of the skill in dir for the trust
+// tier against the configuration's trusted keys: its own, or the signed
+// index of root that lists it. When dir holds a signed index and root is
+// not given, the index and every skill it lists are checked instead. A bad
+// trust tier or configuration is a usage error.
+func (a *App) VerifySignature(ctx context.Context, dir, root, trust string) (*SignatureCheck, error) {
+	if trust != signature.TrustFirstParty && trust != signature.TrustImported {
+		return nil, Usagef("--trust %q: use first_party or imported", trust)
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	kr, err := a.Keyring(cfg)
+	if err != nil {
+		return nil, Usagef("%v", err)
+	}
+	if root == "" {
+		if _, err := os.Lstat(filepath.Join(dir, signature.IndexFileName)); err == nil {
+			ix, err := VerifyIndex(ctx, kr, dir, trust, cfg)
+			return &SignatureCheck{Index: ix}, err
+		}
+	}
+	var p *signature.Provenance
+	var verr error
+	if root != "" {
+		p, verr = kr.Root(ctx, root, trust, time.Now()).Verify(ctx, dir)
+	} else {
+		p, verr = kr.Verify(ctx, dir, trust, time.Now())
+	}
+	return &SignatureCheck{Verdict: NewSignatureVerdict(p, verr), Err: verr}, nil
+}
