@@ -187,20 +187,11 @@ deterministic proposer.`,
 				m.packageFlags(&scripts, &scriptsWhy)(c)
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				var err error
-				if intro.AllowScripts, err = app.AllowScripts(scripts, scriptsWhy); err != nil {
-					return nil, err
+				req := app.InstallRequest{Source: src, Locked: locked, Intro: intro, Scripts: scripts, ScriptsWhy: scriptsWhy}
+				if len(args) > 0 {
+					req.Source.Location = args[0]
 				}
-				switch {
-				case locked != "" && (len(args) > 0 || src.Ref != "" || src.Path != "" || src.SHA256 != ""):
-					return nil, usageErr("--locked takes its sources from the lock file: give no SOURCE, --ref, --path or --sha256")
-				case locked != "":
-					return nil, m.installLocked(ctx, svc, locked, intro)
-				case len(args) == 0:
-					return nil, usageErr("install needs a SOURCE, or --locked FILE (see 'skillgate install --help')")
-				}
-				src.Location = args[0]
-				return failBlocked(svc.InstallFrom(ctx, src, m.app().Actor(), intro))
+				return failBlocked(m.app().Install(ctx, svc, req, m.Stdout, m.Stderr))
 			}),
 		m.installAction("update NAME [--ref REF] [--source URL --sha256 HEX]", "Fetch an approved skill's source again; a new version waits for approval",
 			`Fetch again the source the approved version of NAME was installed from (the

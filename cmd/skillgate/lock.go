@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/admission/install"
-	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/lockfile"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
@@ -95,23 +92,4 @@ listing each difference, 2 for a lock file that cannot be read.`,
 	c.Flags().StringVar(&lockPath, "lock", lockfile.FileName, "lock file to compare with")
 	c.Flags().BoolVar(&asJSON, "json", false, `print {"match", "differences"} as JSON`)
 	return c
-}
-
-// installLocked installs every imported skill of the lock at lockPath from
-// its recorded source, pinned to the recorded commit and digest, printing
-// the outcome of each.
-func (m *Main) installLocked(ctx context.Context, svc *install.Service, lockPath string, intro install.Introspection) error {
-	failed := 0
-	err := m.app().InstallLocked(ctx, svc, lockPath, intro, func(r app.LockedInstall) {
-		if r.WriteText(m.Stdout, m.Stderr) {
-			failed++
-		}
-	})
-	if err != nil {
-		return err
-	}
-	if failed > 0 {
-		return &exitError{code: exitFail, err: fmt.Errorf("%d of the lock's installs were refused", failed)}
-	}
-	return nil
 }

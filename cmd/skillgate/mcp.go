@@ -10,9 +10,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
-	"github.com/skillgate/skillgate/internal/model/skill"
 )
 
 // stdin is what `skillgate mcp` reads; tests replace it.
@@ -76,19 +74,11 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 
 // delegate registers the session's principal as a sub-agent of parent.
 func (m *Main) delegate(d *app.Runtime, child capability.Principal, parent, parentTier string, forward []string) error {
-	tenant, agent, err := policy.ParsePrincipalID(parent)
-	if err != nil {
-		return usageErr("--parent: %v", err)
-	}
-	t, err := app.TierFlag("--parent-tier", parentTier)
+	n, err := d.Delegate(child, parent, parentTier, forward)
 	if err != nil {
 		return err
 	}
-	scope, err := d.Caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
-	if err != nil {
-		return usageErr("delegation refused: %v", err)
-	}
-	fmt.Fprintf(m.Stderr, "skillgate mcp: sub-agent %s of %s with %d of %d forwarded capabilities\n", child, parent, len(scope.Entries), len(forward))
+	fmt.Fprintf(m.Stderr, "skillgate mcp: sub-agent %s of %s with %d of %d forwarded capabilities\n", child, parent, n, len(forward))
 	return nil
 }
 
@@ -122,21 +112,11 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if tier == "" && sessionID == "" {
-				return usageErr("disclose needs --tier or --session (see 'skillgate disclose --help')")
+			req, err := app.DiscloseFlags(tier, tenant, sessionID, category, budget)
+			if err != nil {
+				return err
 			}
-			var t skill.AgentTier
-			if tier != "" {
-				var err error
-				if t, err = skill.ParseAgentTier(tier); err != nil {
-					return usageErr("--tier: %v", err)
-				}
-			}
-			if budget < 0 {
-				return usageErr("--budget must be positive (0: the default of %d)", session.DefaultBudget)
-			}
-			out, err := m.app().Disclose(ctx, &sf, app.DiscloseRequest{Tier: t, Tenant: tenant, Session: sessionID,
-				DiscloseOptions: session.DiscloseOptions{Category: category, Budget: budget}})
+			out, err := m.app().Disclose(ctx, &sf, req)
 			if err != nil {
 				return failure(err)
 			}

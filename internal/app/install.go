@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -210,4 +211,47 @@ func (a *App) ApprovalRequests(ctx context.Context) ([]broker.ApprovalRequest, e
 	}
 	defer db.Close()
 	return broker.ApprovalRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
+}
+
+// InstallRequest is what 'skillgate install' installs: Source (its
+// Location empty when there is none), or with Locked every imported skill
+// of that lock file; Intro is what their servers may have while they are
+// introspected, Scripts the packages whose install scripts may run, with
+// ScriptsWhy.
+type InstallRequest struct {
+	Source     install.Source
+	Locked     string
+	Intro      install.Introspection
+	Scripts    []string
+	ScriptsWhy string
+}
+
+// Install installs the source of r for review and returns its review, or
+// installs every imported skill of r's lock, telling each outcome as text
+// to w and notes, and returns no review: an error when any was refused. A
+// request with both a lock and a source, or neither, is a usage error.
+func (a *App) Install(ctx context.Context, svc *install.Service, r InstallRequest, w, notes io.Writer) (*install.Review, error) {
+	var err error
+	if r.Intro.AllowScripts, err = AllowScripts(r.Scripts, r.ScriptsWhy); err != nil {
+		return nil, err
+	}
+	src := r.Source
+	switch {
+	case r.Locked != "" && (src.Location != "" || src.Ref != "" || src.Path != "" || src.SHA256 != ""):
+		return nil, Usagef("--locked takes its sources from the lock file: give no SOURCE, --ref, --path or --sha256")
+	case r.Locked != "":
+		failed := 0
+		err := a.InstallLocked(ctx, svc, r.Locked, r.Intro, func(li LockedInstall) {
+			if li.WriteText(w, notes) {
+				failed++
+			}
+		})
+		if err == nil && failed > 0 {
+			err = fmt.Errorf("%d of the lock's installs were refused", failed)
+		}
+		return nil, err
+	case src.Location == "":
+		return nil, Usagef("install needs a SOURCE, or --locked FILE (see 'skillgate install --help')")
+	}
+	return svc.InstallFrom(ctx, src, a.Actor(), r.Intro)
 }

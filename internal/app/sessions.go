@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/internal/agent/session"
+	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/platform/pipe"
@@ -248,4 +249,45 @@ func (a *App) PruneSessions(ctx context.Context, sf *Storage, idleFlag string, d
 	}
 	pruned, err := mgr.Prune(ctx, idle, dryRun)
 	return pruned, idle, err
+}
+
+// Delegate registers child as a sub-agent of parent (TENANT/AGENT, of the
+// agent tier parentTier) with the capabilities forward, and returns how
+// many of them its scope holds. A malformed parent or tier, or a
+// delegation the decider refuses, is a usage error.
+func (d *Runtime) Delegate(child capability.Principal, parent, parentTier string, forward []string) (int, error) {
+	tenant, agent, err := policy.ParsePrincipalID(parent)
+	if err != nil {
+		return 0, Usagef("--parent: %v", err)
+	}
+	t, err := TierFlag("--parent-tier", parentTier)
+	if err != nil {
+		return 0, err
+	}
+	scope, err := d.Caps.Decider.Delegate(capability.Principal{Tenant: tenant, Agent: agent, Tier: t}, child, forward)
+	if err != nil {
+		return 0, Usagef("delegation refused: %v", err)
+	}
+	return len(scope.Entries), nil
+}
+
+// DiscloseFlags reads the flags of 'skillgate disclose' into a request:
+// --tier or --session is needed, a tier must be T0–T4 and the budget not
+// negative; usage errors otherwise.
+func DiscloseFlags(tier, tenant, sessionID, category string, budget int) (DiscloseRequest, error) {
+	if tier == "" && sessionID == "" {
+		return DiscloseRequest{}, Usagef("disclose needs --tier or --session (see 'skillgate disclose --help')")
+	}
+	var t skill.AgentTier
+	if tier != "" {
+		var err error
+		if t, err = skill.ParseAgentTier(tier); err != nil {
+			return DiscloseRequest{}, Usagef("--tier: %v", err)
+		}
+	}
+	if budget < 0 {
+		return DiscloseRequest{}, Usagef("--budget must be positive (0: the default of %d)", session.DefaultBudget)
+	}
+	return DiscloseRequest{Tier: t, Tenant: tenant, Session: sessionID,
+		DiscloseOptions: session.DiscloseOptions{Category: category, Budget: budget}}, nil
 }
