@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
-	"github.com/skillgate/skillgate/internal/storage/audit"
 )
 
 func (m *Main) auditCheckpointCommand() *cobra.Command {
@@ -31,15 +29,7 @@ write-once storage, and note the public key ("key" in the line). Later,
 rewritten, re-chained or cut short since the newest checkpoint.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			db, err := m.app().OpenStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if file == "" {
-				file = filepath.Join(m.data(), app.AuditCheckpointFile)
-			}
-			cp, err := m.app().Checkpoint(cmd.Context(), audit.NewLog(db), file)
+			cp, file, err := m.app().CheckpointAudit(cmd.Context(), file)
 			if err != nil {
 				return failure(err)
 			}

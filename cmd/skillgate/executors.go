@@ -7,7 +7,6 @@ import (
 
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/decision/executor"
-	"github.com/skillgate/skillgate/internal/model/capability"
 )
 
 func (m *Main) executorsCommand() *cobra.Command {
@@ -28,13 +27,9 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 		Example: "  skillgate executors --agent drafter --tier T3 --tenant acme\n  skillgate executors --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := app.TierFlag("--tier", tier)
+			p, err := app.Principal(agent, tier, tenant)
 			if err != nil {
 				return err
-			}
-			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
-			if err := p.Validate(); err != nil {
-				return usageErr("%v", err)
 			}
 			st, problems, err := m.app().ExecutorStatus(cmd.Context(), p)
 			if err != nil {

@@ -3,10 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/capability"
-	"github.com/skillgate/skillgate/internal/model/skill"
 )
 
 // storageFlags select where loaded skills and workspaces are stored; see
@@ -50,24 +48,7 @@ func (m *Main) addPrincipalFlags(c *cobra.Command, pf *principalFlags) {
 	f.StringVar(&pf.session, "session", m.Getenv("SKILLGATE_SESSION"), "session id to resume or start; empty starts a new one ($SKILLGATE_SESSION)")
 }
 
-// tierFlag reads an agent tier flag (--tier, --parent-tier): a missing one
 // principal validates the principal flags; problems are usage errors.
 func (pf *principalFlags) principal() (capability.Principal, error) {
-	t, err := skill.ParseAgentTier(pf.tier)
-	if err != nil {
-		if pf.tier == "" {
-			return capability.Principal{}, usageErr("--tier is required (or SKILLGATE_TIER): the agent's tier, T0–T4")
-		}
-		return capability.Principal{}, usageErr("--tier: %v", err)
-	}
-	p := capability.Principal{Tenant: pf.tenant, Agent: pf.agent, Tier: t}
-	if err := p.Validate(); err != nil {
-		return capability.Principal{}, usageErr("%v", err)
-	}
-	if pf.session != "" {
-		if err := session.ValidID(pf.session); err != nil {
-			return capability.Principal{}, usageErr("--session: %v", err)
-		}
-	}
-	return p, nil
+	return app.StdioPrincipal(pf.agent, pf.tier, pf.tenant, pf.session)
 }

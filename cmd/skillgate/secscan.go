@@ -1,13 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan"
+	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 )
 
@@ -39,16 +38,9 @@ Exit codes: 0 no finding at or above --fail-on (default high), 1 some,
 			if asJSON && asSARIF {
 				return usageErr("--json and --sarif: choose one")
 			}
-			threshold, err := secscan.ParseSeverity(failOn)
+			rep, threshold, err := app.ScanSecurity(cmd.Context(), args[0], failOn)
 			if err != nil {
-				return usageErr("--fail-on: %s", strings.TrimPrefix(err.Error(), secscan.ErrUsage.Error()+": "))
-			}
-			rep, err := secscan.Dir(cmd.Context(), args[0], secscan.Limits{})
-			switch {
-			case errors.Is(err, secscan.ErrUsage):
-				return usageErr("%s", strings.TrimPrefix(err.Error(), secscan.ErrUsage.Error()+": "))
-			case err != nil:
-				return &exitError{code: exitFail, err: err}
+				return failure(err)
 			}
 			switch {
 			case asSARIF:

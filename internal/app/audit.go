@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
@@ -127,4 +128,20 @@ func AuditFilter(q audit.Filter, decision, since, until string, now time.Time) (
 		return q, Usagef("--until: %v", err)
 	}
 	return q, nil
+}
+
+// CheckpointAudit signs the audit log's head and appends it to file, or
+// to DATA/audit-checkpoints.jsonl when file is empty, and returns the
+// checkpoint and the file.
+func (a *App) CheckpointAudit(ctx context.Context, file string) (audit.Checkpoint, string, error) {
+	db, err := a.OpenStore(ctx)
+	if err != nil {
+		return audit.Checkpoint{}, file, err
+	}
+	defer db.Close()
+	if file == "" {
+		file = filepath.Join(a.Data(), AuditCheckpointFile)
+	}
+	cp, err := a.Checkpoint(ctx, audit.NewLog(db), file)
+	return cp, file, err
 }

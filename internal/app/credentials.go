@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/edge/server"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
@@ -208,13 +209,8 @@ func Terminal(w io.Writer) (*os.File, bool) {
 // and tenant, and returns it with its secret. A missing or malformed
 // principal is a usage error naming the flag.
 func (a *App) AddToken(ctx context.Context, agent, tier, tenant string) (secret string, tok server.Token, p capability.Principal, err error) {
-	t, err := TierFlag("--tier", tier)
-	if err != nil {
+	if p, err = Principal(agent, tier, tenant); err != nil {
 		return "", tok, p, err
-	}
-	p = capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
-	if err := p.Validate(); err != nil {
-		return "", tok, p, Usagef("%v", err)
 	}
 	ts, err := a.TokenSet(ctx, nil)
 	if err != nil {
@@ -247,8 +243,8 @@ func (a *App) RemoveToken(ctx context.Context, id string) error {
 	return ts.Remove(ctx, id)
 }
 
-// TierFlag reads the agent tier given with flag: a usage error naming the
-// flag when it is missing or malformed.
+// TierFlag reads an agent tier flag (--tier, --parent-tier): a missing one
+// is said to be required, a wrong one names the tiers.
 func TierFlag(flag, value string) (skill.AgentTier, error) {
 	if value == "" {
 		return "", Usagef("%s is required (T0–T4)", flag)
@@ -258,4 +254,41 @@ func TierFlag(flag, value string) (skill.AgentTier, error) {
 		return "", Usagef("%s: %v", flag, err)
 	}
 	return t, nil
+}
+
+// Principal reads the principal of agent, tier (T0–T4) and tenant given
+// as flags: a usage error when one is missing or malformed.
+func Principal(agent, tier, tenant string) (capability.Principal, error) {
+	t, err := TierFlag("--tier", tier)
+	if err != nil {
+		return capability.Principal{}, err
+	}
+	p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
+	if err := p.Validate(); err != nil {
+		return p, Usagef("%v", err)
+	}
+	return p, nil
+}
+
+// StdioPrincipal reads the principal and session of 'skillgate mcp' given
+// as flags (or their environment variables): a usage error when one is
+// missing or malformed.
+func StdioPrincipal(agent, tier, tenant, sessionID string) (capability.Principal, error) {
+	t, err := skill.ParseAgentTier(tier)
+	if err != nil {
+		if tier == "" {
+			return capability.Principal{}, Usagef("--tier is required (or SKILLGATE_TIER): the agent's tier, T0–T4")
+		}
+		return capability.Principal{}, Usagef("--tier: %v", err)
+	}
+	p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t}
+	if err := p.Validate(); err != nil {
+		return capability.Principal{}, Usagef("%v", err)
+	}
+	if sessionID != "" {
+		if err := session.ValidID(sessionID); err != nil {
+			return capability.Principal{}, Usagef("--session: %v", err)
+		}
+	}
+	return p, nil
 }

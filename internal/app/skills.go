@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/secscan"
 	"github.com/skillgate/skillgate/internal/agent/catalog"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
@@ -327,4 +328,20 @@ func (a *App) PromptItems(ctx context.Context, paths []string, invokableBy strin
 		return nil, err
 	}
 	return CatalogItems(es), nil
+}
+
+// ScanSecurity runs the content scanner over path (a skill directory or
+// one file) and returns its report with the severity failOn names, at
+// which 'skillgate scan-security' fails. A bad severity or path is a usage
+// error.
+func ScanSecurity(ctx context.Context, path, failOn string) (*secscan.Report, secscan.Severity, error) {
+	threshold, err := secscan.ParseSeverity(failOn)
+	if err != nil {
+		return nil, threshold, Usagef("--fail-on: %s", strings.TrimPrefix(err.Error(), secscan.ErrUsage.Error()+": "))
+	}
+	rep, err := secscan.Dir(ctx, path, secscan.Limits{})
+	if errors.Is(err, secscan.ErrUsage) {
+		return nil, threshold, Usagef("%s", strings.TrimPrefix(err.Error(), secscan.ErrUsage.Error()+": "))
+	}
+	return rep, threshold, err
 }
