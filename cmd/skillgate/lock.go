@@ -58,33 +58,19 @@ listing each difference, 2 for a lock file that cannot be read.`,
 		Example: "  skillgate verify --lock deploy/skillgate.lock",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			now, diffs, err := m.app().VerifyLock(cmd.Context(), lockPath)
+			lc, err := m.app().CheckLock(cmd.Context(), lockPath)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				if diffs == nil {
-					diffs = []lockfile.Difference{}
-				}
-				if err := jsonout.Write(m.Stdout, struct {
-					Match       bool                  `json:"match"`
-					Differences []lockfile.Difference `json:"differences"`
-				}{len(diffs) == 0, diffs}); err != nil {
+				if err := jsonout.Write(m.Stdout, lc); err != nil {
 					return err
 				}
 			} else {
-				for _, d := range diffs {
-					fmt.Fprintln(m.Stdout, d.String())
-				}
+				lc.WriteText(m.Stdout, m.Stderr)
 			}
-			if len(diffs) > 0 {
-				if !asJSON {
-					fmt.Fprintf(m.Stderr, "%s from %s\n", plural.Of(len(diffs), "difference", "differences"), lockPath)
-				}
+			if !lc.Match {
 				return errFailed
-			}
-			if !asJSON {
-				fmt.Fprintf(m.Stdout, "%s %s\n", plural.Of(len(now.Skills), "skill matches", "skills match"), lockPath)
 			}
 			return nil
 		},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,21 +106,10 @@ only one installed skill offers it. Exit 0 when the call would be allowed,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			tenant, agent, err := policy.ParsePrincipalID(principal)
-			if err != nil {
-				return usageErr("--principal: %v", err)
-			}
-			t, err := app.TierFlag("--tier", tier)
+			p, args, err := app.PolicyTestPrincipal(principal, tier, parent, argsJSON)
 			if err != nil {
 				return err
 			}
-			args := map[string]any{}
-			if argsJSON != "" {
-				if err := json.Unmarshal([]byte(argsJSON), &args); err != nil || args == nil {
-					return usageErr("--args: a JSON object, like '{\"path\":\"/srv/a\"}'")
-				}
-			}
-			p := capability.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}
 			rep, grant, err := m.app().TestPolicy(ctx, p, capName, args, capsFile)
 			if err != nil {
 				return err
@@ -193,20 +181,11 @@ otherwise the error lists the skills to choose from.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			exp, err := app.ParseExpiry(expires, time.Now())
+			g, err := app.GrantFlags(policy.Grant{Principal: args[0], Capability: args[1], Level: capability.RiskLevel(level), Uses: uses, Reason: reason}, expires, argsJSON, by, m.Getenv)
 			if err != nil {
 				return err
 			}
-			ga, err := app.ParseGrantArgs(argsJSON)
-			if err != nil {
-				return err
-			}
-			if by == "" {
-				by = m.Getenv("USER")
-			}
-			g, err := m.app().AddGrant(ctx, policy.Grant{Principal: args[0], Capability: args[1], Args: ga, Level: capability.RiskLevel(level),
-				ExpiresAt: exp, Uses: uses, Reason: reason, CreatedBy: by})
-			if err != nil {
+			if g, err = m.app().AddGrant(ctx, g); err != nil {
 				return err
 			}
 			if asJSON {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/skillgate/skillgate/internal/model/lockfile"
 	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
+	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/registry/signature"
@@ -199,4 +201,39 @@ func (a *App) Rescan(ctx context.Context) error {
 func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// LockCheck is the outcome of 'skillgate verify': the differences between
+// the enabled skills and the lock at Path ('verify --json' prints Match and
+// Differences).
+type LockCheck struct {
+	Match       bool                  `json:"match"`
+	Differences []lockfile.Difference `json:"differences"`
+	now         *lockfile.File
+	path        string
+}
+
+// CheckLock is [App.VerifyLock] as a LockCheck.
+func (a *App) CheckLock(ctx context.Context, path string) (*LockCheck, error) {
+	now, diffs, err := a.VerifyLock(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if diffs == nil {
+		diffs = []lockfile.Difference{}
+	}
+	return &LockCheck{Match: len(diffs) == 0, Differences: diffs, now: now, path: path}, nil
+}
+
+// WriteText writes one line per difference to w and their count to notes,
+// or that every skill matches.
+func (c *LockCheck) WriteText(w, notes io.Writer) {
+	for _, d := range c.Differences {
+		fmt.Fprintln(w, d.String())
+	}
+	if !c.Match {
+		fmt.Fprintf(notes, "%s from %s\n", plural.Of(len(c.Differences), "difference", "differences"), c.path)
+		return
+	}
+	fmt.Fprintf(w, "%s %s\n", plural.Of(len(c.now.Skills), "skill matches", "skills match"), c.path)
 }

@@ -151,3 +151,45 @@ func ListQuery(q registry.Query, invokableBy string, all bool) (registry.Query, 
 	}
 	return q, nil
 }
+
+// PolicyTestPrincipal reads the principal and arguments of 'skillgate
+// policy test': principal (Agent::"tenant/agent", tenant/agent or an
+// agent id), the agent tier, the parent of a sub-agent and the arguments
+// as a JSON object. A malformed one is a usage error naming its flag.
+func PolicyTestPrincipal(principal, tier, parent, argsJSON string) (capability.Principal, map[string]any, error) {
+	tenant, agent, err := policy.ParsePrincipalID(principal)
+	if err != nil {
+		return capability.Principal{}, nil, Usagef("--principal: %v", err)
+	}
+	t, err := TierFlag("--tier", tier)
+	if err != nil {
+		return capability.Principal{}, nil, err
+	}
+	args := map[string]any{}
+	if argsJSON != "" {
+		if err := json.Unmarshal([]byte(argsJSON), &args); err != nil || args == nil {
+			return capability.Principal{}, nil, Usagef("--args: a JSON object, like '{\"path\":\"/srv/a\"}'")
+		}
+	}
+	return capability.Principal{Tenant: tenant, Agent: agent, Tier: t, Parent: parent}, args, nil
+}
+
+// GrantFlags reads the grant of 'skillgate grant add': g with the expiry
+// (a duration from now or an RFC 3339 time) and the argument patterns (a
+// JSON object) given as flags, made by by or else $USER. A malformed one
+// is a usage error.
+func GrantFlags(g policy.Grant, expires, argsJSON, by string, getenv func(string) string) (policy.Grant, error) {
+	exp, err := ParseExpiry(expires, time.Now())
+	if err != nil {
+		return g, err
+	}
+	ga, err := ParseGrantArgs(argsJSON)
+	if err != nil {
+		return g, err
+	}
+	if by == "" {
+		by = getenv("USER")
+	}
+	g.ExpiresAt, g.Args, g.CreatedBy = exp, ga, by
+	return g, nil
+}
