@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -278,10 +276,6 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 			return nil
 		}
 	}
-	dir := m.data()
-	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	from := "the default"
 	switch {
 	case m.dataDir != "":
@@ -289,7 +283,7 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 	case m.Getenv("SKILLGATE_DATA") != "":
 		from = "$SKILLGATE_DATA"
 	}
-	return usageErr("data directory %s (%s) does not exist: run 'skillgate scan' to create a registry there, or give an existing one with --data DIR or SKILLGATE_DATA", dir, from)
+	return m.app().RequireData(from)
 }
 
 func (m *Main) logger() *slog.Logger {

@@ -353,25 +353,12 @@ the server's log).
 Exit codes: 0 done, 1 failure, 2 usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			svc, closeFn, err := m.app().OpenInstalls(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			list := svc.Pending
-			if all {
-				list = svc.List
-			}
-			ps, err := list(cmd.Context())
+			ps, reqs, err := m.app().Pending(cmd.Context(), all, !asJSON)
 			if err != nil {
 				return installErr(err)
 			}
 			if asJSON {
 				return jsonout.Write(m.Stdout, ps)
-			}
-			reqs, err := m.app().ApprovalRequests(cmd.Context())
-			if err != nil {
-				return err
 			}
 			if len(ps) == 0 && len(reqs) == 0 {
 				fmt.Fprintln(m.Stderr, "nothing waits for review; install a skill with 'skillgate install PATH'")

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -153,17 +151,7 @@ differ (and which), skills whose frontmatter differs (and which keys).
 Exit codes: 0 in sync, 1 drift found (or a folder could not be read), 2
 usage error (a missing argument, or a folder that does not exist).`,
 		Example: "  skillgate drift .agents/skills .claude/skills",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return usageErr("drift needs CANONICAL and MIRROR (see 'skillgate drift --help')")
-			}
-			for _, p := range args {
-				if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-					return usageErr("drift: %s does not exist; give two existing skill folders (see 'skillgate drift --help')", p)
-				}
-			}
-			return nil
-		},
+		Args:    func(_ *cobra.Command, args []string) error { return app.DriftArgs(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := discover.Drift(cmd.Context(), args[0], args[1], discover.DefaultLimits)
 			if err != nil {

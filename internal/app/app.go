@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -122,4 +123,16 @@ func (a *App) CreateData() error {
 		return fmt.Errorf("creating the data directory: %w", err)
 	}
 	return nil
+}
+
+// RequireData refuses a data directory that does not exist: a mistyped
+// --data must not silently start an empty registry. from says where its
+// name came from (--data, $SKILLGATE_DATA, the default) for the usage
+// error.
+func (a *App) RequireData(from string) error {
+	dir := a.Data()
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return Usagef("data directory %s (%s) does not exist: run 'skillgate scan' to create a registry there, or give an existing one with --data DIR or SKILLGATE_DATA", dir, from)
 }

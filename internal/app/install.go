@@ -255,3 +255,24 @@ func (a *App) Install(ctx context.Context, svc *install.Service, r InstallReques
 	}
 	return svc.InstallFrom(ctx, src, a.Actor(), r.Intro)
 }
+
+// Pending lists the installs that wait for a human, or with all every
+// install, and with requests the capability calls refused until a human
+// approves them.
+func (a *App) Pending(ctx context.Context, all, requests bool) ([]install.Summary, []broker.ApprovalRequest, error) {
+	svc, closeFn, err := a.OpenInstalls(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeFn()
+	list := svc.Pending
+	if all {
+		list = svc.List
+	}
+	ps, err := list(ctx)
+	if err != nil || !requests {
+		return ps, nil, err
+	}
+	reqs, err := a.ApprovalRequests(ctx)
+	return ps, reqs, err
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -344,4 +346,18 @@ func ScanSecurity(ctx context.Context, path, failOn string) (*secscan.Report, se
 		return nil, threshold, Usagef("%s", strings.TrimPrefix(err.Error(), secscan.ErrUsage.Error()+": "))
 	}
 	return rep, threshold, err
+}
+
+// DriftArgs checks the arguments of 'skillgate drift': two skill folders
+// that exist, else a usage error.
+func DriftArgs(args []string) error {
+	if len(args) != 2 {
+		return Usagef("drift needs CANONICAL and MIRROR (see 'skillgate drift --help')")
+	}
+	for _, p := range args {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return Usagef("drift: %s does not exist; give two existing skill folders (see 'skillgate drift --help')", p)
+		}
+	}
+	return nil
 }
