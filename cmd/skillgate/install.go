@@ -122,19 +122,14 @@ func (m *Main) packageFlags(allow *[]string, why *string) func(*cobra.Command) {
 	}
 }
 
-func (m *Main) installCommands() []*cobra.Command {
+func (m *Main) installCommand() *cobra.Command {
 	var intro install.Introspection
 	var scripts []string
 	var scriptsWhy string
 	var src install.Source
 	var locked string
-	var upd install.UpdateOptions
-	var comp install.Completion
-	var only, allowDynamic, allowTools []string
-	var why string
-	return []*cobra.Command{
-		m.installAction("install SOURCE [--ref REF] [--path DIR] [--sha256 HEX] | install --locked FILE", "Install an imported skill (a directory, an archive, an archive URL or a git repository) for review",
-			`Install a third-party skill. SOURCE is a skill directory, a .tar.gz/.tgz/.zip
+	return m.installAction("install SOURCE [--ref REF] [--path DIR] [--sha256 HEX] | install --locked FILE", "Install an imported skill (a directory, an archive, an archive URL or a git repository) for review",
+		`Install a third-party skill. SOURCE is a skill directory, a .tar.gz/.tgz/.zip
 archive, an https:// URL of such an archive (with --sha256, the SHA-256 you
 expect of it: nothing is read before it matches), or a git repository:
 git+https://host/repo.git, or file:///path/to/repo for a local one, at
@@ -178,23 +173,30 @@ An LLM proposer is used when
 SKILLGATE_LLM_BASE_URL and SKILLGATE_LLM_MODEL are set (and
 SKILLGATE_LLM_API_KEY when the endpoint needs one); otherwise the
 deterministic proposer.`,
-			cobra.RangeArgs(0, 1), func(c *cobra.Command) {
-				m.introspectionFlags(&intro)(c)
-				c.Flags().StringVar(&locked, "locked", "", "install the imported skills of this lock file, refusing any that differs from it")
-				c.Flags().StringVar(&src.Ref, "ref", "", "git sources: the branch, tag or commit to install (default HEAD)")
-				c.Flags().StringVar(&src.Path, "path", "", "git sources: the skill's directory in the repository (default its top level)")
-				c.Flags().StringVar(&src.SHA256, "sha256", "", "archives: the SHA-256 (hex) the archive must have; required for an archive URL")
-				m.packageFlags(&scripts, &scriptsWhy)(c)
-			},
-			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				req := app.InstallRequest{Source: src, Locked: locked, Intro: intro, Scripts: scripts, ScriptsWhy: scriptsWhy}
-				if len(args) > 0 {
-					req.Source.Location = args[0]
-				}
-				return failBlocked(m.app().Install(ctx, svc, req, m.Stdout, m.Stderr))
-			}),
-		m.installAction("update NAME [--ref REF] [--source URL --sha256 HEX]", "Fetch an approved skill's source again; a new version waits for approval",
-			`Fetch again the source the approved version of NAME was installed from (the
+		cobra.RangeArgs(0, 1), func(c *cobra.Command) {
+			m.introspectionFlags(&intro)(c)
+			c.Flags().StringVar(&locked, "locked", "", "install the imported skills of this lock file, refusing any that differs from it")
+			c.Flags().StringVar(&src.Ref, "ref", "", "git sources: the branch, tag or commit to install (default HEAD)")
+			c.Flags().StringVar(&src.Path, "path", "", "git sources: the skill's directory in the repository (default its top level)")
+			c.Flags().StringVar(&src.SHA256, "sha256", "", "archives: the SHA-256 (hex) the archive must have; required for an archive URL")
+			m.packageFlags(&scripts, &scriptsWhy)(c)
+		},
+		func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+			req := app.InstallRequest{Source: src, Locked: locked, Intro: intro, Scripts: scripts, ScriptsWhy: scriptsWhy}
+			if len(args) > 0 {
+				req.Source.Location = args[0]
+			}
+			return failBlocked(m.app().Install(ctx, svc, req, m.Stdout, m.Stderr))
+		})
+}
+
+func (m *Main) updateCommand() *cobra.Command {
+	var intro install.Introspection
+	var scripts []string
+	var scriptsWhy string
+	var upd install.UpdateOptions
+	return m.installAction("update NAME [--ref REF] [--source URL --sha256 HEX]", "Fetch an approved skill's source again; a new version waits for approval",
+		`Fetch again the source the approved version of NAME was installed from (the
 recorded git URL, ref and path, archive URL or directory; --ref, --source and
 --sha256 change them, for a new tag or a new archive). When it holds the same
 content, say so (exit 0). Otherwise the new version goes through the whole
@@ -208,25 +210,35 @@ package diff (version, integrity, dependencies added, removed, changed).
 The approved version keeps serving until you approve the update
 ('skillgate approve NAME@DIGEST'), which is consent to that comparison: the
 audit record of the approval carries its digest.`,
-			cobra.ExactArgs(1), func(c *cobra.Command) {
-				m.introspectionFlags(&intro)(c)
-				c.Flags().StringVar(&upd.Ref, "ref", "", "git sources: fetch this ref instead of the recorded one")
-				c.Flags().StringVar(&upd.Source, "source", "", "fetch from this source instead of the recorded one")
-				c.Flags().StringVar(&upd.SHA256, "sha256", "", "the SHA-256 the archive must have (with --source, for an archive URL)")
-				m.packageFlags(&scripts, &scriptsWhy)(c)
-			},
-			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				var err error
-				if intro.AllowScripts, err = app.AllowScripts(scripts, scriptsWhy); err != nil {
-					return nil, err
-				}
-				r, err := svc.Update(ctx, args[0], upd, m.app().Actor(), intro)
-				if errors.Is(err, install.ErrUpToDate) {
-					fmt.Fprintln(m.Stdout, err)
-					return nil, nil
-				}
-				return failBlocked(r, err)
-			}),
+		cobra.ExactArgs(1), func(c *cobra.Command) {
+			m.introspectionFlags(&intro)(c)
+			c.Flags().StringVar(&upd.Ref, "ref", "", "git sources: fetch this ref instead of the recorded one")
+			c.Flags().StringVar(&upd.Source, "source", "", "fetch from this source instead of the recorded one")
+			c.Flags().StringVar(&upd.SHA256, "sha256", "", "the SHA-256 the archive must have (with --source, for an archive URL)")
+			m.packageFlags(&scripts, &scriptsWhy)(c)
+		},
+		func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
+			var err error
+			if intro.AllowScripts, err = app.AllowScripts(scripts, scriptsWhy); err != nil {
+				return nil, err
+			}
+			r, err := svc.Update(ctx, args[0], upd, m.app().Actor(), intro)
+			if errors.Is(err, install.ErrUpToDate) {
+				fmt.Fprintln(m.Stdout, err)
+				return nil, nil
+			}
+			return failBlocked(r, err)
+		})
+}
+
+func (m *Main) installCommands() []*cobra.Command {
+	var intro install.Introspection
+	var comp install.Completion
+	var only, allowDynamic, allowTools []string
+	var why string
+	return []*cobra.Command{
+		m.installCommand(),
+		m.updateCommand(),
 		m.pendingCommand(),
 		m.installAction("review NAME", "Show an install for review: proposal, risk and sources, what is missing, what changed",
 			`Show everything needed to decide about an install: the proposed manifest,
