@@ -1,8 +1,10 @@
 // Command skillgate is a skill registry and capability gateway for AI
-// agents. This package is the wiring: flags, help, printing and exit
-// codes. What a command does (the configuration, the store, the registry
-// and capability runtime, the serve loop, replicas, checkpoints, session
-// maintenance) is internal/app's, over the library packages.
+// agents. This package is the wiring: commands, flags, help, the choice of
+// JSON or text, and exit codes. What a command does (checking and parsing
+// its flags' values, the configuration, the store, the registry and
+// capability runtime, the serve loop, replicas, checkpoints, session
+// maintenance) is internal/app's, over the library packages; a result's
+// text renders beside its type.
 package main
 
 import (

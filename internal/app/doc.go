@@ -3,8 +3,11 @@
 // registry and the capability runtime from the configuration (config.yaml,
 // loaded and validated here), the serve loop with its signals and rescans,
 // leader election and the replicas on a shared store, audit checkpoints,
-// session maintenance and the reload of bearer tokens, and the flows the
-// commands share (installs, stored policies, executors, locks).
+// session maintenance and the reload of bearer tokens, and what each
+// command does once its flags are read: checking and parsing their values
+// (tiers, principals, times, filters, requests), opening what it needs
+// and returning its result (installs, credentials, sessions, tokens,
+// grants, stored policies, signatures, locks, executors).
 //
 // Only cmd/ imports it: it is the part just below the wiring, and it must
 // not be imported by any other part. It may import every part below it,
