@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/skillgate/skillgate/internal/app"
-	"github.com/skillgate/skillgate/internal/decision/executor"
 )
 
 func (m *Main) executorsCommand() *cobra.Command {
@@ -31,24 +28,14 @@ Exit status: 0 ok, 1 failure, 2 usage.`,
 			if err != nil {
 				return err
 			}
-			st, problems, err := m.app().ExecutorStatus(cmd.Context(), p)
+			rep, err := m.app().Executors(cmd.Context(), p)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				out := struct {
-					Principal string                    `json:"principal"`
-					Executors []executor.ExecutorStatus `json:"executors"`
-					Problems  []string                  `json:"problems"`
-				}{p.String(), st, problems}
-				if out.Problems == nil {
-					out.Problems = []string{}
-				}
-				enc := json.NewEncoder(m.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return rep.WriteJSON(m.Stdout)
 			}
-			executor.WriteStatus(m.Stdout, p, st, problems)
+			rep.WriteText(m.Stdout)
 			return nil
 		},
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -25,21 +23,11 @@ func (m *Main) versionCommand() *cobra.Command {
 		Short: "Print skillgate's version: the tagged module version, or the commit it was built from",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b := app.ReadBuild()
-			goVersion := runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+			v := app.Version()
 			if asJSON {
-				v := struct {
-					Version string `json:"version"`
-					app.BuildInfo
-					Go     string `json:"go"`
-					Module string `json:"module"`
-				}{Version: b.String(), BuildInfo: b, Go: goVersion}
-				if bi, ok := debug.ReadBuildInfo(); ok {
-					v.Module = bi.Main.Path
-				}
 				return jsonout.Write(m.Stdout, v)
 			}
-			_, err := fmt.Fprintln(m.Stdout, b.Text(goVersion))
+			_, err := fmt.Fprintln(m.Stdout, v.Text())
 			return err
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
@@ -107,4 +108,37 @@ func (a *App) ExecutorStatus(ctx context.Context, p capability.Principal) ([]exe
 		return nil, nil, err
 	}
 	return b.ExecutorStatus(p, inactive...), b.ExecutorProblems(), nil
+}
+
+// ExecutorReport is what 'skillgate executors --json' prints: the
+// principal, every executor's status and the problems found.
+type ExecutorReport struct {
+	Principal string                    `json:"principal"`
+	Executors []executor.ExecutorStatus `json:"executors"`
+	Problems  []string                  `json:"problems"`
+	p         capability.Principal
+}
+
+// Executors is [App.ExecutorStatus] as a report; Problems is never nil.
+func (a *App) Executors(ctx context.Context, p capability.Principal) (*ExecutorReport, error) {
+	st, problems, err := a.ExecutorStatus(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if problems == nil {
+		problems = []string{}
+	}
+	return &ExecutorReport{Principal: p.String(), Executors: st, Problems: problems, p: p}, nil
+}
+
+// WriteJSON writes the report as JSON indented by two spaces.
+func (r *ExecutorReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for a human (see executor.WriteStatus).
+func (r *ExecutorReport) WriteText(w io.Writer) {
+	executor.WriteStatus(w, r.p, r.Executors, r.Problems)
 }

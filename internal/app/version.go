@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -96,3 +97,25 @@ func shortCommit(c string) string {
 	}
 	return c
 }
+
+// VersionInfo is what 'skillgate version --json' prints: the version, the
+// build's commit and time, the Go toolchain and platform, and the module.
+type VersionInfo struct {
+	Version string `json:"version"`
+	BuildInfo
+	Go     string `json:"go"`
+	Module string `json:"module"`
+}
+
+// Version reads the running binary's version (see [ReadBuild]).
+func Version() VersionInfo {
+	b := ReadBuild()
+	v := VersionInfo{Version: b.String(), BuildInfo: b, Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v.Module = bi.Main.Path
+	}
+	return v
+}
+
+// Text is the version as 'skillgate version' prints it.
+func (v VersionInfo) Text() string { return v.BuildInfo.Text(v.Go) }
