@@ -36,6 +36,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/signature"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/upstream/launch"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
@@ -104,7 +105,7 @@ type Options struct {
 	// Recover. Nil leaves imported skills out of catalogs.
 	Catalog Catalog
 	// Bucket, when set, also keeps every approved version in object
-	// storage, under BucketPrefix (DefaultBucketPrefix when ""): its
+	// storage, under BucketPrefix (bucket.DefaultImportsPrefix when ""): its
 	// managed tree, then its artefacts, then a marker. Recover restores
 	// from it the trees this process lacks (another replica installed
 	// them) before anything is served. Managed storage stays the local
@@ -165,7 +166,7 @@ func New(opts Options) (*Service, error) {
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{}}
 	if s.bucketPrefix == "" {
-		s.bucketPrefix = DefaultBucketPrefix
+		s.bucketPrefix = bucket.DefaultImportsPrefix
 	}
 	if err := blob.ValidatePrefix(s.bucketPrefix); err != nil {
 		return nil, fmt.Errorf("install: Options.BucketPrefix: %w", err)
