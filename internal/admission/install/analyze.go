@@ -79,12 +79,8 @@ func (s *Service) commitVerdictAs(ctx context.Context, in store.Install, rep *ma
 		to, why = store.StateBlocked, "blocked: "+strings.Join(rep.Validation.Reasons, "; ")
 	}
 	rj := json.RawMessage(repJSON)
-	out, err := s.transition(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
+	return s.commit(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
 		Actor: actor, Reason: why, Action: action, Change: store.InstallChange{Proposed: &proposed, Report: &rj}, Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }
 
 // analyze introspects every server of in and drafts a report. With keep

@@ -497,3 +497,31 @@ func (s *Service) checkSignature(ctx context.Context, tree *Tree, name, digest s
 	}
 	return refusal
 }
+
+// lockVersion takes the install lock and resolves name to the version an
+// operator's action applies to, among states (see [Service.resolve]): the
+// first step of every transition an operator makes (lock, resolve,
+// decide, commit, review). The caller releases the lock with unlock; on an
+// error the lock is already released.
+func (s *Service) lockVersion(ctx context.Context, name string, states ...store.InstallState) (in store.Install, unlock func(), err error) {
+	unlock, err = s.storage.lock()
+	if err != nil {
+		return store.Install{}, nil, err
+	}
+	if in, err = s.resolve(ctx, name, states...); err != nil {
+		unlock()
+		return store.Install{}, nil, err
+	}
+	return in, unlock, nil
+}
+
+// commit applies ts in one transaction (see [Service.transition]) and
+// returns the review of the version the last of them moved: the last step
+// of every transition.
+func (s *Service) commit(ctx context.Context, point string, ts ...transition) (*Review, error) {
+	out, err := s.transition(ctx, point, ts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[len(out)-1])
+}
