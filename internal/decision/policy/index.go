@@ -10,18 +10,6 @@ import (
 	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 )
 
-// Entity types and the action of the model.
-const (
-	TypeAgent      = types.EntityType("Agent")
-	TypeCapability = types.EntityType("Capability")
-	TypeSkill      = types.EntityType("Skill")
-	TypeExtension  = types.EntityType("Extension")
-	TypeAction     = types.EntityType("Action")
-)
-
-// ActionInvoke is the only action skillgate asks about.
-var ActionInvoke = types.NewEntityUID(TypeAction, "invoke")
-
 // buckets holds the policies of one principal side of the index, by the
 // resource their scope names: Capability == X and resource in X (X a
 // capability, skill or extension) under X, everything else in any.
