@@ -13,6 +13,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blob/s3"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -65,7 +66,7 @@ func (a *App) envStorage() *Storage {
 // else uploaded on first load (once for all tenants when tenant libraries
 // share the bucket).
 func (a *App) blobSource(st blob.Store, cfg *Config, hardLinks []string, log *slog.Logger) *session.BlobSource {
-	src := &session.BlobSource{Store: st, Logger: log, Mirror: mirror.DefaultPrefix,
+	src := &session.BlobSource{Store: st, Logger: log, Mirror: bucket.DefaultMirrorPrefix,
 		Local: session.LocalSource{HardLinkRoots: hardLinks, Verified: &session.Verified{}}}
 	if cfg.TenantLibraries.Store != "" {
 		src.Shared = sharedPrefix
@@ -95,7 +96,7 @@ func (a *App) ScanAll(ctx context.Context, reg *registry.Registry,
 	roots []discover.Root, cfg *Config, so ScanOptions, progress registry.Progress) (*ScanResult, error) {
 	res := &ScanResult{}
 	var st *s3.Store
-	bucket := func() (*s3.Store, error) {
+	openBucket := func() (*s3.Store, error) {
 		if st != nil {
 			return st, nil
 		}
@@ -112,7 +113,7 @@ func (a *App) ScanAll(ctx context.Context, reg *registry.Registry,
 	switch cfg.TenantLibraries.Store {
 	case "":
 	case "s3":
-		b, err := bucket()
+		b, err := openBucket()
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +138,7 @@ func (a *App) ScanAll(ctx context.Context, reg *registry.Registry,
 	}
 	res.ScanReport = rep
 	if so.Mirror || cfg.S3.MirrorRoots {
-		b, err := bucket()
+		b, err := openBucket()
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +146,7 @@ func (a *App) ScanAll(ctx context.Context, reg *registry.Registry,
 		if err != nil {
 			return nil, err
 		}
-		if res.Mirror, err = mirror.Mirror(ctx, b, mirror.DefaultPrefix, vs, a.log); err != nil {
+		if res.Mirror, err = mirror.Mirror(ctx, b, bucket.DefaultMirrorPrefix, vs, a.log); err != nil {
 			return nil, fmt.Errorf("mirror: %w", err)
 		}
 	}

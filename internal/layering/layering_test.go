@@ -34,10 +34,20 @@ type never struct {
 	why     string
 }
 
-// rules are the two tables of the layout section.
+// only is one row of the README's table of adapters: the packages that
+// alone may import the packages outside the module that imports names,
+// and why.
+type only struct {
+	adapters []string
+	imports  []string
+	why      string
+}
+
+// rules are the three tables of the layout section.
 type rules struct {
 	parts []part
 	never []never
+	only  []only
 }
 
 // cells splits a Markdown table row into its trimmed cells.
@@ -58,9 +68,10 @@ func list(cell string) []string {
 	return out
 }
 
-// readRules reads the table of parts (header "| part | folder | owns |")
-// and the table of rules (header "| never | imports | why |") from the
-// README's "## Layout" section.
+// readRules reads the table of parts (header "| part | folder | owns |"),
+// the table of rules (header "| never | imports | why |") and the table of
+// adapters (header "| only | imports | why |") from the README's
+// "## Layout" section.
 func readRules(readme []byte) (rules, error) {
 	var r rules
 	in, table := false, ""
@@ -86,6 +97,8 @@ func readRules(readme []byte) (rules, error) {
 			table = "part"
 		case table == "" && cs[0] == "never":
 			table = "never"
+		case table == "" && cs[0] == "only":
+			table = "only"
 		case strings.Trim(cs[0], "-") == "":
 			// the separator row
 		case table == "part":
@@ -102,6 +115,8 @@ func readRules(readme []byte) (rules, error) {
 				}
 			}
 			r.never = append(r.never, nv)
+		case table == "only":
+			r.only = append(r.only, only{adapters: list(cs[0]), imports: list(cs[1]), why: cs[2]})
 		}
 	}
 	if len(r.parts) == 0 {
@@ -178,16 +193,40 @@ func check(r rules, graph map[string][]string) []string {
 	return errs
 }
 
+// checkOnly returns one line for every import, by a package of the module
+// or its tests, of a package outside the module that a row of the table of
+// adapters keeps to its adapters. external maps a package (relative to the
+// module) to its and its tests' imports from outside the module.
+func checkOnly(r rules, external map[string][]string) []string {
+	var errs []string
+	pkgs := slices.Sorted(mapKeys(external))
+	for _, pkg := range pkgs {
+		for _, imp := range external[pkg] {
+			for _, o := range r.only {
+				if !slices.ContainsFunc(o.imports, func(pat string) bool { return match(pat, imp) >= 0 }) ||
+					slices.ContainsFunc(o.adapters, func(pat string) bool { return match(pat, pkg) >= 0 }) {
+					continue
+				}
+				errs = append(errs, fmt.Sprintf("%s imports %s: only %s may import %s (README.md's table of adapters): %s; use what the adapter provides, or extend it",
+					pkg, imp, strings.Join(o.adapters, ", "), strings.Join(o.imports, ", "), o.why))
+			}
+		}
+	}
+	return errs
+}
+
 // listing is what `go list` says of the module's packages: their imports
-// of the module's packages, relative to the module.
+// of the module's packages, relative to the module (graph), and their and
+// their tests' imports from outside the module (external).
 type listing struct {
-	graph map[string][]string
+	graph    map[string][]string
+	external map[string][]string
 }
 
 // goList runs `go list` over the module.
 func goList(t *testing.T, root string) listing {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}} |{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`, "./...")
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -200,9 +239,10 @@ func goList(t *testing.T, root string) listing {
 		}
 		return strings.CutPrefix(p, module+"/")
 	}
-	l := listing{graph: map[string][]string{}}
+	l := listing{graph: map[string][]string{}, external: map[string][]string{}}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
+		imports, tests, _ := strings.Cut(line, " |")
+		f := strings.Fields(imports)
 		p, ok := rel(f[0])
 		if !ok {
 			continue
@@ -211,6 +251,13 @@ func goList(t *testing.T, root string) listing {
 		for _, imp := range f[1:] {
 			if r, ok := rel(imp); ok {
 				l.graph[p] = append(l.graph[p], r)
+			} else {
+				l.external[p] = append(l.external[p], imp)
+			}
+		}
+		for _, imp := range strings.Fields(tests) {
+			if _, ok := rel(imp); !ok && !slices.Contains(l.external[p], imp) {
+				l.external[p] = append(l.external[p], imp)
 			}
 		}
 	}
@@ -241,6 +288,9 @@ func TestLayering(t *testing.T) {
 	for _, e := range check(r, l.graph) {
 		t.Error(e)
 	}
+	for _, e := range checkOnly(r, l.external) {
+		t.Error(e)
+	}
 	// Every pattern names something that exists, so that a renamed
 	// package cannot leave a stale row that guards nothing.
 	for _, p := range r.parts {
@@ -261,6 +311,13 @@ func TestLayering(t *testing.T) {
 		for _, pat := range nv.imports {
 			if !slices.ContainsFunc(slices.Collect(mapKeys(l.graph)), func(pkg string) bool { return match(pat, pkg) >= 0 }) {
 				t.Errorf("README.md rule %v never imports %q: it matches no package; remove or rename it", nv.from, pat)
+			}
+		}
+	}
+	for _, o := range r.only {
+		for _, pat := range o.adapters {
+			if !slices.ContainsFunc(slices.Collect(mapKeys(l.graph)), func(pkg string) bool { return match(pat, pkg) >= 0 }) {
+				t.Errorf("README.md adapter %q matches no package; remove or rename it", pat)
 			}
 		}
 	}
@@ -302,13 +359,22 @@ func mapKeys(m map[string][]string) func(func(string) bool) {
 func TestCheck(t *testing.T) {
 	readme := []byte("# x\n\n## Layout\n\n| part | folder | owns |\n|---|---|---|\n" +
 		"| model | `internal/model/...` | x |\n| agent | `internal/agent/...` | x |\n| admission | `internal/admission/...` | x |\n| wiring | `cmd/...` | x |\n\n" +
-		"| never | imports | why |\n|---|---|---|\n| agent, admission | `internal/model/secret` | secrets stay below |\n\n## Next\n\n| a | b | c |\n")
+		"| never | imports | why |\n|---|---|---|\n| agent, admission | `internal/model/secret` | secrets stay below |\n\n" +
+		"| only | imports | why |\n|---|---|---|\n| `internal/model/yamlx` | `example.com/yaml/x/...` | x may break |\n\n## Next\n\n| a | b | c |\n")
 	r, err := readRules(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.parts) != 4 || len(r.never) != 1 {
-		t.Fatalf("read %d parts and %d rules, want 4 and 1: %+v", len(r.parts), len(r.never), r)
+	if len(r.parts) != 4 || len(r.never) != 1 || len(r.only) != 1 {
+		t.Fatalf("read %d parts, %d rules and %d adapters, want 4, 1 and 1: %+v", len(r.parts), len(r.never), len(r.only), r)
+	}
+	external := map[string][]string{
+		"internal/model/yamlx":   {"example.com/yaml/x/parse", "example.com/yaml"},
+		"internal/agent/session": {"example.com/yaml", "example.com/yaml/x"},
+	}
+	wantOnly := []string{"internal/agent/session imports example.com/yaml/x: only internal/model/yamlx may import example.com/yaml/x/... (README.md's table of adapters): x may break; use what the adapter provides, or extend it"}
+	if got := checkOnly(r, external); !slices.Equal(got, wantOnly) {
+		t.Errorf("checkOnly =\n%q\nwant\n%q", got, wantOnly)
 	}
 	for _, tc := range []struct {
 		name  string

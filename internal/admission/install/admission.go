@@ -244,15 +244,11 @@ func (s *Service) Suppress(ctx context.Context, name, target, why, actor string)
 	if err := checkWhy("--why", why); err != nil {
 		return nil, err
 	}
-	unlock, err := s.storage.lock()
+	in, unlock, err := s.lockVersion(ctx, name, actionFrom[ActionSuppress]...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, actionFrom[ActionSuppress]...)
-	if err != nil {
-		return nil, err
-	}
 	rep, post, err := decidedReport(in, ActionSuppress)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/launch"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
@@ -79,12 +80,8 @@ func (s *Service) commitVerdictAs(ctx context.Context, in store.Install, rep *ma
 		to, why = store.StateBlocked, "blocked: "+strings.Join(rep.Validation.Reasons, "; ")
 	}
 	rj := json.RawMessage(repJSON)
-	out, err := s.transition(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
+	return s.commit(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: to,
 		Actor: actor, Reason: why, Action: action, Change: store.InstallChange{Proposed: &proposed, Report: &rj}, Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }
 
 // analyze introspects every server of in and drafts a report. With keep
@@ -139,84 +136,11 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	hide, confined := s.hidden()
 	var wg sync.WaitGroup
 	for i, decl := range cfg.Servers {
-		opts := s.mcp
-		opts.Dir = tree
-		// A launched package runs from its pinned tree, offline; one
-		// changed since it was fetched is not started.
-		if decl, err = withExec(in, decl, pkgs, true); err != nil {
-			errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "package", Err: err}
+		decl, opts, g, err := s.prepareServer(ctx, in, decl, pkgs, serverSetup{hide: hide, confined: confined, intro: intro, approved: approved})
+		grants[i] = g
+		if err != nil {
+			errs[i] = err
 			continue
-		}
-		if err := s.checkPackage(ctx, decl); err != nil {
-			errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "package", Err: err}
-			continue
-		}
-		var binds []string
-		var declared []capability.Grant
-		if decl.Exec != nil {
-			binds = decl.Exec.Binds
-		}
-		if confined && decl.Transport == capability.TransportStdio {
-			// The grants of run time, refused here as they would be
-			// then: before anything starts, and before anyone approves.
-			g, err := sandbox.Grants(sandbox.Declaration{Args: decl.Args, Env: decl.Env, Dir: tree}, hide)
-			if err != nil {
-				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
-				continue
-			}
-			declared = g
-			// What its program's interpreter needs bound (one installed
-			// under a home directory), refused here as at run time.
-			if program, ok := programOf(decl); ok {
-				ig, err := sandbox.Interpreters(program, literalEnv(decl.Env), hide, append([]string{tree}, binds...))
-				if err != nil {
-					errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
-					continue
-				}
-				g = append(slices.Clip(g), ig...)
-			}
-			for _, b := range binds {
-				g = append(g, capability.Grant{Path: b, Access: capability.GrantReadOnly, From: "the fetched package"})
-			}
-			grants[i] = g
-		}
-		network := intro.Network || (approved != nil && approved.Networked(decl.ID))
-		switch {
-		case intro.Unconfined:
-		case approved != nil && s.runtime != nil:
-			b, err := s.runtime.Confiner(sandbox.Server{Skill: in.Key, Version: in.Digest, Network: network,
-				Dir: tree, Args: decl.Args, Env: decl.Env, Binds: binds})
-			if err != nil {
-				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "start", Err: err}
-				continue
-			}
-			if b != nil { // a nil *Bubblewrap must not become a non-nil Confiner
-				opts.Confine = b
-			}
-		case s.sandbox != nil:
-			sb := *s.sandbox
-			sb.Network = network
-			sb.Binds = binds
-			if decl.Exec != nil {
-				// The grants come from the declaration, not from the
-				// command the package runs as (its program lies in the
-				// hidden data directory, bound by Binds).
-				sb.Grants = readOnly(declared)
-			}
-			opts.Confine = sb
-		}
-		if approved == nil {
-			if withheld := withheldCredentials(decl, intro.Credentials); len(withheld) > 0 {
-				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: %s",
-					ErrCredentialWithheld, withheldMessage(in.Key, withheld))}
-				continue
-			}
-			opts.Credentials = onlyCredentials(s.mcp.Credentials, intro.Credentials)
-			if unset := unsetCredentials(decl, opts.Credentials); len(unset) > 0 {
-				errs[i] = &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: %s",
-					ErrCredentialUnset, unsetMessage(unset))}
-				continue
-			}
 		}
 		wg.Add(1)
 		go func() {
@@ -228,40 +152,12 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	var caps []mcpclient.Capability
 	var published []publishedText
 	for i, decl := range cfg.Servers {
-		sr := manifest.ServerResult{ServerID: decl.ID, Declaration: decl.Redacted(), Grants: grants[i]}
-		if err := errs[i]; err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			f := &manifest.ServerFailure{Phase: "introspect", Message: err.Error()}
-			var se *mcpclient.ServerError
-			if errors.As(err, &se) {
-				f.Phase = se.Phase
-			}
-			if xe := (*mcpclient.ExitError)(nil); errors.As(err, &xe) {
-				f.Stderr = xe.Stderr
-			}
-			sr.Error = f
-			rep.Servers = append(rep.Servers, sr)
-			continue
+		if errs[i] != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		r := results[i]
-		id := r.Server
-		pins := r.Pins
-		sr.Server, sr.ProtocolVersion, sr.RawToolsList, sr.Pins = &id, r.ProtocolVersion, r.RawToolsList, &pins
-		sr.ElapsedMS = float64(r.Elapsed.Microseconds()) / 1000
-		if r.Skills != nil {
-			sr.SkillsExtension, sr.SkillsError = true, r.Skills.Error
-			rep.PublishedSkills = append(rep.PublishedSkills, verifyPublished(in.Key, decl.ID, r.Skills)...)
-			published = append(published, publishedTexts(decl.ID, r.Skills)...)
-		}
-		rep.Servers = append(rep.Servers, sr)
-		for _, c := range r.Capabilities {
-			caps = append(caps, c)
-			rep.Capabilities = append(rep.Capabilities, manifest.CapabilityReport{
-				Tool: c.Tool, ServerRisk: c.Risk.Risk, Conflicts: c.Risk.Conflicts, Problems: c.Problems, Pin: c.Pin,
-			})
-		}
+		c, p := addServer(rep, in.Key, decl, grants[i], results[i], errs[i])
+		caps = append(caps, c...)
+		published = append(published, p...)
 	}
 	sort.Slice(rep.Capabilities, func(i, j int) bool { return rep.Capabilities[i].Name() < rep.Capabilities[j].Name() })
 	if rep.Scan, err = scanContent(ctx, in.Key, tree, caps, published); err != nil {
@@ -275,6 +171,142 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	pin := propose.Input{Skill: in.Key, SkillMD: skillMD, AllowedTools: sk.AllowedTools, Tools: propose.ToolsFromCapabilities(caps)}
 	rep.Proposal = s.propose(ctx, pin)
 	return rep, nil
+}
+
+// serverSetup is what confining and crediting every declared server of one
+// analysis shares.
+type serverSetup struct {
+	// hide are the host paths no server may see; confined says whether
+	// stdio servers run in the sandbox.
+	hide     []string
+	confined bool
+	intro    Introspection
+	// approved is the approved manifest of a re-analysis, nil for a first
+	// one.
+	approved *manifest.Manifest
+}
+
+// prepareServer readies one declared server for introspection: the pinned
+// package it launches, the grants it is confined with (refused here as they
+// would be at run time, before anything starts and before anyone approves),
+// its sandbox, and the credentials it may see. An error is the server's
+// failure, recorded in the report; the grants are returned with it once
+// known.
+func (s *Service) prepareServer(ctx context.Context, in store.Install, decl mcpclient.ServerDecl, pkgs []launch.Package, su serverSetup) (mcpclient.ServerDecl, mcpclient.Options, []capability.Grant, error) {
+	tree := filepath.Join(in.Dir, SkillDir)
+	opts := s.mcp
+	opts.Dir = tree
+	// A launched package runs from its pinned tree, offline; one
+	// changed since it was fetched is not started.
+	decl, err := withExec(in, decl, pkgs, true)
+	if err != nil {
+		return decl, opts, nil, &mcpclient.ServerError{ServerID: decl.ID, Phase: "package", Err: err}
+	}
+	if err := s.checkPackage(ctx, decl); err != nil {
+		return decl, opts, nil, &mcpclient.ServerError{ServerID: decl.ID, Phase: "package", Err: err}
+	}
+	var binds []string
+	var declared, grants []capability.Grant
+	if decl.Exec != nil {
+		binds = decl.Exec.Binds
+	}
+	if su.confined && decl.Transport == capability.TransportStdio {
+		// The grants of run time, refused here as they would be
+		// then: before anything starts, and before anyone approves.
+		g, err := sandbox.Grants(sandbox.Declaration{Args: decl.Args, Env: decl.Env, Dir: tree}, su.hide)
+		if err != nil {
+			return decl, opts, nil, &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
+		}
+		declared = g
+		// What its program's interpreter needs bound (one installed
+		// under a home directory), refused here as at run time.
+		if program, ok := programOf(decl); ok {
+			ig, err := sandbox.Interpreters(program, literalEnv(decl.Env), su.hide, append([]string{tree}, binds...))
+			if err != nil {
+				return decl, opts, nil, &mcpclient.ServerError{ServerID: decl.ID, Phase: "grants", Err: err}
+			}
+			g = append(slices.Clip(g), ig...)
+		}
+		for _, b := range binds {
+			g = append(g, capability.Grant{Path: b, Access: capability.GrantReadOnly, From: "the fetched package"})
+		}
+		grants = g
+	}
+	approved, intro := su.approved, su.intro
+	network := intro.Network || (approved != nil && approved.Networked(decl.ID))
+	switch {
+	case intro.Unconfined:
+	case approved != nil && s.runtime != nil:
+		b, err := s.runtime.Confiner(sandbox.Server{Skill: in.Key, Version: in.Digest, Network: network,
+			Dir: tree, Args: decl.Args, Env: decl.Env, Binds: binds})
+		if err != nil {
+			return decl, opts, grants, &mcpclient.ServerError{ServerID: decl.ID, Phase: "start", Err: err}
+		}
+		if b != nil { // a nil *Bubblewrap must not become a non-nil Confiner
+			opts.Confine = b
+		}
+	case s.sandbox != nil:
+		sb := *s.sandbox
+		sb.Network = network
+		sb.Binds = binds
+		if decl.Exec != nil {
+			// The grants come from the declaration, not from the
+			// command the package runs as (its program lies in the
+			// hidden data directory, bound by Binds).
+			sb.Grants = readOnly(declared)
+		}
+		opts.Confine = sb
+	}
+	if approved == nil {
+		if withheld := withheldCredentials(decl, intro.Credentials); len(withheld) > 0 {
+			return decl, opts, grants, &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: %s",
+				ErrCredentialWithheld, withheldMessage(in.Key, withheld))}
+		}
+		opts.Credentials = onlyCredentials(s.mcp.Credentials, intro.Credentials)
+		if unset := unsetCredentials(decl, opts.Credentials); len(unset) > 0 {
+			return decl, opts, grants, &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: %s",
+				ErrCredentialUnset, unsetMessage(unset))}
+		}
+	}
+	return decl, opts, grants, nil
+}
+
+// addServer records one server's introspection in rep: its failure (the
+// phase it failed in and its stderr), or its identity, pins, tools and the
+// skills it publishes. It returns the server's capabilities and published
+// texts, for the content scan and the proposal.
+func addServer(rep *manifest.Report, key string, decl mcpclient.ServerDecl, grants []capability.Grant, r *mcpclient.ServerReport, err error) ([]mcpclient.Capability, []publishedText) {
+	sr := manifest.ServerResult{ServerID: decl.ID, Declaration: decl.Redacted(), Grants: grants}
+	if err != nil {
+		f := &manifest.ServerFailure{Phase: "introspect", Message: err.Error()}
+		var se *mcpclient.ServerError
+		if errors.As(err, &se) {
+			f.Phase = se.Phase
+		}
+		if xe := (*mcpclient.ExitError)(nil); errors.As(err, &xe) {
+			f.Stderr = xe.Stderr
+		}
+		sr.Error = f
+		rep.Servers = append(rep.Servers, sr)
+		return nil, nil
+	}
+	var published []publishedText
+	id := r.Server
+	pins := r.Pins
+	sr.Server, sr.ProtocolVersion, sr.RawToolsList, sr.Pins = &id, r.ProtocolVersion, r.RawToolsList, &pins
+	sr.ElapsedMS = float64(r.Elapsed.Microseconds()) / 1000
+	if r.Skills != nil {
+		sr.SkillsExtension, sr.SkillsError = true, r.Skills.Error
+		rep.PublishedSkills = append(rep.PublishedSkills, verifyPublished(key, decl.ID, r.Skills)...)
+		published = publishedTexts(decl.ID, r.Skills)
+	}
+	rep.Servers = append(rep.Servers, sr)
+	for _, c := range r.Capabilities {
+		rep.Capabilities = append(rep.Capabilities, manifest.CapabilityReport{
+			Tool: c.Tool, ServerRisk: c.Risk.Risk, Conflicts: c.Risk.Conflicts, Problems: c.Problems, Pin: c.Pin,
+		})
+	}
+	return r.Capabilities, published
 }
 
 // hidden returns the paths the sandbox hides besides the fixed ones

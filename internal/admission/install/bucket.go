@@ -25,11 +25,6 @@ import (
 	"github.com/skillgate/skillgate/internal/upstream/launch"
 )
 
-// DefaultBucketPrefix is where approved versions are kept in the bucket
-// (Options.Bucket): a name no tenant can have, since installs are shared
-// by every tenant.
-const DefaultBucketPrefix = bucket.DefaultImportsPrefix
-
 // bucketRecord is the marker of a version in the bucket, written after
 // its tree and artefacts: what they are, so that a restore takes exactly
 // them and checks them.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	skbucket "github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/testkit/testregistry"
 	"github.com/skillgate/skillgate/internal/upstream/launch"
 )
@@ -41,7 +42,7 @@ func TestBucketRestorePackages(t *testing.T) {
 				t.Fatal(err)
 			}
 			hex := strings.TrimPrefix(r.Digest, "sha256:")
-			key := install.DefaultBucketPrefix + "echo/" + hex + "/packages/echo.tar.gz"
+			key := skbucket.DefaultImportsPrefix + "echo/" + hex + "/packages/echo.tar.gz"
 			if _, _, err := bucket.Get(ctx, key); err != nil {
 				t.Fatalf("the package is not in the bucket: %v", err)
 			}

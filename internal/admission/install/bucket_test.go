@@ -11,6 +11,7 @@ import (
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blob/blobtest"
+	skbucket "github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -41,13 +42,13 @@ func TestBucketRestore(t *testing.T) {
 				t.Fatal(err)
 			}
 			hex := strings.TrimPrefix(r.Digest, "sha256:")
-			objs, err := bucket.List(ctx, install.DefaultBucketPrefix, 0)
+			objs, err := bucket.List(ctx, skbucket.DefaultImportsPrefix, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var keys []string
 			for _, o := range objs {
-				keys = append(keys, strings.TrimPrefix(o.Key, install.DefaultBucketPrefix))
+				keys = append(keys, strings.TrimPrefix(o.Key, skbucket.DefaultImportsPrefix))
 			}
 			want := []string{"notes/" + hex + ".json", "notes/" + hex + "/install_report.json", "notes/" + hex + "/manifest.json",
 				"notes/" + hex + "/manifest.proposed.json", "notes/" + hex + "/skill/SKILL.md", "notes/" + hex + "/skill/template.md"}
@@ -99,7 +100,7 @@ func TestBucketRestore(t *testing.T) {
 			// A bucket whose tree no longer has the version's digest is
 			// not restored from: the install is lost, as without a bucket.
 			tampered := "# Notes, altered\n"
-			if err := bucket.Put(ctx, install.DefaultBucketPrefix+"notes/"+hex+"/skill/template.md", strings.NewReader(tampered), int64(len(tampered))); err != nil {
+			if err := bucket.Put(ctx, skbucket.DefaultImportsPrefix+"notes/"+hex+"/skill/template.md", strings.NewReader(tampered), int64(len(tampered))); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.RemoveAll(e.svc.Storage().Root); err != nil {

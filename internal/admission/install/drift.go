@@ -28,15 +28,11 @@ func (s *Service) Recheck(ctx context.Context, name, actor string) (*Review, err
 // their state directory, grants and limits, and the network only where the
 // approved manifest declares network egress.
 func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Introspection) (*Review, error) {
-	unlock, err := s.storage.lock()
+	in, unlock, err := s.lockVersion(ctx, name, actionFrom[ActionRecheck]...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, actionFrom[ActionRecheck]...)
-	if err != nil {
-		return nil, err
-	}
 	if slices.Contains(preApproval, in.State) {
 		return s.analyzeLocked(ctx, in, actor, "recheck requested", intro)
 	}
@@ -120,13 +116,9 @@ func (s *Service) RecheckWith(ctx context.Context, name, actor string, intro Int
 		return nil, err
 	}
 	oraw, praw := json.RawMessage(oj), json.RawMessage(pj)
-	out, err := s.transition(ctx, "drift", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	return s.commit(ctx, "drift", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("recheck found drift; %d capabilities blocked until re-approved", len(blocked)), Action: "install.drift",
 		Change: store.InstallChange{Report: &oraw, Pending: &praw, Blocked: &blocked}, Data: map[string]any{"blocked": keys(blocked)}})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }
 
 // dropKnown removes from d's added tools those introspected at analysis and

@@ -58,15 +58,11 @@ func (s *Service) Complete(ctx context.Context, name string, c Completion, actor
 	if c.DataEgress != "" && !capability.DataEgress(c.DataEgress).Valid() {
 		return nil, fmt.Errorf("%w: --egress %q: use none or network", ErrUsage, c.DataEgress)
 	}
-	unlock, err := s.storage.lock()
+	in, unlock, err := s.lockVersion(ctx, name, actionFrom[ActionComplete]...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, actionFrom[ActionComplete]...)
-	if err != nil {
-		return nil, err
-	}
 	rep, post, err := decidedReport(in, ActionComplete)
 	if err != nil {
 		return nil, err
@@ -139,15 +135,11 @@ func (s *Service) Approve(ctx context.Context, name string, only []string, actor
 // approval's audit record.
 func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions, actor string) (*Review, error) {
 	only := o.Only
-	unlock, err := s.storage.lock()
+	in, unlock, err := s.lockVersion(ctx, name, actionFrom[ActionApprove]...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, actionFrom[ActionApprove]...)
-	if err != nil {
-		return nil, err
-	}
 	if in.State.Approved() {
 		return s.reapprove(ctx, in, o, actor)
 	}
@@ -187,12 +179,8 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 		data["consent"] = map[string]any{"previous": prev.Digest, "diffDigest": prev.DiffDigest, "filesOnly": prev.FilesOnly}
 		why += ", consenting to the changes since " + prev.Digest
 	}
-	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
+	return s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
 		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }
 
 // selectReady checks that every named capability exists and is ready, and
@@ -276,13 +264,9 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOpti
 	empty := map[string]string{}
 	data := map[string]any{"capabilities": names}
 	addSkillData(data, m)
-	out, err := s.transition(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	return s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities and %d published skills after drift", len(m.Capabilities), len(m.PublishedSkills)), Action: "install.approve",
 		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }
 
 // Reject rejects an install that is not approved, with the operator's
@@ -291,36 +275,24 @@ func (s *Service) Reject(ctx context.Context, name, why, actor string) (*Review,
 	if err := checkWhy("--why", why); err != nil {
 		return nil, err
 	}
-	unlock, err := s.storage.lock()
+	in, unlock, err := s.lockVersion(ctx, name, actionFrom[ActionReject]...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	in, err := s.resolve(ctx, name, actionFrom[ActionReject]...)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.transition(ctx, "reject", transition{Digest: in.Digest, From: actionFrom[ActionReject], To: store.StateRejected,
+	return s.commit(ctx, "reject", transition{Digest: in.Digest, From: actionFrom[ActionReject], To: store.StateRejected,
 		Actor: actor, Reason: strings.TrimSpace(why)})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }
 
 // Enable enables an installed or disabled version; the version of the same
 // skill enabled before, if any, is disabled in the same transaction.
 func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, error) {
-	unlock, err := s.storage.lock()
+	// Enabling the enabled version changes nothing.
+	in, unlock, err := s.lockVersion(ctx, name, append(slices.Clone(actionFrom[ActionEnable]), store.StateEnabled)...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	// Enabling the enabled version changes nothing.
-	in, err := s.resolve(ctx, name, append(slices.Clone(actionFrom[ActionEnable]), store.StateEnabled)...)
-	if err != nil {
-		return nil, err
-	}
 	if in.State == store.StateEnabled {
 		return s.review(ctx, in)
 	}
@@ -345,25 +317,17 @@ func (s *Service) Enable(ctx context.Context, name, actor string) (*Review, erro
 
 // Disable disables an enabled version.
 func (s *Service) Disable(ctx context.Context, name, actor string) (*Review, error) {
-	unlock, err := s.storage.lock()
+	// Disabling a disabled version changes nothing.
+	in, unlock, err := s.lockVersion(ctx, name, append(slices.Clone(actionFrom[ActionDisable]), store.StateDisabled)...)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	// Disabling a disabled version changes nothing.
-	in, err := s.resolve(ctx, name, append(slices.Clone(actionFrom[ActionDisable]), store.StateDisabled)...)
-	if err != nil {
-		return nil, err
-	}
 	if in.State == store.StateDisabled {
 		return s.review(ctx, in)
 	}
-	out, err := s.transition(ctx, "disable", transition{Digest: in.Digest, From: actionFrom[ActionDisable],
+	return s.commit(ctx, "disable", transition{Digest: in.Digest, From: actionFrom[ActionDisable],
 		To: store.StateDisabled, Actor: actor, Reason: "disabled by the operator"})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }
 
 // Remove removes a version in any state but removed, and deletes its files.
@@ -524,10 +488,6 @@ func (s *Service) commitPending(ctx context.Context, in store.Install, rep *mani
 		return nil, err
 	}
 	pj := json.RawMessage(b)
-	out, err := s.transition(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+	return s.commit(ctx, point, transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: why, Action: "install." + point, Change: store.InstallChange{Pending: &pj}, Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return s.review(ctx, out[0])
 }

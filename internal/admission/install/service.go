@@ -36,6 +36,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/signature"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/blob"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/upstream/launch"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
@@ -104,7 +105,7 @@ type Options struct {
 	// Recover. Nil leaves imported skills out of catalogs.
 	Catalog Catalog
 	// Bucket, when set, also keeps every approved version in object
-	// storage, under BucketPrefix (DefaultBucketPrefix when ""): its
+	// storage, under BucketPrefix (bucket.DefaultImportsPrefix when ""): its
 	// managed tree, then its artefacts, then a marker. Recover restores
 	// from it the trees this process lacks (another replica installed
 	// them) before anything is served. Managed storage stays the local
@@ -165,7 +166,7 @@ func New(opts Options) (*Service, error) {
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{}}
 	if s.bucketPrefix == "" {
-		s.bucketPrefix = DefaultBucketPrefix
+		s.bucketPrefix = bucket.DefaultImportsPrefix
 	}
 	if err := blob.ValidatePrefix(s.bucketPrefix); err != nil {
 		return nil, fmt.Errorf("install: Options.BucketPrefix: %w", err)
@@ -495,4 +496,32 @@ func (s *Service) checkSignature(ctx context.Context, tree *Tree, name, digest s
 		}
 	}
 	return refusal
+}
+
+// lockVersion takes the install lock and resolves name to the version an
+// operator's action applies to, among states (see [Service.resolve]): the
+// first step of every transition an operator makes (lock, resolve,
+// decide, commit, review). The caller releases the lock with unlock; on an
+// error the lock is already released.
+func (s *Service) lockVersion(ctx context.Context, name string, states ...store.InstallState) (in store.Install, unlock func(), err error) {
+	unlock, err = s.storage.lock()
+	if err != nil {
+		return store.Install{}, nil, err
+	}
+	if in, err = s.resolve(ctx, name, states...); err != nil {
+		unlock()
+		return store.Install{}, nil, err
+	}
+	return in, unlock, nil
+}
+
+// commit applies ts in one transaction (see [Service.transition]) and
+// returns the review of the version the last of them moved: the last step
+// of every transition.
+func (s *Service) commit(ctx context.Context, point string, ts ...transition) (*Review, error) {
+	out, err := s.transition(ctx, point, ts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.review(ctx, out[len(out)-1])
 }

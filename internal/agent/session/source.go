@@ -177,7 +177,7 @@ type BlobSource struct {
 	Shared string
 	// Local mounts tenant library skills (see above).
 	Local LocalSource
-	// Mirror, when set (mirror.DefaultPrefix), is where package mirror
+	// Mirror, when set (bucket.DefaultMirrorPrefix), is where package mirror
 	// keeps the scanned roots' skills: a version found there complete is
 	// mounted from there (its digest checked once), so a process without
 	// the scanned directory serves it; otherwise it is uploaded from its

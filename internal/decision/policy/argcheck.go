@@ -8,9 +8,8 @@ import (
 	"strings"
 
 	"github.com/cedar-policy/cedar-go/types"
-	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
-	"github.com/cedar-policy/cedar-go/x/exp/schema/resolved"
-	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
+
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 )
 
 // MaxArgumentChecks bounds [ValidateArguments]: the number of (policy,
@@ -60,22 +59,23 @@ func validateArguments(set *PolicySet, caps []Capability, limit int) []Finding {
 		cs = append(cs, capArgs{c: c, ref: c.Ref().String(), sig: t.signature(), t: t})
 	}
 	slices.SortFunc(cs, func(a, b capArgs) int { return strings.Compare(a.ref, b.ref) })
-	base := validate.New(rs)
-	validators := map[string]*validate.Validator{}
+	base := cedarinspect.NewValidator(rs)
+	validators := map[string]*cedarinspect.Validator{}
 	var out []Finding
 	checks, skipped := 0, 0
 	for _, p := range set.policies {
 		if !p.usesContext || len(p.argNames) == 0 && !p.fullArgs {
 			continue
 		}
-		a := (*xast.Policy)(p.cedar.AST())
-		if !actionMayBeInvoke(a.Action) {
+		principal, action, resource := cedarinspect.Scopes(p.cedar)
+		if !actionMayBeInvoke(action) {
 			continue
 		}
-		rk, ok := resourceKey(a.Resource)
-		if _, pok := principalKey(a.Principal); !ok || !pok {
+		rk, ok := resourceKey(resource)
+		if _, pok := principalKey(principal); !ok || !pok {
 			continue
 		}
+		conds := cedarinspect.Conditions(p.cedar)
 		var baseMsgs map[string]bool
 		type problem struct {
 			text string
@@ -97,16 +97,16 @@ func validateArguments(set *PolicySet, caps []Capability, limit int) []Finding {
 				checks++
 				if baseMsgs == nil {
 					baseMsgs = map[string]bool{}
-					for _, m := range validatorMessages(base, p, a) {
+					for _, m := range validatorMessages(base, p) {
 						baseMsgs[m] = true
 					}
 				}
 				v := validators[ca.sig]
 				if v == nil {
-					v = validate.New(argsSchema(rs, ca.t))
+					v = cedarinspect.NewValidator(argsSchema(rs, ca.t))
 					validators[ca.sig] = v
 				}
-				ps = checkArgs(p, a, ca.t, v, baseMsgs)
+				ps = checkArgs(p, conds, ca.t, v, baseMsgs)
 				done[ca.sig] = ps
 			}
 			for _, pr := range ps {
@@ -167,28 +167,18 @@ func capabilityList(refs []string) string {
 }
 
 // argsSchema is skillgate's schema with context.args typed t.
-func argsSchema(rs *resolved.Schema, t *argType) *resolved.Schema {
+func argsSchema(rs *cedarinspect.Schema, t *argType) *cedarinspect.Schema {
 	ct, ok := t.cedarType()
 	if !ok {
-		ct = resolved.RecordType{}
+		ct = cedarinspect.RecordType(nil)
 	}
-	vs := *rs
-	vs.Actions = maps.Clone(rs.Actions)
-	act := vs.Actions[ActionInvoke]
-	at := *act.AppliesTo
-	at.Context = maps.Clone(at.Context)
-	attr := at.Context["args"]
-	attr.Type = ct
-	at.Context["args"] = attr
-	act.AppliesTo = &at
-	vs.Actions[ActionInvoke] = act
-	return &vs
+	return rs.WithContextType(ActionInvoke, "args", ct)
 }
 
 // validatorMessages are the validator's messages for one policy, without
 // the "for policy `id`, " prefix.
-func validatorMessages(v *validate.Validator, p *Policy, a *xast.Policy) []string {
-	err := v.Policy(p.ID, a)
+func validatorMessages(v *cedarinspect.Validator, p *Policy) []string {
+	err := v.Policy(p.ID, p.cedar)
 	if err == nil {
 		return nil
 	}
@@ -224,12 +214,12 @@ type argFinding struct {
 
 // checkArgs finds the problems of p's argument reads under t, keeping
 // those Cedar's validator v confirms.
-func checkArgs(p *Policy, a *xast.Policy, t *argType, v *validate.Validator, base map[string]bool) []argProblem {
+func checkArgs(p *Policy, conds []cedarinspect.Condition, t *argType, v *cedarinspect.Validator, base map[string]bool) []argProblem {
 	w := &argWalker{root: t}
-	for _, c := range a.Conditions {
+	for _, c := range conds {
 		w.expr(c.Body, needBool, "a when or unless condition", nil)
 	}
-	msgs := validatorMessages(v, p, a)
+	msgs := validatorMessages(v, p)
 	var fresh []string
 	for _, m := range msgs {
 		if !base[m] {
@@ -311,23 +301,24 @@ type argWalker struct {
 
 // argPath returns the attributes after context.args that n reads
 // (context.args.a.b → a, b), and false when n is not such a read.
-func argPath(n xast.IsNode) ([]string, bool) {
+func argPath(n *cedarinspect.Node) ([]string, bool) {
 	var rev []string
 	for {
-		switch v := n.(type) {
-		case xast.NodeTypeAccess:
-			rev = append(rev, string(v.Value))
-			n = v.Arg
+		switch n.Op {
+		case cedarinspect.OpAccess:
+			rev = append(rev, n.Name)
+			n = n.Arg
 			continue
-		case xast.NodeTypeVariable:
-			if v.Name != "context" || len(rev) == 0 || rev[len(rev)-1] != "args" {
+		case cedarinspect.OpVariable:
+			if n.Name != "context" || len(rev) == 0 || rev[len(rev)-1] != "args" {
 				return nil, false
 			}
 			rev = rev[:len(rev)-1]
 			slices.Reverse(rev)
 			return rev, true
+		default:
+			return nil, false
 		}
-		return nil, false
 	}
 }
 
@@ -358,23 +349,24 @@ func hasText(path []string) string {
 
 // facts are the argument paths ("a\x00b") a condition proves present
 // when it holds: its has tests, through &&.
-func facts(n xast.IsNode, into map[string]bool) map[string]bool {
-	switch v := n.(type) {
-	case xast.NodeTypeHas:
-		if p, ok := argPath(v.Arg); ok {
+func facts(n *cedarinspect.Node, into map[string]bool) map[string]bool {
+	switch n.Op {
+	case cedarinspect.OpHas:
+		if p, ok := argPath(n.Arg); ok {
 			if into == nil {
 				into = map[string]bool{}
 			}
-			into[strings.Join(append(slices.Clone(p), string(v.Value)), "\x00")] = true
+			into[strings.Join(append(slices.Clone(p), n.Name), "\x00")] = true
 		}
-	case xast.NodeTypeAnd:
-		into = facts(v.Left, into)
-		into = facts(v.Right, into)
+	case cedarinspect.OpAnd:
+		into = facts(n.Left, into)
+		into = facts(n.Right, into)
+	default:
 	}
 	return into
 }
 
-func withFacts(guards map[string]bool, n xast.IsNode) map[string]bool {
+func withFacts(guards map[string]bool, n *cedarinspect.Node) map[string]bool {
 	f := facts(n, nil)
 	if len(f) == 0 {
 		return guards
@@ -431,7 +423,7 @@ func (w *argWalker) add(kind argFindingKind, leaf, detail string) {
 }
 
 // expr walks n, which the operator op needs to be nd.
-func (w *argWalker) expr(n xast.IsNode, nd need, op string, guards map[string]bool) {
+func (w *argWalker) expr(n *cedarinspect.Node, nd need, op string, guards map[string]bool) {
 	if path, ok := argPath(n); ok {
 		if len(path) == 0 {
 			return // context.args as a whole
@@ -441,21 +433,21 @@ func (w *argWalker) expr(n xast.IsNode, nd need, op string, guards map[string]bo
 		}
 		return
 	}
-	switch v := n.(type) {
-	case xast.NodeTypeAnd:
-		w.expr(v.Left, needBool, "&&", guards)
-		w.expr(v.Right, needBool, "&&", withFacts(guards, v.Left))
-	case xast.NodeTypeOr:
-		w.expr(v.Left, needBool, "||", guards)
-		w.expr(v.Right, needBool, "||", guards)
-	case xast.NodeTypeNot:
-		w.expr(v.Arg, needBool, "!", guards)
-	case xast.NodeTypeIfThenElse:
-		w.expr(v.If, needBool, "if", guards)
-		w.expr(v.Then, nd, op, withFacts(guards, v.If))
-		w.expr(v.Else, nd, op, guards)
-	case xast.NodeTypeHas:
-		if path, ok := argPath(v.Arg); ok {
+	switch n.Op {
+	case cedarinspect.OpAnd:
+		w.expr(n.Left, needBool, "&&", guards)
+		w.expr(n.Right, needBool, "&&", withFacts(guards, n.Left))
+	case cedarinspect.OpOr:
+		w.expr(n.Left, needBool, "||", guards)
+		w.expr(n.Right, needBool, "||", guards)
+	case cedarinspect.OpNot:
+		w.expr(n.Arg, needBool, "!", guards)
+	case cedarinspect.OpIfThenElse:
+		w.expr(n.If, needBool, "if", guards)
+		w.expr(n.Then, nd, op, withFacts(guards, n.If))
+		w.expr(n.Else, nd, op, guards)
+	case cedarinspect.OpHas:
+		if path, ok := argPath(n.Arg); ok {
 			if len(path) > 0 {
 				if t := w.resolve(path, guards); t != nil && t.kind != argRecord {
 					w.add(findType, "", fmt.Sprintf("%s is %s, and has needs a record; test the argument itself: %s", pathText(path), t.name(), hasText(path)))
@@ -463,76 +455,78 @@ func (w *argWalker) expr(n xast.IsNode, nd need, op string, guards map[string]bo
 			}
 			return
 		}
-		w.expr(v.Arg, needAny, "has", guards)
-	case xast.NodeTypeLike:
-		w.expr(v.Arg, needString, "like", guards)
-	case xast.NodeTypeLessThan:
-		w.pair(v.BinaryNode, needLong, "<", guards)
-	case xast.NodeTypeLessThanOrEqual:
-		w.pair(v.BinaryNode, needLong, "<=", guards)
-	case xast.NodeTypeGreaterThan:
-		w.pair(v.BinaryNode, needLong, ">", guards)
-	case xast.NodeTypeGreaterThanOrEqual:
-		w.pair(v.BinaryNode, needLong, ">=", guards)
-	case xast.NodeTypeAdd:
-		w.pair(v.BinaryNode, needLong, "+", guards)
-	case xast.NodeTypeSub:
-		w.pair(v.BinaryNode, needLong, "-", guards)
-	case xast.NodeTypeMult:
-		w.pair(v.BinaryNode, needLong, "*", guards)
-	case xast.NodeTypeNegate:
-		w.expr(v.Arg, needLong, "-", guards)
-	case xast.NodeTypeEquals:
-		w.pair(v.BinaryNode, needAny, "==", guards)
-	case xast.NodeTypeNotEquals:
-		w.pair(v.BinaryNode, needAny, "!=", guards)
-	case xast.NodeTypeIn:
-		w.expr(v.Left, needEntity, "in", guards)
-		w.expr(v.Right, needAny, "in", guards)
-	case xast.NodeTypeIs:
-		w.expr(v.Left, needEntity, "is", guards)
-	case xast.NodeTypeIsIn:
-		w.expr(v.Left, needEntity, "is", guards)
-		w.expr(v.Entity, needAny, "in", guards)
-	case xast.NodeTypeContains:
-		w.expr(v.Left, needSet, ".contains()", guards)
-		w.expr(v.Right, needAny, ".contains()", guards)
-	case xast.NodeTypeContainsAll:
-		w.pair(v.BinaryNode, needSet, ".containsAll()", guards)
-	case xast.NodeTypeContainsAny:
-		w.pair(v.BinaryNode, needSet, ".containsAny()", guards)
-	case xast.NodeTypeIsEmpty:
-		w.expr(v.Arg, needSet, ".isEmpty()", guards)
-	case xast.NodeTypeGetTag:
-		w.expr(v.Left, needEntity, ".getTag()", guards)
-		w.expr(v.Right, needString, ".getTag()", guards)
-	case xast.NodeTypeHasTag:
-		w.expr(v.Left, needEntity, ".hasTag()", guards)
-		w.expr(v.Right, needString, ".hasTag()", guards)
-	case xast.NodeTypeAccess:
-		w.expr(v.Arg, needAny, ".", guards)
-	case xast.NodeTypeExtensionCall:
-		for i, arg := range v.Args {
+		w.expr(n.Arg, needAny, "has", guards)
+	case cedarinspect.OpLike:
+		w.expr(n.Arg, needString, "like", guards)
+	case cedarinspect.OpLessThan:
+		w.pair(n, needLong, "<", guards)
+	case cedarinspect.OpLessThanOrEqual:
+		w.pair(n, needLong, "<=", guards)
+	case cedarinspect.OpGreaterThan:
+		w.pair(n, needLong, ">", guards)
+	case cedarinspect.OpGreaterThanOrEqual:
+		w.pair(n, needLong, ">=", guards)
+	case cedarinspect.OpAdd:
+		w.pair(n, needLong, "+", guards)
+	case cedarinspect.OpSub:
+		w.pair(n, needLong, "-", guards)
+	case cedarinspect.OpMult:
+		w.pair(n, needLong, "*", guards)
+	case cedarinspect.OpNegate:
+		w.expr(n.Arg, needLong, "-", guards)
+	case cedarinspect.OpEquals:
+		w.pair(n, needAny, "==", guards)
+	case cedarinspect.OpNotEquals:
+		w.pair(n, needAny, "!=", guards)
+	case cedarinspect.OpIn:
+		w.expr(n.Left, needEntity, "in", guards)
+		w.expr(n.Right, needAny, "in", guards)
+	case cedarinspect.OpIs:
+		w.expr(n.Left, needEntity, "is", guards)
+	case cedarinspect.OpIsIn:
+		w.expr(n.Left, needEntity, "is", guards)
+		w.expr(n.Entity, needAny, "in", guards)
+	case cedarinspect.OpContains:
+		w.expr(n.Left, needSet, ".contains()", guards)
+		w.expr(n.Right, needAny, ".contains()", guards)
+	case cedarinspect.OpContainsAll:
+		w.pair(n, needSet, ".containsAll()", guards)
+	case cedarinspect.OpContainsAny:
+		w.pair(n, needSet, ".containsAny()", guards)
+	case cedarinspect.OpIsEmpty:
+		w.expr(n.Arg, needSet, ".isEmpty()", guards)
+	case cedarinspect.OpGetTag:
+		w.expr(n.Left, needEntity, ".getTag()", guards)
+		w.expr(n.Right, needString, ".getTag()", guards)
+	case cedarinspect.OpHasTag:
+		w.expr(n.Left, needEntity, ".hasTag()", guards)
+		w.expr(n.Right, needString, ".hasTag()", guards)
+	case cedarinspect.OpAccess:
+		w.expr(n.Arg, needAny, ".", guards)
+	case cedarinspect.OpExtensionCall:
+		for i, arg := range n.Args {
 			nd := needAny
 			if i == 0 {
-				if m, ok := methodNeeds[v.Name]; ok && len(v.Args) >= 1 {
+				if m, ok := methodNeeds[types.Path(n.Name)]; ok && len(n.Args) >= 1 {
 					nd = m
 				}
 			}
-			w.expr(arg, nd, "."+string(v.Name)+"()", guards)
+			w.expr(arg, nd, "."+n.Name+"()", guards)
 		}
-	case xast.NodeTypeRecord:
-		for _, e := range v.Elements {
+	case cedarinspect.OpRecord:
+		for _, e := range n.Elements {
 			w.expr(e.Value, needAny, "a record", guards)
 		}
-	case xast.NodeTypeSet:
-		for _, e := range v.Elements {
+	case cedarinspect.OpSet:
+		for _, e := range n.Args {
 			w.expr(e, needAny, "a set", guards)
 		}
+	default:
+		// literals, variables: no argument read
 	}
 }
 
-func (w *argWalker) pair(b xast.BinaryNode, nd need, op string, guards map[string]bool) {
+func (w *argWalker) pair(b *cedarinspect.Node, nd need, op string, guards map[string]bool) {
 	w.expr(b.Left, nd, op, guards)
 	w.expr(b.Right, nd, op, guards)
 }

@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cedar-policy/cedar-go/types"
-	"github.com/cedar-policy/cedar-go/x/exp/schema/resolved"
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 )
 
 // The Cedar type of a call argument, read from the capability's input
@@ -202,30 +201,30 @@ func enumArgType(m map[string]any) *argType {
 // cedarType is t in the Cedar schema, false when it cannot be written
 // there (unknown, or a set of unknown elements). Unrepresentable record
 // attributes are left out of their record.
-func (t *argType) cedarType() (resolved.IsType, bool) {
+func (t *argType) cedarType() (cedarinspect.Type, bool) {
 	switch t.kind {
 	case argString:
-		return resolved.StringType{}, true
+		return cedarinspect.StringType(), true
 	case argLong, argNumber:
-		return resolved.LongType{}, true
+		return cedarinspect.LongType(), true
 	case argBool:
-		return resolved.BoolType{}, true
+		return cedarinspect.BoolType(), true
 	case argSet:
 		e, ok := t.elem.cedarType()
 		if !ok {
-			return nil, false
+			return cedarinspect.Type{}, false
 		}
-		return resolved.SetType{Element: e}, true
+		return cedarinspect.SetType(e), true
 	case argRecord:
-		r := resolved.RecordType{}
+		r := map[string]cedarinspect.Attribute{}
 		for k, a := range t.attrs {
 			if ct, ok := a.t.cedarType(); ok {
-				r[types.String(k)] = resolved.Attribute{Type: ct, Optional: !a.required}
+				r[k] = cedarinspect.Attribute{Type: ct, Optional: !a.required}
 			}
 		}
-		return r, true
+		return cedarinspect.RecordType(r), true
 	}
-	return nil, false
+	return cedarinspect.Type{}, false
 }
 
 // signature is a canonical text of t: capabilities whose arguments have

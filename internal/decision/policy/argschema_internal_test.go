@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/cedar-policy/cedar-go/types"
-	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
+
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 )
 
 // TestArgTypesDescribeArgs checks the argument types `policy check` reads
@@ -44,7 +45,7 @@ func TestArgTypesDescribeArgs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := validate.New(argsSchema(rs, argsType(json.RawMessage(tc.schema))))
+			v := cedarinspect.NewValidator(argsSchema(rs, argsType(json.RawMessage(tc.schema))))
 			check := func(js string) error {
 				var a map[string]any
 				if err := json.Unmarshal([]byte(js), &a); err != nil {

@@ -45,4 +45,16 @@
 // when capabilities or policies change; readers never lock. Policies are
 // indexed by the principal and resource their scope names, so a decision
 // evaluates only the policies that can apply, with exactly Cedar's result.
+//
+// # Inside
+//
+// The exported names are the API: the engine and its decisions, scopes,
+// policies and their findings, grants and the Cedar model's types. The
+// machinery behind Evaluate is unexported: the policy index (index.go),
+// the native evaluator of common conditions (native.go), the memo of each
+// (principal, capability) pair's plan (memo.go) and the cache of Cedar
+// contexts (ctxcache.go); the differential tests hold them to cedar-go's
+// own evaluation. What they and `policy check` read of a policy's syntax
+// and of the schema comes from internal/cedarinspect, the only package
+// that imports cedar-go's experimental x/exp API.
 package policy

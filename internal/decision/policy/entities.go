@@ -10,6 +10,18 @@ import (
 	"github.com/skillgate/skillgate/internal/model/capability"
 )
 
+// Entity types and the action of the model.
+const (
+	TypeAgent      = types.EntityType("Agent")
+	TypeCapability = types.EntityType("Capability")
+	TypeSkill      = types.EntityType("Skill")
+	TypeExtension  = types.EntityType("Extension")
+	TypeAction     = types.EntityType("Action")
+)
+
+// ActionInvoke is the only action skillgate asks about.
+var ActionInvoke = types.NewEntityUID(TypeAction, "invoke")
+
 // MaxArgDepth bounds how deep arguments are copied into the Cedar context;
 // deeper values are left out (the typed constraints still see them).
 const MaxArgDepth = 16

@@ -6,20 +6,9 @@ import (
 
 	cedar "github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
-	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
-)
 
-// Entity types and the action of the model.
-const (
-	TypeAgent      = types.EntityType("Agent")
-	TypeCapability = types.EntityType("Capability")
-	TypeSkill      = types.EntityType("Skill")
-	TypeExtension  = types.EntityType("Extension")
-	TypeAction     = types.EntityType("Action")
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 )
-
-// ActionInvoke is the only action skillgate asks about.
-var ActionInvoke = types.NewEntityUID(TypeAction, "invoke")
 
 // buckets holds the policies of one principal side of the index, by the
 // resource their scope names: Capability == X and resource in X (X a
@@ -48,13 +37,13 @@ type index struct {
 func newIndex(set *PolicySet) *index {
 	ix := &index{anyP: buckets{byRes: map[types.EntityUID][]*Policy{}}, byP: map[types.EntityUID]*buckets{}}
 	for _, p := range set.policies {
-		a := (*xast.Policy)(p.cedar.AST())
-		if !actionMayBeInvoke(a.Action) {
+		principal, action, resource := cedarinspect.Scopes(p.cedar)
+		if !actionMayBeInvoke(action) {
 			ix.dropped++
 			continue
 		}
-		pk, pok := principalKey(a.Principal)
-		rk, rok := resourceKey(a.Resource)
+		pk, pok := principalKey(principal)
+		rk, rok := resourceKey(resource)
 		if !pok || !rok {
 			ix.dropped++
 			continue
@@ -78,47 +67,50 @@ func newIndex(set *PolicySet) *index {
 
 // actionMayBeInvoke reports whether an action scope can hold for
 // Action::"invoke".
-func actionMayBeInvoke(n xast.IsActionScopeNode) bool {
-	switch s := n.(type) {
-	case xast.ScopeTypeEq:
+func actionMayBeInvoke(s cedarinspect.Scope) bool {
+	switch s.Kind {
+	case cedarinspect.ScopeEq:
 		return s.Entity == ActionInvoke
-	case xast.ScopeTypeIn:
+	case cedarinspect.ScopeIn:
 		return s.Entity == ActionInvoke
-	case xast.ScopeTypeInSet:
+	case cedarinspect.ScopeInSet:
 		return slices.Contains(s.Entities, ActionInvoke)
+	default:
+		return true
 	}
-	return true
 }
 
 // principalKey returns the Agent a principal scope pins (zero for any),
 // and false when the scope can never hold.
-func principalKey(n xast.IsPrincipalScopeNode) (types.EntityUID, bool) {
-	switch s := n.(type) {
-	case xast.ScopeTypeEq:
+func principalKey(s cedarinspect.Scope) (types.EntityUID, bool) {
+	switch s.Kind {
+	case cedarinspect.ScopeEq:
 		return s.Entity, s.Entity.Type == TypeAgent
-	case xast.ScopeTypeIs:
+	case cedarinspect.ScopeIs:
 		return types.EntityUID{}, s.Type == TypeAgent
-	case xast.ScopeTypeIsIn:
+	case cedarinspect.ScopeIsIn:
 		return types.EntityUID{}, s.Type == TypeAgent
+	default:
+		return types.EntityUID{}, true // all, in
 	}
-	return types.EntityUID{}, true // all, in
 }
 
 // resourceKey returns the entity a resource scope pins (zero for any), and
 // false when the scope can never hold.
-func resourceKey(n xast.IsResourceScopeNode) (types.EntityUID, bool) {
-	switch s := n.(type) {
-	case xast.ScopeTypeEq:
+func resourceKey(s cedarinspect.Scope) (types.EntityUID, bool) {
+	switch s.Kind {
+	case cedarinspect.ScopeEq:
 		return s.Entity, s.Entity.Type == TypeCapability
-	case xast.ScopeTypeIn:
+	case cedarinspect.ScopeIn:
 		return s.Entity, s.Entity.Type == TypeCapability || s.Entity.Type == TypeSkill || s.Entity.Type == TypeExtension
-	case xast.ScopeTypeIs:
+	case cedarinspect.ScopeIs:
 		return types.EntityUID{}, s.Type == TypeCapability
-	case xast.ScopeTypeIsIn:
+	case cedarinspect.ScopeIsIn:
 		ok := s.Type == TypeCapability && (s.Entity.Type == TypeCapability || s.Entity.Type == TypeSkill || s.Entity.Type == TypeExtension)
 		return s.Entity, ok
+	default:
+		return types.EntityUID{}, true
 	}
-	return types.EntityUID{}, true
 }
 
 // candidates is the slice of policies one request evaluates: up to eight

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strconv"
 
-	cedar "github.com/cedar-policy/cedar-go"
-	"github.com/cedar-policy/cedar-go/ast"
 	"github.com/cedar-policy/cedar-go/types"
-	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
+
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 )
 
 // A policy that reads the context is evaluated on every call. Cedar needs
@@ -116,15 +115,15 @@ type callEnv struct {
 // and fullArgs are the policy's (what its text reads from context.args): an
 // argument the policy reads but its text scan did not find might be left
 // out of the context Cedar sees, so such a read is not compiled.
-func compileNative(a *xast.Policy, argNames []string, fullArgs bool) *nativeCond {
+func compileNative(conds []cedarinspect.Condition, argNames []string, fullArgs bool) *nativeCond {
 	c := compiler{argNames: argNames, fullArgs: fullArgs}
 	root := int16(-1)
-	for i := len(a.Conditions) - 1; i >= 0; i-- {
-		n, ok := c.expr(a.Conditions[i].Body)
+	for i := len(conds) - 1; i >= 0; i-- {
+		n, ok := c.expr(conds[i].Body)
 		if !ok {
 			return nil
 		}
-		if a.Conditions[i].Condition == xast.ConditionUnless {
+		if conds[i].Unless {
 			n = c.emit(ninstr{op: nnot, l: n})
 		}
 		if root >= 0 {
@@ -139,12 +138,6 @@ func compileNative(a *xast.Policy, argNames []string, fullArgs bool) *nativeCond
 		return nil
 	}
 	return &nativeCond{code: c.code[:len(c.code):len(c.code)]}
-}
-
-// scopeOnly is a permit with the policy's scope and without its
-// conditions: it is satisfied exactly when the policy's scope holds.
-func scopeOnly(a *xast.Policy) *cedar.Policy {
-	return cedar.NewPolicyFromAST((*ast.Policy)(&xast.Policy{Effect: xast.EffectPermit, Principal: a.Principal, Action: a.Action, Resource: a.Resource, Position: a.Position}))
 }
 
 type compiler struct {
@@ -162,9 +155,9 @@ func (c *compiler) readsArg(name string) bool {
 	return c.fullArgs || slices.Contains(c.argNames, name)
 }
 
-func (c *compiler) expr(n xast.IsNode) (int16, bool) {
-	switch n := n.(type) {
-	case xast.NodeValue:
+func (c *compiler) expr(n *cedarinspect.Node) (int16, bool) {
+	switch n.Op {
+	case cedarinspect.OpValue:
 		switch v := n.Value.(type) {
 		case types.Boolean:
 			return c.emit(ninstr{op: nconst, k: kBool, b: bool(v)}), true
@@ -173,38 +166,39 @@ func (c *compiler) expr(n xast.IsNode) (int16, bool) {
 		case types.String:
 			return c.emit(ninstr{op: nconst, k: kString, s: string(v)}), true
 		}
-	case xast.NodeTypeAnd:
+	case cedarinspect.OpAnd:
 		return c.binary(ninstr{op: nand}, n.Left, n.Right)
-	case xast.NodeTypeOr:
+	case cedarinspect.OpOr:
 		return c.binary(ninstr{op: nor}, n.Left, n.Right)
-	case xast.NodeTypeNot:
+	case cedarinspect.OpNot:
 		a, ok := c.expr(n.Arg)
 		return c.emit(ninstr{op: nnot, l: a}), ok
-	case xast.NodeTypeEquals:
+	case cedarinspect.OpEquals:
 		return c.binary(ninstr{op: neq}, n.Left, n.Right)
-	case xast.NodeTypeNotEquals:
+	case cedarinspect.OpNotEquals:
 		return c.binary(ninstr{op: neq, b: true}, n.Left, n.Right)
-	case xast.NodeTypeLessThan:
+	case cedarinspect.OpLessThan:
 		return c.binary(ninstr{op: ncmp, cmp: cmpLT}, n.Left, n.Right)
-	case xast.NodeTypeLessThanOrEqual:
+	case cedarinspect.OpLessThanOrEqual:
 		return c.binary(ninstr{op: ncmp, cmp: cmpLE}, n.Left, n.Right)
-	case xast.NodeTypeGreaterThan:
+	case cedarinspect.OpGreaterThan:
 		return c.binary(ninstr{op: ncmp, cmp: cmpGT}, n.Left, n.Right)
-	case xast.NodeTypeGreaterThanOrEqual:
+	case cedarinspect.OpGreaterThanOrEqual:
 		return c.binary(ninstr{op: ncmp, cmp: cmpGE}, n.Left, n.Right)
-	case xast.NodeTypeLike:
+	case cedarinspect.OpLike:
 		a, ok := c.expr(n.Arg)
-		pat := n.Value
+		pat := n.Pattern
 		return c.emit(ninstr{op: nlike, l: a, pat: &pat}), ok
-	case xast.NodeTypeHas:
-		return c.read(n.Arg, string(n.Value), true)
-	case xast.NodeTypeAccess:
-		return c.read(n.Arg, string(n.Value), false)
+	case cedarinspect.OpHas:
+		return c.read(n.Arg, n.Name, true)
+	case cedarinspect.OpAccess:
+		return c.read(n.Arg, n.Name, false)
+	default:
 	}
 	return 0, false
 }
 
-func (c *compiler) binary(in ninstr, l, r xast.IsNode) (int16, bool) {
+func (c *compiler) binary(in ninstr, l, r *cedarinspect.Node) (int16, bool) {
 	var lok, rok bool
 	in.l, lok = c.expr(l)
 	in.r, rok = c.expr(r)
@@ -214,7 +208,7 @@ func (c *compiler) binary(in ninstr, l, r xast.IsNode) (int16, bool) {
 // read compiles `obj has name` (has) or `obj.name` for obj one of
 // context.args, context (session or delegated for an access), principal,
 // resource.
-func (c *compiler) read(obj xast.IsNode, name string, has bool) (int16, bool) {
+func (c *compiler) read(obj *cedarinspect.Node, name string, has bool) (int16, bool) {
 	pick := func(hasOp, getOp nop) nop {
 		if has {
 			return hasOp
@@ -235,16 +229,15 @@ func (c *compiler) read(obj xast.IsNode, name string, has bool) (int16, bool) {
 	return 0, false
 }
 
-func variable(n xast.IsNode) string {
-	if v, ok := n.(xast.NodeTypeVariable); ok {
-		return string(v.Name)
+func variable(n *cedarinspect.Node) string {
+	if n.Op == cedarinspect.OpVariable {
+		return n.Name
 	}
 	return ""
 }
 
-func isContextArgs(n xast.IsNode) bool {
-	a, ok := n.(xast.NodeTypeAccess)
-	return ok && a.Value == "args" && variable(a.Arg) == "context"
+func isContextArgs(n *cedarinspect.Node) bool {
+	return n.Op == cedarinspect.OpAccess && n.Name == "args" && variable(n.Arg) == "context"
 }
 
 // eval evaluates the conditions; ok false means Cedar must decide.

@@ -17,8 +17,8 @@ import (
 	"unicode/utf8"
 
 	cedar "github.com/cedar-policy/cedar-go"
-	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
 
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 	"github.com/skillgate/skillgate/internal/model/constraint"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
@@ -314,8 +314,7 @@ func newPolicy(name string, cp *cedar.Policy) (*Policy, error) {
 	p.usesContext = strings.Contains(text, "context")
 	if p.usesContext {
 		p.argNames, p.fullArgs = contextArgNames(text)
-		a := (*xast.Policy)(cp.AST())
-		p.native, p.scope = compileNative(a, p.argNames, p.fullArgs), scopeOnly(a)
+		p.native, p.scope = compileNative(cedarinspect.Conditions(cp), p.argNames, p.fullArgs), cedarinspect.ScopeOnly(cp)
 	}
 	p.permitMsg, p.forbidMsg = "permitted by "+p.ID, "forbidden by "+p.ID
 	p.reason = cedar.DiagnosticReason{PolicyID: cedar.PolicyID(p.ID), Position: cp.Position()}

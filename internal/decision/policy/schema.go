@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/cedar-policy/cedar-go/types"
-	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
-	"github.com/cedar-policy/cedar-go/x/exp/schema"
-	"github.com/cedar-policy/cedar-go/x/exp/schema/resolved"
-	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
+
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 )
 
 // SchemaText is skillgate's Cedar schema (also published as
@@ -29,13 +26,8 @@ const SchemaFile = "docs/schemas/skillgate.cedarschema"
 
 // resolvedSchema parses SchemaText once; it is constant, so an error is a
 // programming error caught by the tests.
-var resolvedSchema = sync.OnceValues(func() (*resolved.Schema, error) {
-	var s schema.Schema
-	s.SetFilename(SchemaFile)
-	if err := s.UnmarshalCedar([]byte(SchemaText)); err != nil {
-		return nil, err
-	}
-	return s.Resolve()
+var resolvedSchema = sync.OnceValues(func() (*cedarinspect.Schema, error) {
+	return cedarinspect.ParseSchema(SchemaFile, []byte(SchemaText))
 })
 
 // Severity says whether a [Finding] makes a policy set invalid.
@@ -90,10 +82,10 @@ func ValidatePolicies(set *PolicySet) []Finding {
 	if err != nil {
 		panic(fmt.Sprintf("policy: skillgate's schema: %v", err))
 	}
-	v := validate.New(rs)
+	v := cedarinspect.NewValidator(rs)
 	var out []Finding
 	for _, p := range set.policies {
-		err := v.Policy(p.ID, (*xast.Policy)(p.cedar.AST()))
+		err := v.Policy(p.ID, p.cedar)
 		if err == nil {
 			continue
 		}
@@ -159,11 +151,11 @@ const noActionText = "no request skillgate makes matches this scope: the princip
 // explain turns one validator message into a finding's severity and text
 // (what is wrong and how to fix it), or keep=false for a message that does
 // not apply to skillgate (reads of context.args attributes).
-func explain(rs *resolved.Schema, p *Policy, msg string) (sev Severity, text string, keep bool) {
+func explain(rs *cedarinspect.Schema, p *Policy, msg string) (sev Severity, text string, keep bool) {
 	msg = rePolicyPrefix.ReplaceAllString(msg, "")
 	see := " (see " + SchemaFile + ")"
 	if m := reEntityAttr.FindStringSubmatch(msg); m != nil {
-		names := attrNames(rs.Entities[types.EntityType(m[2])].Shape)
+		names := rs.EntityAttributes(types.EntityType(m[2]))
 		hint := ""
 		if c := Suggest(m[1], names); c != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", c)
@@ -177,11 +169,11 @@ func explain(rs *resolved.Schema, p *Policy, msg string) (sev Severity, text str
 		if readsArg(p, m[1]) {
 			return "", "", false // context.args.NAME: arguments are not in the schema
 		}
-		names := attrNames(rs.Actions[ActionInvoke].AppliesTo.Context)
+		names := rs.ContextAttributes(ActionInvoke)
 		return SeverityError, fmt.Sprintf("the context has no attribute %s; it has %s (call arguments are context.args.NAME)%s", m[1], strings.Join(names, ", "), see), true
 	}
 	if m := reUnknownType.FindStringSubmatch(msg); m != nil {
-		return SeverityError, fmt.Sprintf("unknown entity type %s; skillgate's types are %s%s", m[1], strings.Join(entityTypeNames(rs), ", "), see), true
+		return SeverityError, fmt.Sprintf("unknown entity type %s; skillgate's types are %s%s", m[1], strings.Join(append(rs.EntityTypes(), "Action"), ", "), see), true
 	}
 	if m := reUnknownAct.FindStringSubmatch(msg); m != nil {
 		return SeverityError, fmt.Sprintf("unknown action %s; the only action is Action::\"invoke\"", m[1]), true
@@ -206,24 +198,6 @@ func readsArg(p *Policy, name string) bool {
 	q := regexp.QuoteMeta(name)
 	re, err := regexp.Compile(`context\s*\.\s*args\s*(?:\.\s*` + q + `\b|\[\s*"` + q + `"\s*\]|has\s+"?` + q + `\b)`)
 	return err == nil && re.Match(p.cedar.MarshalCedar())
-}
-
-func attrNames(r resolved.RecordType) []string {
-	out := make([]string, 0, len(r))
-	for k := range r {
-		out = append(out, string(k))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func entityTypeNames(rs *resolved.Schema) []string {
-	var out []string
-	for t := range rs.Entities {
-		out = append(out, string(t))
-	}
-	sort.Strings(out)
-	return append(out, "Action")
 }
 
 // Suggest returns the candidate nearest to s by edit distance (ignoring

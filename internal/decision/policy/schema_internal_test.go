@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/cedar-policy/cedar-go/types"
-	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
 
+	"github.com/skillgate/skillgate/internal/decision/policy/internal/cedarinspect"
 	"github.com/skillgate/skillgate/internal/model/capability"
 )
 
@@ -19,7 +19,7 @@ func TestSchemaDescribesEntities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := validate.New(rs)
+	v := cedarinspect.NewValidator(rs)
 	c := &Capability{SkillKey: "tools/github", SkillTrust: TrustImported, SkillTier: 2, SkillState: SkillEnabled,
 		ExtensionID: "github", CapabilityID: "search_issues", Enabled: true,
 		RiskLevel: capability.RiskRead, SideEffects: capability.SideEffectsNone, DataEgress: capability.EgressNetwork}

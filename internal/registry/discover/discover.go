@@ -387,8 +387,6 @@ func Walk(ctx context.Context, root Root, lim Limits) (*Result, error) {
 // record.go) with its result: nil when there is nothing to keep.
 func walk(ctx context.Context, root Root, lim Limits, cache map[string]listing) (*Result, []byte, error) {
 	res := &Result{Root: root}
-	// The listings to keep, in the order the walk read them.
-	var keep []dirListing
 	now := time.Now().UnixNano()
 	abs, err := filepath.Abs(root.Path)
 	if err != nil {
@@ -410,129 +408,11 @@ func walk(ctx context.Context, root Root, lim Limits, cache map[string]listing) 
 	}
 	dr := newDirReader(abs)
 	defer dr.close()
-	sb := newStateBuilder(now)
+	w := &walker{res: res, lim: lim, abs: abs, sb: newStateBuilder(now), enqueued: 1}
 	level := []queued{{abs: abs, rel: ".", owner: -1, parent: -1}}
-	// treeDirs counts the subdirectories of each candidate, by index.
-	var treeDirs []int32
-	enqueued := 1 // directories outside skill trees queued so far, root included
-	var depthNoted, dirsNoted, beyondDirsNoted bool
-	// walkLevel takes the directories of one level as they are read, in
-	// order, and returns the next level.
-	walkLevel := func(lr *levelRead, level []queued) ([]queued, error) {
-		var queue []queued
-		for li, q := range level {
-			rd, err := lr.get(li)
-			if err != nil {
-				return nil, err
-			}
-			if l := rd.listing; l != nil {
-				keep = append(keep, dirListing{rel: q.rel, listing: *l})
-			}
-			entries, err := rd.entries, rd.err
-			res.Dirs++
-			if err != nil {
-				sb.fail()
-				msg := fmt.Sprintf("cannot read directory %s: %v", q.abs, unwrap(err))
-				if q.owner >= 0 {
-					res.Candidates[q.owner].problem(msg)
-				} else {
-					res.Notes = append(res.Notes, msg)
-				}
-				continue
-			}
-			self := sb.dir(q.rel, q.parent, rd.stat, rd.listing != nil)
-			owner, treeDep := q.owner, q.treeDep
-			name := rd.skill
-			if q.beyond && name != "" {
-				// Not indexed, nor its tree read: reported.
-				res.Dropped = append(res.Dropped, Dropped{Dir: q.abs, Rel: q.rel, Depth: q.depth})
-				continue
-			}
-			if name != "" && q.rel == "." {
-				res.Notes = append(res.Notes, fmt.Sprintf("root %s is itself a skill; skills are found in the subdirectories of a root, so give its parent directory as the root", abs))
-			}
-			if name != "" && q.rel != "." {
-				// A skill nested in another starts a tree of its own: its
-				// files are not its parent's.
-				res.Candidates = append(res.Candidates, Candidate{
-					Dir:      q.abs,
-					Rel:      q.rel,
-					FileName: name,
-					Category: category(q.rel),
-				})
-				owner, treeDep = len(res.Candidates)-1, 0
-				treeDirs = append(treeDirs, 0)
-			}
-			for ei := range entries {
-				e := &entries[ei]
-				name := e.name
-				if skill.Skip(name) {
-					continue
-				}
-				if e.isSymlink() {
-					if q.beyond {
-						continue
-					}
-					res.Notes = append(res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", filepath.Join(q.abs, name)))
-					continue
-				}
-				kid := &rd.kids[ei]
-				childAbs, rel, childTreeRel := kid.abs, kid.rel, kid.treeRel
-				switch {
-				case e.isDir() && owner >= 0:
-					if treeDep+1 > maxTreeDepth || int(treeDirs[owner]) >= lim.MaxTreeDirs {
-						res.Candidates[owner].problem(fmt.Sprintf("skill tree is deeper than %d levels or has more than %d directories; flatten it", maxTreeDepth, lim.MaxTreeDirs))
-						continue
-					}
-					treeDirs[owner]++
-					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1, parent: self})
-				case e.isDir():
-					beyond := q.beyond || q.depth+1 > lim.MaxDepth
-					if beyond {
-						if !depthNoted {
-							res.Notes = append(res.Notes, fmt.Sprintf("depth limit %d reached at %s: deeper skills are not indexed (each one found is a warning); raise the limit with --max-depth (configuration file: limits.max_depth)", lim.MaxDepth, childAbs))
-							depthNoted = true
-						}
-						res.Truncated = true
-					}
-					if enqueued >= lim.MaxDirs && beyond {
-						if !beyondDirsNoted {
-							res.Notes = append(res.Notes, fmt.Sprintf("directory limit %d reached below the depth limit in %s: deeper directories were searched for skills only in part; raise --max-dirs or --max-depth", lim.MaxDirs, abs))
-							beyondDirsNoted = true
-						}
-						continue
-					}
-					if enqueued >= lim.MaxDirs {
-						if !dirsNoted {
-							res.Notes = append(res.Notes, fmt.Sprintf("directory limit %d reached in %s: the rest of the root was not scanned; raise --max-dirs or narrow the root", lim.MaxDirs, abs))
-							dirsNoted = true
-						}
-						res.Truncated = true
-						continue
-					}
-					enqueued++
-					queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, beyond: beyond, owner: -1, parent: self})
-				case e.isRegular() && owner >= 0:
-					if e.statErr != nil {
-						sb.fail()
-						res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", joinName(q.abs, name), e.statErr))
-						continue
-					}
-					sb.file(e)
-					c := &res.Candidates[owner]
-					f := skill.File{Path: childTreeRel, Size: e.size, ModTime: time.Unix(0, e.mtime)}
-					if e.ctime != 0 {
-						f.Changed = time.Unix(0, e.ctime)
-					}
-					c.Files = append(c.Files, f)
-				}
-			}
-		}
-		return queue, nil
-	}
 	for len(level) > 0 {
 		lr := readLevel(ctx, dr, level, cache, now)
-		queue, err := walkLevel(lr, level)
+		queue, err := w.walkLevel(lr, level)
 		lr.wait()
 		if err != nil {
 			return nil, nil, err
@@ -540,11 +420,143 @@ func walk(ctx context.Context, root Root, lim Limits, cache map[string]listing) 
 		level = queue
 	}
 	finish(res.Candidates, lim.Tree)
-	state := sb.encodeState(res, lim)
-	if len(keep) == 0 && state == nil {
+	state := w.sb.encodeState(res, lim)
+	if len(w.keep) == 0 && state == nil {
 		return res, nil, nil
 	}
-	return res, encodeRecord(abs, keep, state), nil
+	return res, encodeRecord(abs, w.keep, state), nil
+}
+
+// walker is one walk of a root: what it found so far, and the limits it
+// has noted reaching.
+type walker struct {
+	res *Result
+	lim Limits
+	abs string // the root
+	// keep are the listings to keep, in the order the walk read them.
+	keep []dirListing
+	sb   *stateBuilder
+	// treeDirs counts the subdirectories of each candidate, by index.
+	treeDirs []int32
+	// enqueued counts the directories outside skill trees queued so far,
+	// root included.
+	enqueued                               int
+	depthNoted, dirsNoted, beyondDirsNoted bool
+}
+
+// walkLevel takes the directories of one level as they are read, in
+// order, and returns the next level.
+func (w *walker) walkLevel(lr *levelRead, level []queued) ([]queued, error) {
+	var queue []queued
+	for li, q := range level {
+		rd, err := lr.get(li)
+		if err != nil {
+			return nil, err
+		}
+		if l := rd.listing; l != nil {
+			w.keep = append(w.keep, dirListing{rel: q.rel, listing: *l})
+		}
+		entries, err := rd.entries, rd.err
+		w.res.Dirs++
+		if err != nil {
+			w.sb.fail()
+			msg := fmt.Sprintf("cannot read directory %s: %v", q.abs, unwrap(err))
+			if q.owner >= 0 {
+				w.res.Candidates[q.owner].problem(msg)
+			} else {
+				w.res.Notes = append(w.res.Notes, msg)
+			}
+			continue
+		}
+		self := w.sb.dir(q.rel, q.parent, rd.stat, rd.listing != nil)
+		owner, treeDep := q.owner, q.treeDep
+		name := rd.skill
+		if q.beyond && name != "" {
+			// Not indexed, nor its tree read: reported.
+			w.res.Dropped = append(w.res.Dropped, Dropped{Dir: q.abs, Rel: q.rel, Depth: q.depth})
+			continue
+		}
+		if name != "" && q.rel == "." {
+			w.res.Notes = append(w.res.Notes, fmt.Sprintf("root %s is itself a skill; skills are found in the subdirectories of a root, so give its parent directory as the root", w.abs))
+		}
+		if name != "" && q.rel != "." {
+			// A skill nested in another starts a tree of its own: its
+			// files are not its parent's.
+			w.res.Candidates = append(w.res.Candidates, Candidate{
+				Dir:      q.abs,
+				Rel:      q.rel,
+				FileName: name,
+				Category: category(q.rel),
+			})
+			owner, treeDep = len(w.res.Candidates)-1, 0
+			w.treeDirs = append(w.treeDirs, 0)
+		}
+		for ei := range entries {
+			e := &entries[ei]
+			name := e.name
+			if skill.Skip(name) {
+				continue
+			}
+			if e.isSymlink() {
+				if q.beyond {
+					continue
+				}
+				w.res.Notes = append(w.res.Notes, fmt.Sprintf("skipped symbolic link %s: links are not followed; add its target as a root of its own if it holds skills", filepath.Join(q.abs, name)))
+				continue
+			}
+			kid := &rd.kids[ei]
+			childAbs, rel, childTreeRel := kid.abs, kid.rel, kid.treeRel
+			switch {
+			case e.isDir() && owner >= 0:
+				if treeDep+1 > maxTreeDepth || int(w.treeDirs[owner]) >= w.lim.MaxTreeDirs {
+					w.res.Candidates[owner].problem(fmt.Sprintf("skill tree is deeper than %d levels or has more than %d directories; flatten it", maxTreeDepth, w.lim.MaxTreeDirs))
+					continue
+				}
+				w.treeDirs[owner]++
+				queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, owner: owner, treeRel: childTreeRel, treeDep: treeDep + 1, parent: self})
+			case e.isDir():
+				beyond := q.beyond || q.depth+1 > w.lim.MaxDepth
+				if beyond {
+					if !w.depthNoted {
+						w.res.Notes = append(w.res.Notes, fmt.Sprintf("depth limit %d reached at %s: deeper skills are not indexed (each one found is a warning); raise the limit with --max-depth (configuration file: limits.max_depth)", w.lim.MaxDepth, childAbs))
+						w.depthNoted = true
+					}
+					w.res.Truncated = true
+				}
+				if w.enqueued >= w.lim.MaxDirs && beyond {
+					if !w.beyondDirsNoted {
+						w.res.Notes = append(w.res.Notes, fmt.Sprintf("directory limit %d reached below the depth limit in %s: deeper directories were searched for skills only in part; raise --max-dirs or --max-depth", w.lim.MaxDirs, w.abs))
+						w.beyondDirsNoted = true
+					}
+					continue
+				}
+				if w.enqueued >= w.lim.MaxDirs {
+					if !w.dirsNoted {
+						w.res.Notes = append(w.res.Notes, fmt.Sprintf("directory limit %d reached in %s: the rest of the root was not scanned; raise --max-dirs or narrow the root", w.lim.MaxDirs, w.abs))
+						w.dirsNoted = true
+					}
+					w.res.Truncated = true
+					continue
+				}
+				w.enqueued++
+				queue = append(queue, queued{abs: childAbs, rel: rel, depth: q.depth + 1, beyond: beyond, owner: -1, parent: self})
+			case e.isRegular() && owner >= 0:
+				if e.statErr != nil {
+					w.sb.fail()
+					w.res.Candidates[owner].problem(fmt.Sprintf("cannot stat %s: %v", joinName(q.abs, name), e.statErr))
+					continue
+				}
+				w.sb.file(e)
+				c := &w.res.Candidates[owner]
+				f := skill.File{Path: childTreeRel, Size: e.size, ModTime: time.Unix(0, e.mtime)}
+				if e.ctime != 0 {
+					f.Changed = time.Unix(0, e.ctime)
+				}
+				c.Files = append(c.Files, f)
+			}
+		}
+	}
+	return queue, nil
 }
 
 // finish sorts each candidate's files, checks its tree limits and computes

@@ -37,10 +37,6 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
-// DefaultPrefix is where skillgate keeps the mirror in its bucket: a name
-// no tenant can have, so it never mixes with a tenant's library.
-const DefaultPrefix = bucket.DefaultMirrorPrefix
-
 // Workers is how many skills Mirror uploads at once.
 const Workers = 16
 
@@ -54,12 +50,6 @@ type Report struct {
 	Removed   int `json:"removed"`
 	// Failed are the skills that could not be mirrored, with why.
 	Failed []string `json:"failed"`
-}
-
-// TreePrefix returns the prefix of the mirrored tree of digest under
-// prefix, and its marker key ([bucket.MirrorTree]).
-func TreePrefix(prefix, digest string) (tree, marker string, err error) {
-	return bucket.MirrorTree(prefix, digest)
 }
 
 // Mirrorable reports whether v is mirrored: a valid current version of a
@@ -103,7 +93,7 @@ func Mirror(ctx context.Context, st blob.Store, prefix string, vs []store.Versio
 		if !Mirrorable(v) {
 			continue
 		}
-		tree, marker, err := TreePrefix(prefix, v.Digest)
+		tree, marker, err := bucket.MirrorTree(prefix, v.Digest)
 		if err != nil {
 			rep.Failed = append(rep.Failed, fmt.Sprintf("%s (%s): %v", v.Key, v.Dir, err))
 			continue
@@ -239,7 +229,7 @@ func sweep(ctx context.Context, st blob.Store, prefix string, want map[string]bo
 // Files returns the file list of the mirrored tree of digest, or an error
 // wrapping blob.ErrNotFound when it is not (completely) mirrored.
 func Files(ctx context.Context, st blob.Store, prefix, digest string) (tree string, files []skill.File, err error) {
-	tree, marker, err := TreePrefix(prefix, digest)
+	tree, marker, err := bucket.MirrorTree(prefix, digest)
 	if err != nil {
 		return "", nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blob/blobtest"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
@@ -71,7 +72,7 @@ func TestMirror(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := mirror.Mirror(ctx, st, mirror.DefaultPrefix, vs, nil)
+				rep, err := mirror.Mirror(ctx, st, bucket.DefaultMirrorPrefix, vs, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,7 +81,7 @@ func TestMirror(t *testing.T) {
 			if got, want := step(t), (short{Skills: 2, Uploaded: 2}); got != want {
 				t.Fatalf("first: got %+v, want %+v", got, want)
 			}
-			objs, _ := st.List(ctx, mirror.DefaultPrefix, 0)
+			objs, _ := st.List(ctx, bucket.DefaultMirrorPrefix, 0)
 			if len(objs) != 5 { // 3 files and 2 markers
 				t.Fatalf("bucket after the first mirroring: %d objects: %+v", len(objs), objs)
 			}
@@ -98,7 +99,7 @@ func TestMirror(t *testing.T) {
 			if err := os.RemoveAll(filepath.Join(root, "escrituras")); err != nil {
 				t.Fatal(err)
 			}
-			src := &session.BlobSource{Store: st, Mirror: mirror.DefaultPrefix, Local: session.LocalSource{Verified: &session.Verified{}}}
+			src := &session.BlobSource{Store: st, Mirror: bucket.DefaultMirrorPrefix, Local: session.LocalSource{Verified: &session.Verified{}}}
 			ms, prefix, err := src.Mount(ctx, "acme", vs[0])
 			if err != nil {
 				t.Fatal(err)
@@ -119,27 +120,10 @@ func TestMirror(t *testing.T) {
 			if got, want := step(t), (short{Skills: 1, Unchanged: 1, Removed: 1}); got != want {
 				t.Fatalf("deleted: got %+v, want %+v", got, want)
 			}
-			objs, _ = st.List(ctx, mirror.DefaultPrefix, 0)
+			objs, _ = st.List(ctx, bucket.DefaultMirrorPrefix, 0)
 			if len(objs) != 2 {
 				t.Fatalf("bucket after the deletion: %+v", objs)
 			}
 		})
-	}
-}
-
-func TestTreePrefix(t *testing.T) {
-	for _, tc := range []struct{ digest, tree, marker, err string }{
-		{"sha256:" + strings.Repeat("ab", 32), "_mirror/trees/" + strings.Repeat("ab", 32) + "/", "_mirror/trees/" + strings.Repeat("ab", 32) + ".tree", ""},
-		{"sha256:../x", "", "", `blob: invalid key: digest "sha256:../x" is not sha256:<64 hex digits>`},
-		{"md5:" + strings.Repeat("ab", 32), "", "", `blob: invalid key: digest "md5:` + strings.Repeat("ab", 32) + `" is not sha256:<64 hex digits>`},
-	} {
-		tree, marker, err := mirror.TreePrefix(mirror.DefaultPrefix, tc.digest)
-		gotErr := ""
-		if err != nil {
-			gotErr = err.Error()
-		}
-		if tree != tc.tree || marker != tc.marker || gotErr != tc.err {
-			t.Errorf("TreePrefix(%q) = %q, %q, %q; want %q, %q, %q", tc.digest, tree, marker, gotErr, tc.tree, tc.marker, tc.err)
-		}
 	}
 }

@@ -1,6 +1,7 @@
 package bucket_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/storage/bucket"
@@ -30,6 +31,23 @@ func TestLayout(t *testing.T) {
 		}
 		if got != tc.want || gotErr != tc.wantErr {
 			t.Errorf("case %d = %q, %q; want %q, %q", i, got, gotErr, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestMirrorTree(t *testing.T) {
+	for _, tc := range []struct{ digest, tree, marker, err string }{
+		{"sha256:" + strings.Repeat("ab", 32), "_mirror/trees/" + strings.Repeat("ab", 32) + "/", "_mirror/trees/" + strings.Repeat("ab", 32) + ".tree", ""},
+		{"sha256:../x", "", "", `blob: invalid key: digest "sha256:../x" is not sha256:<64 hex digits>`},
+		{"md5:" + strings.Repeat("ab", 32), "", "", `blob: invalid key: digest "md5:` + strings.Repeat("ab", 32) + `" is not sha256:<64 hex digits>`},
+	} {
+		tree, marker, err := bucket.MirrorTree(bucket.DefaultMirrorPrefix, tc.digest)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if tree != tc.tree || marker != tc.marker || gotErr != tc.err {
+			t.Errorf("MirrorTree(%q) = %q, %q, %q; want %q, %q, %q", tc.digest, tree, marker, gotErr, tc.tree, tc.marker, tc.err)
 		}
 	}
 }
