@@ -1,9 +1,8 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,33 +10,9 @@ import (
 	"github.com/skillgate/skillgate/store"
 )
 
-// migrationPolicy creates the tables of stored Cedar policies and approval
-// grants (the store of package policy). Times are Unix nanoseconds; 0 means "never" for
-// expires_at and "not revoked" for revoked_at. uses = 0 is unlimited.
-const migrationPolicy = `CREATE TABLE policies (
-		id         TEXT PRIMARY KEY,
-		text       TEXT NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE TABLE grants (
-		id         TEXT PRIMARY KEY,
-		principal  TEXT NOT NULL,
-		capability TEXT NOT NULL,
-		args       TEXT,
-		level      TEXT NOT NULL,
-		expires_at INTEGER NOT NULL DEFAULT 0,
-		uses       INTEGER NOT NULL DEFAULT 0 CHECK (uses >= 0),
-		used       INTEGER NOT NULL DEFAULT 0 CHECK (used >= 0),
-		reason     TEXT NOT NULL DEFAULT '',
-		created_by TEXT NOT NULL DEFAULT '',
-		created_at INTEGER NOT NULL,
-		revoked_at INTEGER NOT NULL DEFAULT 0
-	);
-	CREATE INDEX grants_active ON grants (revoked_at, created_at);`
-
-// Policies implements the grant store of package policy.
+// Policies implements [store.GrantStore].
 func (s *DB) Policies(ctx context.Context) ([]store.StoredPolicy, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, text, updated_at FROM policies ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, text, updated_at FROM policies ORDER BY id`))
 	if err != nil {
 		return nil, fmt.Errorf("stored policies: %w", err)
 	}
@@ -55,19 +30,19 @@ func (s *DB) Policies(ctx context.Context) ([]store.StoredPolicy, error) {
 	return out, rows.Err()
 }
 
-// PutPolicy implements the grant store of package policy.
+// PutPolicy implements [store.GrantStore].
 func (s *DB) PutPolicy(ctx context.Context, p store.StoredPolicy) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO policies (id, text, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`, p.ID, p.Text, s.Now().UnixNano())
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO policies (id, text, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`), p.ID, p.Text, s.Now().UnixNano())
 	if err != nil {
 		return fmt.Errorf("store policy %q: %w", p.ID, err)
 	}
 	return nil
 }
 
-// DeletePolicy implements the grant store of package policy.
+// DeletePolicy implements [store.GrantStore].
 func (s *DB) DeletePolicy(ctx context.Context, id string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM policies WHERE id = ?`, id); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q(`DELETE FROM policies WHERE id = ?`), id); err != nil {
 		return fmt.Errorf("delete policy %q: %w", id, err)
 	}
 	return nil
@@ -75,18 +50,17 @@ func (s *DB) DeletePolicy(ctx context.Context, id string) error {
 
 const grantColumns = `id, principal, capability, args, level, expires_at, uses, used, reason, created_by, created_at, revoked_at`
 
-type grantRow interface{ Scan(...any) error }
+// row is what *sql.Row and *sql.Rows share.
+type row interface{ Scan(...any) error }
 
-func scanGrant(r grantRow) (store.Grant, error) {
+func scanGrant(r row) (store.Grant, error) {
 	var g store.Grant
 	var args sql.NullString
 	var expires, created, revoked int64
 	if err := r.Scan(&g.ID, &g.Principal, &g.Capability, &args, &g.Level, &expires, &g.Uses, &g.Used, &g.Reason, &g.CreatedBy, &created, &revoked); err != nil {
 		return store.Grant{}, err
 	}
-	if args.Valid {
-		g.Args = json.RawMessage(args.String)
-	}
+	g.Args = raw(args)
 	if expires != 0 {
 		g.ExpiresAt = time.Unix(0, expires).UTC()
 	}
@@ -97,10 +71,10 @@ func scanGrant(r grantRow) (store.Grant, error) {
 	return g, nil
 }
 
-// Grants implements the grant store of package policy: every grant not
+// Grants implements [store.GrantStore]: every grant not
 // revoked, by creation.
 func (s *DB) Grants(ctx context.Context) ([]store.Grant, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`))
 	if err != nil {
 		return nil, fmt.Errorf("grants: %w", err)
 	}
@@ -116,7 +90,7 @@ func (s *DB) Grants(ctx context.Context) ([]store.Grant, error) {
 	return out, rows.Err()
 }
 
-// CreateGrant implements the grant store of package policy. The grant and
+// CreateGrant implements [store.GrantStore]. The grant and
 // its audit record rec, sealed with seal, commit together.
 func (s *DB) CreateGrant(ctx context.Context, g store.Grant, rec store.AuditRecord, seal store.AuditSeal) error {
 	var args any
@@ -124,11 +98,14 @@ func (s *DB) CreateGrant(ctx context.Context, g store.Grant, rec store.AuditReco
 		args = string(g.Args)
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO grants (`+grantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO grants (`+grantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`),
 			g.ID, g.Principal, g.Capability, args, g.Level, unixNano(g.ExpiresAt), g.Uses, g.Used, g.Reason, g.CreatedBy, g.CreatedAt.UnixNano()); err != nil {
+			if s.d.IsUnique(err) {
+				return fmt.Errorf("grant %s exists: %w", g.ID, store.ErrConflict)
+			}
 			return err
 		}
-		_, err := appendAudit(ctx, tx, seal, rec)
+		_, err := s.appendAudit(ctx, tx, seal, rec)
 		return err
 	})
 	if err != nil {
@@ -145,13 +122,13 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// RevokeGrant implements the grant store of package policy: the grant is
+// RevokeGrant implements [store.GrantStore]: the grant is
 // revoked at at, and the audit record rec gives for it (as it was) is
 // sealed with seal and appended in the same transaction. It returns
 // store.ErrNotFound when no unrevoked grant has the id.
 func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(store.Grant) (store.AuditRecord, error), seal store.AuditSeal) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		g, err := scanGrant(tx.QueryRowContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at = 0 RETURNING `+grantColumns, at.UnixNano(), id))
+		g, err := scanGrant(tx.QueryRowContext(ctx, s.q(`UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at = 0 RETURNING `+grantColumns), at.UnixNano(), id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("revoke grant %q: %w", id, store.ErrNotFound)
 		}
@@ -160,7 +137,7 @@ func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(
 		}
 		r, err := rec(g)
 		if err == nil {
-			_, err = appendAudit(ctx, tx, seal, r)
+			_, err = s.appendAudit(ctx, tx, seal, r)
 		}
 		if err != nil {
 			return fmt.Errorf("revoke grant %s: %w", id, err)
@@ -169,7 +146,7 @@ func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(
 	})
 }
 
-// RescopeGrants implements the grant store of package policy: every change
+// RescopeGrants implements [store.GrantStore]: every change
 // and its audit record in one transaction. A grant that is no longer in
 // force with the pattern the change expects (another process rescoped or
 // revoked it meanwhile) is left alone, without a record.
@@ -180,9 +157,9 @@ func (s *DB) RescopeGrants(ctx context.Context, cs []store.GrantRescope, seal st
 			var res sql.Result
 			var err error
 			if c.To != "" {
-				res, err = tx.ExecContext(ctx, `UPDATE grants SET capability = ? WHERE id = ? AND capability = ? AND revoked_at = 0`, c.To, c.ID, c.From)
+				res, err = tx.ExecContext(ctx, s.q(`UPDATE grants SET capability = ? WHERE id = ? AND capability = ? AND revoked_at = 0`), c.To, c.ID, c.From)
 			} else {
-				res, err = tx.ExecContext(ctx, `UPDATE grants SET revoked_at = ? WHERE id = ? AND capability = ? AND revoked_at = 0`, now.UnixNano(), c.ID, c.From)
+				res, err = tx.ExecContext(ctx, s.q(`UPDATE grants SET revoked_at = ? WHERE id = ? AND capability = ? AND revoked_at = 0`), now.UnixNano(), c.ID, c.From)
 			}
 			if err != nil {
 				return fmt.Errorf("scope grant %s: %w", c.ID, err)
@@ -194,7 +171,7 @@ func (s *DB) RescopeGrants(ctx context.Context, cs []store.GrantRescope, seal st
 			if r.Time.IsZero() {
 				r.Time = now
 			}
-			if _, err := appendAudit(ctx, tx, seal, r); err != nil {
+			if _, err := s.appendAudit(ctx, tx, seal, r); err != nil {
 				return fmt.Errorf("scope grant %s: %w", c.ID, err)
 			}
 		}
@@ -202,26 +179,26 @@ func (s *DB) RescopeGrants(ctx context.Context, cs []store.GrantRescope, seal st
 	})
 }
 
-// ReleaseGrant implements the grant store of package policy.
+// ReleaseGrant implements [store.GrantStore].
 func (s *DB) ReleaseGrant(ctx context.Context, id string) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE grants SET used = used - 1 WHERE id = ? AND used > 0`, id); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE grants SET used = used - 1 WHERE id = ? AND used > 0`), id); err != nil {
 		return fmt.Errorf("release grant %s: %w", id, err)
 	}
 	return nil
 }
 
-// UseGrant implements the grant store of package policy: one UPDATE … RETURNING, so two
+// UseGrant implements [store.GrantStore]: one UPDATE … RETURNING, so two
 // concurrent uses of the last remaining use cannot both succeed.
 // It returns store.ErrNotFound for an unknown id and store.ErrConflict for
 // a grant revoked, expired or used up.
 func (s *DB) UseGrant(ctx context.Context, id string, at time.Time) (store.Grant, error) {
 	now := at.UnixNano()
-	g, err := scanGrant(s.db.QueryRowContext(ctx, `UPDATE grants SET used = used + 1
+	g, err := scanGrant(s.db.QueryRowContext(ctx, s.q(`UPDATE grants SET used = used + 1
 		WHERE id = ? AND revoked_at = 0 AND (expires_at = 0 OR expires_at > ?) AND (uses = 0 OR used < uses)
-		RETURNING `+grantColumns, id, now))
+		RETURNING `+grantColumns), id, now))
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM grants WHERE id = ?`, id).Scan(&n); err == nil && n == 0 {
+		if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM grants WHERE id = ?`), id).Scan(&n); err == nil && n == 0 {
 			return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrNotFound)
 		}
 		return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrConflict)

@@ -1,40 +1,29 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/skillgate/skillgate/store"
 )
 
-var _ store.SessionStore = (*DB)(nil)
-
-// migrationSessionLastUsed adds sessions.last_used: attach, detach, a
-// change of loaded skills and the serving process's heartbeat move it, not
-// every tool call. Existing sessions start from their last change.
-const migrationSessionLastUsed = `ALTER TABLE sessions ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
-	UPDATE sessions SET last_used = updated_at;
-	CREATE INDEX sessions_last_used ON sessions (last_used);`
-
 // CreateSession implements [store.SessionStore].
 func (s *DB) CreateSession(ctx context.Context, sess store.Session) error {
 	now := s.Now().UnixNano()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id = ?`, sess.ID).Scan(&n); err != nil {
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO sessions (id, tenant, agent, tier, created_at, updated_at, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`), sess.ID, sess.Tenant, sess.Agent, sess.Tier, now, now, now)
+		if err != nil {
 			return err
 		}
-		if n > 0 {
+		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("session %q exists: %w", sess.ID, store.ErrConflict)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, tenant, agent, tier, created_at, updated_at, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			sess.ID, sess.Tenant, sess.Agent, sess.Tier, now, now, now); err != nil {
-			return err
-		}
-		return insertSessionSkills(ctx, tx, sess.ID, sess.Skills, now)
+		return s.insertSessionSkills(ctx, tx, sess.ID, sess.Skills, now)
 	})
 	if err != nil {
 		return fmt.Errorf("create session %q: %w", sess.ID, err)
@@ -46,7 +35,7 @@ func (s *DB) CreateSession(ctx context.Context, sess store.Session) error {
 func (s *DB) Session(ctx context.Context, id string) (store.Session, error) {
 	sess := store.Session{ID: id, Skills: []store.LoadedSkill{}}
 	var created, updated, used int64
-	err := s.db.QueryRowContext(ctx, `SELECT tenant, agent, tier, created_at, updated_at, last_used FROM sessions WHERE id = ?`, id).
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT tenant, agent, tier, created_at, updated_at, last_used FROM sessions WHERE id = ?`), id).
 		Scan(&sess.Tenant, &sess.Agent, &sess.Tier, &created, &updated, &used)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Session{}, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
@@ -55,7 +44,7 @@ func (s *DB) Session(ctx context.Context, id string) (store.Session, error) {
 		return store.Session{}, fmt.Errorf("session %q: %w", id, err)
 	}
 	sess.CreatedAt, sess.UpdatedAt, sess.LastUsed = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC(), time.Unix(0, used).UTC()
-	rows, err := s.db.QueryContext(ctx, `SELECT key, mount, loaded_at FROM session_skills WHERE session_id = ? ORDER BY position`, id)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT key, mount, loaded_at FROM session_skills WHERE session_id = ? ORDER BY position`), id)
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session %q skills: %w", id, err)
 	}
@@ -75,21 +64,23 @@ func (s *DB) Session(ctx context.Context, id string) (store.Session, error) {
 	return sess, nil
 }
 
-// SetSessionSkills implements [store.SessionStore].
+// SetSessionSkills implements [store.SessionStore]. The session's row is
+// locked by its update, so concurrent changes of one session apply one
+// after the other.
 func (s *DB) SetSessionSkills(ctx context.Context, id string, skills []store.LoadedSkill) error {
 	now := s.Now().UnixNano()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, last_used = MAX(last_used, ?) WHERE id = ?`, now, now, id)
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET updated_at = ?, last_used = CASE WHEN last_used > ? THEN last_used ELSE ? END WHERE id = ?`), now, now, now, id)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return store.ErrNotFound
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM session_skills WHERE session_id = ?`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM session_skills WHERE session_id = ?`), id); err != nil {
 			return err
 		}
-		return insertSessionSkills(ctx, tx, id, skills, now)
+		return s.insertSessionSkills(ctx, tx, id, skills, now)
 	})
 	if err != nil {
 		return fmt.Errorf("set skills of session %q: %w", id, err)
@@ -99,7 +90,7 @@ func (s *DB) SetSessionSkills(ctx context.Context, id string, skills []store.Loa
 
 // DeleteSession implements [store.SessionStore].
 func (s *DB) DeleteSession(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM sessions WHERE id = ?`), id)
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", id, err)
 	}
@@ -121,7 +112,7 @@ func (s *DB) Sessions(ctx context.Context, f store.SessionFilter) ([]store.Sessi
 	out := []store.Session{}
 	byID := map[string]int{}
 	err := func() error {
-		rows, err := s.db.QueryContext(ctx, q, args...)
+		rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 		if err != nil {
 			return err
 		}
@@ -148,7 +139,7 @@ func (s *DB) Sessions(ctx context.Context, f store.SessionFilter) ([]store.Sessi
 	if !f.UnusedSince.IsZero() {
 		sq += ` WHERE session_id IN (SELECT id FROM sessions WHERE last_used < ?)`
 	}
-	rows, err := s.db.QueryContext(ctx, sq+` ORDER BY session_id, position`, args...)
+	rows, err := s.db.QueryContext(ctx, s.q(sq+` ORDER BY session_id, position`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions' skills: %w", err)
 	}
@@ -177,12 +168,11 @@ func (s *DB) TouchSessions(ctx context.Context, at time.Time, ids ...string) err
 		return nil
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_used = ? WHERE id = ? AND last_used < ?`, at.UnixNano(), id, at.UnixNano()); err != nil {
-				return err
-			}
-		}
-		return nil
+		return chunks(ids, func(ids []string) error {
+			cond, args := in(s.d, "id", ids, []any{at.UnixNano()})
+			_, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET last_used = ? WHERE `+cond+` AND last_used < ?`), append(args, at.UnixNano())...)
+			return err
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("touch sessions: %w", err)
@@ -194,7 +184,7 @@ func (s *DB) TouchSessions(ctx context.Context, at time.Time, ids ...string) err
 // the deletion are one statement, so a concurrent touch either lands
 // before (and the session is kept) or finds it gone.
 func (s *DB) DeleteIdleSession(ctx context.Context, id string, before time.Time) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ? AND last_used < ?`, id, before.UnixNano())
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM sessions WHERE id = ? AND last_used < ?`), id, before.UnixNano())
 	if err != nil {
 		return fmt.Errorf("delete idle session %q: %w", id, err)
 	}
@@ -202,7 +192,7 @@ func (s *DB) DeleteIdleSession(ctx context.Context, id string, before time.Time)
 		return nil
 	}
 	var used int64
-	err = s.db.QueryRowContext(ctx, `SELECT last_used FROM sessions WHERE id = ?`, id).Scan(&used)
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT last_used FROM sessions WHERE id = ?`), id).Scan(&used)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("delete idle session %q: %w", id, store.ErrNotFound)
@@ -215,7 +205,7 @@ func (s *DB) DeleteIdleSession(ctx context.Context, id string, before time.Time)
 // insertSessionSkills writes skills in order. Duplicate keys or mounts are
 // refused with ErrConflict before anything is written, so the constraint
 // error of the driver never reaches callers.
-func insertSessionSkills(ctx context.Context, tx *sql.Tx, id string, skills []store.LoadedSkill, now int64) error {
+func (s *DB) insertSessionSkills(ctx context.Context, tx *sql.Tx, id string, skills []store.LoadedSkill, now int64) error {
 	keys, mounts := map[string]bool{}, map[string]bool{}
 	for _, ls := range skills {
 		if keys[ls.Key] || mounts[ls.Mount] {
@@ -223,15 +213,27 @@ func insertSessionSkills(ctx context.Context, tx *sql.Tx, id string, skills []st
 		}
 		keys[ls.Key], mounts[ls.Mount] = true, true
 	}
-	for i, ls := range skills {
-		at := now
-		if !ls.LoadedAt.IsZero() {
-			at = ls.LoadedAt.UnixNano()
+	return chunks(positions(len(skills)), func(ps []int) error {
+		args := make([]any, 0, 5*len(ps))
+		for _, i := range ps {
+			ls := skills[i]
+			at := now
+			if !ls.LoadedAt.IsZero() {
+				at = ls.LoadedAt.UnixNano()
+			}
+			args = append(args, id, i, ls.Key, ls.Mount, at)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO session_skills (session_id, position, key, mount, loaded_at) VALUES (?, ?, ?, ?, ?)`,
-			id, i, ls.Key, ls.Mount, at); err != nil {
-			return err
-		}
+		q := `INSERT INTO session_skills (session_id, position, key, mount, loaded_at) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, len(ps)-1)
+		_, err := tx.ExecContext(ctx, s.q(q), args...)
+		return err
+	})
+}
+
+// positions returns 0, 1, …, n-1.
+func positions(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
 	}
-	return nil
+	return out
 }
