@@ -20,7 +20,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"strings"
 
@@ -61,11 +60,7 @@ var migrationFiles embed.FS
 // migrations returns the embedded migrations in order: file names start
 // with their version number, from 1 without gaps.
 func migrations() ([]string, error) {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	return sqlstore.LoadMigrations(sub)
+	return sqlstore.LoadMigrations(migrationFiles, "migrations")
 }
 
 // LatestSchema is the schema version this build migrates to.

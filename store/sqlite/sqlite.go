@@ -53,14 +53,11 @@ var migrationFiles embed.FS
 
 // migrations returns the embedded migrations in order.
 func migrations() []string {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err == nil {
-		var ms []string
-		if ms, err = sqlstore.LoadMigrations(sub); err == nil {
-			return ms
-		}
+	ms, err := sqlstore.LoadMigrations(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // the embedded files are part of the build
 	}
-	panic(err) // the embedded files are part of the build
+	return ms
 }
 
 // LatestSchema is the schema version this build migrates to.

@@ -9,10 +9,14 @@ import (
 	"strings"
 )
 
-// LoadMigrations returns the migrations of fsys in order: the files
-// *.sql, whose names start with their version number on four digits, from
-// 0001 without gaps.
-func LoadMigrations(fsys fs.FS) ([]string, error) {
+// LoadMigrations returns the migrations in the directory dir of fsys (a
+// driver's embedded files) in order: the files *.sql, whose names start
+// with their version number on four digits, from 0001 without gaps.
+func LoadMigrations(fsys fs.FS, dir string) ([]string, error) {
+	fsys, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
 	names, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return nil, err
