@@ -53,7 +53,7 @@ var migrationFiles embed.FS
 
 // migrations returns the embedded migrations in order.
 func migrations() []string {
-	ms, err := sqlstore.LoadMigrations(migrationFiles, "migrations")
+	ms, err := sqlstore.LoadMigrations(migrationFiles, "migrations", sqlstore.Types{Int64: "INTEGER", Float: "REAL", Bool: "INTEGER", IntegerBooleans: true, Serial: "INTEGER PRIMARY KEY"})
 	if err != nil {
 		panic(err) // the embedded files are part of the build
 	}

@@ -3,21 +3,62 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
+	"text/template"
 )
+
+// schemaFiles are the definitions of the tables both drivers have, in
+// either's types (see [Types]): a driver's migration includes one as
+// {{template "audit.sql" .}}. Shipped migrations include them, so like
+// migrations they are never edited: a change of a table is a new
+// migration of each driver.
+//
+//go:embed schema/*.sql
+var schemaFiles embed.FS
+
+// Types are the column types a driver's schema is written in, which the
+// shared table definitions (schema/*.sql) are rendered with.
+type Types struct {
+	// Int64 is a 64-bit integer: times in Unix nanoseconds, counters,
+	// sequence numbers.
+	Int64 string
+	// Float is a double-precision number.
+	Float string
+	// Bool is a boolean; IntegerBooleans says it holds 1 and 0.
+	Bool            string
+	IntegerBooleans bool
+	// Serial is a 64-bit primary key the database numbers.
+	Serial string
+}
+
+// Is is the condition that the boolean column col is true, in the form
+// partial indexes are written with.
+func (t Types) Is(col string) string {
+	if t.IntegerBooleans {
+		return col + " = 1"
+	}
+	return col
+}
 
 // LoadMigrations returns the migrations in the directory dir of fsys (a
 // driver's embedded files) in order: the files *.sql, whose names start
-// with their version number on four digits, from 0001 without gaps.
-func LoadMigrations(fsys fs.FS, dir string) ([]string, error) {
+// with their version number on four digits, from 0001 without gaps. Each
+// is a text/template rendered with types, in which the shared table
+// definitions (schema/*.sql) are templates by their file name.
+func LoadMigrations(fsys fs.FS, dir string, types Types) ([]string, error) {
 	fsys, err := fs.Sub(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, err
+	}
+	shared, err := template.New("").Option("missingkey=error").ParseFS(schemaFiles, "schema/*.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +72,18 @@ func LoadMigrations(fsys fs.FS, dir string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, string(b))
+		t, err := shared.Clone()
+		if err == nil {
+			t, err = t.New(n).Parse(string(b))
+		}
+		var sql strings.Builder
+		if err == nil {
+			err = t.Execute(&sql, types)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: %w", n, err)
+		}
+		out = append(out, sql.String())
 	}
 	return out, nil
 }

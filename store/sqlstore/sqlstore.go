@@ -80,9 +80,6 @@ var _ interface {
 	store.RateBuckets
 } = (*DB)(nil)
 
-// SQL returns the underlying database, for what a driver does itself.
-func (s *DB) SQL() *sql.DB { return s.db }
-
 // Close releases the prepared statements and closes the database.
 func (s *DB) Close() error {
 	s.audit.close()

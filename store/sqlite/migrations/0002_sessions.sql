@@ -1,18 +1,2 @@
 -- Agent sessions (store.SessionStore) and the skills loaded in each.
-CREATE TABLE sessions (
-		id         TEXT PRIMARY KEY,
-		tenant     TEXT NOT NULL,
-		agent      TEXT NOT NULL,
-		tier       TEXT NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE TABLE session_skills (
-		session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-		position   INTEGER NOT NULL,
-		key        TEXT NOT NULL,
-		mount      TEXT NOT NULL,
-		loaded_at  INTEGER NOT NULL,
-		PRIMARY KEY (session_id, key),
-		UNIQUE (session_id, mount)
-	);
+{{template "sessions.sql" .}}

@@ -4,8 +4,4 @@
 -- built from the store knows, with one read of one row, whether it is
 -- still current, also after a change made by another process on the same
 -- data directory.
-CREATE TABLE registry_generation (
-		id INTEGER PRIMARY KEY CHECK (id = 1),
-		n  INTEGER NOT NULL
-	);
-	INSERT INTO registry_generation (id, n) VALUES (1, 0);
+{{template "registry_generation.sql" .}}
