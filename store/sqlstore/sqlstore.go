@@ -10,8 +10,11 @@
 // around a scan ([ScanHooks]) or to a process (PostgreSQL's notifications
 // and leader election).
 //
-// sqlstore owns no schema: each driver embeds its migrations as .sql files
-// and applies them with [DB.Migrate].
+// The schema is the drivers': each embeds its migrations as .sql files,
+// loaded with [LoadMigrations] and applied with [DB.Migrate], which keeps
+// the version bookkeeping (schema_migrations) of both. sqlstore holds the
+// definitions of the tables both have (schema/*.sql), which their
+// migrations include, rendered with each driver's column types ([Types]).
 package sqlstore
 
 import (
