@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/store"
@@ -43,9 +44,14 @@ type DB struct {
 	wholeRead func(ctx context.Context) (*sql.Conn, func(), error)
 	// audit holds the prepared statements of audit appends.
 	audit auditStmts
-	// rebound caches the dialect's form of each query (see [DB.q]).
-	rebound sync.Map
+	// rebound caches the dialect's form of each query (see [DB.q]), at
+	// most maxRebound of them.
+	rebound  sync.Map
+	nrebound atomic.Int64
 }
+
+// maxRebound bounds the queries whose dialect form is cached.
+const maxRebound = 1024
 
 // Config is what a driver gives [New] besides the database.
 type Config struct {
@@ -106,8 +112,9 @@ func (s *DB) q(query string) string {
 	}
 	out := s.d.Rebind(query)
 	// Queries built for a number of values (IN lists, batches) have many
-	// texts; only the common ones are worth keeping.
-	if len(query) < 4096 {
+	// texts: the cache keeps the first maxRebound, the static queries
+	// among them.
+	if s.nrebound.Add(1) <= maxRebound {
 		s.rebound.Store(query, out)
 	}
 	return out
