@@ -237,21 +237,9 @@ func (s *DB) AuditRecords(ctx context.Context, f store.AuditFilter) ([]store.Aud
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
+	out, err := queryAll(ctx, s, "query audit", q, args, scanAudit)
 	if err != nil {
-		return nil, fmt.Errorf("query audit: %w", err)
-	}
-	defer rows.Close()
-	var out []store.AuditRecord
-	for rows.Next() {
-		r, err := scanAudit(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("query audit: %w", err)
+		return nil, err
 	}
 	if f.Last {
 		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -296,7 +284,7 @@ func (s *DB) ScanAudit(ctx context.Context, afterSeq int64, fn func(store.AuditR
 	}
 }
 
-func scanAudit(rows *sql.Rows) (store.AuditRecord, error) {
+func scanAudit(rows row) (store.AuditRecord, error) {
 	var r store.AuditRecord
 	var t int64
 	var reasons, decision string

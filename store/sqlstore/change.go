@@ -76,29 +76,12 @@ func (s *DB) Changes(ctx context.Context, f store.ChangeFilter) ([]store.Change,
 		args = append(args, string(f.Kind))
 	}
 	if len(f.States) > 0 {
-		states := make([]string, len(f.States))
-		for i, st := range f.States {
-			states[i] = string(st)
-		}
 		var cond string
-		cond, args = in(s.d, "state", states, args)
+		cond, args = in(s.d, "state", strs(f.States), args)
 		q += ` AND ` + cond
 	}
 	q += ` ORDER BY id DESC`
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
-	if err != nil {
-		return nil, fmt.Errorf("changes: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Change
-	for rows.Next() {
-		c, err := scanChange(rows)
-		if err != nil {
-			return nil, fmt.Errorf("changes: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, "changes", q, args, scanChange)
 }
 
 // DecideChange implements [store.ChangeStore]. The change's row is locked

@@ -70,29 +70,12 @@ func (s *DB) Installs(ctx context.Context, f store.InstallFilter) ([]store.Insta
 		}
 	}
 	if len(f.States) > 0 {
-		states := make([]string, len(f.States))
-		for i, st := range f.States {
-			states[i] = string(st)
-		}
 		var cond string
-		cond, args = in(s.d, "state", states, args)
+		cond, args = in(s.d, "state", strs(f.States), args)
 		q += ` AND ` + cond
 	}
 	q += ` ORDER BY created_at DESC, id DESC`
-	rows, err := s.db.QueryContext(ctx, s.q(q), args...)
-	if err != nil {
-		return nil, fmt.Errorf("installs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Install
-	for rows.Next() {
-		in, err := scanInstall(rows)
-		if err != nil {
-			return nil, fmt.Errorf("installs: %w", err)
-		}
-		out = append(out, in)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, "installs", q, args, scanInstall)
 }
 
 // TransitionInstall implements [store.InstallStore]. Each install is read

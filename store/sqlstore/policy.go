@@ -50,9 +50,6 @@ func (s *DB) DeletePolicy(ctx context.Context, id string) error {
 
 const grantColumns = `id, principal, capability, args, level, expires_at, uses, used, reason, created_by, created_at, revoked_at`
 
-// row is what *sql.Row and *sql.Rows share.
-type row interface{ Scan(...any) error }
-
 func scanGrant(r row) (store.Grant, error) {
 	var g store.Grant
 	var args sql.NullString
@@ -74,20 +71,7 @@ func scanGrant(r row) (store.Grant, error) {
 // Grants implements [store.GrantStore]: every grant not
 // revoked, by creation.
 func (s *DB) Grants(ctx context.Context) ([]store.Grant, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`))
-	if err != nil {
-		return nil, fmt.Errorf("grants: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Grant
-	for rows.Next() {
-		g, err := scanGrant(rows)
-		if err != nil {
-			return nil, fmt.Errorf("grants: %w", err)
-		}
-		out = append(out, g)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, "grants", `SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`, nil, scanGrant)
 }
 
 // CreateGrant implements [store.GrantStore]. The grant and

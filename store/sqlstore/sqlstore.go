@@ -134,6 +134,31 @@ func (s *DB) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// queryAll runs query and returns its rows as scan maps them, with
+// errors wrapped in what.
+func queryAll[T any](ctx context.Context, s *DB, what, query string, args []any, scan func(row) (T, error)) ([]T, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// row is what *sql.Row and *sql.Rows share.
+type row interface{ Scan(...any) error }
+
 // Querier is what *sql.DB, *sql.Conn and *sql.Tx share for reading.
 type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -154,6 +179,15 @@ func in[T any](d Dialect, col string, vals []T, args []any) (string, []any) {
 		args = append(args, v)
 	}
 	return col + ` IN (?` + strings.Repeat(`, ?`, len(vals)-1) + `)`, args
+}
+
+// strs returns ss as plain strings, which every driver binds.
+func strs[S ~string](ss []S) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
 }
 
 // inChunk bounds the values of one IN list, far below every driver's
