@@ -95,6 +95,14 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", name, err)
 	}
 	db := stdlib.OpenDBFromPool(pool)
+	// database/sql keeps the connections it used idle, as the pool did,
+	// instead of acquiring and releasing one per query (nothing else takes
+	// connections from the pool); it gives them back, for the pool's own
+	// checks, at the pool's lifetime and idle time.
+	db.SetMaxOpenConns(int(cfg.MaxConns))
+	db.SetMaxIdleConns(int(cfg.MaxConns))
+	db.SetConnMaxLifetime(cfg.MaxConnLifetime)
+	db.SetConnMaxIdleTime(cfg.MaxConnIdleTime)
 	s := &DB{db: db, pool: pool, name: name}
 	s.DB = sqlstore.New(db, sqlstore.Config{Dialect: dialect{}, Name: name, OpenScan: s.beginScan})
 	ms, err := migrations()
