@@ -4,7 +4,7 @@
 # pinned here; it is installed with `go install` into .cache/ (ignored by git)
 # the first time, so a fresh machine needs only Go and the module proxy.
 #
-# Usage: scripts/lint.sh [golangci-lint run flags...]   e.g. scripts/lint.sh ./store/...
+# Usage: scripts/lint.sh [golangci-lint run flags...]   e.g. scripts/lint.sh ./internal/storage/...
 # (without package patterns it lints ./...)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,13 +15,7 @@ import (
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/storage/audit"
-	"github.com/skillgate/skillgate/internal/storage/store"
 )
-
-// openAudit opens the store holding the audit log.
-func (m *Main) openAudit(ctx context.Context) (store.DB, error) {
-	return m.app().OpenStore(ctx)
-}
 
 func (m *Main) auditCommand() *cobra.Command {
 	c := &cobra.Command{

@@ -185,7 +185,7 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 				// SIGKILL on Unix, TerminateProcess on Windows: no
 				// deferred function runs, as in a crash.
 				if self, err := os.FindProcess(os.Getpid()); err == nil {
-					self.Kill()
+					_ = self.Kill()
 				}
 			}
 		}

@@ -188,7 +188,8 @@ func TestServerLifecycle(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after its context ended")
 	}
-	if _, err := client.Get(base + "/v1/health"); err == nil {
+	if resp, err := client.Get(base + "/v1/health"); err == nil {
+		resp.Body.Close()
 		t.Error("the server still answers after Run returned")
 	}
 	// Nothing writes a checkpoint once stopped, though the log grows.
