@@ -258,7 +258,9 @@ func (s *DB) wholeRead(ctx context.Context) (*sql.Conn, func(), error) {
 		return nil, nil, err
 	}
 	return conn, func() {
-		conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(mmapSize))
+		// The connection goes back to the pool either way: a failed reset
+		// leaves it reading through the page cache, which is still correct.
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = `+strconv.Itoa(mmapSize))
 		conn.Close()
 	}, nil
 }
