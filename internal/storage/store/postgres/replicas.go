@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -98,7 +99,7 @@ func (s *DB) listenOnce(ctx context.Context, fn func(string), first *bool) error
 // Notify announces what on [ChangesChannel] to every listening process,
 // as the store's own changes do.
 func (s *DB) Notify(ctx context.Context, what string) error {
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, ChangesChannel, what); err != nil {
+	if _, err := s.db.ExecContext(ctx, `SELECT pg_notify($1, $2)`, ChangesChannel, what); err != nil {
 		return fmt.Errorf("notify %s: %w", what, err)
 	}
 	return nil
@@ -188,8 +189,8 @@ const MaxSharedFile = 16 << 20
 func (s *DB) ReadFile(ctx context.Context, name string) ([]byte, int64, error) {
 	var content []byte
 	var rev int64
-	err := s.pool.QueryRow(ctx, `SELECT content, revision FROM shared_files WHERE name = $1`, name).Scan(&content, &rev)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := s.db.QueryRowContext(ctx, `SELECT content, revision FROM shared_files WHERE name = $1`, name).Scan(&content, &rev)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, nil
 	}
 	if err != nil {
@@ -202,8 +203,8 @@ func (s *DB) ReadFile(ctx context.Context, name string) ([]byte, int64, error) {
 // was never written: one cheap read, to notice a change.
 func (s *DB) FileRevision(ctx context.Context, name string) (int64, error) {
 	var rev int64
-	err := s.pool.QueryRow(ctx, `SELECT revision FROM shared_files WHERE name = $1`, name).Scan(&rev)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := s.db.QueryRowContext(ctx, `SELECT revision FROM shared_files WHERE name = $1`, name).Scan(&rev)
+	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
@@ -223,13 +224,17 @@ func (s *DB) UpdateFile(ctx context.Context, name string, change func(old []byte
 		return 0, fmt.Errorf("shared file: empty name")
 	}
 	var rev int64
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "skillgate shared file "+name); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("shared file %s: %w", name, err)
+	}
+	err = func() error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "skillgate shared file "+name); err != nil {
 			return fmt.Errorf("lock: %w", err)
 		}
 		var old []byte
-		err := tx.QueryRow(ctx, `SELECT content, revision FROM shared_files WHERE name = $1 FOR UPDATE`, name).Scan(&old, &rev)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		err := tx.QueryRowContext(ctx, `SELECT content, revision FROM shared_files WHERE name = $1 FOR UPDATE`, name).Scan(&old, &rev)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		next, err := change(old)
@@ -240,11 +245,16 @@ func (s *DB) UpdateFile(ctx context.Context, name string, change func(old []byte
 			return fmt.Errorf("%w: %d bytes, at most %d", ErrFileTooLarge, len(next), MaxSharedFile)
 		}
 		rev++
-		_, err = tx.Exec(ctx, `INSERT INTO shared_files (name, content, revision, updated_at) VALUES ($1, $2, $3, $4)
+		_, err = tx.ExecContext(ctx, `INSERT INTO shared_files (name, content, revision, updated_at) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (name) DO UPDATE SET content = excluded.content, revision = excluded.revision, updated_at = excluded.updated_at`,
 			name, next, rev, s.Now().UnixNano())
 		return err
-	})
+	}()
+	if err == nil {
+		err = tx.Commit()
+	} else {
+		tx.Rollback()
+	}
 	if err != nil {
 		return 0, fmt.Errorf("shared file %s: %w", name, err)
 	}

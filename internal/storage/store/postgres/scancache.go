@@ -3,11 +3,10 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // ReadScanCache implements [store.ScanCache]: it returns root's record, or
@@ -16,8 +15,8 @@ import (
 // (discover checks every record it reads).
 func (s *DB) ReadScanCache(ctx context.Context, root string) (io.ReadCloser, error) {
 	var b []byte
-	err := s.pool.QueryRow(ctx, `SELECT record FROM scan_cache WHERE root = $1`, txt(root)).Scan(&b)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := s.db.QueryRowContext(ctx, `SELECT record FROM scan_cache WHERE root = $1`, txt(root)).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
@@ -31,9 +30,9 @@ func (s *DB) ReadScanCache(ctx context.Context, root string) (io.ReadCloser, err
 func (s *DB) WriteScanCache(ctx context.Context, root string, record []byte) error {
 	var err error
 	if len(record) == 0 {
-		_, err = s.pool.Exec(ctx, `DELETE FROM scan_cache WHERE root = $1`, txt(root))
+		_, err = s.db.ExecContext(ctx, `DELETE FROM scan_cache WHERE root = $1`, txt(root))
 	} else {
-		_, err = s.pool.Exec(ctx, `INSERT INTO scan_cache (root, record) VALUES ($1, $2)
+		_, err = s.db.ExecContext(ctx, `INSERT INTO scan_cache (root, record) VALUES ($1, $2)
 			ON CONFLICT (root) DO UPDATE SET record = excluded.record`, txt(root), record)
 	}
 	if err != nil {

@@ -9,37 +9,24 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlstore"
 )
 
-// migrationRootRefs creates the table of the packed refs of each root:
-// its refs (Store.Refs) packed into one value (packRefs), so a rescan reads
-// one row instead of a row per skill. They go with their root, and are
-// rewritten in the transaction of every scan that changes the root's
-// versions (nothing else changes what they hold), so they always agree
-// with the versions table; roots below one another keep none.
-const migrationRootRefs = `CREATE TABLE root_refs (
-		root TEXT PRIMARY KEY REFERENCES roots(path) ON DELETE CASCADE,
-		data BLOB NOT NULL
-	);`
+// The packed refs of each root (table root_refs, migration 7): its refs
+// (Store.Refs) packed into one value (packRefs), so a rescan reads one row
+// instead of a row per skill. They go with their root, and are rewritten
+// in the transaction of every scan that changes the root's versions
+// (nothing else changes what they hold), so they always agree with the
+// versions table; roots below one another keep none.
 
 // refsFormat is the first byte of packed refs; another value is a format
 // this build does not read, so the refs are read from the versions table.
 const refsFormat = 1
 
-// rootChanges is what one root's scan changes of its packed refs.
-type rootChanges struct {
-	root    string
-	gone    []string
-	upserts [][]store.Version
-	// prevEmpty says the root had no current versions besides the gone
-	// ones before its upserts (set at the first upsert).
-	prevEmpty bool
-}
-
 // packedRefs reads the packed refs of root, if any. They are read into a
 // string (database/sql copies the driver's bytes once either way) so that
 // the refs unpackRefs makes of them can share its memory.
-func packedRefs(ctx context.Context, q querier, root string) (string, bool, error) {
+func packedRefs(ctx context.Context, q sqlstore.Querier, root string) (string, bool, error) {
 	var s string
 	err := q.QueryRowContext(ctx, `SELECT data FROM root_refs WHERE root = ?`, root).Scan(&s)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -52,15 +39,15 @@ func packedRefs(ctx context.Context, q querier, root string) (string, bool, erro
 }
 
 // writeRefs brings the packed refs of a root up to date with the changes
-// of its scan, once the root's versions are written.
-func (w *scanWriter) writeRefs(ctx context.Context, rc *rootChanges) error {
+// of its scan, once the root's versions are written in tx.
+func (w *scanWriter) writeRefs(ctx context.Context, tx *sql.Tx, rc *sqlstore.RootChanges) error {
 	if w.nested {
-		_, err := w.tx.ExecContext(ctx, `DELETE FROM root_refs WHERE root = ?`, rc.root)
+		_, err := tx.ExecContext(ctx, `DELETE FROM root_refs WHERE root = ?`, rc.Root)
 		return err
 	}
-	changed := len(rc.gone) > 0 || len(rc.upserts) > 0
+	changed := len(rc.Gone) > 0 || len(rc.Upserts) > 0
 	var have int
-	if err := w.tx.QueryRowContext(ctx, `SELECT count(*) FROM root_refs WHERE root = ?`, rc.root).Scan(&have); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM root_refs WHERE root = ?`, rc.Root).Scan(&have); err != nil {
 		return err
 	}
 	if have > 0 && !changed {
@@ -69,35 +56,35 @@ func (w *scanWriter) writeRefs(ctx context.Context, rc *rootChanges) error {
 	var refs map[string]store.Ref
 	ok := false
 	if have > 0 {
-		packed, _, err := packedRefs(ctx, w.tx, rc.root)
+		packed, _, err := packedRefs(ctx, tx, rc.Root)
 		if err != nil {
 			return err
 		}
-		refs, ok = unpackRefs(rc.root, packed)
+		refs, ok = unpackRefs(rc.Root, packed)
 	}
 	switch {
 	case ok:
-		for _, dir := range rc.gone {
+		for _, dir := range rc.Gone {
 			delete(refs, dir)
 		}
-		addRefs(refs, rc.upserts)
-	case len(rc.upserts) > 0 && rc.prevEmpty:
+		addRefs(refs, rc.Upserts)
+	case len(rc.Upserts) > 0 && rc.PrevEmpty:
 		// Every current version is an upsert (a first scan).
 		n := 0
-		for _, vs := range rc.upserts {
+		for _, vs := range rc.Upserts {
 			n += len(vs)
 		}
 		refs = make(map[string]store.Ref, n)
-		addRefs(refs, rc.upserts)
+		addRefs(refs, rc.Upserts)
 	default:
 		// No packed refs yet: read them once from the versions table.
 		var err error
-		if refs, err = queryRefs(ctx, w.tx, rc.root); err != nil {
+		if refs, err = queryRefs(ctx, tx, rc.Root); err != nil {
 			return err
 		}
 	}
-	_, err := w.tx.ExecContext(ctx, `INSERT INTO root_refs (root, data) VALUES (?, ?)
-		ON CONFLICT (root) DO UPDATE SET data = excluded.data`, rc.root, packRefs(rc.root, refs))
+	_, err := tx.ExecContext(ctx, `INSERT INTO root_refs (root, data) VALUES (?, ?)
+		ON CONFLICT (root) DO UPDATE SET data = excluded.data`, rc.Root, packRefs(rc.Root, refs))
 	return err
 }
 
@@ -109,7 +96,10 @@ func addRefs(refs map[string]store.Ref, upserts [][]store.Version) {
 			v := &vs[i]
 			r := store.Ref{Fingerprint: v.Fingerprint, Key: v.Key, Name: v.Name, Valid: v.Valid}
 			if !v.Valid {
-				r.Diagnostics = json.RawMessage(jsonOr(v.Diagnostics, "[]"))
+				r.Diagnostics = v.Diagnostics
+				if len(r.Diagnostics) == 0 {
+					r.Diagnostics = json.RawMessage("[]")
+				}
 			}
 			refs[v.Dir] = r
 		}

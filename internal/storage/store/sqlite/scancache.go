@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/platform/atomicfile"
 )
 
 // The scan cache (discover.Cache: what a scan keeps of each root's walk
@@ -48,7 +50,7 @@ func (s *DB) ReadScanCache(ctx context.Context, root string) (io.ReadCloser, err
 }
 
 // WriteScanCache implements discover.Cache: it replaces root's record
-// through a temporary file and a rename, or removes it when record is
+// with [atomicfile.Write] (mode 0600), or removes it when record is
 // empty.
 func (s *DB) WriteScanCache(ctx context.Context, root string, record []byte) error {
 	p := s.scanCachePath(root)
@@ -58,11 +60,10 @@ func (s *DB) WriteScanCache(ctx context.Context, root string, record []byte) err
 		}
 		return nil
 	}
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("scan cache of %s: %w", root, err)
 	}
-	if err := writeFileAtomic(dir, p, record); err != nil {
+	if err := atomicfile.Write(p, record, 0o600); err != nil {
 		return fmt.Errorf("scan cache of %s: %w", root, err)
 	}
 	return nil
@@ -88,32 +89,14 @@ func (s *DB) pruneScanCache(roots []string) {
 		if keep[name] {
 			continue
 		}
-		// A temporary file may be another scan's, being written; one an
-		// hour old was left by a scan that stopped.
-		if strings.HasPrefix(name, ".tmp-") {
+		// A temporary file (hidden: atomicfile's ".<record>.tmp-…", or
+		// ".tmp-…" of earlier versions) may be another scan's, being
+		// written; one an hour old was left by a scan that stopped.
+		if strings.HasPrefix(name, ".") {
 			if fi, err := de.Info(); err != nil || time.Since(fi.ModTime()) < time.Hour {
 				continue
 			}
 		}
 		os.Remove(filepath.Join(dir, name))
 	}
-}
-
-// writeFileAtomic writes data to path through a temporary file in dir.
-func writeFileAtomic(dir, path string, data []byte) error {
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }

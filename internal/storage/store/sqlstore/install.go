@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -13,41 +13,6 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
-// migrationInstall creates the install tables: one row per imported skill
-// version (content digest) with its state and artefacts, and a counter that
-// every install change bumps so that the gateway can notice changes cheaply.
-const migrationInstall = `CREATE TABLE installs (
-		id           INTEGER PRIMARY KEY,
-		key          TEXT NOT NULL,
-		name         TEXT NOT NULL,
-		category     TEXT NOT NULL,
-		description  TEXT NOT NULL,
-		label        TEXT NOT NULL,
-		digest       TEXT NOT NULL UNIQUE,
-		tier         INTEGER NOT NULL,
-		invokable_by TEXT NOT NULL,
-		dir          TEXT NOT NULL,
-		source       TEXT NOT NULL,
-		state        TEXT NOT NULL,
-		reason       TEXT NOT NULL,
-		proposed     TEXT,
-		manifest     TEXT,
-		report       TEXT,
-		pending      TEXT,
-		blocked      TEXT NOT NULL DEFAULT '{}',
-		created_at   INTEGER NOT NULL,
-		updated_at   INTEGER NOT NULL
-	);
-	CREATE INDEX installs_key ON installs (key);
-	CREATE INDEX installs_name ON installs (name);
-	CREATE TABLE install_generation (
-		id INTEGER PRIMARY KEY CHECK (id = 1),
-		n  INTEGER NOT NULL
-	);
-	INSERT INTO install_generation (id, n) VALUES (1, 0);`
-
-var _ store.InstallStore = (*DB)(nil)
-
 const installCols = `id, key, name, category, description, label, digest, tier, invokable_by, dir, source, state, reason,
 	proposed, manifest, report, pending, blocked, created_at, updated_at, provenance`
 
@@ -57,34 +22,38 @@ func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string,
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		now := s.Now()
 		inv, _ := json.Marshal(nonNil(in.InvokableBy))
-		prev, err := installBy(ctx, tx, in.Digest)
+		prev, err := s.installBy(ctx, tx, in.Digest, true)
 		was := in
 		was.State = ""
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			_, err = tx.ExecContext(ctx, `INSERT INTO installs (key, name, category, description, label, digest, tier, invokable_by,
-				dir, source, state, reason, created_at, updated_at, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			_, err = tx.ExecContext(ctx, s.q(`INSERT INTO installs (key, name, category, description, label, digest, tier, invokable_by,
+				dir, source, state, reason, created_at, updated_at, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 				in.Key, in.Name, in.Category, in.Description, in.Label, in.Digest, in.Tier, string(inv),
-				in.Dir, in.Source, string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano(), nullRaw(in.Provenance))
+				in.Dir, in.Source, string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano(), nullJSON(in.Provenance))
+			if s.d.IsUnique(err) {
+				// Another process recorded the same version meanwhile.
+				return fmt.Errorf("%s version %s is already recorded: %w", in.Key, in.Digest, store.ErrConflict)
+			}
 		case err != nil:
 			return err
 		case prev.State == store.StateRemoved || prev.State == store.StateRejected:
 			was.State = prev.State
-			_, err = tx.ExecContext(ctx, `UPDATE installs SET key = ?, name = ?, category = ?, description = ?, label = ?,
+			_, err = tx.ExecContext(ctx, s.q(`UPDATE installs SET key = ?, name = ?, category = ?, description = ?, label = ?,
 				tier = ?, invokable_by = ?, dir = ?, source = ?, state = ?, reason = ?, proposed = NULL, manifest = NULL,
-				report = NULL, pending = NULL, blocked = '{}', created_at = ?, updated_at = ?, provenance = ? WHERE digest = ?`,
+				report = NULL, pending = NULL, blocked = '{}', created_at = ?, updated_at = ?, provenance = ? WHERE digest = ?`),
 				in.Key, in.Name, in.Category, in.Description, in.Label, in.Tier, string(inv), in.Dir, in.Source,
-				string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano(), nullRaw(in.Provenance), in.Digest)
+				string(store.StatePendingInstall), reason, now.UnixNano(), now.UnixNano(), nullJSON(in.Provenance), in.Digest)
 		default:
 			return fmt.Errorf("%s version %s is already %s: %w", prev.Key, in.Digest, prev.State, store.ErrConflict)
 		}
 		if err != nil {
 			return fmt.Errorf("record install of %s: %w", in.Key, err)
 		}
-		if err := recordInstall(ctx, tx, was, rec, seal, now); err != nil {
+		if err := s.recordInstall(ctx, tx, was, rec, seal, now); err != nil {
 			return err
 		}
-		out, err = installBy(ctx, tx, in.Digest)
+		out, err = s.installBy(ctx, tx, in.Digest, false)
 		return err
 	})
 	return out, err
@@ -92,7 +61,7 @@ func (s *DB) CreateInstall(ctx context.Context, in store.Install, reason string,
 
 // Installs implements [store.InstallStore].
 func (s *DB) Installs(ctx context.Context, f store.InstallFilter) ([]store.Install, error) {
-	q := `SELECT ` + installCols + ` FROM installs WHERE 1 = 1`
+	q := `SELECT ` + installCols + ` FROM installs WHERE TRUE`
 	var args []any
 	for _, c := range []struct{ col, val string }{{"key", f.Key}, {"name", f.Name}, {"digest", f.Digest}} {
 		if c.val != "" {
@@ -101,36 +70,25 @@ func (s *DB) Installs(ctx context.Context, f store.InstallFilter) ([]store.Insta
 		}
 	}
 	if len(f.States) > 0 {
-		q += ` AND state IN (?` + strings.Repeat(`, ?`, len(f.States)-1) + `)`
-		for _, st := range f.States {
-			args = append(args, string(st))
-		}
+		var cond string
+		cond, args = in(s.d, "state", strs(f.States), args)
+		q += ` AND ` + cond
 	}
 	q += ` ORDER BY created_at DESC, id DESC`
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("installs: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Install
-	for rows.Next() {
-		in, err := scanInstall(rows)
-		if err != nil {
-			return nil, fmt.Errorf("installs: %w", err)
-		}
-		out = append(out, in)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, "installs", q, args, scanInstall)
 }
 
-// TransitionInstall implements [store.InstallStore].
+// TransitionInstall implements [store.InstallStore]. Each install is read
+// with a row lock where the dialect has them, so a concurrent transition
+// of the same install, in this process or another, sees the state this
+// one leaves.
 func (s *DB) TransitionInstall(ctx context.Context, seal store.AuditSeal, ts ...store.Transition) ([]store.Install, error) {
 	out := make([]store.Install, 0, len(ts))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		now := s.Now()
 		for _, t := range ts {
-			cur, err := installBy(ctx, tx, t.Digest)
+			cur, err := s.installBy(ctx, tx, t.Digest, true)
 			if err != nil {
 				return err
 			}
@@ -167,13 +125,13 @@ func (s *DB) TransitionInstall(ctx context.Context, seal store.AuditSeal, ts ...
 				args = append(args, *t.Change.Dir)
 			}
 			args = append(args, t.Digest)
-			if _, err := tx.ExecContext(ctx, `UPDATE installs SET `+strings.Join(set, ", ")+` WHERE digest = ?`, args...); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q(`UPDATE installs SET `+strings.Join(set, ", ")+` WHERE digest = ?`), args...); err != nil {
 				return fmt.Errorf("transition %s to %s: %w", cur.Key, t.To, err)
 			}
-			if err := recordInstall(ctx, tx, cur, t.Audit, seal, now); err != nil {
+			if err := s.recordInstall(ctx, tx, cur, t.Audit, seal, now); err != nil {
 				return err
 			}
-			in, err := installBy(ctx, tx, t.Digest)
+			in, err := s.installBy(ctx, tx, t.Digest, false)
 			if err != nil {
 				return err
 			}
@@ -190,7 +148,7 @@ func (s *DB) TransitionInstall(ctx context.Context, seal store.AuditSeal, ts ...
 // InstallGeneration implements [store.InstallStore].
 func (s *DB) InstallGeneration(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.db.QueryRowContext(ctx, `SELECT n FROM install_generation WHERE id = 1`).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT n FROM install_generation WHERE id = 1`)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("install generation: %w", err)
 	}
 	return n, nil
@@ -199,11 +157,11 @@ func (s *DB) InstallGeneration(ctx context.Context) (int64, error) {
 // recordInstall bumps the generation and appends the audit record rec
 // gives for one change of the install was, inside tx. A zero record Time is
 // the change's time.
-func recordInstall(ctx context.Context, tx *sql.Tx, was store.Install, rec store.InstallAudit, seal store.AuditSeal, now time.Time) error {
+func (s *DB) recordInstall(ctx context.Context, tx *sql.Tx, was store.Install, rec store.InstallAudit, seal store.AuditSeal, now time.Time) error {
 	if rec == nil {
 		return fmt.Errorf("install change of %s: no audit record given", was.Key)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE install_generation SET n = n + 1 WHERE id = 1`); err != nil {
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE install_generation SET n = n + 1 WHERE id = 1`)); err != nil {
 		return fmt.Errorf("install generation: %w", err)
 	}
 	r, err := rec(was)
@@ -213,22 +171,25 @@ func recordInstall(ctx context.Context, tx *sql.Tx, was store.Install, rec store
 	if r.Time.IsZero() {
 		r.Time = now
 	}
-	_, err = appendAudit(ctx, tx, seal, r)
+	_, err = s.appendAudit(ctx, tx, seal, r)
 	return err
 }
 
-func installBy(ctx context.Context, tx *sql.Tx, digest string) (store.Install, error) {
-	row := tx.QueryRowContext(ctx, `SELECT `+installCols+` FROM installs WHERE digest = ?`, digest)
-	in, err := scanInstall(row)
+// installBy reads the install of digest in tx; forUpdate locks its row
+// until tx ends.
+func (s *DB) installBy(ctx context.Context, tx *sql.Tx, digest string, forUpdate bool) (store.Install, error) {
+	q := `SELECT ` + installCols + ` FROM installs WHERE digest = ?`
+	if forUpdate {
+		q += s.d.ForUpdate()
+	}
+	in, err := scanInstall(tx.QueryRowContext(ctx, s.q(q), digest))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Install{}, fmt.Errorf("install %s: %w", digest, store.ErrNotFound)
 	}
 	return in, err
 }
 
-type scanner interface{ Scan(...any) error }
-
-func scanInstall(r scanner) (store.Install, error) {
+func scanInstall(r row) (store.Install, error) {
 	var in store.Install
 	var inv, state, blocked string
 	var proposed, manifest, report, pending, provenance sql.NullString
@@ -247,12 +208,6 @@ func scanInstall(r scanner) (store.Install, error) {
 	if len(in.Blocked) == 0 {
 		in.Blocked = nil
 	}
-	raw := func(ns sql.NullString) json.RawMessage {
-		if !ns.Valid {
-			return nil
-		}
-		return json.RawMessage(ns.String)
-	}
 	in.Proposed, in.Manifest, in.Report, in.Pending = raw(proposed), raw(manifest), raw(report), raw(pending)
 	in.Provenance = raw(provenance)
 	in.CreatedAt, in.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
@@ -265,12 +220,4 @@ func joinStates(ss []store.InstallState) string {
 		parts[i] = string(s)
 	}
 	return strings.Join(parts, " or ")
-}
-
-// nullRaw stores an absent JSON value as NULL.
-func nullRaw(b json.RawMessage) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
 }

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -6,75 +6,41 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
-// migrationChanges creates the changes queue (changes a human decides on
-// the admin changes page) and what applied promote_provider changes
-// registered: executors and their backends. A backend's (executor,
-// provider) pair is unique: an executor has at most one registered backend
-// per provider.
-const migrationChanges = `CREATE TABLE changes (
-		id         INTEGER PRIMARY KEY,
-		kind       TEXT NOT NULL,
-		state      TEXT NOT NULL,
-		key        TEXT NOT NULL UNIQUE,
-		subject    TEXT NOT NULL,
-		summary    TEXT NOT NULL,
-		proposal   TEXT NOT NULL,
-		queued_by  TEXT NOT NULL,
-		why        TEXT NOT NULL,
-		created_at INTEGER NOT NULL,
-		decided_at INTEGER NOT NULL DEFAULT 0,
-		decided_by TEXT NOT NULL DEFAULT '',
-		decision   TEXT NOT NULL DEFAULT ''
-	);
-	CREATE TABLE registered_executors (
-		change_id  INTEGER NOT NULL REFERENCES changes(id),
-		executor   TEXT NOT NULL,
-		definition TEXT NOT NULL DEFAULT ''
-	);
-	CREATE TABLE registered_backends (
-		change_id INTEGER NOT NULL REFERENCES changes(id),
-		executor  TEXT NOT NULL,
-		provider  TEXT NOT NULL,
-		skill     TEXT NOT NULL,
-		server    TEXT NOT NULL,
-		tool      TEXT NOT NULL,
-		arguments TEXT NOT NULL,
-		UNIQUE (executor, provider)
-	);`
-
-var _ store.ChangeStore = (*DB)(nil)
-
 const changeCols = `id, kind, state, key, subject, summary, proposal, queued_by, why, created_at, decided_at, decided_by, decision`
 
-// QueueChange implements [store.ChangeStore].
+// QueueChange implements [store.ChangeStore]. Of processes queueing the
+// same key at once, one records the change and the others get it back.
 func (s *DB) QueueChange(ctx context.Context, c store.Change, rec store.AuditRecord, seal store.AuditSeal) (store.Change, bool, error) {
 	var out store.Change
 	created := false
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		prev, err := scanChange(tx.QueryRowContext(ctx, `SELECT `+changeCols+` FROM changes WHERE key = ?`, c.Key))
-		if err == nil {
-			out = prev
-			return nil
+		byKey := func() error {
+			var err error
+			out, err = scanChange(tx.QueryRowContext(ctx, s.q(`SELECT `+changeCols+` FROM changes WHERE key = ?`), c.Key))
+			return err
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		switch err := byKey(); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
 		if c.Created.IsZero() {
 			c.Created = s.Now()
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO changes (kind, state, key, subject, summary, proposal, queued_by, why, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, string(c.Kind), string(store.ChangePending), c.Key, c.Subject, c.Summary,
-			string(c.Proposal), c.QueuedBy, c.Why, c.Created.UnixNano())
-		if err != nil {
-			return err
+		var id int64
+		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO changes (kind, state, key, subject, summary, proposal, queued_by, why, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`), string(c.Kind), string(store.ChangePending), c.Key, c.Subject, c.Summary,
+			string(c.Proposal), c.QueuedBy, c.Why, c.Created.UnixNano()).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Another process queued the key meanwhile.
+			return byKey()
 		}
-		id, err := res.LastInsertId()
 		if err != nil {
 			return err
 		}
@@ -84,10 +50,10 @@ func (s *DB) QueueChange(ctx context.Context, c store.Change, rec store.AuditRec
 		if rec.Subject == "" {
 			rec.Subject = fmt.Sprintf("change %d", id)
 		}
-		if _, err := appendAudit(ctx, tx, seal, rec); err != nil {
+		if _, err := s.appendAudit(ctx, tx, seal, rec); err != nil {
 			return err
 		}
-		out, err = scanChange(tx.QueryRowContext(ctx, `SELECT `+changeCols+` FROM changes WHERE id = ?`, id))
+		out, err = scanChange(tx.QueryRowContext(ctx, s.q(`SELECT `+changeCols+` FROM changes WHERE id = ?`), id))
 		created = true
 		return err
 	})
@@ -99,7 +65,7 @@ func (s *DB) QueueChange(ctx context.Context, c store.Change, rec store.AuditRec
 
 // Changes implements [store.ChangeStore].
 func (s *DB) Changes(ctx context.Context, f store.ChangeFilter) ([]store.Change, error) {
-	q := `SELECT ` + changeCols + ` FROM changes WHERE 1 = 1`
+	q := `SELECT ` + changeCols + ` FROM changes WHERE TRUE`
 	var args []any
 	if f.ID != 0 {
 		q += ` AND id = ?`
@@ -110,29 +76,17 @@ func (s *DB) Changes(ctx context.Context, f store.ChangeFilter) ([]store.Change,
 		args = append(args, string(f.Kind))
 	}
 	if len(f.States) > 0 {
-		q += ` AND state IN (?` + strings.Repeat(`, ?`, len(f.States)-1) + `)`
-		for _, st := range f.States {
-			args = append(args, string(st))
-		}
+		var cond string
+		cond, args = in(s.d, "state", strs(f.States), args)
+		q += ` AND ` + cond
 	}
 	q += ` ORDER BY id DESC`
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("changes: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Change
-	for rows.Next() {
-		c, err := scanChange(rows)
-		if err != nil {
-			return nil, fmt.Errorf("changes: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, "changes", q, args, scanChange)
 }
 
-// DecideChange implements [store.ChangeStore].
+// DecideChange implements [store.ChangeStore]. The change's row is locked
+// (where the dialect has row locks), so of concurrent decisions on it, in
+// any processes, one applies and the others find it decided.
 func (s *DB) DecideChange(ctx context.Context, d store.ChangeDecision, rec store.AuditRecord, seal store.AuditSeal) (store.Change, error) {
 	if d.To != store.ChangeApplied && d.To != store.ChangeRejected {
 		return store.Change{}, fmt.Errorf("decide change %d: state %q: want applied or rejected", d.ID, d.To)
@@ -146,7 +100,7 @@ func (s *DB) DecideChange(ctx context.Context, d store.ChangeDecision, rec store
 	}
 	var out store.Change
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		cur, err := scanChange(tx.QueryRowContext(ctx, `SELECT `+changeCols+` FROM changes WHERE id = ?`, d.ID))
+		cur, err := scanChange(tx.QueryRowContext(ctx, s.q(`SELECT `+changeCols+` FROM changes WHERE id = ?`+s.d.ForUpdate()), d.ID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("change %d: %w", d.ID, store.ErrNotFound)
 		}
@@ -156,15 +110,15 @@ func (s *DB) DecideChange(ctx context.Context, d store.ChangeDecision, rec store
 		if cur.State != store.ChangePending {
 			return fmt.Errorf("change %d is %s, not pending: %w", d.ID, cur.State, store.ErrConflict)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE changes SET state = ?, decided_at = ?, decided_by = ?, decision = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE changes SET state = ?, decided_at = ?, decided_by = ?, decision = ? WHERE id = ?`),
 			string(d.To), at.UnixNano(), d.By, d.Reason, d.ID); err != nil {
 			return err
 		}
 		if r := d.Register; r != nil {
-			if err := register(ctx, tx, d.ID, r); err != nil {
+			if err := s.register(ctx, tx, d.ID, r); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE install_generation SET n = n + 1 WHERE id = 1`); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q(`UPDATE install_generation SET n = n + 1 WHERE id = 1`)); err != nil {
 				return fmt.Errorf("install generation: %w", err)
 			}
 		}
@@ -174,10 +128,10 @@ func (s *DB) DecideChange(ctx context.Context, d store.ChangeDecision, rec store
 		if rec.Subject == "" {
 			rec.Subject = fmt.Sprintf("change %d", d.ID)
 		}
-		if _, err := appendAudit(ctx, tx, seal, rec); err != nil {
+		if _, err := s.appendAudit(ctx, tx, seal, rec); err != nil {
 			return err
 		}
-		out, err = scanChange(tx.QueryRowContext(ctx, `SELECT `+changeCols+` FROM changes WHERE id = ?`, d.ID))
+		out, err = scanChange(tx.QueryRowContext(ctx, s.q(`SELECT `+changeCols+` FROM changes WHERE id = ?`), d.ID))
 		return err
 	})
 	if err != nil {
@@ -186,27 +140,33 @@ func (s *DB) DecideChange(ctx context.Context, d store.ChangeDecision, rec store
 	return out, nil
 }
 
-// register records r inside tx.
-func register(ctx context.Context, tx *sql.Tx, id int64, r *store.Registration) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO registered_executors (change_id, executor, definition) VALUES (?, ?, ?)`,
+// register records r inside tx. A backend another transaction registered
+// for the same executor and provider meanwhile is refused by the unique
+// constraint, as one registered before is by the check.
+func (s *DB) register(ctx context.Context, tx *sql.Tx, id int64, r *store.Registration) error {
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO registered_executors (change_id, executor, definition) VALUES (?, ?, ?)`),
 		id, r.Executor, string(r.Definition)); err != nil {
 		return err
 	}
 	for _, b := range r.Backends {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM registered_backends WHERE executor = ? AND provider = ?`,
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM registered_backends WHERE executor = ? AND provider = ?`),
 			r.Executor, b.Provider).Scan(&n); err != nil {
 			return err
 		}
+		taken := fmt.Errorf("executor %s already has a registered %s backend: %w", r.Executor, b.Provider, store.ErrConflict)
 		if n > 0 {
-			return fmt.Errorf("executor %s already has a registered %s backend: %w", r.Executor, b.Provider, store.ErrConflict)
+			return taken
 		}
 		args, err := json.Marshal(b.Arguments)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO registered_backends (change_id, executor, provider, skill, server, tool, arguments)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, r.Executor, b.Provider, b.Skill, b.Server, b.Tool, string(args)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO registered_backends (change_id, executor, provider, skill, server, tool, arguments)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`), id, r.Executor, b.Provider, b.Skill, b.Server, b.Tool, string(args)); err != nil {
+			if s.d.IsUnique(err) {
+				return taken
+			}
 			return err
 		}
 	}
@@ -215,7 +175,7 @@ func register(ctx context.Context, tx *sql.Tx, id int64, r *store.Registration) 
 
 // Registrations implements [store.ChangeStore].
 func (s *DB) Registrations(ctx context.Context) ([]store.Registration, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT change_id, executor, definition FROM registered_executors ORDER BY change_id`)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT change_id, executor, definition FROM registered_executors ORDER BY change_id`))
 	if err != nil {
 		return nil, fmt.Errorf("registrations: %w", err)
 	}
@@ -238,7 +198,7 @@ func (s *DB) Registrations(ctx context.Context) ([]store.Registration, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("registrations: %w", err)
 	}
-	brows, err := s.db.QueryContext(ctx, `SELECT change_id, provider, skill, server, tool, arguments FROM registered_backends ORDER BY change_id, provider`)
+	brows, err := s.db.QueryContext(ctx, s.q(`SELECT change_id, provider, skill, server, tool, arguments FROM registered_backends ORDER BY change_id, provider`))
 	if err != nil {
 		return nil, fmt.Errorf("registrations: %w", err)
 	}
@@ -260,7 +220,7 @@ func (s *DB) Registrations(ctx context.Context) ([]store.Registration, error) {
 	return out, brows.Err()
 }
 
-func scanChange(r scanner) (store.Change, error) {
+func scanChange(r row) (store.Change, error) {
 	var c store.Change
 	var kind, state, proposal string
 	var created, decided int64

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
@@ -10,52 +10,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
-// migrationAudit creates the audit log: one row per record, the hash chain
-// in prev and hash (see package audit, which seals every record; the store
-// computes no hash).
-const migrationAudit = `CREATE TABLE audit (
-		seq        INTEGER PRIMARY KEY,
-		time       INTEGER NOT NULL,
-		actor      TEXT NOT NULL,
-		session    TEXT NOT NULL,
-		action     TEXT NOT NULL,
-		subject    TEXT NOT NULL,
-		decision   TEXT NOT NULL,
-		reasons    TEXT NOT NULL,
-		args_hash  TEXT NOT NULL,
-		latency_ns INTEGER NOT NULL,
-		data       TEXT,
-		prev       TEXT NOT NULL,
-		hash       TEXT NOT NULL
-	);
-	CREATE INDEX audit_subject ON audit (subject);`
-
-var _ store.AuditStore = (*DB)(nil)
-
-// appendAudit seals r with seal against the log's current head and inserts
-// it inside tx, so a state change and its audit record commit or roll back
-// together. A zero r.Time is set to now.
-func appendAudit(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, r store.AuditRecord) (store.AuditRecord, error) {
-	out, err := appendAudits(ctx, tx, seal, []store.AuditRecord{r}, time.Now, nil)
-	if err != nil {
-		return store.AuditRecord{}, err
-	}
-	return out[0], nil
-}
-
 const insertAudit = `INSERT INTO audit (seq, time, actor, session, action, subject, decision, reasons, args_hash, latency_ns, data, prev, hash)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES `
 
-// appendAudits seals rs after the chain's head, in order, and inserts them
-// inside tx: the head is read and the insert prepared once per batch.
+// auditRow is the placeholders of one audit row.
+const auditRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 const selectAuditHead = `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`
 
-// auditStmts are the statements of an append, prepared once per DB: the
-// group-commit writer appends a batch every few milliseconds while agents
-// call tools, and parsing the SQL again each time was most of its cost.
+// auditBatch bounds the rows of one multi-row audit insert.
+const auditBatch = 1000
+
+// auditStmts are the statements of an append, prepared once per DB where
+// rows are inserted one by one: the group-commit writer appends a batch
+// every few milliseconds while agents call tools, and parsing the SQL
+// again each time was most of its cost.
 type auditStmts struct {
 	once         sync.Once
 	head, insert *sql.Stmt
@@ -69,7 +42,7 @@ func (s *DB) auditPrepared(ctx context.Context) (*auditStmts, error) {
 		if a.head, a.err = s.db.PrepareContext(ctx, selectAuditHead); a.err != nil {
 			return
 		}
-		if a.insert, a.err = s.db.PrepareContext(ctx, insertAudit); a.err != nil {
+		if a.insert, a.err = s.db.PrepareContext(ctx, s.q(insertAudit+auditRow)); a.err != nil {
 			a.head.Close()
 		}
 	})
@@ -83,11 +56,29 @@ func (a *auditStmts) close() {
 	}
 }
 
-// appendAudits seals rs with seal and inserts them after the chain's head,
-// in tx. stmts, when not nil, are the DB's prepared statements.
-func appendAudits(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, rs []store.AuditRecord, now func() time.Time, stmts *auditStmts) ([]store.AuditRecord, error) {
+// appendAudit seals r with seal against the log's current head and inserts
+// it inside tx, so a state change and its audit record commit or roll back
+// together. A zero r.Time is set to now.
+func (s *DB) appendAudit(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, r store.AuditRecord) (store.AuditRecord, error) {
+	out, err := s.appendAudits(ctx, tx, seal, []store.AuditRecord{r}, time.Now, nil)
+	if err != nil {
+		return store.AuditRecord{}, err
+	}
+	return out[0], nil
+}
+
+// appendAudits seals rs after the chain's head, in order, and inserts them
+// in tx. The head is read under [LockAudit], held until tx ends: an append
+// in another transaction, of this process or another, waits for this one
+// to commit and then chains to its last record, so the log stays one
+// chain without gaps. stmts, when not nil, are the DB's prepared
+// statements (dialects that insert row by row).
+func (s *DB) appendAudits(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, rs []store.AuditRecord, now func() time.Time, stmts *auditStmts) ([]store.AuditRecord, error) {
 	if seal == nil {
 		return nil, errors.New("append audit records: no seal given (audit.SealStored)")
+	}
+	if err := s.d.Lock(ctx, tx, LockAudit); err != nil {
+		return nil, fmt.Errorf("append audit records: %w", err)
 	}
 	var head store.AuditHead
 	var headRow *sql.Row
@@ -96,18 +87,11 @@ func appendAudits(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, rs []st
 	} else {
 		headRow = tx.QueryRowContext(ctx, selectAuditHead)
 	}
-	err := headRow.Scan(&head.Seq, &head.Hash)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := headRow.Scan(&head.Seq, &head.Hash); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("audit head: %w", err)
 	}
-	var stmt *sql.Stmt
-	if stmts != nil {
-		stmt = tx.StmtContext(ctx, stmts.insert)
-	} else if stmt, err = tx.PrepareContext(ctx, insertAudit); err != nil {
-		return nil, fmt.Errorf("append audit records: %w", err)
-	}
-	defer stmt.Close()
 	out := make([]store.AuditRecord, 0, len(rs))
+	args := make([]any, 0, 13*min(len(rs), auditBatch))
 	for _, r := range rs {
 		if r.Time.IsZero() {
 			r.Time = now()
@@ -120,28 +104,64 @@ func appendAudits(ctx context.Context, tx *sql.Tx, seal store.AuditSeal, rs []st
 		if err != nil {
 			return nil, fmt.Errorf("audit record %d: %w", sealed.Seq, err)
 		}
-		_, err = stmt.ExecContext(ctx, sealed.Seq, sealed.Time.UnixNano(), sealed.Actor, sealed.Session, sealed.Action, sealed.Subject,
-			sealed.Decision, string(reasons), sealed.ArgsHash, sealed.LatencyNS, nullJSON(sealed.Data), sealed.Prev, sealed.Hash)
-		if err != nil {
-			return nil, fmt.Errorf("append audit record %d: %w", sealed.Seq, err)
-		}
+		args = append(args, sealed.Seq, sealed.Time.UnixNano(), sealed.Actor, sealed.Session, sealed.Action, sealed.Subject,
+			string(sealed.Decision), string(reasons), sealed.ArgsHash, sealed.LatencyNS, nullJSON(sealed.Data), sealed.Prev, sealed.Hash)
 		head = store.AuditHead{Seq: sealed.Seq, Hash: sealed.Hash}
 		out = append(out, sealed)
 	}
+	if err := s.insertAudits(ctx, tx, out, args, stmts); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// insertAudits inserts the sealed records rs, whose values are args (13 a
+// record): in multi-row statements, one round trip each, where the
+// dialect batches inserts, else row by row through a prepared statement.
+func (s *DB) insertAudits(ctx context.Context, tx *sql.Tx, rs []store.AuditRecord, args []any, stmts *auditStmts) error {
+	const cols = 13
+	if s.d.BatchInserts() {
+		for start := 0; start < len(rs); start += auditBatch {
+			end := min(start+auditBatch, len(rs))
+			q := insertAudit + auditRow + strings.Repeat(", "+auditRow, end-start-1)
+			if _, err := tx.ExecContext(ctx, s.q(q), args[start*cols:end*cols]...); err != nil {
+				return fmt.Errorf("append audit records %d…%d: %w", rs[start].Seq, rs[end-1].Seq, err)
+			}
+		}
+		return nil
+	}
+	var stmt *sql.Stmt
+	if stmts != nil {
+		stmt = tx.StmtContext(ctx, stmts.insert)
+	} else {
+		var err error
+		if stmt, err = tx.PrepareContext(ctx, s.q(insertAudit+auditRow)); err != nil {
+			return fmt.Errorf("append audit records: %w", err)
+		}
+	}
+	defer stmt.Close()
+	for i, r := range rs {
+		if _, err := stmt.ExecContext(ctx, args[i*cols:(i+1)*cols]...); err != nil {
+			return fmt.Errorf("append audit record %d: %w", r.Seq, err)
+		}
+	}
+	return nil
 }
 
 // AppendAudit implements [store.AuditStore]: the records are sealed and
 // stored in one transaction.
 func (s *DB) AppendAudit(ctx context.Context, seal store.AuditSeal, rs ...store.AuditRecord) ([]store.AuditRecord, error) {
-	stmts, err := s.auditPrepared(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("append audit records: %w", err)
+	var stmts *auditStmts
+	if !s.d.BatchInserts() {
+		var err error
+		if stmts, err = s.auditPrepared(ctx); err != nil {
+			return nil, fmt.Errorf("append audit records: %w", err)
+		}
 	}
 	var out []store.AuditRecord
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = appendAudits(ctx, tx, seal, rs, s.Now, stmts)
+		out, err = s.appendAudits(ctx, tx, seal, rs, s.Now, stmts)
 		return err
 	})
 	if err != nil {
@@ -153,8 +173,8 @@ func (s *DB) AppendAudit(ctx context.Context, seal store.AuditSeal, rs ...store.
 // AuditHead implements [store.AuditStore].
 func (s *DB) AuditHead(ctx context.Context) (store.AuditHead, error) {
 	var h store.AuditHead
-	err := s.db.QueryRowContext(ctx, `SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&h.Seq, &h.Hash)
-	if err == sql.ErrNoRows {
+	err := s.db.QueryRowContext(ctx, selectAuditHead).Scan(&h.Seq, &h.Hash)
+	if errors.Is(err, sql.ErrNoRows) {
 		return store.AuditHead{}, nil
 	}
 	if err != nil {
@@ -186,7 +206,7 @@ func (s *DB) AuditRecords(ctx context.Context, f store.AuditFilter) ([]store.Aud
 		add("subject = ?", f.Subject)
 	}
 	if f.Decision != "" {
-		add("decision = ?", f.Decision)
+		add("decision = ?", string(f.Decision))
 	}
 	if a := f.Action; a != "" {
 		if p, ok := strings.CutSuffix(a, "*"); ok {
@@ -217,21 +237,9 @@ func (s *DB) AuditRecords(ctx context.Context, f store.AuditFilter) ([]store.Aud
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, s, "query audit", q, args, scanAudit)
 	if err != nil {
-		return nil, fmt.Errorf("query audit: %w", err)
-	}
-	defer rows.Close()
-	var out []store.AuditRecord
-	for rows.Next() {
-		r, err := scanAudit(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("query audit: %w", err)
+		return nil, err
 	}
 	if f.Last {
 		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -246,7 +254,7 @@ func (s *DB) AuditRecords(ctx context.Context, f store.AuditFilter) ([]store.Aud
 func (s *DB) ScanAudit(ctx context.Context, afterSeq int64, fn func(store.AuditRecord) error) error {
 	const page = 1000
 	for {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, afterSeq, page)
+		rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+auditColumns+` FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`), afterSeq, page)
 		if err != nil {
 			return fmt.Errorf("scan audit: %w", err)
 		}
@@ -276,14 +284,15 @@ func (s *DB) ScanAudit(ctx context.Context, afterSeq int64, fn func(store.AuditR
 	}
 }
 
-func scanAudit(rows *sql.Rows) (store.AuditRecord, error) {
+func scanAudit(rows row) (store.AuditRecord, error) {
 	var r store.AuditRecord
 	var t int64
-	var reasons string
+	var reasons, decision string
 	var data sql.NullString
-	if err := rows.Scan(&r.Seq, &t, &r.Actor, &r.Session, &r.Action, &r.Subject, &r.Decision, &reasons, &r.ArgsHash, &r.LatencyNS, &data, &r.Prev, &r.Hash); err != nil {
+	if err := rows.Scan(&r.Seq, &t, &r.Actor, &r.Session, &r.Action, &r.Subject, &decision, &reasons, &r.ArgsHash, &r.LatencyNS, &data, &r.Prev, &r.Hash); err != nil {
 		return r, fmt.Errorf("read audit record: %w", err)
 	}
+	r.Decision = capability.Effect(decision)
 	r.Time = time.Unix(0, t).UTC()
 	if err := json.Unmarshal([]byte(reasons), &r.Reasons); err != nil {
 		return r, fmt.Errorf("read audit record %d: reasons: %w", r.Seq, err)
@@ -291,8 +300,6 @@ func scanAudit(rows *sql.Rows) (store.AuditRecord, error) {
 	if len(r.Reasons) == 0 {
 		r.Reasons = nil
 	}
-	if data.Valid {
-		r.Data = json.RawMessage(data.String)
-	}
+	r.Data = raw(data)
 	return r, nil
 }

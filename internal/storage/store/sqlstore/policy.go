@@ -1,20 +1,18 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
-	"encoding/json"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // Policies implements [store.GrantStore].
 func (s *DB) Policies(ctx context.Context) ([]store.StoredPolicy, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, text, updated_at FROM policies ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, text, updated_at FROM policies ORDER BY id`))
 	if err != nil {
 		return nil, fmt.Errorf("stored policies: %w", err)
 	}
@@ -29,16 +27,13 @@ func (s *DB) Policies(ctx context.Context) ([]store.StoredPolicy, error) {
 		p.UpdatedAt = time.Unix(0, at).UTC()
 		out = append(out, p)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("stored policies: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // PutPolicy implements [store.GrantStore].
 func (s *DB) PutPolicy(ctx context.Context, p store.StoredPolicy) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO policies (id, text, updated_at) VALUES ($1, $2, $3)
-		ON CONFLICT (id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`, p.ID, p.Text, s.Now().UnixNano())
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO policies (id, text, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at`), p.ID, p.Text, s.Now().UnixNano())
 	if err != nil {
 		return fmt.Errorf("store policy %q: %w", p.ID, err)
 	}
@@ -47,7 +42,7 @@ func (s *DB) PutPolicy(ctx context.Context, p store.StoredPolicy) error {
 
 // DeletePolicy implements [store.GrantStore].
 func (s *DB) DeletePolicy(ctx context.Context, id string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM policies WHERE id = $1`, id); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q(`DELETE FROM policies WHERE id = ?`), id); err != nil {
 		return fmt.Errorf("delete policy %q: %w", id, err)
 	}
 	return nil
@@ -55,16 +50,14 @@ func (s *DB) DeletePolicy(ctx context.Context, id string) error {
 
 const grantColumns = `id, principal, capability, args, level, expires_at, uses, used, reason, created_by, created_at, revoked_at`
 
-func scanGrant(r pgx.Row) (store.Grant, error) {
+func scanGrant(r row) (store.Grant, error) {
 	var g store.Grant
-	var args *string
+	var args sql.NullString
 	var expires, created, revoked int64
 	if err := r.Scan(&g.ID, &g.Principal, &g.Capability, &args, &g.Level, &expires, &g.Uses, &g.Used, &g.Reason, &g.CreatedBy, &created, &revoked); err != nil {
 		return store.Grant{}, err
 	}
-	if args != nil {
-		g.Args = json.RawMessage(*args)
-	}
+	g.Args = raw(args)
 	if expires != 0 {
 		g.ExpiresAt = time.Unix(0, expires).UTC()
 	}
@@ -75,44 +68,28 @@ func scanGrant(r pgx.Row) (store.Grant, error) {
 	return g, nil
 }
 
-// Grants implements [store.GrantStore]: every grant not revoked, by
-// creation.
+// Grants implements [store.GrantStore]: every grant not
+// revoked, by creation.
 func (s *DB) Grants(ctx context.Context) ([]store.Grant, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`)
-	if err != nil {
-		return nil, fmt.Errorf("grants: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Grant
-	for rows.Next() {
-		g, err := scanGrant(rows)
-		if err != nil {
-			return nil, fmt.Errorf("grants: %w", err)
-		}
-		out = append(out, g)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("grants: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s, "grants", `SELECT `+grantColumns+` FROM grants WHERE revoked_at = 0 ORDER BY created_at, id`, nil, scanGrant)
 }
 
-// CreateGrant implements [store.GrantStore]. The grant and its audit
-// record rec, sealed with seal, commit together.
+// CreateGrant implements [store.GrantStore]. The grant and
+// its audit record rec, sealed with seal, commit together.
 func (s *DB) CreateGrant(ctx context.Context, g store.Grant, rec store.AuditRecord, seal store.AuditSeal) error {
 	var args any
 	if g.Args != nil {
 		args = string(g.Args)
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO grants (`+grantColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0)`,
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO grants (`+grantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`),
 			g.ID, g.Principal, g.Capability, args, g.Level, unixNano(g.ExpiresAt), g.Uses, g.Used, g.Reason, g.CreatedBy, g.CreatedAt.UnixNano()); err != nil {
-			if isUnique(err) {
+			if s.d.IsUnique(err) {
 				return fmt.Errorf("grant %s exists: %w", g.ID, store.ErrConflict)
 			}
 			return err
 		}
-		_, err := appendAudit(ctx, tx, seal, rec)
+		_, err := s.appendAudit(ctx, tx, seal, rec)
 		return err
 	})
 	if err != nil {
@@ -129,12 +106,14 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// RevokeGrant implements [store.GrantStore]: one conditional UPDATE …
-// RETURNING, so of concurrent revocations one records.
+// RevokeGrant implements [store.GrantStore]: the grant is
+// revoked at at, and the audit record rec gives for it (as it was) is
+// sealed with seal and appended in the same transaction. It returns
+// store.ErrNotFound when no unrevoked grant has the id.
 func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(store.Grant) (store.AuditRecord, error), seal store.AuditSeal) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		g, err := scanGrant(tx.QueryRow(ctx, `UPDATE grants SET revoked_at = $1 WHERE id = $2 AND revoked_at = 0 RETURNING `+grantColumns, at.UnixNano(), id))
-		if errors.Is(err, pgx.ErrNoRows) {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		g, err := scanGrant(tx.QueryRowContext(ctx, s.q(`UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at = 0 RETURNING `+grantColumns), at.UnixNano(), id))
+		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("revoke grant %q: %w", id, store.ErrNotFound)
 		}
 		if err != nil {
@@ -142,7 +121,7 @@ func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(
 		}
 		r, err := rec(g)
 		if err == nil {
-			_, err = appendAudit(ctx, tx, seal, r)
+			_, err = s.appendAudit(ctx, tx, seal, r)
 		}
 		if err != nil {
 			return fmt.Errorf("revoke grant %s: %w", id, err)
@@ -151,31 +130,32 @@ func (s *DB) RevokeGrant(ctx context.Context, id string, at time.Time, rec func(
 	})
 }
 
-// RescopeGrants implements [store.GrantStore].
+// RescopeGrants implements [store.GrantStore]: every change
+// and its audit record in one transaction. A grant that is no longer in
+// force with the pattern the change expects (another process rescoped or
+// revoked it meanwhile) is left alone, without a record.
 func (s *DB) RescopeGrants(ctx context.Context, cs []store.GrantRescope, seal store.AuditSeal) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		now := s.Now()
 		for _, c := range cs {
+			var res sql.Result
 			var err error
-			var n int64
 			if c.To != "" {
-				tag, e := tx.Exec(ctx, `UPDATE grants SET capability = $1 WHERE id = $2 AND capability = $3 AND revoked_at = 0`, c.To, c.ID, c.From)
-				n, err = tag.RowsAffected(), e
+				res, err = tx.ExecContext(ctx, s.q(`UPDATE grants SET capability = ? WHERE id = ? AND capability = ? AND revoked_at = 0`), c.To, c.ID, c.From)
 			} else {
-				tag, e := tx.Exec(ctx, `UPDATE grants SET revoked_at = $1 WHERE id = $2 AND capability = $3 AND revoked_at = 0`, now.UnixNano(), c.ID, c.From)
-				n, err = tag.RowsAffected(), e
+				res, err = tx.ExecContext(ctx, s.q(`UPDATE grants SET revoked_at = ? WHERE id = ? AND capability = ? AND revoked_at = 0`), now.UnixNano(), c.ID, c.From)
 			}
 			if err != nil {
 				return fmt.Errorf("scope grant %s: %w", c.ID, err)
 			}
-			if n == 0 {
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
 				continue
 			}
 			r := c.Record
 			if r.Time.IsZero() {
 				r.Time = now
 			}
-			if _, err := appendAudit(ctx, tx, seal, r); err != nil {
+			if _, err := s.appendAudit(ctx, tx, seal, r); err != nil {
 				return fmt.Errorf("scope grant %s: %w", c.ID, err)
 			}
 		}
@@ -185,24 +165,24 @@ func (s *DB) RescopeGrants(ctx context.Context, cs []store.GrantRescope, seal st
 
 // ReleaseGrant implements [store.GrantStore].
 func (s *DB) ReleaseGrant(ctx context.Context, id string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE grants SET used = used - 1 WHERE id = $1 AND used > 0`, id); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE grants SET used = used - 1 WHERE id = ? AND used > 0`), id); err != nil {
 		return fmt.Errorf("release grant %s: %w", id, err)
 	}
 	return nil
 }
 
-// UseGrant implements [store.GrantStore]: one conditional UPDATE …
-// RETURNING. PostgreSQL locks the row and checks the condition again on
-// the row as the concurrent update left it, so two uses of the last
-// remaining use, from any processes, cannot both succeed.
+// UseGrant implements [store.GrantStore]: one UPDATE … RETURNING, so two
+// concurrent uses of the last remaining use cannot both succeed.
+// It returns store.ErrNotFound for an unknown id and store.ErrConflict for
+// a grant revoked, expired or used up.
 func (s *DB) UseGrant(ctx context.Context, id string, at time.Time) (store.Grant, error) {
 	now := at.UnixNano()
-	g, err := scanGrant(s.pool.QueryRow(ctx, `UPDATE grants SET used = used + 1
-		WHERE id = $1 AND revoked_at = 0 AND (expires_at = 0 OR expires_at > $2) AND (uses = 0 OR used < uses)
-		RETURNING `+grantColumns, id, now))
-	if errors.Is(err, pgx.ErrNoRows) {
+	g, err := scanGrant(s.db.QueryRowContext(ctx, s.q(`UPDATE grants SET used = used + 1
+		WHERE id = ? AND revoked_at = 0 AND (expires_at = 0 OR expires_at > ?) AND (uses = 0 OR used < uses)
+		RETURNING `+grantColumns), id, now))
+	if errors.Is(err, sql.ErrNoRows) {
 		var n int
-		if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM grants WHERE id = $1`, id).Scan(&n); err == nil && n == 0 {
+		if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM grants WHERE id = ?`), id).Scan(&n); err == nil && n == 0 {
 			return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrNotFound)
 		}
 		return store.Grant{}, fmt.Errorf("use grant %q: %w", id, store.ErrConflict)

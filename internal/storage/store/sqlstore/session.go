@@ -1,12 +1,12 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
@@ -14,16 +14,16 @@ import (
 // CreateSession implements [store.SessionStore].
 func (s *DB) CreateSession(ctx context.Context, sess store.Session) error {
 	now := s.Now().UnixNano()
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO sessions (id, tenant, agent, tier, created_at, updated_at, last_used) VALUES ($1, $2, $3, $4, $5, $5, $5)
-			ON CONFLICT (id) DO NOTHING`, sess.ID, sess.Tenant, sess.Agent, sess.Tier, now)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO sessions (id, tenant, agent, tier, created_at, updated_at, last_used) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO NOTHING`), sess.ID, sess.Tenant, sess.Agent, sess.Tier, now, now, now)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("session %q exists: %w", sess.ID, store.ErrConflict)
 		}
-		return insertSessionSkills(ctx, tx, sess.ID, sess.Skills, now)
+		return s.insertSessionSkills(ctx, tx, sess.ID, sess.Skills, now)
 	})
 	if err != nil {
 		return fmt.Errorf("create session %q: %w", sess.ID, err)
@@ -35,16 +35,16 @@ func (s *DB) CreateSession(ctx context.Context, sess store.Session) error {
 func (s *DB) Session(ctx context.Context, id string) (store.Session, error) {
 	sess := store.Session{ID: id, Skills: []store.LoadedSkill{}}
 	var created, updated, used int64
-	err := s.pool.QueryRow(ctx, `SELECT tenant, agent, tier, created_at, updated_at, last_used FROM sessions WHERE id = $1`, id).
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT tenant, agent, tier, created_at, updated_at, last_used FROM sessions WHERE id = ?`), id).
 		Scan(&sess.Tenant, &sess.Agent, &sess.Tier, &created, &updated, &used)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) {
 		return store.Session{}, fmt.Errorf("session %q: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session %q: %w", id, err)
 	}
 	sess.CreatedAt, sess.UpdatedAt, sess.LastUsed = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC(), time.Unix(0, used).UTC()
-	rows, err := s.pool.Query(ctx, `SELECT key, mount, loaded_at FROM session_skills WHERE session_id = $1 ORDER BY position`, id)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT key, mount, loaded_at FROM session_skills WHERE session_id = ? ORDER BY position`), id)
 	if err != nil {
 		return store.Session{}, fmt.Errorf("session %q skills: %w", id, err)
 	}
@@ -69,18 +69,18 @@ func (s *DB) Session(ctx context.Context, id string) (store.Session, error) {
 // after the other.
 func (s *DB) SetSessionSkills(ctx context.Context, id string, skills []store.LoadedSkill) error {
 	now := s.Now().UnixNano()
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE sessions SET updated_at = $1, last_used = GREATEST(last_used, $1) WHERE id = $2`, now, id)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET updated_at = ?, last_used = CASE WHEN last_used > ? THEN last_used ELSE ? END WHERE id = ?`), now, now, now, id)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n, _ := res.RowsAffected(); n == 0 {
 			return store.ErrNotFound
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM session_skills WHERE session_id = $1`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM session_skills WHERE session_id = ?`), id); err != nil {
 			return err
 		}
-		return insertSessionSkills(ctx, tx, id, skills, now)
+		return s.insertSessionSkills(ctx, tx, id, skills, now)
 	})
 	if err != nil {
 		return fmt.Errorf("set skills of session %q: %w", id, err)
@@ -90,11 +90,11 @@ func (s *DB) SetSessionSkills(ctx context.Context, id string, skills []store.Loa
 
 // DeleteSession implements [store.SessionStore].
 func (s *DB) DeleteSession(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM sessions WHERE id = ?`), id)
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("delete session %q: %w", id, store.ErrNotFound)
 	}
 	return nil
@@ -105,14 +105,14 @@ func (s *DB) Sessions(ctx context.Context, f store.SessionFilter) ([]store.Sessi
 	q := `SELECT id, tenant, agent, tier, created_at, updated_at, last_used FROM sessions`
 	var args []any
 	if !f.UnusedSince.IsZero() {
-		q += ` WHERE last_used < $1`
+		q += ` WHERE last_used < ?`
 		args = append(args, f.UnusedSince.UnixNano())
 	}
 	q += ` ORDER BY last_used, id`
 	out := []store.Session{}
 	byID := map[string]int{}
 	err := func() error {
-		rows, err := s.pool.Query(ctx, q, args...)
+		rows, err := s.db.QueryContext(ctx, s.q(q), args...)
 		if err != nil {
 			return err
 		}
@@ -137,9 +137,9 @@ func (s *DB) Sessions(ctx context.Context, f store.SessionFilter) ([]store.Sessi
 	}
 	sq := `SELECT session_id, key, mount, loaded_at FROM session_skills`
 	if !f.UnusedSince.IsZero() {
-		sq += ` WHERE session_id IN (SELECT id FROM sessions WHERE last_used < $1)`
+		sq += ` WHERE session_id IN (SELECT id FROM sessions WHERE last_used < ?)`
 	}
-	rows, err := s.pool.Query(ctx, sq+` ORDER BY session_id, position`, args...)
+	rows, err := s.db.QueryContext(ctx, s.q(sq+` ORDER BY session_id, position`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions' skills: %w", err)
 	}
@@ -167,7 +167,14 @@ func (s *DB) TouchSessions(ctx context.Context, at time.Time, ids ...string) err
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE sessions SET last_used = $1 WHERE id = ANY($2) AND last_used < $1`, at.UnixNano(), ids); err != nil {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return chunks(ids, func(ids []string) error {
+			cond, args := in(s.d, "id", ids, []any{at.UnixNano()})
+			_, err := tx.ExecContext(ctx, s.q(`UPDATE sessions SET last_used = ? WHERE `+cond+` AND last_used < ?`), append(args, at.UnixNano())...)
+			return err
+		})
+	})
+	if err != nil {
 		return fmt.Errorf("touch sessions: %w", err)
 	}
 	return nil
@@ -177,17 +184,17 @@ func (s *DB) TouchSessions(ctx context.Context, at time.Time, ids ...string) err
 // the deletion are one statement, so a concurrent touch either lands
 // before (and the session is kept) or finds it gone.
 func (s *DB) DeleteIdleSession(ctx context.Context, id string, before time.Time) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE id = $1 AND last_used < $2`, id, before.UnixNano())
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM sessions WHERE id = ? AND last_used < ?`), id, before.UnixNano())
 	if err != nil {
 		return fmt.Errorf("delete idle session %q: %w", id, err)
 	}
-	if tag.RowsAffected() > 0 {
+	if n, _ := res.RowsAffected(); n > 0 {
 		return nil
 	}
 	var used int64
-	err = s.pool.QueryRow(ctx, `SELECT last_used FROM sessions WHERE id = $1`, id).Scan(&used)
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT last_used FROM sessions WHERE id = ?`), id).Scan(&used)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("delete idle session %q: %w", id, store.ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("delete idle session %q: %w", id, err)
@@ -198,7 +205,7 @@ func (s *DB) DeleteIdleSession(ctx context.Context, id string, before time.Time)
 // insertSessionSkills writes skills in order. Duplicate keys or mounts are
 // refused with ErrConflict before anything is written, so the constraint
 // error of the driver never reaches callers.
-func insertSessionSkills(ctx context.Context, tx pgx.Tx, id string, skills []store.LoadedSkill, now int64) error {
+func (s *DB) insertSessionSkills(ctx context.Context, tx *sql.Tx, id string, skills []store.LoadedSkill, now int64) error {
 	keys, mounts := map[string]bool{}, map[string]bool{}
 	for _, ls := range skills {
 		if keys[ls.Key] || mounts[ls.Mount] {
@@ -206,16 +213,27 @@ func insertSessionSkills(ctx context.Context, tx pgx.Tx, id string, skills []sto
 		}
 		keys[ls.Key], mounts[ls.Mount] = true, true
 	}
-	if len(skills) == 0 {
-		return nil
-	}
-	batch := &pgx.Batch{}
-	for i, ls := range skills {
-		at := now
-		if !ls.LoadedAt.IsZero() {
-			at = ls.LoadedAt.UnixNano()
+	return chunks(positions(len(skills)), func(ps []int) error {
+		args := make([]any, 0, 5*len(ps))
+		for _, i := range ps {
+			ls := skills[i]
+			at := now
+			if !ls.LoadedAt.IsZero() {
+				at = ls.LoadedAt.UnixNano()
+			}
+			args = append(args, id, i, ls.Key, ls.Mount, at)
 		}
-		batch.Queue(`INSERT INTO session_skills (session_id, position, key, mount, loaded_at) VALUES ($1, $2, $3, $4, $5)`, id, i, ls.Key, ls.Mount, at)
+		q := `INSERT INTO session_skills (session_id, position, key, mount, loaded_at) VALUES (?, ?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?, ?)`, len(ps)-1)
+		_, err := tx.ExecContext(ctx, s.q(q), args...)
+		return err
+	})
+}
+
+// positions returns 0, 1, …, n-1.
+func positions(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
 	}
-	return tx.SendBatch(ctx, batch).Close()
+	return out
 }

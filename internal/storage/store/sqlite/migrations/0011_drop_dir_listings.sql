@@ -1,0 +1,2 @@
+-- The directory listings of migration 3 move to the scan cache.
+DROP TABLE dir_listings;
