@@ -344,6 +344,19 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 				r.log.Error("grant reload failed; keeping the previous grants", "err", err)
 			}
 		}
+		// Credentials first: a call arriving now must not start a server
+		// with a credential another replica has already replaced (the
+		// start it would cost is the largest part of a change's delay).
+		credsChanged := false
+		if cs := r.opts.CredentialStore; cs != nil {
+			if moved, err := cs.Reload(ctx); err != nil {
+				r.log.Error("credential store reload failed; keeping the previous credentials", "err", err)
+			} else if moved {
+				r.pool.Prune()
+				credsChanged = true
+				r.changed("credentials")
+			}
+		}
 		// A registry change made by another process (scan, enable,
 		// disable) reaches connected agents: one read of the registry
 		// generation while nothing changed.
@@ -357,7 +370,7 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 		// A scan that changed the registry may have changed the
 		// first_party skills served.
 		forced = forced || (regChanged && r.opts.FirstParty != nil)
-		changed := forced
+		changed := forced || credsChanged
 		if set, err := policy.LoadPolicies(ctx, r.opts.PolicyDir, r.opts.Store); err != nil {
 			r.log.Error("policy reload failed; keeping the previous policies", "err", err)
 		} else if fp := policyFingerprint(set); fp != policies {
@@ -366,15 +379,6 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 			} else {
 				policies, changed = fp, true
 				r.changed("policies")
-			}
-		}
-		if cs := r.opts.CredentialStore; cs != nil {
-			if moved, err := cs.Reload(ctx); err != nil {
-				r.log.Error("credential store reload failed; keeping the previous credentials", "err", err)
-			} else if moved {
-				r.pool.Prune()
-				changed = true
-				r.changed("credentials")
 			}
 		}
 		now, err := r.opts.Installs.Generation(ctx)
