@@ -673,6 +673,21 @@ func (a *App) Keyring(cfg *Config) (*signature.Keyring, error) {
 	return kr, nil
 }
 
+// configKeyring loads the configuration and the keyring of its
+// signing.keys, each failure a usage error (the configuration is what to
+// fix).
+func (a *App) configKeyring() (*Config, *signature.Keyring, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, nil, Usagef("%v", err)
+	}
+	kr, err := a.Keyring(cfg)
+	if err != nil {
+		return nil, nil, Usagef("%v", err)
+	}
+	return cfg, kr, nil
+}
+
 // executorOptions turns the configuration's executors section into the
 // broker's options: every provider a preference names must be one of the
 // catalog's (the errors name the field under executors:, for

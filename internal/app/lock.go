@@ -116,13 +116,9 @@ func readLock(path string) (*lockfile.File, error) {
 
 // currentLock is the lock of what is enabled now.
 func (a *App) currentLock(ctx context.Context) (*lockfile.File, error) {
-	cfg, err := a.Config()
+	_, kr, err := a.configKeyring()
 	if err != nil {
-		return nil, Usagef("%v", err)
-	}
-	kr, err := a.Keyring(cfg)
-	if err != nil {
-		return nil, Usagef("%v", err)
+		return nil, err
 	}
 	svc, closeInst, err := a.OpenInstalls(ctx)
 	if err != nil {

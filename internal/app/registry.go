@@ -36,13 +36,9 @@ func (a *App) OpenRegistry(ctx context.Context, lim discover.Limits, bulk bool) 
 // signatureChecker checks the signatures of first_party skills at scan
 // with the keys of signing.keys.
 func (a *App) signatureChecker() (registry.SignatureChecker, error) {
-	cfg, err := a.Config()
+	_, kr, err := a.configKeyring()
 	if err != nil {
-		return nil, Usagef("%v", err)
-	}
-	kr, err := a.Keyring(cfg)
-	if err != nil {
-		return nil, Usagef("%v", err)
+		return nil, err
 	}
 	tc := &signature.TreeChecker{Keyring: kr, Trust: signature.TrustFirstParty}
 	return registry.SignatureCheckerFunc(func(ctx context.Context, root string) registry.RootSignatures {

@@ -279,13 +279,9 @@ func (a *App) VerifySignature(ctx context.Context, dir, root, trust string) (*Si
 	if trust != signature.TrustFirstParty && trust != signature.TrustImported {
 		return nil, Usagef("--trust %q: use first_party or imported", trust)
 	}
-	cfg, err := a.Config()
+	cfg, kr, err := a.configKeyring()
 	if err != nil {
-		return nil, Usagef("%v", err)
-	}
-	kr, err := a.Keyring(cfg)
-	if err != nil {
-		return nil, Usagef("%v", err)
+		return nil, err
 	}
 	if root == "" {
 		if _, err := os.Lstat(filepath.Join(dir, signature.IndexFileName)); err == nil {
