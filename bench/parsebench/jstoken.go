@@ -188,6 +188,7 @@ func regexpAllowed(toks []token) bool {
 			"throw", "case", "do", "else", "yield", "await":
 			return true
 		}
+	default: // after a number, string, template or regexp, a slash divides
 	}
 	return false
 }

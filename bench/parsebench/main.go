@@ -366,6 +366,22 @@ func reasonPython(in input, err error) string {
 			}
 		}
 	}
+	// A failure at the end of a triple-quoted string is one at its start.
+	if k := int(n) - 1; k > 0 && k < len(lines) {
+		for _, q := range []string{`"""`, `'''`} {
+			if !strings.Contains(lines[k], q) {
+				continue
+			}
+			for j := k - 1; j >= 0; j-- {
+				if strings.Contains(lines[j], q) {
+					if pyFeatures[0].re.MatchString(lines[j]) {
+						return pyFeatures[0].name
+					}
+					break
+				}
+			}
+		}
+	}
 	return "other: " + exc.Error()
 }
 
@@ -405,6 +421,7 @@ func printPyCounts(files []input) {
 				fmt.Fprintf(&b, " s%d", t.line)
 			case tokComment:
 				fmt.Fprintf(&b, " c%d", t.line)
+			default: // CPython's tokenize is compared on strings and comments only
 			}
 		}
 		fmt.Printf("%s\t%s\n", in.path, strings.TrimSpace(b.String()))
