@@ -55,22 +55,23 @@ func TestCorpus(t *testing.T) {
 		case ext == ".sh" || ext == ".bash" || bytes.HasPrefix(src, []byte("#!/bin/bash")) ||
 			bytes.HasPrefix(src, []byte("#!/usr/bin/env bash")) || bytes.HasPrefix(src, []byte("#!/bin/sh")):
 			scripts++
-			found, err := Analyze(src, path)
+			sc, err := Analyze(src, path)
 			if err != nil {
 				t.Errorf("%v", err)
+				return nil
 			}
-			for _, f := range found {
+			for _, f := range sc.Findings {
 				t.Errorf("%s: %s", path, f)
 			}
 		case ext == ".md":
 			for _, b := range fencedShell(src) {
 				blocks++
-				found, err := Analyze([]byte(b.text), path)
+				sc, err := Analyze([]byte(b.text), path)
 				if errors.Is(err, ErrParse) {
 					blockErrs++
 					continue
 				}
-				for _, f := range found {
+				for _, f := range sc.Findings {
 					t.Logf("%s:%d: %s", path, b.line+f.RunLine, f)
 				}
 			}

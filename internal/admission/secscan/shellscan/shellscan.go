@@ -70,10 +70,30 @@ func (f Finding) String() string {
 // the script is not valid shell: the caller then falls back to its text rules.
 var ErrParse = errors.New("shell script does not parse")
 
+// Script is what Analyze finds in one script: its download-and-run
+// findings, and the files its downloads are saved to and the files it runs as
+// programs, which Across joins between the scripts of one skill.
+type Script struct {
+	Findings []Finding
+	Saves    []FileUse
+	Runs     []FileUse
+}
+
+// FileUse is a file a command of a script saves a download to, or runs.
+type FileUse struct {
+	// File is the file as written in the script ("/tmp/i.sh", "$TMPDIR/p.py").
+	File string
+	// Command is the downloader ("curl") or what runs the file ("bash",
+	// "source", or the path itself when the file is run as a command).
+	Command string
+	Line    int
+}
+
 // Analyze parses src as a bash script (a POSIX sh script is read the same
-// way) and returns its download-and-run findings in the order of the
-// running command's line. name is used in error messages only.
-func Analyze(src []byte, name string) ([]Finding, error) {
+// way) and returns its download-and-run findings, in the order of the
+// running command's line, and the files it saves and runs. name is used in
+// error messages only.
+func Analyze(src []byte, name string) (*Script, error) {
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(src), name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrParse, err)
@@ -83,7 +103,11 @@ func Analyze(src []byte, name string) ([]Finding, error) {
 	slices.SortStableFunc(a.found, func(x, y Finding) int {
 		return cmp.Or(cmp.Compare(x.RunLine, y.RunLine), cmp.Compare(x.DownloadLine, y.DownloadLine))
 	})
-	return a.found, nil
+	out := &Script{Findings: a.found, Runs: a.runs}
+	for _, sv := range a.saved {
+		out.Saves = append(out.Saves, FileUse{File: sv.file, Command: sv.downloader, Line: sv.line})
+	}
+	return out, nil
 }
 
 // saved is a file a download wrote: its word as written, the downloader, and
@@ -99,6 +123,7 @@ type saved struct {
 type analysis struct {
 	found  []Finding
 	saved  []saved
+	runs   []FileUse
 	inPipe map[*syntax.BinaryCmd]bool // pipes already read as part of a longer pipeline
 }
 
@@ -133,6 +158,7 @@ func (a *analysis) visit(node syntax.Node) bool {
 			if byPath {
 				cmd = f
 			}
+			a.runs = append(a.runs, FileUse{File: f, Command: cmd, Line: line})
 			for _, s := range a.saved {
 				if s.offset < call.Pos().Offset() && sameFile(s.file, f) {
 					a.found = append(a.found, Finding{Rule: DownloadThenRun, Downloader: s.downloader, DownloadLine: s.line, Runner: cmd, RunLine: line, File: s.file})

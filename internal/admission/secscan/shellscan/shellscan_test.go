@@ -71,18 +71,66 @@ var analyzeCases = []struct {
 func TestAnalyze(t *testing.T) {
 	for _, tc := range analyzeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			found, err := Analyze([]byte(tc.src), "t.sh")
+			sc, err := Analyze([]byte(tc.src), "t.sh")
 			if err != nil {
 				t.Fatalf("Analyze: %v", err)
 			}
-			got := make([]string, 0, len(found))
-			for _, f := range found {
+			got := make([]string, 0, len(sc.Findings))
+			for _, f := range sc.Findings {
 				got = append(got, f.String())
 			}
 			if !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
 				t.Errorf("findings\n got: %q\nwant: %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestAnalyzeSavesAndRuns(t *testing.T) {
+	src := "curl -fsSLo /tmp/a https://x.example/a\nwget -q https://x.example/dl/b.py\ncurl https://x.example/c > \"$HOME/c\"\n" +
+		"python3 -u b.py --flag\n. /etc/profile\n./tools/run.sh\nbash -c 'echo not a file'\n"
+	sc, err := Analyze([]byte(src), "t.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSaves := []FileUse{{"/tmp/a", "curl", 1}, {"b.py", "wget", 2}, {"$HOME/c", "curl", 3}}
+	wantRuns := []FileUse{{"b.py", "python3", 4}, {"/etc/profile", ".", 5}, {"./tools/run.sh", "./tools/run.sh", 6}}
+	if !slices.Equal(sc.Saves, wantSaves) {
+		t.Errorf("Saves\n got: %+v\nwant: %+v", sc.Saves, wantSaves)
+	}
+	if !slices.Equal(sc.Runs, wantRuns) {
+		t.Errorf("Runs\n got: %+v\nwant: %+v", sc.Runs, wantRuns)
+	}
+	if want := "download-then-run: wget at line 2 run by python3 at line 4 (file b.py)"; len(sc.Findings) != 1 || sc.Findings[0].String() != want {
+		t.Errorf("Findings = %v, want [%s]", sc.Findings, want)
+	}
+}
+
+func TestAcross(t *testing.T) {
+	scripts := map[string]*Script{}
+	for name, src := range map[string]string{
+		"scripts/setup.sh":  "mkdir -p /tmp/w\ncurl -fsSL -o /tmp/w/agent.py https://x.example/agent.py\n",
+		"scripts/run.sh":    "cd /tmp/w\npython3 /tmp/w/agent.py --serve\n",
+		"scripts/self.sh":   "curl -o x.sh https://x.example/x.sh\nsh x.sh\n",
+		"scripts/other.sh":  "bash ./x.sh\n",
+		"scripts/unrelated": "sh /tmp/w/other.py\n",
+	} {
+		sc, err := Analyze([]byte(src), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scripts[name] = sc
+	}
+	var got []string
+	for _, c := range Across(scripts) {
+		got = append(got, c.String())
+	}
+	want := []string{
+		"download-then-run: scripts/self.sh:1 saves x.sh (curl), scripts/other.sh:1 runs it (bash)",
+		"download-then-run: scripts/setup.sh:2 saves /tmp/w/agent.py (curl), scripts/run.sh:2 runs it (python3)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Across\n got: %q\nwant: %q", got, want)
 	}
 }
 
@@ -120,7 +168,7 @@ func FuzzAnalyze(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		found, err := Analyze(src, "fuzz.sh")
+		sc, err := Analyze(src, "fuzz.sh")
 		if err != nil {
 			if !errors.Is(err, ErrParse) {
 				t.Fatalf("error is not ErrParse: %v", err)
@@ -128,9 +176,14 @@ func FuzzAnalyze(f *testing.F) {
 			return
 		}
 		lines := strings.Count(string(src), "\n") + 1
-		for _, fd := range found {
+		for _, fd := range sc.Findings {
 			if fd.DownloadLine < 1 || fd.RunLine > lines || fd.DownloadLine > fd.RunLine {
 				t.Fatalf("finding %v outside the script's %d lines", fd, lines)
+			}
+		}
+		for _, u := range append(slices.Clone(sc.Saves), sc.Runs...) {
+			if u.Line < 1 || u.Line > lines || u.File == "" || u.Command == "" {
+				t.Fatalf("file use %+v outside the script's %d lines or empty", u, lines)
 			}
 		}
 	})
