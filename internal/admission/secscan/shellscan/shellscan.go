@@ -4,7 +4,8 @@
 // (sh -c "$(curl …)", bash <(curl …), eval "$(wget -O- …)"), and a download
 // written to a file that a later command of the script runs
 // (curl -o f … && sh f). Each finding names the line of the download and the
-// line of the command that runs it.
+// line of the command that runs it. Across joins the scripts of one skill,
+// for a download saved by one script and run by another.
 //
 // It is the prototype of the content scanner's shell rules (issue 31): the
 // parser sees commands, pipelines, substitutions and redirections, so a
