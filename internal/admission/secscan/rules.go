@@ -63,6 +63,14 @@ type Rule struct {
 	// not zero, matches lines at least that long whatever they contain.
 	triggers []string
 	longLine int
+	// parsed marks a rule found by reading a script with a parser (shell.go),
+	// not by patterns: scanLines passes over it.
+	parsed bool
+	// shellForms, when not zero, says that the first shellForms patterns are
+	// shell pipelines that the shell rules read better on a script the
+	// parser reads: there a finding matched only by them is dropped
+	// (dropShellForms).
+	shellForms int
 }
 
 func (r *Rule) reads(k kind) bool {
@@ -208,11 +216,12 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG501", Name: "download-execute", Severity: Critical, InProse: Medium,
-		Title:    "downloading code and running it at once",
-		Why:      "Piping a download into a shell runs whatever the server sends today, unreviewed and unpinned; it is the most common dropper in malicious skills.",
-		Fix:      "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
-		message:  "downloads code and runs it",
-		triggers: []string{"curl", "wget", "fetch", "iex", "invoke-expression", "urlopen", "requests.get"},
+		Title:      "downloading code and running it at once",
+		Why:        "Piping a download into a shell runs whatever the server sends today, unreviewed and unpinned; it is the most common dropper in malicious skills.",
+		Fix:        "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message:    "downloads code and runs it",
+		triggers:   []string{"curl", "wget", "fetch", "iex", "invoke-expression", "urlopen", "requests.get"},
+		shellForms: 2,
 		patterns: []*regexp.Regexp{
 			re(`\b(?:curl|wget|fetch)\b[^\n|]*\|\s*` + `(?:` + shells + `)\b`),
 			re(`\b(?:` + shells + `)\s+(?:-\w+\s+)*<\(\s*(?:curl|wget)\b`),
@@ -251,6 +260,33 @@ var Rules = []*Rule{
 			re(`(?:\\x[0-9a-fA-F]{2}){24,}`),
 			re(`(?:chr\(\s*\d+\s*\)\s*\+\s*){10,}`),
 		},
+	},
+	{
+		ID: "SG504", Name: "download-piped-to-shell", Severity: Critical,
+		Title:   "a shell script that pipes a download into an interpreter",
+		Why:     "A download piped into a shell or interpreter (curl … | sh, wget -qO- … | sudo bash -s) runs whatever the server sends today, unreviewed and unpinned: the commonest dropper in malicious skills.",
+		Fix:     "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message: "pipes a download into an interpreter",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG505", Name: "download-substituted-into-shell", Severity: Critical,
+		Title:   "a shell script that gives a download to an interpreter as its program",
+		Why:     "A download substituted into an interpreter's program (sh -c \"$(curl …)\", bash <(curl …), eval \"$(wget -O- …)\", source <(curl …)) runs whatever the server sends, unreviewed, without a pipe for a reader to notice.",
+		Fix:     "Ship the code in the skill, or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message: "runs a download as a program",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG506", Name: "download-then-run", Severity: Critical,
+		Title:   "a shell script that runs a file a download was saved to, in the same script or another of the skill",
+		Why:     "Saving a download to a file and running it later (curl -o f …; sh f), possibly from another script of the skill, is a dropper split so that no one line looks like one.",
+		Fix:     "Ship the file in the skill, or check the download's SHA-256 against a pinned value before running it.",
+		message: "runs a file a download was saved to",
+		kinds:   []kind{kindScript},
+		parsed:  true,
 	},
 	{
 		ID: "SG601", Name: "tool-steering", Severity: High,
@@ -338,7 +374,7 @@ func scanLines(name string, data []byte, k kind, maxPerRule int, prefilter bool)
 		lower = asciiLower(lower[:0], line)
 		wide := hasWideRune(line)
 		for _, r := range Rules {
-			if !r.reads(k) {
+			if !r.reads(k) || r.parsed {
 				continue
 			}
 			if r.runes != nil {

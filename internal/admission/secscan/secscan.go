@@ -25,6 +25,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 )
@@ -171,8 +172,9 @@ func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	rep := &Report{Findings: []Finding{}, Skipped: []Skipped{}}
+	scripts := &shellScripts{analyses: map[string]*shellscan.Script{}, data: map[string][]byte{}}
 	if fi.Mode().IsRegular() {
-		if err := scanPath(rep, root, filepath.Base(root), lim, new(int64)); err != nil {
+		if err := scanPath(rep, root, filepath.Base(root), lim, new(int64), scripts); err != nil {
 			return nil, err
 		}
 		sortFindings(rep.Findings)
@@ -207,16 +209,17 @@ func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 		if rep.Files+len(rep.Skipped) >= lim.MaxFiles {
 			return fmt.Errorf("%w: %s has more than %d files", ErrTooLarge, root, lim.MaxFiles)
 		}
-		return scanPath(rep, path, rel, lim, &total)
+		return scanPath(rep, path, rel, lim, &total, scripts)
 	})
 	if err != nil {
 		return nil, err
 	}
+	rep.Findings = append(rep.Findings, scripts.cross(lim.MaxPerRule)...)
 	sortFindings(rep.Findings)
 	return rep, nil
 }
 
-func scanPath(rep *Report, path, rel string, lim Limits, total *int64) error {
+func scanPath(rep *Report, path, rel string, lim Limits, total *int64, scripts *shellScripts) error {
 	data, err := fileinfo.ReadRegular(path, lim.MaxFileBytes)
 	if err != nil {
 		rep.Skipped = append(rep.Skipped, Skipped{rel, fmt.Sprintf("not read: larger than %d bytes or not a regular file", lim.MaxFileBytes)})
@@ -231,7 +234,7 @@ func scanPath(rep *Report, path, rel string, lim Limits, total *int64) error {
 		return nil
 	}
 	rep.Files++
-	rep.Findings = append(rep.Findings, scanText(rel, data, kindOf(rel, data), lim.MaxPerRule)...)
+	rep.Findings = append(rep.Findings, scanFile(rel, data, lim.MaxPerRule, scripts)...)
 	return nil
 }
 
@@ -240,7 +243,7 @@ func File(name string, data []byte) []Finding {
 	if notText(data) != "" {
 		return []Finding{}
 	}
-	out := scanText(name, data, kindOf(name, data), Limits{}.withDefaults().MaxPerRule)
+	out := scanFile(name, data, Limits{}.withDefaults().MaxPerRule, nil)
 	sortFindings(out)
 	return out
 }
