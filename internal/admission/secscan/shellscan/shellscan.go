@@ -7,12 +7,11 @@
 // line of the command that runs it. Across joins the scripts of one skill,
 // for a download saved by one script and run by another.
 //
-// It is the prototype of the content scanner's shell rules (issue 31): the
-// parser sees commands, pipelines, substitutions and redirections, so a
+// The content scanner's shell rules SG504–SG506 (secscan's shell.go) are
+// built on it (issue 31): the parser sees commands, pipelines, substitutions and redirections, so a
 // download inside a string, a comment or a here-document that is never run is
 // not reported, and the forms a line-based pattern misses (a pipeline split
 // over lines, a wrapper such as sudo or env, clustered flags such as -qO-) are.
-// Nothing in the scanner calls it yet.
 package shellscan
 
 import (
