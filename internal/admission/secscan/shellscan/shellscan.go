@@ -98,7 +98,7 @@ func Analyze(src []byte, name string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrParse, err)
 	}
-	a := analysis{inPipe: map[*syntax.BinaryCmd]bool{}}
+	a := analysis{inPipe: map[*syntax.BinaryCmd]bool{}, firstSave: map[string]saved{}}
 	syntax.Walk(file, a.visit)
 	slices.SortStableFunc(a.found, func(x, y Finding) int {
 		return cmp.Or(cmp.Compare(x.RunLine, y.RunLine), cmp.Compare(x.DownloadLine, y.DownloadLine))
@@ -125,6 +125,10 @@ type analysis struct {
 	saved  []saved
 	runs   []FileUse
 	inPipe map[*syntax.BinaryCmd]bool // pipes already read as part of a longer pipeline
+	// firstSave is, by fileKey, the earliest download saved to each file:
+	// a run looks its file up there, so a script of many saves and runs is
+	// read in linear time (the script is a third party's).
+	firstSave map[string]saved
 }
 
 func (a *analysis) visit(node syntax.Node) bool {
@@ -145,7 +149,11 @@ func (a *analysis) visit(node syntax.Node) bool {
 		line := int(call.Pos().Line())
 		if d, ok := downloaders[cmd]; ok {
 			if f := d.output(args, n.Redirs); f != "" {
-				a.saved = append(a.saved, saved{file: f, downloader: cmd, line: line, offset: call.Pos().Offset()})
+				sv := saved{file: f, downloader: cmd, line: line, offset: call.Pos().Offset()}
+				a.saved = append(a.saved, sv)
+				if first, ok := a.firstSave[fileKey(f)]; !ok || sv.offset < first.offset {
+					a.firstSave[fileKey(f)] = sv
+				}
 			}
 			return true
 		}
@@ -159,11 +167,8 @@ func (a *analysis) visit(node syntax.Node) bool {
 				cmd = f
 			}
 			a.runs = append(a.runs, FileUse{File: f, Command: cmd, Line: line})
-			for _, s := range a.saved {
-				if s.offset < call.Pos().Offset() && sameFile(s.file, f) {
-					a.found = append(a.found, Finding{Rule: DownloadThenRun, Downloader: s.downloader, DownloadLine: s.line, Runner: cmd, RunLine: line, File: s.file})
-					break
-				}
+			if s, ok := a.firstSave[fileKey(f)]; ok && s.offset < call.Pos().Offset() {
+				a.found = append(a.found, Finding{Rule: DownloadThenRun, Downloader: s.downloader, DownloadLine: s.line, Runner: cmd, RunLine: line, File: s.file})
 			}
 		}
 	}
@@ -400,8 +405,8 @@ func wordText(w *syntax.Word) string {
 	return s
 }
 
-// sameFile reports whether two words written in a script name the same file,
-// ignoring a leading "./".
-func sameFile(a, b string) bool {
-	return a != "" && strings.TrimPrefix(a, "./") == strings.TrimPrefix(b, "./")
+// fileKey is a file as written in a script, without a leading "./": two
+// words name the same file when their keys are equal and not empty.
+func fileKey(f string) string {
+	return strings.TrimPrefix(f, "./")
 }

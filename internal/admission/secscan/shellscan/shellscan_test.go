@@ -188,3 +188,31 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// TestAcrossOnePerRun: a run is reported once, with the first script by name
+// that saves its file and that script's first save, however many save it.
+func TestAcrossOnePerRun(t *testing.T) {
+	scripts := map[string]*Script{}
+	for name, src := range map[string]string{
+		"b.sh": "curl -o /tmp/p u\ncurl -o /tmp/p v\n",
+		"a.sh": "echo\nwget -O /tmp/p u\n",
+		"c.sh": "sh /tmp/p\nsh /tmp/p\n",
+	} {
+		sc, err := Analyze([]byte(src), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scripts[name] = sc
+	}
+	var got []string
+	for _, c := range Across(scripts) {
+		got = append(got, c.String())
+	}
+	want := []string{
+		"download-then-run: a.sh:2 saves /tmp/p (wget), c.sh:1 runs it (sh)",
+		"download-then-run: a.sh:2 saves /tmp/p (wget), c.sh:2 runs it (sh)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Across\n got: %q\nwant: %q", got, want)
+	}
+}
