@@ -4,7 +4,10 @@
 // Unicode, credential theft, network exfiltration, download-and-execute,
 // encoded payloads, obfuscation, destructive commands and persistence —
 // each finding with a stable rule id, a severity, the file, line and
-// column, the excerpt, why it matters and how to fix it.
+// column, the excerpt, why it matters and how to fix it. Most rules match
+// patterns line by line; shell scripts are also read by a parser
+// (subpackage shellscan), for the download-and-run rules SG504–SG506
+// (shell.go).
 //
 // It is layer 4 of every install (package install) and the command
 // `skillgate scan-security`. It decides nothing by itself: a finding is
@@ -238,7 +241,9 @@ func scanPath(rep *Report, path, rel string, lim Limits, total *int64, scripts *
 	return nil
 }
 
-// File scans one file's contents, named name (its path in the skill).
+// File scans one file's contents, named name (its path in the skill). A
+// shell script is read alone: a download saved by another script of the
+// skill and run by this one is found by Dir only.
 func File(name string, data []byte) []Finding {
 	if notText(data) != "" {
 		return []Finding{}
