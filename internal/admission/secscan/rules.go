@@ -66,6 +66,9 @@ type Rule struct {
 	// parsed marks a rule found by reading a script with a parser (shell.go),
 	// not by patterns: scanLines passes over it.
 	parsed bool
+	// whole marks a rule about a file as a whole, not its lines: a file the
+	// scanner cannot read (roles.go). scanLines passes over it.
+	whole bool
 	// shellForms, when not zero, says that the first shellForms patterns are
 	// shell pipelines that the shell rules read better on a script the
 	// parser reads: there a finding matched only by them is dropped
@@ -333,6 +336,30 @@ var Rules = []*Rule{
 			re(`(?:>>|\btee\s+-a\s+)\s*["']?\S*\.ssh/authorized_keys\b`),
 		},
 	},
+	{
+		ID: "SG901", Name: "not-utf8", Severity: High, InProse: Low,
+		Title:   "a file that is not UTF-8 text",
+		Why:     "A script with one byte that is not UTF-8 was skipped by text scanners and reported as a pass; its lines are read here with each such byte taken as Latin-1, but a file in another encoding may hide what it runs. Severity follows the file's role: high when something runs it (#! line, mcp.json, an interpreter named in the skill), medium for a script by its name, low otherwise.",
+		Fix:     "Save the file as UTF-8 (or plain ASCII).",
+		message: "is not UTF-8 text",
+		whole:   true,
+	},
+	{
+		ID: "SG902", Name: "too-large-to-scan", Severity: High, InProse: Low,
+		Title:   "a file too large for the scanner or for the shell parser",
+		Why:     "A file beyond the scanner's size limit is not read, and a shell script beyond the parser's bound (256 KiB) is read by the text rules only: size is a way to hide a payload. Severity follows the file's role, as for SG901.",
+		Fix:     "Split the file, or ship generated data outside the skill; a script that runs should be small enough to review.",
+		message: "is too large to scan",
+		whole:   true,
+	},
+	{
+		ID: "SG903", Name: "binary-file", Severity: High, InProse: Low,
+		Title:   "a binary file (compiled code or data) the scanner cannot read",
+		Why:     "A binary file (a NUL byte in its first 8 KiB) is not read by any rule: compiled code that the skill runs is unreviewable here. Severity follows the file's role: high when something runs it, low for an image or other data nothing runs.",
+		Fix:     "Ship source code instead of a compiled program, or have the operator review the binary and suppress the finding with a reason.",
+		message: "is binary",
+		whole:   true,
+	},
 }
 
 // excerptMax bounds a finding's excerpt, in characters.
@@ -374,7 +401,7 @@ func scanLines(name string, data []byte, k kind, maxPerRule int, prefilter bool)
 		lower = asciiLower(lower[:0], line)
 		wide := hasWideRune(line)
 		for _, r := range Rules {
-			if !r.reads(k) || r.parsed {
+			if !r.reads(k) || r.parsed || r.whole {
 				continue
 			}
 			if r.runes != nil {

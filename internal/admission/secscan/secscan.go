@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
@@ -114,7 +113,8 @@ type Report struct {
 	Files int `json:"files"`
 	// Findings are sorted by file, line, column and rule.
 	Findings []Finding `json:"findings"`
-	// Skipped are the files not read (binary, too large, links).
+	// Skipped are the files not read (binary, too large, links); a binary
+	// or too large file is also a finding (SG903, SG902).
 	Skipped []Skipped `json:"skipped"`
 }
 
@@ -162,9 +162,12 @@ func (l Limits) withDefaults() Limits {
 var ErrTooLarge = errors.New("secscan: too large")
 
 // Dir scans every file under root (a skill's directory, or one file). It
-// never follows a symbolic link: a link is skipped with the reason. Files
-// that are not text (a NUL byte in the first 8 KiB, or not UTF-8) are
-// skipped too. A tree beyond the limits is an error wrapping ErrTooLarge.
+// never follows a symbolic link: a link is skipped with the reason. Each
+// file is classified by how it runs (classify: #! lines, mcp.json,
+// interpreters named in the skill) before it is scanned; a file the scanner
+// cannot read (binary, too large, not UTF-8) is a finding whose severity
+// follows that role (SG901–SG903), never a silent pass. A tree beyond the
+// limits is an error wrapping ErrTooLarge.
 func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 	lim = lim.withDefaults()
 	fi, err := os.Lstat(root)
@@ -176,79 +179,116 @@ func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 	}
 	rep := &Report{Findings: []Finding{}, Skipped: []Skipped{}}
 	scripts := &shellScripts{analyses: map[string]*shellscan.Script{}, data: map[string][]byte{}}
+	var files []skillFile
+	var total int64
 	if fi.Mode().IsRegular() {
-		if err := scanPath(rep, root, filepath.Base(root), lim, new(int64), scripts); err != nil {
+		f, err := readFile(rep, root, filepath.Base(root), lim, &total)
+		if err != nil {
 			return nil, err
 		}
-		sortFindings(rep.Findings)
-		return rep, nil
-	}
-	if !fi.IsDir() {
+		files = append(files, f)
+	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is neither a directory nor a regular file", ErrUsage, root)
-	}
-	var total int64
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.IsDir():
-			if d.Name() == ".git" && path != root {
-				return filepath.SkipDir
+	} else {
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
 			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			switch {
+			case d.IsDir():
+				if d.Name() == ".git" && path != root {
+					return filepath.SkipDir
+				}
+				return nil
+			case d.Type()&fs.ModeSymlink != 0:
+				rep.Skipped = append(rep.Skipped, Skipped{rel, "a symbolic link (never followed)"})
+				return nil
+			case !d.Type().IsRegular():
+				rep.Skipped = append(rep.Skipped, Skipped{rel, "not a regular file"})
+				return nil
+			}
+			if len(files)+len(rep.Skipped) >= lim.MaxFiles {
+				return fmt.Errorf("%w: %s has more than %d files", ErrTooLarge, root, lim.MaxFiles)
+			}
+			f, err := readFile(rep, path, rel, lim, &total)
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
 			return nil
-		case d.Type()&fs.ModeSymlink != 0:
-			rep.Skipped = append(rep.Skipped, Skipped{rel, "a symbolic link (never followed)"})
-			return nil
-		case !d.Type().IsRegular():
-			rep.Skipped = append(rep.Skipped, Skipped{rel, "not a regular file"})
-			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		if rep.Files+len(rep.Skipped) >= lim.MaxFiles {
-			return fmt.Errorf("%w: %s has more than %d files", ErrTooLarge, root, lim.MaxFiles)
+	}
+	roles := classify(files)
+	for _, f := range files {
+		if f.data == nil {
+			rep.Findings = append(rep.Findings, tooLarge(f.rel, roles[f.rel], lim.MaxFileBytes))
+			continue
 		}
-		return scanPath(rep, path, rel, lim, &total, scripts)
-	})
-	if err != nil {
-		return nil, err
+		found, read := scanFile(f.rel, f.data, roles[f.rel], lim.MaxPerRule, scripts)
+		rep.Findings = append(rep.Findings, found...)
+		if read {
+			rep.Files++
+		} else {
+			rep.Skipped = append(rep.Skipped, Skipped{f.rel, "binary (a NUL byte)"})
+		}
 	}
 	rep.Findings = append(rep.Findings, scripts.cross(lim.MaxPerRule)...)
 	sortFindings(rep.Findings)
 	return rep, nil
 }
 
-func scanPath(rep *Report, path, rel string, lim Limits, total *int64, scripts *shellScripts) error {
+// readFile reads one regular file of a scan. A file larger than
+// lim.MaxFileBytes comes back with nil data and is recorded as skipped (Dir
+// reports it as SG902 once its role is known); one that cannot be read is
+// skipped with the reason.
+func readFile(rep *Report, path, rel string, lim Limits, total *int64) (skillFile, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > lim.MaxFileBytes {
+		rep.Skipped = append(rep.Skipped, Skipped{rel, fmt.Sprintf("larger than %d bytes", lim.MaxFileBytes)})
+		return skillFile{rel: rel}, nil
+	}
 	data, err := fileinfo.ReadRegular(path, lim.MaxFileBytes)
 	if err != nil {
 		rep.Skipped = append(rep.Skipped, Skipped{rel, fmt.Sprintf("not read: larger than %d bytes or not a regular file", lim.MaxFileBytes)})
-		return nil
+		return skillFile{rel: rel}, nil
 	}
 	*total += int64(len(data))
 	if *total > lim.MaxTotalBytes {
-		return fmt.Errorf("%w: the files hold more than %d bytes", ErrTooLarge, lim.MaxTotalBytes)
+		return skillFile{}, fmt.Errorf("%w: the files hold more than %d bytes", ErrTooLarge, lim.MaxTotalBytes)
 	}
-	if why := notText(data); why != "" {
-		rep.Skipped = append(rep.Skipped, Skipped{rel, why})
-		return nil
+	if data == nil {
+		data = []byte{}
 	}
-	rep.Files++
-	rep.Findings = append(rep.Findings, scanFile(rel, data, lim.MaxPerRule, scripts)...)
-	return nil
+	return skillFile{rel: rel, data: data}, nil
 }
 
-// File scans one file's contents, named name (its path in the skill). A
-// shell script is read alone: a download saved by another script of the
-// skill and run by this one is found by Dir only.
+// File scans one file's contents, named name (its path in the skill). Its
+// role comes from its #! line alone, and a shell script is read alone: a
+// file mcp.json runs, and a download saved by another script of the skill
+// and run by this one, are found by Dir only. A binary file, or one larger
+// than the scanner's default limit, is a finding (SG903, SG902).
 func File(name string, data []byte) []Finding {
-	if notText(data) != "" {
-		return []Finding{}
+	lim := Limits{}.withDefaults()
+	if data == nil {
+		data = []byte{}
 	}
-	out := scanFile(name, data, Limits{}.withDefaults().MaxPerRule, nil)
+	roles := classify([]skillFile{{rel: name, data: data}})
+	var out []Finding
+	if int64(len(data)) > lim.MaxFileBytes {
+		out = []Finding{tooLarge(name, roles[name], lim.MaxFileBytes)}
+	} else {
+		out, _ = scanFile(name, data, roles[name], lim.MaxPerRule, nil)
+	}
+	if out == nil {
+		out = []Finding{}
+	}
 	sortFindings(out)
 	return out
 }
@@ -274,19 +314,13 @@ func Tools(tools []Tool) []Finding {
 	return out
 }
 
-// notText says why data is not scanned as text, or "".
-func notText(data []byte) string {
+// isBinary reports whether data is not text: a NUL byte in its first 8 KiB.
+func isBinary(data []byte) bool {
 	head := data
 	if len(head) > 8<<10 {
 		head = head[:8<<10]
 	}
-	if slices.Contains(head, 0) {
-		return "binary (a NUL byte)"
-	}
-	if !utf8.Valid(data) {
-		return "not UTF-8 text"
-	}
-	return ""
+	return slices.Contains(head, 0)
 }
 
 func sortFindings(fs []Finding) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,6 +138,12 @@ var ruleCases = []struct {
 	{"SG801", "run.sh", "echo 'ssh-ed25519 AAAA… me' >> ~/.ssh/authorized_keys", true},
 	{"SG801", "run.sh", "crontab -l", false},
 	{"SG801", "run.sh", "source ~/.bashrc", false},
+	{"SG901", "notes.md", "caf\xe9", true},
+	{"SG901", "notes.md", "café", false},
+	{"SG902", "run.sh", "echo hi\n" + strings.Repeat("# padding\n", 30<<10), true},
+	{"SG902", "notes.md", strings.Repeat("# padding\n", 30<<10), false},
+	{"SG903", "logo.png", "\x89PNG\x00\x00", true},
+	{"SG903", "notes.md", "plain text", false},
 }
 
 func TestRules(t *testing.T) {
@@ -190,7 +197,8 @@ func TestToolFindingsNameTheTool(t *testing.T) {
 }
 
 // TestBounds: links are never followed, binary and oversized files are
-// skipped with the reason, too many files is an error.
+// skipped with the reason and are findings (SG903, SG902), a file that is
+// not UTF-8 is read and is a finding (SG901), too many files is an error.
 func TestBounds(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) {
@@ -216,9 +224,17 @@ func TestBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(rep.Skipped)
-	want := `[{"file":"big.md","reason":"not read: larger than 100 bytes or not a regular file"},{"file":"latin1.txt","reason":"not UTF-8 text"},{"file":"link.sh","reason":"a symbolic link (never followed)"},{"file":"logo.png","reason":"binary (a NUL byte)"}]`
-	if string(got) != want || len(rep.Findings) != 0 || rep.Files != 1 {
-		t.Fatalf("skipped %s, findings %v, files %d; want %s, none, 1", got, rep.Findings, rep.Files, want)
+	want := `[{"file":"big.md","reason":"larger than 100 bytes"},{"file":"link.sh","reason":"a symbolic link (never followed)"},{"file":"logo.png","reason":"binary (a NUL byte)"}]`
+	if string(got) != want || rep.Files != 2 {
+		t.Fatalf("skipped %s, files %d; want %s, 2", got, rep.Files, want)
+	}
+	// A file not read is a finding, low here: nothing runs these files.
+	var findings []string
+	for _, f := range rep.Findings {
+		findings = append(findings, f.Rule+" "+string(f.Severity)+" "+f.Location())
+	}
+	if w := []string{"SG902 low big.md:1:1", "SG901 low latin1.txt:1:4", "SG903 low logo.png:1:1"}; !slices.Equal(findings, w) {
+		t.Fatalf("findings %q; want %q", findings, w)
 	}
 	if _, err := Dir(context.Background(), dir, Limits{MaxFiles: 3}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("3 files at most: %v; want ErrTooLarge", err)

@@ -28,46 +28,15 @@ var shellRuleIDs = map[shellscan.Rule]string{
 }
 
 // isShellScript reports whether a file is a shell script for the shell
-// rules: its name ends in .sh or .bash, or its #! line names sh, bash, zsh
-// or dash (directly or through env). This is not yet the scanner's
-// classification of files by how they run (issue 31).
+// rules by itself: its name ends in .sh or .bash, or its #! line names sh,
+// bash, zsh, dash or ksh (directly or through env). A file a shell runs by
+// the skill's mcp.json or instructions is one too (role.shell).
 func isShellScript(name string, data []byte) bool {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".sh", ".bash":
 		return true
 	}
-	return shebangShell(data)
-}
-
-// shebangShell reports whether data's #! line names sh, bash, zsh or dash:
-// "#!/bin/sh", "#!/usr/bin/env bash", "#!/usr/bin/env -S bash -e".
-func shebangShell(data []byte) bool {
-	rest, ok := bytes.CutPrefix(data, []byte("#!"))
-	if !ok {
-		return false
-	}
-	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-		rest = rest[:i]
-	}
-	fields := strings.Fields(string(rest))
-	if len(fields) == 0 {
-		return false
-	}
-	prog := path.Base(fields[0])
-	if prog == "env" {
-		for _, f := range fields[1:] {
-			if strings.HasPrefix(f, "-") || strings.Contains(f, "=") {
-				continue // env's options and NAME=value assignments
-			}
-			prog = path.Base(f)
-			break
-		}
-	}
-	switch prog {
-	case "sh", "bash", "zsh", "dash":
-		return true
-	}
-	return false
+	return shellInterp(shebangInterp(data))
 }
 
 // shellScripts are the shell scripts of one scan the parser read, and their
@@ -84,22 +53,122 @@ type shellScripts struct {
 // rules alone, as one that does not parse.
 const maxShellBytes = 256 << 10
 
-// scanFile runs the text rules over one file and, on a shell script, the
-// shell rules; a script the parser read is added to scripts when not nil.
-func scanFile(name string, data []byte, maxPerRule int, scripts *shellScripts) []Finding {
-	out := scanText(name, data, kindOf(name, data), maxPerRule)
-	if len(data) > maxShellBytes || !isShellScript(name, data) {
-		return out
+// scanFile runs the text rules over one file, as the kind its role makes
+// it (an executed file is a script whatever its name), and, on a shell
+// script or a file a shell runs, the shell rules; a script the parser read
+// is added to scripts when not nil. A binary file is not read: its finding
+// is SG903 and read is false. A file that is not UTF-8 is SG901, and its
+// lines are read with each byte that is not UTF-8 taken as Latin-1. A shell
+// script beyond the parser's bound is SG902, and keeps the text rules.
+func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellScripts) (found []Finding, read bool) {
+	k := kindOf(name, data)
+	if r.executed() {
+		k = kindScript
 	}
-	shell, script := scanShell(name, data, maxPerRule)
+	if isBinary(data) {
+		return []Finding{unscannable("SG903", name, r, k, 1, nil, 0, "a NUL byte in its first 8 KiB: no rule reads it")}, false
+	}
+	var out []Finding
+	text := data
+	if !utf8.Valid(data) {
+		lineNo, line, at := firstInvalid(data)
+		text = latin1Fallback(data)
+		out = append(out, unscannable("SG901", name, r, k, lineNo, line, at,
+			fmt.Sprintf("byte 0x%02X on line %d is not UTF-8; its lines were read with such bytes taken as Latin-1", line[at], lineNo)))
+	}
+	out = append(out, scanText(name, text, k, maxPerRule)...)
+	shell := r.shell() || (r.interp == "" && isShellScript(name, data))
+	if !shell {
+		return out, true
+	}
+	if len(text) > maxShellBytes {
+		return append(out, unscannable("SG902", name, r, k, 1, nil, 0,
+			fmt.Sprintf("a shell script of %d bytes, beyond the shell parser's bound of %d: read by the text rules only", len(text), maxShellBytes))), true
+	}
+	shellFound, script := scanShell(name, text, maxPerRule)
 	if script == nil {
-		return out
+		return out, true
 	}
 	if scripts != nil {
 		scripts.analyses[name] = script
-		scripts.data[name] = data
+		scripts.data[name] = text
 	}
-	return append(dropShellForms(out, data), shell...)
+	return append(dropShellForms(out, text), shellFound...), true
+}
+
+// unscannable is a finding of a rule about a whole file (SG901–SG903),
+// placed at line lineNo (its text line, nil for none) and byte at, its
+// severity by the file's role: high when something runs it, medium for a
+// script by its name or folder, low otherwise.
+func unscannable(id, name string, r role, k kind, lineNo int, line []byte, at int, reason string) Finding {
+	rule := RuleByID(id)
+	sev := Low
+	switch {
+	case r.executed():
+		sev = rule.Severity
+	case k == kindScript:
+		sev = Medium
+	}
+	msg := fmt.Sprintf("%s: %s", rule.message, reason)
+	if r.executed() {
+		msg += "; " + r.by
+	}
+	f := Finding{
+		Rule: rule.ID, Name: rule.Name, Severity: sev, File: name, Line: lineNo, Column: 1,
+		Message: msg, Why: rule.Why, Fix: rule.Fix,
+	}
+	if line != nil {
+		valid := bytes.ToValidUTF8(line[:at], []byte("?"))
+		f.Column = utf8.RuneCount(valid) + 1
+		f.Excerpt = excerpt(latin1Fallback(line), len(latin1Fallback(line[:at])), len(latin1Fallback(line[:at+1])))
+	}
+	return f
+}
+
+// tooLarge is the SG902 finding of a file beyond the scanner's size limit,
+// which was not read.
+func tooLarge(name string, r role, limit int64) Finding {
+	return unscannable("SG902", name, r, kindOf(name, nil), 1, nil, 0, fmt.Sprintf("larger than the scanner's limit of %d bytes: not read", limit))
+}
+
+// firstInvalid is the line (1-based number and text, without its ending)
+// holding data's first byte that is not UTF-8, and that byte's offset in it.
+func firstInvalid(data []byte) (lineNo int, line []byte, at int) {
+	off := 0
+	for off < len(data) {
+		r, size := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		off += size
+	}
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	end := len(data)
+	if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+		end = off + i
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1, bytes.TrimSuffix(data[start:end], []byte("\r")), off - start
+}
+
+// latin1Fallback is data with each byte that is not part of a UTF-8
+// sequence replaced by the character it is in Latin-1 (0xFF is ÿ), so
+// that the rules read every other character of the file as it is.
+func latin1Fallback(data []byte) []byte {
+	if utf8.Valid(data) {
+		return data
+	}
+	out := make([]byte, 0, len(data)+16)
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		if r == utf8.RuneError && size <= 1 {
+			out = utf8.AppendRune(out, rune(data[0]))
+			data = data[1:]
+			continue
+		}
+		out = append(out, data[:size]...)
+		data = data[size:]
+	}
+	return out
 }
 
 // cross is the cross-script findings of the scripts read.
