@@ -181,15 +181,16 @@ func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 	scripts := &shellScripts{analyses: map[string]*shellscan.Script{}, data: map[string][]byte{}}
 	var files []skillFile
 	var total int64
-	if fi.Mode().IsRegular() {
+	switch {
+	case fi.Mode().IsRegular():
 		f, err := readFile(rep, root, filepath.Base(root), lim, &total)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, f)
-	} else if !fi.IsDir() {
+	case !fi.IsDir():
 		return nil, fmt.Errorf("%w: %s is neither a directory nor a regular file", ErrUsage, root)
-	} else {
+	default:
 		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
