@@ -27,8 +27,8 @@ persistence (cron, shell start-up files, systemd units, authorized_keys).
 
 Each finding has a stable rule id, a severity, FILE:LINE:COLUMN, the
 excerpt (invisible characters written as <U+XXXX>), why it matters and how
-to fix it. Symbolic links are never followed; binary and oversized files
-are listed as skipped. --sarif writes SARIF 2.1.0 for code-scanning tools.
+to fix it. Links are never followed; a binary, oversized or non-UTF-8 file is
+a finding, high when the skill runs it. --sarif writes SARIF 2.1.0.
 
 Exit codes: 0 no finding at or above --fail-on (default high), 1 some,
 2 usage error (PATH missing, bad flag).`,
