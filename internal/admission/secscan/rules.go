@@ -360,6 +360,14 @@ var Rules = []*Rule{
 		message: "is binary",
 		whole:   true,
 	},
+	{
+		ID: "SG904", Name: "shell-not-parsed", Severity: High, InProse: Low,
+		Title:   "a shell script the shell parser cannot read",
+		Why:     "The shell rules (SG504–SG506) read a script's commands from its syntax tree; a script that does not parse as bash (a syntax error, zsh-only syntax) is read by the text rules only, which miss a download run over several lines or through a variable. Severity follows the file's role, as for SG901.",
+		Fix:     "Fix the syntax error, or write the script in POSIX sh or bash.",
+		message: "does not parse as a shell script",
+		whole:   true,
+	},
 }
 
 // excerptMax bounds a finding's excerpt, in characters.

@@ -144,6 +144,8 @@ var ruleCases = []struct {
 	{"SG902", "notes.md", strings.Repeat("# padding\n", 30<<10), false},
 	{"SG903", "logo.png", "\x89PNG\x00\x00", true},
 	{"SG903", "notes.md", "plain text", false},
+	{"SG904", "run.sh", "if then fi (", true},
+	{"SG904", "run.sh", "if true; then echo ok; fi", false},
 }
 
 func TestRules(t *testing.T) {

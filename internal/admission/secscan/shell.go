@@ -59,7 +59,8 @@ const maxShellBytes = 256 << 10
 // is added to scripts when not nil. A binary file is not read: its finding
 // is SG903 and read is false. A file that is not UTF-8 is SG901, and its
 // lines are read with each byte that is not UTF-8 taken as Latin-1. A shell
-// script beyond the parser's bound is SG902, and keeps the text rules.
+// script beyond the parser's bound is SG902, one the parser cannot read
+// SG904; both keep the text rules.
 func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellScripts) (found []Finding, read bool) {
 	k := kindOf(name, data)
 	if r.executed() {
@@ -85,7 +86,10 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 		return append(out, unscannable("SG902", name, r, k, 1, nil, 0,
 			fmt.Sprintf("a shell script of %d bytes, beyond the shell parser's bound of %d: read by the text rules only", len(text), maxShellBytes))), true
 	}
-	shellFound, script := scanShell(name, text, maxPerRule)
+	shellFound, script, err := scanShell(name, text, maxPerRule)
+	if err != nil {
+		return append(out, unscannable("SG904", name, r, k, 1, nil, 0, err.Error()+": read by the text rules only")), true
+	}
 	if script == nil {
 		return out, true
 	}
@@ -96,7 +100,7 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 	return append(dropShellForms(out, text), shellFound...), true
 }
 
-// unscannable is a finding of a rule about a whole file (SG901–SG903),
+// unscannable is a finding of a rule about a whole file (SG901–SG904),
 // placed at line lineNo (its text line, nil for none) and byte at, its
 // severity by the file's role: high when something runs it, medium for a
 // script by its name or folder, low otherwise.
@@ -181,12 +185,15 @@ func (s *shellScripts) cross(maxPerRule int) []Finding {
 
 // scanShell reads a shell script with shellscan: the findings of the shell
 // rules, and the analysis for the skill's cross-script rule. When the script
-// does not parse, it returns no findings and a nil analysis: the caller keeps
-// the text rules' findings as they are.
-func scanShell(name string, data []byte, maxPerRule int) ([]Finding, *shellscan.Script) {
+// does not parse, it returns the error (wrapping shellscan.ErrParse) and no
+// analysis: the caller keeps the text rules' findings and reports SG904.
+func scanShell(name string, data []byte, maxPerRule int) ([]Finding, *shellscan.Script, error) {
 	script, err := shellscan.Analyze(data, name)
-	if errors.Is(err, shellscan.ErrParse) || script == nil {
-		return nil, nil
+	if errors.Is(err, shellscan.ErrParse) {
+		return nil, nil, err
+	}
+	if script == nil {
+		return nil, nil, nil
 	}
 	var out []Finding
 	count := map[string]int{}
@@ -198,7 +205,7 @@ func scanShell(name string, data []byte, maxPerRule int) ([]Finding, *shellscan.
 		count[id]++
 		out = append(out, shellFinding(RuleByID(id), name, data, f.RunLine, shellMessage(f)))
 	}
-	return out, script
+	return out, script, nil
 }
 
 // shellMessage says what a finding of one script is, with the download's
