@@ -292,6 +292,61 @@ var Rules = []*Rule{
 		parsed:  true,
 	},
 	{
+		ID: "SG520", Name: "decoded-exec", Severity: Critical,
+		Title:   "Python or JavaScript that runs a constant decoded at run time",
+		Why:     "A command or program hidden as base64, hex, rot13, zlib or marshal data and decoded just before exec, eval, subprocess, os.system or child_process runs it is a payload kept from review; the taint analysis follows the decoded value through assignments into the call.",
+		Fix:     "Write the command in the script as plain text, or remove it.",
+		message: "runs a decoded constant",
+		parsed:  true,
+	},
+	{
+		ID: "SG521", Name: "download-exec", Severity: Critical,
+		Title:   "Python or JavaScript that runs what it downloads",
+		Why:     "requests.get(…).text, urlopen or fetch(…).text() handed to exec, eval, subprocess or child_process, or a file urlretrieve saved and os.system then runs, executes whatever the server sends at the time, never what was reviewed.",
+		Fix:     "Ship the code in the skill, or download a pinned, verified artefact that is not run as a program.",
+		message: "runs a download",
+		parsed:  true,
+	},
+	{
+		ID: "SG522", Name: "secret-upload", Severity: High,
+		Title:   "Python or JavaScript that sends the environment, credential files or the user's files over the network",
+		Why:     "The whole environment (os.environ, process.env), a credential file (.ssh, .aws, .env, keychains) or files found by walking the user's home, flowing into the body of a network send (requests.post, urlopen with data, fetch with a body, a socket send), is exfiltration. One named variable sent as a header (an API key to its API) is not a finding.",
+		Fix:     "Send only what the task needs, named, to the service the skill documents.",
+		message: "uploads secrets or the user's files",
+		parsed:  true,
+	},
+	{
+		ID: "SG523", Name: "reverse-shell-code", Severity: Critical,
+		Title:   "Python or JavaScript that wires a network socket to a shell",
+		Why:     "A socket dup2'ed onto the standard streams before pty.spawn or a subprocess of a shell, or node's net.connect piped into spawn('/bin/sh'), hands a remote party a shell on the user's machine.",
+		Fix:     "Remove it. A skill never gives a remote party a shell.",
+		message: "a reverse shell",
+		parsed:  true,
+	},
+	{
+		ID: "SG524", Name: "destructive-code", Severity: High,
+		Title:   "Python or JavaScript that deletes the home or root directory",
+		Why:     "shutil.rmtree, os.remove or fs.rmSync of the home directory (expanduser('~'), Path.home(), os.homedir(), $HOME) or of / destroys the user's files; deleting a folder inside them is not this finding.",
+		Fix:     "Delete only what the skill created, by its own path.",
+		message: "deletes the home or root directory",
+		parsed:  true,
+	},
+	{
+		ID: "SG525", Name: "persistence-code", Severity: High,
+		Title:   "Python or JavaScript that writes a file that runs code later",
+		Why:     "open(…, 'a'/'w'), write_text or fs.writeFileSync on a shell start-up file, authorized_keys, a cron table, a systemd unit, a launch agent or a git hook keeps code (or a key) working after the session ends.",
+		Fix:     "Remove it. A skill runs when an agent loads it, never on its own.",
+		message: "makes itself persistent",
+		parsed:  true,
+	},
+	{
+		ID: "SG526", Name: "unbounded-resource", Severity: High,
+		Title:   "Python or JavaScript that exhausts memory or processes",
+		Why:     "A while True or for(;;) loop with no break that appends growing data or forks, or an allocation of a gigabyte or more at once (b'x' * 10**10, bytearray(1 << 40)), takes the user's machine down.",
+		Fix:     "Bound the loop and the allocation.",
+		message: "uses memory or processes without bound",
+		parsed:  true,
+	},	{
 		ID: "SG601", Name: "tool-steering", Severity: High,
 		Title:   "a tool description that steers the model to other tools or to secrets",
 		Why:     "A tool's description reaches the model verbatim. One that tells it to call other tools first, or to pass keys, tokens or files along, poisons every conversation the tool is listed in.",
@@ -368,6 +423,7 @@ var Rules = []*Rule{
 		message: "does not parse as a shell script",
 		whole:   true,
 	},
+
 }
 
 // excerptMax bounds a finding's excerpt, in characters.

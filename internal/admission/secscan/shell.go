@@ -78,6 +78,7 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 			fmt.Sprintf("byte 0x%02X on line %d is not UTF-8; its lines were read with such bytes taken as Latin-1", line[at], lineNo)))
 	}
 	out = append(out, scanText(name, text, k, maxPerRule)...)
+	out = append(out, scanCode(name, text, r, maxPerRule)...)
 	shell := r.shell() || (r.interp == "" && isShellScript(name, data))
 	if !shell {
 		return out, true
