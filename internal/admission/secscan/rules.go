@@ -346,7 +346,8 @@ var Rules = []*Rule{
 		Fix:     "Bound the loop and the allocation.",
 		message: "uses memory or processes without bound",
 		parsed:  true,
-	},	{
+	},
+	{
 		ID: "SG601", Name: "tool-steering", Severity: High,
 		Title:   "a tool description that steers the model to other tools or to secrets",
 		Why:     "A tool's description reaches the model verbatim. One that tells it to call other tools first, or to pass keys, tokens or files along, poisons every conversation the tool is listed in.",
@@ -423,7 +424,6 @@ var Rules = []*Rule{
 		message: "does not parse as a shell script",
 		whole:   true,
 	},
-
 }
 
 // excerptMax bounds a finding's excerpt, in characters.

@@ -117,7 +117,7 @@ func (a *analysis) call(i int) {
 		return
 	}
 	t := a.toks
-	end := closing(t, open)
+	end := a.close(open)
 	line := t[i].Line
 	args := splitArgs(t, open, end)
 	cp := func(k Kind) { a.caps = append(a.caps, Capability{Line: line, Kind: k, Text: written}) }
@@ -130,7 +130,7 @@ func (a *analysis) call(i int) {
 	if isWalk(r) || strings.HasSuffix(written, ".rglob") || strings.HasSuffix(written, ".iterdir") {
 		cp(KindFileWalk)
 	}
-	al, src, srcLine := a.label(open+1, end)
+	al, src, srcLine := a.argsLabel(open, end)
 	flow := func(kind string) {
 		f := Flow{Kind: kind, Line: line, Sink: written, Source: src}
 		if srcLine != line {
@@ -288,7 +288,7 @@ func (a *analysis) loops() {
 			if from >= len(t) || t[from].Text != "{" {
 				continue
 			}
-			to = closing(t, from)
+			to = a.close(from)
 		}
 		a.loopBody(t[i], from, to)
 	}
@@ -297,7 +297,7 @@ func (a *analysis) loops() {
 // loopBody checks the body t[from:to] of an endless loop starting at head.
 func (a *analysis) loopBody(head Token, from, to int) {
 	t := a.toks
-	grow := 0
+	grow, what := 0, ""
 	for j := from; j < to && j < len(t); j++ {
 		switch t[j].Text {
 		case "break", "return", "raise", "throw", "exit", "_exit", "yield", "sleep", "accept", "recv", "read", "get", "wait", "input", "readline":
@@ -312,17 +312,17 @@ func (a *analysis) loopBody(head Token, from, to int) {
 		case "append", "extend", "push":
 			if j+1 < len(t) && t[j+1].Text == "(" && j >= 2 {
 				list := t[j-2].Text
-				end := closing(t, j+1)
+				end := a.close(j + 1)
 				for k := j + 2; k < end; k++ {
 					if t[k].Text == list || t[k].Text == "bytes" || t[k].Text == "bytearray" || t[k].Text == "*" || t[k].Text == "<<" || t[k].Text == "repeat" || t[k].Text == "alloc" {
-						grow = t[j].Line
+						grow, what = t[j].Line, list+"."+t[j].Text
 						break
 					}
 				}
 			}
 		case "fork":
 			if t[j-2].Text == "os" {
-				grow = t[j].Line
+				grow, what = t[j].Line, "os.fork"
 			}
 		}
 		if grow != 0 {
@@ -337,7 +337,7 @@ func (a *analysis) loopBody(head Token, from, to int) {
 		text = head.Text + " loop"
 	}
 	a.caps = append(a.caps, Capability{Line: head.Line, Kind: KindUnboundedLoop, Text: text})
-	a.flows = append(a.flows, Flow{Kind: FlowUnbounded, Line: grow, SourceLine: head.Line, Sink: t[from].Text, Source: text})
+	a.flows = append(a.flows, Flow{Kind: FlowUnbounded, Line: grow, SourceLine: head.Line, Sink: what, Source: text})
 }
 
 // bigAlloc is the least size of an allocation counted as huge: 1 GiB.

@@ -81,6 +81,20 @@ type analysis struct {
 	downloads map[string]int
 	flows     []Flow
 	caps      []Capability
+	// match is, for each opening bracket of toks, the index of the one
+	// closing it (len(toks) when none does).
+	match []int
+	// args memoizes the label of each call's arguments, by the index of
+	// its opening parenthesis: nested calls are labelled once each, so an
+	// analysis is linear in the tokens whatever their nesting.
+	args map[int]argLabel
+}
+
+// argLabel is a memoized label of a call's arguments.
+type argLabel struct {
+	label Label
+	src   string
+	line  int
 }
 
 // binding is what a name was last bound to.
@@ -107,7 +121,8 @@ func analyze(lang Lang, src []byte) *analysis {
 			code = append(code, t)
 		}
 	}
-	a := &analysis{lang: lang, toks: code, alias: map[string]string{}, vars: map[string]binding{}, downloads: map[string]int{}}
+	a := &analysis{lang: lang, toks: code, alias: map[string]string{}, vars: map[string]binding{}, downloads: map[string]int{},
+		match: matchBrackets(code), args: map[int]argLabel{}}
 	a.imports()
 	for i := range a.toks {
 		a.assignment(i)
@@ -251,26 +266,47 @@ func (a *analysis) callee(i int) (written, resolved string, open int, ok bool) {
 	return name, a.resolve(name), j, true
 }
 
-// closing is the index of the bracket closing the one at t[open], or
-// len(t).
-func closing(t []Token, open int) int {
-	depth := 0
-	for j := open; j < len(t); j++ {
-		switch t[j].Text {
+// matchBrackets is, for each opening bracket of t, the index of the
+// bracket closing it, or len(t) when none does.
+func matchBrackets(t []Token) []int {
+	match := make([]int, len(t))
+	var stack []int
+	for j, tk := range t {
+		match[j] = len(t)
+		if tk.Kind != Op {
+			continue
+		}
+		switch tk.Text {
 		case "(", "[", "{":
-			if t[j].Kind == Op {
-				depth++
-			}
+			stack = append(stack, j)
 		case ")", "]", "}":
-			if t[j].Kind == Op {
-				depth--
-				if depth == 0 {
-					return j
-				}
+			if len(stack) > 0 {
+				match[stack[len(stack)-1]] = j
+				stack = stack[:len(stack)-1]
 			}
 		}
 	}
-	return len(t)
+	return match
+}
+
+// close is the index of the bracket closing the one at toks[open], or
+// len(toks).
+func (a *analysis) close(open int) int {
+	if open >= len(a.toks) {
+		return len(a.toks)
+	}
+	return a.match[open]
+}
+
+// argsLabel is the label of the arguments of the call whose parentheses
+// are toks[open] and toks[end], computed once.
+func (a *analysis) argsLabel(open, end int) (Label, string, int) {
+	if m, ok := a.args[open]; ok {
+		return m.label, m.src, m.line
+	}
+	l, src, line := a.label(open+1, end)
+	a.args[open] = argLabel{l, src, line}
+	return l, src, line
 }
 
 // exprEnd is the end of the expression starting at t[i]: a line end, a ;
@@ -360,13 +396,27 @@ func (a *analysis) label(from, to int) (l Label, src string, line int) {
 			}
 		}
 		if call {
-			end := closing(t, j)
+			end := a.close(j)
 			if sl := a.sourceOf(r, j, end); sl != 0 {
 				l |= sl
 				if src == "" {
 					src = name
 				}
 			}
+			al, asrc, aline := a.argsLabel(j, end)
+			l |= al
+			if src == "" && asrc != "" {
+				src, line = asrc, aline
+			}
+			if isWalk(r) {
+				walk = true
+			}
+			if r == "os.path.expanduser" || r == "pathlib.Path.home" || r == "Path.home" || r == "os.homedir" || strings.HasSuffix(r, "Path.home") {
+				l |= Home
+			}
+			l |= envAll(r, t, j)
+			i = end
+			continue
 		}
 		l |= envAll(r, t, j)
 		if isWalk(r) {

@@ -273,7 +273,7 @@ func (lx *lexer) scanPyString(i, nest int) (int, error) {
 			depth++
 		case fstring && c == '}' && depth > 0:
 			depth--
-		case depth > 0 && (c == '\'' || c == '"'):
+		case depth > 0 && (c == '\'' || c == '"' || isPyStringStart(src, i)):
 			j, err := lx.scanPyString(i, nest+1)
 			if err != nil {
 				return j, err
