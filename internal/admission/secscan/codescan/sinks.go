@@ -120,7 +120,12 @@ func (a *analysis) call(i int) {
 	end := a.close(open)
 	line := t[i].Line
 	args := splitArgs(t, open, end)
-	cp := func(k Kind) { a.caps = append(a.caps, Capability{Line: line, Kind: k, Text: written}) }
+	cp := func(k Kind) {
+		c := Capability{Line: line, Kind: k, Text: written}
+		if n := len(a.caps); n == 0 || a.caps[n-1] != c {
+			a.caps = append(a.caps, c)
+		}
+	}
 	switch l := a.sourceOf(r, open, end); {
 	case l&Decoded != 0:
 		cp(KindDecode)

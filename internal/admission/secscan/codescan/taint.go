@@ -255,8 +255,15 @@ func (a *analysis) resolve(name string) string {
 // index of the parenthesis. ok is false when t[i] does not start a call.
 func (a *analysis) callee(i int) (written, resolved string, open int, ok bool) {
 	t := a.toks
-	if t[i].Kind != Name || (i > 0 && (t[i-1].Text == "." || t[i-1].Text == "def" || t[i-1].Text == "function")) {
+	if t[i].Kind != Name || (i > 0 && (t[i-1].Text == "def" || t[i-1].Text == "function")) {
 		return "", "", 0, false
+	}
+	if i > 0 && t[i-1].Text == "." {
+		// a method of a call's or a subscript's result: Path(p).write_text(…)
+		if i < 2 || (t[i-2].Text != ")" && t[i-2].Text != "]") || i+1 >= len(t) || t[i+1].Text != "(" {
+			return "", "", 0, false
+		}
+		return "." + t[i].Text, "." + t[i].Text, i + 1, true
 	}
 	name, j := dotted(t, i)
 	if j >= len(t) || t[j].Text != "(" {
@@ -342,6 +349,7 @@ func exprEnd(t []Token, i int) int {
 var (
 	secretPath  = regexp.MustCompile(`(?i)(?:^|[/\\~'"])\.(?:ssh|aws|gnupg|kube|docker|netrc|npmrc|pypirc|git-credentials)\b|(?:^|[/\\'"])\.env\b|id_(?:rsa|ed25519|ecdsa|dsa)\b|/etc/(?:shadow|passwd|sudoers)\b|Keychains?\b|login\.keychain|Local State|Login Data|Cookies\b|wallet\.dat`)
 	persistPath = regexp.MustCompile(`(?:^|[/\\~'"])\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|zlogin)\b|config/fish/config\.fish|authorized_keys|/etc/cron|/var/spool/cron|\bcrontab\b|systemd/(?:system|user)/|LaunchAgents|LaunchDaemons|\.config/autostart|\.git/hooks/`)
+	fieldName   = regexp.MustCompile(`\{\s*([A-Za-z_][\w.]*)`)
 	homePath    = regexp.MustCompile(`^[rRbBuUfF]*['"` + "`" + `](?:~|\$HOME|\$\{HOME\}|%USERPROFILE%)`)
 )
 
@@ -365,6 +373,16 @@ func (a *analysis) label(from, to int) (l Label, src string, line int) {
 		tk := t[i]
 		switch tk.Kind {
 		case String, Template:
+			if tk.Kind == String && strings.ContainsAny(tk.Text[:strings.IndexAny(tk.Text, `'"`)], "fF") {
+				for _, m := range fieldName.FindAllStringSubmatch(tk.Text, -1) {
+					if b, ok := a.lookup(m[1], false); ok {
+						l |= b.label
+						if src == "" {
+							src, line = m[1], b.line
+						}
+					}
+				}
+			}
 			if secretPath.MatchString(tk.Text) {
 				l |= SecretFile
 			}

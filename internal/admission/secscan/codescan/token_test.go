@@ -127,7 +127,9 @@ func TestHostileInputIsLinear(t *testing.T) {
 		"comments then slashes": func(n int) string { return strings.Repeat("/*c*/ ", n) + strings.Repeat("a / ", n) },
 		"nested f-strings":      func(n int) string { return strings.Repeat("f'{f\"{", n/4) },
 		"many calls":            func(n int) string { return strings.Repeat("os.system(x)\n", n/2) },
-		"deep call":             func(n int) string { return strings.Repeat("f(", 400) + strings.Repeat("x,", n) + strings.Repeat(")", 400) },
+		"deep call": func(n int) string {
+			return strings.Repeat("f(", 400) + strings.Repeat("x,", n) + strings.Repeat(")", 400)
+		},
 		"long assignment chain": func(n int) string { return strings.Repeat("a = b = c = d\n", n/2) },
 		"unclosed brackets":     func(n int) string { return strings.Repeat("exec(a ", n/2) },
 	}
