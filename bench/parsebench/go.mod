@@ -10,5 +10,8 @@ require (
 
 require (
 	github.com/go-sourcemap/sourcemap v2.1.3+incompatible // indirect
-	golang.org/x/text v0.3.8 // indirect
+	github.com/skillgate/skillgate v0.0.0
+	golang.org/x/text v0.43.0 // indirect
 )
+
+replace github.com/skillgate/skillgate => ../..

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/skillgate/skillgate/internal/admission/secscan/codescan"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,11 +74,11 @@ func main() {
 		{"shell (.sh, #! sh/bash)", "mvdan.cc/sh/v3 (bash)", c.sh, parseShell, reasonOther},
 		{"shell (```sh blocks in .md)", "mvdan.cc/sh/v3 (bash)", c.mdShell, parseShell, reasonOther},
 		{"Python", "gpython parser v0.2.0", c.py, parsePython, reasonPython},
-		{"Python", "hand-written tokenizer", c.py, func(in input) error { _, err := tokenizePython(in.src); return err }, reasonOther},
+		{"Python", "hand-written tokenizer", c.py, func(in input) error { _, err := codescan.TokenizePython(in.src); return err }, reasonOther},
 		{"JavaScript (.js .mjs .cjs)", "goja parser", c.js, parseJS, reasonJS},
-		{"JavaScript (.js .mjs .cjs)", "hand-written tokenizer", c.js, func(in input) error { _, err := tokenizeJS(in.src); return err }, reasonOther},
+		{"JavaScript (.js .mjs .cjs)", "hand-written tokenizer", c.js, func(in input) error { _, err := codescan.TokenizeJS(in.src); return err }, reasonOther},
 		{"TypeScript (.ts)", "goja parser", c.ts, parseJS, reasonJS},
-		{"TypeScript (.ts)", "hand-written tokenizer", c.ts, func(in input) error { _, err := tokenizeJS(in.src); return err }, reasonOther},
+		{"TypeScript (.ts)", "hand-written tokenizer", c.ts, func(in input) error { _, err := codescan.TokenizeJS(in.src); return err }, reasonOther},
 	} {
 		r := measure(m.lang, m.name, m.files, m.parse, m.classify, *runs)
 		r.print()
@@ -409,18 +410,18 @@ func reasonJS(in input, err error) string {
 // hand-written tokenizer finds, with the first line of each, tab-separated.
 func printPyCounts(files []input) {
 	for _, in := range files {
-		toks, err := tokenizePython(in.src)
+		toks, err := codescan.TokenizePython(in.src)
 		if err != nil {
 			fmt.Printf("%s\terror\n", in.path)
 			continue
 		}
 		var b strings.Builder
 		for _, t := range toks {
-			switch t.kind {
-			case tokString:
-				fmt.Fprintf(&b, " s%d", t.line)
-			case tokComment:
-				fmt.Fprintf(&b, " c%d", t.line)
+			switch t.Kind {
+			case codescan.String:
+				fmt.Fprintf(&b, " s%d", t.Line)
+			case codescan.Comment:
+				fmt.Fprintf(&b, " c%d", t.Line)
 			default: // CPython's tokenize is compared on strings and comments only
 			}
 		}
