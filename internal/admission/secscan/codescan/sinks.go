@@ -254,13 +254,12 @@ func openWrites(t []Token, args [][2]int) bool {
 // subprocess or exec of sh, bash …): with a socket dup2'ed onto the
 // standard streams, that is a reverse shell.
 func (a *analysis) spawnsShell() bool {
-	for i, tk := range a.toks {
+	for _, tk := range a.toks {
 		if tk.Kind != String {
 			continue
 		}
 		switch strings.Trim(unquote(tk.Text), " ") {
 		case "/bin/sh", "/bin/bash", "sh", "bash", "/bin/zsh", "cmd.exe", "powershell":
-			_ = i
 			return true
 		}
 	}

@@ -2,7 +2,6 @@ package codescan
 
 import (
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -146,7 +145,7 @@ func (a *analysis) imports() {
 				if mod == "" {
 					break
 				}
-				name := mod
+				var name string
 				if k+1 < len(t) && t[k].Text == "as" {
 					name = t[k+1].Text
 					k += 2
@@ -678,10 +677,4 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
-}
-
-// sorted returns the flows in line order without duplicates.
-func sortedFlows(fs []Flow) []Flow {
-	slices.SortStableFunc(fs, func(x, y Flow) int { return x.Line - y.Line })
-	return slices.CompactFunc(fs, func(x, y Flow) bool { return x.Line == y.Line && x.Kind == y.Kind })
 }

@@ -229,17 +229,15 @@ func (lx *lexer) scanPyString(i, nest int) (int, error) {
 		return i, ErrTooDeep
 	}
 	src := lx.src
-	fstring, raw := false, false
+	fstring := false
 	for src[i] != '\'' && src[i] != '"' {
-		switch src[i] {
-		case 'f', 'F':
+		if src[i] == 'f' || src[i] == 'F' {
 			fstring = true
-		case 'r', 'R':
-			raw = true
 		}
 		i++
 	}
-	_ = raw // a raw string still skips the character after a backslash
+	// a raw string, too, skips the character after a backslash: r'\'' is
+	// one string
 	q := src[i]
 	triple := i+2 < len(src) && src[i+1] == q && src[i+2] == q
 	if triple {
