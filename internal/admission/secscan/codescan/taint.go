@@ -407,6 +407,9 @@ func (a *analysis) label(from, to int) (l Label, src string, line int) {
 		r := a.resolve(name)
 		call := j < len(t) && t[j].Text == "("
 		if b, ok := a.lookup(name, call); ok {
+			if strings.Contains(name, ".") || (j < len(t) && t[j].Text == "[") {
+				b.label &^= EnvAll // one variable of a copy of the environment: env['KEY'], env.TOKEN
+			}
 			l |= b.label
 			if src == "" {
 				src, line = name, b.line
@@ -587,7 +590,7 @@ func (a *analysis) assignment(i int) {
 		a.bind(name, j+1, exprEnd(t, j+1), false)
 	case j+2 < len(t) && t[j+1].Text == "=" && (t[j].Text == "+" || t[j].Text == "|"):
 		a.bind(name, j+2, exprEnd(t, j+2), true)
-	case (tk.Text == "for" || tk.Text == "of") && a.lang == Python:
+	case tk.Text == "for" && a.lang == Python:
 		// for NAME[, NAME] in expr: each name carries expr's label
 		var names []string
 		k := i + 1
