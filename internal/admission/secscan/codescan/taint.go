@@ -87,6 +87,9 @@ type analysis struct {
 	// its opening parenthesis: nested calls are labelled once each, so an
 	// analysis is linear in the tokens whatever their nesting.
 	args map[int]argLabel
+	// strings is the label of each string and template token by the paths
+	// it names (SecretFile, Persist, Home), matched once per token.
+	strings []Label
 }
 
 // argLabel is a memoized label of a call's arguments.
@@ -121,7 +124,7 @@ func analyze(lang Lang, src []byte) *analysis {
 		}
 	}
 	a := &analysis{lang: lang, toks: code, alias: map[string]string{}, vars: map[string]binding{}, downloads: map[string]int{},
-		match: matchBrackets(code), args: map[int]argLabel{}}
+		match: matchBrackets(code), args: map[int]argLabel{}, strings: pathLabels(code)}
 	a.imports()
 	for i := range a.toks {
 		a.assignment(i)
@@ -352,6 +355,49 @@ var (
 	homePath    = regexp.MustCompile(`^[rRbBuUfF]*['"` + "`" + `](?:~|\$HOME|\$\{HOME\}|%USERPROFILE%)`)
 )
 
+// secretWords and persistWords are lower-case strings one of which every
+// match of secretPath and persistPath holds: a string with none is not
+// matched against the patterns (a docstring of kilobytes costs a regular
+// expression match otherwise).
+var (
+	secretWords  = []string{".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".npmrc", ".pypirc", ".git-credentials", ".env", "id_", "/etc/", "keychain", "local state", "login data", "cookies", "wallet.dat"}
+	persistWords = []string{"bashrc", "zshrc", "profile", "bash_login", "zshenv", "zlogin", "config.fish", "authorized_keys", "cron", "systemd/", "launchagents", "launchdaemons", "autostart", "hooks/"}
+)
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathLabels is the label each string or template token of t carries by
+// the path it names; other tokens carry none. Each string is matched once,
+// however many expressions it is part of.
+func pathLabels(t []Token) []Label {
+	out := make([]Label, len(t))
+	for i, tk := range t {
+		if tk.Kind != String && tk.Kind != Template {
+			continue
+		}
+		var l Label
+		lower := strings.ToLower(tk.Text)
+		if containsAny(lower, secretWords) && secretPath.MatchString(tk.Text) {
+			l |= SecretFile
+		}
+		if containsAny(lower, persistWords) && persistPath.MatchString(tk.Text) {
+			l |= Persist
+		}
+		if homePath.MatchString(tk.Text) {
+			l |= Home
+		}
+		out[i] = l
+	}
+	return out
+}
+
 // homeRoots are expressions that are exactly the home or the root
 // directory, as written without blanks.
 var homeRoots = map[string]bool{
@@ -382,15 +428,7 @@ func (a *analysis) label(from, to int) (l Label, src string, line int) {
 					}
 				}
 			}
-			if secretPath.MatchString(tk.Text) {
-				l |= SecretFile
-			}
-			if persistPath.MatchString(tk.Text) {
-				l |= Persist
-			}
-			if homePath.MatchString(tk.Text) {
-				l |= Home
-			}
+			l |= a.strings[i]
 			continue
 		case Name:
 		default:
