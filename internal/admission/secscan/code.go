@@ -77,31 +77,32 @@ func scanCode(name string, text []byte, r role, maxPerRule int) []Finding {
 	return out
 }
 
-// codeMessage says what a flow is, with its source and the source's line.
+// codeMessage says what a flow is, then its source and the source's line in
+// brackets when known: "subprocess.run runs a download (script, line 3)".
 func codeMessage(f codescan.Flow) string {
 	from := ""
-	if f.Source != "" {
-		from = " " + f.Source
-		if f.SourceLine != 0 {
-			from += fmt.Sprintf(" (line %d)", f.SourceLine)
-		}
+	switch {
+	case f.Source != "" && f.SourceLine != 0:
+		from = fmt.Sprintf(" (%s, line %d)", f.Source, f.SourceLine)
+	case f.Source != "":
+		from = fmt.Sprintf(" (%s)", f.Source)
 	}
 	switch f.Kind {
 	case codescan.FlowDecodedExec:
 		return fmt.Sprintf("%s runs a constant decoded at run time%s", f.Sink, from)
 	case codescan.FlowDownloadExec:
-		return fmt.Sprintf("%s runs what was downloaded%s", f.Sink, from)
+		return fmt.Sprintf("%s runs a download%s", f.Sink, from)
 	case codescan.FlowSecretSend:
-		return fmt.Sprintf("%s sends the environment, a credential file or the user's files%s over the network", f.Sink, from)
+		return fmt.Sprintf("%s sends the environment, a credential file or the user's files over the network%s", f.Sink, from)
 	case codescan.FlowReverseShell:
-		return fmt.Sprintf("%s wires a network socket%s to a shell", f.Sink, from)
+		return fmt.Sprintf("%s wires a network socket to a shell%s", f.Sink, from)
 	case codescan.FlowDestructive:
 		return fmt.Sprintf("%s deletes the home or the root directory", f.Sink)
 	case codescan.FlowPersistence:
 		return fmt.Sprintf("%s writes a file that runs code later (a shell start-up file, authorized_keys, cron, systemd, a launch agent, a git hook)", f.Sink)
 	default:
 		if f.SourceLine != 0 {
-			return fmt.Sprintf("grows memory or forks without end in the loop of line %d", f.SourceLine)
+			return fmt.Sprintf("%s grows memory or forks without end in the loop of line %d", f.Sink, f.SourceLine)
 		}
 		return fmt.Sprintf("allocates %s bytes or more at once", f.Source)
 	}
