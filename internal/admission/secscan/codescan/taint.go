@@ -265,6 +265,12 @@ func (a *analysis) callee(i int) (written, resolved string, open int, ok bool) {
 		if i < 2 || (t[i-2].Text != ")" && t[i-2].Text != "]") || i+1 >= len(t) || t[i+1].Text != "(" {
 			return "", "", 0, false
 		}
+		if i >= 5 && t[i-2].Text == ")" && t[i-3].Kind == String && t[i-4].Text == "(" &&
+			(t[i-5].Text == "require" || t[i-5].Text == "__import__" || t[i-5].Text == "import_module") {
+			// require('child_process').exec(…), __import__('os').system(…)
+			mod := jsModule(unquote(t[i-3].Text))
+			return t[i-5].Text + "(" + t[i-3].Text + ")." + t[i].Text, mod + "." + t[i].Text, i + 1, true
+		}
 		return "." + t[i].Text, "." + t[i].Text, i + 1, true
 	}
 	name, j := dotted(t, i)
@@ -438,6 +444,9 @@ func (a *analysis) label(from, to int) (l Label, src string, line int) {
 			switch tk.Text {
 			case "rglob", "glob", "iterdir", "walk", "scandir", "listdir":
 				walk = true
+			}
+			if _, r, open, ok := a.callee(i); ok && r[0] != '.' {
+				l |= a.sourceOf(r, open, a.close(open))
 			}
 			continue
 		}

