@@ -51,7 +51,8 @@ func Capabilities(lang Lang, src []byte) []Capability {
 	return analyze(lang, src).caps
 }
 
-// execSinks are the calls that run their argument as code or a command.
+// isExecSink reports a call that runs its argument as code or a command
+// (JavaScript has no exec function: a regular expression's exec is not one).
 func isExecSink(r string, lang Lang) bool {
 	switch r {
 	case "eval", "exec", "compile", "os.system", "os.popen", "pty.spawn", "commands.getoutput",

@@ -414,9 +414,10 @@ var homeRoots = map[string]bool{
 	"'/'": true, `"/"`: true, "'~'": true, `"~"`: true, "'/*'": true, `"/*"`: true,
 }
 
-// label is what the tokens t[from:to] carry: the sources they call, the
-// names bound to sources they use and the paths they write. first is the
-// line of the first source that is not on the tokens' own lines.
+// label is what the tokens toks[from:to] carry: the sources they call, the
+// names bound to sources they use and the paths they name. src names the
+// first source found (a call or a bound name) and line is the line a bound
+// name's source was on (0 for a call among the tokens).
 func (a *analysis) label(from, to int) (l Label, src string, line int) {
 	t := a.toks
 	walk := false
