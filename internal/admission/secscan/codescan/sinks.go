@@ -75,7 +75,7 @@ func isSend(r, written string) bool {
 		"https.request", "http.request", "http.client.HTTPSConnection.request":
 		return true
 	}
-	for _, m := range []string{".post", ".put", ".patch", ".sendall", ".send", ".sendto"} {
+	for _, m := range []string{".post", ".put", ".patch", ".sendall", ".send", ".sendto", ".request"} {
 		if strings.HasSuffix(written, m) && strings.Contains(written, ".") {
 			return true
 		}
@@ -187,6 +187,13 @@ func (a *analysis) call(i int) {
 			sl |= l
 		}
 		if sl&(EnvAll|SecretFile|HomeFiles) != 0 {
+			flow(FlowSecretSend)
+		}
+	case (strings.HasSuffix(written, ".write") || strings.HasSuffix(written, ".end")) &&
+		a.vars[strings.SplitN(written, ".", 2)[0]].label&(Network|Socket) != 0:
+		// the body of a request opened earlier: req = https.request(…); req.write(body)
+		cp(KindNetwork)
+		if al&(EnvAll|SecretFile|HomeFiles) != 0 {
 			flow(FlowSecretSend)
 		}
 	case strings.HasSuffix(written, ".pipe"):
