@@ -80,7 +80,7 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 	out = append(out, scanText(name, text, k, maxPerRule)...)
 	shell := r.shell() || (r.interp == "" && isShellScript(name, data))
 	if !shell {
-		return out, true
+		return withMarkdownShell(name, text, out, maxPerRule), true
 	}
 	if len(text) > maxShellBytes {
 		return append(out, unscannable("SG902", name, r, k, 1, nil, 0,
@@ -97,7 +97,7 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 		scripts.analyses[name] = script
 		scripts.data[name] = text
 	}
-	return append(dropShellForms(out, text), shellFound...), true
+	return withShellThreats(name, text, script, append(dropShellForms(out, text), shellFound...), maxPerRule), true
 }
 
 // unscannable is a finding of a rule about a whole file (SG901–SG904),

@@ -75,8 +75,12 @@ var ErrParse = errors.New("shell script does not parse")
 // programs, which Across joins between the scripts of one skill.
 type Script struct {
 	Findings []Finding
-	Saves    []FileUse
-	Runs     []FileUse
+	// Threats are the commands that are threats by themselves (reverse
+	// shells, decoded payloads run, destructive commands, persistence), in
+	// line order.
+	Threats []Threat
+	Saves   []FileUse
+	Runs    []FileUse
 }
 
 // FileUse is a file a command of a script saves a download to, or runs.
@@ -103,7 +107,8 @@ func Analyze(src []byte, name string) (*Script, error) {
 	slices.SortStableFunc(a.found, func(x, y Finding) int {
 		return cmp.Or(cmp.Compare(x.RunLine, y.RunLine), cmp.Compare(x.DownloadLine, y.DownloadLine))
 	})
-	out := &Script{Findings: a.found, Runs: a.runs}
+	out := &Script{Findings: a.found, Runs: a.runs, Threats: threats(file, 0, 0)}
+	slices.SortStableFunc(out.Threats, func(x, y Threat) int { return cmp.Compare(x.Line, y.Line) })
 	for _, sv := range a.saved {
 		out.Saves = append(out.Saves, FileUse{File: sv.file, Command: sv.downloader, Line: sv.line})
 	}
