@@ -236,25 +236,18 @@ func openingFence(line string) string {
 }
 
 // promptsRemoved is a block's text with, when it is a console session (its
-// language says so, or every line that is not blank starts with "$ "),
+// language says so, or its first line that is not blank starts with "$ "),
 // only the commands: the "$ " prompt removed, continuation lines kept, the
 // output lines blank, so that line numbers stay those of the block.
 func promptsRemoved(text []byte, console bool) []byte {
 	lines := strings.Split(string(text), "\n")
 	if !console {
-		console = true
-		seen := false
 		for _, l := range lines {
-			if strings.TrimSpace(l) == "" {
-				continue
-			}
-			seen = true
-			if !strings.HasPrefix(strings.TrimLeft(l, " "), "$ ") {
-				console = false
+			if t := strings.TrimLeft(l, " "); t != "" {
+				console = strings.HasPrefix(t, "$ ")
 				break
 			}
 		}
-		console = console && seen
 	}
 	if !console {
 		return text

@@ -190,7 +190,7 @@ func (t *threatWalk) resolveParts(b *strings.Builder, parts []syntax.WordPart, f
 			if i == 0 && first && (v == "~" || strings.HasPrefix(v, "~/")) {
 				v = "$HOME" + v[1:]
 			}
-			b.WriteString(v)
+			b.WriteString(unescape(v, first))
 		case *syntax.SglQuoted:
 			if x.Dollar {
 				return false
@@ -227,6 +227,32 @@ func (t *threatWalk) resolveParts(b *strings.Builder, parts []syntax.WordPart, f
 		}
 	}
 	return true
+}
+
+// unescape removes the backslashes of a literal as the shell does: before
+// any character outside quotes, before $, `, " and \ inside double quotes
+// (quoted false); a backslash before a newline joins the lines.
+func unescape(v string, unquoted bool) string {
+	if !strings.Contains(v, "\\") {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			c := v[i+1]
+			switch {
+			case c == '\n':
+				i++
+				continue
+			case unquoted || strings.IndexByte("$`\"\\", c) >= 0:
+				b.WriteByte(c)
+				i++
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
 }
 
 // isGitDir reports whether a command substitution is git rev-parse
