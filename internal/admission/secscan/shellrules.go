@@ -90,32 +90,30 @@ func mergeParsed(found, parsed []Finding) []Finding {
 }
 
 // markdownSeverity is a parsed shell rule's severity in a shell block of
-// Markdown: in SKILL.md, the instructions an agent is told to run, a
+// Markdown. In SKILL.md, the instructions an agent is told to run, a
 // reverse shell or a decoded payload keeps its critical severity and a
-// destructive command is high, while persistence (the corpus's references
-// show `echo 'export …' >> ~/.bashrc`) and a download run (install lines
-// such as curl … | sh) are medium; in other Markdown, documentation, each
-// is a step lower. A file something runs as a script is read as one, not
+// destructive command is high; in other Markdown, documentation a reader
+// may follow, they are a step lower (high, medium). Persistence and a
+// download run are medium in both, as the text rules SG801 and SG501 have
+// them in prose: the corpus's references show
+// `echo 'export …' >> ~/.bashrc`, and its SKILL.md files install CLIs with
+// curl … | bash. A file something runs as a script is read as one, not
 // here.
 func markdownSeverity(name, id string) Severity {
 	skill := path.Base(name) == "SKILL.md"
-	var inSkill, inDocs Severity
-	switch id[:3] {
-	case "SG5":
-		if id == "SG510" || id == "SG511" {
-			inSkill, inDocs = Critical, High
-		} else {
-			inSkill, inDocs = Medium, Low
+	switch {
+	case id == "SG510" || id == "SG511":
+		if skill {
+			return Critical
 		}
-	case "SG7":
-		inSkill, inDocs = High, Medium
-	default:
-		inSkill, inDocs = Medium, Low
+		return High
+	case strings.HasPrefix(id, "SG7"):
+		if skill {
+			return High
+		}
+		return Medium
 	}
-	if skill {
-		return inSkill
-	}
-	return inDocs
+	return Medium
 }
 
 // withMarkdownShell adds to found (a Markdown file's text findings) the

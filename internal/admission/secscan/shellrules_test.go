@@ -72,10 +72,10 @@ func TestMarkdownShellRules(t *testing.T) {
 		{"rm -rf ~ in SKILL.md is high, SG701 gives way", map[string]string{
 			"SKILL.md": "---\nname: x\n---\n```sh\nrm -rf ~\n```\n"},
 			[]string{"SG702 high SKILL.md:5:1"}},
-		{"a start-up file in SKILL.md is medium, in references low", map[string]string{
+		{"a start-up file is medium in SKILL.md and in references", map[string]string{
 			"SKILL.md":         "---\nname: x\n---\n```bash\necho 'export PATH=$PATH:~/bin' >> ~/.bashrc\n```\n",
 			"references/go.md": "```bash\necho 'export GOPATH=~/go' >> ~/.zshrc\n```\n"},
-			[]string{"SG802 medium SKILL.md:5:1", "SG802 low references/go.md:2:1"}},
+			[]string{"SG802 medium SKILL.md:5:1", "SG802 medium references/go.md:2:1"}},
 		{"export PATH in a block is no finding", map[string]string{
 			"SKILL.md": "---\nname: x\n---\n```bash\nexport PATH=\"$PATH:/usr/local/go/bin\"\n```\n"},
 			nil},

@@ -3,6 +3,7 @@ package shellscan
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -99,11 +100,10 @@ type threatWalk struct {
 
 // loopFrame is what the body of a loop over home files did.
 type loopFrame struct {
-	node              syntax.Node
-	encryptLine       int
-	encryptor         string
-	deletes           bool
-	encryptedAnything bool
+	node        syntax.Node
+	encryptLine int
+	encryptor   string
+	deletes     bool
 }
 
 // threats finds the threats of a parsed script.
@@ -131,14 +131,10 @@ func (t *threatWalk) collectVars(file *syntax.File) {
 		t.vars[name] = value
 	}
 	assign := func(as *syntax.Assign) {
-		if as.Name == nil {
+		if as.Name == nil || as.Naked { // export X: the value does not change
 			return
 		}
 		if as.Value == nil || as.Append || as.Index != nil || as.Array != nil {
-			set(as.Name.Value, "", as.Naked)
-			if as.Naked {
-				return
-			}
 			t.vars[as.Name.Value] = unknown
 			return
 		}
@@ -384,7 +380,7 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 			line = int(call.Pos().Line())
 		}
 	}
-	t.redirs(s, call, cmd, line)
+	t.redirs(s, call, cmd, args, line)
 	if call == nil || cmd == "" {
 		return
 	}
@@ -407,8 +403,8 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 				t.add(WipeDisk, line, cmd, "writes over the disk "+v[3:])
 			}
 		}
-	case "wipefs", "mke2fs", "mkswap", "fdisk", "sfdisk", "parted":
-		t.diskArgs(line, cmd, args, cmd == "fdisk" || cmd == "parted")
+	case "wipefs", "mke2fs", "mkswap":
+		t.diskArgs(line, cmd, args)
 	case "crontab":
 		t.crontab(line, args)
 	case "systemctl":
@@ -423,6 +419,9 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 			t.add(ScheduledTask, line, cmd, "launchctl "+args[0].Lit()+" installs a launchd job")
 		}
 	case "git":
+		if slices.ContainsFunc(args, func(a *syntax.Word) bool { return a.Lit() == "--unset" || a.Lit() == "--get" }) {
+			break
+		}
 		for i, a := range args {
 			if strings.EqualFold(a.Lit(), "core.hooksPath") && i+1 < len(args) {
 				t.add(GitHook, line, cmd, "sets core.hooksPath, so git runs the hooks of "+wordText(args[i+1]))
@@ -433,7 +432,7 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 		t.writes(line, cmd, args)
 	}
 	if strings.HasPrefix(cmd, "mkfs") {
-		t.diskArgs(line, cmd, args, false)
+		t.diskArgs(line, cmd, args)
 	}
 	if t.isEncryptor(cmd, args) {
 		if len(t.frames) > 0 {
@@ -496,12 +495,12 @@ func (t *threatWalk) nested(cmd string, args []*syntax.Word, line int) {
 // redirs reads a statement's redirections: a shell's input and output on
 // /dev/tcp, exec fd<>/dev/tcp, a write onto a disk device or into a file
 // that runs again later.
-func (t *threatWalk) redirs(s *syntax.Stmt, call *syntax.CallExpr, cmd string, line int) {
+func (t *threatWalk) redirs(s *syntax.Stmt, call *syntax.CallExpr, cmd string, args []*syntax.Word, line int) {
 	for _, r := range s.Redirs {
 		v := t.text(r.Word)
 		switch {
 		case strings.HasPrefix(v, "/dev/tcp/") || strings.HasPrefix(v, "/dev/udp/"):
-			if shells[cmd] || isInterp(cmd) {
+			if shells[cmd] || isInterp(cmd) && readsProgramFromStdin(cmd, args) {
 				t.add(ReverseShell, line, cmd, fmt.Sprintf("%s runs with its input or output on the network connection %s", cmd, v))
 			} else if call != nil && len(call.Args) == 1 && call.Args[0].Lit() == "exec" && r.Op == syntax.RdrInOut && !loopback(v) {
 				t.add(ReverseShell, line, "exec", "opens a read-write network connection "+v+" on a file descriptor of the shell")
@@ -743,12 +742,14 @@ func isDisk(v string) bool {
 	return strings.HasPrefix(d, "mapper/")
 }
 
-// diskArgs reports a disk tool (mkfs, wipefs …) given a disk device.
-func (t *threatWalk) diskArgs(line int, cmd string, args []*syntax.Word, listOnly bool) {
-	for _, a := range args {
-		if listOnly && a.Lit() == "-l" {
-			return
-		}
+// diskArgs reports a disk tool (mkfs, mkswap, wipefs -a) given a disk
+// device; wipefs without -a only lists.
+func (t *threatWalk) diskArgs(line int, cmd string, args []*syntax.Word) {
+	if cmd == "wipefs" && !slices.ContainsFunc(args, func(a *syntax.Word) bool {
+		l := a.Lit()
+		return l == "--all" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.Contains(l, "a")
+	}) {
+		return
 	}
 	for _, a := range args {
 		if v := t.text(a); isDisk(v) {
@@ -820,8 +821,8 @@ func (t *threatWalk) writes(line int, cmd string, args []*syntax.Word) {
 			i++
 		case cmd == "sed" && (lit == "-e" || lit == "-f"):
 			i++
-		case cmd == "chmod" && strings.HasPrefix(lit, "+") || cmd == "chmod" && strings.Contains(lit, "x"):
-			exec = exec || strings.Contains(lit, "x") || lit == "755" || lit == "0755" || lit == "700"
+		case cmd == "chmod" && isMode(lit):
+			exec = exec || strings.Contains(lit, "x") || strings.Trim(lit, "0246") != "" && strings.Trim(lit, "01234567") == ""
 		case strings.HasPrefix(lit, "-") && len(lit) > 1:
 			if cmd == "sed" && (lit == "-i" || strings.HasPrefix(lit, "-i") || lit == "--in-place" || strings.HasPrefix(lit, "--in-place=")) {
 				inPlace = true
@@ -858,6 +859,17 @@ func (t *threatWalk) writes(line int, cmd string, args []*syntax.Word) {
 	for _, f := range files {
 		t.persist(line, cmd, t.text(f), "writes")
 	}
+}
+
+// isMode reports whether a chmod argument is a mode (+x, u+rwx, 755).
+func isMode(lit string) bool {
+	if lit == "" {
+		return false
+	}
+	if strings.Trim(lit, "01234567") == "" {
+		return true
+	}
+	return strings.ContainsAny(lit, "+=") && strings.Trim(lit, "ugoa+-=rwxXst,") == ""
 }
 
 // gitHookPath reports whether a path is a git hook or the hooks folder.

