@@ -21,7 +21,8 @@ const (
 	ReverseShell Rule = "reverse-shell"
 	// DecodedToShell is data decoded by the script (base64 -d, xxd -r,
 	// printf '\x..', echo -e, $'\x..', rev, gunzip) piped into an
-	// interpreter or substituted into one as its program.
+	// interpreter, substituted into one as its program, or written to a
+	// file that a later command runs.
 	DecodedToShell Rule = "decoded-payload-to-shell"
 	// DestroyFiles deletes or shreds the root folder, a system folder, the
 	// home folder or its contents: rm -rf "$HOME"/*, find / -delete,
@@ -90,12 +91,21 @@ type threatWalk struct {
 	// find ~ or ~/*, a while fed by find ~); frames is the stack of those
 	// the walk is inside, with what their bodies did.
 	homeLoops map[syntax.Node]bool
-	frames    []loopFrame
-	nodes     []syntax.Node
-	depth     int
+	// decodedSaved are, by fileKey, the files a decoder's output was
+	// written to (base64 -d > f), for a later command that runs one.
+	decodedSaved map[string]decodedFile
+	frames       []loopFrame
+	nodes        []syntax.Node
+	depth        int
 	// lineAt, when not zero, is the line every threat of a nested script is
 	// placed at (the line of the sh -c that runs it).
 	lineAt int
+}
+
+// decodedFile is a file a decoder wrote: the decoder and its line.
+type decodedFile struct {
+	decoder string
+	line    int
 }
 
 // loopFrame is what the body of a loop over home files did.
@@ -110,7 +120,7 @@ type loopFrame struct {
 func threats(file *syntax.File, depth, lineAt int) []Threat {
 	t := &threatWalk{
 		vars: map[string]string{}, inPipe: map[*syntax.BinaryCmd]bool{},
-		homeLoops: map[syntax.Node]bool{}, depth: depth, lineAt: lineAt,
+		homeLoops: map[syntax.Node]bool{}, decodedSaved: map[string]decodedFile{}, depth: depth, lineAt: lineAt,
 	}
 	t.collectVars(file)
 	syntax.Walk(file, t.visit)
@@ -372,15 +382,19 @@ func (t *threatWalk) overHome(w *syntax.Word) bool {
 func (t *threatWalk) stmt(s *syntax.Stmt) {
 	call, _ := s.Cmd.(*syntax.CallExpr)
 	var cmd string
+	var word *syntax.Word
 	var args []*syntax.Word
 	line := int(s.Pos().Line())
 	if call != nil {
-		cmd, _, args = command(call)
+		cmd, word, args = command(call)
 		if cmd != "" {
 			line = int(call.Pos().Line())
 		}
 	}
 	t.redirs(s, call, cmd, args, line)
+	if word != nil {
+		t.decodedRun(s, call, cmd, word, args, line)
+	}
 	if call == nil || cmd == "" {
 		return
 	}
@@ -452,6 +466,35 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 		}
 	}
 	t.nested(cmd, args, line)
+}
+
+// decodedRun records a decoder's output written to a file, and reports a
+// command that runs a file a decoder wrote earlier in the script:
+// echo … | base64 -d > /tmp/x.sh; sh /tmp/x.sh.
+func (t *threatWalk) decodedRun(s *syntax.Stmt, call *syntax.CallExpr, cmd string, word *syntax.Word, args []*syntax.Word, line int) {
+	if cmd != "" && isDecoder(cmd, call.Args) {
+		for _, r := range s.Redirs {
+			if (r.Op == syntax.RdrOut || r.Op == syntax.AppOut || r.Op == syntax.RdrClob || r.Op == syntax.RdrAll) && (r.N == nil || r.N.Value == "1") {
+				if k := fileKey(wordText(r.Word)); k != "" {
+					if _, seen := t.decodedSaved[k]; !seen {
+						t.decodedSaved[k] = decodedFile{decoder: cmd, line: line}
+					}
+				}
+			}
+		}
+		return
+	}
+	f, byPath := ranFile(cmd, word, args)
+	if f == "" {
+		return
+	}
+	if d, ok := t.decodedSaved[fileKey(f)]; ok {
+		runner := cmd
+		if byPath {
+			runner = f
+		}
+		t.addFrom(DecodedToShell, line, d.line, runner, fmt.Sprintf("runs %s, where data decoded by %s was written", f, d.decoder))
+	}
 }
 
 // nested parses a shell's -c string or eval's arguments, when the script

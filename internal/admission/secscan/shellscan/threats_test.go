@@ -43,6 +43,9 @@ var threatCases = []struct {
 	{"rev into sh", "echo 'ih ohce' | rev | sh\n", []string{"decoded-payload-to-shell sh 1"}},
 	{"base64 -d to a file", "echo \"$IMG\" | base64 -d > logo.png\n", nil},
 	{"printf without escapes into sh", "printf '%s\\n' \"$cmd\" | sh -s\n", nil},
+	{"decoded to a file, then run", "echo ZWNobw== | base64 -d > /tmp/x.sh\nchmod +x /tmp/x.sh\nsh /tmp/x.sh\n", []string{"decoded-payload-to-shell sh 3"}},
+	{"decoded by printf to a file, run by path", "printf '\\145\\143\\150\\157' > ./r\n./r\n", []string{"decoded-payload-to-shell ./r 2"}},
+	{"decoded image, only opened", "base64 -d logo.b64 > logo.png\nopen logo.png\n", nil},
 	{"decoded into a shell script file", "echo ZWNobw== | base64 -d | bash ./consume.sh\n", nil},
 	// destructive commands
 	{"rm -rf ~", "rm -rf ~\n", []string{"destroy-files rm 1"}},
