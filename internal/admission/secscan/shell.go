@@ -17,8 +17,8 @@ import (
 // shellscan's parser instead of patterns: a download piped into an
 // interpreter, substituted into one, or saved to a file that the script, or
 // another script of the skill, runs. A script the parser cannot read keeps
-// the text rules alone (SG501's pipelines included). Shell blocks inside
-// Markdown are not read here yet.
+// the text rules alone (SG501's pipelines included). The threat rules on the
+// same tree, and the shell blocks of Markdown, are in shellrules.go.
 
 // shellRuleIDs maps shellscan's kinds of finding to the rules' ids.
 var shellRuleIDs = map[shellscan.Rule]string{

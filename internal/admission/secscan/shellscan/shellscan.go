@@ -5,7 +5,11 @@
 // written to a file that a later command of the script runs
 // (curl -o f … && sh f). Each finding names the line of the download and the
 // line of the command that runs it. Across joins the scripts of one skill,
-// for a download saved by one script and run by another.
+// for a download saved by one script and run by another. On the same tree,
+// threats.go finds the commands that are threats by themselves: reverse
+// shells, decoded data run as a program, destructive commands and
+// persistence (Script.Threats), reading paths through quotes, ~, $HOME and
+// the script's constant variables, in time linear in the script's size.
 //
 // The content scanner's shell rules SG504–SG506 (secscan's shell.go) are
 // built on it (issue 31): the parser sees commands, pipelines, substitutions and redirections, so a
