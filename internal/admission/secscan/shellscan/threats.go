@@ -77,6 +77,11 @@ func (t Threat) String() string {
 // times this bound.
 const maxNesting = 3
 
+// maxValue bounds a resolved word's length: a longer one is not a path
+// the rules look for, and the bound keeps variables built from variables
+// from growing without end.
+const maxValue = 4096
+
 // unknown is the value of a variable that is not constant.
 const unknown = "\x00"
 
@@ -190,6 +195,9 @@ func (t *threatWalk) resolve(w *syntax.Word) (string, bool) {
 
 func (t *threatWalk) resolveParts(b *strings.Builder, parts []syntax.WordPart, first bool) bool {
 	for i, p := range parts {
+		if b.Len() > maxValue {
+			return false // X=$Y$Y, Y=$Z$Z, …: a value doubling with each variable
+		}
 		switch x := p.(type) {
 		case *syntax.Lit:
 			v := x.Value
@@ -232,12 +240,12 @@ func (t *threatWalk) resolveParts(b *strings.Builder, parts []syntax.WordPart, f
 			return false
 		}
 	}
-	return true
+	return b.Len() <= maxValue
 }
 
 // unescape removes the backslashes of a literal as the shell does: before
 // any character outside quotes, before $, `, " and \ inside double quotes
-// (quoted false); a backslash before a newline joins the lines.
+// (unquoted false); a backslash before a newline joins the lines.
 func unescape(v string, unquoted bool) string {
 	if !strings.Contains(v, "\\") {
 		return v
@@ -286,6 +294,8 @@ func (t *threatWalk) text(w *syntax.Word) string {
 	return wordText(w)
 }
 
+// add records a threat at line (at the outer command's line in a nested
+// script).
 func (t *threatWalk) add(rule Rule, line int, cmd, detail string) {
 	t.addFrom(rule, line, 0, cmd, detail)
 }

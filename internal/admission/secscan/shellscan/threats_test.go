@@ -162,6 +162,22 @@ func TestThreatsHostile(t *testing.T) {
 		t.Errorf("nested: %v; want one destroy-files at line 2", sc.Threats)
 	}
 
+	// Variables doubling with each assignment stop at maxValue.
+	var dbl strings.Builder
+	dbl.WriteString("V0=abcdefgh\n")
+	for i := 1; i < 80; i++ {
+		fmt.Fprintf(&dbl, "V%d=$V%d$V%d\n", i, i-1, i-1)
+	}
+	dbl.WriteString("rm -rf \"$V79\" ~\n")
+	start = time.Now()
+	sc, err = Analyze([]byte(dbl.String()), "double.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second || len(sc.Threats) != 1 {
+		t.Errorf("doubling variables: %v in %v; want one threat, fast", sc.Threats, d)
+	}
+
 	// sh -c 'sh -c "…"' nested beyond the bound: the innermost is not read.
 	inner := "rm -rf ~"
 	for range maxNesting + 1 {
