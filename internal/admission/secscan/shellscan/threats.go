@@ -102,6 +102,9 @@ type threatWalk struct {
 	frames       []loopFrame
 	nodes        []syntax.Node
 	depth        int
+	// cwd is the folder the script changed to by its last cd, when the
+	// script's text gives it ("$HOME", "/"), else "".
+	cwd string
 	// lineAt, when not zero, is the line every threat of a nested script is
 	// placed at (the line of the sh -c that runs it).
 	lineAt int
@@ -415,6 +418,16 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 		}
 	case "socat":
 		t.socat(line, args)
+	case "cd", "pushd":
+		t.cwd = ""
+		switch {
+		case len(args) == 0:
+			t.cwd = "$HOME"
+		case len(args) == 1:
+			if v, ok := t.resolve(args[0]); ok && (strings.HasPrefix(v, "/") || v == "$HOME" || strings.HasPrefix(v, "$HOME/")) {
+				t.cwd = v
+			}
+		}
 	case "rm", "unlink":
 		t.rm(line, cmd, args)
 	case "shred", "wipe", "srm":
@@ -689,11 +702,36 @@ func (t *threatWalk) rm(line int, cmd string, args []*syntax.Word) {
 		if !ok {
 			continue
 		}
-		if what := dangerous(v); what != "" && (recursive || strings.HasSuffix(v, "*")) {
-			t.add(DestroyFiles, line, cmd, "deletes "+what+" ("+wordText(a)+")")
-			return
+		if t.cwd != "" && (v == "*" || v == "." || v == "./*" || v == ".*" || v == "./") {
+			v = strings.TrimSuffix(t.cwd, "/") + "/*" // cd ~ && rm -rf *
+		}
+		for _, p := range expandBraces(v) {
+			if what := dangerous(p); what != "" && (recursive || strings.HasSuffix(p, "*")) {
+				t.add(DestroyFiles, line, cmd, "deletes "+what+" ("+wordText(a)+")")
+				return
+			}
 		}
 	}
+}
+
+// expandBraces expands a path's first brace group, as bash does
+// (~/{Documents,Desktop} is two paths); a path without one is itself.
+// At most 64 alternatives are read.
+func expandBraces(v string) []string {
+	i := strings.IndexByte(v, '{')
+	j := strings.IndexByte(v[i+1:], '}')
+	if i < 0 || j < 0 || !strings.Contains(v[i:i+1+j], ",") {
+		return []string{v}
+	}
+	alts := strings.Split(v[i+1:i+1+j], ",")
+	if len(alts) > 64 {
+		alts = alts[:64]
+	}
+	out := make([]string, 0, len(alts))
+	for _, a := range alts {
+		out = append(out, v[:i]+a+v[i+2+j:])
+	}
+	return out
 }
 
 // shred reports shred of a dangerous folder, of files of the home folder,
@@ -975,7 +1013,7 @@ func (t *threatWalk) pipeline(top *syntax.BinaryCmd) {
 	flatten(top.Y)
 	netCmd, netLine, shellCmd, shellLine := "", 0, "", 0
 	decoder, decLine := "", 0
-	homeFind := false
+	homeFind, findWhat := false, ""
 	for _, s := range stages {
 		if homeFind {
 			if w, ok := s.Cmd.(*syntax.WhileClause); ok {
@@ -993,7 +1031,13 @@ func (t *threatWalk) pipeline(top *syntax.BinaryCmd) {
 				if v, ok := t.resolve(p); ok && (v == "$HOME" || strings.HasPrefix(v, "$HOME/")) {
 					homeFind = true
 				}
+				if v, ok := t.resolve(p); ok && dangerous(v) != "" && findWhat == "" {
+					findWhat = dangerous(v)
+				}
 			}
+		}
+		if cmd == "xargs" && findWhat != "" {
+			t.xargs(line, findWhat, homeFind, args)
 		}
 		if netCmd == "" && isNetwork(cmd, args) {
 			netCmd, netLine = cmd, line
@@ -1010,6 +1054,29 @@ func (t *threatWalk) pipeline(top *syntax.BinaryCmd) {
 	}
 	if netCmd != "" && shellCmd != "" && shells[shellCmd] {
 		t.addFrom(ReverseShell, netLine, shellLine, netCmd, fmt.Sprintf("a pipeline joins %s to the shell %s: a shell on a network connection", netCmd, shellCmd))
+	}
+}
+
+// xargs reports an xargs fed by a find over a dangerous folder that runs
+// rm or shred on what it finds, or encrypts the home folder's files.
+func (t *threatWalk) xargs(line int, what string, home bool, args []*syntax.Word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].Lit(), "-") {
+		switch args[i].Lit() {
+		case "-I", "-n", "-P", "-L", "-d", "-s", "-E":
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return
+	}
+	sub, _, subArgs := command(&syntax.CallExpr{Args: args[i:]})
+	switch {
+	case sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe":
+		t.add(DestroyFiles, line, "xargs", "xargs runs "+sub+" on what find lists in "+what)
+	case home && t.isEncryptor(sub, subArgs):
+		t.add(EncryptFiles, line, "xargs", "xargs runs "+sub+" to encrypt what find lists in "+what)
 	}
 }
 
