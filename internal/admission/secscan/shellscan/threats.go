@@ -1,6 +1,7 @@
 package shellscan
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -771,36 +772,35 @@ func findPaths(args []*syntax.Word) []*syntax.Word {
 	return args
 }
 
-// find reports a find over a dangerous folder (or the home folder's
-// files) that deletes, shreds or encrypts what it finds.
+// find reports a find over a dangerous folder that deletes or shreds what
+// it finds, or one over the home folder's files that encrypts them. A find
+// over another sub-folder of the home folder that deletes (node_modules
+// under ~/projects) is not reported.
 func (t *threatWalk) find(line int, args []*syntax.Word) {
 	paths := findPaths(args)
-	what := ""
+	danger, home := "", ""
 	for _, p := range paths {
-		if p.Lit() == "-H" || p.Lit() == "-L" || p.Lit() == "-P" {
-			continue
-		}
 		v, ok := t.resolve(p)
 		if !ok {
 			continue
 		}
-		if w := dangerous(v); w != "" {
-			what = w
+		if w := dangerous(v); w != "" && danger == "" {
+			danger = w
 		}
-		if v == "$HOME" || strings.HasPrefix(v, "$HOME/") {
-			if what == "" {
-				what = "files of the home folder (" + wordText(p) + ")"
-			}
+		if (v == "$HOME" || strings.HasPrefix(v, "$HOME/")) && home == "" {
+			home = "files of the home folder (" + wordText(p) + ")"
 		}
 	}
-	if what == "" {
+	if danger == "" && home == "" {
 		return
 	}
 	rest := args[len(paths):]
 	for i, a := range rest {
 		switch a.Lit() {
 		case "-delete":
-			t.add(DestroyFiles, line, "find", "find deletes "+what)
+			if danger != "" {
+				t.add(DestroyFiles, line, "find", "find deletes "+danger)
+			}
 			return
 		case "-exec", "-execdir", "-ok", "-okdir":
 			if i+1 >= len(rest) {
@@ -808,11 +808,11 @@ func (t *threatWalk) find(line int, args []*syntax.Word) {
 			}
 			sub, _, subArgs := command(&syntax.CallExpr{Args: rest[i+1:]})
 			switch {
-			case sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe":
-				t.add(DestroyFiles, line, "find", "find runs "+sub+" on "+what)
+			case danger != "" && (sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe"):
+				t.add(DestroyFiles, line, "find", "find runs "+sub+" on "+danger)
 				return
 			case t.isEncryptor(sub, subArgs):
-				t.add(EncryptFiles, line, "find", "find runs "+sub+" to encrypt "+what)
+				t.add(EncryptFiles, line, "find", "find runs "+sub+" to encrypt "+cmp.Or(home, danger))
 				return
 			}
 		}

@@ -72,6 +72,7 @@ var threatCases = []struct {
 	{"find ~ into xargs rm", "find ~ -type f -print0 |\n  xargs -0 rm -f\n", []string{"destroy-files xargs 2"}},
 	{"find ~ into xargs gpg", "find ~ -type f | xargs -I{} gpg -c --batch --passphrase x {}\n", []string{"encrypt-files xargs 1"}},
 	{"find . into xargs rm", "find . -name '*.tmp' | xargs rm -f\n", nil},
+	{"find node_modules under ~/projects", "find ~/projects -name node_modules -type d -prune -exec rm -rf {} +\n", nil},
 	{"find . -delete", "find . -name '*.pyc' -delete\n", nil},
 	{"shred a home file", "shred -u ~/.bash_history\n", []string{"destroy-files shred 1"}},
 	{"shred a temp file", "shred -u /tmp/key\n", nil},
