@@ -41,7 +41,7 @@ func TestRoles(t *testing.T) {
 			[]string{"SG401 medium data/r.dat:2:1"}},
 		{"SKILL.md names notes.md after bash",
 			map[string]string{"SKILL.md": "Run `bash notes.md` first.\n", "notes.md": "echo x >> ~/.bashrc\n"},
-			[]string{"SG801 high notes.md:1:8"}},
+			[]string{"SG802 high notes.md:1:1"}},
 		{"a script names tool.txt after python3, relative to its folder",
 			map[string]string{"scripts/run.sh": "python3 tool.txt\n", "scripts/tool.txt": upload},
 			[]string{"SG401 medium scripts/tool.txt:2:1"}},

