@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/lineage"
+	"github.com/skillgate/skillgate/internal/admission/secscan"
 )
 
 func main() {
@@ -70,7 +71,7 @@ func run(corpus, labelled string, nRefs, nLookups, maxPrints int) error {
 		}
 	}
 	fmt.Println("leave-one-out (each corpus skill looked up without itself):")
-	derived := 0
+	derived, blocked := 0, 0
 	for _, s := range skills {
 		d, err := ix.Derive(s.files, s.name)
 		if err != nil {
@@ -78,10 +79,18 @@ func run(corpus, labelled string, nRefs, nLookups, maxPrints int) error {
 		}
 		if d != nil {
 			derived++
-			fmt.Printf("  %-70s %s (score %.2f)\n", s.name, d.Summary(), d.Score)
+			sg950 := secscan.ApplyLineage(nil, d, s.files, nil)
+			var at []string
+			for _, f := range sg950 {
+				at = append(at, f.Location())
+			}
+			if len(sg950) > 0 {
+				blocked++
+			}
+			fmt.Printf("  %-70s %s (score %.2f); SG950: %d %s\n", s.name, d.Summary(), d.Score, len(sg950), strings.Join(at, " "))
 		}
 	}
-	fmt.Printf("  %d of %d corpus skills derived from another\n\n", derived, len(skills))
+	fmt.Printf("  %d of %d corpus skills derived from another; %d with an SG950 finding (blocking)\n\n", derived, len(skills), blocked)
 
 	if labelled != "" {
 		if err := trojans(ix, labelled); err != nil {
