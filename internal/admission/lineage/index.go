@@ -313,34 +313,43 @@ func (ix *Index) NearestPrinted(prints []FilePrint, n int, exclude ...string) []
 			skip[id] = true
 		}
 	}
-	shared := map[int32]int{}
+	// Dense counters over reference ids: a lookup touches only the
+	// references that share something with the candidate.
+	shared := make([]int32, len(ix.refs))
+	same := make([]int32, len(ix.refs))
+	var touched []int32
 	for _, p := range cand {
 		list := ix.inv[p]
 		if len(list) > ix.limits.MaxPostings {
 			continue
 		}
 		for _, id := range list {
+			if shared[id] == 0 && same[id] == 0 {
+				touched = append(touched, id)
+			}
 			shared[id]++
 		}
 	}
-	same := map[int32]int{}
 	for _, f := range prints {
 		list := ix.bySHA[f.SHA256]
 		if len(list) > ix.limits.MaxPostings {
 			continue
 		}
 		for _, id := range list {
+			if shared[id] == 0 && same[id] == 0 {
+				touched = append(touched, id)
+			}
 			same[id]++
 		}
 	}
-	var out []Match
-	consider := func(id int32) {
+	out := make([]Match, 0, len(touched))
+	for _, id := range touched {
 		if skip[int(id)] {
-			return
+			continue
 		}
 		e := ix.refs[id]
-		s := shared[id]
-		m := Match{Name: e.ref.Name, Shared: s, IdenticalFiles: same[id]}
+		s := int(shared[id])
+		m := Match{Name: e.ref.Name, Shared: s, IdenticalFiles: int(same[id])}
 		if union := len(cand) + e.prints - s; union > 0 {
 			m.Score = float64(s) / float64(union)
 		}
@@ -348,14 +357,6 @@ func (ix *Index) NearestPrinted(prints []FilePrint, n int, exclude ...string) []
 			m.Score = max(m.Score, float64(m.IdenticalFiles)/float64(files))
 		}
 		out = append(out, m)
-	}
-	for id := range shared {
-		consider(id)
-	}
-	for id := range same {
-		if _, ok := shared[id]; !ok {
-			consider(id)
-		}
 	}
 	slices.SortFunc(out, func(a, b Match) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
