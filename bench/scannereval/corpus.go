@@ -70,7 +70,7 @@ func corpusSkills(dir string) ([]string, error) {
 
 // scanCorpus scans every corpus skill runs times: the first run's findings
 // are the result (a scan is deterministic), every run is timed.
-func scanCorpus(ctx context.Context, dir string, runs int) (*corpusResult, error) {
+func scanCorpus(ctx context.Context, dir string, runs int, refs *references) (*corpusResult, error) {
 	skills, err := corpusSkills(dir)
 	if err != nil {
 		return nil, err
@@ -83,6 +83,9 @@ func scanCorpus(ctx context.Context, dir string, runs int) (*corpusResult, error
 		for i, s := range skills {
 			start := time.Now()
 			rep, err := secscan.Dir(ctx, filepath.Join(dir, filepath.FromSlash(s)), secscan.Limits{})
+			if err == nil {
+				err = refs.apply(filepath.Join(dir, filepath.FromSlash(s)), s, rep)
+			}
 			d := time.Since(start)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s, err)

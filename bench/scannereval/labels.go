@@ -119,9 +119,12 @@ func checkCase(dir string, c labelledCase) error {
 }
 
 // scanCase scans one case and records what was found on its labelled lines.
-func scanCase(ctx context.Context, dir string, c *labelledCase) error {
+func scanCase(ctx context.Context, dir string, c *labelledCase, refs *references) error {
 	start := time.Now()
 	rep, err := secscan.Dir(ctx, filepath.Join(dir, c.Path), secscan.Limits{})
+	if err == nil {
+		err = refs.apply(filepath.Join(dir, c.Path), "", rep)
+	}
 	c.Micros = time.Since(start).Microseconds()
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Path, err)

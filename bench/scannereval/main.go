@@ -44,6 +44,8 @@ type config struct {
 	runs                      int
 	recallGoal, fpGoal        float64
 	verbose                   bool
+	// lineage scans with the corpus's skills as references (lineage.go).
+	lineage bool
 }
 
 func main() {
@@ -55,6 +57,7 @@ func main() {
 	flag.Float64Var(&c.recallGoal, "recall-goal", 0.90, "gate: share of malicious cases caught with a blocking finding on a labelled line")
 	flag.Float64Var(&c.fpGoal, "fp-goal", 0.01, "gate: largest share of benign corpus skills with a blocking finding")
 	flag.BoolVar(&c.verbose, "v", false, "also print every case, and every blocked corpus skill with its findings")
+	flag.BoolVar(&c.lineage, "lineage", true, "scan with the corpus's skills as lineage references (a corpus skill without itself)")
 	flag.Parse()
 	err := run(context.Background(), c, os.Stdout)
 	switch {
@@ -76,15 +79,21 @@ func run(ctx context.Context, c config, w io.Writer) error {
 		return err
 	}
 	res := &results{RecallGoal: c.recallGoal, FPGoal: c.fpGoal}
+	corpus := corpusDir(c.corpus)
+	var refs *references
+	if c.lineage && corpus != "" {
+		if refs, err = loadReferences(corpus); err != nil {
+			return err
+		}
+	}
 	for i := range cases {
-		if err := scanCase(ctx, c.labelled, &cases[i]); err != nil {
+		if err := scanCase(ctx, c.labelled, &cases[i], refs); err != nil {
 			return err
 		}
 	}
 	res.Cases = cases
-	corpus := corpusDir(c.corpus)
 	if corpus != "" {
-		cr, err := scanCorpus(ctx, corpus, c.runs)
+		cr, err := scanCorpus(ctx, corpus, c.runs, refs)
 		if err != nil {
 			return err
 		}

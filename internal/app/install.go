@@ -191,7 +191,17 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 			}
 		}
 	}
-	return install.New(opts)
+	if opts.Lineage, opts.LineageFile, err = a.lineageIndex(cfg); err != nil {
+		return nil, fmt.Errorf("lineage: %w", err)
+	}
+	svc, err := install.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := svc.SyncReferences(context.Background()); err != nil {
+		return nil, err
+	}
+	return svc, nil
 }
 
 // Actor names the operator running the CLI in audit records.

@@ -163,6 +163,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	if rep.Scan, err = scanContent(ctx, in.Key, tree, caps, published); err != nil {
 		return nil, err
 	}
+	s.deriveContent(in.Key, tree, rep.Scan)
 
 	if keep != nil {
 		rep.Proposal = *keep

@@ -262,6 +262,7 @@ func (r *Review) layersText(b *strings.Builder) {
 			for _, sk := range r.Scan.Skipped {
 				fmt.Fprintf(b, "      skipped %s: %s\n", sk.File, sk.Reason)
 			}
+			lineageText(b, r.Scan.Lineage)
 		} else {
 			for _, e := range l.Evidence[min(1, len(l.Evidence)):] {
 				fmt.Fprintf(b, "      %s\n", e)

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/admission/lineage"
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/admission/promote"
 	"github.com/skillgate/skillgate/internal/admission/propose"
@@ -117,6 +118,15 @@ type Options struct {
 	// version's managed storage (see package launch). Nil fetches from
 	// the public registries, in Sandbox.
 	Packages *launch.Fetcher
+	// Lineage, when set, is layer 4's index of reference skills: a skill
+	// under review derived from one is compared with it (lineage.go), and
+	// every approved skill becomes one. LineageFile, when set, is where
+	// the index is saved after it changes. Capabilities, when set, finds
+	// what an added line of a script does (SG950); nil uses lineage's
+	// fallbacks.
+	Lineage      *lineage.Index
+	LineageFile  string
+	Capabilities lineage.CapabilityFunc
 }
 
 // Catalog is the registry as the install flow keeps it in step with the
@@ -153,6 +163,10 @@ type Service struct {
 	bucketPrefix string
 	fetcher      *launch.Fetcher
 	verifier     *launch.Verifier
+	// lineage, lineageFile and capabilities: see Options.Lineage.
+	lineage      *lineage.Index
+	lineageFile  string
+	capabilities lineage.CapabilityFunc
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -164,7 +178,8 @@ func New(opts Options) (*Service, error) {
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
-		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{}}
+		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{},
+		lineage: opts.Lineage, lineageFile: opts.LineageFile, capabilities: opts.Capabilities}
 	if s.bucketPrefix == "" {
 		s.bucketPrefix = bucket.DefaultImportsPrefix
 	}

@@ -69,6 +69,9 @@ type Rule struct {
 	// whole marks a rule about a file as a whole, not its lines: a file the
 	// scanner cannot read (roles.go). scanLines passes over it.
 	whole bool
+	// derived marks a rule found on the lines a skill changed from the
+	// reference it is derived from (lineage.go): scanLines passes over it.
+	derived bool
 	// shellForms, when not zero, says that the first shellForms patterns are
 	// shell pipelines that the shell rules read better on a script the
 	// parser reads: there a finding matched only by them is dropped
@@ -505,6 +508,14 @@ var Rules = []*Rule{
 		message: "does not parse as a shell script",
 		whole:   true,
 	},
+	{
+		ID: "SG950", Name: "changed-line-of-known-skill", Severity: High,
+		Title:   "a line added to a script of a known skill that makes a network call, starts a process, walks files, decodes data or loops without bound",
+		Why:     "Most malicious skills are copies of popular skills with a few lines added to one script; among thousands of honest lines, those few are what matters. A skill derived from a reference skill (the registry's approved and first_party skills, and the operator's scanner.references) is compared with it, and a capability on an added or changed line is at least high: the reference did not need it.",
+		Fix:     "Review the diff against the reference shown in the report: remove the added lines, or, if the change is intended, have the operator suppress the finding with a reason.",
+		message: "adds a line to a known skill's script that",
+		derived: true,
+	},
 }
 
 // excerptMax bounds a finding's excerpt, in characters.
@@ -546,7 +557,7 @@ func scanLines(name string, data []byte, k kind, maxPerRule int, prefilter bool)
 		lower = asciiLower(lower[:0], line)
 		wide := hasWideRune(line)
 		for _, r := range Rules {
-			if !r.reads(k) || r.parsed || r.whole {
+			if !r.reads(k) || r.parsed || r.whole || r.derived {
 				continue
 			}
 			if r.runes != nil {

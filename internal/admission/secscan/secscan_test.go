@@ -224,6 +224,9 @@ func TestEveryRuleHasCases(t *testing.T) {
 		}
 	}
 	for i, r := range Rules {
+		if !pos[r.ID] && !neg[r.ID] && r.derived { // their cases are in lineage_test.go
+			continue
+		}
 		if !pos[r.ID] || !neg[r.ID] {
 			t.Errorf("rule %s (%s) needs a positive and a negative case", r.ID, r.Name)
 		}

@@ -1,0 +1,158 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/skillgate/skillgate/internal/admission/lineage"
+	"github.com/skillgate/skillgate/internal/admission/manifest"
+	"github.com/skillgate/skillgate/internal/admission/secscan"
+	"github.com/skillgate/skillgate/internal/storage/store"
+)
+
+// OriginApproved is the origin of a reference that is an approved
+// install's managed tree.
+const OriginApproved = "approved"
+
+// deriveContent runs layer 4's lineage step on a scanned skill when the
+// service has a reference index: it finds the reference the skill is
+// derived from, records the derivation in scan, and applies it to the
+// findings (secscan.ApplyLineage: identical files of a trusted reference
+// not reported again, added lines of scripts read with SG950). A failure
+// to read a reference is logged and leaves the scan as it was: lineage
+// only ever adds scrutiny, so its absence is the scan without it.
+func (s *Service) deriveContent(key, tree string, scan *manifest.ScanReport) {
+	if s.lineage == nil || scan == nil {
+		return
+	}
+	files, err := lineage.ReadDir(tree, s.lineage.Limits())
+	if err != nil {
+		s.log.Warn("lineage: reading the skill", "skill", key, "err", err)
+		return
+	}
+	// A recheck of a version that is itself a reference is not derived
+	// from itself.
+	var exclude []string
+	if ref, ok := s.lineage.Reference(key); ok && ref.Version == s.lineage.Version(files) {
+		exclude = append(exclude, key)
+	}
+	d, err := s.lineage.Derive(files, exclude...)
+	if err != nil {
+		s.log.Warn("lineage: deriving", "skill", key, "err", err)
+		return
+	}
+	if d == nil {
+		return
+	}
+	scan.Lineage = d
+	found := make([]secscan.Finding, len(scan.Findings))
+	for i, f := range scan.Findings {
+		found[i] = f.Finding
+	}
+	found = secscan.ApplyLineage(found, d, files, s.capabilities)
+	scan.Findings = make([]manifest.ScanFinding, 0, len(found))
+	for _, f := range found {
+		scan.Findings = append(scan.Findings, manifest.ScanFinding{Finding: f})
+	}
+}
+
+// addReference makes the approved install in a trusted reference of the
+// index, and saves the index when it changed. A failure is logged: the
+// approval stands without it.
+func (s *Service) addReference(in store.Install) {
+	if s.lineage == nil {
+		return
+	}
+	changed, err := s.lineage.Sync(lineage.Reference{Name: in.Key, Origin: OriginApproved, Trusted: true}, filepath.Join(in.Dir, SkillDir))
+	if err != nil {
+		s.log.Warn("lineage: adding the approved skill as a reference", "skill", in.Key, "err", err)
+		return
+	}
+	if changed {
+		s.saveLineage()
+	}
+}
+
+// saveLineage writes the index to its file, when it has one.
+func (s *Service) saveLineage() {
+	if s.lineageFile == "" {
+		return
+	}
+	if err := s.lineage.Save(s.lineageFile); err != nil {
+		s.log.Warn("lineage: saving the index", "file", s.lineageFile, "err", err)
+	}
+}
+
+// SyncReferences makes every approved install a reference of the index
+// (fingerprinting only those whose files changed since the index was
+// saved) and saves it. It does nothing without an index.
+func (s *Service) SyncReferences(ctx context.Context) error {
+	if s.lineage == nil {
+		return nil
+	}
+	ins, err := s.st.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateInstalled, store.StateEnabled, store.StateDisabled}})
+	if err != nil {
+		return fmt.Errorf("%w: lineage references: %w", ErrStorage, err)
+	}
+	changed := false
+	for _, in := range ins {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := s.lineage.Sync(lineage.Reference{Name: in.Key, Origin: OriginApproved, Trusted: true}, filepath.Join(in.Dir, SkillDir))
+		if err != nil {
+			s.log.Warn("lineage: adding an approved skill as a reference", "skill", in.Key, "err", err)
+			continue
+		}
+		changed = changed || c
+	}
+	if changed {
+		s.saveLineage()
+	}
+	return nil
+}
+
+// lineageText writes layer 4's lineage: the one-line account, then each
+// changed file's added lines and unified diff.
+func lineageText(b *strings.Builder, d *lineage.Derivation) {
+	if d == nil {
+		return
+	}
+	trust := ""
+	if d.Trusted {
+		trust = ", trusted: its identical files are not reported again"
+	}
+	fmt.Fprintf(b, "      %s (similarity %.2f%s)\n", d.Summary(), d.Score, trust)
+	for _, p := range d.Added {
+		fmt.Fprintf(b, "        added %s\n", p)
+	}
+	for _, p := range d.Removed {
+		fmt.Fprintf(b, "        removed %s\n", p)
+	}
+	for _, c := range d.Changed {
+		fmt.Fprintf(b, "        changed %s: added or changed %s %s\n", c.Path, pluralLines(len(c.AddedLines)), joinInts(c.AddedLines))
+		for line := range strings.Lines(c.Diff) {
+			fmt.Fprintf(b, "          %s", line)
+		}
+		if c.Truncated {
+			b.WriteString("          … (diff cut at 64 KiB)\n")
+		}
+	}
+}
+
+func pluralLines(n int) string {
+	if n == 1 {
+		return "line"
+	}
+	return "lines"
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
