@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/admission/secscan/textnorm"
 )
 
 // kind is what a file is to the rules: prose the model reads, a script
@@ -368,6 +370,31 @@ var Rules = []*Rule{
 		message: "does not parse as a shell script",
 		whole:   true,
 	},
+	// SG204–SG206: text normalised before the prose rules (prose.go).
+	{
+		ID: "SG204", Name: "mixed-script-word", Severity: Medium,
+		Title:   "a word mixing Latin letters with look-alike letters of another script",
+		Why:     "A word such as \"Ign\u043ere\" with a Cyrillic \u043e reads as the English word but does not match it: the look-alike letter hides an instruction from filters and reviewers. The prose rules also read the text with such letters folded (a match there is reported under its own rule); this finding is the disguise itself.",
+		Fix:     "Write the word in one script.",
+		message: "a word mixing Latin letters with look-alike letters of another script",
+		kinds:   []kind{kindProse, kindTool},
+	},
+	{
+		ID: "SG205", Name: "zero-width-in-word", Severity: Medium,
+		Title:   "a zero-width character inside a word",
+		Why:     "One zero-width space, joiner or word joiner inside a Latin word is invisible to a reviewer but makes the word differ from itself for a filter. The prose rules also read the text without it (a match there is reported under its own rule).",
+		Fix:     "Delete the zero-width character.",
+		message: "a zero-width character inside a word",
+		kinds:   []kind{kindProse, kindTool},
+	},
+	{
+		ID: "SG206", Name: "soft-hyphen-in-word", Severity: Low,
+		Title:   "a soft hyphen inside a word",
+		Why:     "A soft hyphen (U+00AD) is invisible unless the word breaks at a line end; inside a word it makes the word differ from itself for a filter. Honest text uses it for hyphenation, so it is low on its own; the prose rules also read the text without it.",
+		Fix:     "Delete the soft hyphen unless the text needs a hyphenation hint there.",
+		message: "a soft hyphen inside a word",
+		kinds:   []kind{kindProse, kindTool},
+	},
 }
 
 // excerptMax bounds a finding's excerpt, in characters.
@@ -375,7 +402,8 @@ const excerptMax = 160
 
 // scanText runs every rule that reads k over data, line by line.
 func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
-	return scanLines(name, data, k, maxPerRule, true)
+	out := scanLines(name, data, k, maxPerRule, true)
+	return append(out, scanNormalized(name, data, k, maxPerRule, out)...)
 }
 
 // scanLines is scanText; prefilter false matches every pattern against
@@ -493,16 +521,13 @@ func excerpt(line []byte, at, end int) string {
 	return strings.TrimSpace(b.String())
 }
 
-// invisible reports characters a reader of the excerpt would not see.
+// invisible reports characters a reader of the excerpt would not see:
+// control characters and what textnorm removes before the prose rules.
 func invisible(r rune) bool {
-	switch {
-	case r < 0x20 && r != '\t', r == 0x7F:
-		return true
-	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x2069,
-		r == 0xFEFF, r == 0x180E, r >= 0xE0000 && r <= 0xE007F:
+	if r < 0x20 && r != '\t' || r == 0x7F {
 		return true
 	}
-	return false
+	return textnorm.Invisible(r)
 }
 
 // RuleByID returns the rule with this id, or nil.

@@ -96,6 +96,10 @@ type Finding struct {
 	Message string `json:"message"`
 	Why     string `json:"why"`
 	Fix     string `json:"fix"`
+	// Normalized, for a finding seen only once the text was normalised
+	// (textnorm) or decoded (package decode), is the text the rule matched
+	// after that; Excerpt stays the original line.
+	Normalized string `json:"normalized,omitempty"`
 }
 
 // Location is the finding's place, FILE:LINE:COLUMN.

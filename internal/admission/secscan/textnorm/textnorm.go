@@ -125,9 +125,13 @@ func Normalize(s string) Text {
 	return Text{Text: string(b.out), offs: b.offs, Changes: b.changes}
 }
 
-// isPlain reports whether s is ASCII with no hyphen right before a line
-// break: nothing to normalise.
-func isPlain(s string) bool {
+// Plain reports whether s is ASCII with no hyphen right before a line
+// break: Normalize would return it unchanged. It lets a caller holding
+// bytes skip the conversion to a string.
+func Plain[T string | []byte](s T) bool { return isPlain(s) }
+
+// isPlain is Plain.
+func isPlain[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf {
@@ -142,7 +146,7 @@ func isPlain(s string) bool {
 
 // hyphenBefore reports whether a '-' precedes the line break at s[i], with
 // only spaces, tabs or a carriage return between.
-func hyphenBefore(s string, i int) bool {
+func hyphenBefore[T string | []byte](s T, i int) bool {
 	for j := i - 1; j >= 0; j-- {
 		switch s[j] {
 		case ' ', '\t', '\r':
