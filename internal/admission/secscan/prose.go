@@ -23,6 +23,16 @@ import (
 // The disguises themselves are SG204–SG206, which do not block on their
 // own.
 
+// reread is the text rules' second reading of a file or tool description
+// (have are the findings of the first): prose normalised (scanNormalized)
+// and a script's encoded literals decoded (decoded.go).
+func reread(name string, data []byte, k kind, maxPerRule int, have []Finding) []Finding {
+	if k == kindScript {
+		return scanDecoded(name, data, k, maxPerRule)
+	}
+	return scanNormalized(name, data, k, maxPerRule, have)
+}
+
 // scanNormalized is the second reading of a prose file or tool
 // description; have are the findings of the first, which are not repeated.
 func scanNormalized(name string, data []byte, k kind, maxPerRule int, have []Finding) []Finding {
@@ -101,9 +111,12 @@ func disguises(data []byte, n *textnorm.Text, add func(r *Rule, from, to int, ms
 				continue // a Latin letter with a diacritic or an IPA letter: one script
 			}
 			from, to := wordAround(data, c.At)
+			word := foldedWord(n, from, to)
+			if !insideWord(data, c.At, size) || camelCase(word) {
+				continue // "σz", "γfit", "FcγRIIIa": a symbol next to a word, not a letter in one
+			}
 			add(RuleByID("SG204"), c.At, c.At+size,
-				fmt.Sprintf("%s: %s %c U+%04X in %q", RuleByID("SG204").message, script, c.Rune, c.Rune, data[from:to]),
-				foldedWord(n, from, to))
+				fmt.Sprintf("%s: %s %c U+%04X in %q", RuleByID("SG204").message, script, c.Rune, c.Rune, data[from:to]), word)
 		case textnorm.Removed:
 			if !betweenLatinLetters(data, c.At, size) {
 				continue
@@ -129,6 +142,27 @@ func betweenLatinLetters(data []byte, at, size int) bool {
 	after, _ := utf8.DecodeRune(data[at+size:])
 	latin := func(r rune) bool { return unicode.IsLetter(r) && unicode.Is(unicode.Latin, r) }
 	return latin(before) && latin(after)
+}
+
+// insideWord reports whether the character of size bytes at data[at] has a
+// letter right before and right after it.
+func insideWord(data []byte, at, size int) bool {
+	before, _ := utf8.DecodeLastRune(data[:at])
+	after, _ := utf8.DecodeRune(data[at+size:])
+	return unicode.IsLetter(before) && unicode.IsLetter(after)
+}
+
+// camelCase reports whether word has a capital after a small letter (a
+// name or a symbol such as "FcyRIIIa", not a word of prose).
+func camelCase(word string) bool {
+	prev := ' '
+	for _, r := range word {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			return true
+		}
+		prev = r
+	}
+	return false
 }
 
 // wordAround is the word of data around byte at: letters, digits, marks

@@ -395,6 +395,15 @@ var Rules = []*Rule{
 		message: "a soft hyphen inside a word",
 		kinds:   []kind{kindProse, kindTool},
 	},
+	// SG507: payloads decoded and scanned again (decoded.go).
+	{
+		ID: "SG507", Name: "decoded-payload-runs", Severity: Critical,
+		Title:   "a script literal that decodes (base64, hex, escapes, ROT13) to code that runs something",
+		Why:     "A command line, a download or a process start hidden in base64, hex, \\x escapes or ROT13 is meant to pass reviewers and scanners; a script only hides code it means to run. The decoded text is also read by every pattern rule (a match there is reported under its own rule, at the literal).",
+		Fix:     "Ship the code in plain text, or remove it.",
+		message: "decodes to code that runs something",
+		kinds:   []kind{kindScript},
+	},
 }
 
 // excerptMax bounds a finding's excerpt, in characters.
@@ -403,7 +412,7 @@ const excerptMax = 160
 // scanText runs every rule that reads k over data, line by line.
 func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
 	out := scanLines(name, data, k, maxPerRule, true)
-	return append(out, scanNormalized(name, data, k, maxPerRule, out)...)
+	return append(out, reread(name, data, k, maxPerRule, out)...)
 }
 
 // scanLines is scanText; prefilter false matches every pattern against
