@@ -67,7 +67,7 @@ func scanDecoded(name string, data []byte, k kind, maxPerRule int) []Finding {
 					break
 				}
 			}
-			if at < 0 || end-at < 4 {
+			if at < 0 || !candidate(line[at:end], lim.ROT13) {
 				continue
 			}
 			literals++
@@ -80,6 +80,27 @@ func scanDecoded(name string, data []byte, k kind, maxPerRule int) []Finding {
 		}
 	}
 	return out
+}
+
+// candidate reports whether a literal may be encoded: a backslash escape,
+// or 16 characters and more of the base64 and hex alphabets alone, or any
+// literal on a line that names ROT13. A sentence in quotes is not decoded.
+func candidate(lit []byte, rot bool) bool {
+	if len(lit) < 4 {
+		return false
+	}
+	if rot || bytes.IndexByte(lit, '\\') >= 0 {
+		return true
+	}
+	if len(lit) < decodeLimits.MinLen {
+		return false
+	}
+	for _, c := range lit {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' || c == '=') {
+			return false
+		}
+	}
+	return true
 }
 
 // namesROT13 reports whether line names ROT13 (codecs.decode(…, 'rot13'),

@@ -75,6 +75,10 @@ func scanNormalized(name string, data []byte, k kind, maxPerRule int, have []Fin
 			end = off + i
 		}
 		line := bytes.TrimSuffix(text[off:end], []byte("\r"))
+		if len(n.ChangesIn(n.Orig(off), n.Orig(end))) == 0 {
+			off = end + 1
+			continue // the line as the first reading saw it
+		}
 		lower = asciiLower(lower[:0], line)
 		for _, r := range Rules {
 			if !r.reads(k) || r.parsed || r.whole || r.runes != nil || len(r.patterns) == 0 || !r.triggered(lower) {
@@ -130,6 +134,9 @@ func disguises(data []byte, n *textnorm.Text, add func(r *Rule, from, to int, ms
 			r := RuleByID(id)
 			from, to := wordAround(data, c.At)
 			add(r, c.At, c.At+size, fmt.Sprintf("%s: U+%04X", r.message, c.Rune), foldedWord(n, from, to))
+		case textnorm.Joined, textnorm.Compat:
+			// a hyphenated line break and NFKC's folds are honest typography
+			// on their own; they matter only when they hide a rule's match
 		}
 	}
 }

@@ -116,7 +116,7 @@ func Normalize(s string) Text {
 	var b builder
 	b.grow(len(s))
 	removeAndJoin(&b, s)
-	if !isASCII(b.out) {
+	if !isASCII(b.out) && !norm.NFKC.IsNormal(b.out) {
 		b = compat(b)
 	}
 	b = lookAlikes(b)
