@@ -35,12 +35,11 @@ func reread(name string, data []byte, k kind, maxPerRule int, have []Finding) []
 
 // scanNormalized is the second reading of a prose file or tool
 // description; have are the findings of the first, which are not repeated.
+// It goes line by line: a pure-ASCII line that does not end in a hyphen is
+// passed over at once, and a line that does is normalised together with the
+// next one (a word split across them is joined).
 func scanNormalized(name string, data []byte, k kind, maxPerRule int, have []Finding) []Finding {
 	if k == kindScript || textnorm.Plain(data) {
-		return nil
-	}
-	n := textnorm.Normalize(string(data))
-	if !n.Changed() {
 		return nil
 	}
 	lines := lineStarts(data)
@@ -66,9 +65,45 @@ func scanNormalized(name string, data []byte, k kind, maxPerRule int, have []Fin
 			Normalized: normalized,
 		})
 	}
-	disguises(data, &n, add)
-	text := []byte(n.Text)
 	var lower []byte
+	for i := 0; i < len(lines); i++ {
+		start, j := lines[i], i
+		for j+1 < len(lines) && endsInHyphen(data[lines[j]:lines[j+1]]) {
+			j++ // a word may continue on the next line
+		}
+		end := len(data)
+		if j+1 < len(lines) {
+			end = lines[j+1]
+		}
+		chunk := data[start:end]
+		i = j
+		if textnorm.Plain(chunk) {
+			continue
+		}
+		n := textnorm.Normalize(string(chunk))
+		if !n.Changed() {
+			continue
+		}
+		shifted := func(r *Rule, from, to int, msg, normalized string) {
+			add(r, start+from, start+to, msg, normalized)
+		}
+		disguises(chunk, &n, shifted)
+		lower = rescan(&n, k, lower, shifted)
+	}
+	return out
+}
+
+// endsInHyphen reports whether line (with its line break) ends in a hyphen
+// or a soft hyphen, spaces aside.
+func endsInHyphen(line []byte) bool {
+	line = bytes.TrimRight(line, " \t\r\n")
+	return bytes.HasSuffix(line, []byte("-")) || bytes.HasSuffix(line, []byte("\u00ad"))
+}
+
+// rescan runs the pattern rules that read k over the normalised lines of n
+// that changed, and adds each match whose original span holds a change.
+func rescan(n *textnorm.Text, k kind, lower []byte, add func(r *Rule, from, to int, msg, normalized string)) []byte {
+	text := []byte(n.Text)
 	for off := 0; off < len(text); {
 		end := len(text)
 		if i := bytes.IndexByte(text[off:], '\n'); i >= 0 {
@@ -98,7 +133,7 @@ func scanNormalized(name string, data []byte, k kind, maxPerRule int, have []Fin
 		}
 		off = end + 1
 	}
-	return out
+	return lower
 }
 
 // disguises are the SG204–SG206 findings: the changes normalisation made

@@ -110,7 +110,7 @@ func Invisible(r rune) bool {
 // Normalize normalises s (a line or a whole text). Pure-ASCII text without a
 // hyphen at a line break is returned as it is, without allocating.
 func Normalize(s string) Text {
-	if isPlain(s) {
+	if isPlain(s) || !needsWork(s) {
 		return Text{Text: s}
 	}
 	var b builder
@@ -142,6 +142,29 @@ func isPlain[T string | []byte](s T) bool {
 		}
 	}
 	return true
+}
+
+// needsWork reports whether s holds anything Normalize would change: an
+// invisible character, a letter with an ASCII look-alike, a hyphen at a line
+// break, or text not in NFKC. Most non-ASCII text of skills (dashes, arrows,
+// emoji) holds none, and is returned as it is after this one pass.
+func needsWork(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '\n':
+			if i > 0 && hyphenBefore(s, i) {
+				return true
+			}
+		case r < utf8.RuneSelf:
+		case Invisible(r):
+			return true
+		default:
+			if _, ok := confusable(r); ok {
+				return true
+			}
+		}
+	}
+	return !norm.NFKC.IsNormalString(s)
 }
 
 // hyphenBefore reports whether a '-' precedes the line break at s[i], with
