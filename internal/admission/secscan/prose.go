@@ -151,8 +151,8 @@ func disguises(data []byte, n *textnorm.Text, add func(r *Rule, from, to int, ms
 			}
 			from, to := wordAround(data, c.At)
 			word := foldedWord(n, from, to)
-			if !insideWord(data, c.At, size) || camelCase(word) {
-				continue // "σz", "γfit", "FcγRIIIa": a symbol next to a word, not a letter in one
+			if !insideWord(data, c.At, size) || camelCase(word) || asciiLetters(data[from:to]) < 3 {
+				continue // "σz", "γfit", "FcγRIIIa", "iσy": a symbol next to letters, not a letter in a word
 			}
 			add(RuleByID("SG204"), c.At, c.At+size,
 				fmt.Sprintf("%s: %s %c U+%04X in %q", RuleByID("SG204").message, script, c.Rune, c.Rune, data[from:to]), word)
@@ -192,6 +192,17 @@ func insideWord(data []byte, at, size int) bool {
 	before, _ := utf8.DecodeLastRune(data[:at])
 	after, _ := utf8.DecodeRune(data[at+size:])
 	return unicode.IsLetter(before) && unicode.IsLetter(after)
+}
+
+// asciiLetters counts the ASCII letters of word.
+func asciiLetters(word []byte) int {
+	n := 0
+	for _, c := range word {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			n++
+		}
+	}
+	return n
 }
 
 // camelCase reports whether word has a capital after a small letter (a
