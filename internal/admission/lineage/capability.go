@@ -17,6 +17,9 @@ const (
 	FileWalk  = "file walk"
 	Decode    = "decode"
 	Unbounded = "unbounded loop"
+	// WriteOutside is a write to a file outside the skill's workspace (a
+	// shell start-up file, a cron table, a git hook).
+	WriteOutside = "write outside the workspace"
 )
 
 // Capability is one capability found on a line of a script.

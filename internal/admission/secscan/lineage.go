@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/internal/admission/lineage"
+	"github.com/skillgate/skillgate/internal/admission/secscan/codescan"
 )
 
 // ApplyLineage applies a derivation (what the scanned skill changed from
@@ -17,14 +18,18 @@ import (
 //   - a finding on an added or changed line of a script is at least high;
 //   - a capability (network call, process start, file walk, decode,
 //     unbounded loop) on an added or changed line of a script is an SG950
-//     finding, found by caps when set (a code analyser) or by lineage's
-//     fallbacks (the shell parser, a line reader for Python and JS).
+//     finding, found by caps when set, else by the scanner's own readers:
+//     codescan's tokenizers for Python and JavaScript, the shell parser
+//     for shell.
 //
 // files are the scanned skill's files; a nil derivation returns findings
 // unchanged. The result is sorted as Dir sorts.
 func ApplyLineage(findings []Finding, d *lineage.Derivation, files lineage.Files, caps lineage.CapabilityFunc) []Finding {
 	if d == nil {
 		return findings
+	}
+	if caps == nil {
+		caps = codeCapabilities
 	}
 	added := map[string][]int{}
 	for _, c := range d.Changed {
@@ -71,5 +76,38 @@ func ApplyLineage(findings []Finding, d *lineage.Derivation, files lineage.Files
 		}
 	}
 	sortFindings(out)
+	return out
+}
+
+// codeKinds maps codescan's capability kinds to lineage's.
+var codeKinds = map[codescan.Kind]string{
+	codescan.KindNetwork:       lineage.Network,
+	codescan.KindProcess:       lineage.Process,
+	codescan.KindFileWalk:      lineage.FileWalk,
+	codescan.KindDecode:        lineage.Decode,
+	codescan.KindUnboundedLoop: lineage.Unbounded,
+	codescan.KindWriteOutside:  lineage.WriteOutside,
+}
+
+// codeCapabilities is the changed-line rule's reader of Python and
+// JavaScript: codescan's, the one the code rules (SG520–SG526) use, so a
+// call is read the same way by both. For another language it answers nil,
+// and lineage's own readers (the shell parser) are used.
+func codeCapabilities(lang string, src []byte) []lineage.Capability {
+	var l codescan.Lang
+	switch lang {
+	case "python":
+		l = codescan.Python
+	case "javascript":
+		l = codescan.JavaScript
+	default:
+		return nil
+	}
+	out := []lineage.Capability{}
+	for _, c := range codescan.Capabilities(l, src) {
+		if k, ok := codeKinds[c.Kind]; ok {
+			out = append(out, lineage.Capability{Line: c.Line, Kind: k, What: c.Text})
+		}
+	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/admission/secscan/textnorm"
 )
 
 // kind is what a file is to the rules: prose the model reads, a script
@@ -162,6 +164,31 @@ var Rules = []*Rule{
 		},
 		minRun: 2,
 	},
+	// SG204–SG206: text normalised before the prose rules (prose.go).
+	{
+		ID: "SG204", Name: "mixed-script-word", Severity: Medium,
+		Title:   "a word mixing Latin letters with look-alike letters of another script",
+		Why:     "A word such as \"Ign\u043ere\" with a Cyrillic \u043e reads as the English word but does not match it: the look-alike letter hides an instruction from filters and reviewers. The prose rules also read the text with such letters folded (a match there is reported under its own rule); this finding is the disguise itself.",
+		Fix:     "Write the word in one script.",
+		message: "a word mixing Latin letters with look-alike letters of another script",
+		kinds:   []kind{kindProse, kindTool},
+	},
+	{
+		ID: "SG205", Name: "zero-width-in-word", Severity: Medium,
+		Title:   "a zero-width character inside a word",
+		Why:     "One zero-width space, joiner or word joiner inside a Latin word is invisible to a reviewer but makes the word differ from itself for a filter. The prose rules also read the text without it (a match there is reported under its own rule).",
+		Fix:     "Delete the zero-width character.",
+		message: "a zero-width character inside a word",
+		kinds:   []kind{kindProse, kindTool},
+	},
+	{
+		ID: "SG206", Name: "soft-hyphen-in-word", Severity: Low,
+		Title:   "a soft hyphen inside a word",
+		Why:     "A soft hyphen (U+00AD) is invisible unless the word breaks at a line end; inside a word it makes the word differ from itself for a filter. Honest text uses it for hyphenation, so it is low on its own; the prose rules also read the text without it.",
+		Fix:     "Delete the soft hyphen unless the text needs a hyphenation hint there.",
+		message: "a soft hyphen inside a word",
+		kinds:   []kind{kindProse, kindTool},
+	},
 	{
 		ID: "SG301", Name: "credential-files", Severity: High, InProse: Medium,
 		Title:    "reading credential files",
@@ -293,6 +320,15 @@ var Rules = []*Rule{
 		message: "runs a file a download was saved to",
 		kinds:   []kind{kindScript},
 		parsed:  true,
+	},
+	// SG507: payloads decoded and scanned again (decoded.go).
+	{
+		ID: "SG507", Name: "decoded-payload-runs", Severity: Critical,
+		Title:   "a script literal that decodes (base64, hex, escapes, ROT13) to code that runs something",
+		Why:     "A command line, a download or a process start hidden in base64, hex, \\x escapes or ROT13 is meant to pass reviewers and scanners; a script only hides code it means to run. The decoded text is also read by every pattern rule (a match there is reported under its own rule, at the literal).",
+		Fix:     "Ship the code in plain text, or remove it.",
+		message: "decodes to code that runs something",
+		kinds:   []kind{kindScript},
 	},
 	{
 		ID: "SG510", Name: "reverse-shell", Severity: Critical,
@@ -523,7 +559,8 @@ const excerptMax = 160
 
 // scanText runs every rule that reads k over data, line by line.
 func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
-	return scanLines(name, data, k, maxPerRule, true)
+	out := scanLines(name, data, k, maxPerRule, true)
+	return append(out, reread(name, data, k, maxPerRule, out)...)
 }
 
 // scanLines is scanText; prefilter false matches every pattern against
@@ -641,16 +678,13 @@ func excerpt(line []byte, at, end int) string {
 	return strings.TrimSpace(b.String())
 }
 
-// invisible reports characters a reader of the excerpt would not see.
+// invisible reports characters a reader of the excerpt would not see:
+// control characters and what textnorm removes before the prose rules.
 func invisible(r rune) bool {
-	switch {
-	case r < 0x20 && r != '\t', r == 0x7F:
-		return true
-	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x2069,
-		r == 0xFEFF, r == 0x180E, r >= 0xE0000 && r <= 0xE007F:
+	if r < 0x20 && r != '\t' || r == 0x7F {
 		return true
 	}
-	return false
+	return textnorm.Invisible(r)
 }
 
 // RuleByID returns the rule with this id, or nil.

@@ -75,6 +75,9 @@ func SARIF(findings []Finding, suppressed map[int]string, version string) ([]byt
 			PartialFingerprints: map[string]string{"skillgateExcerpt/v1": f.Rule + ":" + f.File + ":" + f.Excerpt},
 			Properties:          map[string]any{"severity": string(f.Severity)},
 		}
+		if f.Normalized != "" {
+			res.Properties["normalized"] = f.Normalized
+		}
 		var loc location
 		loc.PhysicalLocation.ArtifactLocation = artifact{URI: f.File, URIBaseID: "SRCROOT"}
 		loc.PhysicalLocation.Region = region{StartLine: f.Line, StartColumn: f.Column, Snippet: text{f.Excerpt}}

@@ -96,6 +96,10 @@ type Finding struct {
 	Message string `json:"message"`
 	Why     string `json:"why"`
 	Fix     string `json:"fix"`
+	// Normalized, for a finding seen only once the text was normalised
+	// (textnorm) or decoded (package decode), is the text the rule matched
+	// after that; Excerpt stays the original line.
+	Normalized string `json:"normalized,omitempty"`
 }
 
 // Location is the finding's place, FILE:LINE:COLUMN.
@@ -331,11 +335,16 @@ func sortFindings(fs []Finding) {
 }
 
 // WriteText writes the report for a human, as 'skillgate scan-security'
-// prints it: each finding with its location, rule, excerpt, why and fix,
+// prints it: each finding with its location, rule, excerpt, the text the
+// rule read when it differs (normalised or decoded), why and fix,
 // the files skipped, then the counts by severity.
 func (rep *Report) WriteText(w io.Writer) {
 	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%s: %s %s (%s): %s\n    %s\n    why: %s\n    fix: %s\n", f.Location(), f.Severity, f.Rule, f.Name, f.Message, f.Excerpt, f.Why, f.Fix)
+		fmt.Fprintf(w, "%s: %s %s (%s): %s\n    %s\n", f.Location(), f.Severity, f.Rule, f.Name, f.Message, f.Excerpt)
+		if f.Normalized != "" {
+			fmt.Fprintf(w, "    read as: %s\n", f.Normalized)
+		}
+		fmt.Fprintf(w, "    why: %s\n    fix: %s\n", f.Why, f.Fix)
 	}
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(w, "%s: skipped: %s\n", s.File, s.Reason)
