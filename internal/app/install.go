@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/lineage"
 	"github.com/skillgate/skillgate/internal/admission/promote"
 	"github.com/skillgate/skillgate/internal/admission/propose"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
@@ -191,17 +192,9 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 			}
 		}
 	}
-	if opts.Lineage, opts.LineageFile, err = a.lineageIndex(cfg); err != nil {
-		return nil, fmt.Errorf("lineage: %w", err)
-	}
-	svc, err := install.New(opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := svc.SyncReferences(context.Background()); err != nil {
-		return nil, err
-	}
-	return svc, nil
+	opts.LineageFile = filepath.Join(a.Data(), lineageFile)
+	opts.Lineage = func(ctx context.Context) (*lineage.Index, error) { return a.lineageIndex(ctx, cfg, opts.LineageFile) }
+	return install.New(opts)
 }
 
 // Actor names the operator running the CLI in audit records.

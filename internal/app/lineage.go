@@ -1,15 +1,15 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/admission/lineage"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/registry/discover"
 )
 
 // ConfigScanner is the scanner section of config.yaml: what layer 4's
@@ -76,21 +76,21 @@ type referenceRoot struct {
 	trusted            bool
 }
 
-// lineageIndex opens layer 4's reference index (DATA/lineage.idx) and
-// brings it in step with the reference roots (scanner.references and the
-// first_party roots): a skill whose files are unchanged is not
-// fingerprinted again; one that is gone is removed. Approved installs are
-// added by the install service (SyncReferences). A file of another
-// format is rebuilt.
-func (a *App) lineageIndex(cfg *Config) (*lineage.Index, string, error) {
-	file := filepath.Join(a.Data(), lineageFile)
+// lineageIndex opens layer 4's reference index (file, DATA/lineage.idx)
+// and brings it in step with the reference roots (scanner.references and
+// the first_party roots), whose skills are found as the registry finds
+// them (discover.Walk): a skill whose tree is unchanged since it was
+// indexed (the walk's fingerprint of paths, sizes and times) is not read
+// again; one that is gone is removed. Approved installs are added by the
+// install service. A file of another format is rebuilt.
+func (a *App) lineageIndex(ctx context.Context, cfg *Config, file string) (*lineage.Index, error) {
 	ix, err := lineage.Load(file, lineage.Limits{})
 	if errors.Is(err, lineage.ErrFormat) {
 		a.log.Warn("lineage: rebuilding the reference index", "file", file, "err", err)
 		ix, err = lineage.New(lineage.Limits{}), nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	var roots []referenceRoot
 	for _, r := range cfg.Scanner.References {
@@ -102,29 +102,27 @@ func (a *App) lineageIndex(cfg *Config) (*lineage.Index, string, error) {
 			roots = append(roots, referenceRoot{name: "first_party " + filepath.Base(filepath.Clean(p)), path: p, origin: string(capability.TrustFirstParty), trusted: true})
 		}
 	}
+	lim := discover.DefaultLimits
+	lim.MaxDepth = referenceDepth
 	changed := false
 	present := map[string]bool{}
 	for _, root := range roots {
-		dirs, err := skillDirs(root.path)
+		res, err := discover.Walk(ctx, discover.Root{Path: root.path}, lim)
 		if err != nil {
-			return nil, "", fmt.Errorf("config scanner.references %s: %w", root.path, err)
+			return nil, fmt.Errorf("config scanner.references %s: %w", root.path, err)
 		}
-		for _, d := range dirs {
-			rel, err := filepath.Rel(root.path, d)
-			if err != nil {
-				return nil, "", err
-			}
-			name := root.name + ":" + filepath.ToSlash(rel)
+		for _, c := range res.Candidates {
+			name := root.name + ":" + filepath.ToSlash(c.Rel)
 			present[name] = true
-			c, err := ix.Sync(lineage.Reference{Name: name, Origin: root.origin, Trusted: root.trusted}, d)
+			ch, err := ix.Sync(lineage.Reference{Name: name, Origin: root.origin, Trusted: root.trusted, Stamp: c.Fingerprint}, c.Dir)
 			if errors.Is(err, lineage.ErrLimit) {
-				a.log.Warn("lineage: the reference index is full", "skill", d)
+				a.log.Warn("lineage: the reference index is full", "skill", c.Dir)
 				break
 			}
 			if err != nil {
-				return nil, "", err
+				return nil, err
 			}
-			changed = changed || c
+			changed = changed || ch
 		}
 	}
 	for _, n := range ix.Names() {
@@ -134,34 +132,8 @@ func (a *App) lineageIndex(cfg *Config) (*lineage.Index, string, error) {
 	}
 	if changed {
 		if err := ix.Save(file); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
-	return ix, file, nil
-}
-
-// skillDirs returns the directories under root holding a SKILL.md (root
-// itself when it does), not descending into a skill, .git or
-// node_modules, at most referenceDepth deep.
-func skillDirs(root string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !de.IsDir() {
-			return nil
-		}
-		if n := de.Name(); p != root && (n == ".git" || n == "node_modules") {
-			return filepath.SkipDir
-		}
-		if rel, _ := filepath.Rel(root, p); strings.Count(rel, string(filepath.Separator)) >= referenceDepth {
-			return filepath.SkipDir
-		}
-		if _, err := os.Stat(filepath.Join(p, "SKILL.md")); err == nil {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out, err
+	return ix, nil
 }

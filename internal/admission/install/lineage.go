@@ -21,30 +21,35 @@ const OriginApproved = "approved"
 // derived from, records the derivation in scan, and applies it to the
 // findings (secscan.ApplyLineage: identical files of a trusted reference
 // not reported again, added lines of scripts read with SG950). A failure
-// to read a reference is logged and leaves the scan as it was: lineage
-// only ever adds scrutiny, so its absence is the scan without it.
-func (s *Service) deriveContent(key, tree string, scan *manifest.ScanReport) {
-	if s.lineage == nil || scan == nil {
-		return
+// to read the skill or a reference is logged and leaves the scan as it
+// was; an index that cannot be opened is an error (ErrStorage): a skill is
+// never admitted unseen by lineage because of it.
+func (s *Service) deriveContent(ctx context.Context, key, tree string, scan *manifest.ScanReport) error {
+	if scan == nil {
+		return nil
 	}
-	files, err := lineage.ReadDir(tree, s.lineage.Limits())
+	ix, err := s.references(ctx)
+	if ix == nil || err != nil {
+		return err
+	}
+	files, err := lineage.ReadDir(tree, ix.Limits())
 	if err != nil {
 		s.log.Warn("lineage: reading the skill", "skill", key, "err", err)
-		return
+		return nil
 	}
 	// A recheck of a version that is itself a reference is not derived
 	// from itself.
 	var exclude []string
-	if ref, ok := s.lineage.Reference(key); ok && ref.Version == s.lineage.Version(files) {
+	if ref, ok := ix.Reference(key); ok && ref.Version == ix.Version(files) {
 		exclude = append(exclude, key)
 	}
-	d, err := s.lineage.Derive(files, exclude...)
+	d, err := ix.Derive(files, exclude...)
 	if err != nil {
 		s.log.Warn("lineage: deriving", "skill", key, "err", err)
-		return
+		return nil
 	}
 	if d == nil {
-		return
+		return nil
 	}
 	scan.Lineage = d
 	found := make([]secscan.Finding, len(scan.Findings))
@@ -56,42 +61,72 @@ func (s *Service) deriveContent(key, tree string, scan *manifest.ScanReport) {
 	for _, f := range found {
 		scan.Findings = append(scan.Findings, manifest.ScanFinding{Finding: f})
 	}
+	return nil
 }
 
 // addReference makes the approved install in a trusted reference of the
 // index, and saves the index when it changed. A failure is logged: the
 // approval stands without it.
-func (s *Service) addReference(in store.Install) {
-	if s.lineage == nil {
+func (s *Service) addReference(ctx context.Context, in store.Install) {
+	ix, err := s.references(ctx)
+	if err != nil {
+		s.log.Warn("lineage: adding the approved skill as a reference", "skill", in.Key, "err", err)
+	}
+	if ix == nil {
 		return
 	}
-	changed, err := s.lineage.Sync(lineage.Reference{Name: in.Key, Origin: OriginApproved, Trusted: true}, filepath.Join(in.Dir, SkillDir))
+	changed, err := ix.Sync(approvedReference(in), filepath.Join(in.Dir, SkillDir))
 	if err != nil {
 		s.log.Warn("lineage: adding the approved skill as a reference", "skill", in.Key, "err", err)
 		return
 	}
 	if changed {
-		s.saveLineage()
+		s.saveLineage(ix)
 	}
 }
 
 // saveLineage writes the index to its file, when it has one.
-func (s *Service) saveLineage() {
+func (s *Service) saveLineage(ix *lineage.Index) {
 	if s.lineageFile == "" {
 		return
 	}
-	if err := s.lineage.Save(s.lineageFile); err != nil {
+	if err := ix.Save(s.lineageFile); err != nil {
 		s.log.Warn("lineage: saving the index", "file", s.lineageFile, "err", err)
 	}
 }
 
-// SyncReferences makes every approved install a reference of the index
-// (fingerprinting only those whose files changed since the index was
-// saved) and saves it. It does nothing without an index.
-func (s *Service) SyncReferences(ctx context.Context) error {
-	if s.lineage == nil {
-		return nil
+// approvedReference is the reference an approved install is: trusted, and
+// stamped with its content digest (its managed tree never changes).
+func approvedReference(in store.Install) lineage.Reference {
+	return lineage.Reference{Name: in.Key, Origin: OriginApproved, Trusted: true, Stamp: in.Digest}
+}
+
+// references opens the reference index on first use (Options.Lineage) and
+// makes every approved install a reference of it; nil without one. A
+// failure is returned, and the next call tries again.
+func (s *Service) references(ctx context.Context) (*lineage.Index, error) {
+	if s.openLineage == nil {
+		return nil, nil
 	}
+	s.lineageMu.Lock()
+	defer s.lineageMu.Unlock()
+	if s.lineage != nil {
+		return s.lineage, nil
+	}
+	ix, err := s.openLineage(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: lineage references: %w", ErrStorage, err)
+	}
+	if err := s.syncApproved(ctx, ix); err != nil {
+		return nil, err
+	}
+	s.lineage = ix
+	return ix, nil
+}
+
+// syncApproved makes every approved install a reference of ix (reading only
+// those not indexed at their digest) and saves it when it changed.
+func (s *Service) syncApproved(ctx context.Context, ix *lineage.Index) error {
 	ins, err := s.st.Installs(ctx, store.InstallFilter{States: []store.InstallState{store.StateInstalled, store.StateEnabled, store.StateDisabled}})
 	if err != nil {
 		return fmt.Errorf("%w: lineage references: %w", ErrStorage, err)
@@ -101,7 +136,7 @@ func (s *Service) SyncReferences(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := s.lineage.Sync(lineage.Reference{Name: in.Key, Origin: OriginApproved, Trusted: true}, filepath.Join(in.Dir, SkillDir))
+		c, err := ix.Sync(approvedReference(in), filepath.Join(in.Dir, SkillDir))
 		if err != nil {
 			s.log.Warn("lineage: adding an approved skill as a reference", "skill", in.Key, "err", err)
 			continue
@@ -109,7 +144,7 @@ func (s *Service) SyncReferences(ctx context.Context) error {
 		changed = changed || c
 	}
 	if changed {
-		s.saveLineage()
+		s.saveLineage(ix)
 	}
 	return nil
 }

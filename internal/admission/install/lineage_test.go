@@ -55,7 +55,7 @@ func copyTrojanized(t *testing.T, src, name, script string, after int) string {
 func checkDerived(t *testing.T, ix *lineage.Index, copyDir, ref, summary, script, lines string) {
 	t.Helper()
 	ctx := context.Background()
-	e := newEnv(t, install.Options{Lineage: ix, LineageFile: filepath.Join(t.TempDir(), "lineage.idx")})
+	e := newEnv(t, install.Options{Lineage: openIndex(ix), LineageFile: filepath.Join(t.TempDir(), "lineage.idx")})
 	r, err := e.svc.Install(ctx, copyDir, "operator:ana")
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestApprovedSkillIsAReference(t *testing.T) {
 	}
 	ix := lineage.New(lineage.Limits{})
 	file := filepath.Join(t.TempDir(), "lineage.idx")
-	e := newEnv(t, install.Options{Lineage: ix, LineageFile: file})
+	e := newEnv(t, install.Options{Lineage: openIndex(ix), LineageFile: file})
 	if _, err := e.svc.Install(ctx, src, "operator:ana"); err != nil {
 		t.Fatal(err)
 	}
@@ -141,4 +141,9 @@ func TestApprovedSkillIsAReference(t *testing.T) {
 	}
 	cp := copyTrojanized(t, src, "tour-copy", "scripts/check.py", 5)
 	checkDerived(t, saved, cp, "tour", "1 file identical, 1 changed, 0 added", "scripts/check.py", "6, 7, 8")
+}
+
+// openIndex is an Options.Lineage that opens ix.
+func openIndex(ix *lineage.Index) func(context.Context) (*lineage.Index, error) {
+	return func(context.Context) (*lineage.Index, error) { return ix, nil }
 }

@@ -182,7 +182,7 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 	rev, err := s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
 		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: data})
 	if err == nil {
-		s.addReference(in)
+		s.addReference(ctx, in)
 	}
 	return rev, err
 }

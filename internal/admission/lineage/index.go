@@ -86,6 +86,11 @@ type Reference struct {
 	// reference re-added with the same version is not fingerprinted again.
 	Version string      `json:"version"`
 	Files   []FilePrint `json:"files"`
+	// Stamp is the caller's mark of the reference's tree as it was read
+	// (the registry's fingerprint of paths, sizes and times, or an
+	// install's content digest): Sync with the same stamp does not read
+	// the files again.
+	Stamp string `json:"stamp,omitempty"`
 }
 
 // Match is one relative Nearest found.
@@ -183,16 +188,18 @@ func (ix *Index) Has(name, version string) bool {
 }
 
 // Add adds or replaces the reference ref.Name with files (ref.Files and
-// ref.Version are computed). It reports false, doing nothing, when the
-// index already holds the same name at the same version.
+// ref.Version are computed). When the index already holds the same name
+// at the same version, only ref's stamp, root, origin and trust are
+// recorded. It reports whether the index changed.
 func (ix *Index) Add(ref Reference, files Files) (bool, error) {
 	v := ix.Version(files)
 	ix.mu.Lock()
 	if id, ok := ix.ids[ref.Name]; ok && ix.refs[id].ref.Version == v {
 		e := ix.refs[id]
-		e.ref.Root, e.ref.Origin, e.ref.Trusted = ref.Root, ref.Origin, ref.Trusted
+		changed := e.ref.Stamp != ref.Stamp
+		e.ref.Root, e.ref.Origin, e.ref.Trusted, e.ref.Stamp = ref.Root, ref.Origin, ref.Trusted, ref.Stamp
 		ix.mu.Unlock()
-		return false, nil
+		return changed, nil
 	}
 	ix.mu.Unlock()
 	ref.Files, ref.Version = ix.Prints(files)
@@ -206,8 +213,10 @@ func (ix *Index) AddPrinted(ref Reference) (bool, error) {
 	defer ix.mu.Unlock()
 	if id, ok := ix.ids[ref.Name]; ok {
 		if ix.refs[id].ref.Version == ref.Version {
-			ix.refs[id].ref.Root, ix.refs[id].ref.Origin, ix.refs[id].ref.Trusted = ref.Root, ref.Origin, ref.Trusted
-			return false, nil
+			e := ix.refs[id]
+			changed := e.ref.Stamp != ref.Stamp
+			e.ref.Root, e.ref.Origin, e.ref.Trusted, e.ref.Stamp = ref.Root, ref.Origin, ref.Trusted, ref.Stamp
+			return changed, nil
 		}
 		ix.removeLocked(ref.Name)
 	}

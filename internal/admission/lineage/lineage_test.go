@@ -244,3 +244,38 @@ func BenchmarkNearest(b *testing.B) {
 		}
 	}
 }
+
+// TestSyncStamp: a reference synced again with the stamp it was indexed
+// with is not read (its files may be gone and it still stands); a new
+// stamp reads the tree again.
+func TestSyncStamp(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "fetch.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix := New(Limits{})
+	for i, tc := range []struct {
+		stamp   string
+		remove  bool
+		changed bool
+		files   int
+	}{
+		{stamp: "s1", changed: true, files: 1},
+		{stamp: "s1", remove: true, changed: false, files: 1},
+		{stamp: "s2", changed: true, files: 0},
+	} {
+		if tc.remove {
+			if err := os.Remove(filepath.Join(root, "fetch.py")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changed, err := ix.Sync(Reference{Name: "r", Origin: "reference root", Stamp: tc.stamp}, root)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		r, _ := ix.Reference("r")
+		if changed != tc.changed || len(r.Files) != tc.files || r.Stamp != tc.stamp {
+			t.Fatalf("%d: changed %v, %d files, stamp %q; want %v, %d, %q", i, changed, len(r.Files), r.Stamp, tc.changed, tc.files, tc.stamp)
+		}
+	}
+}

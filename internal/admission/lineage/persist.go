@@ -72,11 +72,23 @@ func Load(path string, l Limits) (*Index, error) {
 	return ix, nil
 }
 
-// Sync makes the index hold the skill at root under name: it reads the
+// Sync makes the index hold the skill at root under ref.Name: when ref has
+// a Stamp equal to the indexed one it reads nothing; otherwise it reads the
 // files, and fingerprints them only when their version differs from the
 // one indexed (the incremental rebuild after a restart). It reports
 // whether the index changed.
 func (ix *Index) Sync(ref Reference, root string) (bool, error) {
+	if ref.Stamp != "" {
+		ix.mu.Lock()
+		if id, ok := ix.ids[ref.Name]; ok && ix.refs[id].ref.Stamp == ref.Stamp {
+			e := ix.refs[id]
+			changed := e.ref.Root != root || e.ref.Origin != ref.Origin || e.ref.Trusted != ref.Trusted
+			e.ref.Root, e.ref.Origin, e.ref.Trusted = root, ref.Origin, ref.Trusted
+			ix.mu.Unlock()
+			return changed, nil
+		}
+		ix.mu.Unlock()
+	}
 	files, err := ReadDir(root, ix.limits)
 	if err != nil {
 		return false, fmt.Errorf("lineage: reading %s: %w", root, err)
