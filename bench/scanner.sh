@@ -7,7 +7,7 @@
 # revision REF is measured in the same run on the same data, and the whole
 # corpus's scan time is compared (goal: at most 2x REF's).
 #
-# Usage: bench/scanner.sh [--runs R] [--corpus DIR] [--base REF] [--json-out FILE] [-v]
+# Usage: bench/scanner.sh [--set labelled|holdout] [--runs R] [--corpus DIR] [--base REF] [--json-out FILE] [-v]
 #
 # See bench/README.md ("scanner benchmark"). Exit status: 0 when every gate
 # passes, 1 when one fails, 2 on a usage or set-up error.
@@ -17,6 +17,9 @@ usage() {
 	cat <<'EOF'
 usage: bench/scanner.sh [options]
 
+  --set NAME       the set of cases: labelled (default; the rules are tuned on it) or
+                   holdout (held out: never tune a rule on it), a folder of
+                   internal/admission/secscan/testdata
   --runs R         timed scans of the corpus, the median is reported (default 3, env BENCH_RUNS)
   --corpus DIR     the benign corpus (default: $SKILLGATE_CORPUS, else ../shared/corpus;
                    skipped when absent, and the corpus gate then fails)
@@ -34,6 +37,7 @@ at least 90 %; benign corpus skills with a high or critical finding at most
 EOF
 }
 
+set_name=labelled
 runs="${BENCH_RUNS:-3}"
 corpus="${SKILLGATE_CORPUS:-}"
 base=""
@@ -42,6 +46,7 @@ json_out=""
 verbose=()
 while (($# > 0)); do
 	case "$1" in
+	--set) set_name="${2:?--set needs a value}"; shift 2 ;;
 	--runs) runs="${2:?--runs needs a value}"; shift 2 ;;
 	--corpus) corpus="${2:?--corpus needs a value}"; shift 2 ;;
 	--base) base="${2:?--base needs a value}"; shift 2 ;;
@@ -52,11 +57,12 @@ while (($# > 0)); do
 	*) echo "scanner.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
 	esac
 done
+[[ "$set_name" == labelled || "$set_name" == holdout ]] || { echo "scanner.sh: --set must be labelled or holdout (got '$set_name')" >&2; exit 2; }
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "scanner.sh: --runs must be a positive integer (got '$runs')" >&2; exit 2; }
 [[ "$time_goal" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "scanner.sh: --time-goal must be a number (got '$time_goal')" >&2; exit 2; }
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-labelled="$repo_root/internal/admission/secscan/testdata/labelled"
+labelled="$repo_root/internal/admission/secscan/testdata/$set_name"
 if [[ -z "$corpus" && -f "$repo_root/../shared/corpus/verdicts.jsonl" ]]; then
 	corpus="$repo_root/../shared/corpus"
 fi
@@ -133,7 +139,7 @@ if [[ -n "$base" ]]; then
 	b_recall="$(grep -o '"recall": [0-9.e-]*' "$work/b0.json" | tail -1 | grep -o '[0-9.e-]*$')"
 	read -r ratio pass <<<"$(awk -v b="$b_us" -v t="$t_us" -v g="$time_goal" 'BEGIN { r = t / b; printf "%.2f %s\n", r, (r <= g ? "PASS" : "FAIL") }')"
 	echo
-	awk -v ref="$base ($base_commit)" -v b="$b_recall" 'BEGIN { printf "base %s: malicious cases caught %.1f %% (same labelled set)\n", ref, 100 * b }'
+	awk -v ref="$base ($base_commit)" -v b="$b_recall" -v s="$set_name" 'BEGIN { printf "base %s: malicious cases caught %.1f %% (same %s set)\n", ref, 100 * b, s }'
 	awk -v ref="$base ($base_commit)" -v b="$b_us" -v t="$t_us" -v n="$runs" 'BEGIN { printf "corpus scan time, median of %d alternating runs: base %s %.1f ms, this %.1f ms\n", n, ref, b / 1000, t / 1000 }'
 	echo "gate: corpus scan time ${ratio}x the base's (goal ≤ ${time_goal}x): $pass"
 	[[ "$pass" == PASS ]] || rc=1

@@ -78,7 +78,7 @@ func run(ctx context.Context, c config, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res := &results{RecallGoal: c.recallGoal, FPGoal: c.fpGoal}
+	res := &results{Set: filepath.Base(filepath.Clean(c.labelled)), RecallGoal: c.recallGoal, FPGoal: c.fpGoal}
 	corpus := corpusDir(c.corpus)
 	var refs *references
 	if c.lineage && corpus != "" {

@@ -80,6 +80,9 @@ func (g gates) Pass() bool { return g.RecallPass && g.FPPass }
 
 // results is everything a run measured.
 type results struct {
+	// Set is the set's folder name: "labelled", or "holdout" (held out,
+	// never tuned on).
+	Set        string         `json:"set"`
 	RecallGoal float64        `json:"recall_goal"`
 	FPGoal     float64        `json:"corpus_blocked_goal"`
 	Cases      []labelledCase `json:"cases"`
@@ -200,7 +203,7 @@ func passFail(ok bool) string {
 // writeText prints the tables for a person.
 func (res *results) writeText(w io.Writer, verbose bool) {
 	mal := res.All.Malicious
-	fmt.Fprintf(w, "content scanner (admission layer 4) on the labelled set: %d cases, %d malicious, %d benign look-alikes\n\n", len(res.Cases), mal, res.All.Benign)
+	fmt.Fprintf(w, "content scanner (admission layer 4) on the %s set: %d cases, %d malicious, %d benign look-alikes\n\n", res.Set, len(res.Cases), mal, res.All.Benign)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "class\tmalicious\tcaught\tblocked elsewhere\tseen (any severity)\tbenign\tbenign blocked\tprecision\trecall\tF1")
 	for _, r := range append(slices.Clone(res.Classes), res.All) {
@@ -230,7 +233,7 @@ func (res *results) writeFiles(w io.Writer) {
 			skipped = append(skipped, fmt.Sprintf("  %s/%s: %s", c.Path, s.File, s.Reason))
 		}
 	}
-	fmt.Fprintf(w, "labelled set: %d files skipped\n", len(skipped))
+	fmt.Fprintf(w, "%s set: %d files skipped\n", res.Set, len(skipped))
 	for _, s := range skipped {
 		fmt.Fprintln(w, s)
 	}
