@@ -24,6 +24,14 @@ reading credential files or dumping the environment; sending data to the
 network from scripts and DNS tunnelling; download-and-execute and encoded
 payloads run through a shell or eval; obfuscated code; destructive commands;
 persistence (cron, shell start-up files, systemd units, authorized_keys).
+Prose is also read with look-alike letters folded and invisible characters
+removed; encoded literals in scripts are decoded and read again; shell
+scripts and Markdown shell blocks are read by a shell parser, Python and
+JavaScript by tokenizers that follow data from downloads, decoded constants
+and secrets into runs and sends. Files are classified by how they run (#!
+line, mcp.json, an interpreter naming them), not by their extension.
+Lineage (a skill derived from a known one) is part of an install's scan,
+not of this command.
 
 Each finding has a stable rule id, a severity, FILE:LINE:COLUMN, the
 excerpt (invisible characters written as <U+XXXX>), why it matters and how
