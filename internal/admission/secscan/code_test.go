@@ -1,9 +1,6 @@
 package secscan
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -36,20 +33,7 @@ func TestCodeRulesByRole(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, text := range tc.files {
-				p := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rep, err := Dir(context.Background(), dir, Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := scanTree(t, tc.files)
 			var got []string
 			for _, f := range rep.Findings {
 				if RuleByID(f.Rule).parsed && f.Rule >= "SG520" && f.Rule <= "SG539" {

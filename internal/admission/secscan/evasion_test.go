@@ -79,20 +79,7 @@ func TestEvasions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, text := range tc.files {
-				p := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rep, err := Dir(context.Background(), dir, Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := scanTree(t, tc.files)
 			var got []string
 			for _, f := range rep.Findings {
 				if f.Severity.Blocks() {
@@ -107,4 +94,24 @@ func TestEvasions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scanTree writes files (path: text) into a new directory and scans it.
+func scanTree(t *testing.T, files map[string]string) *Report {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Dir(context.Background(), dir, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }

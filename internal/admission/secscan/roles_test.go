@@ -81,20 +81,7 @@ func TestRoles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, text := range tc.files {
-				p := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rep, err := Dir(context.Background(), dir, Limits{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := scanTree(t, tc.files)
 			got := []string{}
 			for _, f := range rep.Findings {
 				got = append(got, f.Rule+" "+string(f.Severity)+" "+f.Location())
