@@ -2,6 +2,8 @@ package install_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +85,53 @@ func checkDerived(t *testing.T, ix *lineage.Index, copyDir, ref, summary, script
 	}
 	if r.Scan == nil || r.Scan.Lineage == nil || r.Scan.Lineage.From != ref || len(r.Scan.Lineage.Changed) != 1 {
 		t.Fatalf("report's lineage: %+v", r.Scan)
+	}
+	// SARIF: the derivation in the run's properties, and the results on
+	// the added lines marked as such.
+	out, err := r.SARIF("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Runs []struct {
+			Properties struct {
+				Lineage struct {
+					From         string `json:"from"`
+					Summary      string `json:"summary"`
+					ChangedFiles []struct {
+						Path       string `json:"path"`
+						AddedLines []int  `json:"addedLines"`
+					} `json:"changedFiles"`
+				} `json:"lineage"`
+			} `json:"properties"`
+			Results []struct {
+				RuleID     string `json:"ruleId"`
+				Properties struct {
+					AddedLine   bool   `json:"addedLine"`
+					DerivedFrom string `json:"derivedFrom"`
+				} `json:"properties"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out, &log); err != nil {
+		t.Fatal(err)
+	}
+	lin := log.Runs[0].Properties.Lineage
+	if lin.From != ref || lin.Summary != "derived from "+ref+": "+summary || len(lin.ChangedFiles) != 1 || lin.ChangedFiles[0].Path != script ||
+		strings.Trim(strings.Join(strings.Fields(fmt.Sprint(lin.ChangedFiles[0].AddedLines)), ", "), "[]") != lines {
+		t.Errorf("SARIF lineage: %+v", lin)
+	}
+	marked := 0
+	for _, res := range log.Runs[0].Results {
+		if res.RuleID == "SG950" && (!res.Properties.AddedLine || res.Properties.DerivedFrom != ref) {
+			t.Errorf("SARIF result %s not marked as on an added line: %+v", res.RuleID, res.Properties)
+		}
+		if res.Properties.AddedLine {
+			marked++
+		}
+	}
+	if marked == 0 {
+		t.Errorf("no SARIF result marked as on an added line:\n%s", out)
 	}
 	if len(r.Blocked) == 0 && !strings.Contains(txt, "layer 4 (content scan)") {
 		t.Errorf("a trojanized copy is not blocked:\n%s", txt)

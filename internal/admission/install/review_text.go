@@ -253,6 +253,9 @@ func (r *Review) layersText(b *strings.Builder) {
 			for _, f := range r.Scan.Findings {
 				fmt.Fprintf(b, "      %s %s %s at %s: %s\n", f.Severity, f.Rule, f.Name, f.Location(), f.Message)
 				fmt.Fprintf(b, "        %s\n", f.Excerpt)
+				if f.Normalized != "" {
+					fmt.Fprintf(b, "        read as: %s\n", f.Normalized)
+				}
 				if f.Suppressed != nil {
 					fmt.Fprintf(b, "        suppressed by %s: %q\n", f.Suppressed.By, f.Suppressed.Why)
 				} else {
