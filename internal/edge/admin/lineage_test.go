@@ -86,7 +86,9 @@ func lineageConsole(t *testing.T) *console {
 	if _, err := ix.Sync(lineage.Reference{Name: "fixture:hostile", Origin: "reference root"}, hostileRef); err != nil {
 		t.Fatal(err)
 	}
-	c := newConsoleWith(t, func(o *install.Options) { o.Lineage = ix })
+	c := newConsoleWith(t, func(o *install.Options) {
+		o.Lineage = func(context.Context) (*lineage.Index, error) { return ix, nil }
+	})
 	ctx := context.Background()
 	trojan := filepath.Join(t.TempDir(), "pdf-text")
 	copyTree(t, fixtureSkill, trojan, "scripts/extract.py", 26, trojanLines)
@@ -245,7 +247,9 @@ func TestReviewShowsTruncatedDiff(t *testing.T) {
 	if _, err := ix.Sync(lineage.Reference{Name: "fixture:tables", Origin: "reference root", Trusted: true}, ref); err != nil {
 		t.Fatal(err)
 	}
-	c := newConsoleWith(t, func(o *install.Options) { o.Lineage = ix })
+	c := newConsoleWith(t, func(o *install.Options) {
+		o.Lineage = func(context.Context) (*lineage.Index, error) { return ix, nil }
+	})
 	cp := filepath.Join(t.TempDir(), "tables")
 	copyTree(t, ref, cp, "", 0, nil)
 	os.WriteFile(filepath.Join(cp, "tables.txt"), []byte(cur.String()), 0o644)
