@@ -16,7 +16,7 @@ func TestConfigErrors(t *testing.T) {
 		{"misspelt nested key", "limits:\n  max_dpeth: 3\n",
 			"CFG:2: unknown key limits.max_dpeth (did you mean max_depth?); valid keys under limits: max_depth, max_dirs\n"},
 		{"misspelt top key", "root:\n  - path: x\n",
-			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: credentials, executors, limits, mirrors, packages, roots, s3, sandbox, sessions, signing, store, tenant_libraries, workspace\n"},
+			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: credentials, executors, limits, mirrors, packages, roots, s3, sandbox, scanner, sessions, signing, store, tenant_libraries, workspace\n"},
 		{"sandbox limit misspelt", "sandbox:\n  limits:\n    memory_byte: 1\n",
 			"CFG:3: unknown key sandbox.limits.memory_byte (did you mean memory_bytes?); valid keys under sandbox.limits: cpu_seconds, file_size_bytes, memory_bytes, open_files, processes, tmp_bytes\n"},
 		{"sandbox limit not a number", "sandbox:\n  limits:\n    processes: lots\n",

@@ -236,6 +236,7 @@ func (m *Main) installCommands() []*cobra.Command {
 	var comp install.Completion
 	var only, allowDynamic, allowTools []string
 	var why string
+	var reviewSARIF bool
 	return []*cobra.Command{
 		m.installCommand(),
 		m.updateCommand(),
@@ -248,10 +249,23 @@ operator overrides, drift since approval, what differs from the previous
 approved version (including pin diffs), and what to run next.
 
 NAME is the skill's key (category/name) or name; add @DIGEST-PREFIX to pick a
-version.`,
-			cobra.ExactArgs(1), nil,
+version. --sarif prints the content scan (layer 4) as SARIF 2.1.0 instead: its
+findings, and what the skill is derived from with the results on the lines it
+added marked.`,
+			cobra.ExactArgs(1), func(c *cobra.Command) {
+				c.Flags().BoolVar(&reviewSARIF, "sarif", false, "print the content scan's findings and lineage as SARIF 2.1.0")
+			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.Review(ctx, args[0])
+				r, err := svc.Review(ctx, args[0])
+				if err != nil || !reviewSARIF {
+					return r, err
+				}
+				out, err := r.SARIF(version)
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintln(m.Stdout, string(out))
+				return nil, nil
 			}),
 		m.installAction("complete NAME CAPABILITY --risk R --side-effects S --egress E --why TEXT",
 			"Supply risk metadata for a capability the server did not describe",

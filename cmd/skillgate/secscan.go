@@ -24,11 +24,19 @@ reading credential files or dumping the environment; sending data to the
 network from scripts and DNS tunnelling; download-and-execute and encoded
 payloads run through a shell or eval; obfuscated code; destructive commands;
 persistence (cron, shell start-up files, systemd units, authorized_keys).
+Prose is also read with look-alike letters folded and invisible characters
+removed; encoded literals in scripts are decoded and read again; shell
+scripts and Markdown shell blocks are read by a shell parser, Python and
+JavaScript by tokenizers that follow data from downloads, decoded constants
+and secrets into runs and sends. Files are classified by how they run (#!
+line, mcp.json, an interpreter naming them), not by their extension.
+Lineage (a skill derived from a known one) is part of an install's scan,
+not of this command.
 
 Each finding has a stable rule id, a severity, FILE:LINE:COLUMN, the
 excerpt (invisible characters written as <U+XXXX>), why it matters and how
-to fix it. Symbolic links are never followed; binary and oversized files
-are listed as skipped. --sarif writes SARIF 2.1.0 for code-scanning tools.
+to fix it. Links are never followed; a binary, oversized or non-UTF-8 file is
+a finding, high when the skill runs it. --sarif writes SARIF 2.1.0.
 
 Exit codes: 0 no finding at or above --fail-on (default high), 1 some,
 2 usage error (PATH missing, bad flag).`,

@@ -1,6 +1,7 @@
 // Package admission groups how a third-party skill gets in: install
 // sources, admission layers, analysis, approval and drift (install), the
-// content scanner (secscan), manifests and install reports (manifest),
+// content scanner (secscan), the reference skills a scanned skill is
+// compared with (lineage), manifests and install reports (manifest),
 // manifest proposals (propose), promote_provider drafts (promote) and the
 // changes queue (change).
 //

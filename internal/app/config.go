@@ -94,6 +94,9 @@ type Config struct {
 	// Packages configures where the packages that servers launch (npx
 	// PKG, uvx PKG) are fetched from; see ConfigPackages.
 	Packages ConfigPackages `yaml:"packages"`
+	// Scanner configures the content scanner's reference skills; see
+	// ConfigScanner.
+	Scanner ConfigScanner `yaml:"scanner"`
 }
 
 // ConfigPackages is the packages section of config.yaml: the registries
@@ -388,6 +391,9 @@ func (a *App) validateConfig(file string, c *Config) error {
 	}
 	if _, err := c.Packages.Options(""); err != nil {
 		add("packages", err)
+	}
+	for _, err := range c.Scanner.check() {
+		problems = append(problems, fmt.Sprintf("config %s: %v", file, err))
 	}
 	if err := credential.CheckFromEnvironment("credentials.from_environment", c.Credentials.FromEnvironment); err != nil {
 		problems = append(problems, fmt.Sprintf("config %s: %v", file, err))

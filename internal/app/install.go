@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/lineage"
 	"github.com/skillgate/skillgate/internal/admission/promote"
 	"github.com/skillgate/skillgate/internal/admission/propose"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
@@ -191,6 +192,8 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 			}
 		}
 	}
+	opts.LineageFile = filepath.Join(a.Data(), lineageFile)
+	opts.Lineage = func(ctx context.Context) (*lineage.Index, error) { return a.lineageIndex(ctx, cfg, opts.LineageFile) }
 	return install.New(opts)
 }
 

@@ -163,6 +163,9 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	if rep.Scan, err = scanContent(ctx, in.Key, tree, caps, published); err != nil {
 		return nil, err
 	}
+	if err := s.deriveContent(ctx, in.Key, tree, rep.Scan); err != nil {
+		return nil, err
+	}
 
 	if keep != nil {
 		rep.Proposal = *keep

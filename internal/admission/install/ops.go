@@ -179,8 +179,12 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 		data["consent"] = map[string]any{"previous": prev.Digest, "diffDigest": prev.DiffDigest, "filesOnly": prev.FilesOnly}
 		why += ", consenting to the changes since " + prev.Digest
 	}
-	return s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
+	rev, err := s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: store.StateInstalled,
 		Actor: actor, Reason: why, Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: data})
+	if err == nil {
+		s.addReference(ctx, in)
+	}
+	return rev, err
 }
 
 // selectReady checks that every named capability exists and is ready, and

@@ -253,6 +253,9 @@ func (r *Review) layersText(b *strings.Builder) {
 			for _, f := range r.Scan.Findings {
 				fmt.Fprintf(b, "      %s %s %s at %s: %s\n", f.Severity, f.Rule, f.Name, f.Location(), f.Message)
 				fmt.Fprintf(b, "        %s\n", f.Excerpt)
+				if f.Normalized != "" {
+					fmt.Fprintf(b, "        read as: %s\n", f.Normalized)
+				}
 				if f.Suppressed != nil {
 					fmt.Fprintf(b, "        suppressed by %s: %q\n", f.Suppressed.By, f.Suppressed.Why)
 				} else {
@@ -262,6 +265,7 @@ func (r *Review) layersText(b *strings.Builder) {
 			for _, sk := range r.Scan.Skipped {
 				fmt.Fprintf(b, "      skipped %s: %s\n", sk.File, sk.Reason)
 			}
+			lineageText(b, r.Scan.Lineage)
 		} else {
 			for _, e := range l.Evidence[min(1, len(l.Evidence)):] {
 				fmt.Fprintf(b, "      %s\n", e)

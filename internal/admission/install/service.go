@@ -26,8 +26,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/admission/lineage"
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/admission/promote"
 	"github.com/skillgate/skillgate/internal/admission/propose"
@@ -117,6 +119,19 @@ type Options struct {
 	// version's managed storage (see package launch). Nil fetches from
 	// the public registries, in Sandbox.
 	Packages *launch.Fetcher
+	// Lineage, when set, opens layer 4's index of reference skills: a
+	// skill under review derived from one is compared with it
+	// (lineage.go), and every approved skill becomes one. It is called
+	// once, by the first analysis or approval that needs the index
+	// (opening reads the index file and brings it in step with its
+	// sources, seconds for a large index: a command that scans nothing
+	// never pays for it), and again after a failure. LineageFile, when
+	// set, is where the index is saved after it changes. Capabilities,
+	// when set, finds what an added line of a script does (SG950); nil
+	// uses the scanner's readers.
+	Lineage      func(ctx context.Context) (*lineage.Index, error)
+	LineageFile  string
+	Capabilities lineage.CapabilityFunc
 }
 
 // Catalog is the registry as the install flow keeps it in step with the
@@ -153,6 +168,13 @@ type Service struct {
 	bucketPrefix string
 	fetcher      *launch.Fetcher
 	verifier     *launch.Verifier
+	// openLineage, lineageFile and capabilities: see Options.Lineage;
+	// lineage is the index once opened, under lineageMu.
+	openLineage  func(ctx context.Context) (*lineage.Index, error)
+	lineageMu    sync.Mutex
+	lineage      *lineage.Index
+	lineageFile  string
+	capabilities lineage.CapabilityFunc
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -164,7 +186,8 @@ func New(opts Options) (*Service, error) {
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
-		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{}}
+		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{},
+		openLineage: opts.Lineage, lineageFile: opts.LineageFile, capabilities: opts.Capabilities}
 	if s.bucketPrefix == "" {
 		s.bucketPrefix = bucket.DefaultImportsPrefix
 	}

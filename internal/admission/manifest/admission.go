@@ -3,6 +3,7 @@ package manifest
 import (
 	"time"
 
+	"github.com/skillgate/skillgate/internal/admission/lineage"
 	"github.com/skillgate/skillgate/internal/admission/secscan"
 )
 
@@ -15,6 +16,11 @@ type ScanReport struct {
 	Findings []ScanFinding `json:"findings"`
 	// Skipped are the files not read (binary, too large, links), with why.
 	Skipped []secscan.Skipped `json:"skipped"`
+	// Lineage, when the skill is derived from a reference skill, says
+	// from which, which files are identical, changed (each with its
+	// unified diff and the skill's added or changed lines), added and
+	// removed: the console and SARIF read it from here.
+	Lineage *lineage.Derivation `json:"lineage,omitempty"`
 }
 
 // ScanFinding is one finding of the content scan.

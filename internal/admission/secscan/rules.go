@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/admission/secscan/textnorm"
 )
 
 // kind is what a file is to the rules: prose the model reads, a script
@@ -63,6 +65,20 @@ type Rule struct {
 	// not zero, matches lines at least that long whatever they contain.
 	triggers []string
 	longLine int
+	// parsed marks a rule found by reading a script with a parser (shell.go),
+	// not by patterns: scanLines passes over it.
+	parsed bool
+	// whole marks a rule about a file as a whole, not its lines: a file the
+	// scanner cannot read (roles.go). scanLines passes over it.
+	whole bool
+	// derived marks a rule found on the lines a skill changed from the
+	// reference it is derived from (lineage.go): scanLines passes over it.
+	derived bool
+	// shellForms, when not zero, says that the first shellForms patterns are
+	// shell pipelines that the shell rules read better on a script the
+	// parser reads: there a finding matched only by them is dropped
+	// (dropShellForms).
+	shellForms int
 }
 
 func (r *Rule) reads(k kind) bool {
@@ -148,6 +164,31 @@ var Rules = []*Rule{
 		},
 		minRun: 2,
 	},
+	// SG204–SG206: text normalised before the prose rules (prose.go).
+	{
+		ID: "SG204", Name: "mixed-script-word", Severity: Medium,
+		Title:   "a word mixing Latin letters with look-alike letters of another script",
+		Why:     "A word such as \"Ign\u043ere\" with a Cyrillic \u043e reads as the English word but does not match it: the look-alike letter hides an instruction from filters and reviewers. The prose rules also read the text with such letters folded (a match there is reported under its own rule); this finding is the disguise itself.",
+		Fix:     "Write the word in one script.",
+		message: "a word mixing Latin letters with look-alike letters of another script",
+		kinds:   []kind{kindProse, kindTool},
+	},
+	{
+		ID: "SG205", Name: "zero-width-in-word", Severity: Medium,
+		Title:   "a zero-width character inside a word",
+		Why:     "One zero-width space, joiner or word joiner inside a Latin word is invisible to a reviewer but makes the word differ from itself for a filter. The prose rules also read the text without it (a match there is reported under its own rule).",
+		Fix:     "Delete the zero-width character.",
+		message: "a zero-width character inside a word",
+		kinds:   []kind{kindProse, kindTool},
+	},
+	{
+		ID: "SG206", Name: "soft-hyphen-in-word", Severity: Low,
+		Title:   "a soft hyphen inside a word",
+		Why:     "A soft hyphen (U+00AD) is invisible unless the word breaks at a line end; inside a word it makes the word differ from itself for a filter. Honest text uses it for hyphenation, so it is low on its own; the prose rules also read the text without it.",
+		Fix:     "Delete the soft hyphen unless the text needs a hyphenation hint there.",
+		message: "a soft hyphen inside a word",
+		kinds:   []kind{kindProse, kindTool},
+	},
 	{
 		ID: "SG301", Name: "credential-files", Severity: High, InProse: Medium,
 		Title:    "reading credential files",
@@ -208,11 +249,12 @@ var Rules = []*Rule{
 	},
 	{
 		ID: "SG501", Name: "download-execute", Severity: Critical, InProse: Medium,
-		Title:    "downloading code and running it at once",
-		Why:      "Piping a download into a shell runs whatever the server sends today, unreviewed and unpinned; it is the most common dropper in malicious skills.",
-		Fix:      "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
-		message:  "downloads code and runs it",
-		triggers: []string{"curl", "wget", "fetch", "iex", "invoke-expression", "urlopen", "requests.get"},
+		Title:      "downloading code and running it at once",
+		Why:        "Piping a download into a shell runs whatever the server sends today, unreviewed and unpinned; it is the most common dropper in malicious skills.",
+		Fix:        "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message:    "downloads code and runs it",
+		triggers:   []string{"curl", "wget", "fetch", "iex", "invoke-expression", "urlopen", "requests.get"},
+		shellForms: 2,
 		patterns: []*regexp.Regexp{
 			re(`\b(?:curl|wget|fetch)\b[^\n|]*\|\s*` + `(?:` + shells + `)\b`),
 			re(`\b(?:` + shells + `)\s+(?:-\w+\s+)*<\(\s*(?:curl|wget)\b`),
@@ -253,6 +295,116 @@ var Rules = []*Rule{
 		},
 	},
 	{
+		ID: "SG504", Name: "download-piped-to-shell", Severity: Critical,
+		Title:   "a shell script that pipes a download into an interpreter",
+		Why:     "A download piped into a shell or interpreter (curl … | sh, wget -qO- … | sudo bash -s) runs whatever the server sends today, unreviewed and unpinned: the commonest dropper in malicious skills.",
+		Fix:     "Ship the code in the skill (where it is reviewed and digested), or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message: "pipes a download into an interpreter",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG505", Name: "download-substituted-into-shell", Severity: Critical,
+		Title:   "a shell script that gives a download to an interpreter as its program",
+		Why:     "A download substituted into an interpreter's program (sh -c \"$(curl …)\", bash <(curl …), eval \"$(wget -O- …)\", source <(curl …)) runs whatever the server sends, unreviewed, without a pipe for a reader to notice.",
+		Fix:     "Ship the code in the skill, or download to a file, check its SHA-256 against a pinned value, then run it.",
+		message: "runs a download as a program",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG506", Name: "download-then-run", Severity: Critical,
+		Title:   "a shell script that runs a file a download was saved to, in the same script or another of the skill",
+		Why:     "Saving a download to a file and running it later (curl -o f …; sh f), possibly from another script of the skill, is a dropper split so that no one line looks like one.",
+		Fix:     "Ship the file in the skill, or check the download's SHA-256 against a pinned value before running it.",
+		message: "runs a file a download was saved to",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	// SG507: payloads decoded and scanned again (decoded.go).
+	{
+		ID: "SG507", Name: "decoded-payload-runs", Severity: Critical,
+		Title:   "a script literal that decodes (base64, hex, escapes, ROT13) to code that runs something",
+		Why:     "A command line, a download or a process start hidden in base64, hex, \\x escapes or ROT13 is meant to pass reviewers and scanners; a script only hides code it means to run. The decoded text is also read by every pattern rule (a match there is reported under its own rule, at the literal).",
+		Fix:     "Ship the code in plain text, or remove it.",
+		message: "decodes to code that runs something",
+		kinds:   []kind{kindScript},
+	},
+	{
+		ID: "SG510", Name: "reverse-shell", Severity: Critical,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that runs a shell on a network connection",
+		Why:     "A reverse shell (bash -i >& /dev/tcp/H/P, nc -e /bin/sh, a mkfifo pipeline through nc, socat exec:… tcp:…) hands the user's machine to whoever listens at the other end.",
+		Fix:     "Remove it. No skill needs a shell whose input and output are a network connection.",
+		message: "runs a shell on a network connection",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG511", Name: "decoded-payload-to-shell", Severity: Critical,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that decodes data and runs it as a program",
+		Why:     "Data decoded by the script (base64 -d, xxd -r, printf '\\x..', echo -e, rev, gunzip) and piped into a shell or substituted into eval or sh -c hides the code that runs from every reviewer.",
+		Fix:     "Ship the code in plain text, or remove it.",
+		message: "decodes data and runs it as a program",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG520", Name: "decoded-exec", Severity: Critical,
+		Title:   "Python or JavaScript that runs a constant decoded at run time",
+		Why:     "A command or program hidden as base64, hex, rot13, zlib or marshal data and decoded just before exec, eval, subprocess, os.system or child_process runs it is a payload kept from review; the taint analysis follows the decoded value through assignments into the call.",
+		Fix:     "Write the command in the script as plain text, or remove it.",
+		message: "runs a decoded constant",
+		parsed:  true,
+	},
+	{
+		ID: "SG521", Name: "download-exec", Severity: Critical,
+		Title:   "Python or JavaScript that runs what it downloads",
+		Why:     "requests.get(…).text, urlopen or fetch(…).text() handed to exec, eval, subprocess or child_process, or a file urlretrieve saved and os.system then runs, executes whatever the server sends at the time, never what was reviewed.",
+		Fix:     "Ship the code in the skill, or download a pinned, verified artefact that is not run as a program.",
+		message: "runs a download",
+		parsed:  true,
+	},
+	{
+		ID: "SG522", Name: "secret-upload", Severity: High,
+		Title:   "Python or JavaScript that sends the environment, credential files or the user's files over the network",
+		Why:     "The whole environment (os.environ, process.env), a credential file (.ssh, .aws, .env, keychains) or files found by walking the user's home, flowing into the body of a network send (requests.post, urlopen with data, fetch with a body, a socket send), is exfiltration. One named variable sent as a header (an API key to its API) is not a finding.",
+		Fix:     "Send only what the task needs, named, to the service the skill documents.",
+		message: "uploads secrets or the user's files",
+		parsed:  true,
+	},
+	{
+		ID: "SG523", Name: "reverse-shell-code", Severity: Critical,
+		Title:   "Python or JavaScript that wires a network socket to a shell",
+		Why:     "A socket dup2'ed onto the standard streams before pty.spawn or a subprocess of a shell, or node's net.connect piped into spawn('/bin/sh'), hands a remote party a shell on the user's machine.",
+		Fix:     "Remove it. A skill never gives a remote party a shell.",
+		message: "a reverse shell",
+		parsed:  true,
+	},
+	{
+		ID: "SG524", Name: "destructive-code", Severity: High,
+		Title:   "Python or JavaScript that deletes the home or root directory",
+		Why:     "shutil.rmtree, os.remove or fs.rmSync of the home directory (expanduser('~'), Path.home(), os.homedir(), $HOME) or of / destroys the user's files; deleting a folder inside them is not this finding.",
+		Fix:     "Delete only what the skill created, by its own path.",
+		message: "deletes the home or root directory",
+		parsed:  true,
+	},
+	{
+		ID: "SG525", Name: "persistence-code", Severity: High,
+		Title:   "Python or JavaScript that writes a file that runs code later",
+		Why:     "open(…, 'a'/'w'), write_text or fs.writeFileSync on a shell start-up file, authorized_keys, a cron table, a systemd unit, a launch agent or a git hook keeps code (or a key) working after the session ends.",
+		Fix:     "Remove it. A skill runs when an agent loads it, never on its own.",
+		message: "makes itself persistent",
+		parsed:  true,
+	},
+	{
+		ID: "SG526", Name: "unbounded-resource", Severity: High,
+		Title:   "Python or JavaScript that exhausts memory or processes",
+		Why:     "A while True or for(;;) loop with no break that appends growing data or forks, or an allocation of a gigabyte or more at once (b'x' * 10**10, bytearray(1 << 40)), takes the user's machine down.",
+		Fix:     "Bound the loop and the allocation.",
+		message: "uses memory or processes without bound",
+		parsed:  true,
+	},
+	{
 		ID: "SG601", Name: "tool-steering", Severity: High,
 		Title:   "a tool description that steers the model to other tools or to secrets",
 		Why:     "A tool's description reaches the model verbatim. One that tells it to call other tools first, or to pass keys, tokens or files along, poisons every conversation the tool is listed in.",
@@ -283,6 +435,33 @@ var Rules = []*Rule{
 		},
 	},
 	{
+		ID: "SG702", Name: "destroy-files", Severity: Critical,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that deletes or shreds the root, a system or the home folder",
+		Why:     "rm -rf \"$HOME\"/*, find / -delete or find ~ -exec shred destroys the user's files or system; the parser reads them quoted, split over options, or through a constant variable.",
+		Fix:     "Remove the command, or narrow it to a folder the skill created.",
+		message: "deletes the root, a system or the home folder",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG703", Name: "wipe-disk", Severity: Critical,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that overwrites or formats a disk",
+		Why:     "dd of=/dev/sda, mkfs, wipefs or a redirection onto a disk device destroys everything on it.",
+		Fix:     "Remove the command.",
+		message: "overwrites or formats a disk",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG704", Name: "encrypt-files", Severity: Critical,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that encrypts the home folder's files",
+		Why:     "Encrypting the user's files (openssl enc, gpg -c) in a loop over the home folder that deletes the originals, or in a find over it, is ransomware.",
+		Fix:     "Remove it.",
+		message: "encrypts the home folder's files",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
 		ID: "SG801", Name: "persistence", Severity: High, InProse: Medium,
 		Title:    "installing itself to run again later",
 		Why:      "Cron entries, shell start-up files, systemd units, launch agents and authorized_keys keep an attacker's code running (or an attacker's key working) after the session ends.",
@@ -297,6 +476,82 @@ var Rules = []*Rule{
 			re(`(?:>>|\btee\s+-a\s+)\s*["']?\S*\.ssh/authorized_keys\b`),
 		},
 	},
+	{
+		ID: "SG802", Name: "shell-startup-file", Severity: High,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that writes into a shell start-up file",
+		Why:     "A line added to ~/.bashrc, ~/.profile or /etc/profile.d (by >>, tee, cp, ln, mv, install or sed -i) runs in every shell the user opens, long after the skill's session.",
+		Fix:     "Remove it. A skill runs when an agent loads it; tell the user what to add instead.",
+		message: "writes into a shell start-up file",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG803", Name: "scheduled-task", Severity: High,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that installs a cron entry, a systemd unit, a launchd job or an autostart entry",
+		Why:     "crontab -, a file in /etc/cron*, a unit in ~/.config/systemd/user with systemctl enable, or a launch agent runs the skill's code again on a schedule or at every log-in.",
+		Fix:     "Remove it. A skill runs when an agent loads it, never on its own.",
+		message: "installs a task that runs again later",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG804", Name: "git-hook", Severity: High,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that writes or enables a git hook",
+		Why:     "A file written into .git/hooks (also through $(git rev-parse --git-dir)) or a core.hooksPath runs on every commit or checkout of the user's repository.",
+		Fix:     "Remove it, or ship the hook as documentation the user installs themselves.",
+		message: "installs a git hook",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG805", Name: "authorized-keys", Severity: High,
+		Title:   "a shell script, or a shell block of the skill's Markdown, that writes into an ssh authorized_keys file",
+		Why:     "A key added to authorized_keys lets its owner log in to the user's machine.",
+		Fix:     "Remove it.",
+		message: "writes into authorized_keys",
+		kinds:   []kind{kindScript},
+		parsed:  true,
+	},
+	{
+		ID: "SG901", Name: "not-utf8", Severity: High, InProse: Low,
+		Title:   "a file that is not UTF-8 text",
+		Why:     "A script with one byte that is not UTF-8 was skipped by text scanners and reported as a pass; its lines are read here with each such byte taken as Latin-1, but a file in another encoding may hide what it runs. Severity follows the file's role: high when something runs it (#! line, mcp.json, an interpreter named in the skill), medium for a script by its name, low otherwise.",
+		Fix:     "Save the file as UTF-8 (or plain ASCII).",
+		message: "is not UTF-8 text",
+		whole:   true,
+	},
+	{
+		ID: "SG902", Name: "too-large-to-scan", Severity: High, InProse: Low,
+		Title:   "a file too large for the scanner or for the shell parser",
+		Why:     "A file beyond the scanner's size limit is not read, and a shell script beyond the parser's bound (256 KiB) is read by the text rules only: size is a way to hide a payload. Severity follows the file's role, as for SG901.",
+		Fix:     "Split the file, or ship generated data outside the skill; a script that runs should be small enough to review.",
+		message: "is too large to scan",
+		whole:   true,
+	},
+	{
+		ID: "SG903", Name: "binary-file", Severity: High, InProse: Low,
+		Title:   "a binary file (compiled code or data) the scanner cannot read",
+		Why:     "A binary file (a NUL byte in its first 8 KiB) is not read by any rule: compiled code that the skill runs is unreviewable here. Severity follows the file's role: high when something runs it, low for an image or other data nothing runs.",
+		Fix:     "Ship source code instead of a compiled program, or have the operator review the binary and suppress the finding with a reason.",
+		message: "is binary",
+		whole:   true,
+	},
+	{
+		ID: "SG904", Name: "shell-not-parsed", Severity: High, InProse: Low,
+		Title:   "a shell script the shell parser cannot read",
+		Why:     "The shell rules (SG504–SG506) read a script's commands from its syntax tree; a script that does not parse as bash (a syntax error, zsh-only syntax) is read by the text rules only, which miss a download run over several lines or through a variable. Severity follows the file's role, as for SG901.",
+		Fix:     "Fix the syntax error, or write the script in POSIX sh or bash.",
+		message: "does not parse as a shell script",
+		whole:   true,
+	},
+	{
+		ID: "SG950", Name: "changed-line-of-known-skill", Severity: High,
+		Title:   "a line added to a script of a known skill that makes a network call, starts a process, walks files, decodes data or loops without bound",
+		Why:     "Most malicious skills are copies of popular skills with a few lines added to one script; among thousands of honest lines, those few are what matters. A skill derived from a reference skill (the registry's approved and first_party skills, and the operator's scanner.references) is compared with it, and a capability on an added or changed line is at least high: the reference did not need it.",
+		Fix:     "Review the diff against the reference shown in the report: remove the added lines, or, if the change is intended, have the operator suppress the finding with a reason.",
+		message: "adds a line to a known skill's script that",
+		derived: true,
+	},
 }
 
 // excerptMax bounds a finding's excerpt, in characters.
@@ -304,7 +559,8 @@ const excerptMax = 160
 
 // scanText runs every rule that reads k over data, line by line.
 func scanText(name string, data []byte, k kind, maxPerRule int) []Finding {
-	return scanLines(name, data, k, maxPerRule, true)
+	out := scanLines(name, data, k, maxPerRule, true)
+	return append(out, reread(name, data, k, maxPerRule, out)...)
 }
 
 // scanLines is scanText; prefilter false matches every pattern against
@@ -338,7 +594,7 @@ func scanLines(name string, data []byte, k kind, maxPerRule int, prefilter bool)
 		lower = asciiLower(lower[:0], line)
 		wide := hasWideRune(line)
 		for _, r := range Rules {
-			if !r.reads(k) {
+			if !r.reads(k) || r.parsed || r.whole || r.derived {
 				continue
 			}
 			if r.runes != nil {
@@ -422,16 +678,13 @@ func excerpt(line []byte, at, end int) string {
 	return strings.TrimSpace(b.String())
 }
 
-// invisible reports characters a reader of the excerpt would not see.
+// invisible reports characters a reader of the excerpt would not see:
+// control characters and what textnorm removes before the prose rules.
 func invisible(r rune) bool {
-	switch {
-	case r < 0x20 && r != '\t', r == 0x7F:
-		return true
-	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x2069,
-		r == 0xFEFF, r == 0x180E, r >= 0xE0000 && r <= 0xE007F:
+	if r < 0x20 && r != '\t' || r == 0x7F {
 		return true
 	}
-	return false
+	return textnorm.Invisible(r)
 }
 
 // RuleByID returns the rule with this id, or nil.

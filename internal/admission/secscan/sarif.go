@@ -3,6 +3,9 @@ package secscan
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+
+	"github.com/skillgate/skillgate/internal/admission/lineage"
 )
 
 // SARIF is a scan's findings as a SARIF 2.1.0 log (the OASIS Static
@@ -10,8 +13,23 @@ import (
 // one run whose driver lists every rule, one result per finding, located
 // relative to the scanned root (uriBaseId SRCROOT), columns in Unicode
 // code points. Suppressed findings carry a SARIF suppression with the
-// operator's justification. version is skillgate's.
+// operator's justification. A result whose rule matched normalised or
+// decoded text carries it as properties.normalized. version is
+// skillgate's.
 func SARIF(findings []Finding, suppressed map[int]string, version string) ([]byte, error) {
+	return SARIFWithLineage(findings, suppressed, nil, version)
+}
+
+// SARIFWithLineage is SARIF for a scan whose skill is derived from a
+// reference skill (d, when not nil): the run's properties.lineage carries
+// the derivation (from, origin, trusted, score, the counts of identical,
+// changed, added and removed files, the summary line, each changed file
+// with its added or changed lines, and the added and removed files), and
+// a result on a line the skill added (an added or changed line of a
+// changed file, or any line of an added file) carries
+// properties.addedLine true and properties.derivedFrom, the reference.
+// The diffs themselves are not repeated: the review holds them.
+func SARIFWithLineage(findings []Finding, suppressed map[int]string, d *lineage.Derivation, version string) ([]byte, error) {
 	type text struct {
 		Text string `json:"text"`
 	}
@@ -75,6 +93,13 @@ func SARIF(findings []Finding, suppressed map[int]string, version string) ([]byt
 			PartialFingerprints: map[string]string{"skillgateExcerpt/v1": f.Rule + ":" + f.File + ":" + f.Excerpt},
 			Properties:          map[string]any{"severity": string(f.Severity)},
 		}
+		if f.Normalized != "" {
+			res.Properties["normalized"] = f.Normalized
+		}
+		if onAddedLine(d, f) {
+			res.Properties["addedLine"] = true
+			res.Properties["derivedFrom"] = d.From
+		}
 		var loc location
 		loc.PhysicalLocation.ArtifactLocation = artifact{URI: f.File, URIBaseID: "SRCROOT"}
 		loc.PhysicalLocation.Region = region{StartLine: f.Line, StartColumn: f.Column, Snippet: text{f.Excerpt}}
@@ -84,19 +109,71 @@ func SARIF(findings []Finding, suppressed map[int]string, version string) ([]byt
 		}
 		results = append(results, res)
 	}
+	run := map[string]any{
+		"tool": map[string]any{"driver": map[string]any{
+			"name": "skillgate", "informationUri": "https://github.com/skillgate/skillgate",
+			"version": version, "rules": rules,
+		}},
+		"columnKind": "unicodeCodePoints",
+		"results":    results,
+	}
+	if d != nil {
+		run["properties"] = map[string]any{"lineage": sarifLineage(d)}
+	}
 	log := map[string]any{
 		"$schema": "https://json.schemastore.org/sarif-2.1.0.json",
 		"version": "2.1.0",
-		"runs": []any{map[string]any{
-			"tool": map[string]any{"driver": map[string]any{
-				"name": "skillgate", "informationUri": "https://github.com/skillgate/skillgate",
-				"version": version, "rules": rules,
-			}},
-			"columnKind": "unicodeCodePoints",
-			"results":    results,
-		}},
+		"runs":    []any{run},
 	}
 	return json.MarshalIndent(log, "", "  ")
+}
+
+// onAddedLine reports whether f is on a line the skill added to the
+// reference it is derived from: an added or changed line of a changed
+// file, or any line of an added file.
+func onAddedLine(d *lineage.Derivation, f Finding) bool {
+	if d == nil {
+		return false
+	}
+	if _, ok := slices.BinarySearch(d.Added, f.File); ok {
+		return true
+	}
+	for _, c := range d.Changed {
+		if c.Path == f.File {
+			return slices.Contains(c.AddedLines, f.Line)
+		}
+	}
+	return false
+}
+
+// sarifLineage is a derivation as a SARIF run property.
+func sarifLineage(d *lineage.Derivation) map[string]any {
+	type changed struct {
+		Path       string `json:"path"`
+		AddedLines []int  `json:"addedLines"`
+		Truncated  bool   `json:"truncated,omitempty"`
+		Replaced   bool   `json:"replaced,omitempty"`
+	}
+	files := make([]changed, 0, len(d.Changed))
+	for _, c := range d.Changed {
+		lines := c.AddedLines
+		if lines == nil {
+			lines = []int{}
+		}
+		files = append(files, changed{Path: c.Path, AddedLines: lines, Truncated: c.Truncated, Replaced: c.Replaced})
+	}
+	orEmpty := func(xs []string) []string {
+		if xs == nil {
+			return []string{}
+		}
+		return xs
+	}
+	return map[string]any{
+		"from": d.From, "origin": d.Origin, "trusted": d.Trusted, "score": d.Score,
+		"summary":   d.Summary(),
+		"identical": len(d.Identical), "changed": len(d.Changed), "added": len(d.Added), "removed": len(d.Removed),
+		"changedFiles": files, "addedFiles": orEmpty(d.Added), "removedFiles": orEmpty(d.Removed),
+	}
 }
 
 // level is SARIF's level for a severity.

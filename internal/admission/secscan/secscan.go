@@ -4,7 +4,10 @@
 // Unicode, credential theft, network exfiltration, download-and-execute,
 // encoded payloads, obfuscation, destructive commands and persistence —
 // each finding with a stable rule id, a severity, the file, line and
-// column, the excerpt, why it matters and how to fix it.
+// column, the excerpt, why it matters and how to fix it. Most rules match
+// patterns line by line; shell scripts are also read by a parser
+// (subpackage shellscan), for the download-and-run rules SG504–SG506
+// (shell.go).
 //
 // It is layer 4 of every install (package install) and the command
 // `skillgate scan-security`. It decides nothing by itself: a finding is
@@ -23,8 +26,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 )
@@ -93,6 +96,10 @@ type Finding struct {
 	Message string `json:"message"`
 	Why     string `json:"why"`
 	Fix     string `json:"fix"`
+	// Normalized, for a finding seen only once the text was normalised
+	// (textnorm) or decoded (package decode), is the text the rule matched
+	// after that; Excerpt stays the original line.
+	Normalized string `json:"normalized,omitempty"`
 }
 
 // Location is the finding's place, FILE:LINE:COLUMN.
@@ -110,7 +117,8 @@ type Report struct {
 	Files int `json:"files"`
 	// Findings are sorted by file, line, column and rule.
 	Findings []Finding `json:"findings"`
-	// Skipped are the files not read (binary, too large, links).
+	// Skipped are the files not read (binary, too large, links); a binary
+	// or too large file is also a finding (SG903, SG902).
 	Skipped []Skipped `json:"skipped"`
 }
 
@@ -158,9 +166,12 @@ func (l Limits) withDefaults() Limits {
 var ErrTooLarge = errors.New("secscan: too large")
 
 // Dir scans every file under root (a skill's directory, or one file). It
-// never follows a symbolic link: a link is skipped with the reason. Files
-// that are not text (a NUL byte in the first 8 KiB, or not UTF-8) are
-// skipped too. A tree beyond the limits is an error wrapping ErrTooLarge.
+// never follows a symbolic link: a link is skipped with the reason. Each
+// file is classified by how it runs (classify: #! lines, mcp.json,
+// interpreters named in the skill) before it is scanned; a file the scanner
+// cannot read (binary, too large, not UTF-8) is a finding whose severity
+// follows that role (SG901–SG903), never a silent pass. A tree beyond the
+// limits is an error wrapping ErrTooLarge.
 func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 	lim = lim.withDefaults()
 	fi, err := os.Lstat(root)
@@ -171,76 +182,118 @@ func Dir(ctx context.Context, root string, lim Limits) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	rep := &Report{Findings: []Finding{}, Skipped: []Skipped{}}
-	if fi.Mode().IsRegular() {
-		if err := scanPath(rep, root, filepath.Base(root), lim, new(int64)); err != nil {
+	scripts := &shellScripts{analyses: map[string]*shellscan.Script{}, data: map[string][]byte{}}
+	var files []skillFile
+	var total int64
+	switch {
+	case fi.Mode().IsRegular():
+		f, err := readFile(rep, root, filepath.Base(root), lim, &total)
+		if err != nil {
 			return nil, err
 		}
-		sortFindings(rep.Findings)
-		return rep, nil
-	}
-	if !fi.IsDir() {
+		files = append(files, f)
+	case !fi.IsDir():
 		return nil, fmt.Errorf("%w: %s is neither a directory nor a regular file", ErrUsage, root)
-	}
-	var total int64
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.IsDir():
-			if d.Name() == ".git" && path != root {
-				return filepath.SkipDir
+	default:
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
 			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			switch {
+			case d.IsDir():
+				if d.Name() == ".git" && path != root {
+					return filepath.SkipDir
+				}
+				return nil
+			case d.Type()&fs.ModeSymlink != 0:
+				rep.Skipped = append(rep.Skipped, Skipped{rel, "a symbolic link (never followed)"})
+				return nil
+			case !d.Type().IsRegular():
+				rep.Skipped = append(rep.Skipped, Skipped{rel, "not a regular file"})
+				return nil
+			}
+			if len(files)+len(rep.Skipped) >= lim.MaxFiles {
+				return fmt.Errorf("%w: %s has more than %d files", ErrTooLarge, root, lim.MaxFiles)
+			}
+			f, err := readFile(rep, path, rel, lim, &total)
+			if err != nil {
+				return err
+			}
+			files = append(files, f)
 			return nil
-		case d.Type()&fs.ModeSymlink != 0:
-			rep.Skipped = append(rep.Skipped, Skipped{rel, "a symbolic link (never followed)"})
-			return nil
-		case !d.Type().IsRegular():
-			rep.Skipped = append(rep.Skipped, Skipped{rel, "not a regular file"})
-			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		if rep.Files+len(rep.Skipped) >= lim.MaxFiles {
-			return fmt.Errorf("%w: %s has more than %d files", ErrTooLarge, root, lim.MaxFiles)
-		}
-		return scanPath(rep, path, rel, lim, &total)
-	})
-	if err != nil {
-		return nil, err
 	}
+	roles := classify(files)
+	for _, f := range files {
+		if f.data == nil {
+			rep.Findings = append(rep.Findings, tooLarge(f.rel, roles[f.rel], lim.MaxFileBytes))
+			continue
+		}
+		found, read := scanFile(f.rel, f.data, roles[f.rel], lim.MaxPerRule, scripts)
+		rep.Findings = append(rep.Findings, found...)
+		if read {
+			rep.Files++
+		} else {
+			rep.Skipped = append(rep.Skipped, Skipped{f.rel, "binary (a NUL byte)"})
+		}
+	}
+	rep.Findings = append(rep.Findings, scripts.cross(lim.MaxPerRule)...)
 	sortFindings(rep.Findings)
 	return rep, nil
 }
 
-func scanPath(rep *Report, path, rel string, lim Limits, total *int64) error {
+// readFile reads one regular file of a scan. A file larger than
+// lim.MaxFileBytes comes back with nil data and is recorded as skipped (Dir
+// reports it as SG902 once its role is known); one that cannot be read is
+// skipped with the reason.
+func readFile(rep *Report, path, rel string, lim Limits, total *int64) (skillFile, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > lim.MaxFileBytes {
+		rep.Skipped = append(rep.Skipped, Skipped{rel, fmt.Sprintf("larger than %d bytes", lim.MaxFileBytes)})
+		return skillFile{rel: rel}, nil
+	}
 	data, err := fileinfo.ReadRegular(path, lim.MaxFileBytes)
 	if err != nil {
 		rep.Skipped = append(rep.Skipped, Skipped{rel, fmt.Sprintf("not read: larger than %d bytes or not a regular file", lim.MaxFileBytes)})
-		return nil
+		return skillFile{rel: rel}, nil
 	}
 	*total += int64(len(data))
 	if *total > lim.MaxTotalBytes {
-		return fmt.Errorf("%w: the files hold more than %d bytes", ErrTooLarge, lim.MaxTotalBytes)
+		return skillFile{}, fmt.Errorf("%w: the files hold more than %d bytes", ErrTooLarge, lim.MaxTotalBytes)
 	}
-	if why := notText(data); why != "" {
-		rep.Skipped = append(rep.Skipped, Skipped{rel, why})
-		return nil
+	if data == nil {
+		data = []byte{}
 	}
-	rep.Files++
-	rep.Findings = append(rep.Findings, scanText(rel, data, kindOf(rel, data), lim.MaxPerRule)...)
-	return nil
+	return skillFile{rel: rel, data: data}, nil
 }
 
-// File scans one file's contents, named name (its path in the skill).
+// File scans one file's contents, named name (its path in the skill). Its
+// role comes from its #! line alone, and a shell script is read alone: a
+// file mcp.json runs, and a download saved by another script of the skill
+// and run by this one, are found by Dir only. A binary file, or one larger
+// than the scanner's default limit, is a finding (SG903, SG902).
 func File(name string, data []byte) []Finding {
-	if notText(data) != "" {
-		return []Finding{}
+	lim := Limits{}.withDefaults()
+	if data == nil {
+		data = []byte{}
 	}
-	out := scanText(name, data, kindOf(name, data), Limits{}.withDefaults().MaxPerRule)
+	roles := classify([]skillFile{{rel: name, data: data}})
+	var out []Finding
+	if int64(len(data)) > lim.MaxFileBytes {
+		out = []Finding{tooLarge(name, roles[name], lim.MaxFileBytes)}
+	} else {
+		out, _ = scanFile(name, data, roles[name], lim.MaxPerRule, nil)
+	}
+	if out == nil {
+		out = []Finding{}
+	}
 	sortFindings(out)
 	return out
 }
@@ -266,19 +319,13 @@ func Tools(tools []Tool) []Finding {
 	return out
 }
 
-// notText says why data is not scanned as text, or "".
-func notText(data []byte) string {
+// isBinary reports whether data is not text: a NUL byte in its first 8 KiB.
+func isBinary(data []byte) bool {
 	head := data
 	if len(head) > 8<<10 {
 		head = head[:8<<10]
 	}
-	if slices.Contains(head, 0) {
-		return "binary (a NUL byte)"
-	}
-	if !utf8.Valid(data) {
-		return "not UTF-8 text"
-	}
-	return ""
+	return slices.Contains(head, 0)
 }
 
 func sortFindings(fs []Finding) {
@@ -288,11 +335,16 @@ func sortFindings(fs []Finding) {
 }
 
 // WriteText writes the report for a human, as 'skillgate scan-security'
-// prints it: each finding with its location, rule, excerpt, why and fix,
+// prints it: each finding with its location, rule, excerpt, the text the
+// rule read when it differs (normalised or decoded), why and fix,
 // the files skipped, then the counts by severity.
 func (rep *Report) WriteText(w io.Writer) {
 	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%s: %s %s (%s): %s\n    %s\n    why: %s\n    fix: %s\n", f.Location(), f.Severity, f.Rule, f.Name, f.Message, f.Excerpt, f.Why, f.Fix)
+		fmt.Fprintf(w, "%s: %s %s (%s): %s\n    %s\n", f.Location(), f.Severity, f.Rule, f.Name, f.Message, f.Excerpt)
+		if f.Normalized != "" {
+			fmt.Fprintf(w, "    read as: %s\n", f.Normalized)
+		}
+		fmt.Fprintf(w, "    why: %s\n    fix: %s\n", f.Why, f.Fix)
 	}
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(w, "%s: skipped: %s\n", s.File, s.Reason)

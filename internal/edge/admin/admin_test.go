@@ -66,7 +66,11 @@ var tokens = map[string]capability.Principal{
 	"sgt_operator": {Tenant: "ops", Agent: "bob", Tier: skill.T1},
 }
 
-func newConsole(t testing.TB) *console {
+func newConsole(t testing.TB) *console { t.Helper(); return newConsoleWith(t, nil) }
+
+// newConsoleWith is newConsole with the install service's options changed
+// by opts first (a lineage index, for example).
+func newConsoleWith(t testing.TB, opts func(*install.Options)) *console {
 	t.Helper()
 	ctx := context.Background()
 	data := t.TempDir()
@@ -83,8 +87,12 @@ func newConsole(t testing.TB) *console {
 		v, ok := map[string]string{"GITHUB_TOKEN": "gh-not-used", "GITLAB_TOKEN": "gl-not-used"}[name]
 		return v, ok
 	}
-	svc, err := install.New(install.Options{Store: db, Root: filepath.Join(data, "imported"), Changes: db, Credentials: creds,
-		MCP: mcpclient.Options{InheritEnv: []string{"PATH", "HOME", "TMPDIR", "GORACE"}}})
+	iopts := install.Options{Store: db, Root: filepath.Join(data, "imported"), Changes: db, Credentials: creds,
+		MCP: mcpclient.Options{InheritEnv: []string{"PATH", "HOME", "TMPDIR", "GORACE"}}}
+	if opts != nil {
+		opts(&iopts)
+	}
+	svc, err := install.New(iopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/lineage"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
@@ -55,8 +56,11 @@ func (c *Console) parse() error {
 			}
 			return s
 		},
-		"join":   strings.Join,
-		"output": clipOutput,
+		"join":     strings.Join,
+		"output":   clipOutput,
+		"diffrows": diffRows,
+		"paths":    pathsOf,
+		"ints":     joinInts,
 		"json": func(v any) string {
 			b, _ := json.Marshal(v)
 			return string(b)
@@ -505,4 +509,95 @@ func (c *Console) verifyAudit(w http.ResponseWriter, r *http.Request, s *session
 	c.verified = v
 	c.mu.Unlock()
 	http.Redirect(w, r, Prefix+"/?done="+url.QueryEscape(msg), http.StatusSeeOther)
+}
+
+// diffRow is one line of a changed file's unified diff as the review page
+// shows it: Kind is "add", "del", "ctx", "hunk" (an @@ header) or "meta"
+// (anything else, such as "binary files … differ"); Line is the line's
+// number in the skill's file for "add" and "ctx" (0 otherwise); Mark is
+// its +, - or space.
+type diffRow struct {
+	Kind string
+	Line int
+	Mark string
+	Text string
+}
+
+// diffRows splits c's unified diff (lineage.ChangedFile.Diff, already
+// bounded at 64 KiB) into rows, numbering the skill's lines from each
+// hunk's header. The a/ and b/ header lines are left out (the page names
+// the file); a diff cut short ends where it was cut.
+func diffRows(c lineage.ChangedFile) []diffRow {
+	var rows []diffRow
+	line, first := 0, true
+	for l := range strings.Lines(c.Diff) {
+		l = strings.TrimSuffix(l, "\n")
+		if first && strings.HasPrefix(l, "--- ") {
+			continue
+		}
+		if first && strings.HasPrefix(l, "+++ ") {
+			first = false
+			continue
+		}
+		first = false
+		switch {
+		case strings.HasPrefix(l, "@@ "):
+			line = hunkStart(l)
+			rows = append(rows, diffRow{Kind: "hunk", Text: l})
+		case strings.HasPrefix(l, "+"):
+			rows = append(rows, diffRow{Kind: "add", Line: line, Mark: "+", Text: l[1:]})
+			line++
+		case strings.HasPrefix(l, "-"):
+			rows = append(rows, diffRow{Kind: "del", Mark: "-", Text: l[1:]})
+		case strings.HasPrefix(l, " "):
+			rows = append(rows, diffRow{Kind: "ctx", Line: line, Mark: " ", Text: l[1:]})
+			line++
+		default:
+			rows = append(rows, diffRow{Kind: "meta", Text: l})
+		}
+	}
+	return rows
+}
+
+// hunkStart is the first line of the new file a hunk header
+// ("@@ -A,B +C,D @@") covers: C, or 0 when the header does not parse.
+func hunkStart(h string) int {
+	_, after, ok := strings.Cut(h, " +")
+	if !ok {
+		return 0
+	}
+	end := strings.IndexAny(after, ", ")
+	if end < 0 {
+		return 0
+	}
+	n, err := strconv.Atoi(after[:end])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// maxListedPaths is how many paths of a lineage list (identical, added,
+// removed) the review page shows open; a longer list is collapsed.
+const maxListedPaths = 8
+
+// pathList is a titled list of paths on the review page, Collapsed when
+// longer than maxListedPaths.
+type pathList struct {
+	Title     string
+	Paths     []string
+	Collapsed bool
+}
+
+func pathsOf(title string, paths []string) pathList {
+	return pathList{Title: title, Paths: paths, Collapsed: len(paths) > maxListedPaths}
+}
+
+// joinInts writes line numbers as "3, 4, 5".
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }

@@ -1,0 +1,3 @@
+from pathlib import Path
+
+print(len(list(Path('.').glob('*.md'))))
