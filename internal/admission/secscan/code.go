@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan/codescan"
+	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 )
 
 // The code rules (SG520–SG526) read a skill's Python and JavaScript with
@@ -73,6 +74,45 @@ func scanCode(name string, text []byte, r role, maxPerRule int) []Finding {
 		}
 		count[id]++
 		out = append(out, shellFinding(RuleByID(id), name, text, f.Line, codeMessage(f)))
+	}
+	return out
+}
+
+// inlineFindings are the code rules' findings on the programs a shell
+// script (or a shell block of Markdown, offset lines into data) gives other
+// interpreters inline: python3 -c '…', node -e '…', perl -e '…',
+// ruby -e '…', a here-document (shellscan.Inline). Each is placed at its
+// line of the script, at the rule's severity or the one sev gives; at most
+// maxPerRule of each rule.
+func inlineFindings(name string, data []byte, inline []shellscan.Inline, offset int, sev func(id string) Severity, maxPerRule int) []Finding {
+	var out []Finding
+	count := map[string]int{}
+	type at struct {
+		id   string
+		line int
+	}
+	seen := map[at]bool{}
+	for _, in := range inline {
+		for _, f := range codescan.AnalyzeInline(in.Interp, []byte(in.Code)) {
+			id := codeRuleIDs[f.Kind]
+			line := in.Line + f.Line - 1
+			if f.SourceLine != 0 {
+				f.SourceLine += in.Line - 1
+			}
+			if in.Fixed {
+				line, f.SourceLine = in.Line, 0
+			}
+			if id == "" || count[id] >= maxPerRule || seen[at{id, line}] {
+				continue
+			}
+			count[id]++
+			seen[at{id, line}] = true
+			fd := shellFinding(RuleByID(id), name, data, line+offset, "code given to "+in.Interp+" inline: "+codeMessage(f))
+			if sev != nil {
+				fd.Severity = sev(id)
+			}
+			out = append(out, fd)
+		}
 	}
 	return out
 }

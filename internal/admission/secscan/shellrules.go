@@ -48,7 +48,8 @@ func withShellThreats(name string, data []byte, script *shellscan.Script, found 
 	if script == nil {
 		return found
 	}
-	return mergeParsed(found, threatFindings(name, data, script.Threats, 0, nil, maxPerRule))
+	parsed := threatFindings(name, data, script.Threats, 0, nil, maxPerRule)
+	return mergeParsed(found, append(parsed, inlineFindings(name, data, script.Inline, 0, nil, maxPerRule)...))
 }
 
 // threatFindings are the findings of threats, each at its line plus offset
@@ -97,17 +98,20 @@ func mergeParsed(found, parsed []Finding) []Finding {
 // download run are medium in both, as the text rules SG801 and SG501 have
 // them in prose: the corpus's references show
 // `echo 'export …' >> ~/.bashrc`, and its SKILL.md files install CLIs with
-// curl … | bash. A file something runs as a script is read as one, not
+// curl … | bash. The code rules on a program given inline (python3 -c
+// '…') follow the same steps: a decoded constant run (SG520) or a socket
+// wired to a shell (SG523) as SG510/SG511, a deletion (SG524) as SG7xx,
+// the others medium. A file something runs as a script is read as one, not
 // here.
 func markdownSeverity(name, id string) Severity {
 	skill := path.Base(name) == "SKILL.md"
 	switch {
-	case id == "SG510" || id == "SG511":
+	case id == "SG510" || id == "SG511" || id == "SG520" || id == "SG523":
 		if skill {
 			return Critical
 		}
 		return High
-	case strings.HasPrefix(id, "SG7"):
+	case strings.HasPrefix(id, "SG7") || id == "SG524":
 		if skill {
 			return High
 		}
@@ -131,6 +135,7 @@ func withMarkdownShell(name string, data []byte, found []Finding, maxPerRule int
 			continue // documentation, not a script: the text rules read it
 		}
 		parsed = append(parsed, threatFindings(name, data, script.Threats, b.line, sev, maxPerRule)...)
+		parsed = append(parsed, inlineFindings(name, data, script.Inline, b.line, sev, maxPerRule)...)
 		for _, f := range script.Findings {
 			id := shellRuleIDs[f.Rule]
 			if id == "" {

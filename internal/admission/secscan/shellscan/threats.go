@@ -109,7 +109,29 @@ type threatWalk struct {
 	// lineAt, when not zero, is the line every threat of a nested script is
 	// placed at (the line of the sh -c that runs it).
 	lineAt int
+	// inline is the code of other interpreters the script gives them.
+	inline []Inline
 }
+
+// Inline is code of an interpreter other than a shell given to it in the
+// script itself: the argument of python3 -c, node -e, perl -e or ruby -e,
+// or a here-document (or here-string) the interpreter reads as its
+// program (python3 - <<'EOF'). The content scanner hands it to its code
+// rules (codescan), placed at the script's lines.
+type Inline struct {
+	// Interp is the interpreter's name ("python3", "node", "perl", "ruby").
+	Interp string
+	// Code is the program's text, the shell's quoting removed when the
+	// script's text gives its value.
+	Code string
+	// Line is the script's line of Code's first line; when Fixed, every
+	// line of Code is placed at Line (code of a nested sh -c string).
+	Line  int
+	Fixed bool
+}
+
+// maxInline bounds the inline programs kept for one script.
+const maxInline = 64
 
 // decodedFile is a file a decoder wrote: the decoder and its line.
 type decodedFile struct {
@@ -125,15 +147,16 @@ type loopFrame struct {
 	deletes     bool
 }
 
-// threats finds the threats of a parsed script.
-func threats(file *syntax.File, depth, lineAt int) []Threat {
+// threats finds the threats of a parsed script, and the code it gives
+// other interpreters.
+func threats(file *syntax.File, depth, lineAt int) ([]Threat, []Inline) {
 	t := &threatWalk{
 		vars: map[string]string{}, inPipe: map[*syntax.BinaryCmd]bool{},
 		homeLoops: map[syntax.Node]bool{}, decodedSaved: map[string]decodedFile{}, depth: depth, lineAt: lineAt,
 	}
 	t.collectVars(file)
 	syntax.Walk(file, t.visit)
-	return t.found
+	return t.found, t.inline
 }
 
 // collectVars records the script's constant variables: one assigned once
@@ -490,6 +513,57 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 		}
 	}
 	t.nested(cmd, args, line)
+	t.inlineCode(s, cmd, args)
+}
+
+// inlineCode records the program an interpreter other than a shell is
+// given in the script: the word after its code option (python3 -c,
+// node -e/--eval/-p, perl -e/-E or clustered as -we, ruby -e), or, when it
+// reads its program from standard input, a here-document or here-string.
+func (t *threatWalk) inlineCode(s *syntax.Stmt, cmd string, args []*syntax.Word) {
+	opt, ok := interpreter(cmd)
+	if !ok || shells[cmd] || len(t.inline) >= maxInline {
+		return
+	}
+	for i, w := range args {
+		lit := w.Lit()
+		isOpt := lit == opt ||
+			cmd == "node" && (lit == "--eval" || lit == "-p" || lit == "--print") ||
+			(cmd == "perl" || cmd == "ruby") && len(lit) > 1 && lit[0] == '-' && lit[1] != '-' && !strings.ContainsAny(lit, "=:/") && strings.HasSuffix(strings.ToLower(lit), "e")
+		if isOpt {
+			if i+1 < len(args) {
+				t.addInline(cmd, args[i+1])
+			}
+			return
+		}
+		if lit == "-" || !strings.HasPrefix(lit, "-") {
+			break // a script file, or the program from standard input
+		}
+	}
+	if !readsProgramFromStdin(cmd, args) {
+		return
+	}
+	for _, r := range s.Redirs {
+		switch {
+		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
+			t.addInline(cmd, r.Hdoc)
+		case r.Op == syntax.WordHdoc:
+			t.addInline(cmd, r.Word)
+		}
+	}
+}
+
+// addInline records the program w gives interpreter cmd.
+func (t *threatWalk) addInline(cmd string, w *syntax.Word) {
+	code, ok := t.resolve(w)
+	if !ok {
+		code = wordText(w)
+	}
+	in := Inline{Interp: cmd, Code: code, Line: int(w.Pos().Line())}
+	if t.lineAt != 0 {
+		in.Line, in.Fixed = t.lineAt, true
+	}
+	t.inline = append(t.inline, in)
 }
 
 // decodedRun records a decoder's output written to a file, and reports a
@@ -555,7 +629,9 @@ func (t *threatWalk) nested(cmd string, args []*syntax.Word, line int) {
 		if t.lineAt != 0 {
 			at = t.lineAt
 		}
-		t.found = append(t.found, threats(file, t.depth+1, at)...)
+		found, inline := threats(file, t.depth+1, at)
+		t.found = append(t.found, found...)
+		t.inline = append(t.inline, inline...)
 	}
 }
 

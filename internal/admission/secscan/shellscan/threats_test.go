@@ -226,3 +226,41 @@ func TestDangerous(t *testing.T) {
 		}
 	}
 }
+
+// TestInline: the programs a script gives other interpreters, with the line
+// of their first line: -c/-e words, clustered Perl flags, here-documents and
+// here-strings read as the program, and a nested sh -c's at its own line.
+func TestInline(t *testing.T) {
+	src := `python3 -c 'print(1)'
+node --eval "console.log(2)"
+perl -lne 'print if /x/' f.txt
+python3 tool.py -c 'not code'
+python3 - <<'PY'
+import os
+PY
+ruby <<< 'puts 3'
+sh -c "node -e 'x()'"
+python3 script.py <<PY
+data, not code
+PY
+`
+	s, err := Analyze([]byte(src), "t.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range s.Inline {
+		got = append(got, fmt.Sprintf("%s@%d/%v %q", in.Interp, in.Line, in.Fixed, in.Code))
+	}
+	want := []string{
+		`python3@1/false "print(1)"`,
+		`node@2/false "console.log(2)"`,
+		`perl@3/false "print if /x/"`,
+		`python3@6/false "import os\n"`,
+		`ruby@8/false "puts 3"`,
+		`node@9/true "x()"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("inline\n%q\nwant\n%q", got, want)
+	}
+}
