@@ -479,7 +479,10 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 		if len(args) > 0 && (args[0].Lit() == "load" || args[0].Lit() == "bootstrap" || args[0].Lit() == "submit") {
 			t.add(ScheduledTask, line, cmd, "launchctl "+args[0].Lit()+" installs a launchd job")
 		}
+	case "truncate":
+		t.truncate(line, args)
 	case "git":
+		t.gitClean(line, call, args)
 		if slices.ContainsFunc(args, func(a *syntax.Word) bool { return a.Lit() == "--unset" || a.Lit() == "--get" }) {
 			break
 		}
@@ -833,6 +836,82 @@ func (t *threatWalk) shred(line int, cmd string, args []*syntax.Word) {
 	}
 }
 
+// truncate reports truncate over a dangerous folder's files (a glob over
+// the home folder or one of the user's folders: truncate -s 0 ~/Documents/*).
+// A file named under the home folder (a log) is not reported.
+func (t *threatWalk) truncate(line int, args []*syntax.Word) {
+	for i, a := range args {
+		lit := a.Lit()
+		if lit == "-s" || lit == "-r" || lit == "--size" || lit == "--reference" {
+			continue
+		}
+		if strings.HasPrefix(lit, "-") || i > 0 && (args[i-1].Lit() == "-s" || args[i-1].Lit() == "-r" || args[i-1].Lit() == "--size" || args[i-1].Lit() == "--reference") {
+			continue
+		}
+		v, ok := t.resolve(a)
+		if !ok {
+			continue
+		}
+		if t.cwd != "" && (v == "*" || v == "./*") {
+			v = strings.TrimSuffix(t.cwd, "/") + "/*"
+		}
+		for _, p := range expandBraces(v) {
+			if what := dangerous(p); what != "" && strings.Contains(p, "*") {
+				t.add(DestroyFiles, line, "truncate", "empties "+what+" ("+wordText(a)+")")
+				return
+			}
+		}
+	}
+}
+
+// gitClean reports git clean -f run over the home folder, the root or a
+// system folder (by -C, --work-tree, GIT_WORK_TREE or the script's last cd):
+// after git init there, every file is untracked and deleted
+// (cd ~ && git init -q && git clean -xffd).
+func (t *threatWalk) gitClean(line int, call *syntax.CallExpr, args []*syntax.Word) {
+	dir, known := t.cwd, t.cwd != ""
+	for _, as := range call.Assigns {
+		if as.Name != nil && as.Name.Value == "GIT_WORK_TREE" && as.Value != nil {
+			dir, known = t.resolve(as.Value)
+		}
+	}
+	sub := -1
+	for i := 0; i < len(args) && sub < 0; i++ {
+		lit := t.text(args[i])
+		switch {
+		case (lit == "-C" || lit == "--work-tree") && i+1 < len(args):
+			i++
+			dir, known = t.resolve(args[i])
+		case strings.HasPrefix(lit, "--work-tree="):
+			dir, known = strings.TrimPrefix(lit, "--work-tree="), true
+		case lit == "-c" || lit == "--git-dir" || lit == "--namespace":
+			i++
+		case strings.HasPrefix(lit, "-"):
+		default:
+			sub = i
+		}
+	}
+	if sub < 0 || args[sub].Lit() != "clean" || !known {
+		return
+	}
+	force := false
+	for _, a := range args[sub+1:] {
+		lit := a.Lit()
+		if lit == "--force" || len(lit) > 1 && lit[0] == '-' && lit[1] != '-' && strings.Contains(lit, "f") {
+			force = true
+		}
+		if lit == "-n" || lit == "--dry-run" || lit == "-i" || lit == "--interactive" {
+			return
+		}
+	}
+	if !force {
+		return
+	}
+	if what := dangerous(dir); what != "" {
+		t.add(DestroyFiles, line, "git", "git clean deletes the untracked files of "+strings.TrimPrefix(what, "every file of ")+" ("+dir+")")
+	}
+}
+
 // findPaths are the starting points of a find command: its arguments before
 // the first test or action.
 func findPaths(args []*syntax.Word) []*syntax.Word {
@@ -884,7 +963,7 @@ func (t *threatWalk) find(line int, args []*syntax.Word) {
 			}
 			sub, _, subArgs := command(&syntax.CallExpr{Args: rest[i+1:]})
 			switch {
-			case danger != "" && (sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe"):
+			case danger != "" && (sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe" || sub == "truncate"):
 				t.add(DestroyFiles, line, "find", "find runs "+sub+" on "+danger)
 				return
 			case t.isEncryptor(sub, subArgs):
@@ -1149,7 +1228,7 @@ func (t *threatWalk) xargs(line int, what string, home bool, args []*syntax.Word
 	}
 	sub, _, subArgs := command(&syntax.CallExpr{Args: args[i:]})
 	switch {
-	case sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe":
+	case sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe" || sub == "truncate":
 		t.add(DestroyFiles, line, "xargs", "xargs runs "+sub+" on what find lists in "+what)
 	case home && t.isEncryptor(sub, subArgs):
 		t.add(EncryptFiles, line, "xargs", "xargs runs "+sub+" to encrypt what find lists in "+what)
