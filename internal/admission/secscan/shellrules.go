@@ -128,14 +128,40 @@ func withMarkdownShell(name string, data []byte, found []Finding, maxPerRule int
 		return found
 	}
 	sev := func(id string) Severity { return markdownSeverity(name, id) }
+	return mergeParsed(found, capPerRule(blockFindings(name, data, shellBlocks(data), sev, false, maxPerRule), maxPerRule))
+}
+
+// withLifecycleShell adds to found (a package.json's text findings) the
+// findings of the shell rules on its lifecycle scripts (lifecycleScripts):
+// commands npm runs on install, at their rules' own severities, each
+// placed at its script's line. Other files are returned as they are.
+func withLifecycleShell(name string, data []byte, found []Finding, maxPerRule int) []Finding {
+	if path.Base(name) != "package.json" {
+		return found
+	}
+	blocks := lifecycleScripts(data)
+	if len(blocks) == 0 {
+		return found
+	}
+	return mergeParsed(found, capPerRule(blockFindings(name, data, blocks, nil, true, maxPerRule), maxPerRule))
+}
+
+// blockFindings are the findings of the shell rules (SG504–SG506, the
+// threat rules, and the code rules on inline programs) on blocks of shell
+// code inside data, each at its line plus its block's, at the severity sev
+// gives (nil: the rule's). With oneLine, each block is one line of data
+// (a JSON string) and every finding of it is placed there. A block that
+// does not parse is skipped.
+func blockFindings(name string, data []byte, blocks []mdBlock, sev func(id string) Severity, oneLine bool, maxPerRule int) []Finding {
 	var parsed []Finding
-	for _, b := range shellBlocks(data) {
+	for _, b := range blocks {
 		script, err := shellscan.Analyze(b.text, name)
 		if errors.Is(err, shellscan.ErrParse) || script == nil {
 			continue // documentation, not a script: the text rules read it
 		}
-		parsed = append(parsed, threatFindings(name, data, script.Threats, b.line, sev, maxPerRule)...)
-		parsed = append(parsed, inlineFindings(name, data, script.Inline, b.line, sev, maxPerRule)...)
+		var fs []Finding
+		fs = append(fs, threatFindings(name, data, script.Threats, b.line, sev, maxPerRule)...)
+		fs = append(fs, inlineFindings(name, data, script.Inline, b.line, sev, maxPerRule)...)
 		for _, f := range script.Findings {
 			id := shellRuleIDs[f.Rule]
 			if id == "" {
@@ -144,11 +170,21 @@ func withMarkdownShell(name string, data []byte, found []Finding, maxPerRule int
 			f.RunLine += b.line
 			f.DownloadLine += b.line
 			sf := shellFinding(RuleByID(id), name, data, f.RunLine, shellMessage(f))
-			sf.Severity = sev(id)
-			parsed = append(parsed, sf)
+			if sev != nil {
+				sf.Severity = sev(id)
+			}
+			fs = append(fs, sf)
 		}
+		for i := range fs {
+			if oneLine && fs[i].Line != b.line+1 {
+				moved := shellFinding(RuleByID(fs[i].Rule), name, data, b.line+1, fs[i].Message)
+				moved.Severity = fs[i].Severity
+				fs[i] = moved
+			}
+		}
+		parsed = append(parsed, fs...)
 	}
-	return mergeParsed(found, capPerRule(parsed, maxPerRule))
+	return parsed
 }
 
 // capPerRule keeps at most max findings of each rule.
