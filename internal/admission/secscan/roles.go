@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // A file's role is how it runs, not what its name ends in (issue 31): a
@@ -332,6 +333,46 @@ func lifecycleScripts(data []byte) []mdBlock {
 			continue
 		}
 		out = append(out, mdBlock{line: line - 1, text: []byte(cmd)})
+	}
+	return out
+}
+
+// serverCommands are the command lines the servers of a skill's mcp.json
+// run (its command and args, each quoted for the shell: the words are
+// passed as they are, without a shell), each as a block of shell code whose
+// line is the one before the server's "args" key (its "command" key when it
+// has no args), for the shell rules. A configuration that does not parse
+// gives none.
+func serverCommands(data []byte) []mdBlock {
+	cfg, err := mcpclient.ParseConfig(data)
+	if err != nil {
+		return nil
+	}
+	var out []mdBlock
+	for _, s := range cfg.Servers {
+		if s.Command == "" {
+			continue
+		}
+		words := make([]string, 0, 1+len(s.Args))
+		for _, w := range append([]string{s.Command}, s.Args...) {
+			q, err := syntax.Quote(w, syntax.LangBash)
+			if err != nil {
+				q = "''"
+			}
+			words = append(words, q)
+		}
+		line := 1
+		if at := bytes.Index(data, []byte(`"`+s.ID+`"`)); at >= 0 {
+			rest := data[at:]
+			key := bytes.Index(rest, []byte(`"args"`))
+			if c := bytes.Index(rest, []byte(`"command"`)); key < 0 || c >= 0 && len(s.Args) == 0 {
+				key = c
+			}
+			if key >= 0 {
+				line = bytes.Count(data[:at+key], []byte("\n")) + 1
+			}
+		}
+		out = append(out, mdBlock{line: line - 1, text: []byte(strings.Join(words, " "))})
 	}
 	return out
 }

