@@ -127,8 +127,19 @@ func analyze(lang Lang, src []byte) *analysis {
 		match: matchBrackets(code), args: map[int]argLabel{}, strings: pathLabels(code)}
 	a.imports()
 	for i := range a.toks {
+		open, end := 0, 0
+		if lang == JavaScript {
+			open, end = a.callbackParams(i)
+		}
 		a.assignment(i)
 		a.call(i)
+		// The call's labelling memoized the calls inside its callbacks
+		// before the parameters' uses were bound (body += c): they are
+		// labelled again when reached. Only a callback bound to a
+		// download or a decoded constant costs this, once.
+		for j := open + 1; j < end; j++ {
+			delete(a.args, j)
+		}
 	}
 	a.loops()
 	a.allocations()
@@ -552,7 +563,12 @@ func (a *analysis) sourceOf(r string, open, end int) Label {
 		"binascii.unhexlify", "binascii.a2b_base64", "binascii.a2b_hex", "zlib.decompress", "bz2.decompress",
 		"lzma.decompress", "gzip.decompress", "marshal.loads", "atob":
 		return Decoded
+	case "String.fromCharCode", "String.fromCodePoint":
+		return Decoded // a string built from a table of character codes
 	case "codecs.decode", "Buffer.from":
+		if r == "Buffer.from" && open+1 < end && t[open+1].Text == "[" {
+			return Decoded // Buffer.from([104, 105, …])
+		}
 		for j := open + 1; j < end; j++ {
 			if t[j].Kind == String {
 				switch strings.ToLower(unquote(t[j].Text)) {
@@ -634,7 +650,7 @@ func (a *analysis) assignment(i int) {
 	}
 	name, j := dotted(t, i)
 	switch {
-	case j+1 < len(t) && t[j].Text == "=" && t[j+1].Text != "=" && (i == 0 || t[i-1].Text != "=" && t[i-1].Text != "!" && t[i-1].Text != "<" && t[i-1].Text != ">"):
+	case j+1 < len(t) && t[j].Text == "=" && t[j+1].Text != "=" && t[j+1].Text != ">" && (i == 0 || t[i-1].Text != "=" && t[i-1].Text != "!" && t[i-1].Text != "<" && t[i-1].Text != ">"):
 		a.bind(name, j+1, exprEnd(t, j+1), false)
 	case j+2 < len(t) && t[j+1].Text == "=" && (t[j].Text == "+" || t[j].Text == "|"):
 		a.bind(name, j+2, exprEnd(t, j+2), true)
@@ -728,4 +744,59 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// callbackParams binds, in JavaScript, the parameters of the callbacks a
+// call is given to what the call carries: the callee's source
+// (https.get(u, res => …): res is the download) or the label of the object
+// whose method it is (res.on('data', c => …): c is a chunk of it). Then
+// body += c carries the download to the sink that runs body. It returns
+// the call's brackets when it bound a parameter (0, 0 otherwise).
+func (a *analysis) callbackParams(i int) (int, int) {
+	written, r, open, ok := a.callee(i)
+	if !ok || written == "" || written[0] == '.' {
+		return 0, 0
+	}
+	end := a.close(open)
+	l := a.sourceOf(r, open, end) & (Network | Decoded)
+	line := a.toks[i].Line
+	if first, _, dot := strings.Cut(written, "."); dot {
+		if b, ok := a.vars[first]; ok {
+			l |= b.label & (Network | Decoded)
+			line = b.line
+		}
+	}
+	if l == 0 {
+		return 0, 0
+	}
+	bound := false
+	t := a.toks
+	arrow := func(k int) bool { return k+1 < end && t[k].Text == "=" && t[k+1].Text == ">" } // the tokenizer's operators are single characters
+	for j := open + 1; j < end; j++ {
+		name := ""
+		switch {
+		case t[j].Kind == Name && arrow(j+1):
+			name = t[j].Text // c => …
+		case t[j].Text == "(" && j+2 < end && t[j+1].Kind == Name && (t[j+2].Text == ")" || t[j+2].Text == ","):
+			if k := a.close(j); arrow(k + 1) {
+				name = t[j+1].Text // (c) => …, (res, x) => …
+			}
+		case t[j].Text == "function" && j+2 < end:
+			k := j + 1
+			if t[k].Kind == Name {
+				k++
+			}
+			if k+1 < end && t[k].Text == "(" && t[k+1].Kind == Name {
+				name = t[k+1].Text // function (c) { … }
+			}
+		}
+		if name != "" {
+			a.vars[name] = binding{label: l, line: line, source: written}
+			bound = true
+		}
+	}
+	if !bound {
+		return 0, 0
+	}
+	return open, end
 }
