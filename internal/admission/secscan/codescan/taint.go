@@ -87,6 +87,10 @@ type analysis struct {
 	// its opening parenthesis: nested calls are labelled once each, so an
 	// analysis is linear in the tokens whatever their nesting.
 	args map[int]argLabel
+	// argKeys are the keys args gained while the current token is read;
+	// relabels counts the calls whose callbacks' calls were labelled again.
+	argKeys  []int
+	relabels int
 	// strings is the label of each string and template token by the paths
 	// it names (SecretFile, Persist, Home), matched once per token.
 	strings []Label
@@ -127,19 +131,22 @@ func analyze(lang Lang, src []byte) *analysis {
 		match: matchBrackets(code), args: map[int]argLabel{}, strings: pathLabels(code)}
 	a.imports()
 	for i := range a.toks {
-		open, end := 0, 0
-		if lang == JavaScript {
-			open, end = a.callbackParams(i)
-		}
+		bound := lang == JavaScript && a.callbackParams(i)
+		memo := len(a.argKeys)
 		a.assignment(i)
 		a.call(i)
-		// The call's labelling memoized the calls inside its callbacks
-		// before the parameters' uses were bound (body += c): they are
-		// labelled again when reached. Only a callback bound to a
-		// download or a decoded constant costs this, once.
-		for j := open + 1; j < end; j++ {
-			delete(a.args, j)
+		if bound && a.relabels < maxRelabels {
+			// The call's labelling memoized the calls inside its callbacks
+			// before the parameters' uses were bound (body += c): they
+			// are labelled again when reached. Only a call whose callback
+			// was bound to a download or a decoded constant costs this,
+			// and at most maxRelabels of them per file.
+			a.relabels++
+			for _, k := range a.argKeys[memo:] {
+				delete(a.args, k)
+			}
 		}
+		a.argKeys = a.argKeys[:memo]
 	}
 	a.loops()
 	a.allocations()
@@ -332,6 +339,7 @@ func (a *analysis) argsLabel(open, end int) (Label, string, int) {
 	}
 	l, src, line := a.label(open+1, end)
 	a.args[open] = argLabel{l, src, line}
+	a.argKeys = append(a.argKeys, open)
 	return l, src, line
 }
 
@@ -746,16 +754,21 @@ func unquote(s string) string {
 	return s
 }
 
+// maxRelabels bounds the calls of one file whose callbacks' calls are
+// labelled again (callbackParams): each costs a pass over the calls
+// inside it, so nested callbacks would cost their depth times the file.
+const maxRelabels = 16
+
 // callbackParams binds, in JavaScript, the parameters of the callbacks a
 // call is given to what the call carries: the callee's source
 // (https.get(u, res => …): res is the download) or the label of the object
 // whose method it is (res.on('data', c => …): c is a chunk of it). Then
-// body += c carries the download to the sink that runs body. It returns
-// the call's brackets when it bound a parameter (0, 0 otherwise).
-func (a *analysis) callbackParams(i int) (int, int) {
+// body += c carries the download to the sink that runs body. It reports
+// whether it bound a parameter.
+func (a *analysis) callbackParams(i int) bool {
 	written, r, open, ok := a.callee(i)
 	if !ok || written == "" || written[0] == '.' {
-		return 0, 0
+		return false
 	}
 	end := a.close(open)
 	l := a.sourceOf(r, open, end) & (Network | Decoded)
@@ -767,7 +780,7 @@ func (a *analysis) callbackParams(i int) (int, int) {
 		}
 	}
 	if l == 0 {
-		return 0, 0
+		return false
 	}
 	bound := false
 	t := a.toks
@@ -795,8 +808,5 @@ func (a *analysis) callbackParams(i int) (int, int) {
 			bound = true
 		}
 	}
-	if !bound {
-		return 0, 0
-	}
-	return open, end
+	return bound
 }
