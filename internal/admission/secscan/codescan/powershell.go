@@ -140,9 +140,10 @@ func psStripComment(line string) string {
 		c := line[i]
 		switch {
 		case q != 0:
-			if c == q {
+			switch c {
+			case q:
 				q = 0
-			} else if c == '`' {
+			case '`':
 				i++
 			}
 		case c == '\'' || c == '"':

@@ -591,7 +591,8 @@ func isPwsh(cmd string) bool {
 // it from -e, case-insensitively (-e, -ec, -enc, -EncodedCommand).
 func encodedCommandOpt(lit string) bool {
 	l := strings.ToLower(strings.TrimLeft(lit, "-"))
-	return strings.HasPrefix(lit, "-") && l != "" && (strings.HasPrefix("encodedcommand", l) || l == "ec")
+	const full = "encodedcommand"
+	return strings.HasPrefix(lit, "-") && l != "" && (len(l) <= len(full) && full[:len(l)] == l || l == "ec")
 }
 
 // addInline records the program w gives interpreter cmd.
