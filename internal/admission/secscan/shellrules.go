@@ -160,6 +160,10 @@ func withRunCommands(name string, data []byte, found []Finding, maxPerRule int) 
 func blockFindings(name string, data []byte, blocks []mdBlock, sev func(id string) Severity, oneLine bool, maxPerRule int) []Finding {
 	var parsed []Finding
 	for _, b := range blocks {
+		if b.powershell {
+			parsed = append(parsed, inlineFindings(name, data, []shellscan.Inline{{Interp: "pwsh", Code: string(b.text), Line: 1}}, b.line, sev, maxPerRule)...)
+			continue
+		}
 		script, err := shellscan.Analyze(b.text, name)
 		if errors.Is(err, shellscan.ErrParse) || script == nil {
 			continue // documentation, not a script: the text rules read it
@@ -207,6 +211,9 @@ func capPerRule(fs []Finding, limit int) []Finding {
 type mdBlock struct {
 	line int
 	text []byte
+	// powershell marks a PowerShell block (```powershell, ```ps1,
+	// ```pwsh), read by the code rules instead of the shell rules.
+	powershell bool
 }
 
 // maxMarkdownBlocks bounds the shell blocks read in one Markdown file.
@@ -216,16 +223,18 @@ const maxMarkdownBlocks = 200
 // consoleLangs those whose commands follow a $ prompt.
 var (
 	shellLangs   = map[string]bool{"bash": true, "sh": true, "shell": true, "zsh": true, "console": true, "shell-session": true, "shellsession": true}
+	psLangs      = map[string]bool{"powershell": true, "ps1": true, "pwsh": true, "posh": true}
 	consoleLangs = map[string]bool{"console": true, "shell-session": true, "shellsession": true}
 )
 
-// shellBlocks are the fenced shell code blocks of a Markdown file (``` or
-// ~~~, at most three spaces in), in order, at most maxMarkdownBlocks.
+// shellBlocks are the fenced shell and PowerShell code blocks of a Markdown
+// file (``` or ~~~, at most three spaces in), in order, at most
+// maxMarkdownBlocks.
 func shellBlocks(data []byte) []mdBlock {
 	var out []mdBlock
 	var cur *bytes.Buffer
 	var fence string
-	console, start := false, 0
+	console, ps, start := false, false, 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -241,7 +250,7 @@ func shellBlocks(data []byte) []mdBlock {
 				continue
 			}
 			lang := strings.ToLower(strings.Fields(strings.TrimLeft(trimmed, "`~") + " x")[0])
-			if !shellLangs[lang] {
+			if !shellLangs[lang] && !psLangs[lang] {
 				// skip a block of another language: read to its closing fence
 				for n++; sc.Scan(); n++ {
 					t := strings.TrimSpace(sc.Text())
@@ -251,11 +260,15 @@ func shellBlocks(data []byte) []mdBlock {
 				}
 				continue
 			}
-			cur, fence, console, start = &bytes.Buffer{}, f, consoleLangs[lang], n
+			cur, fence, console, start, ps = &bytes.Buffer{}, f, consoleLangs[lang], n, psLangs[lang]
 			continue
 		}
 		if t := strings.TrimSpace(line); strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" && !indented {
-			out = append(out, mdBlock{line: start, text: promptsRemoved(cur.Bytes(), console)})
+			text := cur.Bytes()
+			if !ps {
+				text = promptsRemoved(text, console)
+			}
+			out = append(out, mdBlock{line: start, text: text, powershell: ps})
 			cur = nil
 			if len(out) >= maxMarkdownBlocks {
 				break
