@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan/codescan"
+	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 )
 
 // The code rules (SG520–SG526) read a skill's Python and JavaScript with
@@ -56,23 +57,86 @@ func codeLang(name string, data []byte, r role) (codescan.Lang, bool) {
 	return 0, false
 }
 
+// isPowerShell reports whether a file is read as PowerShell by the code
+// rules: its interpreter (role, else #! line) is pwsh or powershell, or it
+// has none and its name ends in .ps1 or .psm1.
+func isPowerShell(name string, data []byte, r role) bool {
+	interp := r.interp
+	if interp == "" {
+		interp = shebangInterp(data)
+	}
+	if interp != "" {
+		return interp == "pwsh" || interp == "powershell" || interp == "powershell.exe"
+	}
+	switch strings.ToLower(path.Ext(name)) {
+	case ".ps1", ".psm1":
+		return true
+	}
+	return false
+}
+
 // scanCode runs the code rules over a Python or JavaScript file (text is
 // its contents as the text rules read them), at most maxPerRule findings
 // of each rule; any other file has none.
 func scanCode(name string, text []byte, r role, maxPerRule int) []Finding {
-	lang, ok := codeLang(name, text, r)
-	if !ok {
-		return nil
+	var flows []codescan.Flow
+	if isPowerShell(name, text, r) {
+		flows = codescan.AnalyzePowerShell(text)
+	} else {
+		lang, ok := codeLang(name, text, r)
+		if !ok {
+			return nil
+		}
+		flows = codescan.Analyze(lang, text)
 	}
 	var out []Finding
 	count := map[string]int{}
-	for _, f := range codescan.Analyze(lang, text) {
+	for _, f := range flows {
 		id := codeRuleIDs[f.Kind]
 		if id == "" || count[id] >= maxPerRule {
 			continue
 		}
 		count[id]++
 		out = append(out, shellFinding(RuleByID(id), name, text, f.Line, codeMessage(f)))
+	}
+	return out
+}
+
+// inlineFindings are the code rules' findings on the programs a shell
+// script (or a shell block of Markdown, offset lines into data) gives other
+// interpreters inline: python3 -c '…', node -e '…', perl -e '…',
+// ruby -e '…', a here-document (shellscan.Inline). Each is placed at its
+// line of the script, at the rule's severity or the one sev gives; at most
+// maxPerRule of each rule.
+func inlineFindings(name string, data []byte, inline []shellscan.Inline, offset int, sev func(id string) Severity, maxPerRule int) []Finding {
+	var out []Finding
+	count := map[string]int{}
+	type at struct {
+		id   string
+		line int
+	}
+	seen := map[at]bool{}
+	for _, in := range inline {
+		for _, f := range codescan.AnalyzeInline(in.Interp, []byte(in.Code)) {
+			id := codeRuleIDs[f.Kind]
+			line := in.Line + f.Line - 1
+			if f.SourceLine != 0 {
+				f.SourceLine += in.Line - 1
+			}
+			if in.Fixed {
+				line, f.SourceLine = in.Line, 0
+			}
+			if id == "" || count[id] >= maxPerRule || seen[at{id, line}] {
+				continue
+			}
+			count[id]++
+			seen[at{id, line}] = true
+			fd := shellFinding(RuleByID(id), name, data, line+offset, "code given to "+in.Interp+" inline: "+codeMessage(f))
+			if sev != nil {
+				fd.Severity = sev(id)
+			}
+			out = append(out, fd)
+		}
 	}
 	return out
 }

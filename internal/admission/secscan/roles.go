@@ -2,13 +2,16 @@ package secscan
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // A file's role is how it runs, not what its name ends in (issue 31): a
@@ -173,7 +176,9 @@ var mcpConfigNames = []string{"mcp.json", ".mcp.json"}
 // classify finds the role of every file of a skill: the #! lines, the
 // servers of its mcp.json (read with mcpclient.ParseConfig; one that does
 // not parse gives no roles, admission rejects it elsewhere), and the files
-// that its text files name after an interpreter. A file named is looked up
+// that its text files name after an interpreter or that a package.json's
+// lifecycle scripts run (by an interpreter, or by its path: then the shell
+// reads it when it has no #! line). A file named is looked up
 // relative to the skill's root and to the naming file's folder.
 func classify(files []skillFile) map[string]role {
 	have := make(map[string]bool, len(files))
@@ -237,6 +242,26 @@ func classify(files []skillFile) map[string]role {
 		}
 	}
 	for _, f := range files {
+		if f.data == nil || path.Base(f.rel) != "package.json" {
+			continue
+		}
+		for _, b := range lifecycleScripts(f.data) {
+			script, err := shellscan.Analyze(b.text, f.rel)
+			if err != nil || script == nil {
+				continue
+			}
+			for _, r := range script.Runs {
+				interp := interpreterOf(r.Command)
+				if r.Command == r.File {
+					interp = "sh" // run by its path without a #! line (that role is set first): the shell reads it
+				}
+				if rel := lookup(f.rel, r.File); rel != "" {
+					set(rel, role{interp: interp, by: fmt.Sprintf("%s line %d runs it on install", f.rel, b.line+1)})
+				}
+			}
+		}
+	}
+	for _, f := range files {
 		if f.data == nil || !utf8.Valid(f.data) {
 			continue
 		}
@@ -258,4 +283,96 @@ func isMCPConfig(rel string) bool {
 		}
 	}
 	return false
+}
+
+// lifecycleNames are the package.json scripts npm (and yarn, pnpm) runs by
+// themselves when the package is installed or packed: shell commands that
+// run without anyone asking for them.
+var lifecycleNames = []string{"preinstall", "install", "postinstall", "preprepare", "prepare", "postprepare", "prepublish"}
+
+// lifecycleScripts are the lifecycle scripts of a package.json, each as a
+// block of shell code whose line is the one before its key's line (a
+// finding at the block's line 1 is at the key's line), in lifecycleNames'
+// order. A package.json that does not parse, or has none, gives none.
+func lifecycleScripts(data []byte) []mdBlock {
+	if !bytes.Contains(data, []byte(`"scripts"`)) {
+		return nil
+	}
+	var pkg struct {
+		Scripts map[string]json.RawMessage `json:"scripts"`
+	}
+	if json.Unmarshal(data, &pkg) != nil {
+		return nil
+	}
+	start := bytes.Index(data, []byte(`"scripts"`))
+	var out []mdBlock
+	for _, n := range lifecycleNames {
+		raw, ok := pkg.Scripts[n]
+		if !ok {
+			continue
+		}
+		var cmd string
+		if json.Unmarshal(raw, &cmd) != nil || strings.TrimSpace(cmd) == "" {
+			continue
+		}
+		line := 0
+		key := []byte(`"` + n + `"`)
+		for off := start; off < len(data); {
+			i := bytes.Index(data[off:], key)
+			if i < 0 {
+				break
+			}
+			at := off + i + len(key)
+			if rest := bytes.TrimLeft(data[at:], " \t\r\n"); len(rest) > 0 && rest[0] == ':' {
+				line = bytes.Count(data[:off+i], []byte("\n")) + 1
+				break
+			}
+			off = at
+		}
+		if line == 0 {
+			continue
+		}
+		out = append(out, mdBlock{line: line - 1, text: []byte(cmd)})
+	}
+	return out
+}
+
+// serverCommands are the command lines the servers of a skill's mcp.json
+// run (its command and args, each quoted for the shell: the words are
+// passed as they are, without a shell), each as a block of shell code whose
+// line is the one before the server's "args" key (its "command" key when it
+// has no args), for the shell rules. A configuration that does not parse
+// gives none.
+func serverCommands(data []byte) []mdBlock {
+	cfg, err := mcpclient.ParseConfig(data)
+	if err != nil {
+		return nil
+	}
+	var out []mdBlock
+	for _, s := range cfg.Servers {
+		if s.Command == "" {
+			continue
+		}
+		words := make([]string, 0, 1+len(s.Args))
+		for _, w := range append([]string{s.Command}, s.Args...) {
+			q, err := syntax.Quote(w, syntax.LangBash)
+			if err != nil {
+				q = "''"
+			}
+			words = append(words, q)
+		}
+		line := 1
+		if at := bytes.Index(data, []byte(`"`+s.ID+`"`)); at >= 0 {
+			rest := data[at:]
+			key := bytes.Index(rest, []byte(`"args"`))
+			if c := bytes.Index(rest, []byte(`"command"`)); key < 0 || c >= 0 && len(s.Args) == 0 {
+				key = c
+			}
+			if key >= 0 {
+				line = bytes.Count(data[:at+key], []byte("\n")) + 1
+			}
+		}
+		out = append(out, mdBlock{line: line - 1, text: []byte(strings.Join(words, " "))})
+	}
+	return out
 }

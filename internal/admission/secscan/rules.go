@@ -269,14 +269,14 @@ var Rules = []*Rule{
 		Why:      "Decoding base64 or hex straight into a shell or eval hides the code that runs from every reviewer and scanner.",
 		Fix:      "Ship the code in plain text, or remove it.",
 		message:  "decodes a payload and runs it",
-		triggers: []string{"base64", "xxd", "exec", "eval", "compile", "function", "settimeout", "powershell"},
+		triggers: []string{"base64", "xxd", "exec", "eval", "compile", "function", "settimeout", "powershell", "pwsh"},
 		patterns: []*regexp.Regexp{
 			re(`\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:` + shells + `)\b`),
 			re(`\|\s*base64\s+(?:-d|--decode|-D)\s*\|\s*(?:` + shells + `)\b`),
 			re(`\bxxd\s+-r\b[^\n]*\|\s*(?:` + shells + `)\b`),
 			re(`\b(?:exec|eval|compile)\s*\(\s*(?:base64\.b64decode|base64\.decodebytes|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads)\b`),
 			re(`\b(?:eval|Function|setTimeout)\s*\(\s*(?:atob|Buffer\.from|unescape|decodeURIComponent)\s*\(`),
-			re(`(?i)\bpowershell(?:\.exe)?\b[^\n]*\s-(?:e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{16,}`),
+			re(`(?i)\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]*\s-(?:e|ec|enc|encodedcommand)\s+[A-Za-z0-9+/=]{16,}`),
 		},
 	},
 	{

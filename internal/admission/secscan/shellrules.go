@@ -48,7 +48,8 @@ func withShellThreats(name string, data []byte, script *shellscan.Script, found 
 	if script == nil {
 		return found
 	}
-	return mergeParsed(found, threatFindings(name, data, script.Threats, 0, nil, maxPerRule))
+	parsed := threatFindings(name, data, script.Threats, 0, nil, maxPerRule)
+	return mergeParsed(found, append(parsed, inlineFindings(name, data, script.Inline, 0, nil, maxPerRule)...))
 }
 
 // threatFindings are the findings of threats, each at its line plus offset
@@ -97,17 +98,20 @@ func mergeParsed(found, parsed []Finding) []Finding {
 // download run are medium in both, as the text rules SG801 and SG501 have
 // them in prose: the corpus's references show
 // `echo 'export …' >> ~/.bashrc`, and its SKILL.md files install CLIs with
-// curl … | bash. A file something runs as a script is read as one, not
+// curl … | bash. The code rules on a program given inline (python3 -c
+// '…') follow the same steps: a decoded constant run (SG520) or a socket
+// wired to a shell (SG523) as SG510/SG511, a deletion (SG524) as SG7xx,
+// the others medium. A file something runs as a script is read as one, not
 // here.
 func markdownSeverity(name, id string) Severity {
 	skill := path.Base(name) == "SKILL.md"
 	switch {
-	case id == "SG510" || id == "SG511":
+	case id == "SG510" || id == "SG511" || id == "SG520" || id == "SG523":
 		if skill {
 			return Critical
 		}
 		return High
-	case strings.HasPrefix(id, "SG7"):
+	case strings.HasPrefix(id, "SG7") || id == "SG524":
 		if skill {
 			return High
 		}
@@ -124,13 +128,49 @@ func withMarkdownShell(name string, data []byte, found []Finding, maxPerRule int
 		return found
 	}
 	sev := func(id string) Severity { return markdownSeverity(name, id) }
+	return mergeParsed(found, capPerRule(blockFindings(name, data, shellBlocks(data), sev, false, maxPerRule), maxPerRule))
+}
+
+// withRunCommands adds to found (the text findings of a package.json or
+// of the skill's mcp.json) the findings of the shell rules on the commands
+// they run: a package.json's lifecycle scripts (lifecycleScripts), which
+// npm runs on install, and the command lines of mcp.json's servers
+// (serverCommands), at their rules' own severities, each placed at its
+// script's or server's line. Other files are returned as they are.
+func withRunCommands(name string, data []byte, found []Finding, maxPerRule int) []Finding {
+	var blocks []mdBlock
+	switch {
+	case path.Base(name) == "package.json":
+		blocks = lifecycleScripts(data)
+	case isMCPConfig(name):
+		blocks = serverCommands(data)
+	}
+	if len(blocks) == 0 {
+		return found
+	}
+	return mergeParsed(found, capPerRule(blockFindings(name, data, blocks, nil, true, maxPerRule), maxPerRule))
+}
+
+// blockFindings are the findings of the shell rules (SG504–SG506, the
+// threat rules, and the code rules on inline programs) on blocks of shell
+// code inside data, each at its line plus its block's, at the severity sev
+// gives (nil: the rule's). With oneLine, each block is one line of data
+// (a JSON string) and every finding of it is placed there. A block that
+// does not parse is skipped.
+func blockFindings(name string, data []byte, blocks []mdBlock, sev func(id string) Severity, oneLine bool, maxPerRule int) []Finding {
 	var parsed []Finding
-	for _, b := range shellBlocks(data) {
+	for _, b := range blocks {
+		if b.powershell {
+			parsed = append(parsed, inlineFindings(name, data, []shellscan.Inline{{Interp: "pwsh", Code: string(b.text), Line: 1}}, b.line, sev, maxPerRule)...)
+			continue
+		}
 		script, err := shellscan.Analyze(b.text, name)
 		if errors.Is(err, shellscan.ErrParse) || script == nil {
 			continue // documentation, not a script: the text rules read it
 		}
-		parsed = append(parsed, threatFindings(name, data, script.Threats, b.line, sev, maxPerRule)...)
+		var fs []Finding
+		fs = append(fs, threatFindings(name, data, script.Threats, b.line, sev, maxPerRule)...)
+		fs = append(fs, inlineFindings(name, data, script.Inline, b.line, sev, maxPerRule)...)
 		for _, f := range script.Findings {
 			id := shellRuleIDs[f.Rule]
 			if id == "" {
@@ -139,11 +179,21 @@ func withMarkdownShell(name string, data []byte, found []Finding, maxPerRule int
 			f.RunLine += b.line
 			f.DownloadLine += b.line
 			sf := shellFinding(RuleByID(id), name, data, f.RunLine, shellMessage(f))
-			sf.Severity = sev(id)
-			parsed = append(parsed, sf)
+			if sev != nil {
+				sf.Severity = sev(id)
+			}
+			fs = append(fs, sf)
 		}
+		for i := range fs {
+			if oneLine && fs[i].Line != b.line+1 {
+				moved := shellFinding(RuleByID(fs[i].Rule), name, data, b.line+1, fs[i].Message)
+				moved.Severity = fs[i].Severity
+				fs[i] = moved
+			}
+		}
+		parsed = append(parsed, fs...)
 	}
-	return mergeParsed(found, capPerRule(parsed, maxPerRule))
+	return parsed
 }
 
 // capPerRule keeps at most max findings of each rule.
@@ -161,6 +211,9 @@ func capPerRule(fs []Finding, limit int) []Finding {
 type mdBlock struct {
 	line int
 	text []byte
+	// powershell marks a PowerShell block (```powershell, ```ps1,
+	// ```pwsh), read by the code rules instead of the shell rules.
+	powershell bool
 }
 
 // maxMarkdownBlocks bounds the shell blocks read in one Markdown file.
@@ -170,16 +223,18 @@ const maxMarkdownBlocks = 200
 // consoleLangs those whose commands follow a $ prompt.
 var (
 	shellLangs   = map[string]bool{"bash": true, "sh": true, "shell": true, "zsh": true, "console": true, "shell-session": true, "shellsession": true}
+	psLangs      = map[string]bool{"powershell": true, "ps1": true, "pwsh": true, "posh": true}
 	consoleLangs = map[string]bool{"console": true, "shell-session": true, "shellsession": true}
 )
 
-// shellBlocks are the fenced shell code blocks of a Markdown file (``` or
-// ~~~, at most three spaces in), in order, at most maxMarkdownBlocks.
+// shellBlocks are the fenced shell and PowerShell code blocks of a Markdown
+// file (``` or ~~~, at most three spaces in), in order, at most
+// maxMarkdownBlocks.
 func shellBlocks(data []byte) []mdBlock {
 	var out []mdBlock
 	var cur *bytes.Buffer
 	var fence string
-	console, start := false, 0
+	console, ps, start := false, false, 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -195,7 +250,7 @@ func shellBlocks(data []byte) []mdBlock {
 				continue
 			}
 			lang := strings.ToLower(strings.Fields(strings.TrimLeft(trimmed, "`~") + " x")[0])
-			if !shellLangs[lang] {
+			if !shellLangs[lang] && !psLangs[lang] {
 				// skip a block of another language: read to its closing fence
 				for n++; sc.Scan(); n++ {
 					t := strings.TrimSpace(sc.Text())
@@ -205,11 +260,15 @@ func shellBlocks(data []byte) []mdBlock {
 				}
 				continue
 			}
-			cur, fence, console, start = &bytes.Buffer{}, f, consoleLangs[lang], n
+			cur, fence, console, start, ps = &bytes.Buffer{}, f, consoleLangs[lang], n, psLangs[lang]
 			continue
 		}
 		if t := strings.TrimSpace(line); strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" && !indented {
-			out = append(out, mdBlock{line: start, text: promptsRemoved(cur.Bytes(), console)})
+			text := cur.Bytes()
+			if !ps {
+				text = promptsRemoved(text, console)
+			}
+			out = append(out, mdBlock{line: start, text: text, powershell: ps})
 			cur = nil
 			if len(out) >= maxMarkdownBlocks {
 				break

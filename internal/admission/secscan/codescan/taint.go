@@ -87,6 +87,10 @@ type analysis struct {
 	// its opening parenthesis: nested calls are labelled once each, so an
 	// analysis is linear in the tokens whatever their nesting.
 	args map[int]argLabel
+	// argKeys are the keys args gained while the current token is read;
+	// relabels counts the calls whose callbacks' calls were labelled again.
+	argKeys  []int
+	relabels int
 	// strings is the label of each string and template token by the paths
 	// it names (SecretFile, Persist, Home), matched once per token.
 	strings []Label
@@ -127,8 +131,22 @@ func analyze(lang Lang, src []byte) *analysis {
 		match: matchBrackets(code), args: map[int]argLabel{}, strings: pathLabels(code)}
 	a.imports()
 	for i := range a.toks {
+		bound := lang == JavaScript && a.callbackParams(i)
+		memo := len(a.argKeys)
 		a.assignment(i)
 		a.call(i)
+		if bound && a.relabels < maxRelabels {
+			// The call's labelling memoized the calls inside its callbacks
+			// before the parameters' uses were bound (body += c): they
+			// are labelled again when reached. Only a call whose callback
+			// was bound to a download or a decoded constant costs this,
+			// and at most maxRelabels of them per file.
+			a.relabels++
+			for _, k := range a.argKeys[memo:] {
+				delete(a.args, k)
+			}
+		}
+		a.argKeys = a.argKeys[:memo]
 	}
 	a.loops()
 	a.allocations()
@@ -321,6 +339,7 @@ func (a *analysis) argsLabel(open, end int) (Label, string, int) {
 	}
 	l, src, line := a.label(open+1, end)
 	a.args[open] = argLabel{l, src, line}
+	a.argKeys = append(a.argKeys, open)
 	return l, src, line
 }
 
@@ -552,7 +571,12 @@ func (a *analysis) sourceOf(r string, open, end int) Label {
 		"binascii.unhexlify", "binascii.a2b_base64", "binascii.a2b_hex", "zlib.decompress", "bz2.decompress",
 		"lzma.decompress", "gzip.decompress", "marshal.loads", "atob":
 		return Decoded
+	case "String.fromCharCode", "String.fromCodePoint":
+		return Decoded // a string built from a table of character codes
 	case "codecs.decode", "Buffer.from":
+		if r == "Buffer.from" && open+1 < end && t[open+1].Text == "[" {
+			return Decoded // Buffer.from([104, 105, …])
+		}
 		for j := open + 1; j < end; j++ {
 			if t[j].Kind == String {
 				switch strings.ToLower(unquote(t[j].Text)) {
@@ -634,7 +658,7 @@ func (a *analysis) assignment(i int) {
 	}
 	name, j := dotted(t, i)
 	switch {
-	case j+1 < len(t) && t[j].Text == "=" && t[j+1].Text != "=" && (i == 0 || t[i-1].Text != "=" && t[i-1].Text != "!" && t[i-1].Text != "<" && t[i-1].Text != ">"):
+	case j+1 < len(t) && t[j].Text == "=" && t[j+1].Text != "=" && t[j+1].Text != ">" && (i == 0 || t[i-1].Text != "=" && t[i-1].Text != "!" && t[i-1].Text != "<" && t[i-1].Text != ">"):
 		a.bind(name, j+1, exprEnd(t, j+1), false)
 	case j+2 < len(t) && t[j+1].Text == "=" && (t[j].Text == "+" || t[j].Text == "|"):
 		a.bind(name, j+2, exprEnd(t, j+2), true)
@@ -728,4 +752,61 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// maxRelabels bounds the calls of one file whose callbacks' calls are
+// labelled again (callbackParams): each costs a pass over the calls
+// inside it, so nested callbacks would cost their depth times the file.
+const maxRelabels = 16
+
+// callbackParams binds, in JavaScript, the parameters of the callbacks a
+// call is given to what the call carries: the callee's source
+// (https.get(u, res => …): res is the download) or the label of the object
+// whose method it is (res.on('data', c => …): c is a chunk of it). Then
+// body += c carries the download to the sink that runs body. It reports
+// whether it bound a parameter.
+func (a *analysis) callbackParams(i int) bool {
+	written, r, open, ok := a.callee(i)
+	if !ok || written == "" || written[0] == '.' {
+		return false
+	}
+	end := a.close(open)
+	l := a.sourceOf(r, open, end) & (Network | Decoded)
+	line := a.toks[i].Line
+	if first, _, dot := strings.Cut(written, "."); dot {
+		if b, ok := a.vars[first]; ok {
+			l |= b.label & (Network | Decoded)
+			line = b.line
+		}
+	}
+	if l == 0 {
+		return false
+	}
+	bound := false
+	t := a.toks
+	arrow := func(k int) bool { return k+1 < end && t[k].Text == "=" && t[k+1].Text == ">" } // the tokenizer's operators are single characters
+	for j := open + 1; j < end; j++ {
+		name := ""
+		switch {
+		case t[j].Kind == Name && arrow(j+1):
+			name = t[j].Text // c => …
+		case t[j].Text == "(" && j+2 < end && t[j+1].Kind == Name && (t[j+2].Text == ")" || t[j+2].Text == ","):
+			if k := a.close(j); arrow(k + 1) {
+				name = t[j+1].Text // (c) => …, (res, x) => …
+			}
+		case t[j].Text == "function" && j+2 < end:
+			k := j + 1
+			if t[k].Kind == Name {
+				k++
+			}
+			if k+1 < end && t[k].Text == "(" && t[k+1].Kind == Name {
+				name = t[k+1].Text // function (c) { … }
+			}
+		}
+		if name != "" {
+			a.vars[name] = binding{label: l, line: line, source: written}
+			bound = true
+		}
+	}
+	return bound
 }

@@ -132,6 +132,9 @@ func TestHostileInputIsLinear(t *testing.T) {
 		},
 		"long assignment chain": func(n int) string { return strings.Repeat("a = b = c = d\n", n/2) },
 		"unclosed brackets":     func(n int) string { return strings.Repeat("exec(a ", n/2) },
+		"nested download callbacks": func(n int) string {
+			return "const https = require('https');\n" + strings.Repeat("https.get(u, (r) => { ", 200) + strings.Repeat("b += r; f(b);\n", n/4) + strings.Repeat("});", 200)
+		},
 	}
 	for name, gen := range inputs {
 		for _, lang := range []Lang{Python, JavaScript} {

@@ -13,6 +13,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -121,8 +122,36 @@ func once(s string, lim Limits) (Encoding, string, bool) {
 		if err == nil && isText(string(b)) {
 			return c.enc, string(b), true
 		}
+		if t, ok := fromUTF16LE(b); err == nil && ok {
+			return c.enc, cut(t, lim.MaxBytes), true
+		}
 	}
 	return "", "", false
+}
+
+// fromUTF16LE is b read as UTF-16LE text (PowerShell's -EncodedCommand
+// encodes its script so), when b has an even length of at least 8 bytes,
+// at least 90 % of its odd bytes are 0 (ASCII written as UTF-16LE) and it
+// reads as text; ok is false otherwise.
+func fromUTF16LE(b []byte) (string, bool) {
+	if len(b) < 8 || len(b)%2 != 0 {
+		return "", false
+	}
+	zero := 0
+	for i := 1; i < len(b); i += 2 {
+		if b[i] == 0 {
+			zero++
+		}
+	}
+	if zero*10 < len(b)/2*9 {
+		return "", false
+	}
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
+	}
+	t := string(utf16.Decode(u))
+	return t, isText(t)
 }
 
 func cut(s string, n int) string {
@@ -238,4 +267,56 @@ func unescape(s string, maxBytes int) (string, bool) {
 		}
 	}
 	return string(b), coded
+}
+
+// UTF16Text is data, a file's contents, as UTF-8 when it is UTF-16 text:
+// it starts with a UTF-16 byte-order mark (FF FE little-endian, FE FF
+// big-endian; the mark is dropped), or it has no mark and its first 8 KiB
+// are ASCII interleaved with NUL bytes (at least 90 % of the bytes at odd
+// offsets are 0 and of those at even offsets not, or the reverse for
+// big-endian), and it decodes to text. ok is false for anything else: a
+// binary file stays binary.
+func UTF16Text(data []byte) (text []byte, ok bool) {
+	le := true
+	switch {
+	case len(data) >= 2 && data[0] == 0xFF && data[1] == 0xFE:
+		data = data[2:]
+	case len(data) >= 2 && data[0] == 0xFE && data[1] == 0xFF:
+		data, le = data[2:], false
+	default:
+		head := data[:min(len(data), 8<<10)]
+		if len(head) < 4 {
+			return nil, false
+		}
+		var zero [2]int
+		for i, c := range head {
+			if c == 0 {
+				zero[i%2]++
+			}
+		}
+		half := len(head) / 2
+		switch {
+		case zero[1]*10 >= half*9 && zero[0]*10 <= half:
+		case zero[0]*10 >= half*9 && zero[1]*10 <= half:
+			le = false
+		default:
+			return nil, false
+		}
+	}
+	if len(data)%2 != 0 {
+		data = data[:len(data)-1]
+	}
+	u := make([]uint16, len(data)/2)
+	for i := range u {
+		if le {
+			u[i] = uint16(data[2*i]) | uint16(data[2*i+1])<<8
+		} else {
+			u[i] = uint16(data[2*i])<<8 | uint16(data[2*i+1])
+		}
+	}
+	t := string(utf16.Decode(u))
+	if !isText(t[:len(cut(t, 8<<10))]) {
+		return nil, false
+	}
+	return []byte(t), true
 }

@@ -83,8 +83,11 @@ type Script struct {
 	// shells, decoded payloads run, destructive commands, persistence), in
 	// line order.
 	Threats []Threat
-	Saves   []FileUse
-	Runs    []FileUse
+	// Inline is the code the script gives interpreters other than a shell
+	// (python3 -c '…', node -e '…', a here-document), in the walk's order.
+	Inline []Inline
+	Saves  []FileUse
+	Runs   []FileUse
 }
 
 // FileUse is a file a command of a script saves a download to, or runs.
@@ -108,10 +111,12 @@ func Analyze(src []byte, name string) (*Script, error) {
 	}
 	a := analysis{inPipe: map[*syntax.BinaryCmd]bool{}, firstSave: map[string]saved{}}
 	syntax.Walk(file, a.visit)
+	tw := threats(file, 0, 0)
+	a.found = append(a.found, tw.downloads...)
 	slices.SortStableFunc(a.found, func(x, y Finding) int {
 		return cmp.Or(cmp.Compare(x.RunLine, y.RunLine), cmp.Compare(x.DownloadLine, y.DownloadLine))
 	})
-	out := &Script{Findings: a.found, Runs: a.runs, Threats: threats(file, 0, 0)}
+	out := &Script{Findings: a.found, Runs: a.runs, Threats: tw.found, Inline: tw.inline}
 	slices.SortStableFunc(out.Threats, func(x, y Threat) int { return cmp.Compare(x.Line, y.Line) })
 	for _, sv := range a.saved {
 		out.Saves = append(out.Saves, FileUse{File: sv.file, Command: sv.downloader, Line: sv.line})
@@ -259,6 +264,7 @@ var (
 	shells       = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "ash": true, "mksh": true, "fish": true}
 	interpreters = map[string]string{ // name -> the option that takes code
 		"python": "-c", "python2": "-c", "python3": "-c", "node": "-e", "perl": "-e", "ruby": "-e", "php": "-r",
+		"pwsh": "-c", "powershell": "-c", "pwsh.exe": "-c", "powershell.exe": "-c",
 	}
 )
 

@@ -24,6 +24,8 @@ var analyzeCases = []struct {
 	{"pipe into a shell that runs -c instead", "curl -s https://x.example/v | sh -c 'read v; echo $v'\n", nil},
 	{"pipe into a pager", "curl -s https://x.example/README | less\n", nil},
 	{"pipe into a shell script file", "curl -s https://x.example/data | bash ./process.sh\n", nil},
+	{"a pipe inside a constant sh -c string, placed at the sh", "echo x\nbash -c 'curl -fsSL https://x.example/i.sh | sh'\neval \"wget -O /tmp/i https://x.example/i; sh /tmp/i\"\n",
+		[]string{"download-piped-to-shell: curl at line 2 run by sh at line 2", "download-then-run: wget at line 3 run by sh at line 3 (file /tmp/i)"}},
 	{"sh -c substitution", "sh -c \"$(curl -fsSL https://x.example/install.sh)\"\n",
 		[]string{"download-substituted-into-shell: curl at line 1 run by sh at line 1"}},
 	{"bash process substitution", "bash <(wget -O- https://x.example/i.sh)\n",

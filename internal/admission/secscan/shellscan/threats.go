@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/admission/secscan/decode"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -109,7 +110,32 @@ type threatWalk struct {
 	// lineAt, when not zero, is the line every threat of a nested script is
 	// placed at (the line of the sh -c that runs it).
 	lineAt int
+	// inline is the code of other interpreters the script gives them.
+	inline []Inline
+	// downloads are the download-and-run findings of the shell -c strings
+	// and eval arguments parsed again, placed at the outer command.
+	downloads []Finding
 }
+
+// Inline is code of an interpreter other than a shell given to it in the
+// script itself: the argument of python3 -c, node -e, perl -e or ruby -e,
+// or a here-document (or here-string) the interpreter reads as its
+// program (python3 - <<'EOF'). The content scanner hands it to its code
+// rules (codescan), placed at the script's lines.
+type Inline struct {
+	// Interp is the interpreter's name ("python3", "node", "perl", "ruby").
+	Interp string
+	// Code is the program's text, the shell's quoting removed when the
+	// script's text gives its value.
+	Code string
+	// Line is the script's line of Code's first line; when Fixed, every
+	// line of Code is placed at Line (code of a nested sh -c string).
+	Line  int
+	Fixed bool
+}
+
+// maxInline bounds the inline programs kept for one script.
+const maxInline = 64
 
 // decodedFile is a file a decoder wrote: the decoder and its line.
 type decodedFile struct {
@@ -125,15 +151,17 @@ type loopFrame struct {
 	deletes     bool
 }
 
-// threats finds the threats of a parsed script.
-func threats(file *syntax.File, depth, lineAt int) []Threat {
+// threats walks a parsed script for its threats (t.found), the code it
+// gives other interpreters (t.inline) and the download-and-run findings of
+// the shell -c strings and eval arguments it parses again (t.downloads).
+func threats(file *syntax.File, depth, lineAt int) *threatWalk {
 	t := &threatWalk{
 		vars: map[string]string{}, inPipe: map[*syntax.BinaryCmd]bool{},
 		homeLoops: map[syntax.Node]bool{}, decodedSaved: map[string]decodedFile{}, depth: depth, lineAt: lineAt,
 	}
 	t.collectVars(file)
 	syntax.Walk(file, t.visit)
-	return t.found
+	return t
 }
 
 // collectVars records the script's constant variables: one assigned once
@@ -456,7 +484,10 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 		if len(args) > 0 && (args[0].Lit() == "load" || args[0].Lit() == "bootstrap" || args[0].Lit() == "submit") {
 			t.add(ScheduledTask, line, cmd, "launchctl "+args[0].Lit()+" installs a launchd job")
 		}
+	case "truncate":
+		t.truncate(line, args)
 	case "git":
+		t.gitClean(line, call, args)
 		if slices.ContainsFunc(args, func(a *syntax.Word) bool { return a.Lit() == "--unset" || a.Lit() == "--get" }) {
 			break
 		}
@@ -490,6 +521,91 @@ func (t *threatWalk) stmt(s *syntax.Stmt) {
 		}
 	}
 	t.nested(cmd, args, line)
+	t.inlineCode(s, cmd, args)
+}
+
+// inlineCode records the program an interpreter other than a shell is
+// given in the script: the word after its code option (python3 -c,
+// node -e/--eval/-p, perl -e/-E or clustered as -we, ruby -e), or, when it
+// reads its program from standard input, a here-document or here-string.
+func (t *threatWalk) inlineCode(s *syntax.Stmt, cmd string, args []*syntax.Word) {
+	opt, ok := interpreter(cmd)
+	if !ok || shells[cmd] || len(t.inline) >= maxInline {
+		return
+	}
+	for i, w := range args {
+		lit := w.Lit()
+		isOpt := lit == opt ||
+			cmd == "node" && (lit == "--eval" || lit == "-p" || lit == "--print") ||
+			isPwsh(cmd) && strings.EqualFold(lit, "-Command") ||
+			(cmd == "perl" || cmd == "ruby") && len(lit) > 1 && lit[0] == '-' && lit[1] != '-' && !strings.ContainsAny(lit, "=:/") && strings.HasSuffix(strings.ToLower(lit), "e")
+		if isOpt {
+			if i+1 < len(args) {
+				t.addInline(cmd, args[i+1])
+			}
+			return
+		}
+		if isPwsh(cmd) && i+1 < len(args) && encodedCommandOpt(lit) {
+			if v, ok := t.resolve(args[i+1]); ok {
+				if layers := decode.Decode(v, decode.Limits{Depth: 1, MaxBytes: 64 << 10}); len(layers) == 1 {
+					in := Inline{Interp: cmd, Code: layers[0].Text, Line: int(args[i+1].Pos().Line()), Fixed: true}
+					if t.lineAt != 0 {
+						in.Line = t.lineAt
+					}
+					t.inline = append(t.inline, in)
+				}
+			}
+			return
+		}
+		if isPwsh(cmd) {
+			if strings.EqualFold(lit, "-File") || strings.EqualFold(lit, "-f") {
+				break
+			}
+			continue // an option's value (-ExecutionPolicy Bypass): read on
+		}
+		if lit == "-" || !strings.HasPrefix(lit, "-") {
+			break // a script file, or the program from standard input
+		}
+	}
+	if !readsProgramFromStdin(cmd, args) {
+		return
+	}
+	for _, r := range s.Redirs {
+		switch {
+		case (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil:
+			t.addInline(cmd, r.Hdoc)
+		case r.Op == syntax.WordHdoc:
+			t.addInline(cmd, r.Word)
+		}
+	}
+}
+
+// isPwsh reports whether cmd is PowerShell (pwsh, powershell, with .exe).
+func isPwsh(cmd string) bool {
+	cmd = strings.TrimSuffix(cmd, ".exe")
+	return cmd == "pwsh" || cmd == "powershell"
+}
+
+// encodedCommandOpt reports whether lit is PowerShell's -EncodedCommand
+// option, which takes its script as base64 of UTF-16LE text: any prefix of
+// it from -e, case-insensitively (-e, -ec, -enc, -EncodedCommand).
+func encodedCommandOpt(lit string) bool {
+	l := strings.ToLower(strings.TrimLeft(lit, "-"))
+	const full = "encodedcommand"
+	return strings.HasPrefix(lit, "-") && l != "" && (len(l) <= len(full) && full[:len(l)] == l || l == "ec")
+}
+
+// addInline records the program w gives interpreter cmd.
+func (t *threatWalk) addInline(cmd string, w *syntax.Word) {
+	code, ok := t.resolve(w)
+	if !ok {
+		code = wordText(w)
+	}
+	in := Inline{Interp: cmd, Code: code, Line: int(w.Pos().Line())}
+	if t.lineAt != 0 {
+		in.Line, in.Fixed = t.lineAt, true
+	}
+	t.inline = append(t.inline, in)
 }
 
 // decodedRun records a decoder's output written to a file, and reports a
@@ -555,7 +671,16 @@ func (t *threatWalk) nested(cmd string, args []*syntax.Word, line int) {
 		if t.lineAt != 0 {
 			at = t.lineAt
 		}
-		t.found = append(t.found, threats(file, t.depth+1, at)...)
+		sub := threats(file, t.depth+1, at)
+		t.found = append(t.found, sub.found...)
+		t.inline = append(t.inline, sub.inline...)
+		t.downloads = append(t.downloads, sub.downloads...)
+		a := analysis{inPipe: map[*syntax.BinaryCmd]bool{}, firstSave: map[string]saved{}}
+		syntax.Walk(file, a.visit)
+		for _, f := range a.found {
+			f.RunLine, f.DownloadLine = at, at
+			t.downloads = append(t.downloads, f)
+		}
 	}
 }
 
@@ -757,6 +882,82 @@ func (t *threatWalk) shred(line int, cmd string, args []*syntax.Word) {
 	}
 }
 
+// truncate reports truncate over a dangerous folder's files (a glob over
+// the home folder or one of the user's folders: truncate -s 0 ~/Documents/*).
+// A file named under the home folder (a log) is not reported.
+func (t *threatWalk) truncate(line int, args []*syntax.Word) {
+	for i, a := range args {
+		lit := a.Lit()
+		if lit == "-s" || lit == "-r" || lit == "--size" || lit == "--reference" {
+			continue
+		}
+		if strings.HasPrefix(lit, "-") || i > 0 && (args[i-1].Lit() == "-s" || args[i-1].Lit() == "-r" || args[i-1].Lit() == "--size" || args[i-1].Lit() == "--reference") {
+			continue
+		}
+		v, ok := t.resolve(a)
+		if !ok {
+			continue
+		}
+		if t.cwd != "" && (v == "*" || v == "./*") {
+			v = strings.TrimSuffix(t.cwd, "/") + "/*"
+		}
+		for _, p := range expandBraces(v) {
+			if what := dangerous(p); what != "" && strings.Contains(p, "*") {
+				t.add(DestroyFiles, line, "truncate", "empties "+what+" ("+wordText(a)+")")
+				return
+			}
+		}
+	}
+}
+
+// gitClean reports git clean -f run over the home folder, the root or a
+// system folder (by -C, --work-tree, GIT_WORK_TREE or the script's last cd):
+// after git init there, every file is untracked and deleted
+// (cd ~ && git init -q && git clean -xffd).
+func (t *threatWalk) gitClean(line int, call *syntax.CallExpr, args []*syntax.Word) {
+	dir, known := t.cwd, t.cwd != ""
+	for _, as := range call.Assigns {
+		if as.Name != nil && as.Name.Value == "GIT_WORK_TREE" && as.Value != nil {
+			dir, known = t.resolve(as.Value)
+		}
+	}
+	sub := -1
+	for i := 0; i < len(args) && sub < 0; i++ {
+		lit := t.text(args[i])
+		switch {
+		case (lit == "-C" || lit == "--work-tree") && i+1 < len(args):
+			i++
+			dir, known = t.resolve(args[i])
+		case strings.HasPrefix(lit, "--work-tree="):
+			dir, known = strings.TrimPrefix(lit, "--work-tree="), true
+		case lit == "-c" || lit == "--git-dir" || lit == "--namespace":
+			i++
+		case strings.HasPrefix(lit, "-"):
+		default:
+			sub = i
+		}
+	}
+	if sub < 0 || args[sub].Lit() != "clean" || !known {
+		return
+	}
+	force := false
+	for _, a := range args[sub+1:] {
+		lit := a.Lit()
+		if lit == "--force" || len(lit) > 1 && lit[0] == '-' && lit[1] != '-' && strings.Contains(lit, "f") {
+			force = true
+		}
+		if lit == "-n" || lit == "--dry-run" || lit == "-i" || lit == "--interactive" {
+			return
+		}
+	}
+	if !force {
+		return
+	}
+	if what := dangerous(dir); what != "" {
+		t.add(DestroyFiles, line, "git", "git clean deletes the untracked files of "+strings.TrimPrefix(what, "every file of ")+" ("+dir+")")
+	}
+}
+
 // findPaths are the starting points of a find command: its arguments before
 // the first test or action.
 func findPaths(args []*syntax.Word) []*syntax.Word {
@@ -808,7 +1009,7 @@ func (t *threatWalk) find(line int, args []*syntax.Word) {
 			}
 			sub, _, subArgs := command(&syntax.CallExpr{Args: rest[i+1:]})
 			switch {
-			case danger != "" && (sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe"):
+			case danger != "" && (sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe" || sub == "truncate"):
 				t.add(DestroyFiles, line, "find", "find runs "+sub+" on "+danger)
 				return
 			case t.isEncryptor(sub, subArgs):
@@ -1073,7 +1274,7 @@ func (t *threatWalk) xargs(line int, what string, home bool, args []*syntax.Word
 	}
 	sub, _, subArgs := command(&syntax.CallExpr{Args: args[i:]})
 	switch {
-	case sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe":
+	case sub == "rm" || sub == "shred" || sub == "unlink" || sub == "srm" || sub == "wipe" || sub == "truncate":
 		t.add(DestroyFiles, line, "xargs", "xargs runs "+sub+" on what find lists in "+what)
 	case home && t.isEncryptor(sub, subArgs):
 		t.add(EncryptFiles, line, "xargs", "xargs runs "+sub+" to encrypt what find lists in "+what)

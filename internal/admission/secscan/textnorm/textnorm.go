@@ -16,8 +16,10 @@
 // (fullwidth and mathematical alphanumerics fold to ASCII); and in a word
 // that mixes ASCII letters with letters that look like them (Unicode TR39
 // confusables: Cyrillic о, Greek ο …) those letters are folded to their
-// ASCII look-alike. A word with no ASCII letter is left as it is: a Russian
-// or Japanese sentence is not an attack.
+// ASCII look-alike. A word with no ASCII letter is left as it is (a Russian
+// or Japanese sentence is not an attack), unless, folded whole (look-alikes,
+// small capitals, diacritics and combining marks removed), it is a word of
+// the prose rules (prose.go): "ɪɢɴᴏʀᴇ", "ΙGΝΟRΕ", "prévious".
 package textnorm
 
 import (
@@ -158,6 +160,8 @@ func needsWork(s string) bool {
 		case r < utf8.RuneSelf:
 		case Invisible(r):
 			return true
+		case foldable(r) || unicode.Is(unicode.Mn, r):
+			return true // a word of the prose rules may be written with it (proseFold)
 		default:
 			if _, ok := confusable(r); ok {
 				return true
@@ -299,7 +303,7 @@ func lookAlikes(b builder) builder {
 			i += size
 			continue
 		}
-		j, ascii, other := i, false, false
+		j, ascii, other, rest := i, false, false, false
 		for j < len(s) {
 			r, n := utf8.DecodeRune(s[j:])
 			if !wordRune(r) {
@@ -309,10 +313,16 @@ func lookAlikes(b builder) builder {
 				ascii = true
 			} else if _, ok := confusable(r); ok {
 				other = true
+			} else if r >= utf8.RuneSelf {
+				rest = true
 			}
 			j += n
 		}
-		if !ascii || !other {
+		prose := false
+		if other || rest {
+			_, prose = proseFold(s, i, j)
+		}
+		if !prose && (!ascii || !other) {
 			i = j
 			continue
 		}
@@ -324,7 +334,16 @@ func lookAlikes(b builder) builder {
 		out.offs = append(out.offs, b.offs[copied:i]...)
 		for i < j {
 			r, n := utf8.DecodeRune(s[i:])
-			if c, ok := confusable(r); ok {
+			if c, drop, _ := foldLetter(r); prose && r >= utf8.RuneSelf {
+				// a prose word folded whole: look-alikes, small capitals, diacritics
+				to := ""
+				if !drop {
+					to = string(rune(c))
+					out.out = append(out.out, c)
+					out.offs = append(out.offs, b.offs[i])
+				}
+				b.changes = append(b.changes, Change{Kind: LookAlike, At: b.offs[i], Rune: r, To: to})
+			} else if c, ok := confusable(r); ok {
 				b.changes = append(b.changes, Change{Kind: LookAlike, At: b.offs[i], Rune: r, To: string(rune(c))})
 				out.out = append(out.out, c)
 				out.offs = append(out.offs, b.offs[i])

@@ -1,0 +1,1 @@
+module.exports = (rows) => rows.map((r) => '| ' + r.join(' | ') + ' |').join('\n');
