@@ -9,6 +9,8 @@ import (
 	"path"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/platform/plural"
 )
 
 // MinScore is the similarity from which a skill is reported as derived
@@ -55,18 +57,11 @@ type ChangedFile struct {
 // changed, K added, R removed".
 func (d *Derivation) Summary() string {
 	s := fmt.Sprintf("derived from %s: %d %s identical, %d changed, %d added", d.From,
-		len(d.Identical), noun(len(d.Identical), "file", "files"), len(d.Changed), len(d.Added))
+		len(d.Identical), plural.Noun(len(d.Identical), "file", "files"), len(d.Changed), len(d.Added))
 	if len(d.Removed) > 0 {
 		s += fmt.Sprintf(", %d removed", len(d.Removed))
 	}
 	return s
-}
-
-func noun(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // IsIdentical reports whether the candidate's file p is identical to the
