@@ -71,8 +71,10 @@ fi
 go vet ./...
 # -pgo=off: the tests of the main package would otherwise build every
 # dependency a second time with cmd/skillgate/default.pgo; the profile
-# changes how code is compiled, not what it does.
-go test -race -count=1 -pgo=off "$@" ./...
+# changes how code is compiled, not what it does. -timeout: the end-to-end
+# package starts real npm servers and takes longer than go test's default
+# ten minutes on a two-core machine.
+go test -race -count=1 -pgo=off -timeout 40m "$@" ./...
 
 # The end-to-end tests again, as a scaled-out deployment runs: every
 # skillgate process they start on a fresh PostgreSQL database and, when the
@@ -84,9 +86,9 @@ if [[ -n "${SKILLGATE_TEST_POSTGRES:-}" ]]; then
 		SKILLGATE_SKILLS_STORE=s3 SKILLGATE_S3_ENDPOINT="$SKILLGATE_TEST_S3_ENDPOINT" SKILLGATE_S3_BUCKET="$SKILLGATE_TEST_S3_BUCKET" \
 			SKILLGATE_S3_REGION="$SKILLGATE_TEST_S3_REGION" SKILLGATE_S3_ACCESS_KEY="$SKILLGATE_TEST_S3_ACCESS_KEY" \
 			SKILLGATE_S3_SECRET_KEY="$SKILLGATE_TEST_S3_SECRET_KEY" SKILLGATE_S3_PREFIX="e2e-$$/" \
-			SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off "$@" ./e2e/
+			SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off -timeout 40m "$@" ./e2e/
 	else
 		log "end-to-end tests on PostgreSQL"
-		SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off "$@" ./e2e/
+		SKILLGATE_E2E_STORE=postgres go test -race -count=1 -pgo=off -timeout 40m "$@" ./e2e/
 	fi
 fi
