@@ -3,6 +3,7 @@ package change_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
+	"github.com/skillgate/skillgate/internal/testkit/testserver"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
@@ -25,12 +27,18 @@ func (r shippedRoot) List(context.Context, registry.Query) ([]registry.Entry, er
 
 // shippedSkill writes a first_party skill key whose server (id server)
 // offers one tool, name with inputSchema schema, described by its shipped
-// manifest.json; backends, when not "", is its backends.yaml.
-func shippedSkill(t *testing.T, key, server, name, schema, backends string) registry.Entry {
+// manifest.json; backends, when not "", is its backends.yaml. The server
+// lists the tool with listed as its inputSchema (schema when "").
+func shippedSkill(t *testing.T, key, server, name, schema, backends, listed string) registry.Entry {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), key)
 	os.MkdirAll(dir, 0o755)
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": testServer}}})
+	if listed == "" {
+		listed = schema
+	}
+	result := `{"tools":[{"name":"` + name + `","description":"Shipped.","inputSchema":` + listed + `}]}`
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{server: map[string]any{"command": testServer,
+		"env": map[string]string{testserver.EnvMode: testserver.ModeRaw, testserver.EnvResult: result}}}})
 	man := `{"$schema":"https://skillgate.dev/schemas/manifest.v1.json","skillId":"` + key + `","version":"sha256:` + strings.Repeat("0", 64) + `",` +
 		`"providers":[{"type":"mcp","serverId":"` + server + `"}],` +
 		`"capabilities":[{"extensionId":"` + server + `","capabilityId":"` + name + `","description":"Shipped ` + name + `.","inputSchema":` + schema + `,` +
@@ -91,10 +99,11 @@ func TestPromoteAcrossTrustTiers(t *testing.T) {
 		labTool, labSchema       string
 		summary, executor, smoke string
 		registered               int
+		refused                  string
 	}{
 		{
 			name:    "provider-suffixed tools",
-			shipped: shippedSkill(t, "hub", "github", "find_issues_github", issues, ""),
+			shipped: shippedSkill(t, "hub", "github", "find_issues_github", issues, "", ""),
 			labTool: "find_issues_gitlab", labSchema: issues,
 			summary:  "find_issues: one executor with backends github (hub: github/find_issues_github), gitlab (lab: gitlab/find_issues_gitlab) (a new executor)",
 			executor: "find_issues", registered: 2,
@@ -103,12 +112,20 @@ func TestPromoteAcrossTrustTiers(t *testing.T) {
 		},
 		{
 			name:    "a first_party executor and an imported raw tool",
-			shipped: shippedSkill(t, "hub", "github", "create_issue", ghCreate, hubBackends),
+			shipped: shippedSkill(t, "hub", "github", "create_issue", ghCreate, hubBackends, ""),
 			labTool: "create_issue", labSchema: glCreate,
 			summary:  "create_issue: one executor with backends gitlab (lab: gitlab/create_issue) beside github",
 			executor: "create_issue", registered: 1,
 			smoke: "create_issue lists providers github, gitlab; a call resolves to github (hub: github/create_issue) (provider github is the first live provider in name order (skill hub)); " +
 				"pinned: github → github (hub: github/create_issue); gitlab → gitlab (lab: gitlab/create_issue)",
+		},
+		{
+			name:    "a first_party server that no longer lists its shipped definition",
+			shipped: shippedSkill(t, "hub", "github", "find_issues_github", issues, "", `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
+			labTool: "find_issues_gitlab", labSchema: issues,
+			summary:  "find_issues: one executor with backends github (hub: github/find_issues_github), gitlab (lab: gitlab/find_issues_gitlab) (a new executor)",
+			executor: "find_issues",
+			refused:  "change cannot be applied: layer 7 (confinement): backend github (hub: github/find_issues_github): the tool's definition is not the approved one; recheck hub (skillgate recheck hub) and review the drift",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,6 +143,15 @@ func TestPromoteAcrossTrustTiers(t *testing.T) {
 			ok(t)(e.svc.Approve(ctx, "lab", nil, "operator:ana"))
 			ok(t)(e.svc.Enable(ctx, "lab", "operator:ana"))
 			why := "one executor for both forges"
+			if tc.refused != "" {
+				if _, err := e.changes.Approve(ctx, items[0].ID, why, "operator:bo"); !errors.Is(err, change.ErrRefused) || err.Error() != tc.refused {
+					t.Fatalf("apply: %v\nwant %s", err, tc.refused)
+				}
+				if regs, _ := e.db.Registrations(ctx); len(regs) != 0 {
+					t.Fatalf("a refused apply registered %+v", regs)
+				}
+				return
+			}
 			if got, err := e.changes.Approve(ctx, items[0].ID, why, "operator:bo"); err != nil || got.State != "applied" {
 				t.Fatalf("apply: %+v %v", got, err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
 // Promotions is what finding and checking promote_provider changes reads
@@ -45,6 +46,10 @@ type ShippedProvider struct {
 	Tools []capability.Tool
 	// Backends is its backends.yaml, nil when it ships none.
 	Backends []byte
+	// Dir is its directory, and Decls its servers as declared: what a
+	// smoke check starts ([Service.ShippedLiveTools]).
+	Dir   string
+	Decls map[string]mcpclient.ServerDecl
 }
 
 // PromotionInputs reads what [promote.Detect] and [promote.Validate] need:
