@@ -251,6 +251,20 @@ func (s *Service) Get(ctx context.Context, id string) (Item, error) {
 // its approved definition), runs the smoke check, and registers the executor and backends with the audit
 // record in one transaction. Nothing is registered when any step fails.
 func (s *Service) Approve(ctx context.Context, id, reason, actor string) (Item, error) {
+	return s.ApproveWith(ctx, id, reason, actor, ApplyOptions{})
+}
+
+// ApplyOptions are what an operator may add to an apply.
+type ApplyOptions struct {
+	// SmokeCall, when set, is called through each backend of a
+	// promote_provider change before it is registered (see [SmokeCall]).
+	SmokeCall *SmokeCall
+}
+
+// ApproveWith is [Service.Approve] with the operator's options: a smoke
+// call through every backend of a promote_provider change. ErrInvalid
+// when a smoke call is given for an update, or does not fit the change.
+func (s *Service) ApproveWith(ctx context.Context, id, reason, actor string, o ApplyOptions) (Item, error) {
 	it, err := s.Get(ctx, id)
 	if err != nil {
 		return Item{}, err
@@ -259,6 +273,9 @@ func (s *Service) Approve(ctx context.Context, id, reason, actor string) (Item, 
 		return it, fmt.Errorf("%w: change %s was %s by %s", ErrDecided, it.ID, it.State, it.DecidedBy)
 	}
 	if it.Update != nil {
+		if o.SmokeCall != nil {
+			return it, fmt.Errorf("%w: a smoke call tests a promote_provider change's backends; %s is an update", ErrInvalid, it.ID)
+		}
 		if _, err := s.installs.Approve(ctx, it.Update.Ref, nil, actor); err != nil {
 			return it, err
 		}
@@ -291,7 +308,7 @@ func (s *Service) Approve(ctx context.Context, id, reason, actor string) (Item, 
 	if len(v.Removed) > len(it.Proposal.Removed) {
 		return it, fmt.Errorf("%w: the registry changed since the change was queued: %s", ErrRefused, strings.Join(v.Removed[len(it.Proposal.Removed):], "; "))
 	}
-	admission, err := s.admit(ctx, v, in)
+	admission, err := s.admit(ctx, v, in, o.SmokeCall)
 	if err != nil {
 		return it, err
 	}

@@ -6,11 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/launch"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 	"github.com/skillgate/skillgate/internal/upstream/sandbox"
 )
@@ -104,24 +110,9 @@ func (s *Service) ShippedLiveTools(ctx context.Context, key string) (map[string]
 	out := map[string]LiveTool{}
 	for _, id := range slices.Sorted(maps.Keys(sp.Decls)) {
 		decl := sp.Decls[id]
-		opts := s.mcp
-		opts.Dir = sp.Dir
-		if s.creds != nil {
-			opts.Credentials = s.creds
-		}
-		switch {
-		case s.runtime != nil:
-			b, err := s.runtime.Confiner(sandbox.Server{Skill: key, FirstParty: true, Network: true, Dir: sp.Dir, Args: decl.Args, Env: decl.Env})
-			if err != nil {
-				return nil, fmt.Errorf("%w: %s: server %s: %w", ErrBlocked, key, id, err)
-			}
-			if b != nil {
-				opts.Confine = b
-			}
-		case s.sandbox != nil:
-			sb := *s.sandbox
-			sb.Network = true
-			opts.Confine = sb
+		opts, err := s.shippedOptions(*sp, decl)
+		if err != nil {
+			return nil, err
 		}
 		r, err := mcpclient.Introspect(ctx, decl, &opts)
 		if err != nil {
@@ -145,4 +136,134 @@ func sameJSON(a, b json.RawMessage) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// CallLive starts server of skill key as [Service.LiveTools] (an install)
+// or [Service.ShippedLiveTools] (shipped, a first_party skill) does, with
+// the approved pins, and calls tool with args once: the smoke call an
+// operator asks for when applying a promote_provider change. It returns
+// the tool's result; a result the server marks as an error is returned
+// with it, for the caller to judge. Nothing is recorded.
+func (s *Service) CallLive(ctx context.Context, key string, shipped bool, server, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	decl, opts, pins, unlock, err := s.liveServer(ctx, key, shipped, server)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	conn, err := mcpclient.Dial(ctx, decl, &mcpclient.ConnOptions{Options: opts, Pins: pins})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: server %s failed: %w", ErrBlocked, key, server, err)
+	}
+	defer conn.Close()
+	var a map[string]any
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, fmt.Errorf("%w: %s: the arguments of %s: %w", ErrUsage, key, tool, err)
+	}
+	return conn.CallTool(ctx, tool, a)
+}
+
+// liveServer prepares server of skill key to start as the smoke checks
+// start it: an approved install's as a recheck does (its pinned package,
+// credentials and run-time sandbox, with its approved pins), a shipped
+// skill's as the gateway does. unlock releases what it holds.
+func (s *Service) liveServer(ctx context.Context, key string, shipped bool, server string) (mcpclient.ServerDecl, mcpclient.Options, *capability.PinSet, func(), error) {
+	none := func() {}
+	if shipped {
+		if s.shipped == nil {
+			return mcpclient.ServerDecl{}, mcpclient.Options{}, nil, none, fmt.Errorf("%w: %s", ErrNotFound, key)
+		}
+		all, err := s.shipped(ctx)
+		if err != nil {
+			return mcpclient.ServerDecl{}, mcpclient.Options{}, nil, none, fmt.Errorf("%w: shipped provider skills: %w", ErrStorage, err)
+		}
+		for _, sp := range all {
+			decl, ok := sp.Decls[server]
+			if sp.Key != key || !ok {
+				continue
+			}
+			opts, err := s.shippedOptions(sp, decl)
+			return decl, opts, nil, none, err
+		}
+		return mcpclient.ServerDecl{}, mcpclient.Options{}, nil, none, fmt.Errorf("%w: %s has no server %s", ErrNotFound, key, server)
+	}
+	in, unlock, err := s.lockVersion(ctx, key, store.ApprovedStates...)
+	if err != nil {
+		return mcpclient.ServerDecl{}, mcpclient.Options{}, nil, none, err
+	}
+	fail := func(err error) (mcpclient.ServerDecl, mcpclient.Options, *capability.PinSet, func(), error) {
+		unlock()
+		return mcpclient.ServerDecl{}, mcpclient.Options{}, nil, none, err
+	}
+	m, err := manifest.Parse(in.Manifest)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err))
+	}
+	old, err := manifest.ParseReport(in.Report)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err))
+	}
+	tree := filepath.Join(in.Dir, SkillDir)
+	b, err := os.ReadFile(filepath.Join(tree, MCPConfigFile))
+	if err != nil {
+		return fail(fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err))
+	}
+	cfg, err := mcpclient.ParseConfig(b)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %s/%s: %w", ErrInvalidSkill, in.Key, MCPConfigFile, err))
+	}
+	decl, ok := cfg.Server(server)
+	if !ok {
+		return fail(fmt.Errorf("%w: %s has no server %s", ErrNotFound, key, server))
+	}
+	pkgs, err := packagesOf(in)
+	if err != nil {
+		return fail(err)
+	}
+	hide, confined := s.hidden()
+	decl, opts, _, err := s.prepareServer(ctx, in, decl, pkgs, serverSetup{hide: hide, confined: confined, approved: m})
+	if err != nil {
+		return fail(err)
+	}
+	var pins *capability.PinSet
+	if p, ok := old.Pins[server]; ok {
+		pins = &p
+	}
+	return decl, opts, pins, unlock, nil
+}
+
+// shippedLaunchTimeout bounds the first start of a shipped server that a
+// package manager launches (npx PKG fetches PKG first: 20 to 40 s for
+// server-github on a loaded machine here).
+const shippedLaunchTimeout = 3 * time.Minute
+
+// shippedOptions are the options a shipped skill's server decl starts
+// with: as the gateway starts a first_party server (the run-time sandbox,
+// as first_party, with the network), else the introspection sandbox.
+func (s *Service) shippedOptions(sp ShippedProvider, decl mcpclient.ServerDecl) (mcpclient.Options, error) {
+	key, dir := sp.Key, sp.Dir
+	opts := s.mcp
+	opts.Dir = dir
+	if _, launched, _ := launch.Parse(decl.Command, decl.Args); launched && opts.Limits.InitializeTimeout < shippedLaunchTimeout {
+		// A first_party server launched with npx or uvx fetches its
+		// package at its first start, as the gateway's first call does.
+		opts.Limits.InitializeTimeout = shippedLaunchTimeout
+	}
+	if s.creds != nil {
+		opts.Credentials = s.creds
+	}
+	switch {
+	case s.runtime != nil:
+		b, err := s.runtime.Confiner(sandbox.Server{Skill: key, Version: sp.Digest, FirstParty: true, Network: true, Dir: dir, Args: decl.Args, Env: decl.Env})
+		if err != nil {
+			return opts, fmt.Errorf("%w: %s: server %s: %w", ErrBlocked, key, decl.ID, err)
+		}
+		if b != nil {
+			opts.Confine = b
+		}
+	case s.sandbox != nil:
+		sb := *s.sandbox
+		sb.Network = true
+		opts.Confine = sb
+	}
+	return opts, nil
 }

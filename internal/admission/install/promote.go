@@ -46,10 +46,12 @@ type ShippedProvider struct {
 	Tools []capability.Tool
 	// Backends is its backends.yaml, nil when it ships none.
 	Backends []byte
-	// Dir is its directory, and Decls its servers as declared: what a
-	// smoke check starts ([Service.ShippedLiveTools]).
-	Dir   string
-	Decls map[string]mcpclient.ServerDecl
+	// Dir is its directory, Digest its content digest, and Decls its
+	// servers as declared: what a smoke check starts
+	// ([Service.ShippedLiveTools]).
+	Dir    string
+	Digest string
+	Decls  map[string]mcpclient.ServerDecl
 }
 
 // PromotionInputs reads what [promote.Detect] and [promote.Validate] need:

@@ -202,7 +202,7 @@ func ShippedProviders(src FirstPartySource) func(context.Context) ([]install.Shi
 		}
 		out := make([]install.ShippedProvider, 0, len(fp.Skills))
 		for _, s := range fp.Skills {
-			sp := install.ShippedProvider{Key: s.Key, Servers: map[string]capability.RedactedServer{}, Backends: s.Backends, Dir: s.Dir, Decls: s.Servers}
+			sp := install.ShippedProvider{Key: s.Key, Servers: map[string]capability.RedactedServer{}, Backends: s.Backends, Dir: s.Dir, Digest: s.Digest, Decls: s.Servers}
 			for id, d := range s.Servers {
 				sp.Servers[id] = d.Redacted()
 			}
