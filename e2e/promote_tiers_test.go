@@ -210,6 +210,17 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 	}
 	for _, c := range queued {
 		t.Logf("change %s: %s", c.ID, c.Summary)
+		if c.Subject == "find_repositories" {
+			// The operator's smoke call goes through the new backend to
+			// the real GitLab server, which answers with its network
+			// failure: the change is refused and nothing is registered.
+			code, _, stderr := f.runCode(t, nil, "changes", "approve", c.ID, "--why", "one executor per object for both forges",
+				"--smoke-call", `find_repositories={"query":"skillgate"}`)
+			if want := "Error: change cannot be applied: layer 7 (confinement): smoke call of find_repositories through backend gitlab (gitlab: gitlab/search_repositories)"; code != 1 || !strings.HasPrefix(stderr, want) {
+				t.Errorf("approve with a smoke call: %d %s\nwant 1 and %s", code, stderr, want)
+			}
+			t.Logf("smoke call: %s", stderr)
+		}
 		if out := f.run(t, "changes", "approve", c.ID, "--why", "one executor per object for both forges"); !strings.Contains(out, "change "+c.ID+"  promote_provider  applied") {
 			t.Errorf("approve %s:\n%s", c.ID, out)
 		}
