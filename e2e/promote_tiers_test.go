@@ -64,7 +64,9 @@ func firstPartyGitHub(t *testing.T, root string, tools map[string]string) {
 				"sideEffects": map[string]string{"value": effects, "source": "operator"}, "dataEgress": map[string]string{"value": "network", "source": "operator"}}})
 	}
 	// A manifest lists its capabilities sorted by name.
-	slices.SortFunc(caps, func(a, b map[string]any) int { return strings.Compare(a["capabilityId"].(string), b["capabilityId"].(string)) })
+	slices.SortFunc(caps, func(a, b map[string]any) int {
+		return strings.Compare(a["capabilityId"].(string), b["capabilityId"].(string))
+	})
 	man, _ := json.Marshal(map[string]any{"$schema": "https://skillgate.dev/schemas/manifest.v1.json", "skillId": "github",
 		"version": "sha256:" + strings.Repeat("0", 64), "providers": []map[string]string{{"type": "mcp", "serverId": "github"}}, "capabilities": caps})
 	writeFile(t, filepath.Join(dir, "manifest.json"), string(man))

@@ -91,4 +91,3 @@ func TestSmokeCall(t *testing.T) {
 		t.Errorf("admission: %q", data.Admission)
 	}
 }
-
