@@ -179,17 +179,6 @@ func (s *Service) queuePromotions(ctx context.Context, key, actor string) {
 	}
 }
 
-// DetectPromotions queues the promote_provider changes that skill key's
-// tools make, as an install or enable of it does: what a scan that found
-// a new or changed shipped (first_party) provider skill calls. It does
-// nothing without a changes queue (Options.Changes).
-func (s *Service) DetectPromotions(ctx context.Context, key, actor string) error {
-	if s.changes == nil {
-		return nil
-	}
-	return s.queuePromotionsErr(ctx, key, actor)
-}
-
 func (s *Service) queuePromotionsErr(ctx context.Context, key, actor string) error {
 	reg, err := s.changes.Registrations(ctx)
 	if err != nil {
@@ -228,9 +217,6 @@ func (s *Service) queuePromotionsErr(ctx context.Context, key, actor string) err
 			return err
 		}
 		why := fmt.Sprintf("found when %s was %s", key, in.States[key])
-		if in.Shipped[key] {
-			why = fmt.Sprintf("found when first_party skill %s was scanned", key)
-		}
 		data, _ := json.Marshal(map[string]any{"kind": store.ChangePromoteProvider, "executor": p.Executor.Name, "drafter": p.Drafter, "evidence": p.Evidence})
 		c, created, err := s.changes.QueueChange(ctx, store.Change{Kind: store.ChangePromoteProvider, Key: p.Key(), Subject: p.Executor.Name,
 			Summary: p.Summary(), Proposal: doc, QueuedBy: actor, Why: why},
