@@ -83,7 +83,7 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
 
 	decide := func(use, short string, apply bool) *cobra.Command {
-		var why string
+		var why, smoke string
 		var asJSON bool
 		d := &cobra.Command{
 			Use:   use,
@@ -92,7 +92,15 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return m.onChange(cmd.Context(), asJSON, func(cs *change.Service) (change.Item, error) {
 					if apply {
-						return cs.Approve(cmd.Context(), args[0], why, m.app().Actor())
+						var o change.ApplyOptions
+						if smoke != "" {
+							call, err := change.ParseSmokeCall(smoke)
+							if err != nil {
+								return change.Item{}, err
+							}
+							o.SmokeCall = call
+						}
+						return cs.ApproveWith(cmd.Context(), args[0], why, m.app().Actor(), o)
 					}
 					return cs.Reject(cmd.Context(), args[0], why, m.app().Actor())
 				})
@@ -100,6 +108,9 @@ do first), 2 usage (unknown ID, missing reason, already decided).`,
 		}
 		d.Flags().StringVar(&why, "why", "", fmt.Sprintf("why (required for promote_provider and for rejections, at least %d characters)", install.MinWhyLength))
 		d.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		if apply {
+			d.Flags().StringVar(&smoke, "smoke-call", "", `call a read-only executor through each new backend first: EXECUTOR=JSON`)
+		}
 		return d
 	}
 	approve := decide("approve ID --why TEXT", "Apply a change: register a promote_provider executor, or approve an update", true)

@@ -6,13 +6,14 @@ import (
 	"github.com/skillgate/skillgate/internal/admission/change"
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // newChanges wires the changes queue over the install service: its smoke
 // check builds the executors the gateway would serve, with the
 // configuration's executor options, without calling any server.
-func (a *App) newChanges(db store.ChangeStore, svc *install.Service) (*change.Service, error) {
+func (a *App) newChanges(db store.DB, svc *install.Service) (*change.Service, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, err
@@ -22,7 +23,11 @@ func (a *App) newChanges(db store.ChangeStore, svc *install.Service) (*change.Se
 		return nil, err
 	}
 	opts.Registered = db.Registrations
-	return change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), opts)})
+	// The smoke check builds the executors from what the gateway loads:
+	// the first_party skills, then the enabled installs.
+	reg := registry.New(db, registry.Options{Logger: a.log})
+	load := broker.LoadAll(broker.LoadFirstParty(reg, a.log), broker.LoadInstalled(svc))
+	return change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(load, opts)})
 }
 
 // OpenChanges opens the store, the install service and the changes queue.

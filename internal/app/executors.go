@@ -12,6 +12,7 @@ import (
 	"github.com/skillgate/skillgate/internal/decision/executor"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
@@ -96,7 +97,11 @@ func (a *App) ExecutorStatus(ctx context.Context, p capability.Principal) ([]exe
 		return nil, nil, err
 	}
 	defer closeInstalls()
-	b, err := broker.New(broker.Options{Load: broker.LoadInstalled(svc), Decider: broker.NewPolicyDecider(eng), Upstream: noUpstream{}, Executors: opts})
+	// The skills the gateway serves: the first_party ones, then the
+	// enabled installs (as serve and mcp load them).
+	reg := registry.New(db, registry.Options{Logger: a.log})
+	load := broker.LoadAll(broker.LoadFirstParty(reg, a.log), broker.LoadInstalled(svc))
+	b, err := broker.New(broker.Options{Load: load, Decider: broker.NewPolicyDecider(eng), Upstream: noUpstream{}, Executors: opts})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,6 +112,11 @@ func (a *App) ExecutorStatus(ctx context.Context, p capability.Principal) ([]exe
 	if err != nil {
 		return nil, nil, err
 	}
+	disabled, err := disabledFirstParty(ctx, reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	inactive = append(disabled, inactive...)
 	return b.ExecutorStatus(p, inactive...), b.ExecutorProblems(), nil
 }
 

@@ -120,6 +120,9 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 		// find.
 		Changes:        db,
 		PromoteDrafter: drafter,
+		// First_party provider skills take part in promotion as
+		// the gateway serves them.
+		Shipped: broker.ShippedProviders(reg),
 		// Enabled installs are listed by the registry like scanned skills.
 		Catalog: reg,
 		// Approvals never give an imported skill a first_party skill's

@@ -241,12 +241,30 @@ func (s *Service) Get(ctx context.Context, id string) (Item, error) {
 
 // Approve applies a change. For an update it approves the new version
 // (every capability ready; as `skillgate approve`). For promote_provider
-// it checks the proposal again against the approved installs (every
-// backend's skill approved and enabled, its tool approved and not
-// blocked, every mapping compiling against the approved tool), runs the
-// smoke check, and registers the executor and backends with the audit
+// it checks the proposal again against the approved installs and the
+// shipped (first_party) provider skills (every backend's skill approved
+// and enabled, its tool approved and not blocked, every mapping compiling
+// against the approved tool), re-runs the admission layers on the
+// executor and backends it would register (see admit: the format, the
+// content scan of the executor's description, and a smoke start of each
+// provider's servers in the sandbox checking every mapped tool against
+// its approved definition), runs the smoke check, and registers the executor and backends with the audit
 // record in one transaction. Nothing is registered when any step fails.
 func (s *Service) Approve(ctx context.Context, id, reason, actor string) (Item, error) {
+	return s.ApproveWith(ctx, id, reason, actor, ApplyOptions{})
+}
+
+// ApplyOptions are what an operator may add to an apply.
+type ApplyOptions struct {
+	// SmokeCall, when set, is called through each backend of a
+	// promote_provider change before it is registered (see [SmokeCall]).
+	SmokeCall *SmokeCall
+}
+
+// ApproveWith is [Service.Approve] with the operator's options: a smoke
+// call through every backend of a promote_provider change. ErrInvalid
+// when a smoke call is given for an update, or does not fit the change.
+func (s *Service) ApproveWith(ctx context.Context, id, reason, actor string, o ApplyOptions) (Item, error) {
 	it, err := s.Get(ctx, id)
 	if err != nil {
 		return Item{}, err
@@ -255,6 +273,9 @@ func (s *Service) Approve(ctx context.Context, id, reason, actor string) (Item, 
 		return it, fmt.Errorf("%w: change %s was %s by %s", ErrDecided, it.ID, it.State, it.DecidedBy)
 	}
 	if it.Update != nil {
+		if o.SmokeCall != nil {
+			return it, fmt.Errorf("%w: a smoke call tests a promote_provider change's backends; %s is an update", ErrInvalid, it.ID)
+		}
 		if _, err := s.installs.Approve(ctx, it.Update.Ref, nil, actor); err != nil {
 			return it, err
 		}
@@ -287,6 +308,10 @@ func (s *Service) Approve(ctx context.Context, id, reason, actor string) (Item, 
 	if len(v.Removed) > len(it.Proposal.Removed) {
 		return it, fmt.Errorf("%w: the registry changed since the change was queued: %s", ErrRefused, strings.Join(v.Removed[len(it.Proposal.Removed):], "; "))
 	}
+	admission, err := s.admit(ctx, v, in, o.SmokeCall)
+	if err != nil {
+		return it, err
+	}
 	r := store.Registration{Executor: v.Executor.Name}
 	if v.New {
 		if r.Definition, err = json.Marshal(v.Executor); err != nil {
@@ -301,7 +326,7 @@ func (s *Service) Approve(ctx context.Context, id, reason, actor string) (Item, 
 		return it, fmt.Errorf("%w: smoke check: %w", ErrRefused, err)
 	}
 	n, _ := strconv.ParseInt(it.ID, 10, 64)
-	data, _ := json.Marshal(map[string]any{"kind": it.Kind, "executor": r.Executor, "new": v.New, "backends": r.Backends, "smoke": smoke})
+	data, _ := json.Marshal(map[string]any{"kind": it.Kind, "executor": r.Executor, "new": v.New, "backends": r.Backends, "smoke": smoke, "admission": admission})
 	c, err := s.st.DecideChange(ctx, store.ChangeDecision{ID: n, To: store.ChangeApplied, By: actor, Reason: reason, Register: &r},
 		store.AuditRecord{Actor: actor, Action: "change.apply", Subject: "change " + it.ID, Reasons: []string{reason, smoke}, Data: data}, audit.SealStored)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/admission/secscan"
+	"github.com/skillgate/skillgate/internal/decision/executor"
 	"github.com/skillgate/skillgate/internal/platform/plural"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
@@ -135,7 +136,17 @@ func layers(rep *manifest.Report, approved bool) []manifest.Layer {
 		verdict = manifest.LayerWarn
 	}
 	format = append(format, fmt.Sprintf("%d MCP %s declared", len(rep.Servers), plural.Noun(len(rep.Servers), "server", "servers")))
-	add(verdict, format, "")
+	formatFix := ""
+	if b := rep.Backends; b != nil {
+		if b.Error != "" {
+			format = append(format, executor.BackendsFileName+": "+b.Error)
+			verdict, formatFix = manifest.LayerBlock, "fix "+executor.BackendsFileName+" and install the skill again"
+		} else {
+			format = append(format, fmt.Sprintf("%s: provider %s, %d %s mapped onto executors, every mapping compiled against the introspected tools",
+				executor.BackendsFileName, b.Provider, len(b.Maps), plural.Noun(len(b.Maps), "tool", "tools")))
+		}
+	}
+	add(verdict, format, formatFix)
 
 	switch {
 	case rep.Scan == nil:
@@ -182,7 +193,7 @@ func layers(rep *manifest.Report, approved bool) []manifest.Layer {
 	}
 	capEv = append(capEv, fmt.Sprintf("%d %s introspected and pinned: %d ready, %d blocked", len(rep.Capabilities), plural.Noun(len(rep.Capabilities), "tool", "tools"), ready, blocked))
 	for _, r := range rep.Validation.Reasons {
-		if strings.HasPrefix(r, "layer 4 ") || strings.HasPrefix(r, "server ") {
+		if strings.HasPrefix(r, "layer 3 ") || strings.HasPrefix(r, "layer 4 ") || strings.HasPrefix(r, "server ") {
 			continue
 		}
 		capEv = append(capEv, r)

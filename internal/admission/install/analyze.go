@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/admission/propose"
+	"github.com/skillgate/skillgate/internal/decision/executor"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/platform/plural"
@@ -167,12 +168,18 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		return nil, err
 	}
 
+	// Layer 3 (format) checks the backends file against the tools found.
+	if rep.Backends, err = backendsCheck(in.Key, tree, rep); err != nil {
+		return nil, err
+	}
+
 	if keep != nil {
 		rep.Proposal = *keep
 		return rep, nil
 	}
 	pin := propose.Input{Skill: in.Key, SkillMD: skillMD, AllowedTools: sk.AllowedTools, Tools: propose.ToolsFromCapabilities(caps)}
 	rep.Proposal = s.propose(ctx, pin)
+	proposeMapped(rep)
 	return rep, nil
 }
 
@@ -364,6 +371,26 @@ func (s *Service) propose(ctx context.Context, in propose.Input) manifest.Propos
 	return pr
 }
 
+// proposeMapped adds to rep's proposal the tools its backends file maps
+// (a provider skill's tools serve executors whatever SKILL.md names), each
+// with the executor it serves as the reason. A file that does not compile
+// adds nothing: it blocks the install.
+func proposeMapped(rep *manifest.Report) {
+	if rep.Backends == nil || rep.Backends.Error != "" {
+		return
+	}
+	for _, m := range rep.Backends.Maps {
+		name, ex, _ := strings.Cut(m, "=")
+		if slices.Contains(rep.Proposal.Capabilities, name) {
+			continue
+		}
+		ext, capID, _ := strings.Cut(name, "/")
+		rep.Proposal.Capabilities = append(rep.Proposal.Capabilities, name)
+		rep.Proposal.Items = append(rep.Proposal.Items, manifest.ProposedItem{ExtensionID: ext, CapabilityID: capID,
+			Reason: "mapped by " + executor.BackendsFileName + " to executor " + ex})
+	}
+}
+
 // finish computes the effective risk of every capability from the server's
 // and the operator's values, each capability's status, and the verdict.
 func finish(rep *manifest.Report) {
@@ -417,6 +444,9 @@ func finish(rep *manifest.Report) {
 	if len(problems) > 0 {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("%d %s (%s); the server must fix them, or approve without them with --only",
 			len(problems), plural.Noun(len(problems), "capability has an invalid definition", "capabilities have invalid definitions"), strings.Join(problems, ", ")))
+	}
+	if r := backendsReason(rep); r != "" {
+		v.Reasons = append(v.Reasons, r)
 	}
 	applySuppressions(rep)
 	if r := contentReason(rep.SkillID, blockingFindings(rep)); r != "" {

@@ -20,22 +20,40 @@ import (
 // with the file, the backend and the argument at fault. A skill without
 // a backends file passes.
 func checkBackends(key, tree string, rep *manifest.Report) error {
+	bc, err := backendsCheck(key, tree, rep)
+	if err != nil {
+		return err
+	}
+	if bc != nil && bc.Error != "" {
+		return fmt.Errorf("%w: %s cannot be approved: %s; fix %s and install the skill again", ErrBlocked, key, bc.Error, executor.BackendsFileName)
+	}
+	return nil
+}
+
+// backendsCheck is admission layer 3's check of the backends.yaml beside
+// SKILL.md in tree (nil when there is none): parsed against the catalog
+// and compiled against every tool rep's servers offered. A file that does
+// not parse or compile is reported in the check's Error; err is a failure
+// to read it.
+func backendsCheck(key, tree string, rep *manifest.Report) (*manifest.BackendsCheck, error) {
 	f, err := os.Open(filepath.Join(tree, executor.BackendsFileName))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrStorage, key, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, key, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, executor.MaxFileBytes+1))
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrStorage, key, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, key, err)
 	}
 	cat := executor.Builtin()
 	file := key + "/" + executor.BackendsFileName
+	bc := &manifest.BackendsCheck{Maps: []string{}}
 	bf, err := executor.ParseBackends(file, data, cat)
 	if err == nil {
+		bc.Provider = bf.Provider
 		var servers []string
 		var tools []capability.Tool
 		for _, c := range rep.Capabilities {
@@ -45,9 +63,21 @@ func checkBackends(key, tree string, rep *manifest.Report) error {
 			tools = append(tools, c.Tool)
 		}
 		_, err = bf.Compile(cat, key, servers, tools)
+		for _, d := range bf.Backends {
+			bc.Maps = append(bc.Maps, d.Server+"/"+d.Tool+"="+d.Executor)
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s cannot be approved: %w; fix %s and install the skill again", ErrBlocked, key, err, executor.BackendsFileName)
+		bc.Error = err.Error()
 	}
-	return nil
+	return bc, nil
+}
+
+// backendsReason is layer 3's verdict reason for a backends file that
+// does not compile, naming the fix; "" when it does (or there is none).
+func backendsReason(rep *manifest.Report) string {
+	if rep.Backends == nil || rep.Backends.Error == "" {
+		return ""
+	}
+	return fmt.Sprintf("layer 3 (format): %s; fix %s and install the skill again", rep.Backends.Error, executor.BackendsFileName)
 }

@@ -15,34 +15,81 @@ import (
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
 // Promotions is what finding and checking promote_provider changes reads
-// of the installs: the executor catalog with the registered executors, the
-// provider skills with their tools, and who serves what already.
+// of the installs and the shipped provider skills: the executor catalog
+// with the registered executors, the provider skills with their tools,
+// and who serves what already.
 type Promotions struct {
 	Catalog *executor.Catalog
 	Skills  []promote.Skill
 	Serving promote.Serving
-	// States holds each skill's state (its newest version's).
+	// States holds each install's state (its newest version's); a shipped
+	// skill, served without an install, is StateEnabled.
 	States map[string]store.InstallState
+	// Shipped holds the keys of the shipped (first_party) skills.
+	Shipped map[string]bool
+}
+
+// ShippedProvider is a provider skill served without an install: a
+// first_party skill of a first_party root, signed and scanned, whose
+// shipped manifest.json lists its tools (the app reads them as the
+// gateway does, broker.ReadFirstParty).
+type ShippedProvider struct {
+	Key string
+	// Servers are its mcp.json's declarations of the manifest's servers.
+	Servers map[string]capability.RedactedServer
+	// Tools are the manifest's capabilities as tools: server id, tool
+	// name, description and input schema.
+	Tools []capability.Tool
+	// Backends is its backends.yaml, nil when it ships none.
+	Backends []byte
+	// Dir is its directory, Digest its content digest, and Decls its
+	// servers as declared: what a smoke check starts
+	// ([Service.ShippedLiveTools]).
+	Dir    string
+	Digest string
+	Decls  map[string]mcpclient.ServerDecl
 }
 
 // PromotionInputs reads what [promote.Detect] and [promote.Validate] need:
-// every approved skill with its approved, unblocked tools, and skill
-// trigger (when not "") with every tool its analysis found, whatever its
-// state. reg are the registrations of applied changes.
+// every shipped provider skill (Options.Shipped) with its tools, every
+// approved install with its approved, unblocked tools, and skill trigger
+// (when not "") with every tool its analysis found, whatever its state. A
+// shipped skill shadows an install of the same key, as in the registry.
+// reg are the registrations of applied changes.
 func (s *Service) PromotionInputs(ctx context.Context, trigger string, reg []store.Registration) (*Promotions, error) {
 	cat, err := promote.Catalog(executor.Builtin(), reg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
+	p := &Promotions{Catalog: cat, Serving: promote.Serving{Providers: map[string][]string{}, Mapped: map[string]bool{}},
+		States: map[string]store.InstallState{}, Shipped: map[string]bool{}}
+	seen := map[string]bool{}
+	if s.shipped != nil {
+		shipped, err := s.shipped(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: shipped provider skills: %w", ErrStorage, err)
+		}
+		for _, sp := range shipped {
+			if seen[sp.Key] {
+				continue
+			}
+			seen[sp.Key], p.Shipped[sp.Key], p.States[sp.Key] = true, true, store.StateEnabled
+			sk := promote.Skill{Key: sp.Key, Servers: sp.Servers, Tools: sp.Tools}
+			if sk.Servers == nil {
+				sk.Servers = map[string]capability.RedactedServer{}
+			}
+			p.addBackends(&sk, sp.Backends)
+			p.Skills = append(p.Skills, sk)
+		}
+	}
 	all, err := s.st.Installs(ctx, store.InstallFilter{})
 	if err != nil {
 		return nil, err
 	}
-	p := &Promotions{Catalog: cat, Serving: promote.Serving{Providers: map[string][]string{}, Mapped: map[string]bool{}}, States: map[string]store.InstallState{}}
-	seen := map[string]bool{}
 	for _, in := range all { // newest first
 		if seen[in.Key] {
 			continue
@@ -80,13 +127,7 @@ func (s *Service) PromotionInputs(ctx context.Context, trigger string, reg []sto
 			sk.Tools = append(sk.Tools, c.Tool)
 		}
 		if data, err := os.ReadFile(filepath.Join(in.Dir, SkillDir, executor.BackendsFileName)); err == nil {
-			if bf, err := executor.ParseBackends(in.Key+"/"+executor.BackendsFileName, data, cat); err == nil {
-				sk.Provider = bf.Provider
-				for _, d := range bf.Backends {
-					p.Serving.Providers[d.Executor] = append(p.Serving.Providers[d.Executor], bf.Provider)
-					p.Serving.Mapped[in.Key+":"+d.Server+"/"+d.Tool] = true
-				}
-			}
+			p.addBackends(&sk, data)
 		}
 		p.Skills = append(p.Skills, sk)
 	}
@@ -102,6 +143,27 @@ func (s *Service) PromotionInputs(ctx context.Context, trigger string, reg []sto
 		slices.Sort(p.Serving.Providers[k])
 	}
 	return p, nil
+}
+
+// addBackends records what sk's backends file (data, nil for none) serves:
+// its provider becomes sk's, and its backends serve their executors. A
+// file that does not parse serves nothing (it is refused at install and
+// when the gateway builds).
+func (p *Promotions) addBackends(sk *promote.Skill, data []byte) {
+	if data == nil {
+		return
+	}
+	bf, err := executor.ParseBackends(sk.Key+"/"+executor.BackendsFileName, data, p.Catalog)
+	if err != nil {
+		return
+	}
+	sk.Provider = bf.Provider
+	for _, d := range bf.Backends {
+		if !slices.Contains(p.Serving.Providers[d.Executor], bf.Provider) {
+			p.Serving.Providers[d.Executor] = append(p.Serving.Providers[d.Executor], bf.Provider)
+		}
+		p.Serving.Mapped[sk.Key+":"+d.Server+"/"+d.Tool] = true
+	}
 }
 
 // queuePromotions queues the promote_provider changes that key's tools

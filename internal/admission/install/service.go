@@ -102,6 +102,12 @@ type Options struct {
 	// deterministic drafter cannot map (the OpenAI-compatible model of
 	// manifest proposals); its drafts are validated like any other.
 	PromoteDrafter promote.Drafter
+	// Shipped, when set, returns the provider skills served without an
+	// install (the first_party skills of first_party roots): detection of
+	// promote_provider changes and their apply take them beside the
+	// approved installs, so a first_party provider and an imported one of
+	// the same action queue one change. Nil takes installs alone.
+	Shipped func(ctx context.Context) ([]ShippedProvider, error)
 	// Catalog, when set, is kept listing exactly the enabled installs
 	// (*registry.Registry implements it): after every change and at
 	// Recover. Nil leaves imported skills out of catalogs.
@@ -163,6 +169,7 @@ type Service struct {
 	held     func(ctx context.Context) (map[string]string, error)
 	changes  store.ChangeStore
 	drafter  promote.Drafter
+	shipped  func(ctx context.Context) ([]ShippedProvider, error)
 	// bucket, when set, keeps approved versions under bucketPrefix.
 	bucket       blob.Store
 	bucketPrefix string
@@ -185,7 +192,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
 		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
-		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
+		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter, shipped: opts.Shipped,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{},
 		openLineage: opts.Lineage, lineageFile: opts.LineageFile, capabilities: opts.Capabilities}
 	if s.bucketPrefix == "" {

@@ -45,6 +45,21 @@ type Report struct {
 	Suppressions []Suppression `json:"suppressions,omitempty"`
 	// Layers are the seven admission layers' verdicts and evidence.
 	Layers []Layer `json:"layers,omitempty"`
+	// Backends is admission layer 3's check of the skill's backends.yaml
+	// against the tools its servers offered; nil when it has none (or
+	// for a report analysed before the check existed).
+	Backends *BackendsCheck `json:"backends,omitempty"`
+}
+
+// BackendsCheck is what layer 3 found of a provider skill's backends.yaml:
+// its provider and the tools it maps when it compiles, else the error that
+// blocks the install (the file, the backend, the argument and the fix).
+type BackendsCheck struct {
+	Provider string `json:"provider,omitempty"`
+	// Maps lists the tools its backends map, as "server/tool" with the
+	// executor each serves ("server/tool=executor"), in file order.
+	Maps  []string `json:"maps"`
+	Error string   `json:"error,omitempty"`
 }
 
 // SkillSummary is what SKILL.md says about the skill.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/fileinfo"
@@ -182,6 +183,34 @@ func LoadAll(loads ...func(context.Context) ([]Skill, error)) func(context.Conte
 					out = append(out, s)
 				}
 			}
+		}
+		return out, nil
+	}
+}
+
+// ShippedProviders returns install.Options.Shipped over src: the
+// first_party skills the gateway serves ([ReadFirstParty]), each with its
+// servers, its shipped manifest's capabilities as tools and its
+// backends.yaml, so that promote_provider detection and apply take them
+// beside the installs. Skills that do not read are left out, as the
+// gateway leaves them out.
+func ShippedProviders(src FirstPartySource) func(context.Context) ([]install.ShippedProvider, error) {
+	return func(ctx context.Context) ([]install.ShippedProvider, error) {
+		fp, err := ReadFirstParty(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]install.ShippedProvider, 0, len(fp.Skills))
+		for _, s := range fp.Skills {
+			sp := install.ShippedProvider{Key: s.Key, Servers: map[string]capability.RedactedServer{}, Backends: s.Backends, Dir: s.Dir, Digest: s.Digest, Decls: s.Servers}
+			for id, d := range s.Servers {
+				sp.Servers[id] = d.Redacted()
+			}
+			for _, c := range s.Manifest.Capabilities {
+				sp.Tools = append(sp.Tools, capability.Tool{ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID,
+					Title: c.Title, Description: c.Description, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema})
+			}
+			out = append(out, sp)
 		}
 		return out, nil
 	}
