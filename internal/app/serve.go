@@ -167,7 +167,8 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 		}
 		return nil
 	}
-	srv, err := server.New(server.Options{Gateway: d.Gateway, Tokens: s.tokens, Rescan: s.rescan, Logger: d.Log, Version: a.opts.Version, Ready: ready})
+	srv, err := server.New(server.Options{Gateway: d.Gateway, Tokens: s.tokens, Rescan: s.rescan, Logger: d.Log, Version: a.opts.Version, Ready: ready,
+		Delegate: d.delegateToken})
 	if err != nil {
 		return nil, err
 	}
