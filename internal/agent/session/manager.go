@@ -429,13 +429,17 @@ func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.
 	if err != nil {
 		return nil, err
 	}
-	_, local := st.(*tree)
 	pinned := false
-	if cst, cprefix, ok := m.pinnedCopy(ctx, v); ok && local {
-		// The version was copied when a session loaded it: served as
-		// scanned, whatever its directory holds now.
-		st, prefix, pinned = cst, cprefix, true
-	} else {
+	if _, local := st.(*tree); local {
+		var cst blob.Store
+		var cprefix string
+		if cst, cprefix, pinned = m.pinnedCopy(ctx, v); pinned {
+			// The version was copied when a session loaded it: served
+			// as scanned, whatever its directory holds now.
+			st, prefix = cst, cprefix
+		}
+	}
+	if !pinned {
 		if at.IsZero() { // a load, not a resumed session: the files are checked again
 			if err := m.checkContent(ctx, p, v, st, prefix); err != nil {
 				return nil, err
