@@ -264,8 +264,13 @@ func (s *Server) mcpAuth(next http.Handler) http.Handler {
 			s.failMCP(w, err)
 			return
 		}
-		// A sub-agent's token stops working when its parent's does.
+		// A sub-agent's token stops working when its parent's does: the
+		// set is read again first when it changed (a stat of a token
+		// file, a revision query of a shared set), as for the console.
 		if tok, ok := ti.Extra[tokenKey].(Token); ok && tok.Parent != "" {
+			if _, err := s.opts.Tokens.Reload(r.Context()); err != nil {
+				s.log.ErrorContext(r.Context(), "tokens unreadable; using the tokens last loaded", "path", s.opts.Tokens.Path(), "err", err)
+			}
 			if _, err := s.opts.Tokens.Chain(tok); err != nil {
 				s.fail(w, r, fmt.Errorf("%w: %w", errForbidden, err))
 				return
