@@ -26,15 +26,19 @@ changes up at the next request (within a second on PostgreSQL).`,
 			return usageErr("token needs a subcommand: add, ls or rm (see 'skillgate token --help')")
 		},
 	}
-	var agent, tier, tenant string
+	var agent, tier, tenant, parent string
+	var forward []string
 	var asJSON bool
 	add := &cobra.Command{
-		Use:     "add --agent ID --tier T3 [--tenant T] [--json]",
-		Short:   "Create a token for a principal and print its secret",
-		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme",
+		Use:   "add --agent ID --tier T3 [--tenant T] [--parent TENANT/AGENT --forward EXT/CAP,...] [--json]",
+		Short: "Create a token for a principal and print its secret",
+		Long: `Create a token for a principal and print its secret. With --parent and
+--forward the principal is a sub-agent, as with 'mcp --parent': its scope is
+what was forwarded within its parent's (whose token gives its tier).`,
+		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme\n  skillgate token add --agent scout --tier T3 --tenant acme --parent acme/drafter --forward fs/read_text_file",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			secret, tok, p, err := m.app().AddToken(cmd.Context(), agent, tier, tenant)
+			secret, tok, p, err := m.app().AddSubAgentToken(cmd.Context(), agent, tier, tenant, parent, forward)
 			if err != nil {
 				return err
 			}
@@ -53,6 +57,8 @@ changes up at the next request (within a second on PostgreSQL).`,
 	add.Flags().StringVar(&tier, "tier", "", "agent tier, T0–T4")
 	add.Flags().StringVar(&tenant, "tenant", "default", "tenant")
 	add.Flags().BoolVar(&asJSON, "json", false, "print the token record and secret as JSON")
+	add.Flags().StringVar(&parent, "parent", "", "make it a sub-agent of this agent (TENANT/AGENT, which has a token)")
+	add.Flags().StringSliceVar(&forward, "forward", nil, "capabilities the parent forwards, SKILL:EXT/CAP,… (with --parent)")
 
 	var lsJSON bool
 	ls := &cobra.Command{

@@ -591,6 +591,10 @@ type ConfigTenantLibraries struct {
 	Tenants    []string `yaml:"tenants"`
 	MaxTenants int      `yaml:"max_tenants"`
 	MaxObjects int      `yaml:"max_objects"`
+	// PollInterval is how often 'serve' lists the bucket for uploads
+	// ("10s", "1m"); empty means DefaultLibraryPoll, "0" or "never" turns
+	// polling off (rescans only).
+	PollInterval string `yaml:"poll_interval"`
 }
 
 // ConfigSandbox is config.yaml's sandbox section (docs/sandbox.md).

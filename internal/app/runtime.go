@@ -21,6 +21,7 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/blob"
 	"github.com/skillgate/skillgate/internal/storage/blob/local"
+	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -140,6 +141,7 @@ func (a *App) OpenRuntime(ctx context.Context, sf *Storage, obs ...Observers) (*
 			TenantBytes: cfg.Workspace.TenantMaxBytes, TenantFiles: cfg.Workspace.TenantMaxFiles,
 		},
 		IdleExpiry: idle,
+		Copies:     session.VersionCopies{Store: ws, Prefix: bucket.DefaultLoadedPrefix},
 	})
 	if err != nil {
 		return nil, err

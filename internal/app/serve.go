@@ -86,6 +86,9 @@ type Server struct {
 	hs     *http.Server
 	ln     net.Listener
 	rescan func(context.Context) (bool, error)
+	// libEvery and libChanged poll the tenant libraries (libpoll.go).
+	libEvery   time.Duration
+	libChanged func(context.Context) bool
 	// stops end the background work and close the runtime, last started
 	// first.
 	stops []func()
@@ -167,7 +170,8 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 		}
 		return nil
 	}
-	srv, err := server.New(server.Options{Gateway: d.Gateway, Tokens: s.tokens, Rescan: s.rescan, Logger: d.Log, Version: a.opts.Version, Ready: ready})
+	srv, err := server.New(server.Options{Gateway: d.Gateway, Tokens: s.tokens, Rescan: s.rescan, Logger: d.Log, Version: a.opts.Version, Ready: ready,
+		Delegate: d.delegateToken})
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +184,9 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 	srv.MountChanges(changes)
 	cfg, err := a.Config()
 	if err != nil {
+		return nil, err
+	}
+	if s.libEvery, s.libChanged, err = a.libraryPoll(cfg, ScanOptions{Storage: opts.Storage}); err != nil {
 		return nil, err
 	}
 	var mirrors []admin.Mirror
@@ -250,11 +257,16 @@ func (s *Server) Run(ctx context.Context) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	var tick <-chan time.Time
+	var tick, poll <-chan time.Time
 	if s.opts.RescanInterval > 0 {
 		t := time.NewTicker(s.opts.RescanInterval)
 		defer t.Stop()
 		tick = t.C
+	}
+	if s.libEvery > 0 {
+		t := time.NewTicker(s.libEvery)
+		defer t.Stop()
+		poll = t.C
 	}
 	for {
 		select {
@@ -269,6 +281,12 @@ func (s *Server) Run(ctx context.Context) error {
 			// Replicas on one store rescan once: the leader does.
 			if s.lead.Leading() {
 				s.Rescan(ctx, "interval")
+			}
+		case <-poll:
+			// Uploads to the tenant libraries: a rescan only when the
+			// bucket's listings changed since the last sync.
+			if s.lead.Leading() && s.libChanged(ctx) {
+				s.Rescan(ctx, "tenant library")
 			}
 		case <-ctx.Done():
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/registry/discover"
@@ -117,11 +116,9 @@ func (a *App) ScanAll(ctx context.Context, reg *registry.Registry,
 		if err != nil {
 			return nil, err
 		}
-		lib, err := library.New(library.Options{Store: b, Dir: filepath.Join(a.Data(), "libraries"),
-			Tenants: cfg.TenantLibraries.Tenants, MaxTenants: cfg.TenantLibraries.MaxTenants,
-			MaxObjects: cfg.TenantLibraries.MaxObjects, Logger: a.log})
+		lib, err := a.tenantLibrary(cfg, b)
 		if err != nil {
-			return nil, Usagef("tenant_libraries: %v", err)
+			return nil, err
 		}
 		rep, troots, err := lib.Sync(ctx)
 		if err != nil {

@@ -162,6 +162,11 @@ func (m *Manager) Maintain(ctx context.Context, every time.Duration, prune func(
 		} else if len(pruned) > 0 {
 			m.log.InfoContext(ctx, "idle sessions pruned", "count", len(pruned), "idle_expiry", idle)
 		}
+		if n, err := m.SweepCopies(ctx); err != nil {
+			m.log.WarnContext(ctx, "sweeping version copies failed", "err", err, "removed", n)
+		} else if n > 0 {
+			m.log.InfoContext(ctx, "version copies no longer used removed", "count", n)
+		}
 	}
 }
 

@@ -95,6 +95,10 @@ type Options struct {
 	// Audit, when set, records each load refused because the skill's
 	// files changed since the scan.
 	Audit store.AuditStore
+	// Copies, when its Store is set, keeps the versions sessions load
+	// readable while their files are edited in place (see
+	// [VersionCopies]).
+	Copies VersionCopies
 }
 
 // Manager opens, persists and refreshes agent sessions. Several handles
@@ -190,6 +194,9 @@ type loaded struct {
 	at                  time.Time
 	store               blob.Store
 	prefix              string
+	// pinned is set when store and prefix are the version's copy
+	// (VersionCopies): the session keeps it until it loads the skill again.
+	pinned bool
 }
 
 // NewManager returns a manager over opts. It fails when a required option
@@ -422,10 +429,23 @@ func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.
 	if err != nil {
 		return nil, err
 	}
-	if at.IsZero() { // a load, not a resumed session: the files are checked again
-		if err := m.checkContent(ctx, p, v, st, prefix); err != nil {
-			return nil, err
+	pinned := false
+	if _, local := st.(*tree); local {
+		var cst blob.Store
+		var cprefix string
+		if cst, cprefix, pinned = m.pinnedCopy(ctx, v); pinned {
+			// The version was copied when a session loaded it: served
+			// as scanned, whatever its directory holds now.
+			st, prefix = cst, cprefix
 		}
+	}
+	if !pinned {
+		if at.IsZero() { // a load, not a resumed session: the files are checked again
+			if err := m.checkContent(ctx, p, v, st, prefix); err != nil {
+				return nil, err
+			}
+		}
+		st, prefix, pinned = m.pin(ctx, v, st, prefix)
 	}
 	if at.IsZero() {
 		at = m.opts.Now()
@@ -433,7 +453,7 @@ func (m *Manager) mount(ctx context.Context, p capability.Principal, e registry.
 	return &loaded{
 		key: v.Key, name: v.Name, category: v.Category, mount: mountName,
 		file: path.Base(filepath.ToSlash(v.File)), dir: v.Dir, digest: v.Digest,
-		at: at, store: st, prefix: prefix,
+		at: at, store: st, prefix: prefix, pinned: pinned,
 	}, nil
 }
 
@@ -558,6 +578,11 @@ func (m *Manager) refresh(ctx context.Context, st *state) (bool, error) {
 		case !ok:
 			changed, dropped = true, true
 			m.log.InfoContext(ctx, "skill unloaded: no longer available", "session", st.id, "skill", l.key)
+			continue
+		case e.Dir == l.dir && e.Digest != l.digest && l.pinned:
+			// A new version of the same skill: the session keeps the
+			// copy of the one it loaded until it loads the skill again.
+			next = append(next, l)
 			continue
 		case e.Dir != l.dir || e.Digest != l.digest:
 			nl, err := m.mount(ctx, st.p, e, l.mount, l.at)

@@ -125,7 +125,9 @@ func (s *Session) snapshot() []*loaded {
 // Load loads a skill into the session and returns where it is mounted.
 // name is an identity ("escrituras/compraventa") or a bare name that only
 // one skill available to the principal has. Loading a loaded skill returns
-// its mount again. The mount is /skills/<name>, or
+// its mount again, unless the session reads a copy of the version it
+// loaded (see [VersionCopies]) and a newer one was scanned since: then it
+// moves to the new version, at the same mount. The mount is /skills/<name>, or
 // /skills/<category>--<name> when /skills/<name> is taken by another
 // loaded skill (see the package documentation).
 //
@@ -147,22 +149,32 @@ func (s *Session) Load(ctx context.Context, name string) (Loaded, error) {
 	if err != nil {
 		return Loaded{}, err
 	}
-	for _, l := range st.skills {
-		if l.key == e.Key {
-			return l.public(), nil
+	i := slices.IndexFunc(st.skills, func(l *loaded) bool { return l.key == e.Key })
+	if i >= 0 && (st.skills[i].digest == e.Digest || !st.skills[i].pinned) {
+		return st.skills[i].public(), nil
+	}
+	var next []*loaded
+	var l *loaded
+	if i >= 0 {
+		// Loaded again while a newer version is registered: the session
+		// moves to it, at the same mount.
+		if l, err = s.m.mount(ctx, st.p, e, st.skills[i].mount, time.Time{}); err != nil {
+			return Loaded{}, err
 		}
+		next = slices.Clone(st.skills)
+		next[i] = l
+	} else {
+		mount, err := chooseMount(st.skills, e.Name, e.Category)
+		if err != nil {
+			return Loaded{}, err
+		}
+		if l, err = s.m.mount(ctx, st.p, e, mount, time.Time{}); err != nil {
+			return Loaded{}, err
+		}
+		next = append(slices.Clone(st.skills), l)
 	}
-	mount, err := chooseMount(st.skills, e.Name, e.Category)
-	if err != nil {
-		return Loaded{}, err
-	}
-	l, err := s.m.mount(ctx, st.p, e, mount, time.Time{})
-	if err != nil {
-		return Loaded{}, err
-	}
-	next := append(slices.Clone(st.skills), l)
 	if err := st.fs.SetSkills(skillMounts(next)); err != nil {
-		return Loaded{}, fmt.Errorf("session: mount %s at %s/%s: %w", e.Key, vfs.SkillsPath, mount, err)
+		return Loaded{}, fmt.Errorf("session: mount %s at %s/%s: %w", e.Key, vfs.SkillsPath, l.mount, err)
 	}
 	if err := s.m.persist(ctx, st, next); err != nil {
 		_ = st.fs.SetSkills(skillMounts(st.skills))

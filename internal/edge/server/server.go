@@ -67,6 +67,9 @@ type Options struct {
 	// Ready reports whether the server can serve: its store (and bucket)
 	// reachable. Nil: ready whenever it answers.
 	Ready func(context.Context) error
+	// Delegate registers sub-agents of tokens with a parent (see
+	// [Delegation]); nil refuses such tokens.
+	Delegate Delegate
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -261,6 +264,18 @@ func (s *Server) mcpAuth(next http.Handler) http.Handler {
 			s.failMCP(w, err)
 			return
 		}
+		// A sub-agent's token stops working when its parent's does: the
+		// set is read again first when it changed (a stat of a token
+		// file, a revision query of a shared set), as for the console.
+		if tok, ok := ti.Extra[tokenKey].(Token); ok && tok.Parent != "" {
+			if _, err := s.opts.Tokens.Reload(r.Context()); err != nil {
+				s.log.ErrorContext(r.Context(), "tokens unreadable; using the tokens last loaded", "path", s.opts.Tokens.Path(), "err", err)
+			}
+			if _, err := s.opts.Tokens.Chain(tok); err != nil {
+				s.fail(w, r, fmt.Errorf("%w: %w", errForbidden, err))
+				return
+			}
+		}
 		sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
 	})
 }
@@ -285,7 +300,7 @@ func (s *Server) verify(ctx context.Context, secret string, _ *http.Request) (*a
 		return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
 	}
 	p := tok.Principal()
-	return &auth.TokenInfo{UserID: p.String(), Extra: map[string]any{principalKey: p, "token": tok.ID}}, nil
+	return &auth.TokenInfo{UserID: p.String(), Extra: map[string]any{principalKey: p, "token": tok.ID, tokenKey: tok}}, nil
 }
 
 func principalFrom(ctx context.Context) (capability.Principal, bool) {
@@ -314,6 +329,12 @@ func (s *Server) connect(next http.Handler) http.Handler {
 		if !ok {
 			s.fail(w, r, errUnauthorized)
 			return
+		}
+		if tok, ok := tokenFrom(r.Context()); ok {
+			if err := s.delegate(r.Context(), tok); err != nil {
+				s.fail(w, r, err)
+				return
+			}
 		}
 		conn, err := s.opts.Gateway.Connect(r.Context(), p, r.Header.Get(SessionHeader), &mcpserver.ConnectOptions{InitTimeout: s.opts.InitTimeout})
 		if err != nil {

@@ -42,6 +42,10 @@ type Token struct {
 	Agent     string    `json:"agent"`
 	Tier      string    `json:"tier"`
 	CreatedAt time.Time `json:"created_at"`
+	// Parent and Forward make the token's principal a sub-agent (see
+	// [Delegation]); empty for an agent of its own.
+	Parent  string   `json:"parent,omitempty"`
+	Forward []string `json:"forward,omitempty"`
 }
 
 // Principal returns the principal the token stands for.
@@ -165,13 +169,32 @@ func (s *TokenSet) update(ctx context.Context, change func([]Token) ([]Token, er
 // agent; it is not stored) and its record. Errors:
 // [session.ErrInvalidPrincipal], storage errors.
 func (s *TokenSet) Add(ctx context.Context, p capability.Principal, now time.Time) (string, Token, error) {
+	return s.AddDelegated(ctx, p, Delegation{}, now)
+}
+
+// AddDelegated is [TokenSet.Add] for a sub-agent: d names its parent and
+// what the parent forwards (a zero d is Add). The parent must hold a token
+// of the set and rank at or above p's tier, and every token of p's
+// principal must carry the same delegation (the policy engine keeps one
+// per principal). Errors: [session.ErrInvalidPrincipal],
+// [ErrInvalidDelegation], storage errors.
+func (s *TokenSet) AddDelegated(ctx context.Context, p capability.Principal, d Delegation, now time.Time) (string, Token, error) {
 	if err := p.Validate(); err != nil {
+		return "", Token{}, err
+	}
+	if err := d.check(p); err != nil {
 		return "", Token{}, err
 	}
 	secret := "sgt_" + rand.Text() + rand.Text()
 	tok := Token{ID: "tok_" + strings.ToLower(rand.Text()[:12]), SHA256: hashSecret(secret),
-		Tenant: p.Tenant, Agent: p.Agent, Tier: string(p.Tier), CreatedAt: now.UTC().Truncate(time.Second)}
-	err := s.update(ctx, func(toks []Token) ([]Token, error) { return append(toks, tok), nil })
+		Tenant: p.Tenant, Agent: p.Agent, Tier: string(p.Tier), CreatedAt: now.UTC().Truncate(time.Second),
+		Parent: d.Parent, Forward: d.Forward}
+	err := s.update(ctx, func(toks []Token) ([]Token, error) {
+		if err := admitDelegation(toks, tok); err != nil {
+			return nil, err
+		}
+		return append(toks, tok), nil
+	})
 	if err != nil {
 		return "", Token{}, err
 	}
@@ -227,6 +250,9 @@ func parseTokens(name string, b []byte) ([]Token, error) {
 		}
 		if len(t.SHA256) != sha256.Size*2 {
 			return nil, fmt.Errorf("tokens: %s: token %d (%s): sha256 must be %d hex digits", name, i, t.ID, sha256.Size*2)
+		}
+		if err := t.Delegation().check(t.Principal()); err != nil {
+			return nil, fmt.Errorf("tokens: %s: token %d (%s): %w", name, i, t.ID, err)
 		}
 	}
 	return f.Tokens, nil

@@ -164,6 +164,10 @@ type TenantReport struct {
 	Refused []Refusal `json:"refused"`
 	// Notes are findings about the library as a whole.
 	Notes []string `json:"notes,omitempty"`
+
+	// listing identifies what the bucket listed for the tenant (see
+	// listingOf), for the library's stamp.
+	listing string
 }
 
 // Refusal is a skill of a library that was not copied.
@@ -203,11 +207,13 @@ func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
 	}
 	var roots []discover.Root
 	keep := map[string]bool{}
+	stamp := newStamp(tenants)
 	for _, t := range tenants {
 		tr, ok := l.syncTenant(ctx, t)
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
+		stamp.add(t, tr.listing)
 		if !ok {
 			continue // no library: its cache, if any, goes below
 		}
@@ -226,6 +232,9 @@ func (l *Library) Sync(ctx context.Context) (*Report, []discover.Root, error) {
 				return nil, nil, fmt.Errorf("library: remove the cache of %s: %w", e.Name(), err)
 			}
 		}
+	}
+	if err := stamp.write(l.opts.Dir); err != nil {
+		rep.Notes = append(rep.Notes, "stamp: "+err.Error())
 	}
 	return rep, roots, nil
 }
@@ -285,10 +294,12 @@ func (l *Library) syncTenant(ctx context.Context, tenant string) (tr TenantRepor
 	prefix, err := bucket.TenantSkillsPrefix(tenant)
 	if err != nil {
 		tr.Notes = append(tr.Notes, err.Error())
+		tr.listing = "invalid"
 		return tr, false
 	}
 	cached := exists(root)
 	objs, err := l.opts.Store.List(ctx, prefix, l.opts.MaxObjects+1)
+	tr.listing = l.listingOf(objs, err)
 	if err != nil {
 		tr.Notes = append(tr.Notes, fmt.Sprintf("not synced: listing %s failed (%v); the cached skills are kept", prefix, err))
 		return tr, cached

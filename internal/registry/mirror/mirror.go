@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/registry/discover"
@@ -167,7 +168,13 @@ func upload(ctx context.Context, st blob.Store, tree, marker string, v store.Ver
 			return err
 		}
 	}
-	// Objects of an earlier, interrupted upload that the version lacks.
+	return seal(ctx, st, tree, marker, keys, files, v.Digest)
+}
+
+// seal finishes the upload of a tree holding keys: it removes objects of
+// an earlier, interrupted upload that the version lacks, checks the
+// uploaded tree's digest against digest and writes the marker last.
+func seal(ctx context.Context, st blob.Store, tree, marker string, keys []string, files []skill.File, digest string) error {
 	keep := map[string]bool{}
 	for _, k := range keys {
 		keep[k] = true
@@ -184,8 +191,8 @@ func upload(ctx context.Context, st blob.Store, tree, marker string, v store.Ver
 	if err != nil {
 		return err
 	}
-	if got != v.Digest {
-		return fmt.Errorf("its files changed since the scan (digest %s, scanned %s); scan again", got, v.Digest)
+	if got != digest {
+		return fmt.Errorf("its files changed since the scan (digest %s, scanned %s); scan again", got, digest)
 	}
 	b, err := json.Marshal(plain)
 	if err != nil {
@@ -241,4 +248,73 @@ func Files(ctx context.Context, st blob.Store, prefix, digest string) (tree stri
 		return "", nil, fmt.Errorf("mirror: marker %s: %w", marker, err)
 	}
 	return tree, files, nil
+}
+
+// ErrTooLarge means a version is over the bounds of a [CopyTree].
+var ErrTooLarge = errors.New("skill version too large to copy")
+
+// CopyTree makes the content-addressed tree of version v under prefix of
+// dst ({prefix}trees/<hex>/…, the layout of [Mirror]) from its recorded
+// files as src serves them under srcPrefix, unless that tree is already
+// complete, and returns the tree's prefix. The copy is checked against
+// v.Digest before its marker is written, so a file changed since the scan
+// leaves no tree (an error saying so). A version of more than maxFiles
+// files or maxBytes bytes is not copied ([ErrTooLarge]).
+func CopyTree(ctx context.Context, dst blob.Store, prefix string, v store.Version, src blob.Store, srcPrefix string, maxFiles int, maxBytes int64) (string, error) {
+	tree, marker, err := bucket.MirrorTree(prefix, v.Digest)
+	if err != nil {
+		return "", err
+	}
+	if _, _, err := Files(ctx, dst, prefix, v.Digest); err == nil {
+		return tree, nil
+	} else if !errors.Is(err, blob.ErrNotFound) {
+		return "", err
+	}
+	var files []skill.File
+	if err := json.Unmarshal(v.Files, &files); err != nil {
+		return "", fmt.Errorf("file list: %w", err)
+	}
+	var total int64
+	for _, f := range files {
+		total += f.Size
+	}
+	if len(files) > maxFiles || total > maxBytes {
+		return "", fmt.Errorf("%w: %d files, %d bytes (at most %d files, %d bytes)", ErrTooLarge, len(files), total, maxFiles, maxBytes)
+	}
+	keys := make([]string, len(files))
+	for i, f := range files {
+		keys[i] = f.Path
+		if err := bucket.CopyFile(ctx, dst, tree+f.Path, src, srcPrefix+f.Path, f); errors.Is(err, bucket.ErrChanged) || errors.Is(err, blob.ErrNotFound) {
+			return "", fmt.Errorf("%s changed since the scan; scan again", f.Path)
+		} else if err != nil {
+			return "", err
+		}
+	}
+	if err := seal(ctx, dst, tree, marker, keys, files, v.Digest); err != nil {
+		return "", err
+	}
+	return tree, nil
+}
+
+// Sweep removes the trees under prefix whose digest keep does not hold
+// (digests as recorded, sha256:<hex>), except those whose marker is more
+// recent than since (copies another process may have just made), and
+// returns how many it removed.
+func Sweep(ctx context.Context, st blob.Store, prefix string, keep map[string]bool, since time.Time) (int, error) {
+	d, err := blob.ListDir(ctx, st, bucket.MirrorTrees(prefix), 0)
+	if err != nil {
+		return 0, err
+	}
+	want := map[string]bool{}
+	for digest := range keep {
+		if hex, ok := skill.DigestHex(digest); ok {
+			want[hex] = true
+		}
+	}
+	for _, f := range d.Files {
+		if f.ModTime.After(since) {
+			want[strings.TrimSuffix(strings.TrimPrefix(f.Key, bucket.MirrorTrees(prefix)), bucket.MirrorMarkerExt)] = true
+		}
+	}
+	return sweep(ctx, st, prefix, want)
 }

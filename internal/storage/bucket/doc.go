@@ -8,6 +8,7 @@
 //	{tenant}/sessions/{sessionID}/workspace/...      a session's private workspace
 //	{shared}skills/..., {shared}skill-versions/...   skills kept once for every tenant
 //	_mirror/trees/{hex}/..., _mirror/trees/{hex}.tree  the scanned roots' valid skills, by digest
+//	_loaded/trees/{hex}/..., _loaded/trees/{hex}.tree  the versions agents loaded, by digest
 //	_global/imports/{key}/{hex}/..., .../{hex}.json  approved imported versions, their artefacts
 //	                                                 and packages ({hex}/packages/{server}.tar.gz)
 //

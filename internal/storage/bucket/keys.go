@@ -75,6 +75,12 @@ func MirrorTree(prefix, digest string) (tree, marker string, err error) {
 	return MirrorTrees(prefix) + hex + "/", MirrorTrees(prefix) + hex + MirrorMarkerExt, nil
 }
 
+// DefaultLoadedPrefix is where the versions agents loaded are copied by
+// digest (a mirror layout: {prefix}trees/{hex}/…), so that an agent keeps
+// reading the version it loaded while its author edits the skill's files
+// in place.
+const DefaultLoadedPrefix = "_loaded/"
+
 // DefaultImportsPrefix is where approved imported versions are kept: a
 // name no tenant can have, since installs are shared by every tenant.
 const DefaultImportsPrefix = "_global/imports/"
@@ -107,7 +113,7 @@ var ErrChanged = errors.New("changed since it was listed")
 // PutFile copies the listed file f of root to key of st, refusing
 // anything but the regular file of the listed size (an error wrapping
 // [ErrChanged] that names the file). Every copy of a skill tree into the
-// bucket goes through it.
+// bucket goes through it or, from another store, [CopyFile].
 func PutFile(ctx context.Context, st blob.Store, key string, root *os.Root, f skill.File) error {
 	r, err := root.Open(filepath.FromSlash(f.Path))
 	if err != nil {
@@ -122,4 +128,20 @@ func PutFile(ctx context.Context, st blob.Store, key string, root *os.Root, f sk
 		return fmt.Errorf("%s: %w", f.Path, ErrChanged)
 	}
 	return st.Put(ctx, key, r, f.Size)
+}
+
+// CopyFile copies the listed file f, found at srcKey of src, to key of
+// dst, refusing anything but the listed size (an error wrapping
+// [ErrChanged] that names the file): [PutFile] for a skill tree read
+// through a [blob.Store] (a session's view of a skill directory).
+func CopyFile(ctx context.Context, dst blob.Store, key string, src blob.Store, srcKey string, f skill.File) error {
+	r, info, err := src.Get(ctx, srcKey)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if info.Size != f.Size {
+		return fmt.Errorf("%s: %w", f.Path, ErrChanged)
+	}
+	return dst.Put(ctx, key, r, f.Size)
 }
