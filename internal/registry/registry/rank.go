@@ -1,0 +1,100 @@
+package registry
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/skillgate/skillgate/internal/registry/search"
+)
+
+// rankedPage is Page with a query: the skills of the agent tier's pool
+// (and q.Category, q.Tier) that the index scores above 0 or whose name or
+// identity is the query, ranked by search.Compare; a page is a range of
+// ranks. It costs the postings of the query's terms, not the pool's size.
+func (s *Snapshot) rankedPage(q PageQuery, limit int) (Page, error) {
+	offset := 0
+	if q.Cursor != "" {
+		var err error
+		if offset, err = decodeRankCursor(q.Cursor); err != nil {
+			return Page{}, err
+		}
+	}
+	pq := search.ParseQuery(q.Query)
+	acc := search.NewAccumulator(len(s.entries))
+	defer acc.Release()
+	s.index.Score(pq, acc)
+	// The exact names (a bare name may be used by several categories; an
+	// identity by one skill).
+	var exact []int32
+	n := sort.Search(len(s.byName), func(j int) bool { return s.text.str(s.entries[s.byName[j]].name) >= pq.Text() })
+	for _, i := range s.byName[n:] {
+		if s.text.str(s.entries[i].name) != pq.Text() {
+			break
+		}
+		exact = append(exact, i)
+	}
+	if k := sort.Search(len(s.entries), func(j int) bool { return s.key(int32(j)) >= pq.Text() }); k < len(s.entries) && s.key(int32(k)) == pq.Text() {
+		exact = append(exact, int32(k))
+	}
+	// The pool's filters, checked on each scored skill.
+	k := tierIndex(q.AgentTier)
+	in := func(i int32) bool {
+		e := &s.entries[i]
+		return k >= 0 && e.tiers&(1<<k) != 0 && (q.Category == "" || s.text.str(e.category) == q.Category) &&
+			(q.Tier == 0 || int(e.tier) == q.Tier)
+	}
+	hits := acc.Hits()
+	for _, i := range acc.Touched() {
+		if in(i) {
+			hits = append(hits, search.Hit{Doc: i, Score: acc.Score(i), Exact: slices.Contains(exact, i)})
+		}
+	}
+	for _, i := range exact {
+		if acc.Score(i) == 0 && in(i) {
+			hits = append(hits, search.Hit{Doc: i, Exact: true})
+		}
+	}
+	defer acc.KeepHits(hits)
+	out := Page{Skills: []Brief{}, Scores: []float32{}, Total: len(hits)}
+	end := min(offset+limit, len(hits))
+	if offset >= len(hits) {
+		return out, nil
+	}
+	search.Top(hits, end)
+	for _, h := range hits[offset:end] {
+		out.Skills = append(out.Skills, s.brief(h.Doc))
+		out.Scores = append(out.Scores, h.Score)
+	}
+	if end < len(hits) {
+		out.NextCursor = encodeRankCursor(end)
+	}
+	return out, nil
+}
+
+// rankCursorPrefix versions the cursor of a ranked page: the rank to
+// continue from.
+const rankCursorPrefix = "r1:"
+
+func encodeRankCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(rankCursorPrefix + strconv.Itoa(offset)))
+}
+
+func decodeRankCursor(c string) (int, error) {
+	bad := fmt.Errorf("%w: cursor is not one that skill_list returned for this query; omit it to start from the first page", ErrBadPage)
+	if len(c) > maxCursorBytes {
+		return 0, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.HasPrefix(string(b), rankCursorPrefix) {
+		return 0, bad
+	}
+	n, err := strconv.Atoi(string(b[len(rankCursorPrefix):]))
+	if err != nil || n < 0 || n > 1<<30 {
+		return 0, bad
+	}
+	return n, nil
+}
