@@ -57,9 +57,12 @@ func referenceListText(p registry.Page) string {
 	default:
 		fmt.Fprintf(&b, "%d skills match; this page has %d. Next page: cursor %q.", p.Total, len(p.Skills), p.NextCursor)
 	}
-	for _, e := range p.Skills {
+	for i, e := range p.Skills {
 		b.WriteString("\n")
 		b.WriteString(e.Key)
+		if i < len(p.Scores) {
+			fmt.Fprintf(&b, " (%.2f)", p.Scores[i])
+		}
 		b.WriteString(": ")
 		d := strings.Join(strings.Fields(e.Description), " ")
 		if utf8.RuneCountInString(d) > maxListDescription {
@@ -82,6 +85,7 @@ func TestSkillListTextDifferential(t *testing.T) {
 		{Total: 7},
 		{Total: 7, Skills: all[:1]},
 		{Total: 70, Skills: all, NextCursor: "abc\"def"},
+		{Total: 2, Skills: all[:2], Scores: []float32{12.345, 0.004}},
 	} {
 		if got, want := skillListText(p), referenceListText(p); got != want {
 			t.Errorf("skillListText(%+v):\n got %q\nwant %q", p, got, want)

@@ -3,10 +3,12 @@ package registry
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/skillgate/skillgate/internal/registry/search"
 )
@@ -97,4 +99,66 @@ func decodeRankCursor(c string) (int, error) {
 		return 0, bad
 	}
 	return n, nil
+}
+
+// Ranked is an entry with its relevance to a query.
+type Ranked struct {
+	Entry
+	Score float32 `json:"score"`
+	// Exact says the entry's name or identity is the query.
+	Exact bool `json:"exact,omitempty"`
+}
+
+// Rank ranks entries (a List result, in its order) by relevance to query
+// as skill_list ranks a snapshot's skills: the same terms, BM25F over
+// name, category and description, an exact name or identity first. Only
+// the entries the query matches are returned, best first. It builds an
+// index of the entries for the call: for the operator's commands and the
+// console, which rank what List returns (disabled, rejected or shadowed
+// skills included); agents' queries use the snapshot's index. An empty
+// query is an ErrBadPage error, as is one longer than skill_list's bound.
+func Rank(entries []Entry, query string) ([]Ranked, error) {
+	if err := (PageQuery{Query: query}).validate(); err != nil {
+		return nil, err
+	}
+	pq := search.ParseQuery(query)
+	if pq.Empty() {
+		return nil, fmt.Errorf("%w: the query is empty", ErrBadPage)
+	}
+	b := search.NewBuilder(search.DefaultParams)
+	for _, e := range entries {
+		b.Add(search.Doc{Name: e.Name, Category: e.Category, Description: e.Description})
+	}
+	ix := b.Build()
+	acc := search.NewAccumulator(ix.Len())
+	defer acc.Release()
+	ix.Score(pq, acc)
+	var hits []search.Hit
+	for i, e := range entries {
+		sc, exact := acc.Score(int32(i)), pq.ExactName(e.Name, e.Key)
+		if sc > 0 || exact {
+			hits = append(hits, search.Hit{Doc: int32(i), Score: sc, Exact: exact})
+		}
+	}
+	search.Top(hits, len(hits))
+	out := make([]Ranked, len(hits))
+	for i, h := range hits {
+		out[i] = Ranked{Entry: entries[h.Doc], Score: h.Score, Exact: h.Exact}
+	}
+	return out, nil
+}
+
+// WriteRanked writes ranked entries as the table of 'skillgate search':
+// the score, then what 'skillgate ls' shows.
+func WriteRanked(w io.Writer, rs []Ranked) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCORE\tNAME\tTIER\tSCOPE\tTRUST\tSTATE\tDESCRIPTION")
+	for _, r := range rs {
+		name := r.Key
+		if !r.Valid {
+			name = r.Rel
+		}
+		fmt.Fprintf(tw, "%.2f\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Score, name, r.Tier, r.Scope, r.Trust, r.State(), oneLine(r.Description, 60))
+	}
+	return tw.Flush()
 }
