@@ -13,6 +13,14 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/search"
 )
 
+// rankFilter is what a ranked page filters an entry on (see
+// Snapshot.filters).
+type rankFilter struct {
+	tiers    uint8 // entry.tiers
+	tier     int8
+	category int32 // in Snapshot.categories
+}
+
 // rankedPage is Page with a query: the skills of the agent tier's pool
 // (and q.Category, q.Tier) that the index scores above 0 or whose name or
 // identity is the query, ranked by search.Compare; a page is a range of
@@ -44,10 +52,13 @@ func (s *Snapshot) rankedPage(q PageQuery, limit int) (Page, error) {
 	}
 	// The pool's filters, checked on each scored skill.
 	k := tierIndex(q.AgentTier)
+	cat, ok := s.categories[q.Category]
+	if k < 0 || q.Category != "" && !ok {
+		return Page{Skills: []Brief{}, Scores: []float32{}}, nil
+	}
 	in := func(i int32) bool {
-		e := &s.entries[i]
-		return k >= 0 && e.tiers&(1<<k) != 0 && (q.Category == "" || s.text.str(e.category) == q.Category) &&
-			(q.Tier == 0 || int(e.tier) == q.Tier)
+		f := s.filters[i]
+		return f.tiers&(1<<k) != 0 && (q.Category == "" || f.category == cat) && (q.Tier == 0 || int(f.tier) == q.Tier)
 	}
 	hits := acc.Hits()
 	for _, i := range acc.Touched() {

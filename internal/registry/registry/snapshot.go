@@ -80,8 +80,13 @@ type Snapshot struct {
 	tenant  string
 	tenants map[string]bool
 	// index ranks the entries (document i is entries[i]) for a page's
-	// query; built with the snapshot.
-	index *search.Index
+	// query; built with the snapshot. filters holds what a ranked page
+	// filters each scored entry on, packed apart from the entries so that
+	// checking many of them stays in cache; categories numbers the
+	// categories for it.
+	index      *search.Index
+	filters    []rankFilter
+	categories map[string]int32
 }
 
 // entry is a Brief in the snapshot's arena.
@@ -274,9 +279,18 @@ func (b *snapshotBuilder) done() *Snapshot {
 		}
 	}
 	ib := search.NewBuilder(search.DefaultParams)
+	s.filters = make([]rankFilter, len(s.entries))
+	s.categories = map[string]int32{}
 	for i := range s.entries {
 		e := &s.entries[i]
-		ib.Add(search.Doc{Name: s.text.str(e.name), Category: s.text.str(e.category), Description: s.text.str(e.description)})
+		c := s.text.str(e.category)
+		id, ok := s.categories[c]
+		if !ok {
+			id = int32(len(s.categories))
+			s.categories[c] = id
+		}
+		s.filters[i] = rankFilter{tiers: e.tiers, tier: e.tier, category: id}
+		ib.Add(search.Doc{Name: s.text.str(e.name), Category: c, Description: s.text.str(e.description)})
 	}
 	s.index = ib.Build()
 	return s
