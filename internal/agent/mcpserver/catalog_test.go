@@ -190,7 +190,7 @@ func TestSkillListPaging(t *testing.T) {
 		t.Errorf("category and query: %+v", p)
 	}
 	text, _ := c.call(t, "skill_list", map[string]any{"category": "cat3", "query": "skill-00023"})
-	if !strings.HasPrefix(text, "3 skills match; this page has 3, the last.\ncat3/skill-00023 (") {
+	if !strings.HasPrefix(text, "3 skills match; this page has 3, the last.\ncat3/skill-00023: Skill number 23 does things. (score ") {
 		t.Errorf("exact name first: %q", text)
 	}
 	text, isErr := c.call(t, "skill_list", map[string]any{"category": "cat3"})

@@ -171,10 +171,10 @@ func roundScore(s float32) float64 { return math.Round(float64(s)*100) / 100 }
 const maxListDescription = 160
 
 // skillListText is skill_list's text: a line saying what the page holds
-// and how to get the next, then one line per skill (its identity, its
-// relevance score in parentheses on a ranked page, and its description on
-// one line, whitespace runs made one space, cut to maxListDescription
-// characters with an ellipsis).
+// and how to get the next, then one line per skill (its identity and its
+// description on one line, whitespace runs made one space, cut to
+// maxListDescription characters with an ellipsis, then on a ranked page
+// "(score N.NN)").
 func skillListText(p registry.Page) string {
 	n := 80
 	for _, e := range p.Skills {
@@ -195,13 +195,13 @@ func skillListText(p registry.Page) string {
 	for i, e := range p.Skills {
 		b = append(b, '\n')
 		b = append(b, e.Key...)
+		b = append(b, ": "...)
+		b = appendListDescription(b, e.Description)
 		if i < len(p.Scores) {
-			b = append(b, " ("...)
+			b = append(b, " (score "...)
 			b = strconv.AppendFloat(b, float64(p.Scores[i]), 'f', 2, 32)
 			b = append(b, ')')
 		}
-		b = append(b, ": "...)
-		b = appendListDescription(b, e.Description)
 	}
 	return string(b)
 }

@@ -60,9 +60,6 @@ func referenceListText(p registry.Page) string {
 	for i, e := range p.Skills {
 		b.WriteString("\n")
 		b.WriteString(e.Key)
-		if i < len(p.Scores) {
-			fmt.Fprintf(&b, " (%.2f)", p.Scores[i])
-		}
 		b.WriteString(": ")
 		d := strings.Join(strings.Fields(e.Description), " ")
 		if utf8.RuneCountInString(d) > maxListDescription {
@@ -70,6 +67,9 @@ func referenceListText(p registry.Page) string {
 			d = string(r[:maxListDescription-1]) + "…"
 		}
 		b.WriteString(d)
+		if i < len(p.Scores) {
+			fmt.Fprintf(&b, " (score %.2f)", p.Scores[i])
+		}
 	}
 	return b.String()
 }
