@@ -24,6 +24,9 @@ type Item struct {
 	// came: agents may prefer a skill its operators vouch for. The XML
 	// names it only above imported (see [XML]).
 	Trust string `json:"trust,omitempty"`
+	// Score is the skill's relevance to a skill_list query (BM25F, higher
+	// is more relevant); 0 and left out without a query.
+	Score float64 `json:"score,omitempty"`
 	// Location is the absolute path of the skill's SKILL.md.
 	Location string `json:"-"`
 }

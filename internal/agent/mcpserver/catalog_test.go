@@ -153,8 +153,9 @@ func TestSkillListPaging(t *testing.T) {
 	c := e.connect(t, "pager")
 	type page struct {
 		Skills []struct {
-			Name     string `json:"name"`
-			Category string `json:"category"`
+			Name     string  `json:"name"`
+			Category string  `json:"category"`
+			Score    float64 `json:"score"`
 		} `json:"skills"`
 		Total      int    `json:"total"`
 		NextCursor string `json:"next_cursor"`
@@ -182,9 +183,15 @@ func TestSkillListPaging(t *testing.T) {
 		t.Errorf("paged through %d skills: %q", len(all), all)
 	}
 	var p page
-	c.structured(t, "skill_list", map[string]any{"category": "cat3", "query": "NUMBER 1"}, &p)
-	if got := len(p.Skills); got != 1 || p.Skills[0].Name != "skill-00013" || p.Total != 1 || p.NextCursor != "" {
+	// A query ranks: every skill of cat3 has "number", one has "13" too.
+	c.structured(t, "skill_list", map[string]any{"category": "cat3", "query": "NUMBER 13"}, &p)
+	if got := len(p.Skills); got != 3 || p.Skills[0].Name != "skill-00013" || p.Total != 3 || p.NextCursor != "" ||
+		p.Skills[0].Score <= p.Skills[1].Score || p.Skills[2].Score <= 0 {
 		t.Errorf("category and query: %+v", p)
+	}
+	text, _ := c.call(t, "skill_list", map[string]any{"category": "cat3", "query": "skill-00023"})
+	if !strings.HasPrefix(text, "3 skills match; this page has 3, the last.\ncat3/skill-00023: Skill number 23 does things. (score ") {
+		t.Errorf("exact name first: %q", text)
 	}
 	text, isErr := c.call(t, "skill_list", map[string]any{"category": "cat3"})
 	want := "3 skills match; this page has 3, the last.\n" +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"unicode"
@@ -77,7 +78,7 @@ func skillListTool() *mcp.Tool {
 		Name: ToolSkillList,
 		Description: "List the skills you may load, a page at a time, by category/name: the total that match, one line per skill " +
 			"(category/name: description), and next_cursor to pass as cursor for the next page (empty on the last). " +
-			"Filters: query (text in the name or description, ignoring case), category, tier (1-3). limit is 1-1000 (default 100). " +
+			"Filters: query (what you need, in your own words: the skills are ranked by relevance to it over name, category and description, an exact name first, each with its score), category, tier (1-3). limit is 1-1000 (default 100). " +
 			"The structured result holds each skill's {name, description, tier, invokable_by, source, category, version, trust}; " +
 			"trust is first_party for a skill its operators ship and vouch for, imported for third-party code.",
 		InputSchema:  skillListSchemas.in,
@@ -156,8 +157,14 @@ func (c *Conn) skillList(ctx context.Context, _ *mcp.CallToolRequest, in skillLi
 		return nil, skillListOut{}, c.toolError(ctx, ToolSkillList, in.Category, err)
 	}
 	out := skillListOut{Skills: session.CatalogItems(page.Skills), Total: page.Total, NextCursor: page.NextCursor}
+	for i, sc := range page.Scores {
+		out.Skills[i].Score = roundScore(sc)
+	}
 	return text(skillListText(page)), out, nil
 }
+
+// roundScore rounds a relevance score to the two decimals the text shows.
+func roundScore(s float32) float64 { return math.Round(float64(s)*100) / 100 }
 
 // maxListDescription bounds a description in skill_list's text, in
 // characters; the structured result has it whole.
@@ -166,7 +173,8 @@ const maxListDescription = 160
 // skillListText is skill_list's text: a line saying what the page holds
 // and how to get the next, then one line per skill (its identity and its
 // description on one line, whitespace runs made one space, cut to
-// maxListDescription characters with an ellipsis).
+// maxListDescription characters with an ellipsis, then on a ranked page
+// "(score N.NN)").
 func skillListText(p registry.Page) string {
 	n := 80
 	for _, e := range p.Skills {
@@ -184,11 +192,16 @@ func skillListText(p registry.Page) string {
 	default:
 		b = fmt.Appendf(b, "%d skills match; this page has %d. Next page: cursor %q.", p.Total, len(p.Skills), p.NextCursor)
 	}
-	for _, e := range p.Skills {
+	for i, e := range p.Skills {
 		b = append(b, '\n')
 		b = append(b, e.Key...)
 		b = append(b, ": "...)
 		b = appendListDescription(b, e.Description)
+		if i < len(p.Scores) {
+			b = append(b, " (score "...)
+			b = strconv.AppendFloat(b, float64(p.Scores[i]), 'f', 2, 32)
+			b = append(b, ')')
+		}
 	}
 	return string(b)
 }

@@ -57,7 +57,7 @@ func referenceListText(p registry.Page) string {
 	default:
 		fmt.Fprintf(&b, "%d skills match; this page has %d. Next page: cursor %q.", p.Total, len(p.Skills), p.NextCursor)
 	}
-	for _, e := range p.Skills {
+	for i, e := range p.Skills {
 		b.WriteString("\n")
 		b.WriteString(e.Key)
 		b.WriteString(": ")
@@ -67,6 +67,9 @@ func referenceListText(p registry.Page) string {
 			d = string(r[:maxListDescription-1]) + "…"
 		}
 		b.WriteString(d)
+		if i < len(p.Scores) {
+			fmt.Fprintf(&b, " (score %.2f)", p.Scores[i])
+		}
 	}
 	return b.String()
 }
@@ -82,6 +85,7 @@ func TestSkillListTextDifferential(t *testing.T) {
 		{Total: 7},
 		{Total: 7, Skills: all[:1]},
 		{Total: 70, Skills: all, NextCursor: "abc\"def"},
+		{Total: 2, Skills: all[:2], Scores: []float32{12.345, 0.004}},
 	} {
 		if got, want := skillListText(p), referenceListText(p); got != want {
 			t.Errorf("skillListText(%+v):\n got %q\nwant %q", p, got, want)

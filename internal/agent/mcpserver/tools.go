@@ -31,7 +31,7 @@ const (
 // refused (the inferred schemas set additionalProperties: false).
 type (
 	skillListIn struct {
-		Query    string `json:"query,omitempty" jsonschema:"only skills whose name or description contains this text, ignoring case"`
+		Query    string `json:"query,omitempty" jsonschema:"what you need, in your own words: the skills relevant to it, best first (an exact name first), each with its score"`
 		Category string `json:"category,omitempty" jsonschema:"only skills of this category, e.g. escrituras"`
 		Tier     int    `json:"tier,omitempty" jsonschema:"only skills of this skill tier: 1, 2 or 3"`
 		Limit    int    `json:"limit,omitempty" jsonschema:"how many skills per page, 1 to 1000 (default 100)"`

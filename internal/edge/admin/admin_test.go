@@ -440,7 +440,14 @@ func TestSkillsAndPolicies(t *testing.T) {
 	if !strings.Contains(page, "1–1 of 1") || strings.Contains(page, ">pdf-forms<") {
 		t.Fatalf("filtered skills page:\n%s", page)
 	}
-	for _, bad := range []string{"?tier=9", "?invokable_by=T9", "?state=lost", "?page=0", "?trust=some"} {
+	// The text query ranks, as skill_list does: a task in other words
+	// than the description's finds the deed first, with its score.
+	_, _, page = c.get(t, "/admin/skills?q="+url.QueryEscape("the notary needs a mortgage deed"))
+	if !strings.Contains(page, "<th>score</th><th>skill</th>") || !strings.Contains(page, "1–2 of 2") ||
+		!regexp.MustCompile(`<tbody>\n<tr><td class="score">[0-9.]+</td><td><a href="/admin/skills/show\?name=escrituras%2fhipoteca">`).MatchString(page) {
+		t.Fatalf("ranked skills page:\n%s", page)
+	}
+	for _, bad := range []string{"?tier=9", "?invokable_by=T9", "?state=lost", "?page=0", "?trust=some", "?q=" + strings.Repeat("x", 600)} {
 		if status, _, _ := c.get(t, "/admin/skills"+bad); status != http.StatusBadRequest {
 			t.Errorf("skills%s: %d; want 400", bad, status)
 		}

@@ -385,6 +385,26 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot(t, b, "09-skills")
+	// A person types what they need, not a skill's name: the list is
+	// ranked, with scores, the mortgage deed first.
+	var first string
+	if err := chromedp.Run(b,
+		chromedp.SendKeys(`#q`, "the notary needs a mortgage deed"),
+		chromedp.Click(`//button[text()="Filter"]`),
+		chromedp.WaitVisible(`td.score`),
+		chromedp.Text(`tbody tr:first-child td:nth-child(2)`, &first),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if first != "escrituras/hipoteca" {
+		t.Errorf("first ranked skill %q, want escrituras/hipoteca", first)
+	}
+	if err := chromedp.Run(b,
+		chromedp.Navigate(c.url+"/admin/skills"),
+		chromedp.WaitVisible(`//a[text()="pdf-forms"]`),
+	); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Run(b,
 		chromedp.Click(`//a[text()="pdf-forms"]`),
 		chromedp.WaitVisible(`//h2[text()="Files"]`),

@@ -40,6 +40,8 @@ const maxShownFile = 1 << 20
 type skillRow struct {
 	registry.Entry
 	State string
+	// Score is the relevance to the page's query, as text; "" without one.
+	Score string
 }
 
 // skills lists the registry's skills, filtered and paged.
@@ -89,17 +91,27 @@ func (c *Console) skills(w http.ResponseWriter, r *http.Request, s *session) {
 		c.fail(w, r, s, http.StatusInternalServerError, err)
 		return
 	}
-	text := strings.ToLower(strings.TrimSpace(q.Get("q")))
 	var rows []skillRow
 	for _, e := range es {
-		st := e.State()
-		if state != "" && st != state {
-			continue
+		if st := e.State(); state == "" || st == state {
+			rows = append(rows, skillRow{Entry: e, State: st})
 		}
-		if text != "" && !strings.Contains(strings.ToLower(e.Key), text) && !strings.Contains(strings.ToLower(e.Description), text) && !strings.Contains(strings.ToLower(e.Rel), text) {
-			continue
+	}
+	// A text query ranks the rows as skill_list ranks skills for agents.
+	if text := strings.TrimSpace(q.Get("q")); text != "" {
+		kept := make([]registry.Entry, len(rows))
+		for i, r := range rows {
+			kept[i] = r.Entry
 		}
-		rows = append(rows, skillRow{e, st})
+		ranked, err := registry.Rank(kept, text)
+		if err != nil {
+			c.fail(w, r, s, http.StatusBadRequest, fmt.Errorf("q: %v", err))
+			return
+		}
+		rows = rows[:0]
+		for _, rk := range ranked {
+			rows = append(rows, skillRow{Entry: rk.Entry, State: rk.State(), Score: fmt.Sprintf("%.2f", rk.Score)})
+		}
 	}
 	total := len(rows)
 	from := min((page-1)*skillsPageSize, total)
@@ -112,7 +124,7 @@ func (c *Console) skills(w http.ResponseWriter, r *http.Request, s *session) {
 		v.Set("page", strconv.Itoa(p))
 		return Prefix + "/skills?" + v.Encode()
 	}
-	data := map[string]any{"Skills": rows[from:to], "Total": total, "From": from + 1, "To": to, "Q": q, "States": skillStates,
+	data := map[string]any{"Skills": rows[from:to], "Total": total, "Ranked": strings.TrimSpace(q.Get("q")) != "", "From": from + 1, "To": to, "Q": q, "States": skillStates,
 		"Trusts": capability.Trusts, "AgentTiers": skill.AllAgentTiers, "Tiers": []string{"1", "2", "3"}}
 	if page > 1 {
 		data["Prev"] = urlOf(link(page - 1))

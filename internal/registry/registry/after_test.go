@@ -21,7 +21,7 @@ func TestSnapshotPageAfter(t *testing.T) {
 	for _, q := range []registry.PageQuery{
 		{AgentTier: skill.T3, Limit: 4},
 		{AgentTier: skill.T1, Limit: 3},
-		{AgentTier: skill.T3, Query: "doc", Limit: 1},
+		{AgentTier: skill.T3, Tier: 1, Limit: 1},
 	} {
 		first, err := snap.Page(q)
 		if err != nil {

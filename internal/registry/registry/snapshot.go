@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/model/skill"
 	"github.com/skillgate/skillgate/internal/registry/discover"
+	"github.com/skillgate/skillgate/internal/registry/search"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -78,6 +79,14 @@ type Snapshot struct {
 	// catalog only, are the tenants that have a library.
 	tenant  string
 	tenants map[string]bool
+	// index ranks the entries (document i is entries[i]) for a page's
+	// query; built with the snapshot. filters holds what a ranked page
+	// filters each scored entry on, packed apart from the entries so that
+	// checking many of them stays in cache; categories numbers the
+	// categories for it.
+	index      *search.Index
+	filters    []rankFilter
+	categories map[string]int32
 }
 
 // entry is a Brief in the snapshot's arena.
@@ -269,6 +278,21 @@ func (b *snapshotBuilder) done() *Snapshot {
 			p.byCategory[c] = append(p.byCategory[c], int32(i))
 		}
 	}
+	ib := search.NewBuilder(search.DefaultParams)
+	s.filters = make([]rankFilter, len(s.entries))
+	s.categories = map[string]int32{}
+	for i := range s.entries {
+		e := &s.entries[i]
+		c := s.text.str(e.category)
+		id, ok := s.categories[c]
+		if !ok {
+			id = int32(len(s.categories))
+			s.categories[c] = id
+		}
+		s.filters[i] = rankFilter{tiers: e.tiers, tier: e.tier, category: id}
+		ib.Add(search.Doc{Name: s.text.str(e.name), Category: c, Description: s.text.str(e.description)})
+	}
+	s.index = ib.Build()
 	return s
 }
 
@@ -346,15 +370,16 @@ type PageQuery struct {
 	// AgentTier is the agent's tier: only skills invokable by it.
 	AgentTier skill.AgentTier
 	// Category keeps skills of that category; Tier of that skill tier
-	// (1–3, 0 for all); Query those whose name or description contains it,
-	// ignoring case.
+	// (1–3, 0 for all); Query ranks the skills relevant to it, best first
+	// (see [Snapshot.Page]).
 	Category string
 	Tier     int
 	Query    string
 	// Cursor continues after the page that returned it; "" starts.
 	Cursor string
 	// After, when Cursor is "", continues after the skill with this
-	// identity: for callers with cursors of their own (skills/list).
+	// identity: for callers with cursors of their own (skills/list). A
+	// ranked page (with Query) has no identity order: After is refused.
 	After string
 	// Limit is the page's size, 1–MaxPageLimit; 0 means DefaultPageLimit.
 	Limit int
@@ -362,8 +387,12 @@ type PageQuery struct {
 
 // Page is one page of skills.
 type Page struct {
-	// Skills are the page's skills, by identity.
+	// Skills are the page's skills, by identity; with a query, best
+	// first.
 	Skills []Brief
+	// Scores are the skills' relevance to the query, in the order of
+	// Skills; nil without a query.
+	Scores []float32
 	// Total is how many skills match the filters, on every page.
 	Total int
 	// NextCursor continues after this page; "" when it is the last.
@@ -374,8 +403,13 @@ type Page struct {
 // encodes the last identity returned, so paging stays correct when the
 // registry changes between pages: a skill is neither repeated nor skipped
 // unless it was itself added or removed. Without Query (and with Tier only
-// alongside Category) a page costs its size plus a binary search; Query
-// and Tier filters scan the tier's pool (or category) to count the total.
+// alongside Category) a page costs its size plus a binary search; a Tier
+// filter scans the tier's pool (or category) to count the total.
+//
+// With Query the page is ranked ([Snapshot.rankedPage]): the skills
+// relevant to the query, an exact name first, then by BM25F score over
+// name, category and description; its cursor is the rank to continue
+// from, and a cost the query's matches, not the registry's size.
 //
 // Errors: ErrBadPage (wrapped, with the argument named) for a limit, tier,
 // query, category or cursor out of range.
@@ -384,7 +418,7 @@ func (s *Snapshot) Page(q PageQuery) (Page, error) {
 		return Page{}, err
 	}
 	after := q.After
-	if q.Cursor != "" {
+	if q.Cursor != "" && q.Query == "" {
 		var err error
 		if after, err = decodeCursor(q.Cursor); err != nil {
 			return Page{}, err
@@ -404,7 +438,10 @@ func (s *Snapshot) Page(q PageQuery) (Page, error) {
 		start = sort.Search(len(idx), func(i int) bool { return s.key(idx[i]) > after })
 	}
 	out := Page{Skills: []Brief{}}
-	if q.Query == "" && q.Tier == 0 {
+	if q.Query != "" {
+		return s.rankedPage(q, limit)
+	}
+	if q.Tier == 0 {
 		out.Total = len(idx)
 		end := min(start+limit, len(idx))
 		for _, i := range idx[start:end] {
@@ -415,14 +452,10 @@ func (s *Snapshot) Page(q PageQuery) (Page, error) {
 		}
 		return out, nil
 	}
-	m := newMatcher(q.Query)
 	more := false
 	for n, i := range idx {
 		e := &s.entries[i]
-		if q.Tier != 0 && int(e.tier) != q.Tier {
-			continue
-		}
-		if !m.match(s.text.str(e.name), s.text.str(e.description), e.ascii) {
+		if int(e.tier) != q.Tier {
 			continue
 		}
 		out.Total++
@@ -450,6 +483,8 @@ func (q PageQuery) validate() error {
 		return fmt.Errorf("%w: query must be valid UTF-8 of at most %d bytes", ErrBadPage, maxFilterBytes)
 	case len(q.Category) > maxFilterBytes || !utf8.ValidString(q.Category):
 		return fmt.Errorf("%w: category must be valid UTF-8 of at most %d bytes", ErrBadPage, maxFilterBytes)
+	case q.After != "" && q.Query != "":
+		return fmt.Errorf("%w: a ranked page (with a query) continues by its cursor, not after an identity", ErrBadPage)
 	}
 	return nil
 }
