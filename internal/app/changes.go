@@ -22,6 +22,7 @@ func (a *App) newChanges(db store.ChangeStore, svc *install.Service) (*change.Se
 		return nil, err
 	}
 	opts.Registered = db.Registrations
+	opts.Catalog = a.executorCatalog()
 	return change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(broker.LoadInstalled(svc), opts)})
 }
 

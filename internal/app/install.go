@@ -108,6 +108,7 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 	}
 	reg := registry.New(db, registry.Options{Logger: a.log})
 	opts := install.Options{
+		Executors:   a.executorCatalog,
 		Store:       db,
 		Root:        filepath.Join(a.Data(), "imported"),
 		Proposer:    p,

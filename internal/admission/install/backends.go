@@ -19,7 +19,7 @@ import (
 // a mapping that cannot produce the tool's arguments, blocks approval
 // with the file, the backend and the argument at fault. A skill without
 // a backends file passes.
-func checkBackends(key, tree string, rep *manifest.Report) error {
+func checkBackends(cat *executor.Catalog, key, tree string, rep *manifest.Report) error {
 	f, err := os.Open(filepath.Join(tree, executor.BackendsFileName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -32,7 +32,6 @@ func checkBackends(key, tree string, rep *manifest.Report) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrStorage, key, err)
 	}
-	cat := executor.Builtin()
 	file := key + "/" + executor.BackendsFileName
 	bf, err := executor.ParseBackends(file, data, cat)
 	if err == nil {
@@ -50,4 +49,15 @@ func checkBackends(key, tree string, rep *manifest.Report) error {
 		return fmt.Errorf("%w: %s cannot be approved: %w; fix %s and install the skill again", ErrBlocked, key, err, executor.BackendsFileName)
 	}
 	return nil
+}
+
+// executorCatalog is the catalog backends files are checked against:
+// Options.Executors', else the built-in one.
+func (s *Service) executorCatalog() *executor.Catalog {
+	if s.executors != nil {
+		if c := s.executors(); c != nil {
+			return c
+		}
+	}
+	return executor.Builtin()
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/admission/promote"
 	"github.com/skillgate/skillgate/internal/admission/propose"
+	"github.com/skillgate/skillgate/internal/decision/executor"
 	"github.com/skillgate/skillgate/internal/model/constraint"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/registry/signature"
@@ -102,6 +103,11 @@ type Options struct {
 	// deterministic drafter cannot map (the OpenAI-compatible model of
 	// manifest proposals); its drafts are validated like any other.
 	PromoteDrafter promote.Drafter
+	// Executors, when set, returns the executor catalog a provider
+	// skill's backends.yaml is checked against at approval (the built-in
+	// one merged with the operator's DATA/executors files); nil means
+	// executor.Builtin().
+	Executors func() *executor.Catalog
 	// Catalog, when set, is kept listing exactly the enabled installs
 	// (*registry.Registry implements it): after every change and at
 	// Recover. Nil leaves imported skills out of catalogs.
@@ -175,6 +181,9 @@ type Service struct {
 	lineage      *lineage.Index
 	lineageFile  string
 	capabilities lineage.CapabilityFunc
+
+	// executors is Options.Executors.
+	executors func() *executor.Catalog
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -188,6 +197,7 @@ func New(opts Options) (*Service, error) {
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{},
 		openLineage: opts.Lineage, lineageFile: opts.LineageFile, capabilities: opts.Capabilities}
+	s.executors = opts.Executors
 	if s.bucketPrefix == "" {
 		s.bucketPrefix = bucket.DefaultImportsPrefix
 	}
