@@ -85,9 +85,9 @@ func TestArgScore(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		executor, earg string
-		tool       capability.Tool
-		targ       string
-		want       string
+		tool           capability.Tool
+		targ           string
+		want           string
 	}{
 		{"create_issue", "title", gl["create_issue"], "title", "1.00"},
 		{"create_issue", "body", gl["create_issue"], "description", "1.00"},
