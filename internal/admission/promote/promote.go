@@ -175,6 +175,9 @@ type Group struct {
 	Serving []string
 	// Why says why the deterministic drafter gave up.
 	Why string
+	// Tools are every tool of every provider skill detection read: what
+	// a drafter's lookups may read (never call).
+	Tools []Offer
 }
 
 // DetectAll is [Detect] that also returns the candidates the
@@ -214,12 +217,13 @@ func DetectAll(cat *executor.Catalog, skills []Skill, trigger string, serving Se
 	slices.Sort(names)
 	var out []Proposal
 	var undrafted []Group
+	held := heldTools(cat, skills)
 	for _, name := range names {
 		picked, ok := candidate(groups[name], trigger, serving.Providers[name])
 		if !ok {
 			continue
 		}
-		g := Group{Executor: name, Serving: slices.Clone(serving.Providers[name])}
+		g := Group{Executor: name, Serving: slices.Clone(serving.Providers[name]), Tools: held}
 		if ex := cat.Lookup(name); ex != nil {
 			g.Known = &executor.ExecutorDecl{Name: ex.Name, Description: ex.Description, InputSchema: ex.InputSchema}
 		}
