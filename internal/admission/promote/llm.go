@@ -110,7 +110,9 @@ func (l LLM) Draft(ctx context.Context, g Group) (Proposal, error) {
 	if l.Lookups != nil {
 		b.WriteString("\nBefore answering you may call read_tool_schema (any tool of the skills listed by list_provider_tools) and list_provider_tools (a provider's tools).\n")
 		data, err = l.Lookups(ctx, llmSystem, b.String(), "promote_provider_mapping", llmSchema(), draftLookups(),
-			func(_ context.Context, name string, args json.RawMessage) (string, error) { return lookup(g.Tools, name, args) })
+			func(_ context.Context, name string, args json.RawMessage) (string, error) {
+				return lookup(g.Tools, name, args)
+			})
 	} else {
 		data, err = l.Chat(ctx, llmSystem, b.String(), "promote_provider_mapping", llmSchema())
 	}
