@@ -145,3 +145,25 @@ func TestDraftNewExecutor(t *testing.T) {
 		t.Errorf("validate: %+v %v", v, err)
 	}
 }
+
+// TestMatchArgsAmbiguous: an argument that scores alike against two tool
+// arguments is paired with neither; a clear best pair is taken once.
+func TestMatchArgsAmbiguous(t *testing.T) {
+	exec := argsOf(json.RawMessage(`{"type":"object","properties":{"branch":{"type":"string"}},"required":["branch"]}`))
+	for _, tc := range []struct {
+		tool string
+		want []pair
+	}{
+		{`{"type":"object","properties":{"source_branch":{"type":"string"},"target_branch":{"type":"string"}},"required":["source_branch","target_branch"]}`, nil},
+		{`{"type":"object","properties":{"source_branch":{"type":"string"},"title":{"type":"string"}},"required":["source_branch"]}`, []pair{{"branch", "source_branch", 0.78}}},
+		{`{"type":"object","properties":{"branch":{"type":"integer"}}}`, nil},
+	} {
+		got := matchArgs(exec, argsOf(json.RawMessage(tc.tool)))
+		for i := range got {
+			got[i].score = float64(int(got[i].score*100+0.5)) / 100
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.tool, got, tc.want)
+		}
+	}
+}
