@@ -66,9 +66,11 @@ func TestExecutorsEndToEnd(t *testing.T) {
 	// The operator lets skillgate's environment answer these two names
 	// (credentials.from_environment); no other variable reaches a server.
 	f.writeConfig(t, "credentials:\n  from_environment: [GITHUB_TOKEN, GITLAB_TOKEN]\n")
-	for _, p := range []struct{ name, tools, token string }{
-		{"github", "server-github-2025.4.8.tools.json", "GITHUB_TOKEN"},
-		{"gitlab", "server-gitlab-2025.4.25.tools.json", "GITLAB_TOKEN"},
+	// Every tool the worked example's backends.yaml map is approved.
+	both := "create_issue get_file_contents search_repositories create_or_update_file create_branch "
+	for _, p := range []struct{ name, tools, token, approve string }{
+		{"github", "server-github-2025.4.8.tools.json", "GITHUB_TOKEN", both + "list_issues get_issue update_issue list_pull_requests get_pull_request create_pull_request"},
+		{"gitlab", "server-gitlab-2025.4.25.tools.json", "GITLAB_TOKEN", both + "create_merge_request"},
 	} {
 		src := providerSkill(t, p.name, p.tools, p.token)
 		// Blocked until an operator completes the risk metadata: exit 1.
@@ -76,7 +78,7 @@ func TestExecutorsEndToEnd(t *testing.T) {
 			t.Fatalf("install %s: %d %s", p.name, code, stderr)
 		}
 		var only []string
-		for _, tool := range []string{"create_issue", "get_file_contents", "search_repositories", "create_or_update_file"} {
+		for _, tool := range strings.Fields(p.approve) {
 			c := p.name + "/" + tool
 			// The recording server sends nothing anywhere: internal, no egress.
 			f.run(t, "complete", p.name, c, "--risk", "write", "--side-effects", "internal", "--egress", "none", "--why", "the recording test server only answers")
@@ -91,7 +93,9 @@ func TestExecutorsEndToEnd(t *testing.T) {
 	ex := workedExample(t)
 	f.writeConfig(t, ex.config)
 
-	// The CLI: every backend live, acme's default GitLab.
+	// The CLI: every backend live, acme's default GitLab where GitLab
+	// serves the executor (server-gitlab has no tool for the issue and
+	// merge request reads and updates: GitHub alone serves those).
 	var status struct {
 		Executors []struct {
 			Name, Default string
@@ -104,11 +108,21 @@ func TestExecutorsEndToEnd(t *testing.T) {
 		Problems []string
 	}
 	out := f.run(t, "executors", "--tenant", "acme", "--agent", "drafter", "--tier", "T3", "--json")
-	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status.Executors) != 4 || len(status.Problems) != 0 {
+	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status.Executors) != 11 || len(status.Problems) != 0 {
 		t.Fatalf("executors --json: %v\n%s", err, out)
 	}
+	githubOnly := []string{"find_issues", "find_pull_requests", "read_issue", "read_pull_request", "update_issue"}
 	for _, e := range status.Executors {
-		if e.Dormant || e.Default != "gitlab" || len(e.Backends) != 2 || !e.Backends[0].Live || !e.Backends[1].Live {
+		want, n := "gitlab", 2
+		if slices.Contains(githubOnly, e.Name) {
+			want, n = "github", 1
+		}
+		if e.Dormant || e.Default != want || len(e.Backends) != n || slices.ContainsFunc(e.Backends, func(b struct {
+			Provider string
+			Live     bool
+		}) bool {
+			return !b.Live
+		}) {
 			t.Errorf("executor %+v", e)
 		}
 	}

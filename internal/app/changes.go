@@ -27,6 +27,7 @@ func (a *App) newChanges(db store.DB, svc *install.Service) (*change.Service, er
 	// the first_party skills, then the enabled installs.
 	reg := registry.New(db, registry.Options{Logger: a.log})
 	load := broker.LoadAll(broker.LoadFirstParty(reg, a.log), broker.LoadInstalled(svc))
+	opts.Catalog = a.executorCatalog()
 	return change.New(change.Options{Store: db, Installs: svc, Smoke: broker.Smoke(load, opts)})
 }
 

@@ -77,6 +77,7 @@ func (a *App) ExecutorStatus(ctx context.Context, p capability.Principal) ([]exe
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.Catalog = a.executorCatalog()
 	// Credentials as the gateway resolves them: the principal's agent,
 	// then tenant entry of the credential store, then skillgate's
 	// environment.

@@ -100,7 +100,7 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 		p = llm
 		// The same model drafts the promote_provider mappings the
 		// deterministic drafter cannot write.
-		drafter = promote.LLM{Chat: llm.Complete, Name: llm.Name()}
+		drafter = promote.LLM{Chat: llm.Complete, Lookups: llm.CompleteWithLookups, Name: llm.Name()}
 	}
 	kr, err := a.Keyring(cfg)
 	if err != nil {
@@ -108,6 +108,7 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 	}
 	reg := registry.New(db, registry.Options{Logger: a.log})
 	opts := install.Options{
+		Executors:   a.executorCatalog,
 		Store:       db,
 		Root:        filepath.Join(a.Data(), "imported"),
 		Proposer:    p,

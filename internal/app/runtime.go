@@ -238,6 +238,8 @@ func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 		Executors: execs,
 		Installs:  d.Installs, Store: d.DB, PolicyDir: a.PolicyDir(), FirstParty: d.Registry,
 		CredentialStore: creds,
+		// Operator executor catalogs, reloaded when a file changes.
+		CatalogDir: a.ExecutorCatalogDir(),
 		// A first_party capability is dormant for a principal while a
 		// credential its server references does not resolve for it.
 		Configured:    broker.CredentialsOf(creds),

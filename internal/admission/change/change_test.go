@@ -212,17 +212,18 @@ func TestRejectAndUpdate(t *testing.T) {
 }
 
 // TestLLMDraftedChange: tools the deterministic drafter cannot map
-// (owner/repo against project_id) are drafted by the configured model
+// (alpha, a string, against zeta, an integer: nothing pairs them) are
+// drafted by the configured model
 // (an OpenAI-compatible endpoint on loopback answering as a model would),
 // validated by code, queued with the model's name, and applied like any
 // other change.
 func TestLLMDraftedChange(t *testing.T) {
 	ctx := context.Background()
-	answer := `{"description":"Create a branch in a repository.",` +
-		`"inputSchemaJSON":"{\"type\":\"object\",\"properties\":{\"repository\":{\"type\":\"string\"},\"branch\":{\"type\":\"string\"}},\"required\":[\"repository\",\"branch\"],\"additionalProperties\":false}",` +
+	answer := `{"description":"Create a widget in a repository.",` +
+		`"inputSchemaJSON":"{\"type\":\"object\",\"properties\":{\"repository\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}},\"required\":[\"repository\",\"size\"],\"additionalProperties\":false}",` +
 		`"backends":[` +
-		`{"provider":"github","skill":"hub","server":"github","tool":"create_branch","arguments":[{"name":"owner","expression":"args.repository.split(\"/\")[0]"},{"name":"repo","expression":"args.repository.split(\"/\")[1]"},{"name":"branch","expression":"args.branch"}]},` +
-		`{"provider":"gitlab","skill":"lab","server":"gitlab","tool":"create_branch","arguments":[{"name":"project_id","expression":"args.repository"},{"name":"branch","expression":"args.branch"}]}]}`
+		`{"provider":"github","skill":"hub","server":"github","tool":"create_widget","arguments":[{"name":"owner","expression":"args.repository.split(\"/\")[0]"},{"name":"repo","expression":"args.repository.split(\"/\")[1]"},{"name":"alpha","expression":"string(args.size)"}]},` +
+		`{"provider":"gitlab","skill":"lab","server":"gitlab","tool":"create_widget","arguments":[{"name":"project_id","expression":"args.repository"},{"name":"zeta","expression":"args.size"}]}]}`
 	var asked int
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -241,20 +242,20 @@ func TestLLMDraftedChange(t *testing.T) {
 	}
 	e := newEnv(t, promote.LLM{Chat: llm.Complete, Name: llm.Name()})
 	tool := func(schema string) string {
-		return `{"tools":[{"name":"create_branch","description":"Create a branch.","inputSchema":` + schema +
+		return `{"tools":[{"name":"create_widget","description":"Create a widget.","inputSchema":` + schema +
 			`,"annotations":{"readOnlyHint":false,"destructiveHint":false,"openWorldHint":true}}]}`
 	}
-	ok(t)(e.svc.Install(ctx, skillDir(t, "hub", "github", tool(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"branch":{"type":"string"}},"required":["owner","repo","branch"]}`)), "operator:ana"))
+	ok(t)(e.svc.Install(ctx, skillDir(t, "hub", "github", tool(`{"type":"object","properties":{"owner":{"type":"string"},"repo":{"type":"string"},"alpha":{"type":"string"}},"required":["owner","repo","alpha"]}`)), "operator:ana"))
 	ok(t)(e.svc.Approve(ctx, "hub", nil, "operator:ana"))
 	ok(t)(e.svc.Enable(ctx, "hub", "operator:ana"))
-	ok(t)(e.svc.Install(ctx, skillDir(t, "lab", "gitlab", tool(`{"type":"object","properties":{"project_id":{"type":"string"},"branch":{"type":"string"}},"required":["project_id","branch"]}`)), "operator:ana"))
+	ok(t)(e.svc.Install(ctx, skillDir(t, "lab", "gitlab", tool(`{"type":"object","properties":{"project_id":{"type":"string"},"zeta":{"type":"integer"}},"required":["project_id","zeta"]}`)), "operator:ana"))
 	items, _ := e.changes.List(ctx, false)
-	if asked != 1 || len(items) != 1 || items[0].Proposal.Drafter != "llm:test-model" || items[0].Subject != "create_branch" {
+	if asked != 1 || len(items) != 1 || items[0].Proposal.Drafter != "llm:test-model" || items[0].Subject != "create_widget" {
 		t.Fatalf("asked %d; changes %+v", asked, items)
 	}
 	ok(t)(e.svc.Approve(ctx, "lab", nil, "operator:ana"))
 	ok(t)(e.svc.Enable(ctx, "lab", "operator:ana"))
-	if got, err := e.changes.Approve(ctx, items[0].ID, "one create_branch for both forges", "operator:bo"); err != nil || got.State != "applied" {
+	if got, err := e.changes.Approve(ctx, items[0].ID, "one create_widget for both forges", "operator:bo"); err != nil || got.State != "applied" {
 		t.Fatalf("apply: %+v %v", got, err)
 	}
 	if asked != 1 {

@@ -169,7 +169,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 	}
 
 	// Layer 3 (format) checks the backends file against the tools found.
-	if rep.Backends, err = backendsCheck(in.Key, tree, rep); err != nil {
+	if rep.Backends, err = backendsCheck(s.executorCatalog(), in.Key, tree, rep); err != nil {
 		return nil, err
 	}
 

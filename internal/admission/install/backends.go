@@ -19,8 +19,8 @@ import (
 // a mapping that cannot produce the tool's arguments, blocks approval
 // with the file, the backend and the argument at fault. A skill without
 // a backends file passes.
-func checkBackends(key, tree string, rep *manifest.Report) error {
-	bc, err := backendsCheck(key, tree, rep)
+func checkBackends(cat *executor.Catalog, key, tree string, rep *manifest.Report) error {
+	bc, err := backendsCheck(cat, key, tree, rep)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func checkBackends(key, tree string, rep *manifest.Report) error {
 // and compiled against every tool rep's servers offered. A file that does
 // not parse or compile is reported in the check's Error; err is a failure
 // to read it.
-func backendsCheck(key, tree string, rep *manifest.Report) (*manifest.BackendsCheck, error) {
+func backendsCheck(cat *executor.Catalog, key, tree string, rep *manifest.Report) (*manifest.BackendsCheck, error) {
 	f, err := os.Open(filepath.Join(tree, executor.BackendsFileName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -48,7 +48,6 @@ func backendsCheck(key, tree string, rep *manifest.Report) (*manifest.BackendsCh
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, key, err)
 	}
-	cat := executor.Builtin()
 	file := key + "/" + executor.BackendsFileName
 	bc := &manifest.BackendsCheck{Maps: []string{}}
 	bf, err := executor.ParseBackends(file, data, cat)
@@ -80,4 +79,15 @@ func backendsReason(rep *manifest.Report) string {
 		return ""
 	}
 	return fmt.Sprintf("layer 3 (format): %s; fix %s and install the skill again", rep.Backends.Error, executor.BackendsFileName)
+}
+
+// executorCatalog is the catalog backends files are checked against:
+// Options.Executors', else the built-in one.
+func (s *Service) executorCatalog() *executor.Catalog {
+	if s.executors != nil {
+		if c := s.executors(); c != nil {
+			return c
+		}
+	}
+	return executor.Builtin()
 }

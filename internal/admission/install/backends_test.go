@@ -37,7 +37,7 @@ func TestApproveChecksBackends(t *testing.T) {
 		{"unknown tool", head + "  - {executor: create_issue, server: gitlab, tool: open_issue, arguments: {title: args.title}}\n",
 			`blocked: gitlab cannot be approved: invalid backends file: gitlab/backends.yaml: backends[0] (create_issue): server gitlab offers no tool "open_issue" (its tools: create_branch, create_issue, create_merge_request, create_or_update_file, create_repository, fork_repository, get_file_contents, push_files, search_repositories); fix backends.yaml and install the skill again`},
 		{"unknown executor", head + "  - {executor: create_ticket, server: gitlab, tool: create_issue, arguments: {title: args.title}}\n",
-			`blocked: gitlab cannot be approved: invalid backends file: gitlab/backends.yaml: backends[0]: executor "create_ticket" is not in the catalog (executors: create_issue, find_repositories, read_file_contents, write_file_contents); fix backends.yaml and install the skill again`},
+			`blocked: gitlab cannot be approved: invalid backends file: gitlab/backends.yaml: backends[0]: executor "create_ticket" is not in the catalog (executors: create_branch, create_issue, create_pull_request, find_issues, find_pull_requests, find_repositories, read_file_contents, read_issue, read_pull_request, update_issue, write_file_contents); fix backends.yaml and install the skill again`},
 		{"the worked example", string(good), ""},
 	}
 	for _, tc := range tests {

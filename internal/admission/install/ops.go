@@ -153,7 +153,7 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 	} else if rep.Validation.Blocked {
 		return nil, fmt.Errorf("%w: %s: %s", ErrBlocked, in.Key, strings.Join(rep.Validation.Reasons, "; "))
 	}
-	if err := checkBackends(in.Key, filepath.Join(in.Dir, SkillDir), rep); err != nil {
+	if err := checkBackends(s.executorCatalog(), in.Key, filepath.Join(in.Dir, SkillDir), rep); err != nil {
 		return nil, err
 	}
 	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, o, actor)

@@ -61,7 +61,7 @@ type ShippedProvider struct {
 // shipped skill shadows an install of the same key, as in the registry.
 // reg are the registrations of applied changes.
 func (s *Service) PromotionInputs(ctx context.Context, trigger string, reg []store.Registration) (*Promotions, error) {
-	cat, err := promote.Catalog(executor.Builtin(), reg)
+	cat, err := promote.Catalog(s.executorCatalog(), reg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}

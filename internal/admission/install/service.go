@@ -33,6 +33,7 @@ import (
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/admission/promote"
 	"github.com/skillgate/skillgate/internal/admission/propose"
+	"github.com/skillgate/skillgate/internal/decision/executor"
 	"github.com/skillgate/skillgate/internal/model/constraint"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/registry/signature"
@@ -108,6 +109,11 @@ type Options struct {
 	// approved installs, so a first_party provider and an imported one of
 	// the same action queue one change. Nil takes installs alone.
 	Shipped func(ctx context.Context) ([]ShippedProvider, error)
+	// Executors, when set, returns the executor catalog a provider
+	// skill's backends.yaml is checked against at approval (the built-in
+	// one merged with the operator's DATA/executors files); nil means
+	// executor.Builtin().
+	Executors func() *executor.Catalog
 	// Catalog, when set, is kept listing exactly the enabled installs
 	// (*registry.Registry implements it): after every change and at
 	// Recover. Nil leaves imported skills out of catalogs.
@@ -182,6 +188,9 @@ type Service struct {
 	lineage      *lineage.Index
 	lineageFile  string
 	capabilities lineage.CapabilityFunc
+
+	// executors is Options.Executors.
+	executors func() *executor.Catalog
 }
 
 // New returns a Service. It does not touch storage; call Recover once at
@@ -195,6 +204,7 @@ func New(opts Options) (*Service, error) {
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter, shipped: opts.Shipped,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{},
 		openLineage: opts.Lineage, lineageFile: opts.LineageFile, capabilities: opts.Capabilities}
+	s.executors = opts.Executors
 	if s.bucketPrefix == "" {
 		s.bucketPrefix = bucket.DefaultImportsPrefix
 	}

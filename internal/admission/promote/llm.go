@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/admission/propose"
 	"github.com/skillgate/skillgate/internal/decision/executor"
 )
 
@@ -22,9 +23,18 @@ type Drafter interface {
 // proposals).
 type Chat func(ctx context.Context, system, user, schemaName string, schema map[string]any) ([]byte, error)
 
+// ChatLookups is [Chat] where the model may first call lookups
+// (propose.OpenAI.CompleteWithLookups: bounded rounds of function calls
+// answered by call).
+type ChatLookups func(ctx context.Context, system, user, schemaName string, schema map[string]any, lookups []propose.Lookup, call propose.LookupFunc) ([]byte, error)
+
 // LLM drafts with a model behind an OpenAI-compatible API.
 type LLM struct {
 	Chat Chat
+	// Lookups, when set, is used instead of Chat: the model may read a
+	// tool's schema or list another provider's tools (from Group.Tools,
+	// nothing called) before it answers.
+	Lookups ChatLookups
 	// Name is the drafter's name proposals carry ("llm:<model>").
 	Name string
 }
@@ -95,7 +105,17 @@ func (l LLM) Draft(ctx context.Context, g Group) (Proposal, error) {
 		fmt.Fprintf(&b, "- provider %s, skill %s, server %s, tool %s: %s\n  inputSchema: %s\n", o.Provider, o.Skill, o.Server, o.Tool.CapabilityID,
 			oneLine(o.Tool.Description), schema)
 	}
-	data, err := l.Chat(ctx, llmSystem, b.String(), "promote_provider_mapping", llmSchema())
+	var data []byte
+	var err error
+	if l.Lookups != nil {
+		b.WriteString("\nBefore answering you may call read_tool_schema (any tool of the skills listed by list_provider_tools) and list_provider_tools (a provider's tools).\n")
+		data, err = l.Lookups(ctx, llmSystem, b.String(), "promote_provider_mapping", llmSchema(), draftLookups(),
+			func(_ context.Context, name string, args json.RawMessage) (string, error) {
+				return lookup(g.Tools, name, args)
+			})
+	} else {
+		data, err = l.Chat(ctx, llmSystem, b.String(), "promote_provider_mapping", llmSchema())
+	}
 	if err != nil {
 		return Proposal{}, err
 	}

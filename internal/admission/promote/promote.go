@@ -175,6 +175,9 @@ type Group struct {
 	Serving []string
 	// Why says why the deterministic drafter gave up.
 	Why string
+	// Tools are every tool of every provider skill detection read: what
+	// a drafter's lookups may read (never call).
+	Tools []Offer
 }
 
 // DetectAll is [Detect] that also returns the candidates the
@@ -214,12 +217,13 @@ func DetectAll(cat *executor.Catalog, skills []Skill, trigger string, serving Se
 	slices.Sort(names)
 	var out []Proposal
 	var undrafted []Group
+	held := heldTools(cat, skills)
 	for _, name := range names {
 		picked, ok := candidate(groups[name], trigger, serving.Providers[name])
 		if !ok {
 			continue
 		}
-		g := Group{Executor: name, Serving: slices.Clone(serving.Providers[name])}
+		g := Group{Executor: name, Serving: slices.Clone(serving.Providers[name]), Tools: held}
 		if ex := cat.Lookup(name); ex != nil {
 			g.Known = &executor.ExecutorDecl{Name: ex.Name, Description: ex.Description, InputSchema: ex.InputSchema}
 		}
@@ -263,7 +267,9 @@ func candidate(offers []offer, trigger string, serving []string) ([]offer, bool)
 	return picked, true
 }
 
-// draft writes the deterministic proposal of one candidate group.
+// draft writes the deterministic proposal of one candidate group: the
+// catalog's executor, or one drafted from the tools ([draftArgs]), and
+// each tool's mapping from the argument matcher ([mapTool]).
 func draft(cat *executor.Catalog, name string, picked []offer, serving []string) (Proposal, bool) {
 	p := Proposal{Serving: slices.Clone(serving), Drafter: "deterministic"}
 	for _, o := range picked {
@@ -279,20 +285,10 @@ func draft(cat *executor.Catalog, name string, picked []offer, serving []string)
 		}
 		p.Executor, p.New = decl, true
 	}
-	props, required := schemaProps(p.Executor.InputSchema)
 	for _, o := range picked {
-		tp, treq := schemaProps(o.tool.InputSchema)
-		args := map[string]string{}
-		for arg, ts := range tp {
-			es, ok := props[arg]
-			if !ok || !sameType(es, ts) {
-				continue
-			}
-			if slices.Contains(required, arg) {
-				args[arg] = "args." + arg
-			} else if !slices.Contains(treq, arg) {
-				args[arg] = "args.?" + arg
-			}
+		args := mapTool(p.Executor.InputSchema, o.tool.InputSchema)
+		if len(args) == 0 {
+			return Proposal{}, false
 		}
 		p.Backends = append(p.Backends, Backend{Provider: o.provider, Skill: o.skill, Server: o.server, Tool: o.tool.CapabilityID, Arguments: args})
 	}
@@ -309,42 +305,17 @@ var verbPhrases = map[executor.Verb]string{
 	executor.Update: "Update a", executor.Write: "Write a", executor.Delete: "Delete a", executor.Send: "Send a",
 }
 
-// commonExecutor drafts a new executor from the arguments every tool of
-// offers has with the same type, required where every tool requires them.
+// commonExecutor drafts a new executor from the arguments the matcher
+// pairs across every tool of offers ([draftArgs]).
 func commonExecutor(name string, offers []offer) (executor.ExecutorDecl, bool) {
 	verb, object, err := executor.ParseName(name)
 	if err != nil {
 		return executor.ExecutorDecl{}, false
 	}
-	first, _ := schemaProps(offers[0].tool.InputSchema)
-	props := map[string]json.RawMessage{}
-	var required []string
-	for arg, s := range first {
-		if !executor.ValidArgName(arg) || arg == executor.ProviderArg {
-			continue
-		}
-		all, req := true, true
-		for _, o := range offers {
-			tp, treq := schemaProps(o.tool.InputSchema)
-			ts, ok := tp[arg]
-			if !ok || !sameType(s, ts) {
-				all = false
-				break
-			}
-			req = req && slices.Contains(treq, arg)
-		}
-		if !all {
-			continue
-		}
-		props[arg] = neutral(s)
-		if req {
-			required = append(required, arg)
-		}
-	}
+	props, required := draftArgs(offers)
 	if len(props) == 0 {
 		return executor.ExecutorDecl{}, false
 	}
-	slices.Sort(required)
 	schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
 		schema["required"] = required
@@ -375,28 +346,6 @@ func schemaProps(raw json.RawMessage) (map[string]json.RawMessage, []string) {
 	}
 	_ = json.Unmarshal(raw, &s)
 	return s.Properties, s.Required
-}
-
-// sameType reports whether two property schemas declare the same JSON
-// type (and, for arrays, the same item type).
-func sameType(a, b json.RawMessage) bool {
-	type shape struct {
-		Type  any `json:"type"`
-		Items *struct {
-			Type any `json:"type"`
-		} `json:"items"`
-	}
-	var x, y shape
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil || x.Type == nil {
-		return false
-	}
-	if fmt.Sprint(x.Type) != fmt.Sprint(y.Type) {
-		return false
-	}
-	if (x.Items == nil) != (y.Items == nil) {
-		return false
-	}
-	return x.Items == nil || fmt.Sprint(x.Items.Type) == fmt.Sprint(y.Items.Type)
 }
 
 // Validate checks a proposal, whoever drafted it, and returns it with what

@@ -74,9 +74,21 @@ func TestProviderOf(t *testing.T) {
 	}
 }
 
-// TestDetectNPMServers: of the tools the real GitHub and GitLab servers
-// share, the deterministic drafter maps those whose arguments agree by
-// name and type; the rest (owner/repo against project_id) it leaves out.
+// byName returns the proposal of executor name among ps.
+func byName(t *testing.T, ps []promote.Proposal, name string) promote.Proposal {
+	t.Helper()
+	for _, p := range ps {
+		if p.Executor.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no proposal for %s", name)
+	return promote.Proposal{}
+}
+
+// TestDetectNPMServers: every tool the real GitHub and GitLab servers
+// share under one executor name is drafted deterministically, owner/repo
+// against project_id included (the argument matcher, match.go).
 func TestDetectNPMServers(t *testing.T) {
 	cat := executor.Builtin()
 	got := promote.Detect(cat, skills(t), "vcs/gl", promote.Serving{})
@@ -84,10 +96,10 @@ func TestDetectNPMServers(t *testing.T) {
 	for _, p := range got {
 		names = append(names, p.Executor.Name)
 	}
-	if want := []string{"create_repository"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"create_branch", "create_issue", "create_repository", "find_repositories", "read_file_contents"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("proposals %v, want %v", names, want)
 	}
-	p := got[0]
+	p := byName(t, got, "create_repository")
 	if !p.New || p.Executor.Description != "Create a new repository." || p.Drafter != "deterministic" {
 		t.Errorf("executor %+v new %v", p.Executor, p.New)
 	}
@@ -104,7 +116,8 @@ func TestDetectNPMServers(t *testing.T) {
 	if p.Summary() != "create_repository: one executor with backends github (vcs/gh: gh/create_repository), gitlab (vcs/gl: gl/create_repository) (a new executor)" {
 		t.Errorf("summary %q", p.Summary())
 	}
-	if k := p.Key(); !strings.HasPrefix(k, "promote_provider:create_repository:") || k != promote.Detect(cat, skills(t), "vcs/gl", promote.Serving{})[0].Key() {
+	again := byName(t, promote.Detect(cat, skills(t), "vcs/gl", promote.Serving{}), "create_repository")
+	if k := p.Key(); !strings.HasPrefix(k, "promote_provider:create_repository:") || k != again.Key() {
 		t.Errorf("key %q is not stable", k)
 	}
 	// A skill that takes no part triggers nothing; a provider already
@@ -113,7 +126,7 @@ func TestDetectNPMServers(t *testing.T) {
 		t.Errorf("untriggered: %+v", got)
 	}
 	served := promote.Detect(cat, skills(t), "vcs/gl", promote.Serving{Providers: map[string][]string{"create_repository": {"github"}}})
-	if len(served) != 1 || len(served[0].Backends) != 1 || served[0].Backends[0].Provider != "gitlab" || !reflect.DeepEqual(served[0].Serving, []string{"github"}) {
+	if s := byName(t, served, "create_repository"); len(s.Backends) != 1 || s.Backends[0].Provider != "gitlab" || !reflect.DeepEqual(s.Serving, []string{"github"}) {
 		t.Errorf("served: %+v", served)
 	}
 }
@@ -124,12 +137,12 @@ func TestDetectSuffixed(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"}},"required":["query"]}`)
 	ss := []promote.Skill{
 		{Key: "hub", Servers: map[string]capability.RedactedServer{"hub": {Command: "hub-mcp"}}, Tools: []capability.Tool{
-			{ExtensionID: "hub", CapabilityID: "search_issues_github", InputSchema: schema},
-			{ExtensionID: "hub", CapabilityID: "search_issues_gitlab", InputSchema: schema},
+			{ExtensionID: "hub", CapabilityID: "search_tickets_github", InputSchema: schema},
+			{ExtensionID: "hub", CapabilityID: "search_tickets_gitlab", InputSchema: schema},
 		}},
 	}
 	got := promote.Detect(executor.Builtin(), ss, "hub", promote.Serving{})
-	if len(got) != 1 || got[0].Executor.Name != "find_issues" || len(got[0].Backends) != 2 || got[0].Backends[0].Tool != "search_issues_github" ||
+	if len(got) != 1 || got[0].Executor.Name != "find_tickets" || len(got[0].Backends) != 2 || got[0].Backends[0].Tool != "search_tickets_github" ||
 		got[0].Backends[1].Arguments["limit"] != "args.?limit" {
 		t.Fatalf("%+v", got)
 	}
@@ -139,7 +152,7 @@ func TestDetectSuffixed(t *testing.T) {
 func TestValidate(t *testing.T) {
 	cat := executor.Builtin()
 	ss := skills(t)
-	p := promote.Detect(cat, ss, "vcs/gl", promote.Serving{})[0]
+	p := byName(t, promote.Detect(cat, ss, "vcs/gl", promote.Serving{}), "create_repository")
 	for _, tc := range []struct {
 		name    string
 		edit    func(p *promote.Proposal)
@@ -176,25 +189,43 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestDetectAllUndrafted: the real servers' shared tools the deterministic
-// drafter cannot map are returned for a model to draft, with why.
+// TestDetectAllUndrafted: a group whose tools' arguments the matcher
+// cannot pair is returned for a model to draft, with why; the real
+// servers' shared tools leave none.
 func TestDetectAllUndrafted(t *testing.T) {
-	_, groups := promote.DetectAll(executor.Builtin(), skills(t), "vcs/gl", promote.Serving{})
-	var names []string
-	for _, g := range groups {
-		names = append(names, g.Executor)
-		if len(g.Offers) != 2 || (g.Known == nil) != (g.Executor == "create_branch") || g.Why == "" {
-			t.Errorf("group %s: %d offers, known %v, why %q", g.Executor, len(g.Offers), g.Known != nil, g.Why)
+	if _, groups := promote.DetectAll(executor.Builtin(), skills(t), "vcs/gl", promote.Serving{}); len(groups) != 0 {
+		t.Errorf("the real servers left %d groups undrafted: %+v", len(groups), groups)
+	}
+	ss := []promote.Skill{{Key: "hub", Servers: map[string]capability.RedactedServer{"hub": {Command: "hub-mcp"}}, Tools: []capability.Tool{
+		{ExtensionID: "hub", CapabilityID: "find_widgets_github", InputSchema: json.RawMessage(`{"type":"object","properties":{"alpha":{"type":"string"}},"required":["alpha"]}`)},
+		{ExtensionID: "hub", CapabilityID: "find_widgets_gitlab", InputSchema: json.RawMessage(`{"type":"object","properties":{"zeta":{"type":"integer"}},"required":["zeta"]}`)},
+	}}}
+	_, groups := promote.DetectAll(executor.Builtin(), ss, "hub", promote.Serving{})
+	if len(groups) != 1 || groups[0].Executor != "find_widgets" || groups[0].Known != nil || len(groups[0].Offers) != 2 ||
+		groups[0].Why != "the tools have no argument in common with the same name and type" {
+		t.Errorf("groups %+v", groups)
+	}
+}
+
+// branchGroup is the real servers' create_branch as a group for a model
+// to draft as a new executor, with a catalog that does not declare it.
+func branchGroup(t *testing.T) (*executor.Catalog, promote.Group) {
+	t.Helper()
+	cat, err := executor.ParseCatalog("test.yaml", []byte("apiVersion: skillgate.dev/v1\nkind: ExecutorCatalog\nproviders:\n"+
+		"  - {name: github, suffix: _github}\n  - {name: gitlab, suffix: _gitlab}\nexecutors: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := promote.Group{Executor: "create_branch", Why: "test"}
+	for _, s := range skills(t) {
+		for _, tl := range s.Tools {
+			if tl.CapabilityID == "create_branch" {
+				prov, _ := promote.ProviderOf(cat, tl.ExtensionID, s.Servers[tl.ExtensionID])
+				g.Offers = append(g.Offers, promote.Offer{Provider: prov, Skill: s.Key, Server: tl.ExtensionID, Tool: tl})
+			}
 		}
 	}
-	// create_issue, find_repositories and read_file_contents are in the
-	// catalog, but owner/repo and project_id have no executor argument of
-	// their name; create_branch has no argument in common but branch. The
-	// servers' fork_repository and push_files have verbs outside the
-	// vocabulary: no executor name.
-	if want := []string{"create_branch", "create_issue", "find_repositories", "read_file_contents"}; !reflect.DeepEqual(names, want) {
-		t.Errorf("undrafted %v, want %v", names, want)
-	}
+	return cat, g
 }
 
 // chat answers as a model would, with answer.
@@ -211,15 +242,8 @@ func chat(answer string) promote.Chat {
 // naming a tool its skill lacks is removed, a bad expression removes its
 // backend, a draft that is not the answer's schema is refused.
 func TestLLMDraft(t *testing.T) {
-	cat := executor.Builtin()
+	cat, g := branchGroup(t)
 	ss := skills(t)
-	_, groups := promote.DetectAll(cat, ss, "vcs/gl", promote.Serving{})
-	var g promote.Group
-	for _, x := range groups {
-		if x.Executor == "create_branch" {
-			g = x
-		}
-	}
 	answer := `{"description":"Create a branch in a repository, from another branch or its default one.",` +
 		`"inputSchemaJSON":"{\"type\":\"object\",\"properties\":{\"repository\":{\"type\":\"string\"},\"branch\":{\"type\":\"string\"},\"from\":{\"type\":\"string\"}},\"required\":[\"repository\",\"branch\"],\"additionalProperties\":false}",` +
 		`"backends":[` +

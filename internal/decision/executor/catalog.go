@@ -96,6 +96,9 @@ type Catalog struct {
 
 	byName     map[string]*Executor
 	byProvider map[string]Provider
+	// from names the file that declared each executor ("executor:NAME")
+	// and provider ("provider:NAME"), for the errors of [Catalog.Merge].
+	from map[string]string
 }
 
 // Lookup returns the executor named name, or nil.
@@ -203,7 +206,7 @@ func ParseCatalog(file string, data []byte) (*Catalog, error) {
 	if len(f.Executors)+len(f.Providers) > MaxEntries {
 		return nil, fmt.Errorf("%w: %s: %d entries, limit %d", ErrInvalidCatalog, file, len(f.Executors)+len(f.Providers), MaxEntries)
 	}
-	c := &Catalog{byName: map[string]*Executor{}, byProvider: map[string]Provider{}}
+	c := &Catalog{byName: map[string]*Executor{}, byProvider: map[string]Provider{}, from: map[string]string{}}
 	suffixes := map[string]string{}
 	for i, p := range f.Providers {
 		at := fmt.Sprintf("%s: providers[%d]", file, i)
@@ -223,6 +226,7 @@ func ParseCatalog(file string, data []byte) (*Catalog, error) {
 		pr := Provider{Name: p.Name, Suffix: p.Suffix, Description: p.Description}
 		c.byProvider[p.Name] = pr
 		c.Providers = append(c.Providers, pr)
+		c.from[OriginProvider+":"+p.Name] = file
 	}
 	for i, x := range f.Executors {
 		at := fmt.Sprintf("%s: executors[%d]", file, i)
@@ -232,6 +236,7 @@ func ParseCatalog(file string, data []byte) (*Catalog, error) {
 		}
 		c.byName[x.Name] = e
 		c.Executors = append(c.Executors, e)
+		c.from[OriginExecutor+":"+x.Name] = file
 	}
 	slices.SortFunc(c.Providers, func(a, b Provider) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(c.Executors, func(a, b *Executor) int { return strings.Compare(a.Name, b.Name) })
@@ -304,7 +309,10 @@ func (c *Catalog) With(at string, decls ...ExecutorDecl) (*Catalog, error) {
 	if len(decls) == 0 {
 		return c, nil
 	}
-	out := &Catalog{Providers: c.Providers, Executors: slices.Clone(c.Executors), byName: maps.Clone(c.byName), byProvider: c.byProvider}
+	out := &Catalog{Providers: c.Providers, Executors: slices.Clone(c.Executors), byName: maps.Clone(c.byName), byProvider: c.byProvider, from: maps.Clone(c.from)}
+	if out.from == nil {
+		out.from = map[string]string{}
+	}
 	for i, d := range decls {
 		var schema map[string]any
 		if err := json.Unmarshal(d.InputSchema, &schema); err != nil {
@@ -316,6 +324,7 @@ func (c *Catalog) With(at string, decls ...ExecutorDecl) (*Catalog, error) {
 		}
 		out.byName[d.Name] = e
 		out.Executors = append(out.Executors, e)
+		out.from[OriginExecutor+":"+d.Name] = at
 	}
 	slices.SortFunc(out.Executors, func(a, b *Executor) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

@@ -14,7 +14,7 @@ func TestBuiltin(t *testing.T) {
 	for _, e := range cat.Executors {
 		names = append(names, e.Name)
 	}
-	if got := strings.Join(names, " "); got != "create_issue find_repositories read_file_contents write_file_contents" {
+	if got := strings.Join(names, " "); got != "create_branch create_issue create_pull_request find_issues find_pull_requests find_repositories read_file_contents read_issue read_pull_request update_issue write_file_contents" {
 		t.Fatalf("built-in executors = %s", got)
 	}
 	if p, ok := cat.Provider("gitlab"); !ok || p.Suffix != "_gitlab" {

@@ -68,3 +68,37 @@ func FuzzParseBackends(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMerge: an operator catalog file never panics the merge, and one
+// that merges keeps every built-in executor and provider as it was and
+// adds only valid names. The committed corpus is in
+// testdata/fuzz/FuzzMerge.
+func FuzzMerge(f *testing.F) {
+	f.Add([]byte(catalogHead + "providers:\n  - {name: jira, suffix: _jira}\nexecutors:\n  - name: create_ticket\n    description: d\n    inputSchema: {type: object, properties: {project: {type: string}}}\n"))
+	f.Add([]byte(catalogHead + "providers:\n  - {name: github, suffix: _gh}\n"))
+	f.Add([]byte(catalogHead + "executors:\n  - {name: create_issue, description: d, inputSchema: {type: object}}\n"))
+	f.Add([]byte(catalogHead + "executors:\n  - {name: find_x_gitlab, description: d, inputSchema: {type: object}}\n"))
+	f.Add([]byte("{\"apiVersion\":\"skillgate.dev/v1\",\"kind\":\"ExecutorCatalog\",\"providers\":[{\"name\":\"a\",\"suffix\":\"_github\"}]}"))
+	base := executor.Builtin()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := base.Merge("ops.yaml", data)
+		if err != nil {
+			return
+		}
+		for _, e := range base.Executors {
+			if c.Lookup(e.Name) != e {
+				t.Fatalf("built-in executor %s changed", e.Name)
+			}
+		}
+		for _, p := range base.Providers {
+			if q, ok := c.Provider(p.Name); !ok || q != p {
+				t.Fatalf("built-in provider %s changed", p.Name)
+			}
+		}
+		for _, e := range c.Executors {
+			if _, _, err := executor.ParseName(e.Name); err != nil {
+				t.Fatalf("merged an executor with an invalid name: %v", err)
+			}
+		}
+	})
+}

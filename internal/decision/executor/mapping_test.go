@@ -14,8 +14,8 @@ import (
 func TestExamplesMapOntoRealSchemas(t *testing.T) {
 	gh := exampleBackends(t, "github", loadTools(t, githubTools, "github"))
 	gl := exampleBackends(t, "gitlab", loadTools(t, gitlabTools, "gitlab"))
-	if len(gh) != 4 || len(gl) != 4 {
-		t.Fatalf("backends: %d github, %d gitlab; want 4 each", len(gh), len(gl))
+	if len(gh) != 11 || len(gl) != 6 {
+		t.Fatalf("backends: %d github, %d gitlab; want 11 and 6", len(gh), len(gl))
 	}
 	tests := []struct {
 		backend *executor.Backend

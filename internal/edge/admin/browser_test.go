@@ -292,7 +292,8 @@ func TestBrowser(t *testing.T) {
 	}
 	shot(t, b, "07-drift")
 
-	// GitLab installed beside GitHub: both offer create_repository, so a
+	// GitLab installed beside GitHub: both offer create_repository (and
+	// create_issue, which the argument matcher maps too), so a
 	// promote_provider change waits on the changes page. It is applied
 	// once GitLab is approved and enabled too.
 	if _, err := c.svc.InstallWith(ctx, gl, "operator:ops/alice", install.Introspection{Credentials: []string{"GITLAB_TOKEN"}}); err != nil {
@@ -302,20 +303,28 @@ func TestBrowser(t *testing.T) {
 		DataEgress: "network", Why: "creates a project on gitlab.com through its API"}, "operator:ops/alice"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.svc.Approve(ctx, "gitlab", []string{"gitlab/create_repository"}, "operator:ops/alice"); err != nil {
+	// create_issue too, so that its change (found by the argument
+	// matcher) can be applied when the crawl below submits its form.
+	if _, err := c.svc.Complete(ctx, "gitlab", install.Completion{Capability: "gitlab/create_issue", RiskLevel: "write", SideEffects: "external",
+		DataEgress: "network", Why: "opens an issue on gitlab.com through its API"}, "operator:ops/alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.svc.Approve(ctx, "gitlab", []string{"gitlab/create_repository", "gitlab/create_issue"}, "operator:ops/alice"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.svc.Enable(ctx, "gitlab", "operator:ops/alice"); err != nil {
 		t.Fatal(err)
 	}
-	var summary, applied string
+	var summary, applied, id string
+	repoRow := `//table[@class="changes"]//tr[td[starts-with(normalize-space(.), "create_repository:")]]`
 	if err := chromedp.Run(b,
 		chromedp.Navigate(c.url+"/admin/"),
 		chromedp.WaitVisible(`//h3[text()="Changes"]`),
 		chromedp.WaitVisible(`//p[contains(., "only in canonical")]`),
 		chromedp.Navigate(c.url+"/admin/changes"),
-		chromedp.WaitVisible(`//table[@class="changes"]//a[text()="1"]`),
-		chromedp.Text(`table.changes tbody tr td:nth-child(3)`, &summary),
+		chromedp.WaitVisible(repoRow+`//a`, chromedp.BySearch),
+		chromedp.Text(repoRow+`/td[3]`, &summary, chromedp.BySearch),
+		chromedp.Text(repoRow+`//a`, &id, chromedp.BySearch),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +333,7 @@ func TestBrowser(t *testing.T) {
 	}
 	shot(t, b, "12-changes")
 	if err := chromedp.Run(b,
-		chromedp.Click(`//table[@class="changes"]//a[text()="1"]`),
+		chromedp.Click(repoRow+`//a`, chromedp.BySearch),
 		chromedp.WaitVisible(`//h2[contains(., "Backends")]`),
 	); err != nil {
 		t.Fatal(err)
@@ -340,7 +349,7 @@ func TestBrowser(t *testing.T) {
 	}
 	regs, _ := c.db.Registrations(ctx)
 	recs, _ := c.db.AuditRecords(ctx, store.AuditFilter{Action: "change.apply"})
-	if applied != "Change 1 is applied." || len(regs) != 1 || regs[0].Executor != "create_repository" || len(regs[0].Backends) != 2 ||
+	if applied != "Change "+id+" is applied." || len(regs) != 1 || regs[0].Executor != "create_repository" || len(regs[0].Backends) != 2 ||
 		len(recs) != 1 || recs[0].Actor != "operator:ops/alice@T0" {
 		t.Fatalf("after applying: %q; registrations %+v; audit %+v", applied, regs, recs)
 	}

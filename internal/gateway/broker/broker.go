@@ -252,6 +252,9 @@ type Broker struct {
 	opts Options
 	log  *slog.Logger
 	snap atomic.Pointer[snapshot]
+	// base is the executor catalog set by SetCatalog, nil for
+	// Options.Executors.Catalog.
+	base atomic.Pointer[executor.Catalog]
 	// forwarding counts allowed calls whose audit record is not yet
 	// queued (see Drain).
 	forwarding atomic.Int64

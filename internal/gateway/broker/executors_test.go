@@ -306,9 +306,13 @@ func TestExecutorPolicyForbidsProvider(t *testing.T) {
 		}
 	}
 	want := []string{
+		"create_branch github live", "create_branch gitlab forbidden: capability providers/gitlab:gitlab/create_branch is forbidden for acme/a1 by policy",
 		"create_issue github live", "create_issue gitlab forbidden: capability providers/gitlab:gitlab/create_issue is forbidden for acme/a1 by policy",
+		"create_pull_request github live", "create_pull_request gitlab forbidden: capability providers/gitlab:gitlab/create_merge_request is forbidden for acme/a1 by policy",
+		"find_issues github live", "find_pull_requests github live",
 		"find_repositories github live", "find_repositories gitlab forbidden: capability providers/gitlab:gitlab/search_repositories is forbidden for acme/a1 by policy",
 		"read_file_contents github live", "read_file_contents gitlab forbidden: capability providers/gitlab:gitlab/get_file_contents is forbidden for acme/a1 by policy",
+		"read_issue github live", "read_pull_request github live", "update_issue github live",
 		"write_file_contents github live", "write_file_contents gitlab forbidden: capability providers/gitlab:gitlab/create_or_update_file is forbidden for acme/a1 by policy",
 	}
 	if !slices.Equal(got, want) {

@@ -112,6 +112,10 @@ type RuntimeOptions struct {
 	Logger *slog.Logger
 	// Executors configures the executors the broker serves.
 	Executors ExecutorOptions
+	// CatalogDir, when set, holds operator executor catalogs
+	// (DATA/executors): merged over Executors.Catalog at open, and again
+	// whenever the watch finds a file changed, each load audited.
+	CatalogDir string
 	// Observe, when set, sees every audit record the capability path
 	// writes, as it is queued (metrics count decisions and call latency
 	// from them). It must not block.
@@ -179,6 +183,9 @@ type Runtime struct {
 	// packages checks the fetched trees of launched packages before
 	// their servers start.
 	packages launch.Verifier
+
+	// catalogs fingerprints the operator catalog files last loaded.
+	catalogs string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -275,6 +282,7 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: rec, DurableAudit: opts.DurableAudit, Logger: log, Configured: check, Executors: execs,
 		Resources: r.pool, OnSkillDrift: onSkillDrift})
 	if err == nil {
+		r.loadCatalogs(ActionCatalogLoad)
 		err = r.Broker.Reload(ctx)
 	}
 	if err != nil {
@@ -380,6 +388,10 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 				policies, changed = fp, true
 				r.changed("policies")
 			}
+		}
+		// An operator catalog file added, changed or removed.
+		if r.reloadCatalogs(ctx) {
+			changed = true
 		}
 		now, err := r.opts.Installs.Generation(ctx)
 		if err != nil {

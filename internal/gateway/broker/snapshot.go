@@ -71,7 +71,7 @@ func (b *Broker) Reload(ctx context.Context) error {
 // returned: the broker's own) and returns the catalog with the registered
 // executors.
 func (b *Broker) registered(ctx context.Context, skills []Skill) (*executor.Catalog, error) {
-	cat := b.opts.Executors.Catalog
+	cat := b.catalog()
 	if b.opts.Executors.Registered == nil {
 		return cat, nil
 	}
