@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -151,10 +152,15 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 	t.Setenv("SKILLGATE_LLM_BASE_URL", model.URL+"/v1")
 	t.Setenv("SKILLGATE_LLM_MODEL", "test-model")
 	tools := map[string]string{"create_issue": "write", "get_file_contents": "read", "search_repositories": "read",
-		"create_or_update_file": "write", "create_repository": "write"}
+		"create_or_update_file": "write", "create_repository": "write", "create_branch": "write"}
 
 	shipped := filepath.Join(t.TempDir(), "shipped")
-	firstPartyGitHub(t, shipped, tools)
+	// The GitHub skill ships every tool its backends.yaml maps; the objects
+	// only GitHub's server has tools for stay GitHub's alone.
+	ghTools := map[string]string{"list_issues": "read", "get_issue": "read", "update_issue": "write",
+		"list_pull_requests": "read", "get_pull_request": "read", "create_pull_request": "write"}
+	maps.Copy(ghTools, tools)
+	firstPartyGitHub(t, shipped, ghTools)
 	keys := t.TempDir()
 	f.run(t, "key", "gen", "release", "--dir", keys)
 	f.run(t, "sign", filepath.Join(shipped, "github"), "--key", filepath.Join(keys, "release.key"))
@@ -207,7 +213,7 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 		subjects = append(subjects, c.Subject)
 	}
 	slices.Sort(subjects)
-	if want := []string{"create_issue", "create_repository", "find_repositories", "read_file_contents"}; !slices.Equal(subjects, want) {
+	if want := []string{"create_branch", "create_issue", "create_repository", "find_repositories", "read_file_contents"}; !slices.Equal(subjects, want) {
 		t.Fatalf("changes: %v, want %v\n%s", subjects, want, out)
 	}
 	for _, c := range queued {
@@ -253,7 +259,7 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 		live[e.Name] = strings.Join(bs, " ")
 	}
 	both := "github:github:true gitlab:gitlab:true"
-	for name, want := range map[string]string{"create_issue": both, "create_repository": both, "find_repositories": both,
+	for name, want := range map[string]string{"create_branch": both, "create_issue": both, "create_repository": both, "find_repositories": both,
 		"read_file_contents": both, "write_file_contents": "github:github:true"} {
 		if live[name] != want {
 			t.Errorf("executors: %s has backends %q, want %q\n%s", name, live[name], want, out)
@@ -263,7 +269,7 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 	// The agent sees one executor per object, no raw tool of either.
 	cs := f.agent(t, "T3")
 	names := toolNames(t, cs)
-	for _, want := range []string{"create_issue", "create_repository", "find_repositories", "read_file_contents", "write_file_contents"} {
+	for _, want := range []string{"create_branch", "create_issue", "create_repository", "find_repositories", "read_file_contents", "write_file_contents"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s not listed: %v", want, names)
 		}

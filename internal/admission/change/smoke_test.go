@@ -49,26 +49,26 @@ func recorderSkill(t *testing.T, key, server, tool, schema string, shipped bool)
 func TestSmokeCall(t *testing.T) {
 	ctx := context.Background()
 	schema := `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`
-	hub := recorderSkill(t, "hub", "github", "find_issues_github", schema, true)
+	hub := recorderSkill(t, "hub", "github", "find_labels_github", schema, true)
 	e := newTierEnv(t, shippedRoot{{Version: store.Version{Key: "hub", Name: "hub", Dir: hub, Trust: "first_party", Tier: 2,
 		InvokableBy: []string{"T0", "T1", "T2", "T3"}, Valid: true, Enabled: true, Current: true}}})
-	ok(t)(e.svc.Install(ctx, recorderSkill(t, "lab", "gitlab", "find_issues_gitlab", schema, false), "operator:ana"))
+	ok(t)(e.svc.Install(ctx, recorderSkill(t, "lab", "gitlab", "find_labels_gitlab", schema, false), "operator:ana"))
 	ok(t)(e.svc.Approve(ctx, "lab", nil, "operator:ana"))
 	ok(t)(e.svc.Enable(ctx, "lab", "operator:ana"))
 	items, err := e.changes.List(ctx, false)
-	if err != nil || len(items) != 1 || items[0].Subject != "find_issues" {
+	if err != nil || len(items) != 1 || items[0].Subject != "find_labels" {
 		t.Fatalf("changes: %+v %v", items, err)
 	}
-	why := "one find_issues for both forges"
+	why := "one find_labels for both forges"
 	for _, tc := range []struct {
 		call string
 		want string
 	}{
-		{"find_issues", `invalid decision: a smoke call is EXECUTOR=JSON (find_repositories={"query":"skillgate"}), not "find_issues"`},
-		{`find_issues=[1]`, "invalid decision: the smoke call's arguments must be a JSON object: [1]"},
-		{`create_issue={"query":"bug"}`, "invalid decision: the smoke call names create_issue, but the change registers find_issues: a smoke call tests the change's backends"},
-		{`find_issues={"q":"bug"}`, "invalid decision: the smoke call's arguments do not fit executor find_issues: "},
-		{`find_issues={"query":"bug"}`, ""},
+		{"find_labels", `invalid decision: a smoke call is EXECUTOR=JSON (find_repositories={"query":"skillgate"}), not "find_labels"`},
+		{`find_labels=[1]`, "invalid decision: the smoke call's arguments must be a JSON object: [1]"},
+		{`create_issue={"query":"bug"}`, "invalid decision: the smoke call names create_issue, but the change registers find_labels: a smoke call tests the change's backends"},
+		{`find_labels={"q":"bug"}`, "invalid decision: the smoke call's arguments do not fit executor find_labels: "},
+		{`find_labels={"query":"bug"}`, ""},
 	} {
 		call, err := change.ParseSmokeCall(tc.call)
 		if err == nil {
@@ -87,7 +87,7 @@ func TestSmokeCall(t *testing.T) {
 	}
 	var data struct{ Admission []string }
 	json.Unmarshal(recs[0].Data, &data)
-	if n := len(data.Admission); n != 5 || data.Admission[n-1] != `smoke call of find_issues with {"query":"bug"} answered through github, gitlab` {
+	if n := len(data.Admission); n != 5 || data.Admission[n-1] != `smoke call of find_labels with {"query":"bug"} answered through github, gitlab` {
 		t.Errorf("admission: %q", data.Admission)
 	}
 }

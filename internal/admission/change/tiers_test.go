@@ -103,12 +103,12 @@ func TestPromoteAcrossTrustTiers(t *testing.T) {
 	}{
 		{
 			name:    "provider-suffixed tools",
-			shipped: shippedSkill(t, "hub", "github", "find_issues_github", issues, "", ""),
-			labTool: "find_issues_gitlab", labSchema: issues,
-			summary:  "find_issues: one executor with backends github (hub: github/find_issues_github), gitlab (lab: gitlab/find_issues_gitlab) (a new executor)",
-			executor: "find_issues", registered: 2,
-			smoke: "find_issues lists providers github, gitlab; a call resolves to github (hub: github/find_issues_github) (provider github is the first live provider in name order (skill hub)); " +
-				"pinned: github → github (hub: github/find_issues_github); gitlab → gitlab (lab: gitlab/find_issues_gitlab)",
+			shipped: shippedSkill(t, "hub", "github", "find_labels_github", issues, "", ""),
+			labTool: "find_labels_gitlab", labSchema: issues,
+			summary:  "find_labels: one executor with backends github (hub: github/find_labels_github), gitlab (lab: gitlab/find_labels_gitlab) (a new executor)",
+			executor: "find_labels", registered: 2,
+			smoke: "find_labels lists providers github, gitlab; a call resolves to github (hub: github/find_labels_github) (provider github is the first live provider in name order (skill hub)); " +
+				"pinned: github → github (hub: github/find_labels_github); gitlab → gitlab (lab: gitlab/find_labels_gitlab)",
 		},
 		{
 			name:    "a first_party executor and an imported raw tool",
@@ -121,11 +121,11 @@ func TestPromoteAcrossTrustTiers(t *testing.T) {
 		},
 		{
 			name:    "a first_party server that no longer lists its shipped definition",
-			shipped: shippedSkill(t, "hub", "github", "find_issues_github", issues, "", `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
-			labTool: "find_issues_gitlab", labSchema: issues,
-			summary:  "find_issues: one executor with backends github (hub: github/find_issues_github), gitlab (lab: gitlab/find_issues_gitlab) (a new executor)",
-			executor: "find_issues",
-			refused:  "change cannot be applied: layer 7 (confinement): backend github (hub: github/find_issues_github): the tool's definition is not the approved one; recheck hub (skillgate recheck hub) and review the drift",
+			shipped: shippedSkill(t, "hub", "github", "find_labels_github", issues, "", `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
+			labTool: "find_labels_gitlab", labSchema: issues,
+			summary:  "find_labels: one executor with backends github (hub: github/find_labels_github), gitlab (lab: gitlab/find_labels_gitlab) (a new executor)",
+			executor: "find_labels",
+			refused:  "change cannot be applied: layer 7 (confinement): backend github (hub: github/find_labels_github): the tool's definition is not the approved one; recheck hub (skillgate recheck hub) and review the drift",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
