@@ -48,8 +48,8 @@ func TestInstallChecksBackends(t *testing.T) {
 			`layer 3 (format): invalid backends file: gitlab/backends.yaml: backends[0] (create_issue): server gitlab offers no tool "open_issue" (its tools: create_branch, create_issue, create_merge_request, create_or_update_file, create_repository, fork_repository, get_file_contents, push_files, search_repositories); fix backends.yaml and install the skill again`,
 			[]string{"gitlab/create_issue"}},
 		{"the worked example", string(good), manifest.LayerPass,
-			"backends.yaml: provider gitlab, 4 tools mapped onto executors, every mapping compiled against the introspected tools", "",
-			[]string{"gitlab/create_issue", "gitlab/get_file_contents", "gitlab/search_repositories", "gitlab/create_or_update_file"}},
+			"backends.yaml: provider gitlab, 6 tools mapped onto executors, every mapping compiled against the introspected tools", "",
+			[]string{"gitlab/create_issue", "gitlab/get_file_contents", "gitlab/search_repositories", "gitlab/create_or_update_file", "gitlab/create_merge_request", "gitlab/create_branch"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
