@@ -32,11 +32,11 @@ func TestScanAtBoot(t *testing.T) {
 		}
 		return got
 	}
-	mcpArgs := []string{"--data", f.data, "mcp", "--agent", "drafter", "--tier", "T3"}
+	data := f.data
 	connect := func(extra ...string) (*mcp.ClientSession, *lockedBuffer) {
 		t.Helper()
 		var stderr lockedBuffer
-		cmd := exec.Command(bin, append(mcpArgs, extra...)...)
+		cmd := exec.Command(bin, append([]string{"--data", data, "mcp", "--agent", "drafter", "--tier", "T3"}, extra...)...)
 		cmd.Stderr = &stderr
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
@@ -45,12 +45,6 @@ func TestScanAtBoot(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs, &stderr
 	}
-
-	cs, _ := connect("--no-scan")
-	if got := list(cs); got != "No skills match." {
-		t.Errorf("--no-scan on an empty registry: skill_list = %q, want no skills", got)
-	}
-	cs.Close()
 
 	cs, stderr := connect()
 	got := list(cs)
@@ -87,5 +81,15 @@ func TestScanAtBoot(t *testing.T) {
 	cs, _ = connect("--no-scan")
 	if got := list(cs); !strings.Contains(got, "nuevo") {
 		t.Errorf("after serve's scan at start: skill_list lacks nuevo:\n%s", got)
+	}
+	cs.Close()
+
+	// --no-scan serves an empty registry as it is.
+	g := emptyFixture(t)
+	g.writeConfig(t, "roots:\n  - path: "+root+"\n")
+	data = g.data
+	cs, _ = connect("--no-scan")
+	if got := list(cs); got != "No skills match." {
+		t.Errorf("--no-scan on an empty registry: skill_list = %q, want no skills", got)
 	}
 }
