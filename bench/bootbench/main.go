@@ -25,10 +25,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run measures and reports; it returns the exit status.
+func run() int {
 	bin := flag.String("skillgate", "", "the skillgate binary")
 	tree := flag.String("tree", "", "the tree of skills (bench/gen)")
 	runs := flag.Int("runs", 5, "runs of each measurement")
@@ -37,11 +41,11 @@ func main() {
 	flag.Parse()
 	if *bin == "" || *tree == "" || *runs < 1 {
 		fmt.Fprintln(os.Stderr, "bootbench: -skillgate and -tree are required, -runs must be positive")
-		os.Exit(2)
+		return 2
 	}
 	work, err := os.MkdirTemp("", "skillgate-bootbench-")
 	if err != nil {
-		fail(err)
+		return fail(err)
 	}
 	defer os.RemoveAll(work)
 	var scans, serves []time.Duration
@@ -49,12 +53,12 @@ func main() {
 	for i := 0; i < *runs; i++ {
 		d, err := scanAlone(*bin, *tree, filepath.Join(work, fmt.Sprintf("scan-%d", i)))
 		if err != nil {
-			fail(err)
+			return fail(err)
 		}
 		scans = append(scans, d)
 		d, n, err := serveStart(*bin, *tree, filepath.Join(work, fmt.Sprintf("serve-%d", i)), *timeout)
 		if err != nil {
-			fail(err)
+			return fail(err)
 		}
 		serves = append(serves, d)
 		skills = n
@@ -74,13 +78,14 @@ func main() {
 	fmt.Printf("| %-52s | %-20s |\n", "serve: process start to first answer (fresh data)", fmt.Sprintf("%d ms (%d)", serveMed.Milliseconds(), slices.Min(serves).Milliseconds()))
 	fmt.Printf("| %-52s | %-20s |\n", fmt.Sprintf("ratio (goal <= %.1fx)", *maxRatio), fmt.Sprintf("%.2fx %s", ratio, verdict))
 	if verdict == "FAIL" {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
-func fail(err error) {
+func fail(err error) int {
 	fmt.Fprintln(os.Stderr, "bootbench:", err)
-	os.Exit(2)
+	return 2
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -142,9 +147,12 @@ func serveStart(bin, tree, data string, timeout time.Duration) (time.Duration, s
 	if err := cmd.Start(); err != nil {
 		return 0, "", err
 	}
+	stop := sync.OnceFunc(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait() // stopped by the signal: its status says so
+	})
 	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
+		stop()
 		os.RemoveAll(data)
 	}()
 	go func() {
@@ -165,7 +173,7 @@ func serveStart(bin, tree, data string, timeout time.Duration) (time.Duration, s
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := client.Do(req)
 		if err == nil {
-			io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				break
@@ -177,8 +185,7 @@ func serveStart(bin, tree, data string, timeout time.Duration) (time.Duration, s
 		time.Sleep(2 * time.Millisecond)
 	}
 	d := time.Since(start)
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
+	stop()
 	n := <-skills
 	if _, err := strconv.Atoi(n); err != nil {
 		return 0, "", fmt.Errorf("skillgate serve did not say it scanned at start")
