@@ -96,9 +96,11 @@ type Server struct {
 	stops []func()
 }
 
-// OpenServer opens everything 'skillgate serve' serves with and listens on
-// opts.Addr; the background work runs until ctx ends or Run returns. On an
-// error nothing stays open.
+// OpenServer opens everything 'skillgate serve' serves with, scans the
+// roots when the registry is older than them (unless opts.NoScan; see
+// [App.ScanAtBoot]) and then listens on opts.Addr, so that no agent is
+// answered before; the background work runs until ctx ends or Run returns.
+// On an error nothing stays open.
 func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	s := &Server{a: a, opts: opts}
 	defer func() {

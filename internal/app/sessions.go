@@ -148,6 +148,7 @@ type StdioOptions struct {
 }
 
 // ServeStdio serves one agent session over MCP on opts.In and opts.Out
+// (after the scan at start, see [App.ScanAtBoot], unless opts.NoScan)
 // until the stream ends or ctx does, with the capability runtime's watch
 // and session maintenance (no pruning: a stdio process is never the
 // replicas' leader) running meanwhile. A refused session
