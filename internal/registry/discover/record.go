@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -68,6 +69,11 @@ const recordMagic = "skillgate scan cache 1\n"
 // times what a root of 100,000 skills needs.
 const maxSection = 1 << 30
 
+// sectionPrealloc bounds the memory taken for a section before its bytes
+// are read: a damaged length claims at most this much in advance, and a
+// section of 100,000 skills (about 40 MB) is read with no regrowth.
+const sectionPrealloc = 64 << 20
+
 // errCorrupt means a record's bytes are damaged or malformed.
 var errCorrupt = errors.New("corrupt scan cache")
 
@@ -123,12 +129,20 @@ func readSection(br *bufio.Reader, what string) (string, error) {
 		return "", fmt.Errorf("%w: %s section truncated", errCorrupt, what)
 	}
 	// A bufio.Reader reads a buffer as large as its own straight into it.
-	b := make([]byte, n)
-	if _, err := io.ReadFull(br, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return "", fmt.Errorf("%w: %s section truncated", errCorrupt, what)
+	b := make([]byte, 0, min(n, sectionPrealloc))
+	for uint64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(n-uint64(len(b)), uint64(cap(b)))))
 		}
-		return "", err
+		m, err := br.Read(b[len(b):min(uint64(cap(b)), n)])
+		b = b[:len(b)+m]
+		switch {
+		case err == nil || uint64(len(b)) == n:
+		case errors.Is(err, io.EOF):
+			return "", fmt.Errorf("%w: %s section truncated", errCorrupt, what)
+		default:
+			return "", err
+		}
 	}
 	if crc32.Checksum(b, castagnoli) != binary.LittleEndian.Uint32(sum[:]) {
 		return "", fmt.Errorf("%w: %s section checksum mismatch", errCorrupt, what)

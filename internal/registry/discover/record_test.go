@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"reflect"
@@ -280,8 +281,9 @@ func TestValidPaths(t *testing.T) {
 // TestReadSectionOneCopy checks that a record's state is read straight
 // into the string decoded from, with no staging buffer: a no-change rescan
 // of 10,000 skills reads a state of about 4 MB. Reading it allocates the
-// section and the reader's 4 KB buffer, and little else; it is still
-// refused when truncated or damaged.
+// section and the reader's 4 KB buffer, and little else; a damaged length
+// does not claim its memory in advance; a section is still refused when
+// truncated or damaged.
 func TestReadSectionOneCopy(t *testing.T) {
 	state := []byte(strings.Repeat("stat records ", 1<<17)) // 1.6 MB
 	rec := sealed(state, nil)
@@ -302,9 +304,21 @@ func TestReadSectionOneCopy(t *testing.T) {
 	if limit := uint64(len(state)) + 8<<10; least > limit {
 		t.Errorf("reading a %d-byte state allocated %d bytes, want at most %d", len(state), least, limit)
 	}
+	// A damaged length (here 512 MB, in a record of a few bytes) takes
+	// no more than sectionPrealloc before the record runs out.
+	lying := binary.AppendUvarint(appendString([]byte(recordMagic), sampleRoot), 1<<29)
+	lying = append(lying, "sum!a few bytes"...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _ = readRecord(strings.NewReader(string(lying)), sampleRoot)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > sectionPrealloc+1<<20 {
+		t.Errorf("a record claiming a 512 MB state allocated %d bytes, want at most %d", got, sectionPrealloc+1<<20)
+	}
 	for _, tc := range []struct {
 		name, rec, want string
 	}{
+		{"length beyond the record", string(lying), "corrupt scan cache: state section truncated"},
 		{"truncated", rec[:len(rec)-len(state)/2], "corrupt scan cache: state section truncated"},
 		{"damaged", rec[:len(rec)-10] + "X" + rec[len(rec)-9:], "corrupt scan cache: state section checksum mismatch"},
 	} {
