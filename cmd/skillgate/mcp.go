@@ -21,6 +21,7 @@ func (m *Main) mcpCommand() *cobra.Command {
 	var sf storageFlags
 	var parent, parentTier string
 	var forward []string
+	var noScan bool
 	c := &cobra.Command{
 		Use:   "mcp --agent ID --tier T3 [--tenant T] [--session ID] [--parent TENANT/AGENT --parent-tier T2 --forward EXT/CAP,...]",
 		Short: "Serve one agent over MCP on stdin/stdout",
@@ -32,8 +33,9 @@ pass it again to resume the loaded skills and /workspace).
 
 Tools: skill_list, load_skill, unload_skill, ls, read_file, grep, glob,
 write_file, edit_file. Prompt: skills. Resources: skillgate://disclosure,
-skillgate://session. The agent sees only skills its tier may invoke. The
-registry is read as 'skillgate scan' left it.
+skillgate://session. The agent sees only skills its tier may invoke. At start the
+roots (those of the last scan, else the configured ones) are scanned when
+the registry is empty or older than them; --no-scan reads it as it is.
 
 Capabilities of enabled installed skills that the agent's scope allows are
 listed as tools too (see docs/policy.md); every call is decided by policy
@@ -49,6 +51,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 			}
 			err = m.app().ServeStdio(cmd.Context(), app.StdioOptions{
 				Principal: p, Session: pf.session, Storage: &sf, In: stdin, Out: m.Stdout,
+				NoScan: noScan, Scanned: m.bootScanned("skillgate mcp"),
 				Prepare: func(d *app.Runtime) error {
 					if parent != "" {
 						return m.delegate(d, p, parent, parentTier, forward)
@@ -66,6 +69,7 @@ scope, the registry and the policy; its tier may not be above its parent's.`,
 	}
 	m.addPrincipalFlags(c, &pf)
 	m.addStorageFlags(c, &sf)
+	c.Flags().BoolVar(&noScan, "no-scan", false, "do not scan the roots at start, even when the registry is empty or older than them")
 	c.Flags().StringVar(&parent, "parent", "", "run as a sub-agent of this agent (TENANT/AGENT)")
 	c.Flags().StringVar(&parentTier, "parent-tier", "", "the parent agent's tier, T0–T4 (with --parent)")
 	c.Flags().StringSliceVar(&forward, "forward", nil, "capabilities the parent forwards to the sub-agent, SKILL:EXT/CAP,… (EXT/CAP when one skill offers it; with --parent)")

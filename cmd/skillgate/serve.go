@@ -15,6 +15,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	var interval, checkpointInterval time.Duration
 	var roots []string
 	var trust string
+	var noScan bool
 	var sf storageFlags
 	lim := server.DefaultLimits()
 	c := &cobra.Command{
@@ -29,7 +30,8 @@ realm="skillgate"'. Tokens map to principals and are managed with
 re-read when they change). Send 'Skillgate-Session: ID' on the initialize request to
 resume a session; new connections get their id in that response header.
 
-The registry is rescanned on POST /v1/scan (a T0 or T1 token), on SIGHUP,
+At start the roots are scanned when the registry is empty or older than
+them (--no-scan: serve it as it is). The registry is rescanned on POST /v1/scan (a T0 or T1 token), on SIGHUP,
 and every --rescan-interval when set; connected clients are notified
 (tools/list_changed, resources/updated) when what they may load changed.
 Rescans cover --root, else the roots the registry was last scanned with.
@@ -63,6 +65,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 				RescanFailed: func(why string, err error) {
 					fmt.Fprintf(m.Stderr, "skillgate serve: rescan (%s): %v\n", why, err)
 				},
+				NoScan: noScan, Scanned: m.bootScanned("skillgate serve"),
 			}
 			if err := opts.Check(); err != nil {
 				return err
@@ -86,6 +89,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 	f.DurationVar(&interval, "rescan-interval", 0, "rescan the registry this often (0: only on POST /v1/scan and SIGHUP)")
 	f.DurationVar(&checkpointInterval, "audit-checkpoint-interval", time.Hour, "sign the audit head into DATA/"+app.AuditCheckpointFile+" this often when the log grew (0: never)")
 	f.StringArrayVar(&roots, "root", nil, "root to rescan, DIR[=scope] (default: the roots of the last scan); repeatable")
+	f.BoolVar(&noScan, "no-scan", false, "do not scan the roots at start, even when the registry is empty or older than them")
 	f.StringVar(&trust, "trust", "", "trust of the --root roots: imported (default) or first_party")
 	f.DurationVar(&lim.HeaderTimeout, "header-timeout", lim.HeaderTimeout, "close a connection whose request headers take longer (0: no bound)")
 	f.DurationVar(&lim.IdleTimeout, "idle-timeout", lim.IdleTimeout, "close a keep-alive connection idle this long between requests (0: never)")

@@ -47,6 +47,11 @@ type ServeOptions struct {
 	// RescanFailed, when set, is told of every rescan that failed and
 	// what triggered it ("SIGHUP", "interval").
 	RescanFailed func(trigger string, err error)
+	// NoScan turns off the scan at start (see [App.ScanAtBoot]).
+	NoScan bool
+	// Scanned, when set, is told what the scan at start did, or why it
+	// failed (the server then serves the registry as it was).
+	Scanned func(*BootScan, error)
 }
 
 // Check refuses negative intervals and bounds (0 turns a bound off): a
@@ -94,9 +99,11 @@ type Server struct {
 	stops []func()
 }
 
-// OpenServer opens everything 'skillgate serve' serves with and listens on
-// opts.Addr; the background work runs until ctx ends or Run returns. On an
-// error nothing stays open.
+// OpenServer opens everything 'skillgate serve' serves with, scans the
+// roots when the registry is older than them (unless opts.NoScan; see
+// [App.ScanAtBoot]) and then listens on opts.Addr, so that no agent is
+// answered before; the background work runs until ctx ends or Run returns.
+// On an error nothing stays open.
 func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err error) {
 	s := &Server{a: a, opts: opts}
 	defer func() {
@@ -123,7 +130,14 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 		return nil, err
 	}
 	s.rt = d
-	s.stops = append(s.stops, d.Close, d.StartWatch(ctx, time.Second))
+	s.stops = append(s.stops, d.Close)
+	if !opts.NoScan {
+		bs, err := a.ScanAtBoot(ctx, d, opts.Roots, opts.Trust)
+		if opts.Scanned != nil {
+			opts.Scanned(bs, err)
+		}
+	}
+	s.stops = append(s.stops, d.StartWatch(ctx, time.Second))
 	ts, err := a.TokenSet(ctx, d.DB)
 	if err != nil {
 		return nil, err

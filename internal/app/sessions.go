@@ -140,9 +140,15 @@ type StdioOptions struct {
 	// In and Out are the MCP stdio stream.
 	In  io.Reader
 	Out io.Writer
+	// NoScan turns off the scan at start (see [App.ScanAtBoot]).
+	NoScan bool
+	// Scanned, when set, is told what the scan at start did, or why it
+	// failed (the session then sees the registry as it was).
+	Scanned func(*BootScan, error)
 }
 
 // ServeStdio serves one agent session over MCP on opts.In and opts.Out
+// (after the scan at start, see [App.ScanAtBoot], unless opts.NoScan)
 // until the stream ends or ctx does, with the capability runtime's watch
 // and session maintenance (no pruning: a stdio process is never the
 // replicas' leader) running meanwhile. A refused session
@@ -154,6 +160,12 @@ func (a *App) ServeStdio(ctx context.Context, opts StdioOptions) error {
 		return err
 	}
 	defer d.Close()
+	if !opts.NoScan {
+		bs, err := a.ScanAtBoot(ctx, d, nil, "")
+		if opts.Scanned != nil {
+			opts.Scanned(bs, err)
+		}
+	}
 	if opts.Prepare != nil {
 		if err := opts.Prepare(d); err != nil {
 			return err

@@ -189,3 +189,74 @@ func writeTree2(t *testing.T, root string, files map[string]string) {
 		}
 	}
 }
+
+// TestUnchanged checks that Unchanged says whether a root still holds what
+// the record of its last scan says, with stats only: no record, an edited
+// file, a new skill, other limits, a record of another format and a
+// damaged one.
+func TestUnchanged(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the walk state is Linux-only")
+	}
+	root := writeTree(t, map[string]string{"a/SKILL.md": sk("a"), "a/scripts/run.sh": "echo"})
+	time.Sleep(150 * time.Millisecond) // past the racy window: the walk keeps a state
+	ctx := context.Background()
+	r := discover.Root{Path: root}
+	lim := discover.DefaultLimits
+	var c memCache
+	unchanged := func(c *memCache, lim discover.Limits) bool {
+		t.Helper()
+		ok, err := discover.Unchanged(ctx, r, lim, c)
+		if err != nil {
+			t.Fatalf("Unchanged: %v", err)
+		}
+		return ok
+	}
+	if unchanged(&c, lim) {
+		t.Error("no record: unchanged")
+	}
+	if ok, err := discover.Unchanged(ctx, r, lim, nil); ok || err != nil {
+		t.Errorf("nil cache: %v, %v", ok, err)
+	}
+	if _, err := discover.Scan(ctx, r, lim, &c); err != nil {
+		t.Fatal(err)
+	}
+	if !unchanged(&c, lim) {
+		t.Fatal("just scanned: not unchanged")
+	}
+	writes := c.writes
+	other := lim
+	other.MaxDirs++
+	if unchanged(&c, other) {
+		t.Error("a record made with other limits: unchanged")
+	}
+	os.WriteFile(filepath.Join(root, "a/scripts/run.sh"), []byte("echo longer"), 0o644)
+	if unchanged(&c, lim) {
+		t.Error("edited file: unchanged")
+	}
+	time.Sleep(150 * time.Millisecond)
+	if _, err := discover.Scan(ctx, r, lim, &c); err != nil {
+		t.Fatal(err)
+	}
+	if !unchanged(&c, lim) {
+		t.Fatal("rescanned: not unchanged")
+	}
+	writeTree2(t, root, map[string]string{"b/SKILL.md": sk("b")})
+	if unchanged(&c, lim) {
+		t.Error("new skill: unchanged")
+	}
+	if c.writes != writes+1 {
+		t.Errorf("Unchanged wrote the cache: %d writes, want %d", c.writes, writes+1)
+	}
+	old := &memCache{}
+	old.set(root, "skillgate walk state 3\n...")
+	if unchanged(old, lim) {
+		t.Error("record of an older format: unchanged")
+	}
+	damaged := &memCache{}
+	damaged.set(root, "skillgate scan cache 1\ngarbage")
+	ok, err := discover.Unchanged(ctx, r, lim, damaged)
+	if want := "scan cache of " + root + ": corrupt scan cache: not the record of root " + root; ok || err == nil || err.Error() != want {
+		t.Errorf("damaged record: %v, %v, want error %q", ok, err, want)
+	}
+}

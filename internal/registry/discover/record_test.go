@@ -1,9 +1,11 @@
 package discover
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -272,6 +274,56 @@ func TestValidPaths(t *testing.T) {
 	} {
 		if got := validName(name); got != want {
 			t.Errorf("validName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestReadSectionOneCopy checks that a record's state is read straight
+// into the string decoded from, with no staging buffer: a no-change rescan
+// of 10,000 skills reads a state of about 4 MB. Reading it allocates the
+// section and the reader's 4 KB buffer, and little else; a damaged length
+// does not claim its memory in advance; a section is still refused when
+// truncated or damaged.
+func TestReadSectionOneCopy(t *testing.T) {
+	state := []byte(strings.Repeat("stat records ", 1<<17)) // 1.6 MB
+	rec := sealed(state, nil)
+	var least uint64 = math.MaxUint64
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r, err := readRecord(strings.NewReader(rec), sampleRoot)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.state != string(state) {
+			t.Fatal("state read differs from the state written")
+		}
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	if limit := uint64(len(state)) + 8<<10; least > limit {
+		t.Errorf("reading a %d-byte state allocated %d bytes, want at most %d", len(state), least, limit)
+	}
+	// A damaged length (here 512 MB, in a record of a few bytes) takes
+	// no more than sectionPrealloc before the record runs out.
+	lying := binary.AppendUvarint(appendString([]byte(recordMagic), sampleRoot), 1<<29)
+	lying = append(lying, "sum!a few bytes"...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _ = readRecord(strings.NewReader(string(lying)), sampleRoot)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > sectionPrealloc+1<<20 {
+		t.Errorf("a record claiming a 512 MB state allocated %d bytes, want at most %d", got, sectionPrealloc+1<<20)
+	}
+	for _, tc := range []struct {
+		name, rec, want string
+	}{
+		{"length beyond the record", string(lying), "corrupt scan cache: state section truncated"},
+		{"truncated", rec[:len(rec)-len(state)/2], "corrupt scan cache: state section truncated"},
+		{"damaged", rec[:len(rec)-10] + "X" + rec[len(rec)-9:], "corrupt scan cache: state section checksum mismatch"},
+	} {
+		if _, err := readRecord(strings.NewReader(tc.rec), sampleRoot); err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 )
 
@@ -219,5 +221,80 @@ func TestFirstScanKeepsRecord(t *testing.T) {
 	}
 	if first.Roots[0].Dirs != 8 || !reflect.DeepEqual(again.Roots, first.Roots) {
 		t.Errorf("roots %+v, first %+v", again.Roots, first.Roots)
+	}
+}
+
+// writeCountingStore counts the scans that opened a write transaction.
+type writeCountingStore struct {
+	*sqlite.DB
+	writes atomic.Int32
+}
+
+func (s *writeCountingStore) BeginScan(ctx context.Context, roots []string) (store.ScanWriter, error) {
+	s.writes.Add(1)
+	return s.DB.BeginScan(ctx, roots)
+}
+
+// TestRescanWritesNothing checks that a rescan that verifies every root
+// and finds the store holding what the last walk found opens no write
+// transaction and reports what a written scan does; and that whatever
+// else changed (the roots' trust or order, a root forgotten, the store
+// behind the scan cache) is still written.
+func TestRescanWritesNothing(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("walk states are Linux-only")
+	}
+	ctx := context.Background()
+	a, b := t.TempDir(), t.TempDir()
+	write(t, a, map[string]string{"alpha/SKILL.md": sk("alpha", ""), "broken/SKILL.md": "---\nname: broken\n---\n"})
+	write(t, b, map[string]string{"beta/SKILL.md": sk("beta", "")})
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skillgate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := &writeCountingStore{DB: db}
+	reg := registry.New(st, registry.Options{})
+	both := []discover.Root{{Path: a, Scope: discover.ScopeProject}, {Path: b, Scope: discover.ScopeUser}}
+	settle()
+	scan := func(roots []discover.Root) *registry.ScanReport {
+		t.Helper()
+		rep, err := reg.Scan(ctx, roots, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.DurationMS, rep.Phases.WalkMS, rep.Phases.ParseMS, rep.Phases.IndexMS = 0, 0, 0, 0
+		return rep
+	}
+	first := scan(both)
+	for _, step := range []struct {
+		name   string
+		roots  []discover.Root
+		writes int32 // scans that wrote, from the first on
+		parsed int
+	}{
+		{"unchanged", both, 1, 0},
+		{"unchanged again", both, 1, 0},
+		{"other order", []discover.Root{both[1], both[0]}, 2, 0},
+		{"order back", both, 3, 0},
+		{"other trust", []discover.Root{{Path: a, Scope: discover.ScopeProject, Trust: capability.TrustFirstParty}, both[1]}, 4, 2},
+		{"trust back", both, 5, 2},
+		{"one forgotten", both[:1], 6, 0},
+		// b's scan cache record verifies, but the store forgot its
+		// skills: they are parsed and written again.
+		{"forgotten one back", both, 7, 1},
+		{"unchanged at the end", both, 7, 0},
+	} {
+		rep := scan(step.roots)
+		if got := st.writes.Load(); got != step.writes || rep.Parsed != step.parsed {
+			t.Errorf("%s: %d scans wrote, parsed %d; want %d and %d", step.name, got, rep.Parsed, step.writes, step.parsed)
+		}
+		if step.name == "unchanged" || step.name == "unchanged at the end" {
+			want := *first
+			want.Parsed, want.Unchanged = 0, first.Skills
+			if !reflect.DeepEqual(rep, &want) {
+				t.Errorf("%s: report\n%+v\nwant\n%+v", step.name, rep, &want)
+			}
+		}
 	}
 }

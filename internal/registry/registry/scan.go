@@ -94,6 +94,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	var changes [][]discover.Candidate // per scan, what to parse
 	var checks []rootChecks            // per scan, its signature checks
 	seen := map[string]bool{}
+	verified := true // every root present was verified (discover.Result.Verified)
 	var walkD time.Duration
 	for i, root := range roots {
 		t0 := time.Now()
@@ -136,6 +137,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		if res.Missing || seen[res.Root.Path] {
 			continue
 		}
+		verified = verified && res.Verified
 		seen[res.Root.Path] = true
 		refs, err := rf.refs, rf.err
 		if err != nil {
@@ -191,7 +193,11 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		checks = append(checks, rootChecks{sigs: sigs, evidence: evidence})
 		kept = append(kept, refs)
 	}
-	forgotten, err := r.forgotten(ctx, seen, changes)
+	recorded, err := r.store.Roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	forgotten, err := r.forgotten(ctx, recorded, seen, changes)
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +209,18 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 	// computed without the store.
 	var all []current
 	var ok bool
-	parseD, indexD, err := r.record(ctx, scans, changes, checks, progress, func() {
+	summary := func() {
 		if all, ok = applied(scans, kept); ok {
 			summarize(rep, all)
 		}
-	})
-	if err != nil {
+	}
+	var parseD, indexD time.Duration
+	if verified && rep.Parsed == 0 && len(forgotten) == 0 && sameRoots(recorded, scans) {
+		// Every root is as its last walk left it and the store holds
+		// what that walk found: a write would change nothing but the
+		// roots' last_scan, and cost a write transaction and its sync.
+		summary()
+	} else if parseD, indexD, err = r.record(ctx, scans, changes, checks, progress, summary); err != nil {
 		return nil, err
 	}
 	rep.Phases.WalkMS, rep.Phases.ParseMS, rep.Phases.IndexMS = ms(walkD), ms(parseD), ms(indexD)
