@@ -87,10 +87,17 @@ func (f *fixture) run(t *testing.T, args ...string) string {
 // client to it.
 func (f *fixture) stdio(t *testing.T, sessionID string) *mcp.ClientSession {
 	t.Helper()
-	args := []string{"--data", f.data, "mcp", "--agent", "drafter", "--tier", "T3", "--tenant", "acme", "--mount", "/ticket=" + f.tickets}
+	var extra []string
 	if sessionID != "" {
-		args = append(args, "--session", sessionID)
+		extra = append(extra, "--session", sessionID)
 	}
+	return f.stdioWith(t, extra...)
+}
+
+// stdioWith is stdio with extra flags of `mcp`.
+func (f *fixture) stdioWith(t *testing.T, extra ...string) *mcp.ClientSession {
+	t.Helper()
+	args := append([]string{"--data", f.data, "mcp", "--agent", "drafter", "--tier", "T3", "--tenant", "acme", "--mount", "/ticket=" + f.tickets}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = &testWriter{t: t, prefix: "skillgate mcp: "}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)

@@ -42,7 +42,9 @@ func TestLoadedVersionKeptE2E(t *testing.T) {
 	if got := read(first); !strings.Contains(got, firstLine) || strings.Contains(got, "Edited") {
 		t.Fatalf("the loading agent reads %q after the edit, want the version it loaded", got)
 	}
-	second := caller(f.stdio(t, ""))
+	// Another agent before the next scan (--no-scan: mcp would otherwise
+	// scan the changed root at start) loads the scanned version.
+	second := caller(f.stdioWith(t, "--no-scan"))
 	load(second)
 	if got := read(second); !strings.Contains(got, firstLine) {
 		t.Fatalf("a load before the next scan reads %q, want the scanned version", got)
