@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -82,15 +81,6 @@ func benchLatency(b *testing.B, qs []string, run func(q string)) {
 	b.ReportMetric(pct(lat, 99), "p99-ns")
 	b.ReportMetric(pct(cpu, 50), "cpu-p50-ns")
 	b.ReportMetric(pct(cpu, 99), "cpu-p99-ns")
-}
-
-// threadCPU is the CPU time (user + system) of the calling thread.
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSearchPage is a ranked first page of skill_list (limit 100) on

@@ -1,0 +1,15 @@
+package registry_test
+
+import (
+	"syscall"
+	"time"
+)
+
+// threadCPU is the CPU time (user + system) of the calling thread.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
