@@ -22,8 +22,9 @@ const StaleEmpty = "the registry is empty"
 //   - it holds no root yet (an empty data directory) while a root exists;
 //   - a root exists that the last scan did not cover, or covered with
 //     another scope, trust or position;
-//   - a root the last scan covered is gone, or the last scan covered a
-//     root that roots leave out (a scan would forget it);
+//   - the last scan covered a root that roots leave out (a scan would
+//     forget it); a root whose directory is gone is not a reason, since a
+//     scan at start would forget its skills (a replica has no roots);
 //   - the record of a root's last walk (its stamp: the times and sizes
 //     of every directory and file it read, see [discover.Unchanged]) no
 //     longer matches the tree: a file was edited, added or removed.
@@ -64,10 +65,11 @@ func (r *Registry) Stale(ctx context.Context, roots []discover.Root) (string, er
 		}
 		got, known := byPath[abs]
 		switch {
-		case err != nil && known:
-			return fmt.Sprintf("root %s is gone", abs), nil
 		case err != nil:
-			continue // absent then and now
+			// A missing directory is no reason to scan at start: the scan
+			// would forget its skills (a replica serving the mirror has no
+			// roots); an explicit scan does that.
+			continue
 		case !fi.IsDir():
 			return fmt.Sprintf("root %s is not a directory", abs), nil
 		case len(byPath) == 0:
