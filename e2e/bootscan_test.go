@@ -18,7 +18,8 @@ import (
 // their roots at start when the registry is empty or older than them: an
 // empty data directory with roots in its configuration lists the skills
 // without a `skillgate scan`, --no-scan serves the registry as it is, and
-// a skill added since the last scan is served after a restart.
+// a skill added since the last scan is served after a restart (on a store
+// replicas share, after the operator's scan).
 func TestScanAtBoot(t *testing.T) {
 	f := emptyFixture(t)
 	root := filepath.Join(t.TempDir(), "skills")
@@ -75,7 +76,20 @@ func TestScanAtBoot(t *testing.T) {
 	writeFile(t, filepath.Join(root, "nuevo", "SKILL.md"), "---\nname: nuevo\ndescription: A skill added after the last scan.\n---\nBody.\n")
 	var lines lockedBuffer
 	startServe(t, []string{"--data", f.data, "serve", "--addr", "127.0.0.1:0"}, func(l string) { lines.Write([]byte(l + "\n")) })
-	if want := "skillgate serve: scanned at start (root " + root + " changed since it was scanned): "; !strings.Contains(lines.String(), want) {
+	changed := "root " + root + " changed since it was scanned"
+	if f.dsn != "" {
+		// A store replicas share is scanned at start only when empty:
+		// which replica holds the roots is the operator's to say.
+		if want := "skillgate serve: no scan at start: the store is shared by replicas, and its registry is not empty (" + changed + ")"; !strings.Contains(lines.String(), want) {
+			t.Errorf("serve stderr %q lacks %q", lines.String(), want)
+		}
+		cs, _ = connect("--no-scan")
+		if got := list(cs); strings.Contains(got, "nuevo") {
+			t.Errorf("a replica scanned a shared store at start: skill_list has nuevo:\n%s", got)
+		}
+		cs.Close()
+		f.run(t, "scan")
+	} else if want := "skillgate serve: scanned at start (" + changed + "): "; !strings.Contains(lines.String(), want) {
 		t.Errorf("serve stderr %q lacks %q", lines.String(), want)
 	}
 	cs, _ = connect("--no-scan")

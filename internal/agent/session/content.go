@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
@@ -24,19 +22,22 @@ var ErrSkillChanged = errors.New("skill changed since it was scanned")
 // checkContent hashes the skill's files again, as recorded at the scan
 // and read without following links, and refuses a skill whose digest is
 // not the recorded one: one byte changed after the scan (or a signature's
-// subject) is never served. A refusal is audited. When the skill's
-// directory is not on this machine (a replica serving the mirror of the
-// scanned roots), the mounted copy, st and prefix, is hashed instead.
+// subject) is never served. A refusal is audited. What is hashed is what
+// the session will read: the skill's directory when it is mounted from
+// there, else the mounted copy, st and prefix (object storage: a replica
+// serving the mirror of the scanned roots, or the copy another process
+// uploaded when it loaded this version, which stays loadable as scanned
+// while the directory holds a newer, unscanned edit).
 func (m *Manager) checkContent(ctx context.Context, p capability.Principal, v store.Version, st blob.Store, prefix string) error {
 	if v.Digest == "" || v.Dir == "" {
 		return nil
 	}
 	var found string
 	var err error
-	if _, serr := os.Stat(v.Dir); errors.Is(serr, fs.ErrNotExist) {
-		found, err = mountedDigest(ctx, v, st, prefix)
-	} else {
+	if _, local := st.(*tree); local {
 		found, err = treeDigest(ctx, v)
+	} else {
+		found, err = mountedDigest(ctx, v, st, prefix)
 	}
 	if err == nil && found == v.Digest {
 		return nil

@@ -165,3 +165,61 @@ func TestLoadedVersionTooLarge(t *testing.T) {
 		t.Fatalf("copies of a version too large: %+v %v", d, err)
 	}
 }
+
+// TestLoadedVersionKeptObjectStorage is item 9 with skills served from
+// object storage: the first load uploads the version as scanned, and a
+// load by another process (a fresh source on the same bucket) after its
+// author edited the directory reads that upload rather than being refused
+// for the edit. An edit uploaded under the recorded digest is still
+// refused: what the session would read is what is checked.
+func TestLoadedVersionKeptObjectStorage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	objects, err := local.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { objects.Close() })
+	f := newFixture(t, map[string]string{
+		"notes/SKILL.md": skillMD("notes", "Takes notes.", "1", "Read guide.md.\n"),
+		"notes/guide.md": "Write short notes.\n",
+	}, &session.BlobSource{Store: objects})
+	process := func() *session.Session {
+		t.Helper()
+		ws, err := local.Open(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		mgr, err := session.NewManager(session.Options{Catalog: f.reg, Versions: f.db, Store: f.db, Workspace: ws, Audit: f.db,
+			Source: &session.BlobSource{Store: objects}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := mgr.Open(ctx, t3, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	first := process()
+	if _, err := first.Load(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(f.root, "notes", "guide.md"), "Write long notes.\n")
+	second := process()
+	if _, err := second.Load(ctx, "notes"); err != nil {
+		t.Fatalf("a load in another process after the edit: %v", err)
+	}
+	if got, err := second.FS().Read(ctx, "/skills/notes/guide.md", 0, 0); err != nil || !strings.Contains(got, "Write short notes.") {
+		t.Fatalf("a load before the next scan reads %q, %v; want the scanned version", got, err)
+	}
+	// The upload itself edited behind the marker: refused.
+	if err := objects.Put(ctx, "acme/skills/notes/guide.md", strings.NewReader("tampered\n"), 9); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := process().Load(ctx, "notes"); !errors.Is(err, session.ErrSkillChanged) {
+		t.Fatalf("a load of a tampered upload: %v, want ErrSkillChanged", err)
+	}
+}
