@@ -234,7 +234,7 @@ audit record of the approval carries its digest.`,
 func (m *Main) installCommands() []*cobra.Command {
 	var intro install.Introspection
 	var comp install.Completion
-	var only, allowDynamic, allowTools []string
+	var only, allowDynamic, allowTools, constraints, approvals []string
 	var why string
 	var reviewSARIF bool
 	return []*cobra.Command{
@@ -305,15 +305,28 @@ URIs, digests and sizes, and served onwards to agents. One whose resources
 are "dynamic" (no digests) is refused unless named with --allow-dynamic;
 the allowed-tools a published skill's frontmatter asks for are ignored
 unless it is named with --allow-tools. Name them as review lists them
-(serverId/uri, or the uri alone when one server publishes it).`,
+(serverId/uri, or the uri alone when one server publishes it).
+
+--constraints sets a capability's constraints, replacing the proposal's
+({} removes them), and --approval when its calls need a human's grant:
+by-risk (the default), always, or never (not for a destructive one). Both
+are checked against the policy engine's rules (an argument named must be
+one the tool takes) and carry over to the skill's next approved version
+(docs/install.md).`,
 			cobra.ExactArgs(1),
 			func(c *cobra.Command) {
 				c.Flags().StringSliceVar(&only, "only", nil, "approve only these capabilities (serverId/tool, comma-separated)")
 				c.Flags().StringArrayVar(&allowDynamic, "allow-dynamic", nil, "serve this published skill whose resources are \"dynamic\", without integrity checks (serverId/uri; repeat for several)")
 				c.Flags().StringArrayVar(&allowTools, "allow-tools", nil, "honour the allowed-tools of this published skill (serverId/uri; repeat for several)")
+				c.Flags().StringArrayVar(&constraints, "constraints", nil, "serverId/tool=JSON: the capability's constraint set (repeat for several)")
+				c.Flags().StringArrayVar(&approvals, "approval", nil, "serverId/tool=by-risk|always|never: when its calls need a grant (repeat for several)")
 			},
 			func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
-				return svc.ApproveWith(ctx, args[0], install.ApproveOptions{Only: only, AllowDynamic: allowDynamic, AllowTools: allowTools}, m.app().Actor())
+				settings, err := install.ParseSettings(constraints, approvals)
+				if err != nil {
+					return nil, err
+				}
+				return svc.ApproveWith(ctx, args[0], install.ApproveOptions{Only: only, AllowDynamic: allowDynamic, AllowTools: allowTools, Settings: settings}, m.app().Actor())
 			}),
 		m.installAction("suppress NAME RULE[@FILE[:LINE]] --why TEXT", "Suppress content-scan findings of an install, with a reason",
 			`Decide, as the operator, that findings of the content scan (admission layer

@@ -167,8 +167,14 @@ func (s *Service) ApproveWith(ctx context.Context, name string, o ApproveOptions
 	if n := len(m.PublishedSkills); n > 0 {
 		why += fmt.Sprintf(" and %d published %s", n, plural.Noun(n, "skill", "skills"))
 	}
+	if n := len(rep.Settings); n > 0 {
+		why += fmt.Sprintf(", with the operator's settings for %d", n)
+	}
 	data := map[string]any{"capabilities": names}
 	addSkillData(data, m)
+	if len(rep.Settings) > 0 {
+		data["settings"] = rep.Settings
+	}
 	// Approving a new version of a skill already approved is consent to
 	// what changed: the record names the comparison the operator saw.
 	prev, err := s.previous(ctx, in, rep)
@@ -268,6 +274,9 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOpti
 	empty := map[string]string{}
 	data := map[string]any{"capabilities": names}
 	addSkillData(data, m)
+	if len(rep.Settings) > 0 {
+		data["settings"] = rep.Settings
+	}
 	return s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities and %d published skills after drift", len(m.Capabilities), len(m.PublishedSkills)), Action: "install.approve",
 		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: data})
@@ -385,6 +394,12 @@ func (s *Service) approvedArtefacts(ctx context.Context, in store.Install, rep *
 	m := buildManifest(in, rep, names, pins)
 	m.PublishedSkills = published
 	addSkillProviders(m, rep)
+	if err := s.applySettings(ctx, in, rep, m, o.Settings, actor); err != nil {
+		return nil, nil, nil, err
+	}
+	if h := rep.Proposal.PolicyHints; len(h) > 0 && string(h) != "[]" && string(h) != "null" {
+		m.DefaultPolicyHints = h
+	}
 	if err := s.nameTools(ctx, in, m); err != nil {
 		return nil, nil, nil, err
 	}

@@ -177,6 +177,11 @@ type ApproveOptions struct {
 	// AllowTools names published skills whose frontmatter's
 	// allowed-tools the operator approves; every other's is ignored.
 	AllowTools []string
+	// Settings are the operator's constraints and call approval defaults
+	// for approved capabilities ([ParseSettings]); By and At are filled
+	// in. Settings of the skill's previous approved version carry over to
+	// the capabilities not named here.
+	Settings []manifest.Setting
 }
 
 // selectPublished returns the published skills of rep an approval serves

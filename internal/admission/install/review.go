@@ -51,14 +51,17 @@ type Review struct {
 	Scan         *manifest.ScanReport   `json:"scan,omitempty"`
 	Suppressions []manifest.Suppression `json:"suppressions,omitempty"`
 	Overrides    []manifest.Override    `json:"overrides"`
-	Proposed     *manifest.Manifest     `json:"proposedManifest,omitempty"`
-	Approved     *manifest.Manifest     `json:"approvedManifest,omitempty"`
-	Blocked      []BlockedCapability    `json:"blocked"`
-	Drift        []manifest.DriftRecord `json:"drift"`
-	Reanalysis   *manifest.Report       `json:"-"`
-	Pending      bool                   `json:"reanalysisPending,omitempty"`
-	Previous     *PreviousVersion       `json:"previous,omitempty"`
-	Next         []string               `json:"next"`
+	// Settings are the operator's constraints and call approval defaults
+	// recorded at approval.
+	Settings   []manifest.Setting     `json:"settings,omitempty"`
+	Proposed   *manifest.Manifest     `json:"proposedManifest,omitempty"`
+	Approved   *manifest.Manifest     `json:"approvedManifest,omitempty"`
+	Blocked    []BlockedCapability    `json:"blocked"`
+	Drift      []manifest.DriftRecord `json:"drift"`
+	Reanalysis *manifest.Report       `json:"-"`
+	Pending    bool                   `json:"reanalysisPending,omitempty"`
+	Previous   *PreviousVersion       `json:"previous,omitempty"`
+	Next       []string               `json:"next"`
 	// Actions are the operator's decisions valid for the version now
 	// ([Actions]); the console offers exactly these.
 	Actions []Action `json:"-"`
@@ -134,6 +137,11 @@ type CapabilityView struct {
 	// until approved. ToolNameReason is the clash that approval resolved.
 	ToolName       string `json:"toolName,omitempty"`
 	ToolNameReason string `json:"toolNameReason,omitempty"`
+	// Constraints and CallApproval are what the approval recorded (the
+	// operator's settings, else the proposal's constraints), or before
+	// approval the proposal's constraints.
+	Constraints  json.RawMessage         `json:"constraints,omitempty"`
+	CallApproval capability.CallApproval `json:"callApproval,omitempty"`
 }
 
 // MissingView is a proposed capability with unknown risk fields.
@@ -306,6 +314,12 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 		}
 		r.Proposed = m
 	}
+	proposed := map[string]json.RawMessage{}
+	if r.Proposed != nil {
+		for _, c := range r.Proposed.Capabilities {
+			proposed[c.Name()] = c.Constraints
+		}
+	}
 	approved := map[string]bool{}
 	named := map[string]manifest.Capability{}
 	approvedSkills := map[string]manifest.PublishedSkill{}
@@ -340,6 +354,11 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 				sr := c.ServerRisk
 				cv.ServerRisk = &sr
 			}
+			if a, ok := named[c.Name()]; ok {
+				cv.Constraints, cv.CallApproval = a.Constraints, a.CallApproval
+			} else {
+				cv.Constraints = proposed[c.Name()]
+			}
 			r.Capabilities = append(r.Capabilities, cv)
 			if u := c.Risk.Unknown(); len(u) > 0 && c.Proposed {
 				r.Missing = append(r.Missing, MissingView{Capability: c.Name(), Fields: u})
@@ -360,6 +379,9 @@ func (s *Service) review(ctx context.Context, in store.Install) (*Review, error)
 			Corrections: view.Proposal.Corrections, Error: view.Proposal.Error}
 		r.Validation = view.Validation
 		r.Overrides = view.Overrides
+		if rep != nil {
+			r.Settings = rep.Settings
+		}
 		r.Drift = append(r.Drift, view.Drift...)
 		r.Layers, r.Scan, r.Suppressions = view.Layers, view.Scan, view.Suppressions
 		if r.Provenance != nil && len(r.Provenance.Packages) > 0 && len(r.Layers) > 1 {

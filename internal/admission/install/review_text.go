@@ -1,6 +1,7 @@
 package install
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -73,6 +74,12 @@ func (r *Review) Text() string {
 		if c.ToolNameReason != "" {
 			fmt.Fprintf(&b, "      agents see it as %s: %s\n", c.ToolName, c.ToolNameReason)
 		}
+		if len(c.Constraints) > 0 {
+			fmt.Fprintf(&b, "      constraints: %s\n", c.Constraints)
+		}
+		if c.CallApproval != "" {
+			fmt.Fprintf(&b, "      calls need a grant: %s\n", c.CallApproval)
+		}
 		for _, bl := range c.Blockers {
 			fmt.Fprintf(&b, "      blocked: %s\n", bl)
 		}
@@ -86,6 +93,20 @@ func (r *Review) Text() string {
 			flag = " [FORCED below the server's " + o.ServerValue + "]"
 		}
 		fmt.Fprintf(&b, "operator: %s %s=%s by %s: %q%s\n", o.Capability, o.Field, o.Value, o.By, o.Why, flag)
+	}
+	for _, st := range r.Settings {
+		var what []string
+		if st.Constraints != nil {
+			what = append(what, "constraints="+string(st.Constraints))
+		}
+		if st.CallApproval != "" || len(what) == 0 {
+			what = append(what, "approval="+string(cmp.Or(st.CallApproval, capability.CallApprovalByRisk)))
+		}
+		from := ""
+		if st.From != "" {
+			from = ", carried from " + st.From
+		}
+		fmt.Fprintf(&b, "operator: %s %s by %s%s\n", st.Capability, strings.Join(what, " "), st.By, from)
 	}
 	for _, bc := range r.Blocked {
 		fmt.Fprintf(&b, "blocked since approval: %s: %s\n", bc.Capability, bc.Reason)

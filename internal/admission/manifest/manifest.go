@@ -66,6 +66,11 @@ type Manifest struct {
 	// the MCP Skills extension, each bound to its files (SetDigest) and
 	// served onwards at its Path; approved manifests only.
 	PublishedSkills []PublishedSkill `json:"publishedSkills,omitempty"`
+	// DefaultPolicyHints are the proposer's notes for the operator (a JSON
+	// array of strings), kept with the approval for whoever reads the
+	// manifest later. They are not authoritative: nothing at run time
+	// reads them.
+	DefaultPolicyHints json.RawMessage `json:"defaultPolicyHints,omitempty"`
 }
 
 // Provider is one MCP server a manifest's capabilities come from.
@@ -100,9 +105,14 @@ type Capability struct {
 	Risk         capability.Risk `json:"risk"`
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	// Constraints are the proposal's constraints (domains, paths, rate
-	// limits), as validated; nil when none.
+	// Constraints restrict the calls (domains, paths, argument values,
+	// rate limit; package constraint): the operator's at approval when
+	// set (recorded in the install report's approvalSettings), else the
+	// proposal's, as validated; nil when none.
 	Constraints json.RawMessage `json:"constraints,omitempty"`
+	// CallApproval is when its calls need a human's grant, as approved:
+	// "always" or "never"; absent is by risk.
+	CallApproval capability.CallApproval `json:"callApproval,omitempty"`
 	// Rationale is why the proposer mapped the skill to this capability.
 	Rationale string `json:"rationale,omitempty"`
 }
@@ -223,6 +233,9 @@ func (m *Manifest) Validate(approved bool) error {
 		}
 		if approved && len(c.Risk.Unknown()) > 0 {
 			return bad("capabilities[%d] (%s): approved with unknown %s", i, name, strings.Join(c.Risk.Unknown(), ", "))
+		}
+		if a, err := capability.ParseCallApproval(string(c.CallApproval)); err != nil || a == capability.CallApprovalByRisk && c.CallApproval != "" {
+			return bad("capabilities[%d] (%s): callApproval %q: use always or never, or leave it out for by-risk", i, name, c.CallApproval)
 		}
 	}
 	if approved && m.Approval == nil {

@@ -30,6 +30,9 @@ type Report struct {
 	Validation Validation `json:"validation"`
 	// Overrides are the operator's completions and overrides, in order.
 	Overrides []Override `json:"overrides"`
+	// Settings are the operator's constraints and call approval defaults
+	// of the approved capabilities, set at approval, by capability.
+	Settings []Setting `json:"approvalSettings,omitempty"`
 	// Pins are the approved pins per server id; set at approval.
 	Pins map[string]capability.PinSet `json:"pins,omitempty"`
 	// Drift lists the drift found after approval, oldest first.
@@ -176,6 +179,25 @@ type Validation struct {
 	// resolved (approve --only may still approve the ready capabilities).
 	Blocked bool     `json:"blocked"`
 	Reasons []string `json:"reasons"`
+}
+
+// Setting is what an operator decided for one capability at approval
+// (skillgate approve --constraints, --approval): its constraints, which
+// replace the proposal's, and its call approval default. A setting made
+// for an earlier approved version of the skill is carried to the next
+// one (From names that version) until the operator changes it.
+type Setting struct {
+	// Capability is "serverId/tool".
+	Capability string `json:"capability"`
+	// Constraints are the capability's constraints (a constraint set);
+	// nil keeps the proposal's, JSON null or {} removes them.
+	Constraints json.RawMessage `json:"constraints,omitempty"`
+	// CallApproval is the default; "" leaves it by risk.
+	CallApproval capability.CallApproval `json:"callApproval,omitempty"`
+	By           string                  `json:"by,omitempty"`
+	At           time.Time               `json:"at,omitzero"`
+	// From is the version digest the setting was carried from.
+	From string `json:"from,omitempty"`
 }
 
 // Override is one operator-supplied risk field.

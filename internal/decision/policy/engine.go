@@ -288,6 +288,9 @@ func validateCapability(c Capability) error {
 	case !c.DataEgress.Valid():
 		return fmt.Errorf("%w: dataEgress %q: use none or network", ErrInvalidCapability, c.DataEgress)
 	}
+	if _, err := capability.ParseCallApproval(string(c.Approval)); err != nil {
+		return fmt.Errorf("%w: approval: %w", ErrInvalidCapability, err)
+	}
 	for _, t := range c.InvokableBy {
 		if tierLevel(t) < 0 {
 			return fmt.Errorf("%w: invokableBy %q: use T0 to T4", ErrInvalidCapability, t)

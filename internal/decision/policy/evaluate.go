@@ -416,6 +416,9 @@ func riskWords(c *Capability) string {
 	if c.DataEgress == capability.EgressNetwork {
 		w = append(w, "sending data over the network")
 	}
+	if c.Approval == capability.CallApprovalAlways {
+		w = append(w, "approved to need a grant for every call")
+	}
 	return strings.Join(w, ", ")
 }
 

@@ -62,6 +62,8 @@ type Capability struct {
 	DataEgress  capability.DataEgress  `json:"dataEgress"`
 	// Constraints are the manifest's constraints for this capability.
 	Constraints constraint.Set `json:"constraints,omitzero"`
+	// Approval is when its calls need a grant, as approved ("" by risk).
+	Approval capability.CallApproval `json:"approval,omitempty"`
 	// InputSchema is the approved JSON Schema of the call's arguments
 	// (the broker checks every call against it before the policy
 	// decides). `policy check` types context.args from it
@@ -77,13 +79,10 @@ func (c Capability) Ref() capability.Ref {
 	return capability.Ref{Skill: c.SkillKey, ExtensionID: c.ExtensionID, CapabilityID: c.CapabilityID}
 }
 
-// needsApproval reports whether a call needs a grant.
+// needsApproval reports whether a call needs a grant: by the approved
+// call approval default ([capability.CallApproval.NeedsGrant]).
 func (c Capability) needsApproval() bool {
-	// By the one severity order, where a value outside its set ranks above
-	// the most severe: records are validated, but an unknown value must
-	// never need less approval than a known one.
-	return c.RiskLevel.Compare(capability.RiskDestructive) >= 0 || c.SideEffects.Compare(capability.SideEffectsExternal) >= 0 ||
-		c.DataEgress.Compare(capability.EgressNetwork) >= 0
+	return c.Approval.NeedsGrant(c.RiskLevel, c.SideEffects, c.DataEgress)
 }
 
 // CapabilitySource supplies the registry's capability records, for

@@ -313,9 +313,25 @@ func TestInstallReviewFlow(t *testing.T) {
 	if rv, _ := c.svc.Review(ctx, "notes"); rv.State != store.StateAwaitingApproval {
 		t.Fatalf("after completing: %s (%s)", rv.State, rv.Reason)
 	}
-	status, loc, _ := c.post(t, "/admin/installs/approve", url.Values{"csrf": {csrf}, "name": {"notes"}, "all": {"1"}})
+	// Per-capability settings: the form offers them, and a setting the
+	// policy engine could not enforce is refused with the reason shown.
+	_, _, page = c.get(t, "/admin/installs/review?name=notes")
+	for _, want := range []string{`<input name="constraints:notes/echo" aria-label="constraints of notes/echo"`, `<select name="approval:notes/delete_notes"`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("review page lacks %q:\n%s", want, page)
+		}
+	}
+	status, _, page = c.post(t, "/admin/installs/approve", url.Values{"csrf": {csrf}, "name": {"notes"}, "all": {"1"}, "approval:notes/delete_notes": {"never"}})
+	if status != http.StatusBadRequest || !strings.Contains(page, "notes/delete_notes: approval never cannot waive the grant of a destructive capability") {
+		t.Fatalf("approve with never on a destructive capability: %d\n%s", status, page)
+	}
+	status, loc, _ := c.post(t, "/admin/installs/approve", url.Values{"csrf": {csrf}, "name": {"notes"}, "all": {"1"},
+		"constraints:notes/echo": {`{"argValues":{"text":["hi"]}}`}, "approval:notes/echo": {"always"}, "approval:notes/add_note": {""}})
 	if status != http.StatusSeeOther {
 		t.Fatalf("approve: %d", status)
+	}
+	if rv, _ := c.svc.Review(ctx, "notes"); len(rv.Settings) != 1 || capSetting(rv, "notes/echo") != `{"argValues":{"text":["hi"]}} always` {
+		t.Fatalf("approved settings %+v", rv.Settings)
 	}
 	_, _, page = c.get(t, loc)
 	if !strings.Contains(page, `role="status">approve: approved`) || !strings.Contains(page, `<span class="state installed">installed</span>`) {
@@ -484,4 +500,15 @@ func TestSkillsAndPolicies(t *testing.T) {
 	if !strings.Contains(page, `class="problem" role="alert"`) {
 		t.Fatalf("a bad policy test:\n%s", page)
 	}
+}
+
+// capSetting renders what rv's approved manifest records of a
+// capability's constraints and call approval default.
+func capSetting(rv *install.Review, name string) string {
+	for _, c := range rv.Capabilities {
+		if c.Name == name {
+			return string(c.Constraints) + " " + string(c.CallApproval)
+		}
+	}
+	return "absent"
 }

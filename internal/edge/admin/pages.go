@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/admission/lineage"
+	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
@@ -233,7 +235,7 @@ func (c *Console) renderReview(w http.ResponseWriter, r *http.Request, s *sessio
 	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(), "Can": can,
 		"ApproveAll": can[string(install.ActionApprove)] && (rv.State.Approved() || !rv.Validation.Blocked),
 		"Version":    rv.Key + "@" + rv.Digest,
-		"Risks":      riskLevels, "SideEffects": sideEffects, "Egress": egress})
+		"Risks":      riskLevels, "SideEffects": sideEffects, "Egress": egress, "CallApprovals": capability.CallApprovals})
 }
 
 // maxShownOutput bounds a server's captured output shown on a page.
@@ -276,7 +278,10 @@ func (c *Console) installAction(w http.ResponseWriter, r *http.Request, s *sessi
 				break
 			}
 		}
-		rv, err = svc.Approve(ctx, name, only, actor)
+		var settings []manifest.Setting
+		if settings, err = formSettings(r.PostForm); err == nil {
+			rv, err = svc.ApproveWith(ctx, name, install.ApproveOptions{Only: only, Settings: settings}, actor)
+		}
 	case "reject":
 		rv, err = svc.Reject(ctx, name, why, actor)
 	case "complete":
@@ -600,4 +605,24 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// formSettings reads the review form's per-capability settings: a
+// "constraints:serverId/tool" field with a constraint set, an
+// "approval:serverId/tool" field with a call approval default; empty
+// fields keep what the approval would record without them.
+func formSettings(form url.Values) ([]manifest.Setting, error) {
+	var constraints, approvals []string
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		v := strings.TrimSpace(form.Get(k))
+		if v == "" {
+			continue
+		}
+		if name, ok := strings.CutPrefix(k, "constraints:"); ok {
+			constraints = append(constraints, name+"="+v)
+		} else if name, ok := strings.CutPrefix(k, "approval:"); ok {
+			approvals = append(approvals, name+"="+v)
+		}
+	}
+	return install.ParseSettings(constraints, approvals)
 }

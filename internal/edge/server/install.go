@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonout"
 	"github.com/skillgate/skillgate/internal/platform/strictjson"
@@ -101,6 +102,9 @@ type actionRequest struct {
 	// approves (approve only).
 	AllowDynamic []string `json:"allowDynamic"`
 	AllowTools   []string `json:"allowTools"`
+	// Settings are the operator's constraints and call approval defaults
+	// per capability (approve only; by and at are the server's to fill).
+	Settings []manifest.Setting `json:"settings"`
 }
 
 // maxRequestDepth bounds the nesting of a REST request body.
@@ -166,7 +170,7 @@ func (h *installAPI) action(r *http.Request, actor string) (any, error) {
 		return h.svc.Complete(ctx, req.Name, install.Completion{Capability: req.Capability, RiskLevel: req.RiskLevel,
 			SideEffects: req.SideEffects, DataEgress: req.DataEgress, Why: req.Why, Force: req.Force}, actor)
 	case "approve":
-		return h.svc.ApproveWith(ctx, req.Name, install.ApproveOptions{Only: req.Only, AllowDynamic: req.AllowDynamic, AllowTools: req.AllowTools}, actor)
+		return h.svc.ApproveWith(ctx, req.Name, install.ApproveOptions{Only: req.Only, AllowDynamic: req.AllowDynamic, AllowTools: req.AllowTools, Settings: req.Settings}, actor)
 	case "reject":
 		return h.svc.Reject(ctx, req.Name, req.Why, actor)
 	case "suppress":

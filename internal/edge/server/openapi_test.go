@@ -183,6 +183,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 		{"GET", "/v1/installs/review", o.human, "", 400},
 		{"POST", "/v1/installs/complete", o.human, `{"name":"notes","capability":"x/y","riskLevel":"read","why":"a reason long enough"}`, 400},
 		{"POST", "/v1/installs/suppress", o.human, `{"name":"notes","target":"SG501","why":"a reason long enough"}`, 400},
+		{"POST", "/v1/installs/approve", o.human, `{"name":"notes","settings":[{"capability":"x/y","constraints":{"rateLimit":"1/minute"},"callApproval":"always"}]}`, 400},
 		{"POST", "/v1/installs/approve", o.human, `{"name":"notes"}`, 200},
 		{"POST", "/v1/installs/approve", o.human, `{"name":"notes"}`, 409},
 		{"POST", "/v1/installs/enable", o.human, `{"name":"notes"}`, 200},

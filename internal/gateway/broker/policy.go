@@ -118,6 +118,7 @@ func toPolicy(c *Capability) policy.Capability {
 		RiskLevel:   mc.Risk.RiskLevel.Value,
 		SideEffects: mc.Risk.SideEffects.Value,
 		DataEgress:  mc.Risk.DataEgress.Value,
+		Approval:    mc.CallApproval,
 	}
 	if c.Tool != nil {
 		// The pinned input schema the broker checks calls against.
@@ -151,6 +152,11 @@ func moreSevere(a, b policy.Capability) policy.Capability {
 	}
 	if b.SkillState != policy.SkillEnabled {
 		a.SkillState = b.SkillState
+	}
+	// The stricter call approval default: always, then by risk, then never.
+	strict := map[capability.CallApproval]int{capability.CallApprovalAlways: 2, "": 1, capability.CallApprovalNever: 0}
+	if strict[b.Approval] > strict[a.Approval] {
+		a.Approval = b.Approval
 	}
 	return a
 }
