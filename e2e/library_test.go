@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,30 +82,16 @@ func tenantLibraries(t *testing.T, config string) (*fixture, blob.Store, map[str
 	f.run(t, "scan", "--root", f.root)
 	tokens := map[string]string{}
 	for _, tenant := range []string{"acme", "globex"} {
-		var tok struct {
-			Secret string `json:"secret"`
-		}
-		if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "drafter", "--tier", "T3", "--tenant", tenant, "--json")), &tok); err != nil {
-			t.Fatal(err)
-		}
-		tokens[tenant] = tok.Secret
+		tokens[tenant] = f.tokenSecret(t, "drafter", "T3", tenant)
 	}
 	return f, st, tokens
 }
 
-// bearerAgent connects an agent with the token secret to srv over
-// streamable HTTP (opts may be nil), closed when the test ends.
+// bearerAgent connects an agent with the token secret to srv
+// (connectBearer) and returns its calls.
 func (srv *server) bearerAgent(t *testing.T, secret string, opts *mcp.ClientOptions) gatewayCall {
 	t.Helper()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, opts).Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint:   srv.url + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{secret, http.DefaultTransport}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	c := caller(cs)
+	c := caller(srv.connectBearer(t, secret, opts))
 	return func(tool string, args map[string]any) (string, bool) { return c(t, tool, args) }
 }
 
