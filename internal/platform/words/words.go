@@ -60,18 +60,17 @@ func appendWords(dst []string, s string, camel bool) []string {
 	}
 	prevLower := false // the rune before was a letter or digit that is not a capital
 	for i, r := range s {
-		switch {
-		case unicode.IsUpper(r):
-			if camel && prevLower {
-				flush(i)
-			}
-			prevLower = false
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			prevLower = true
-		default:
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) { // an invalid byte is utf8.RuneError: no letter
 			flush(i)
 			prevLower = false
 			continue
+		}
+		if camel {
+			upper := unicode.IsUpper(r)
+			if upper && prevLower {
+				flush(i)
+			}
+			prevLower = !upper
 		}
 		if start < 0 {
 			start = i
@@ -88,7 +87,7 @@ func appendWords(dst []string, s string, camel bool) []string {
 // words holding anything but lower-case ASCII, which w is expected to be
 // (a word of [AppendText] or [AppendName]). Folding is idempotent.
 func Singular(w string) string {
-	if len(w) <= 3 || !IsLowerASCII(w) {
+	if len(w) <= 3 || w[len(w)-1] != 's' || !IsLowerASCII(w) {
 		return w
 	}
 	switch {
@@ -96,7 +95,7 @@ func Singular(w string) string {
 		return w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "sses"):
 		return w[:len(w)-2]
-	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+	case !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		return w[:len(w)-1]
 	}
 	return w
