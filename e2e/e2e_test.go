@@ -260,17 +260,40 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
+// tokenSecret adds a token of agent at tier for tenant and returns its
+// secret.
+func (f *fixture) tokenSecret(t *testing.T, agent, tier, tenant string) string {
+	t.Helper()
+	var tok struct {
+		Secret string `json:"secret"`
+	}
+	if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", agent, "--tier", tier, "--tenant", tenant, "--json")), &tok); err != nil {
+		t.Fatal(err)
+	}
+	return tok.Secret
+}
+
+// connectBearer connects an MCP client with opts (nil for none) to srv
+// over streamable HTTP with the token secret, closed when the test ends.
+func (srv *server) connectBearer(t *testing.T, secret string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, opts).Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:   srv.url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{secret, http.DefaultTransport}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 // TestHTTPWalk replays the seed walk against `skillgate serve` over
 // streamable HTTP with a bearer token; without a token the server answers
 // 401; a SIGHUP rescan notifies the connected client.
 func TestHTTPWalk(t *testing.T) {
 	f := newFixture(t)
-	var tok struct {
-		Secret string `json:"secret"`
-	}
-	if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "drafter", "--tier", "T3", "--tenant", "acme", "--json")), &tok); err != nil {
-		t.Fatal(err)
-	}
+	secret := f.tokenSecret(t, "drafter", "T3", "acme")
 	srv := f.serve(t)
 
 	resp, err := http.Post(srv.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
@@ -284,17 +307,9 @@ func TestHTTPWalk(t *testing.T) {
 	}
 
 	changed := make(chan struct{}, 4)
-	cl := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+	cs := srv.connectBearer(t, secret, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint:   srv.url + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{tok.Secret, http.DefaultTransport}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	mcpservertest.Run(t, mcpservertest.Walk(t, examples, true), caller(cs))
 
 	// A new skill, then SIGHUP: the server rescans and notifies.

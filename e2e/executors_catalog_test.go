@@ -63,10 +63,7 @@ func TestOperatorCatalogAddsAnObject(t *testing.T) {
 	if code, _, stderr := f.runCode(t, nil, "install", src, "--credential", "GITHUB_TOKEN"); code != 1 {
 		t.Fatalf("install: %d %s", code, stderr)
 	}
-	c := "github/fork_repository"
-	f.run(t, "complete", "github", c, "--risk", "write", "--side-effects", "internal", "--egress", "none", "--why", "the recording test server only answers")
-	f.run(t, "approve", "github", "--only", c)
-	f.run(t, "enable", "github")
+	f.approveTools(t, "github", []string{"fork_repository"}, "internal", "none", "the recording test server only answers")
 
 	var status struct {
 		Executors []struct {

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -27,14 +25,8 @@ func TestExecutorWakesPerTenant(t *testing.T) {
 		// Introspection needs the token once; the server then runs
 		// without it until a tenant has one.
 		f.runCode(t, []string{p.token + "=introspection-only"}, "install", src, "--credential", p.token)
-		var only []string
-		for _, tool := range []string{"create_issue", "get_file_contents", "search_repositories", "create_or_update_file"} {
-			c := p.name + "/" + tool
-			f.run(t, "complete", p.name, c, "--risk", "write", "--side-effects", "internal", "--egress", "none", "--why", "the recording test server only answers")
-			only = append(only, c)
-		}
-		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
-		f.run(t, "enable", p.name)
+		f.approveTools(t, p.name, []string{"create_issue", "get_file_contents", "search_repositories", "create_or_update_file"},
+			"internal", "none", "the recording test server only answers")
 	}
 	srv := f.serve(t)
 	type agent struct {
@@ -43,22 +35,10 @@ func TestExecutorWakesPerTenant(t *testing.T) {
 	}
 	connect := func(tenant string) agent {
 		t.Helper()
-		var tok struct {
-			Secret string `json:"secret"`
-		}
-		if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "a1", "--tier", "T3", "--tenant", tenant, "--json")), &tok); err != nil {
-			t.Fatal(err)
-		}
 		changed := make(chan struct{}, 8)
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+		cs := srv.connectBearer(t, f.tokenSecret(t, "a1", "T3", tenant), &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-		}).Connect(context.Background(), &mcp.StreamableClientTransport{
-			Endpoint: srv.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok.Secret, http.DefaultTransport}},
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
+		})
 		return agent{cs, changed}
 	}
 	providers := func(a agent) string {

@@ -53,14 +53,7 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 			!strings.HasPrefix(r.Provenance.Packages[0].Integrity, "sha512-") {
 			t.Fatalf("%s: packages %+v", p.name, r.Provenance.Packages)
 		}
-		var only []string
-		for _, tool := range strings.Fields(p.tools) {
-			c := p.name + "/" + tool
-			f.run(t, "complete", p.name, c, "--risk", "write", "--side-effects", "external", "--egress", "network", "--why", "the provider's API, over the network")
-			only = append(only, c)
-		}
-		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
-		f.run(t, "enable", p.name)
+		f.approveTools(t, p.name, strings.Fields(p.tools), "external", "network", "the provider's API, over the network")
 	}
 	// Installing GitLab beside the approved GitHub found that both offer
 	// create_repository, which no backends.yaml maps: a promote_provider
@@ -122,24 +115,6 @@ func TestRealProviderSkillsInstalled(t *testing.T) {
 	}
 
 	// A call pinned to each provider is routed to its server, which
-	// answers: with the API's failure (the API is out of its sandbox's
-	// reach, and the token no real one), relayed as the server's error,
-	// not a refusal of skillgate's. The policy permits the calls; create_issue sends
-	// data over the network, so each also needs a human's one-use grant.
-	writeTree(t, filepath.Join(f.data, "policies"), map[string]string{"all.cedar": `@id("anything")
-permit (principal, action == Action::"invoke", resource);
-`})
-	for _, provider := range []string{"github", "gitlab"} {
-		f.run(t, "grant", "add", "acme/drafter", provider+":"+provider+"/create_issue", "--level", "write", "--uses", "1", "--reason", "one issue through each provider")
-	}
-	call := caller(f.agent(t, "T3"))
-	for _, provider := range []string{"github", "gitlab"} {
-		got, isErr := call(t, "create_issue", map[string]any{"provider": provider, "repository": "acme/app", "title": "t", "body": "b"})
-		reached := !strings.HasPrefix(got, "skillgate:") ||
-			strings.HasPrefix(got, "skillgate: create_issue was allowed but the upstream server failed: ") && strings.Contains(got, `server "`+provider+`"`)
-		if got == "" || !reached {
-			t.Errorf("create_issue via %s did not reach its server: error=%v %q", provider, isErr, got)
-		}
-		t.Logf("create_issue via %s: error=%v %.300s", provider, isErr, got)
-	}
+	// answers with the API's failure, not a refusal of skillgate's.
+	f.createIssueOnEachProvider(t)
 }

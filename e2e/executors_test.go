@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,15 +76,8 @@ func TestExecutorsEndToEnd(t *testing.T) {
 		if code, _, stderr := f.runCode(t, nil, "install", src, "--credential", p.token); code != 1 {
 			t.Fatalf("install %s: %d %s", p.name, code, stderr)
 		}
-		var only []string
-		for _, tool := range strings.Fields(p.approve) {
-			c := p.name + "/" + tool
-			// The recording server sends nothing anywhere: internal, no egress.
-			f.run(t, "complete", p.name, c, "--risk", "write", "--side-effects", "internal", "--egress", "none", "--why", "the recording test server only answers")
-			only = append(only, c)
-		}
-		f.run(t, "approve", p.name, "--only", strings.Join(only, ","))
-		f.run(t, "enable", p.name)
+		// The recording server sends nothing anywhere: internal, no egress.
+		f.approveTools(t, p.name, strings.Fields(p.approve), "internal", "none", "the recording test server only answers")
 	}
 	// The worked example of docs/executors.md, as written there: its
 	// configuration, its call, and the arguments it says each provider's
@@ -189,23 +181,12 @@ func TestExecutorsEndToEnd(t *testing.T) {
 	}
 
 	// HTTP, tenant beta: GitHub by the global preference.
-	var tok struct {
-		Secret string `json:"secret"`
-	}
-	if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "b1", "--tier", "T3", "--tenant", "beta", "--json")), &tok); err != nil {
-		t.Fatal(err)
-	}
+	secret := f.tokenSecret(t, "b1", "T3", "beta")
 	srv := f.serve(t)
 	changed := make(chan struct{}, 8)
-	hc, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+	hc := srv.connectBearer(t, secret, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	}).Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: srv.url + "/mcp", HTTPClient: &http.Client{Transport: bearer{tok.Secret, http.DefaultTransport}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hc.Close()
+	})
 	checkListed(hc)
 	if got := callIssue(hc, issue); got != viaGitHub {
 		t.Errorf("HTTP default: %s", got)
@@ -320,6 +301,48 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// approveTools rates each of skill's tools (the capability skill/tool)
+// as a write with sideEffects and egress, for why, approves only those
+// and enables skill: an operator admitting a provider skill.
+func (f *fixture) approveTools(t *testing.T, skill string, tools []string, sideEffects, egress, why string) {
+	t.Helper()
+	var only []string
+	for _, tool := range tools {
+		c := skill + "/" + tool
+		f.run(t, "complete", skill, c, "--risk", "write", "--side-effects", sideEffects, "--egress", egress, "--why", why)
+		only = append(only, c)
+	}
+	f.run(t, "approve", skill, "--only", strings.Join(only, ","))
+	f.run(t, "enable", skill)
+}
+
+// createIssueOnEachProvider permits every call and grants acme/drafter
+// one use of each provider's create_issue, then calls create_issue pinned
+// to github and to gitlab: each call must reach its provider's server,
+// which answers with the API's failure (out of the sandbox's reach, and
+// the token no real one), relayed as the server's error, not a refusal of
+// skillgate's. create_issue sends data over the network, so each call
+// needs the human's one-use grant besides the policy.
+func (f *fixture) createIssueOnEachProvider(t *testing.T) {
+	t.Helper()
+	writeTree(t, filepath.Join(f.data, "policies"), map[string]string{"all.cedar": `@id("anything")
+permit (principal, action == Action::"invoke", resource);
+`})
+	for _, provider := range []string{"github", "gitlab"} {
+		f.run(t, "grant", "add", "acme/drafter", provider+":"+provider+"/create_issue", "--level", "write", "--uses", "1", "--reason", "one issue through each provider")
+	}
+	call := caller(f.agent(t, "T3"))
+	for _, provider := range []string{"github", "gitlab"} {
+		got, isErr := call(t, "create_issue", map[string]any{"provider": provider, "repository": "acme/app", "title": "t", "body": "b"})
+		reached := !strings.HasPrefix(got, "skillgate:") ||
+			strings.HasPrefix(got, "skillgate: create_issue was allowed but the upstream server failed: ") && strings.Contains(got, `server "`+provider+`"`)
+		if got == "" || !reached {
+			t.Errorf("create_issue via %s did not reach its server: error=%v %q", provider, isErr, got)
+		}
+		t.Logf("create_issue via %s: error=%v %.300s", provider, isErr, got)
 	}
 }
 

@@ -2,13 +2,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestTenantLibraryPolled is issue 32's item 11: with
@@ -18,39 +14,10 @@ import (
 // deletion leaves the same way, and another tenant never sees it. It logs
 // the time from the upload to the skill in skill_list.
 func TestTenantLibraryPolled(t *testing.T) {
-	env, st := bucketEnv(t)
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
 	const interval = time.Second
-	f := newFixture(t)
-	f.writeConfig(t, "tenant_libraries:\n  store: s3\n  poll_interval: 1s\n")
-	putObject(t, st, "acme/skills/uno/SKILL.md", "---\nname: uno\ndescription: Acme one.\n---\nOne.\n")
-	f.run(t, "scan", "--root", f.root)
-	tokens := map[string]string{}
-	for _, tenant := range []string{"acme", "globex"} {
-		var tok struct {
-			Secret string `json:"secret"`
-		}
-		if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "drafter", "--tier", "T3", "--tenant", tenant, "--json")), &tok); err != nil {
-			t.Fatal(err)
-		}
-		tokens[tenant] = tok.Secret
-	}
+	f, st, tokens := tenantLibraries(t, "tenant_libraries:\n  store: s3\n  poll_interval: 1s\n")
 	srv := f.serve(t)
-	agent := func(tenant string) gatewayCall {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{
-			Endpoint:   srv.url + "/mcp",
-			HTTPClient: &http.Client{Transport: bearer{tokens[tenant], http.DefaultTransport}},
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		c := caller(cs)
-		return func(tool string, args map[string]any) (string, bool) { return c(t, tool, args) }
-	}
+	agent := func(tenant string) gatewayCall { return srv.bearerAgent(t, tokens[tenant], nil) }
 	acme, globex := agent("acme"), agent("globex")
 	// until polls acme's skill_list until ok holds for it, and returns how
 	// long that took; the bound is the interval, a rescan and slack for

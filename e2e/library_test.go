@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +63,37 @@ func (f *fixture) tenantAgent(t *testing.T, env []string, tenant string) gateway
 }
 
 type gatewayCall func(tool string, args map[string]any) (string, bool)
+
+// tenantLibraries sets up two tenants' libraries in a fresh prefix of the
+// test bucket: the bucket's variables set for the test, config written
+// (its tenant_libraries section), acme's skill uno uploaded and scanned,
+// and a T3 drafter's token for each of acme and globex. It returns the
+// fixture, the bucket and the tokens' secrets by tenant.
+func tenantLibraries(t *testing.T, config string) (*fixture, blob.Store, map[string]string) {
+	t.Helper()
+	env, st := bucketEnv(t)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	f := newFixture(t)
+	f.writeConfig(t, config)
+	putObject(t, st, "acme/skills/uno/SKILL.md", "---\nname: uno\ndescription: Acme one.\n---\nOne.\n")
+	f.run(t, "scan", "--root", f.root)
+	tokens := map[string]string{}
+	for _, tenant := range []string{"acme", "globex"} {
+		tokens[tenant] = f.tokenSecret(t, "drafter", "T3", tenant)
+	}
+	return f, st, tokens
+}
+
+// bearerAgent connects an agent with the token secret to srv
+// (connectBearer) and returns its calls.
+func (srv *server) bearerAgent(t *testing.T, secret string, opts *mcp.ClientOptions) gatewayCall {
+	t.Helper()
+	c := caller(srv.connectBearer(t, secret, opts))
+	return func(tool string, args map[string]any) (string, bool) { return c(t, tool, args) }
+}
 
 func putObject(t *testing.T, st blob.Store, key, body string) {
 	t.Helper()
@@ -238,41 +268,13 @@ func TestMirrorAndReplica(t *testing.T) {
 // connected agent at the next rescan (SIGHUP), with tools/list_changed,
 // and stays invisible to the other tenant's.
 func TestTenantLibraryServeRescan(t *testing.T) {
-	env, st := bucketEnv(t)
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	f := newFixture(t)
-	f.writeConfig(t, "tenant_libraries:\n  store: s3\n")
-	putObject(t, st, "acme/skills/uno/SKILL.md", "---\nname: uno\ndescription: Acme one.\n---\nOne.\n")
-	f.run(t, "scan", "--root", f.root)
-	tokens := map[string]string{}
-	for _, tenant := range []string{"acme", "globex"} {
-		var tok struct {
-			Secret string `json:"secret"`
-		}
-		if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "drafter", "--tier", "T3", "--tenant", tenant, "--json")), &tok); err != nil {
-			t.Fatal(err)
-		}
-		tokens[tenant] = tok.Secret
-	}
+	f, st, tokens := tenantLibraries(t, "tenant_libraries:\n  store: s3\n")
 	srv := f.serve(t)
 	changed := make(chan struct{}, 8)
 	agent := func(tenant string, onChange func()) gatewayCall {
-		cl := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+		return srv.bearerAgent(t, tokens[tenant], &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { onChange() },
 		})
-		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{
-			Endpoint:   srv.url + "/mcp",
-			HTTPClient: &http.Client{Transport: bearer{tokens[tenant], http.DefaultTransport}},
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		c := caller(cs)
-		return func(tool string, args map[string]any) (string, bool) { return c(t, tool, args) }
 	}
 	acme := agent("acme", func() { changed <- struct{}{} })
 	globex := agent("globex", func() {})

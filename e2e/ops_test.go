@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -14,16 +13,7 @@ import (
 // metrics; an agent's token is refused.
 func TestServeReadyAndMetrics(t *testing.T) {
 	f := newFixture(t)
-	token := func(agent, tier string) string {
-		var tok struct {
-			Secret string `json:"secret"`
-		}
-		if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", agent, "--tier", tier, "--tenant", "ops", "--json")), &tok); err != nil {
-			t.Fatal(err)
-		}
-		return tok.Secret
-	}
-	ops, agent := token("prometheus", "T1"), token("drafter", "T3")
+	ops, agent := f.tokenSecret(t, "prometheus", "T1", "ops"), f.tokenSecret(t, "drafter", "T3", "ops")
 	srv := f.serve(t)
 	get := func(path, tok string) (int, string) {
 		req, _ := http.NewRequest("GET", srv.url+path, nil)

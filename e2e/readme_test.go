@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,4 +80,34 @@ func TestReadmeTour(t *testing.T) {
 	if strings.Contains(out.String(), "removed: ") {
 		t.Errorf("the tour drops skills from the registry:\n%s", out.String())
 	}
+	if !slices.ContainsFunc(cmds, func(c tourCommand) bool { return strings.HasPrefix(c.text, "./skillgate search ") }) {
+		t.Error("the tour has no ranked search (./skillgate search)")
+	}
+	// What the tour shows a command printing ("#   " lines) is what it
+	// prints.
+	for _, l := range tourShown(t) {
+		if !strings.Contains(out.String(), l+"\n") {
+			t.Errorf("README.md shows %q, which the tour does not print:\n%s", l, out.String())
+		}
+	}
+}
+
+// tourShown returns the output README.md's tour shows under a command: its
+// comment lines indented "#   ", without that prefix.
+func tourShown(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tour, _ := strings.Cut(string(b), "## A short tour\n")
+	_, tour, _ = strings.Cut(tour, "```sh\n")
+	tour, _, _ = strings.Cut(tour, "```\n")
+	var shown []string
+	for l := range strings.Lines(tour) {
+		if rest, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), "#   "); ok {
+			shown = append(shown, rest)
+		}
+	}
+	return shown
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,14 +18,9 @@ import (
 func TestInspectorSkillsSession(t *testing.T) {
 	insp := inspector(t)
 	f := newFixture(t)
-	var tok struct {
-		Secret string `json:"secret"`
-	}
-	if err := json.Unmarshal([]byte(f.run(t, "token", "add", "--agent", "drafter", "--tier", "T1", "--tenant", "acme", "--json")), &tok); err != nil {
-		t.Fatal(err)
-	}
+	secret := f.tokenSecret(t, "drafter", "T1", "acme")
 	srv := f.serve(t)
-	vars := map[string]string{"$DATA": f.data, "$URL": srv.url, "$TOKEN": tok.Secret}
+	vars := map[string]string{"$DATA": f.data, "$URL": srv.url, "$TOKEN": secret}
 
 	steps := docSession(t, filepath.Join("..", "docs", "mcp.md"), "<!-- e2e: skills-inspector -->")
 	if len(steps) < 6 {

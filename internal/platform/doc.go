@@ -5,8 +5,8 @@
 // framing (jsonrpcline), pipes (pipe), file facts and FIFO-safe opens
 // (fileinfo), lock files shared by processes (flock), the bounded end of a
 // child's output (tailbuf), outside text made safe for a terminal
-// (termtext), counted nouns (plural) and host paths kept from agents
-// (hostpath).
+// (termtext), counted nouns (plural), the words of a name or a text
+// (words) and host paths kept from agents (hostpath).
 //
 // The part imports nothing of skillgate: it must not import any other part.
 package platform

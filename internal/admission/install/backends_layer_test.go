@@ -2,8 +2,6 @@ package install_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,15 +19,7 @@ import (
 func TestInstallChecksBackends(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tools, err := filepath.Abs(filepath.Join("..", "..", "decision", "executor", "testdata", "server-gitlab-2025.4.25.tools.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "providers", "gitlab", "backends.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const head = "apiVersion: skillgate.dev/v1\nkind: Backends\nprovider: gitlab\nbackends:\n"
+	gitlab := newGitLabProvider(t)
 	tests := []struct {
 		name, backends string
 		verdict        string
@@ -37,17 +27,17 @@ func TestInstallChecksBackends(t *testing.T) {
 		reason         string
 		proposal       []string
 	}{
-		{"wrong type", head + "  - {executor: find_repositories, server: gitlab, tool: search_repositories, arguments: {search: size(args.query)}}\n",
+		{"wrong type", backendsHead + "  - {executor: find_repositories, server: gitlab, tool: search_repositories, arguments: {search: size(args.query)}}\n",
 			manifest.LayerBlock,
 			`backends.yaml: gitlab/backends.yaml: backends[0] (find_repositories): invalid argument mapping: arguments.search: the expression "size(args.query)" yields int, but tool gitlab/search_repositories's inputSchema wants search to be string; convert it (string(x))`,
 			`layer 3 (format): gitlab/backends.yaml: backends[0] (find_repositories): invalid argument mapping: arguments.search: the expression "size(args.query)" yields int, but tool gitlab/search_repositories's inputSchema wants search to be string; convert it (string(x)); fix backends.yaml and install the skill again`,
 			[]string{"gitlab/create_issue"}},
-		{"unknown tool", head + "  - {executor: create_issue, server: gitlab, tool: open_issue, arguments: {title: args.title}}\n",
+		{"unknown tool", backendsHead + "  - {executor: create_issue, server: gitlab, tool: open_issue, arguments: {title: args.title}}\n",
 			manifest.LayerBlock,
 			`backends.yaml: invalid backends file: gitlab/backends.yaml: backends[0] (create_issue): server gitlab offers no tool "open_issue" (its tools: create_branch, create_issue, create_merge_request, create_or_update_file, create_repository, fork_repository, get_file_contents, push_files, search_repositories)`,
 			`layer 3 (format): invalid backends file: gitlab/backends.yaml: backends[0] (create_issue): server gitlab offers no tool "open_issue" (its tools: create_branch, create_issue, create_merge_request, create_or_update_file, create_repository, fork_repository, get_file_contents, push_files, search_repositories); fix backends.yaml and install the skill again`,
 			[]string{"gitlab/create_issue"}},
-		{"the worked example", string(good), manifest.LayerPass,
+		{"the worked example", gitlab.example, manifest.LayerPass,
 			"backends.yaml: provider gitlab, 6 tools mapped onto executors, every mapping compiled against the introspected tools", "",
 			[]string{"gitlab/create_issue", "gitlab/get_file_contents", "gitlab/search_repositories", "gitlab/create_or_update_file", "gitlab/create_merge_request", "gitlab/create_branch"}},
 	}
@@ -55,11 +45,7 @@ func TestInstallChecksBackends(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, install.Options{})
-			src := writeSkill(t, t.TempDir(), "gitlab", "---\nGitLab as a provider: use create_issue.\n", map[string]any{"gitlab": testServerDecl("recorder",
-				map[string]string{"SKILLGATE_TESTSERVER_TOOLS_FILE": tools, "SKILLGATE_TESTSERVER_NAME": "gitlab"})})
-			if err := os.WriteFile(filepath.Join(src, "backends.yaml"), []byte(tc.backends), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			src := gitlab.write(t, "---\nGitLab as a provider: use create_issue.\n", tc.backends)
 			r, err := e.svc.Install(ctx, src, "operator:ana")
 			if err != nil {
 				t.Fatal(err)

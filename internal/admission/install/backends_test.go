@@ -3,8 +3,6 @@ package install_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
@@ -20,35 +18,23 @@ import (
 func TestApproveChecksBackends(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	tools, err := filepath.Abs(filepath.Join("..", "..", "decision", "executor", "testdata", "server-gitlab-2025.4.25.tools.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "providers", "gitlab", "backends.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const head = "apiVersion: skillgate.dev/v1\nkind: Backends\nprovider: gitlab\nbackends:\n"
+	gitlab := newGitLabProvider(t)
 	tests := []struct {
 		name, backends, want string
 	}{
-		{"wrong type", head + "  - {executor: find_repositories, server: gitlab, tool: search_repositories, arguments: {search: size(args.query)}}\n",
+		{"wrong type", backendsHead + "  - {executor: find_repositories, server: gitlab, tool: search_repositories, arguments: {search: size(args.query)}}\n",
 			`blocked: gitlab cannot be approved: gitlab/backends.yaml: backends[0] (find_repositories): invalid argument mapping: arguments.search: the expression "size(args.query)" yields int, but tool gitlab/search_repositories's inputSchema wants search to be string; convert it (string(x)); fix backends.yaml and install the skill again`},
-		{"unknown tool", head + "  - {executor: create_issue, server: gitlab, tool: open_issue, arguments: {title: args.title}}\n",
+		{"unknown tool", backendsHead + "  - {executor: create_issue, server: gitlab, tool: open_issue, arguments: {title: args.title}}\n",
 			`blocked: gitlab cannot be approved: invalid backends file: gitlab/backends.yaml: backends[0] (create_issue): server gitlab offers no tool "open_issue" (its tools: create_branch, create_issue, create_merge_request, create_or_update_file, create_repository, fork_repository, get_file_contents, push_files, search_repositories); fix backends.yaml and install the skill again`},
-		{"unknown executor", head + "  - {executor: create_ticket, server: gitlab, tool: create_issue, arguments: {title: args.title}}\n",
+		{"unknown executor", backendsHead + "  - {executor: create_ticket, server: gitlab, tool: create_issue, arguments: {title: args.title}}\n",
 			`blocked: gitlab cannot be approved: invalid backends file: gitlab/backends.yaml: backends[0]: executor "create_ticket" is not in the catalog (executors: create_branch, create_issue, create_pull_request, find_issues, find_pull_requests, find_repositories, read_file_contents, read_issue, read_pull_request, update_issue, write_file_contents); fix backends.yaml and install the skill again`},
-		{"the worked example", string(good), ""},
+		{"the worked example", gitlab.example, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, install.Options{})
-			src := writeSkill(t, t.TempDir(), "gitlab", "---\nGitLab as a provider.\n", map[string]any{"gitlab": testServerDecl("recorder",
-				map[string]string{"SKILLGATE_TESTSERVER_TOOLS_FILE": tools, "SKILLGATE_TESTSERVER_NAME": "gitlab"})})
-			if err := os.WriteFile(filepath.Join(src, "backends.yaml"), []byte(tc.backends), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			src := gitlab.write(t, "---\nGitLab as a provider.\n", tc.backends)
 			if _, err := e.svc.Install(ctx, src, "operator:ana"); err != nil {
 				t.Fatal(err)
 			}

@@ -142,3 +142,41 @@ func capNames(r *install.Review) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// backendsHead starts a GitLab backends.yaml for the backends tests' cases.
+const backendsHead = "apiVersion: skillgate.dev/v1\nkind: Backends\nprovider: gitlab\nbackends:\n"
+
+// gitlabProvider is the GitLab provider skill of the backends tests: the
+// test server standing in for the real GitLab server, offering its
+// captured tools, and the worked example's backends.yaml.
+type gitlabProvider struct {
+	tools   string // the captured tools/list, an absolute path
+	example string // examples/providers/gitlab/backends.yaml
+}
+
+// newGitLabProvider reads the fixture of gitlabProvider.
+func newGitLabProvider(t *testing.T) gitlabProvider {
+	t.Helper()
+	tools, err := filepath.Abs(filepath.Join("..", "..", "decision", "executor", "testdata", "server-gitlab-2025.4.25.tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "providers", "gitlab", "backends.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gitlabProvider{tools: tools, example: string(good)}
+}
+
+// write writes the provider skill "gitlab" (SKILL.md's body after its
+// front matter's start, an mcp.json of the test server named gitlab, and
+// backends as backends.yaml) into a new directory and returns its path.
+func (g gitlabProvider) write(t *testing.T, body, backends string) string {
+	t.Helper()
+	src := writeSkill(t, t.TempDir(), "gitlab", body, map[string]any{"gitlab": testServerDecl("recorder",
+		map[string]string{"SKILLGATE_TESTSERVER_TOOLS_FILE": g.tools, "SKILLGATE_TESTSERVER_NAME": "gitlab"})})
+	if err := os.WriteFile(filepath.Join(src, "backends.yaml"), []byte(backends), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}

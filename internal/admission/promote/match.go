@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/skillgate/skillgate/internal/decision/executor"
+	"github.com/skillgate/skillgate/internal/platform/words"
 )
 
 // The deterministic drafter's argument matcher. It pairs an executor's
@@ -71,48 +71,28 @@ var stopWords = map[string]bool{
 	"your": true, "which": true, "where": true, "into": true,
 }
 
-// words splits s into lowercase words at non-alphanumerics and camelCase
-// boundaries, folds equivalents and plurals, and drops stop words.
-func words(s string) []string {
-	var out []string
-	var cur []rune
-	flush := func() {
-		if len(cur) == 0 {
-			return
-		}
-		w := string(cur)
-		cur = cur[:0]
-		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
-			w = w[:len(w)-1]
-		}
+// maxArgWords bounds the words argWords keeps of one text.
+const maxArgWords = 256
+
+// argWords returns the words of an argument's name or description
+// ([words.AppendName]: split at non-alphanumerics and camelCase
+// boundaries, lower-cased), plurals folded ([words.Singular]), then
+// equivalents folded and stop words dropped; at most maxArgWords+1.
+func argWords(s string) []string {
+	ws := words.AppendName(nil, s)
+	out := ws[:0]
+	for _, w := range ws {
+		w = words.Singular(w)
 		if e, ok := equivalents[w]; ok {
 			w = e
 		}
 		if !stopWords[w] {
 			out = append(out, w)
 		}
-	}
-	prevLower := false
-	for _, r := range s {
-		switch {
-		case unicode.IsUpper(r):
-			if prevLower {
-				flush()
-			}
-			cur = append(cur, unicode.ToLower(r))
-			prevLower = false
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			cur = append(cur, r)
-			prevLower = true
-		default:
-			flush()
-			prevLower = false
-		}
-		if len(out) > 256 {
+		if len(out) > maxArgWords {
 			break
 		}
 	}
-	flush()
 	return out
 }
 
@@ -139,7 +119,7 @@ func argsOf(raw json.RawMessage) []argInfo {
 			} `json:"items"`
 		}
 		_ = json.Unmarshal(p, &s)
-		a := argInfo{name: name, required: slices.Contains(required, name), nameW: words(name)}
+		a := argInfo{name: name, required: slices.Contains(required, name), nameW: argWords(name)}
 		a.typ, _ = s.Type.(string)
 		if s.Items != nil {
 			a.items, _ = s.Items.Type.(string)
@@ -148,7 +128,7 @@ func argsOf(raw json.RawMessage) []argInfo {
 		if len(desc) > 1024 {
 			desc = desc[:1024]
 		}
-		a.allW = append(slices.Clone(a.nameW), words(desc)...)
+		a.allW = append(slices.Clone(a.nameW), argWords(desc)...)
 		out = append(out, a)
 	}
 	slices.SortFunc(out, func(a, b argInfo) int { return strings.Compare(a.name, b.name) })

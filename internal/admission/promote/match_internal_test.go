@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/decision/executor"
@@ -165,5 +166,33 @@ func TestMatchArgsAmbiguous(t *testing.T) {
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.tool, got, tc.want)
 		}
+	}
+}
+
+// TestArgWords: the words the matcher compares, from the shared split
+// and plural folding (internal/platform/words) with the matcher's own
+// equivalents and stop words on top. "This" is a stop word however it
+// is spelled, and "status" and "repositories" fold as search folds them.
+func TestArgWords(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"issue_number", []string{"issue", "number"}},
+		{"perPage", []string{"per", "page"}},
+		{"project_id", []string{"repository", "id"}},
+		{"mergeRequestIid", []string{"merge", "request", "number"}},
+		{"Only pull requests from this branch", []string{"only", "pull", "request", "branch"}},
+		{"Search GitHub repositories", []string{"query", "git", "hub", "repository"}},
+		{"The combined status of all checks", []string{"combined", "status", "all", "check"}},
+		{"Label names the issue carries", []string{"label", "name", "issue", "carry"}},
+		{"", nil},
+	} {
+		if got := argWords(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("argWords(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := len(argWords(strings.Repeat("word ", 1000))); got != maxArgWords+1 {
+		t.Errorf("argWords of 1000 words: %d words, want %d", got, maxArgWords+1)
 	}
 }

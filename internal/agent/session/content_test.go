@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/agent/session"
-	"github.com/skillgate/skillgate/internal/storage/blob/local"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -18,29 +17,14 @@ import (
 func TestLoadChecksContent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t, map[string]string{
-		"notes/SKILL.md":        skillMD("notes", "Takes notes.", "1", "Read guide.md.\n"),
-		"notes/guide.md":        "Write short notes.\n",
+	f := newFixture(t, notesFiles(map[string]string{
 		"other/SKILL.md":        skillMD("other", "Other.", "1", ""),
 		"other/references/a.md": "a\n",
 		"other/references/b.md": "b\n",
 		"other/references/c.md": "c\n",
 		"other/references/d.md": "d\n",
-	}, nil)
-	ws, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	mgr, err := session.NewManager(session.Options{Catalog: f.reg, Versions: f.db, Store: f.db, Workspace: ws, Audit: f.db})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := mgr.Open(ctx, t3, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	}), nil)
+	s := openOn(t, f.newManager(t, session.Options{Audit: f.db}), t3, "")
 	if _, err := s.Load(ctx, "other"); err != nil {
 		t.Fatalf("an unchanged skill: %v", err)
 	}
@@ -48,7 +32,7 @@ func TestLoadChecksContent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.root, "notes", "guide.md"), []byte("Write short notez.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Load(ctx, "notes")
+	_, err := s.Load(ctx, "notes")
 	if !errors.Is(err, session.ErrSkillChanged) || !strings.Contains(err.Error(), "notes: its files no longer hash to sha256:") ||
 		!strings.HasSuffix(err.Error(), "; an operator must scan again before it can be loaded") {
 		t.Fatalf("load of a changed skill: %v", err)

@@ -16,7 +16,6 @@ import (
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/blob"
-	"github.com/skillgate/skillgate/internal/storage/blob/local"
 	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
@@ -67,11 +66,7 @@ func newExpiryFixture(t *testing.T, idle time.Duration) *expiryFixture {
 	if _, err := reg.Scan(ctx, []discover.Root{{Path: root, Scope: discover.ScopeProject}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
+	ws := tempStore(t)
 	mgr, err := session.NewManager(session.Options{Catalog: reg, Versions: db, Store: db, Workspace: ws, IdleExpiry: idle, Now: c.now})
 	if err != nil {
 		t.Fatal(err)

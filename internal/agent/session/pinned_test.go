@@ -11,7 +11,6 @@ import (
 
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/storage/blob"
-	"github.com/skillgate/skillgate/internal/storage/blob/local"
 	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
@@ -26,33 +25,13 @@ import (
 func TestLoadedVersionKept(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t, map[string]string{
-		"notes/SKILL.md": skillMD("notes", "Takes notes.", "1", "Read guide.md.\n"),
-		"notes/guide.md": "Write short notes.\n",
-	}, nil)
-	ws, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	copies, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { copies.Close() })
-	mgr, err := session.NewManager(session.Options{Catalog: f.reg, Versions: f.db, Store: f.db, Workspace: ws, Audit: f.db,
+	f := newFixture(t, notesFiles(nil), nil)
+	copies := tempStore(t)
+	mgr := f.newManager(t, session.Options{Audit: f.db,
 		Copies: session.VersionCopies{Store: copies, Prefix: bucket.DefaultLoadedPrefix, Grace: time.Nanosecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	open := func() *session.Session {
 		t.Helper()
-		s, err := mgr.Open(ctx, t3, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return openOn(t, mgr, t3, "")
 	}
 	guide := func(s *session.Session) string {
 		t.Helper()
@@ -133,25 +112,10 @@ func TestLoadedVersionKept(t *testing.T) {
 func TestLoadedVersionTooLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFixture(t, map[string]string{
-		"notes/SKILL.md": skillMD("notes", "Takes notes.", "1", "Read guide.md.\n"),
-		"notes/guide.md": "Write short notes.\n",
-	}, nil)
-	ws, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	mgr, err := session.NewManager(session.Options{Catalog: f.reg, Versions: f.db, Store: f.db, Workspace: ws,
-		Copies: session.VersionCopies{Store: ws, Prefix: bucket.DefaultLoadedPrefix, MaxBytes: 10}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := mgr.Open(ctx, t3, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	f := newFixture(t, notesFiles(nil), nil)
+	ws := tempStore(t)
+	s := openOn(t, f.newManager(t, session.Options{Workspace: ws,
+		Copies: session.VersionCopies{Store: ws, Prefix: bucket.DefaultLoadedPrefix, MaxBytes: 10}}), t3, "")
 	if _, err := s.Load(ctx, "notes"); err != nil {
 		t.Fatal(err)
 	}
@@ -175,33 +139,11 @@ func TestLoadedVersionTooLarge(t *testing.T) {
 func TestLoadedVersionKeptObjectStorage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	objects, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { objects.Close() })
-	f := newFixture(t, map[string]string{
-		"notes/SKILL.md": skillMD("notes", "Takes notes.", "1", "Read guide.md.\n"),
-		"notes/guide.md": "Write short notes.\n",
-	}, &session.BlobSource{Store: objects})
+	objects := tempStore(t)
+	f := newFixture(t, notesFiles(nil), &session.BlobSource{Store: objects})
 	process := func() *session.Session {
 		t.Helper()
-		ws, err := local.Open(t.TempDir(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ws.Close() })
-		mgr, err := session.NewManager(session.Options{Catalog: f.reg, Versions: f.db, Store: f.db, Workspace: ws, Audit: f.db,
-			Source: &session.BlobSource{Store: objects}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := mgr.Open(ctx, t3, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return openOn(t, f.newManager(t, session.Options{Audit: f.db, Source: &session.BlobSource{Store: objects}}), t3, "")
 	}
 	first := process()
 	if _, err := first.Load(ctx, "notes"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,16 +52,47 @@ func newFixture(t testing.TB, files map[string]string, src session.Source) *fixt
 	t.Cleanup(func() { f.db.Close() })
 	f.reg = registry.New(f.db, registry.Options{})
 	f.scan(t)
-	ws, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	f.mgr, err = session.NewManager(session.Options{Catalog: f.reg, Versions: f.db, Store: f.db, Source: src, Workspace: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.mgr = f.newManager(t, session.Options{Source: src})
 	return f
+}
+
+// notesFiles returns the files of the load tests' skill "notes" (a
+// SKILL.md pointing at its guide.md), and more.
+func notesFiles(more map[string]string) map[string]string {
+	files := map[string]string{
+		"notes/SKILL.md": skillMD("notes", "Takes notes.", "1", "Read guide.md.\n"),
+		"notes/guide.md": "Write short notes.\n",
+	}
+	maps.Copy(files, more)
+	return files
+}
+
+// newManager builds a session manager over the fixture's registry and
+// store with opts' other settings, and a workspace of its own where opts
+// names none.
+func (f *fixture) newManager(t testing.TB, opts session.Options) *session.Manager {
+	t.Helper()
+	opts.Catalog, opts.Versions, opts.Store = f.reg, f.db, f.db
+	if opts.Workspace == nil {
+		opts.Workspace = tempStore(t)
+	}
+	mgr, err := session.NewManager(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
+}
+
+// tempStore opens a local blob store in a new temporary directory,
+// closed when the test ends.
+func tempStore(t testing.TB) *local.Store {
+	t.Helper()
+	st, err := local.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 func (f *fixture) scan(t testing.TB) {
@@ -70,9 +102,17 @@ func (f *fixture) scan(t testing.TB) {
 	}
 }
 
+// open opens session id of p on the fixture's manager, closed when the
+// test ends.
 func (f *fixture) open(t testing.TB, p capability.Principal, id string) *session.Session {
 	t.Helper()
-	s, err := f.mgr.Open(context.Background(), p, id)
+	return openOn(t, f.mgr, p, id)
+}
+
+// openOn opens session id of p on mgr, closed when the test ends.
+func openOn(t testing.TB, mgr *session.Manager, p capability.Principal, id string) *session.Session {
+	t.Helper()
+	s, err := mgr.Open(context.Background(), p, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,11 +420,7 @@ func TestDisclose(t *testing.T) {
 // marker outside the tree; a new version replaces the old files.
 func TestBlobSourceMirror(t *testing.T) {
 	ctx := context.Background()
-	objects, err := local.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer objects.Close()
+	objects := tempStore(t)
 	counting := &countingStore{Store: objects}
 	src := &session.BlobSource{Store: counting}
 	f := newFixture(t, map[string]string{

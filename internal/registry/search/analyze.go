@@ -2,17 +2,14 @@ package search
 
 import (
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/skillgate/skillgate/internal/platform/words"
 )
 
 // MaxQueryTerms bounds the terms a query is scored on: a query longer than
 // that is cut (the first terms kept), so that a pasted paragraph costs
 // what a sentence does.
 const MaxQueryTerms = 32
-
-// maxTermBytes bounds one term: a longer run of letters is cut there.
-const maxTermBytes = 64
 
 // stopwords are the English words too common in task phrasings and skill
 // descriptions to tell skills apart ("use this skill when …").
@@ -26,80 +23,38 @@ var stopwords = func() map[string]bool {
 	return m
 }()
 
-// Terms appends the terms of s to dst and returns it: s split at every
-// rune that is not a letter or a digit (so "pdf-tools", "pdf_tools" and
-// "PDF tools" give the same terms), lower-cased, stop words dropped, each
-// term stemmed ([Stem]) and cut to 64 bytes.
+// Terms appends the terms of s to dst and returns it: the words of s
+// ([words.AppendText]: split at every rune that is not a letter or a
+// digit, so "pdf-tools", "pdf_tools" and "PDF tools" give the same
+// terms; lower-cased; cut to 64 bytes), stop words dropped, each term
+// stemmed ([Stem]).
 func Terms(dst []string, s string) []string {
-	var buf []byte
-	start := -1
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		w := s[start:end]
-		start = -1
-		if !isLowerASCII(w) {
-			buf = buf[:0]
-			for _, r := range w {
-				buf = utf8.AppendRune(buf, unicode.ToLower(r))
-			}
-			w = string(buf)
-		}
-		if len(w) > maxTermBytes {
-			w = w[:maxTermBytes]
-			for !utf8.ValidString(w) {
-				w = w[:len(w)-1]
-			}
-		}
-		if stopwords[w] {
-			return
-		}
-		dst = append(dst, Stem(w))
-	}
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		flush(i)
-	}
-	flush(len(s))
-	return dst
-}
-
-// isLowerASCII reports whether w holds no upper-case letter and no byte
-// outside ASCII, so that it is its own lower case.
-func isLowerASCII(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if c := w[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
-			return false
+	n := len(dst)
+	ws := words.AppendText(dst, s)
+	out := ws[:n] // terms overwrite the words they come from, in place
+	for _, w := range ws[n:] {
+		if !stopwords[w] {
+			out = append(out, Stem(w))
 		}
 	}
-	return true
+	if len(out) == n {
+		return dst // no term: dst as given (nil stays nil)
+	}
+	return out
 }
 
 // Stem reduces a lower-case English word to a stem shared by its common
 // inflections, so that "images", "imaging" and "image" meet, and
 // "visualize", "visualizing" and "visualization" do: a light suffix
-// stripper (plurals, -ation, -ing, -ed, a final e), not Porter's
-// algorithm. Words of three bytes or fewer, and words with a non-ASCII
-// byte, are left alone; words of four lose a plural s only.
+// stripper (plurals, folded by [words.Singular], then -ation, -ing, -ed,
+// a final e), not Porter's algorithm. Words of three bytes or fewer, and
+// words with a non-ASCII byte, are left alone; words of four lose a
+// plural s only.
 func Stem(w string) string {
-	if len(w) <= 3 || !isLowerASCII(w) {
+	if len(w) <= 3 || !words.IsLowerASCII(w) {
 		return w
 	}
-	switch {
-	case strings.HasSuffix(w, "ies") && len(w) > 5:
-		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"):
-		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		w = w[:len(w)-1]
-	}
-	if len(w) <= 4 {
+	if w = words.Singular(w); len(w) <= 4 {
 		return w
 	}
 	switch {
