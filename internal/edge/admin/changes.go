@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/skillgate/skillgate/internal/admission/change"
 )
@@ -62,7 +63,13 @@ func (c *Console) changeAction(w http.ResponseWriter, r *http.Request, s *sessio
 	var err error
 	switch op := r.PathValue("op"); op {
 	case "approve":
-		it, err = c.opts.Changes.Approve(r.Context(), id, why, s.actor())
+		var o change.ApplyOptions
+		if smoke := strings.TrimSpace(r.PostFormValue("smoke")); smoke != "" {
+			o.SmokeCall, err = change.ParseSmokeCall(smoke)
+		}
+		if err == nil {
+			it, err = c.opts.Changes.ApproveWith(r.Context(), id, why, s.actor(), o)
+		}
 	case "reject":
 		it, err = c.opts.Changes.Reject(r.Context(), id, why, s.actor())
 	default:

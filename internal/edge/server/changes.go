@@ -14,7 +14,7 @@ import (
 //
 //	GET  /v1/changes[?all=true]   skillgate changes ls [--all] --json
 //	GET  /v1/changes/show?id=ID   skillgate changes show ID --json
-//	POST /v1/changes/approve      {"id","why"}: skillgate changes approve ID --why WHY --json
+//	POST /v1/changes/approve      {"id","why","smokeCall"}: skillgate changes approve ID --why WHY [--smoke-call …] --json
 //	POST /v1/changes/reject       {"id","why"}: skillgate changes reject ID --why WHY --json
 //
 // Errors are {"error": message} with 400 (no reason, a bad request), 404
@@ -33,6 +33,9 @@ type changesAPI struct{ svc *change.Service }
 type changeRequest struct {
 	ID  string `json:"id" required:"true" description:"the change's ID (skillgate changes ls)"`
 	Why string `json:"why" description:"why; required for promote_provider and for rejections"`
+	// SmokeCall is approve's optional call through each backend of a
+	// promote_provider change before it is registered (--smoke-call).
+	SmokeCall *change.SmokeCall `json:"smokeCall,omitempty" description:"approve only: a read-only call of the change's executor through each of its backends before anything is registered"`
 }
 
 // changeIDParams is GET /v1/changes/show's query.
@@ -77,7 +80,14 @@ func (h *changesAPI) decide(r *http.Request, actor string) (any, error) {
 	}
 	switch r.PathValue("op") {
 	case "approve":
-		return h.svc.Approve(r.Context(), req.ID, req.Why, actor)
+		var o change.ApplyOptions
+		if c := req.SmokeCall; c != nil {
+			// The CLI's checks, on the CLI's spelling of the call.
+			if o.SmokeCall, err = change.ParseSmokeCall(c.Executor + "=" + string(c.Arguments)); err != nil {
+				return nil, err
+			}
+		}
+		return h.svc.ApproveWith(r.Context(), req.ID, req.Why, actor, o)
 	case "reject":
 		return h.svc.Reject(r.Context(), req.ID, req.Why, actor)
 	}

@@ -208,6 +208,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 		{"GET", "/v1/changes/show", o.human, "", 400},
 		{"POST", "/v1/changes/approve", o.human, `{"id":"1","why":"one executor for both"}`, 409},
 		{"POST", "/v1/changes/approve", o.human, `{"id":"1"}`, 400},
+		{"POST", "/v1/changes/approve", o.human, `{"id":"1","why":"one executor for both","smokeCall":{"executor":"find_labels","arguments":[1]}}`, 400},
 		{"POST", "/v1/changes/reject", o.human, `{"id":"1","why":"short"}`, 400},
 		{"POST", "/v1/changes/reject", o.human, `{"id":"1","why":"we keep the forges apart"}`, 200},
 		{"POST", "/v1/changes/reject", o.human, `{"id":"1","why":"we keep the forges apart"}`, 409},
