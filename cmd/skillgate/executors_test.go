@@ -31,9 +31,9 @@ func TestExecutorsCommand(t *testing.T) {
 	cfg := filepath.Join(data, "config.yaml")
 	tests := []struct{ config, err string }{
 		{"executors:\n  preferences:\n    global: [gitlub]\n",
-			"Error: config " + cfg + ": executors: preferences.global[0]: unknown provider \"gitlub\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack\n"},
+			"Error: config " + cfg + ": executors: preferences.global[0]: unknown provider \"gitlub\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack (a new provider is declared in an operator catalog, DATA/executors)\n"},
 		{"executors:\n  preferences:\n    tenants:\n      acme: [github, gitlob]\n",
-			"Error: config " + cfg + ": executors: preferences.tenants.acme[1]: unknown provider \"gitlob\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack\n"},
+			"Error: config " + cfg + ": executors: preferences.tenants.acme[1]: unknown provider \"gitlob\"; use one of bitbucket, gitea, github, gitlab, google-workspace, local, microsoft-365, slack (a new provider is declared in an operator catalog, DATA/executors)\n"},
 		{"executors:\n  preferencs:\n    global: [gitlab]\n",
 			"Error: config " + cfg + ":2: unknown key executors.preferencs (did you mean preferences?); valid keys under executors: preferences\n"},
 	}
@@ -44,5 +44,16 @@ func TestExecutorsCommand(t *testing.T) {
 		if code, _, errs := run(t, data, "executors"); code != 1 || errs != tc.err {
 			t.Errorf("config %q: %d %q, want 1 %q", tc.config, code, errs, tc.err)
 		}
+	}
+	// A provider an operator catalog adds may be preferred.
+	os.MkdirAll(filepath.Join(data, "executors"), 0o755)
+	if err := os.WriteFile(filepath.Join(data, "executors", "forgejo.yaml"), []byte("apiVersion: skillgate.dev/v1\nkind: ExecutorCatalog\nproviders:\n  - {name: forgejo, suffix: _forgejo, description: Forgejo}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("executors:\n  preferences:\n    global: [forgejo, github]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, data, "executors"); code != 0 {
+		t.Errorf("a preference for an operator catalog's provider: %d %s %s", code, out, errs)
 	}
 }

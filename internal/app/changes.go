@@ -18,7 +18,7 @@ func (a *App) newChanges(db store.DB, svc *install.Service) (*change.Service, er
 	if err != nil {
 		return nil, err
 	}
-	opts, err := executorOptions(cfg)
+	opts, err := executorOptions(cfg, a.executorCatalog())
 	if err != nil {
 		return nil, err
 	}

@@ -386,7 +386,7 @@ func (a *App) validateConfig(file string, c *Config) error {
 			add("sandbox.skills."+k, err)
 		}
 	}
-	if _, err := executorOptions(c); err != nil {
+	if _, err := executorOptions(c, a.executorCatalog()); err != nil {
 		add("executors", err)
 	}
 	if _, err := c.Packages.Options(""); err != nil {
@@ -699,21 +699,22 @@ func (a *App) configKeyring() (*Config, *signature.Keyring, error) {
 }
 
 // executorOptions turns the configuration's executors section into the
-// broker's options: every provider a preference names must be one of the
-// catalog's (the errors name the field under executors:, for
+// broker's options, on the built-in catalog (the running gateway merges
+// the operator catalogs over it): every provider a preference names must
+// be one of known's, the built-in catalog merged with the operator
+// catalogs (the errors name the field under executors:, for
 // [App.validateConfig]). Credentials are read from the process environment until the
 // credential store answers per principal.
-func executorOptions(cfg *Config) (broker.ExecutorOptions, error) {
-	cat := executor.Builtin()
+func executorOptions(cfg *Config, known *executor.Catalog) (broker.ExecutorOptions, error) {
 	prefs := cfg.Executors.Preferences
 	check := func(at string, names []string) error {
 		for i, n := range names {
-			if _, ok := cat.Provider(n); !ok {
-				var known []string
-				for _, p := range cat.Providers {
-					known = append(known, p.Name)
+			if _, ok := known.Provider(n); !ok {
+				var names []string
+				for _, p := range known.Providers {
+					names = append(names, p.Name)
 				}
-				return fmt.Errorf("preferences.%s[%d]: unknown provider %q; use one of %s", at, i, n, strings.Join(known, ", "))
+				return fmt.Errorf("preferences.%s[%d]: unknown provider %q; use one of %s (a new provider is declared in an operator catalog, DATA/executors)", at, i, n, strings.Join(names, ", "))
 			}
 		}
 		return nil
@@ -734,5 +735,5 @@ func executorOptions(cfg *Config) (broker.ExecutorOptions, error) {
 			return broker.ExecutorOptions{}, err
 		}
 	}
-	return broker.ExecutorOptions{Catalog: cat, Preferences: broker.ExecutorPreferences{Global: prefs.Global, Tenants: prefs.Tenants}}, nil
+	return broker.ExecutorOptions{Catalog: executor.Builtin(), Preferences: broker.ExecutorPreferences{Global: prefs.Global, Tenants: prefs.Tenants}}, nil
 }

@@ -73,7 +73,7 @@ func (a *App) ExecutorStatus(ctx context.Context, p capability.Principal) ([]exe
 	if err != nil {
 		return nil, nil, err
 	}
-	opts, err := executorOptions(cfg)
+	opts, err := executorOptions(cfg, a.executorCatalog())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -216,7 +216,7 @@ func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 	if err != nil {
 		return err
 	}
-	execs, err := executorOptions(cfg)
+	execs, err := executorOptions(cfg, a.executorCatalog())
 	if err != nil {
 		return err
 	}
