@@ -96,8 +96,19 @@ func TestDetectNPMServers(t *testing.T) {
 	for _, p := range got {
 		names = append(names, p.Executor.Name)
 	}
-	if want := []string{"create_branch", "create_issue", "create_repository", "find_repositories", "read_file_contents"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"create_branch", "create_issue", "create_pull_request", "create_repository", "find_repositories", "read_file_contents"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("proposals %v, want %v", names, want)
+	}
+	// GitLab's merge request is the catalog's pull request: the mappings
+	// are the examples' backends.yaml files'.
+	pr := byName(t, got, "create_pull_request")
+	if want := []promote.Backend{
+		{Provider: "github", Skill: "vcs/gh", Server: "gh", Tool: "create_pull_request", Arguments: map[string]string{"owner": `args.repository.split("/")[0]`, "repo": `args.repository.split("/")[1]`,
+			"title": "args.title", "body": "args.?body", "head": "args.source_branch", "base": "args.target_branch", "draft": "args.?draft"}},
+		{Provider: "gitlab", Skill: "vcs/gl", Server: "gl", Tool: "create_merge_request", Arguments: map[string]string{"project_id": "args.repository",
+			"title": "args.title", "description": "args.?body", "source_branch": "args.source_branch", "target_branch": "args.target_branch", "draft": "args.?draft"}},
+	}; !reflect.DeepEqual(pr.Backends, want) || pr.New {
+		t.Errorf("create_pull_request: new %v, backends %+v", pr.New, pr.Backends)
 	}
 	p := byName(t, got, "create_repository")
 	if !p.New || p.Executor.Description != "Create a new repository." || p.Drafter != "deterministic" {

@@ -50,6 +50,14 @@ var synonyms = map[string]Verb{
 	"ls": List, "enumerate": List,
 }
 
+// objectSynonyms maps the words one provider writes for an object another
+// names otherwise to the object's name in the catalog: GitLab's merge
+// request is GitHub's (and the catalog's) pull request.
+var objectSynonyms = map[string]string{
+	"merge_request":  "pull_request",
+	"merge_requests": "pull_requests",
+}
+
 // MaxNameLen bounds an executor name, in bytes.
 const MaxNameLen = 64
 
@@ -115,13 +123,19 @@ func lowerWord(w string) bool {
 // replaced when the verb is a common synonym ("search_repositories" →
 // "find_repositories", "get_file_contents" → "read_file_contents"). A name
 // whose object joins two actions ("create_or_update_file") has no
-// canonical name: it is not one action.
+// canonical name: it is not one action. An object a provider names its
+// own way is the catalog's ("create_merge_request" →
+// "create_pull_request").
 func CanonicalName(tool string) (string, error) {
 	name := tool
 	if verb, object, ok := strings.Cut(tool, "_"); ok {
 		if v, syn := synonyms[verb]; syn {
-			name = string(v) + "_" + object
+			verb = string(v)
 		}
+		if o, syn := objectSynonyms[object]; syn {
+			object = o
+		}
+		name = verb + "_" + object
 	}
 	_, object, err := ParseName(name)
 	if err != nil {

@@ -62,3 +62,20 @@ func TestSplitProvider(t *testing.T) {
 		}
 	}
 }
+
+func TestCanonicalName(t *testing.T) {
+	for _, tc := range []struct{ tool, want, err string }{
+		{"create_issue", "create_issue", ""},
+		{"search_repositories", "find_repositories", ""},
+		{"get_file_contents", "read_file_contents", ""},
+		{"create_merge_request", "create_pull_request", ""},
+		{"get_merge_requests", "read_pull_requests", ""},
+		{"create_merge_request_note", "create_merge_request_note", ""},
+		{"create_or_update_file", "", `invalid executor name: "create_or_update_file" joins two actions with "or": an executor is one action`},
+	} {
+		got, err := executor.CanonicalName(tc.tool)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
+			t.Errorf("CanonicalName(%q) = %q, %v; want %q, %s", tc.tool, got, err, tc.want, tc.err)
+		}
+	}
+}
