@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -119,5 +121,50 @@ func TestOperatorCatalogAddsAnObject(t *testing.T) {
 	if !strings.Contains(out, "executor.catalog.load") || !strings.Contains(out, "executor-catalog:10-forks.yaml") ||
 		!strings.Contains(out, "executor.catalog.reject") || !strings.Contains(out, "executor-catalog:20-bad.yaml") {
 		t.Errorf("audit:\n%s", out)
+	}
+
+	// A running serve reloads the catalogs: the file removed, its
+	// executor goes from the agent's tools; put back, it returns, each
+	// time with tools/list_changed and without a restart.
+	secret := f.tokenSecret(t, "drafter", "T3", "acme")
+	srv := f.serve(t)
+	changed := make(chan struct{}, 16)
+	var notified atomic.Int32
+	http := srv.connectBearer(t, secret, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		notified.Add(1)
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	waitFork := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if slices.Contains(toolNames(t, http), "create_fork") == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("serve: create_fork listed = %v after 30 s, want %v: %v", !want, want, toolNames(t, http))
+			}
+			select {
+			case <-changed:
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}
+	waitFork(true)
+	forks := filepath.Join(f.data, "executors", "10-forks.yaml")
+	if err := os.Remove(forks); err != nil {
+		t.Fatal(err)
+	}
+	waitFork(false)
+	writeFile(t, forks, forkCatalog)
+	waitFork(true)
+	for end := time.Now().Add(5 * time.Second); notified.Load() < 2 && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := notified.Load(); n < 2 {
+		t.Errorf("serve reloaded the catalogs twice and told the agent %d times (tools/list_changed)", n)
 	}
 }
