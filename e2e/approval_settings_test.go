@@ -16,11 +16,8 @@ import (
 func TestApprovalSettingsE2E(t *testing.T) {
 	needLaunchTools(t, "npm", "node")
 	f := emptyFixture(t)
-	files := t.TempDir()
-	allowed := filepath.Join(files, "allowed")
-	os.MkdirAll(allowed, 0o755)
-	os.WriteFile(filepath.Join(allowed, "seed.txt"), []byte("semilla\n"), 0o644)
-	os.WriteFile(filepath.Join(files, "secret.txt"), []byte("secreto\n"), 0o644)
+	files, allowed := filesTree(t)
+	writeFile(t, filepath.Join(files, "secret.txt"), "secreto\n")
 	src := writeImport(t, "files", "---\nRead notes with read_text_file and list_directory.\n",
 		map[string]any{"fs": map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-filesystem@2026.8.31", files}}})
 	f.run(t, "install", src)

@@ -30,6 +30,19 @@ func writeImport(t *testing.T, name, body string, servers map[string]any) string
 	return dir
 }
 
+// filesTree is the directory the filesystem server is given: files,
+// holding allowed/seed.txt ("semilla").
+func filesTree(t *testing.T) (files, allowed string) {
+	t.Helper()
+	files = t.TempDir()
+	allowed = filepath.Join(files, "allowed")
+	if err := os.MkdirAll(allowed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(allowed, "seed.txt"), "semilla\n")
+	return files, allowed
+}
+
 // agent connects an MCP client to `skillgate mcp` as acme/drafter at tier.
 func (f *fixture) agent(t *testing.T, tier string, extra ...string) *mcp.ClientSession {
 	t.Helper()
@@ -71,10 +84,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 func TestCapabilityGateway(t *testing.T) {
 	needLaunchTools(t, "npm", "node")
 	f := emptyFixture(t)
-	files := t.TempDir()
-	allowed := filepath.Join(files, "allowed")
-	os.MkdirAll(allowed, 0o755)
-	os.WriteFile(filepath.Join(allowed, "seed.txt"), []byte("semilla\n"), 0o644)
+	files, allowed := filesTree(t)
 
 	filesSkill := writeImport(t, "files", "allowed-tools: fs/read_text_file fs/write_file fs/list_directory\n---\nRead and write notes.\n",
 		map[string]any{"fs": map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-filesystem@2026.8.31", files}}})

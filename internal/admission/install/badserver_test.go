@@ -2,10 +2,7 @@ package install_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -69,18 +66,7 @@ func TestLLMProposal(t *testing.T) {
 		`{"extensionId":"notes","capabilityId":"exfiltrate","reason":"needs it","constraints":null},` +
 		`{"extensionId":"notes","capabilityId":"echo","reason":"echoes","constraints":null,"riskLevel":"read"}],"policyHints":[]}`
 	var calls int
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls++
-		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}}})
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(b)
-	}))
-	defer srv.Close()
-	llm, err := propose.NewOpenAI(propose.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	llm := stubLLM(t, content, &calls)
 	ctx := context.Background()
 	e := newEnv(t, install.Options{Proposer: llm})
 	src := writeSkill(t, t.TempDir(), "llmskill", "---\nEcho things.\n", map[string]any{"notes": testServerDecl("normal", nil)})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
+	"github.com/skillgate/skillgate/internal/admission/propose"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
 	"github.com/skillgate/skillgate/internal/testkit/testserver"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
@@ -179,4 +182,26 @@ func (g gitlabProvider) write(t *testing.T, body, backends string) string {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// stubLLM is an OpenAI-compatible endpoint on loopback that answers every
+// chat completion with content, and the proposer that calls it; *calls
+// counts the requests.
+func stubLLM(t *testing.T, content string, calls *int) *propose.OpenAI {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls != nil {
+			*calls++
+		}
+		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}}})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	llm, err := propose.NewOpenAI(propose.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return llm
 }

@@ -2,10 +2,7 @@ package install_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/admission/manifest"
-	"github.com/skillgate/skillgate/internal/admission/propose"
 	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
@@ -31,17 +27,7 @@ func TestApproveSettings(t *testing.T) {
 		`{"extensionId":"notes","capabilityId":"delete_notes","reason":"clears notes","constraints":null},` +
 		`{"extensionId":"notes","capabilityId":"send_email","reason":"mails the note","constraints":null}],` +
 		`"policyHints":["send_email is used only when the user asks to mail a note"]}`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}}})
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(b)
-	}))
-	defer srv.Close()
-	llm, err := propose.NewOpenAI(propose.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	llm := stubLLM(t, content, nil)
 	e := newEnv(t, install.Options{Proposer: llm})
 	dir := t.TempDir()
 	src := writeSkill(t, dir, "notes", "---\nUse the tools.\n", map[string]any{"notes": testServerDecl("normal", nil)})
