@@ -311,8 +311,8 @@ unless it is named with --allow-tools. Name them as review lists them
 ({} removes them), and --approval when its calls need a human's grant:
 by-risk (the default), always, or never (not for a destructive one). Both
 are checked against the policy engine's rules (an argument named must be
-one the tool takes) and carry over to the skill's next approved version
-(docs/install.md).`,
+one the tool takes) and carry over to the skill's next approved version;
+on an approved skill they change its settings in place (docs/install.md).`,
 			cobra.ExactArgs(1),
 			func(c *cobra.Command) {
 				c.Flags().StringSliceVar(&only, "only", nil, "approve only these capabilities (serverId/tool, comma-separated)")

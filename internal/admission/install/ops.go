@@ -236,6 +236,9 @@ func (s *Service) selectReady(in store.Install, rep *manifest.Report, names []st
 // reapprove accepts the re-analysis of an approved install blocked by drift.
 func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOptions, actor string) (*Review, error) {
 	only := o.Only
+	if len(in.Blocked) == 0 && len(o.Settings) > 0 {
+		return s.resettle(ctx, in, o, actor)
+	}
 	if err := ActionApprove.check(in); err != nil {
 		return nil, err
 	}
@@ -280,6 +283,47 @@ func (s *Service) reapprove(ctx context.Context, in store.Install, o ApproveOpti
 	return s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
 		Actor: actor, Reason: fmt.Sprintf("re-approved %d capabilities and %d published skills after drift", len(m.Capabilities), len(m.PublishedSkills)), Action: "install.approve",
 		Change: store.InstallChange{Manifest: &mraw, Report: &rraw, Pending: &none, Blocked: &empty}, Data: data})
+}
+
+// resettle changes the operator's settings ([ApproveOptions.Settings]) of
+// an approved version that drift does not block: the same capabilities,
+// pins and tool names, approved again with the new constraints and call
+// approval defaults, in the state it was in (an enabled skill's calls are
+// decided by them from the next reload).
+func (s *Service) resettle(ctx context.Context, in store.Install, o ApproveOptions, actor string) (*Review, error) {
+	if len(o.Only) > 0 || len(o.AllowDynamic) > 0 || len(o.AllowTools) > 0 {
+		return nil, fmt.Errorf("%w: %s is already approved: only its settings (--constraints, --approval) can change; install it again to approve other capabilities or skills", ErrUsage, in.Key)
+	}
+	old, err := manifest.Parse(in.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	rep, err := manifest.ParseReport(in.Report)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrStorage, in.Key, err)
+	}
+	names := make([]string, 0, len(old.Capabilities))
+	for _, c := range old.Capabilities {
+		names = append(names, c.Name())
+	}
+	o.Only = old.Approval.Only
+	for _, p := range old.PublishedSkills {
+		if p.DynamicAllowed {
+			o.AllowDynamic = append(o.AllowDynamic, p.Ref())
+		}
+		if p.ToolsApproved {
+			o.AllowTools = append(o.AllowTools, p.Ref())
+		}
+	}
+	m, mraw, rraw, err := s.approvedArtefacts(ctx, in, rep, names, o, actor)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]any{"capabilities": names, "settings": rep.Settings}
+	addSkillData(data, m)
+	return s.commit(ctx, "approve", transition{Digest: in.Digest, From: []store.InstallState{in.State}, To: in.State,
+		Actor: actor, Reason: fmt.Sprintf("settings of %d %s changed", len(o.Settings), plural.Noun(len(o.Settings), "capability", "capabilities")), Action: "install.approve",
+		Change: store.InstallChange{Manifest: &mraw, Report: &rraw}, Data: data})
 }
 
 // Reject rejects an install that is not approved, with the operator's

@@ -143,6 +143,30 @@ func TestApproveSettings(t *testing.T) {
 	if len(r2.Settings) != 4 || r2.Settings[0].From != r.Digest || r2.Settings[0].By != "operator:ana" {
 		t.Errorf("next version's settings %+v, want 4 carried from %s", r2.Settings, r.Digest)
 	}
+
+	// An approved version's settings change in place; nothing else may.
+	v2 := install.VersionRef("notes", r2.Digest)
+	if _, err := e.svc.ApproveWith(ctx, v2, install.ApproveOptions{Only: []string{"notes/echo"}, Settings: settings[:1]}, "operator:bo"); err == nil ||
+		err.Error() != "invalid request: notes is already approved: only its settings (--constraints, --approval) can change; install it again to approve other capabilities or skills" {
+		t.Errorf("approve --only of an approved version: %v", err)
+	}
+	tighter, err := install.ParseSettings(nil, []string{"notes/read_env=always"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3, err := e.svc.ApproveWith(ctx, v2, install.ApproveOptions{Settings: tighter}, "operator:bo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r3.State != store.StateInstalled || r3.Reason != "settings of 1 capability changed" {
+		t.Errorf("settings changed: %s %q", r3.State, r3.Reason)
+	}
+	want["notes/read_env"] = " always"
+	for _, c := range approvedManifest(t, e, r2.Digest).Capabilities {
+		if g := string(c.Constraints) + " " + string(c.CallApproval); g != want[c.Name()] {
+			t.Errorf("settings changed: %s = %q, want %q", c.Name(), g, want[c.Name()])
+		}
+	}
 }
 
 func capView(r *install.Review, name string) install.CapabilityView {
