@@ -61,4 +61,14 @@ permit (principal, action == Action::"invoke", resource) when { resource.riskLev
 			t.Errorf("%s %v: error=%v %q, want error=%v containing %q", s.tool, s.args, isErr, got, s.isError, s.want)
 		}
 	}
+
+	// The enabled skill's settings change in place: its reads now need a
+	// grant too.
+	if out := f.run(t, "approve", "files", "--approval", "fs/read_text_file=always"); !strings.Contains(out, "settings of 1 capability changed") {
+		t.Fatalf("approve an enabled skill's settings:\n%s", out)
+	}
+	got, isErr := caller(f.agent(t, "T3"))(t, "read_text_file", map[string]any{"path": filepath.Join(allowed, "seed.txt")})
+	if !isErr || !strings.Contains(got, "skillgate: read_text_file needs a human's approval before you may call it") {
+		t.Errorf("read_text_file after its settings changed: error=%v %q", isErr, got)
+	}
 }
