@@ -93,7 +93,23 @@ func (s *Service) applySettings(ctx context.Context, in store.Install, rep *mani
 	if len(given) > MaxSettings {
 		return fmt.Errorf("%w: %d settings, more than %d", ErrUsage, len(given), MaxSettings)
 	}
+	// The settings of the newest approved version, for the capabilities
+	// approved again: what a setting leaves unsaid keeps its value.
+	prior, from, err := s.priorSettings(ctx, in)
+	if err != nil {
+		return err
+	}
 	effective := map[string]manifest.Setting{}
+	for _, p := range prior {
+		if _, ok := byName[p.Capability]; !ok {
+			continue // not approved this time: the setting lapses
+		}
+		if from != in.Digest {
+			p.From = from
+		}
+		effective[p.Capability] = p
+	}
+	seen := map[string]bool{}
 	for _, g := range given {
 		if _, ok := byName[g.Capability]; !ok {
 			names := make([]string, 0, len(m.Capabilities))
@@ -102,42 +118,32 @@ func (s *Service) applySettings(ctx context.Context, in store.Install, rep *mani
 			}
 			return fmt.Errorf("%w: a setting for %q: this approval of %s approves no such capability; it approves: %s", ErrUsage, clipText(g.Capability), in.Key, strings.Join(names, ", "))
 		}
-		if _, dup := effective[g.Capability]; dup {
+		if seen[g.Capability] {
 			return fmt.Errorf("%w: %s has two settings; give one per capability", ErrUsage, g.Capability)
 		}
-		a, err := capability.ParseCallApproval(string(g.CallApproval))
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrUsage, g.Capability, err)
+		seen[g.Capability] = true
+		st := effective[g.Capability]
+		st.Capability, st.By, st.At, st.From = g.Capability, actor, s.now().UTC(), ""
+		if g.CallApproval != "" {
+			a, err := capability.ParseCallApproval(string(g.CallApproval))
+			if err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrUsage, g.Capability, err)
+			}
+			if a == capability.CallApprovalByRisk {
+				a = ""
+			}
+			st.CallApproval = a
 		}
 		if g.Constraints != nil {
 			set, err := constraint.Parse(g.Constraints)
 			if err != nil {
 				return fmt.Errorf("%w: %s: constraints: %v", ErrUsage, g.Capability, err)
 			}
-			if g.Constraints, err = json.Marshal(set); err != nil {
+			if st.Constraints, err = json.Marshal(set); err != nil {
 				return err
 			}
 		}
-		if a == capability.CallApprovalByRisk {
-			a = ""
-		}
-		effective[g.Capability] = manifest.Setting{Capability: g.Capability, Constraints: g.Constraints, CallApproval: a, By: actor, At: s.now().UTC()}
-	}
-	prior, from, err := s.priorSettings(ctx, in)
-	if err != nil {
-		return err
-	}
-	for _, p := range prior {
-		if _, set := effective[p.Capability]; set {
-			continue
-		}
-		if _, ok := byName[p.Capability]; !ok {
-			continue // not approved this time: the setting lapses
-		}
-		if from != in.Digest {
-			p.From = from
-		}
-		effective[p.Capability] = p
+		effective[g.Capability] = st
 	}
 	rep.Settings = nil
 	for _, name := range slices.Sorted(maps.Keys(effective)) {

@@ -344,6 +344,17 @@ func TestInstallReviewFlow(t *testing.T) {
 	if rv.State != store.StateEnabled {
 		t.Fatalf("after enabling: %s", rv.State)
 	}
+	// The enabled skill's settings change in place from its page.
+	if _, _, page := c.get(t, "/admin/installs/review?name=notes"); !strings.Contains(page, `<button type="submit" name="settings" value="1">Change the settings</button>`) {
+		t.Fatalf("enabled skill's page lacks the settings form:\n%s", page)
+	}
+	if status, _, page := c.post(t, "/admin/installs/approve", url.Values{"csrf": {csrf}, "name": {"notes"}, "settings": {"1"},
+		"approval:notes/echo": {"never"}}); status != http.StatusSeeOther {
+		t.Fatalf("change settings: %d\n%s", status, page)
+	}
+	if rv, _ = c.svc.Review(ctx, "notes"); rv.State != store.StateEnabled || capSetting(rv, "notes/echo") != `{"argValues":{"text":["hi"]}} never` {
+		t.Fatalf("after changing settings: %s %q", rv.State, capSetting(rv, "notes/echo"))
+	}
 	recs, err := audit.NewLog(c.db).Query(ctx, audit.Filter{Subject: "notes"})
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +365,7 @@ func TestInstallReviewFlow(t *testing.T) {
 			byAlice = append(byAlice, r.Action)
 		}
 	}
-	if got := strings.Join(byAlice, " "); !strings.Contains(got, "install.complete install.complete") || !strings.HasSuffix(got, "install.installed install.enabled") {
+	if got := strings.Join(byAlice, " "); !strings.Contains(got, "install.complete install.complete") || !strings.HasSuffix(got, "install.installed install.enabled install.approve") {
 		t.Fatalf("audit records by the operator: %s", got)
 	}
 	// A rejection of an installed skill is refused with the reason shown,

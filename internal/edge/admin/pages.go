@@ -232,6 +232,9 @@ func (c *Console) renderReview(w http.ResponseWriter, r *http.Request, s *sessio
 		can[string(a)] = true
 	}
 	can[string(install.ActionApprove)] = can[string(install.ActionApprove)] && !rv.ContentBlocked()
+	// An approved version drift does not block may change its settings
+	// (constraints, call approval) in place.
+	can["settings"] = rv.State.Approved() && len(rv.Blocked) == 0 && !can[string(install.ActionApprove)]
 	c.render(w, r, s, status, "review", map[string]any{"R": rv, "Problem": problem, "Text": rv.Text(), "Can": can,
 		"ApproveAll": can[string(install.ActionApprove)] && (rv.State.Approved() || !rv.Validation.Blocked),
 		"Version":    rv.Key + "@" + rv.Digest,
