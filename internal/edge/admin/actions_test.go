@@ -63,11 +63,12 @@ func TestReviewOffersValidActions(t *testing.T) {
 	if _, err := c.svc.Approve(ctx, "notes", nil, "operator:ops/alice"); err != nil {
 		t.Fatal(err)
 	}
-	check("installed", "enable recheck", "Enable|Recheck the servers")
+	// An approved version's settings form posts to approve (settings only).
+	check("installed", "approve enable recheck", "Change the settings|Enable|Recheck the servers")
 	if _, err := c.svc.Enable(ctx, "notes", "operator:ops/alice"); err != nil {
 		t.Fatal(err)
 	}
-	check("enabled", "disable recheck", "Disable|Recheck the servers")
+	check("enabled", "approve disable recheck", "Change the settings|Disable|Recheck the servers")
 
 	// A server that exits at once, writing lines to stderr.
 	src := filepath.Join(t.TempDir(), "broken")
