@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -117,8 +118,13 @@ func Rules() []*Rule { return rules() }
 // rules builds the rule table once, at the first call of [Rules].
 var rules = sync.OnceValue(buildRules)
 
-// buildRules compiles the rule table; see [Rules].
+// buildRules compiles the rule table, in id order; see [Rules].
 func buildRules() []*Rule {
+	return slices.Concat(rulesSG1(), rulesSG4(), rulesSG5(), rulesSG7())
+}
+
+// rulesSG1 are the rules SG101 to SG302.
+func rulesSG1() []*Rule {
 	return []*Rule{
 		{
 			ID: "SG101", Name: "prompt-override", Severity: High,
@@ -229,6 +235,12 @@ func buildRules() []*Rule {
 				re(`/proc/(?:self|\d+|\$\$)/environ\b`),
 			},
 		},
+	}
+}
+
+// rulesSG4 are the rules SG401 to SG507.
+func rulesSG4() []*Rule {
+	return []*Rule{
 		{
 			ID: "SG401", Name: "network-send", Severity: Medium,
 			Title:    "sending data to the network from a script",
@@ -342,6 +354,12 @@ func buildRules() []*Rule {
 			message: "decodes to code that runs something",
 			kinds:   []kind{kindScript},
 		},
+	}
+}
+
+// rulesSG5 are the rules SG510 to SG601.
+func rulesSG5() []*Rule {
+	return []*Rule{
 		{
 			ID: "SG510", Name: "reverse-shell", Severity: Critical,
 			Title:   "a shell script, or a shell block of the skill's Markdown, that runs a shell on a network connection",
@@ -430,6 +448,12 @@ func buildRules() []*Rule {
 				re(`(?i)\b(?:pass|include|send|provide|append|attach|add)\b[^.\n]{0,60}\b(?:api[\s_-]?keys?|access[\s_-]?tokens?|tokens?|passwords?|secrets?|credentials?|private[\s_-]?keys?|ssh[\s_-]?keys?|\.env\b|cookies?)\b`),
 			},
 		},
+	}
+}
+
+// rulesSG7 are the rules SG701 to SG950.
+func rulesSG7() []*Rule {
+	return []*Rule{
 		{
 			ID: "SG701", Name: "destructive-command", Severity: High,
 			Title:    "destructive shell commands",
