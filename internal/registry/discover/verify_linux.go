@@ -16,12 +16,10 @@ const verifyWorkers = 4
 // verifyStats reports whether every directory and file the stat section
 // of a state records under the root abs is unchanged; an error says the
 // section is malformed. The root is opened without following a link, and
-// each path is stat'ed relative to it, or to the directory below it that
-// every path of its block is in (opened as a path, without following a
-// link: see statVerifier.base), without following a link at its end, as a
-// walk stats what it lists; a directory on the way that was replaced by a
-// link changed its parent, whose own record then differs. Nothing is read
-// below the root.
+// each path is stat'ed relative to it without following a link at its
+// end, as a walk stats what it lists; a directory on the way that was
+// replaced by a link changed its parent, whose own record then differs.
+// Nothing is opened or read below the root.
 func verifyStats(ctx context.Context, abs string, stats string) (bool, error) {
 	return verifyStatsWith(ctx, abs, stats, true)
 }
