@@ -98,7 +98,7 @@ type results struct {
 func (res *results) summarise() {
 	byClass := map[string]*classRow{}
 	byRule := map[string]*ruleRow{}
-	for _, r := range secscan.Rules() {
+	for _, r := range secscan.Rules {
 		byRule[r.ID] = &ruleRow{Rule: r.ID, Name: r.Name}
 	}
 	rule := func(id string) *ruleRow {

@@ -222,8 +222,8 @@ func parseTarget(key, target string) (manifest.Suppression, error) {
 	rule, rest, hasFile := strings.Cut(target, "@")
 	r := secscan.RuleByID(rule)
 	if r == nil {
-		ids := make([]string, 0, len(secscan.Rules()))
-		for _, x := range secscan.Rules() {
+		ids := make([]string, 0, len(secscan.Rules))
+		for _, x := range secscan.Rules {
 			ids = append(ids, x.ID)
 		}
 		return s, fmt.Errorf("%w: %s: no rule %q; the rules are %s (see skillgate review %s)", ErrUsage, key, rule, strings.Join(ids, ", "), key)

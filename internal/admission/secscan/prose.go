@@ -113,7 +113,7 @@ func rescan(n *textnorm.Text, k kind, lower []byte, add func(r *Rule, from, to i
 			continue // the line as the first reading saw it
 		}
 		lower = asciiLower(lower[:0], line)
-		for _, r := range Rules() {
+		for _, r := range Rules {
 			if !r.reads(k) || r.parsed || r.whole || r.runes != nil || len(r.patterns) == 0 || !r.triggered(lower) {
 				continue
 			}

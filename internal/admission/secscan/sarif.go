@@ -72,9 +72,9 @@ func SARIFWithLineage(findings []Finding, suppressed map[int]string, d *lineage.
 		Properties          map[string]any    `json:"properties"`
 		Suppressions        []suppression     `json:"suppressions,omitempty"`
 	}
-	rules := make([]rule, len(Rules()))
+	rules := make([]rule, len(Rules))
 	index := map[string]int{}
-	for i, r := range Rules() {
+	for i, r := range Rules {
 		index[r.ID] = i
 		rules[i] = rule{
 			ID: r.ID, Name: r.Name,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -223,7 +224,7 @@ func TestEveryRuleHasCases(t *testing.T) {
 			neg[tc.rule] = true
 		}
 	}
-	for i, r := range Rules() {
+	for i, r := range Rules {
 		if !pos[r.ID] && !neg[r.ID] && r.derived { // their cases are in lineage_test.go
 			continue
 		}
@@ -233,8 +234,13 @@ func TestEveryRuleHasCases(t *testing.T) {
 		if r.Why == "" || r.Fix == "" || r.Title == "" || r.Name == "" || r.Severity.Rank() == 0 {
 			t.Errorf("rule %s is not fully described", r.ID)
 		}
-		if i > 0 && Rules()[i-1].ID >= r.ID {
+		if i > 0 && Rules[i-1].ID >= r.ID {
 			t.Errorf("rules out of id order at %s", r.ID)
+		}
+		for _, p := range r.patterns {
+			if _, err := regexp.Compile(p.String()); err != nil {
+				t.Errorf("rule %s: pattern %s: %v", r.ID, p, err)
+			}
 		}
 	}
 }
@@ -347,7 +353,7 @@ func TestSARIF(t *testing.T) {
 		t.Fatal(err)
 	}
 	if log.Version != "2.1.0" || log.Schema == "" || len(log.Runs) != 1 || log.Runs[0].Tool.Driver.Name != "skillgate" ||
-		len(log.Runs[0].Tool.Driver.Rules) != len(Rules()) || log.Runs[0].ColumnKind != "unicodeCodePoints" {
+		len(log.Runs[0].Tool.Driver.Rules) != len(Rules) || log.Runs[0].ColumnKind != "unicodeCodePoints" {
 		t.Fatalf("SARIF envelope: %s", out)
 	}
 	res := log.Runs[0].Results
@@ -387,7 +393,7 @@ func TestDocsListEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range Rules() {
+	for _, r := range Rules {
 		row := "| " + r.ID + " | " + r.Name + " | " + string(r.Severity)
 		if !strings.Contains(string(doc), row) {
 			t.Errorf("docs/admission.md has no row starting %q", row)
