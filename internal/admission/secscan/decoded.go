@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan/decode"
@@ -29,12 +30,16 @@ const maxLiteralsPerFile = 2000
 
 // literalRE finds quoted strings on one line (their contents are group 1,
 // 2 or 3) and long bare tokens of the base64 and hex alphabets (group 4).
-var literalRE = regexp.MustCompile(`'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|` + "`((?:[^`\\\\]|\\\\.)*)`" + `|([A-Za-z0-9+/_-]{24,}={0,2})`)
+var literalRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|` + "`((?:[^`\\\\]|\\\\.)*)`" + `|([A-Za-z0-9+/_-]{24,}={0,2})`)
+})
 
 // runsRE is decoded text that runs something: a #! line, a download, a
 // shell or interpreter given a program, a process start, eval/exec, a
 // reverse shell.
-var runsRE = regexp.MustCompile(`(?i)(?:^#!|\b(?:curl|wget)\b[^\n]*(?:https?|ftp)://|\|\s*(?:sudo\s+)?(?:` + shells + `)\b|\b(?:sh|bash|zsh|dash|python[23]?|perl|ruby|node|pwsh|powershell)\s+-[ce]\b|\b(?:os\.system|os\.popen|subprocess\.\w+|child_process|execSync|spawnSync|Runtime\.getRuntime|exec|eval|system|popen|spawn)\s*\(|/dev/tcp/|\bnc\s+(?:-\w+\s+)*-e\b|\b(?:Invoke-Expression|Invoke-WebRequest|DownloadString|iex)\b|\brm\s+-rf\s+[~/])`)
+var runsRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:^#!|\b(?:curl|wget)\b[^\n]*(?:https?|ftp)://|\|\s*(?:sudo\s+)?(?:` + shells + `)\b|\b(?:sh|bash|zsh|dash|python[23]?|perl|ruby|node|pwsh|powershell)\s+-[ce]\b|\b(?:os\.system|os\.popen|subprocess\.\w+|child_process|execSync|spawnSync|Runtime\.getRuntime|exec|eval|system|popen|spawn)\s*\(|/dev/tcp/|\bnc\s+(?:-\w+\s+)*-e\b|\b(?:Invoke-Expression|Invoke-WebRequest|DownloadString|iex)\b|\brm\s+-rf\s+[~/])`)
+})
 
 // scanDecoded is the decoded reading of a script.
 func scanDecoded(name string, data []byte, k kind, maxPerRule int) []Finding {
@@ -59,7 +64,7 @@ func scanDecoded(name string, data []byte, k kind, maxPerRule int) []Finding {
 		if !lim.ROT13 && !mayBeEncoded(line) {
 			continue
 		}
-		for _, m := range literalRE.FindAllSubmatchIndex(line, -1) {
+		for _, m := range literalRE().FindAllSubmatchIndex(line, -1) {
 			at, end := -1, -1
 			for g := 1; g <= 4; g++ {
 				if m[2*g] >= 0 {
@@ -160,7 +165,7 @@ func decodedFindings(name string, lineNo int, line []byte, at, end int, layers [
 		chain = append(chain, string(l.Encoding))
 		how := "decoded from " + strings.Join(chain, ", then ")
 		text := []byte(l.Text)
-		if loc := runsRE.FindIndex(text); loc != nil {
+		if loc := runsRE().FindIndex(text); loc != nil {
 			r := RuleByID("SG507")
 			add(r, r.Severity, fmt.Sprintf("%s (%s)", r.message, how), decodedLine(text, loc[0]))
 		}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skillgate/skillgate/internal/admission/secscan/textnorm"
@@ -54,7 +55,7 @@ type Rule struct {
 	// Kinds the rule reads (none: every kind).
 	kinds []kind
 	// patterns are matched line by line; unicode rules use runes instead.
-	patterns []*regexp.Regexp
+	patterns []*pattern
 	runes    func(r rune) bool
 	minRun   int // with runes: how many in a row make a finding
 	message  string
@@ -100,7 +101,28 @@ func (r *Rule) severity(k kind) Severity {
 	return r.Severity
 }
 
-func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+// pattern is one of a rule's regular expressions, compiled at its first
+// use rather than at package initialisation: the rule table's ~100
+// expressions (~0.9 MB) were compiled before main in every command, scan,
+// rescan and --help included, which never scan content. TestRules compiles
+// them all.
+type pattern struct {
+	expr string
+	re   func() *regexp.Regexp
+}
+
+func re(s string) *pattern {
+	return &pattern{expr: s, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(s) })}
+}
+
+// FindIndex is the compiled expression's FindIndex.
+func (p *pattern) FindIndex(b []byte) []int { return p.re().FindIndex(b) }
+
+// Match is the compiled expression's Match.
+func (p *pattern) Match(b []byte) bool { return p.re().Match(b) }
+
+// String is the expression's source text.
+func (p *pattern) String() string { return p.expr }
 
 // shells are the interpreters a payload is piped into.
 const shells = `(?:sudo\s+)?(?:ba|z|da|k)?sh|python[23]?|perl|ruby|node|php`
@@ -115,7 +137,7 @@ var Rules = []*Rule{
 		Fix:      "Remove the sentence. A skill describes a task; it never asks the model to set aside its other instructions.",
 		message:  "tells the model to ignore or override its instructions",
 		triggers: []string{"ignore", "disregard", "forget", "override", "bypass", "bound", "system"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|developer|original|existing|other)\s+(?:instructions?|prompts?|rules|guidelines|directives|guardrails|policies)\b`),
 			re(`(?i)\byou\s+(?:are|have\s+been)\s+no\s+longer\s+bound\s+by\b`),
 			re(`(?i)\b(?:new|updated)\s+system\s+(?:prompt|instructions?)\s*:`),
@@ -128,7 +150,7 @@ var Rules = []*Rule{
 		Fix:      "Remove the instruction. Actions a skill asks for must be visible to the user.",
 		message:  "tells the model to hide what it does from the user",
 		triggers: []string{"user", "silently", "secretly", "covertly", "quietly"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`(?i)\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this|it)\s+to|reveal\s+(?:this|it)\s+to|disclose\s+(?:this|it)\s+to|notify|alert)\s+the\s+user\b`),
 			re(`(?i)\bwithout\s+(?:telling|informing|notifying|alerting)\s+the\s+user\b`),
 			re(`(?i)\b(?:hide|conceal|keep)\s+(?:this|it|these|them|that)\s+(?:secret\s+)?from\s+the\s+user\b`),
@@ -196,7 +218,7 @@ var Rules = []*Rule{
 		Fix:      "Remove the access. A skill that needs a credential declares it in mcp.json and gets it from skillgate's credential store.",
 		message:  "reads a credential file",
 		triggers: []string{".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".git-credentials", ".config/gcloud", ".azure", ".pypirc", ".npmrc", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "/etc/", "login data", "cookies.sqlite", "logins.json", "key3.db", "key4.db"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%|/home/[\w.-]+|/root)/\.(?:ssh|aws/credentials|gnupg|kube/config|docker/config\.json|netrc|git-credentials|config/gcloud|azure|pypirc|npmrc)\b`),
 			re(`\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?:[^.]|$)`),
 			re(`/etc/(?:shadow|gshadow|sudoers)\b`),
@@ -210,7 +232,7 @@ var Rules = []*Rule{
 		Fix:      "Read only the variables the skill needs, by name.",
 		message:  "dumps the whole environment",
 		triggers: []string{"env", "export"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`(?:^\s*|[;&|]\s*|\$\(\s*)(?:env|printenv|export\s+-p)\s*(?:>|\)|$|\|\s*(?:curl|wget|nc|ncat|netcat|base64|xxd|gzip|tee|python[23]?|node|openssl|ssh|scp|socat)\b)`),
 			re(`(?:json\.dumps|str|repr|print|dict|list)\(\s*(?:dict\(\s*)?os\.environ\s*\)`),
 			re(`(?:JSON\.stringify|Object\.(?:entries|keys|values))\(\s*process\.env\s*\)`),
@@ -225,7 +247,7 @@ var Rules = []*Rule{
 		message:  "sends data to the network",
 		kinds:    []kind{kindScript},
 		triggers: []string{"curl", "wget", "requests.", "axios.", "http", "got.", "superagent.", "fetch(", "nc", "invoke-"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`\bcurl\b[^\n|;]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file)\b`),
 			re(`\bwget\b[^\n]*--post-(?:data|file)\b`),
 			re(`\brequests\.(?:post|put|patch)\(`),
@@ -242,7 +264,7 @@ var Rules = []*Rule{
 		Fix:      "Remove the look-up; resolve only fixed host names.",
 		message:  "puts data into a DNS look-up",
 		triggers: []string{"nslookup", "dig", "host", "ping", "gethostbyname", "getaddrinfo", "dns."},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`\b(?:nslookup|dig|host|ping)\s+(?:-\S+\s+)*[^\s;|]*(?:\$\(|\$\{|\$[A-Za-z_]|` + "`" + `)[^\s;|]*\.[A-Za-z]{2,}`),
 			re(`\b(?:socket\.gethostbyname|socket\.getaddrinfo|dns\.(?:lookup|resolve\w*))\(\s*[^)\n]*(?:\+|\bf['"]|\.format\(|\$\{)`),
 		},
@@ -255,7 +277,7 @@ var Rules = []*Rule{
 		message:    "downloads code and runs it",
 		triggers:   []string{"curl", "wget", "fetch", "iex", "invoke-expression", "urlopen", "requests.get"},
 		shellForms: 2,
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`\b(?:curl|wget|fetch)\b[^\n|]*\|\s*` + `(?:` + shells + `)\b`),
 			re(`\b(?:` + shells + `)\s+(?:-\w+\s+)*<\(\s*(?:curl|wget)\b`),
 			re(`(?i)\b(?:iex|Invoke-Expression)\b[^\n]*\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|Net\.WebClient)\b`),
@@ -270,7 +292,7 @@ var Rules = []*Rule{
 		Fix:      "Ship the code in plain text, or remove it.",
 		message:  "decodes a payload and runs it",
 		triggers: []string{"base64", "xxd", "exec", "eval", "compile", "function", "settimeout", "powershell", "pwsh"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`\bbase64\s+(?:-d|--decode|-D)\b[^\n]*\|\s*(?:` + shells + `)\b`),
 			re(`\|\s*base64\s+(?:-d|--decode|-D)\s*\|\s*(?:` + shells + `)\b`),
 			re(`\bxxd\s+-r\b[^\n]*\|\s*(?:` + shells + `)\b`),
@@ -287,7 +309,7 @@ var Rules = []*Rule{
 		message:  "obfuscated code",
 		kinds:    []kind{kindScript},
 		triggers: []string{"fromcharcode", "\\x", "chr("}, longLine: 402,
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`['"][A-Za-z0-9+/]{400,}={0,2}['"]`),
 			re(`String\.fromCharCode\(\s*\d+\s*(?:,\s*\d+\s*){15,}\)`),
 			re(`(?:\\x[0-9a-fA-F]{2}){24,}`),
@@ -411,7 +433,7 @@ var Rules = []*Rule{
 		Fix:     "The server's author must describe only what the tool does; do not approve the tool until then.",
 		message: "steers the model to other tools or to secrets",
 		kinds:   []kind{kindTool},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`(?i)<\s*/?\s*(?:important|system|instructions?|secret)\s*>`),
 			re(`(?i)\b(?:before|after|instead\s+of|prior\s+to)\s+(?:using|calling|invoking|running)\s+(?:this|that|any|the)\b[^.\n]{0,100}\b(?:call|use|invoke|read|run)\b`),
 			re(`(?i)\b(?:first|always|must)\s+(?:call|invoke|use|run)\s+(?:the\s+)?` + "`?" + `[\w.-]+` + "`?" + `\s+tool\b`),
@@ -425,7 +447,7 @@ var Rules = []*Rule{
 		Fix:      "Remove the command, or narrow it to a directory the skill created.",
 		message:  "a destructive command",
 		triggers: []string{"rm", "mkfs", "/dev/", ":(", "chmod"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`\brm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*|-[a-zA-Z]+\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+)(?:--no-preserve-root\s+)?(?:/\*?|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?|/(?:etc|usr|bin|boot|var|home|lib)/?\*?)(?:\s|$|;|&|\||"|')`),
 			re(`\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/`),
 			re(`\bdd\b[^\n]*\bof=/dev/(?:sd|hd|vd|xvd|nvme|disk|mmcblk)`),
@@ -468,7 +490,7 @@ var Rules = []*Rule{
 		Fix:      "Remove it. A skill runs when an agent loads it, never on its own.",
 		message:  "makes itself persistent",
 		triggers: []string{"bashrc", "zshrc", "profile", "bash_login", "zshenv", "config.fish", "cron", "systemd", "systemctl", "launchctl", "launchagents", "autostart", "authorized_keys"},
-		patterns: []*regexp.Regexp{
+		patterns: []*pattern{
 			re(`(?:>>?|\btee\s+(?:-a\s+)?)\s*["']?(?:~|\$HOME|\$\{HOME\})/\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|config/fish/config\.fish)\b`),
 			re(`(?:\|\s*crontab\s+-\s*(?:$|;|&)|\bcrontab\s+[^-\s]\S*|/etc/cron\.(?:d|daily|hourly|weekly|monthly)/|/var/spool/cron/)`),
 			re(`(?:/etc/systemd/system/|\.config/systemd/user/)\S+\.(?:service|timer)\b|\bsystemctl\s+(?:--user\s+)?enable\b`),

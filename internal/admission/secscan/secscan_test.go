@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -235,6 +236,11 @@ func TestEveryRuleHasCases(t *testing.T) {
 		}
 		if i > 0 && Rules[i-1].ID >= r.ID {
 			t.Errorf("rules out of id order at %s", r.ID)
+		}
+		for _, p := range r.patterns {
+			if _, err := regexp.Compile(p.String()); err != nil {
+				t.Errorf("rule %s: pattern %s: %v", r.ID, p, err)
+			}
 		}
 	}
 }

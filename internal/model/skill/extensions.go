@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Extension keys. Each may be written at the top level (the form the seed
@@ -78,11 +79,15 @@ func CanInvoke(invokableBy []AgentTier, a AgentTier) bool {
 }
 
 // semverRE is Semantic Versioning 2.0.0's grammar, with an optional "v".
-var semverRE = regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+var semverRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+})
 
 // categoryRE is the accepted shape of a category: one or more name-like
 // segments separated by "/".
-var categoryRE = regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}_.-]*(/[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}_.-]*)*$`)
+var categoryRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}_.-]*(/[\p{Ll}\p{Lo}\p{N}][\p{Ll}\p{Lo}\p{N}_.-]*)*$`)
+})
 
 // extValue looks an extension key up at the top level and under metadata.
 // It reports a conflict when both are present and differ.
@@ -195,7 +200,7 @@ func parseExtensions(s *Skill, fm *Map, mode Mode, dirCategory string) {
 	s.Category = dirCategory
 	if v, field, ok := extValue(s, fm, mode, keyCategory); ok {
 		str := strings.Trim(strings.TrimSpace(pyStr(v)), "/")
-		if !categoryRE.MatchString(str) || strings.Contains(str, "..") {
+		if !categoryRE().MatchString(str) || strings.Contains(str, "..") {
 			s.addf(mode, field, fmt.Sprintf("Field '%s' must be lowercase words separated by '/' (got %q)", field, str))
 		} else {
 			s.Category = str
@@ -204,7 +209,7 @@ func parseExtensions(s *Skill, fm *Map, mode Mode, dirCategory string) {
 	if v, field, ok := extValue(s, fm, mode, keyVersion); ok {
 		str := strings.TrimSpace(pyStr(v))
 		s.Version = str
-		if !semverRE.MatchString(str) {
+		if !semverRE().MatchString(str) {
 			s.warnf(field, fmt.Sprintf("Field '%s' is %q, which is not a semantic version (MAJOR.MINOR.PATCH); it is kept as a label", field, str))
 		}
 	}

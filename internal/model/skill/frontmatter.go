@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -195,7 +196,7 @@ func splitDocument(content []byte, withBody bool) (document, error) {
 }
 
 // yamlLineRE matches the line reference in go-yaml's error messages.
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): `) })
 
 // parseYAML parses frontmatter text into a *Map. In strict mode it refuses
 // what StrictYAML refuses: flow collections, anchors, aliases, explicit tags,
@@ -212,7 +213,7 @@ func decodeYAML(text string, firstLine int, strict bool) (*Map, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &root); err != nil {
 		msg := err.Error()
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			msg = fmt.Sprintf("line %d: %s", n+firstLine-1, msg[len(m[0]):])
 		} else {
@@ -344,7 +345,9 @@ func (c *converter) convert(n *yaml.Node, depth int) (any, error) {
 
 // colonValueRE matches a top-level "key: value" line whose value is plain
 // (unquoted, not a block or flow introducer).
-var colonValueRE = regexp.MustCompile(`^([A-Za-z0-9_.-]+):[ \t]+([^'"|>\[{&*!#%@` + "`" + ` \t].*)$`)
+var colonValueRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9_.-]+):[ \t]+([^'"|>\[{&*!#%@` + "`" + ` \t].*)$`)
+})
 
 // quoteColonValues applies the client guide's repair for the most common
 // invalid frontmatter: an unquoted value that contains ": ". It returns the
@@ -353,7 +356,7 @@ func quoteColonValues(text string) (string, []int) {
 	lines := strings.Split(text, "\n")
 	var changed []int
 	for i, l := range lines {
-		m := colonValueRE.FindStringSubmatch(l)
+		m := colonValueRE().FindStringSubmatch(l)
 		if m == nil || !strings.Contains(m[2], ": ") {
 			continue
 		}

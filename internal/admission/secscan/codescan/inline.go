@@ -1,7 +1,6 @@
 package codescan
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -35,10 +34,10 @@ func AnalyzeInline(interp string, src []byte) []Flow {
 // A download run is an HTTP get (LWP, HTTP::Tiny, open-uri, Net::HTTP,
 // URI.open) and an eval, system, exec or backquotes of the program.
 var (
-	prSocket   = regexp.MustCompile(`\bsocket\s*\(|IO::Socket|\bTCPSocket\b|\bSocket\.tcp\b|\bUNIXSocket\b`)
-	prShellRun = regexp.MustCompile(`/bin/(?:ba|z|da)?sh\b|\bopen\s*\(\s*STD(?:IN|OUT|ERR)\s*,\s*["']?[+<>]*&|\bfdopen\b|\bexec\b|\bsystem\b|\bIO\.popen\b|\bspawn\b|` + "`")
-	prDownload = regexp.MustCompile(`LWP::(?:Simple|UserAgent)|HTTP::Tiny|\bopen-uri\b|\bNet::HTTP\b|\bURI\.open\b|\bURI\.parse\b|\bgetstore\s*\(|\bget\s*\(\s*["']https?://|\bopen\s*\(\s*["']https?://`)
-	prEval     = regexp.MustCompile(`\beval\b|\binstance_eval\b|\bsystem\b|\bexec\b|\bIO\.popen\b|%x[({\[]|` + "`")
+	prSocket   = lazyRE(`\bsocket\s*\(|IO::Socket|\bTCPSocket\b|\bSocket\.tcp\b|\bUNIXSocket\b`)
+	prShellRun = lazyRE(`/bin/(?:ba|z|da)?sh\b|\bopen\s*\(\s*STD(?:IN|OUT|ERR)\s*,\s*["']?[+<>]*&|\bfdopen\b|\bexec\b|\bsystem\b|\bIO\.popen\b|\bspawn\b|` + "`")
+	prDownload = lazyRE(`LWP::(?:Simple|UserAgent)|HTTP::Tiny|\bopen-uri\b|\bNet::HTTP\b|\bURI\.open\b|\bURI\.parse\b|\bgetstore\s*\(|\bget\s*\(\s*["']https?://|\bopen\s*\(\s*["']https?://`)
+	prEval     = lazyRE(`\beval\b|\binstance_eval\b|\bsystem\b|\bexec\b|\bIO\.popen\b|%x[({\[]|` + "`")
 )
 
 // inlinePerlRuby is the flows of a Perl or Ruby one-liner: a reverse shell
@@ -51,13 +50,13 @@ func inlinePerlRuby(src string) []Flow {
 		}
 		return []Flow{f}
 	}
-	if m := prSocket.FindStringIndex(src); m != nil {
-		if r := prShellRun.FindStringIndex(src); r != nil {
+	if m := prSocket().FindStringIndex(src); m != nil {
+		if r := prShellRun().FindStringIndex(src); r != nil {
 			return flow(FlowReverseShell, src, m, r)
 		}
 	}
-	if m := prDownload.FindStringIndex(src); m != nil {
-		if r := prEval.FindStringIndex(src); r != nil {
+	if m := prDownload().FindStringIndex(src); m != nil {
+		if r := prEval().FindStringIndex(src); r != nil {
 			return flow(FlowDownloadExec, src, m, r)
 		}
 	}

@@ -1,7 +1,6 @@
 package codescan
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -51,27 +50,27 @@ func AnalyzePowerShell(src []byte) []Flow {
 		low := strings.ToLower(line)
 		// what the line holds: a download, a decoded constant, a tainted variable
 		held, from := psTaint{}, 0
-		if loc := psDownloadRE.FindStringIndex(low); loc != nil {
+		if loc := psDownloadRE().FindStringIndex(low); loc != nil {
 			held, from = psTaint{kind: FlowDownloadExec, src: psOrig(line, low, loc), line: n}, n
-		} else if psDecodeRE.MatchString(low) {
+		} else if psDecodeRE().MatchString(low) {
 			held, from = psTaint{kind: FlowDecodedExec, src: "FromBase64String", line: n}, n
 		}
-		for _, v := range psVarRE.FindAllString(low, -1) {
+		for _, v := range psVarRE().FindAllString(low, -1) {
 			if t, ok := tainted[v]; ok && held.kind == "" {
 				held, from = t, t.line
 			}
 		}
-		if m := psAssignRE.FindStringSubmatch(low); m != nil {
+		if m := psAssignRE().FindStringSubmatch(low); m != nil {
 			if held.kind != "" {
 				tainted[m[1]] = held
 			} else {
 				delete(tainted, m[1])
 			}
 		}
-		if m := psOutFileRE.FindStringSubmatch(line); m != nil && psDownloadRE.MatchString(low) {
+		if m := psOutFileRE().FindStringSubmatch(line); m != nil && psDownloadRE().MatchString(low) {
 			saved[psUnquote(m[1])] = n
 		}
-		if m := psDownloadFileRE.FindStringSubmatch(line); m != nil {
+		if m := psDownloadFileRE().FindStringSubmatch(line); m != nil {
 			saved[psUnquote(m[1])] = n
 		}
 		if strings.Contains(low, "net.sockets.tcpclient") {
@@ -81,7 +80,7 @@ func AnalyzePowerShell(src []byte) []Flow {
 			stream = true
 		}
 		sink := ""
-		if loc := psSinkRE.FindStringIndex(low); loc != nil {
+		if loc := psSinkRE().FindStringIndex(low); loc != nil {
 			sink = strings.TrimRight(strings.TrimLeft(psOrig(line, low, loc), " \t;|("), " \t(")
 		}
 		switch {
@@ -94,7 +93,7 @@ func AnalyzePowerShell(src []byte) []Flow {
 		case sink != "" && tcp != 0 && stream:
 			out = append(out, Flow{Kind: FlowReverseShell, Line: n, SourceLine: tcp, Sink: sink, Source: "Net.Sockets.TCPClient"})
 		default:
-			if m := psRunRE.FindStringSubmatch(line); m != nil {
+			if m := psRunRE().FindStringSubmatch(line); m != nil {
 				if at, ok := saved[psUnquote(m[1])]; ok && at != n {
 					out = append(out, Flow{Kind: FlowDownloadExec, Line: n, SourceLine: at, Sink: strings.TrimSpace(strings.Fields(m[0])[0]), Source: "-OutFile"})
 				}
@@ -115,14 +114,14 @@ type psTaint struct {
 }
 
 var (
-	psDownloadRE     = regexp.MustCompile(`\b(?:invoke-webrequest|iwr|invoke-restmethod|irm|downloadstring|downloaddata|getstringasync|getbytearrayasync|start-bitstransfer)\b|net\.webclient`)
-	psDecodeRE       = regexp.MustCompile(`frombase64string\s*\(`)
-	psVarRE          = regexp.MustCompile(`\$[a-z_][a-z0-9_]*\b`)
-	psAssignRE       = regexp.MustCompile(`^\s*(\$[a-z_][a-z0-9_]*)\s*=[^=]`)
-	psSinkRE         = regexp.MustCompile(`\b(?:invoke-expression|iex)\b|\[scriptblock\]::create\s*\(|(?:^|[\s;|(])&\s*\(|\binvoke-command\b[^\n]*-scriptblock`)
-	psOutFileRE      = regexp.MustCompile(`(?i)-OutFile\s+("[^"]+"|'[^']+'|[^\s;|)]+)`)
-	psDownloadFileRE = regexp.MustCompile(`(?i)\.DownloadFile\s*\(\s*[^,]+,\s*("[^"]+"|'[^']+'|[^\s;|)]+)\s*\)`)
-	psRunRE          = regexp.MustCompile(`(?i)(?:\bStart-Process\s+(?:-FilePath\s+)?|(?:^|[;{]\s*)[&.]\s+|\bInvoke-Item\s+|\bcmd(?:\.exe)?\s+/c\s+|\bsaps\s+|\bstart\s+)("[^"]+"|'[^']+'|[^\s;|)]+)`)
+	psDownloadRE     = lazyRE(`\b(?:invoke-webrequest|iwr|invoke-restmethod|irm|downloadstring|downloaddata|getstringasync|getbytearrayasync|start-bitstransfer)\b|net\.webclient`)
+	psDecodeRE       = lazyRE(`frombase64string\s*\(`)
+	psVarRE          = lazyRE(`\$[a-z_][a-z0-9_]*\b`)
+	psAssignRE       = lazyRE(`^\s*(\$[a-z_][a-z0-9_]*)\s*=[^=]`)
+	psSinkRE         = lazyRE(`\b(?:invoke-expression|iex)\b|\[scriptblock\]::create\s*\(|(?:^|[\s;|(])&\s*\(|\binvoke-command\b[^\n]*-scriptblock`)
+	psOutFileRE      = lazyRE(`(?i)-OutFile\s+("[^"]+"|'[^']+'|[^\s;|)]+)`)
+	psDownloadFileRE = lazyRE(`(?i)\.DownloadFile\s*\(\s*[^,]+,\s*("[^"]+"|'[^']+'|[^\s;|)]+)\s*\)`)
+	psRunRE          = lazyRE(`(?i)(?:\bStart-Process\s+(?:-FilePath\s+)?|(?:^|[;{]\s*)[&.]\s+|\bInvoke-Item\s+|\bcmd(?:\.exe)?\s+/c\s+|\bsaps\s+|\bstart\s+)("[^"]+"|'[^']+'|[^\s;|)]+)`)
 )
 
 // psOrig is the text at loc of low (line lower-cased) as line writes it.

@@ -1,7 +1,6 @@
 package codescan
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -374,10 +373,10 @@ func exprEnd(t []Token, i int) int {
 }
 
 var (
-	secretPath  = regexp.MustCompile(`(?i)(?:^|[/\\~'"])\.(?:ssh|aws|gnupg|kube|docker|netrc|npmrc|pypirc|git-credentials)\b|(?:^|[/\\'"])\.env\b|id_(?:rsa|ed25519|ecdsa|dsa)\b|/etc/(?:shadow|passwd|sudoers)\b|Keychains?\b|login\.keychain|Local State|Login Data|Cookies\b|wallet\.dat`)
-	persistPath = regexp.MustCompile(`(?:^|[/\\~'"])\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|zlogin)\b|config/fish/config\.fish|authorized_keys|/etc/cron|/var/spool/cron|\bcrontab\b|systemd/(?:system|user)/|LaunchAgents|LaunchDaemons|\.config/autostart|\.git/hooks/`)
-	fieldName   = regexp.MustCompile(`\{\s*([A-Za-z_][\w.]*)`)
-	homePath    = regexp.MustCompile(`^[rRbBuUfF]*['"` + "`" + `](?:~|\$HOME|\$\{HOME\}|%USERPROFILE%)`)
+	secretPath  = lazyRE(`(?i)(?:^|[/\\~'"])\.(?:ssh|aws|gnupg|kube|docker|netrc|npmrc|pypirc|git-credentials)\b|(?:^|[/\\'"])\.env\b|id_(?:rsa|ed25519|ecdsa|dsa)\b|/etc/(?:shadow|passwd|sudoers)\b|Keychains?\b|login\.keychain|Local State|Login Data|Cookies\b|wallet\.dat`)
+	persistPath = lazyRE(`(?:^|[/\\~'"])\.(?:bashrc|zshrc|profile|bash_profile|bash_login|zprofile|zshenv|zlogin)\b|config/fish/config\.fish|authorized_keys|/etc/cron|/var/spool/cron|\bcrontab\b|systemd/(?:system|user)/|LaunchAgents|LaunchDaemons|\.config/autostart|\.git/hooks/`)
+	fieldName   = lazyRE(`\{\s*([A-Za-z_][\w.]*)`)
+	homePath    = lazyRE(`^[rRbBuUfF]*['"` + "`" + `](?:~|\$HOME|\$\{HOME\}|%USERPROFILE%)`)
 )
 
 // secretWords and persistWords are lower-case strings one of which every
@@ -409,13 +408,13 @@ func pathLabels(t []Token) []Label {
 		}
 		var l Label
 		lower := strings.ToLower(tk.Text)
-		if containsAny(lower, secretWords) && secretPath.MatchString(tk.Text) {
+		if containsAny(lower, secretWords) && secretPath().MatchString(tk.Text) {
 			l |= SecretFile
 		}
-		if containsAny(lower, persistWords) && persistPath.MatchString(tk.Text) {
+		if containsAny(lower, persistWords) && persistPath().MatchString(tk.Text) {
 			l |= Persist
 		}
-		if homePath.MatchString(tk.Text) {
+		if homePath().MatchString(tk.Text) {
 			l |= Home
 		}
 		out[i] = l
@@ -445,7 +444,7 @@ func (a *analysis) label(from, to int) (l Label, src string, line int) {
 		switch tk.Kind {
 		case String, Template:
 			if tk.Kind == String && strings.ContainsAny(tk.Text[:strings.IndexAny(tk.Text, `'"`)], "fF") {
-				for _, m := range fieldName.FindAllStringSubmatch(tk.Text, -1) {
+				for _, m := range fieldName().FindAllStringSubmatch(tk.Text, -1) {
 					if b, ok := a.lookup(m[1], false); ok {
 						l |= b.label
 						if src == "" {
