@@ -185,7 +185,9 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 	if code, out, stderr := f.runCode(t, nil, "install", dir, "--credential", "GITLAB_TOKEN"); code != 1 {
 		t.Fatalf("install gitlab: %d\n%s\n%s", code, out, stderr)
 	}
-	f.approveTools(t, "gitlab", slices.Sorted(maps.Keys(tools)), "external", "network", "the provider's API, over the network")
+	// GitLab's merge request is the catalog's pull request, which the
+	// GitHub skill serves: one more shared object.
+	f.approveTools(t, "gitlab", append(slices.Sorted(maps.Keys(tools)), "create_merge_request"), "external", "network", "the provider's API, over the network")
 
 	// One change per object both serve.
 	var queued []struct{ ID, Kind, State, Subject, Summary string }
@@ -201,7 +203,7 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 		subjects = append(subjects, c.Subject)
 	}
 	slices.Sort(subjects)
-	if want := []string{"create_branch", "create_issue", "create_repository", "find_repositories", "read_file_contents"}; !slices.Equal(subjects, want) {
+	if want := []string{"create_branch", "create_issue", "create_pull_request", "create_repository", "find_repositories", "read_file_contents"}; !slices.Equal(subjects, want) {
 		t.Fatalf("changes: %v, want %v\n%s", subjects, want, out)
 	}
 	for _, c := range queued {
@@ -247,7 +249,7 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 		live[e.Name] = strings.Join(bs, " ")
 	}
 	both := "github:github:true gitlab:gitlab:true"
-	for name, want := range map[string]string{"create_branch": both, "create_issue": both, "create_repository": both, "find_repositories": both,
+	for name, want := range map[string]string{"create_branch": both, "create_issue": both, "create_pull_request": both, "create_repository": both, "find_repositories": both,
 		"read_file_contents": both, "write_file_contents": "github:github:true"} {
 		if live[name] != want {
 			t.Errorf("executors: %s has backends %q, want %q\n%s", name, live[name], want, out)
@@ -257,7 +259,7 @@ func TestPromotionAcrossTrustTiers(t *testing.T) {
 	// The agent sees one executor per object, no raw tool of either.
 	cs := f.agent(t, "T3")
 	names := toolNames(t, cs)
-	for _, want := range []string{"create_branch", "create_issue", "create_repository", "find_repositories", "read_file_contents", "write_file_contents"} {
+	for _, want := range []string{"create_branch", "create_issue", "create_pull_request", "create_repository", "find_repositories", "read_file_contents", "write_file_contents"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s not listed: %v", want, names)
 		}
