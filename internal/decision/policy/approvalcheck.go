@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -53,7 +54,7 @@ func CheckApproval(c Capability) error {
 	for _, f := range []struct {
 		field string
 		names []string
-	}{{"argValues", mapKeys(c.Constraints.ArgValues)}, {"pathArgs", c.Constraints.PathArgs}, {"urlArgs", c.Constraints.URLArgs}} {
+	}{{"argValues", slices.Sorted(maps.Keys(c.Constraints.ArgValues))}, {"pathArgs", c.Constraints.PathArgs}, {"urlArgs", c.Constraints.URLArgs}} {
 		for _, n := range f.names {
 			if n != "" && n != "*" && !slices.Contains(props, n) {
 				return bad("constraints: %s names the argument %q, which %s does not take (%s); name one of its arguments", f.field, n, name, takes)
@@ -65,13 +66,4 @@ func CheckApproval(c Capability) error {
 			missed[0], constraintArgs(c.Constraints, missed[0]), name, takes, map[string]string{"pathGlobs": "pathArgs", "allowedDomains": "urlArgs"}[missed[0]])
 	}
 	return nil
-}
-
-func mapKeys(m map[string][]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -153,11 +153,7 @@ func moreSevere(a, b policy.Capability) policy.Capability {
 	if b.SkillState != policy.SkillEnabled {
 		a.SkillState = b.SkillState
 	}
-	// The stricter call approval default: always, then by risk, then never.
-	strict := map[capability.CallApproval]int{capability.CallApprovalAlways: 2, "": 1, capability.CallApprovalNever: 0}
-	if strict[b.Approval] > strict[a.Approval] {
-		a.Approval = b.Approval
-	}
+	a.Approval = a.Approval.Stricter(b.Approval)
 	return a
 }
 

@@ -55,3 +55,22 @@ func (a CallApproval) NeedsGrant(level RiskLevel, effects SideEffects, egress Da
 	// By risk ("" too, and any value no manifest could hold).
 	return destructive || effects.Compare(SideEffectsExternal) >= 0 || egress.Compare(EgressNetwork) >= 0
 }
+
+// Stricter returns the stricter of a and b: always, then by risk ("" too),
+// then never. Two records of one capability merge to the stricter.
+func (a CallApproval) Stricter(b CallApproval) CallApproval {
+	rank := func(x CallApproval) int {
+		switch x {
+		case CallApprovalAlways:
+			return 2
+		case CallApprovalNever:
+			return 0
+		case CallApprovalByRisk:
+		}
+		return 1
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}

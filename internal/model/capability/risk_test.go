@@ -122,3 +122,17 @@ func TestRiskCheck(t *testing.T) {
 		t.Errorf("Unknown() = %q; want [sideEffects dataEgress]", got)
 	}
 }
+
+func TestCallApprovalStricter(t *testing.T) {
+	for _, tc := range []struct{ a, b, want capability.CallApproval }{
+		{"", capability.CallApprovalNever, ""},
+		{capability.CallApprovalNever, "", ""},
+		{"", capability.CallApprovalAlways, capability.CallApprovalAlways},
+		{capability.CallApprovalAlways, capability.CallApprovalNever, capability.CallApprovalAlways},
+		{capability.CallApprovalNever, capability.CallApprovalNever, capability.CallApprovalNever},
+	} {
+		if got := tc.a.Stricter(tc.b); got != tc.want {
+			t.Errorf("%q.Stricter(%q) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
