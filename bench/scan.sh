@@ -202,7 +202,7 @@ node "$js_dir/validate.mjs" "$gen_dir" >/dev/null
 floor() { find . -type f -print0 | xargs -0 -n 4096 cat >/dev/null; }
 export -f floor
 
-: >"$work/statfloor.all"; : >"$work/cold.cpu.all"; : >"$work/floor.all"; : >"$work/floor.cpu.all"; : >"$work/cold.all"; : >"$work/rescan.all"; : >"$work/cold.self.all"; : >"$work/rescan.self.all"; : >"$work/cold.rss.all"; : >"$work/js.all"; : >"$work/js.rss.all"; : >"$work/jsdisc.all"
+: >"$work/statfloor.all"; : >"$work/statfloor.cpu.all"; : >"$work/cold.cpu.all"; : >"$work/floor.all"; : >"$work/floor.cpu.all"; : >"$work/cold.all"; : >"$work/rescan.all"; : >"$work/cold.self.all"; : >"$work/rescan.self.all"; : >"$work/cold.rss.all"; : >"$work/js.all"; : >"$work/js.rss.all"; : >"$work/jsdisc.all"
 for ((i = 1; i <= runs; i++)); do
 	data="$work/data-$i"
 	mkdir "$data" # a fresh, empty data directory: a cold registry
@@ -226,6 +226,7 @@ for ((i = 1; i <= runs; i++)); do
 	# directory and file, from 4 threads), in a process that does nothing else.
 	"$work/statfloor" "$gen_dir" >"$work/statfloor-$i.out" || die "bench/statfloor $gen_dir failed"
 	jget "$work/statfloor-$i.out" 'j.us' >>"$work/statfloor.all"; echo >>"$work/statfloor.all"
+	jget "$work/statfloor-$i.out" 'j.cpu_us' >>"$work/statfloor.cpu.all"; echo >>"$work/statfloor.cpu.all"
 	rm -rf "$data"
 
 	rc=0; timed "$work/js-$i" node "$js_dir/validate.mjs" "$gen_dir" || rc=$?
@@ -267,6 +268,7 @@ rss_max="$(max "$work/cold.rss.all")"; js_rss_max="$(max "$work/js.rss.all")"
 floor_med="$(median "$work/floor.all")"; floor_best="$(min "$work/floor.all")"
 statfloor_med="$(median "$work/statfloor.all")"; statfloor_best="$(min "$work/statfloor.all")"
 statfloor_entries="$(jget "$work/statfloor-$last.out" 'j.entries')"
+statfloor_cpu_med="$(median "$work/statfloor.cpu.all")"
 cold_cpu_med="$(median "$work/cold.cpu.all")"; floor_cpu_med="$(median "$work/floor.cpu.all")"
 load="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -324,6 +326,7 @@ fi
 row "discovery (JS only; skillgate: in cold scan)" "included above" "$(sec "$jsdisc_med") s" ""
 row "no-change rescan" "$(ms "$re_med") ms ($(ms "$re_best"))" "n/a" ""
 row "stat floor: statx of all $statfloor_entries entries" "$(ms "$statfloor_med") ms ($(ms "$statfloor_best"))" "" ""
+row "  CPU of the stat floor (user + system)" "$(ms "$statfloor_cpu_med") ms" "" ""
 if [[ -s "$work/rescan.self.all" ]]; then
 	row "  rescan's own duration_ms / stat floor" "" "" "$(calc '%.2f' "$(median "$work/rescan.self.all") / $statfloor_med")x"
 fi
@@ -373,7 +376,7 @@ if [[ -n "$json_out" ]]; then
     "validate_us_median": $js_med, "validate_us_best": $js_best, "discovery_us_median": $jsdisc_med,
     "skills_per_sec": $js_rate, "peak_rss_kib": ${js_rss_max:-null}},
   "ratio_skills_per_sec": $ratio,
-  "stat_floor": {"entries": ${statfloor_entries:-null}, "us_median": $statfloor_med, "us_best": $statfloor_best},
+  "stat_floor": {"entries": ${statfloor_entries:-null}, "us_median": $statfloor_med, "us_best": $statfloor_best, "cpu_us_median": ${statfloor_cpu_med:-null}},
   "targets": {"cold": "$v_cold", "rescan": "$v_re", "ratio": "$v_ratio", "cold_vs_floor": "$v_floor", "rescan_40ms": "$v_re32"}
 }
 EOF
