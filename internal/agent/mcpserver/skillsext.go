@@ -99,8 +99,14 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 	if !isRequestID(req.ID) {
 		return false
 	}
+	// A modern request (2026-07-28) stands on its own; another waits for
+	// the SDK's session to be ready, as the SDK's own methods do.
+	e := requestEra(paramsMeta(req.Params), c.g.versions)
+	if e == eraRefused {
+		return false // the SDK answers -32022 or -32602
+	}
 	c.mu.Lock()
-	ready := !c.closed && c.sdkReadyLocked()
+	ready := !c.closed && (e == eraModern || c.sdkReadyLocked())
 	c.mu.Unlock()
 	if !ready {
 		return false // the SDK refuses it before the handshake

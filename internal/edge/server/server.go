@@ -111,7 +111,10 @@ func New(opts Options) (*Server, error) {
 		Logger:         log,
 		SessionTimeout: opts.SessionTimeout,
 	})
-	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.connect(mcpHandler))))
+	// Modern clients (2026-07-28: no initialize, no Mcp-Session-Id) are
+	// served statelessly, on the same endpoint (modern.go).
+	modernHandler := mcp.NewStreamableHTTPHandler(s.getServer, &mcp.StreamableHTTPOptions{Logger: log, Stateless: true})
+	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.modern(modernHandler, s.connect(mcpHandler)))))
 	s.handle("POST /v1/scan", http.HandlerFunc(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
 	s.handle("GET /v1/ready", http.HandlerFunc(s.ready))
