@@ -169,6 +169,9 @@ type Conn struct {
 // sessionID for principal p and returns a connection whose Server is ready
 // to run on a transport. Errors are those of [session.Manager.Open].
 func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID string, opts *ConnectOptions) (*Conn, error) {
+	if sessionID != "" && g.stateless.sessionless(sessionID) {
+		return nil, fmt.Errorf("%w: %s serves requests that name no session; choose another id", session.ErrSessionUnavailable, sessionID)
+	}
 	sess, err := g.opts.Sessions.Open(ctx, p, sessionID)
 	if err != nil {
 		return nil, err

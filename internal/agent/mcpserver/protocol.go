@@ -37,16 +37,17 @@ import (
 // params._meta.
 const ModernProtocol = "2026-07-28"
 
-// The params._meta keys of a modern request (2026-07-28).
+// The params._meta keys of a modern request (2026-07-28), as the SDK
+// names them.
 const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaProtocolVersion    = mcp.MetaKeyProtocolVersion
+	MetaClientCapabilities = mcp.MetaKeyClientCapabilities
+	MetaClientInfo         = mcp.MetaKeyClientInfo
 )
 
 // CodeUnsupportedProtocolVersion is the JSON-RPC error of a request at a
 // protocol version the server does not support (2026-07-28).
-const CodeUnsupportedProtocolVersion = -32022
+const CodeUnsupportedProtocolVersion = mcp.CodeUnsupportedProtocolVersion
 
 // SupportedVersions returns the protocol versions skillgate serves, newest
 // first: those of the SDK.

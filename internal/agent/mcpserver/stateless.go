@@ -3,8 +3,12 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/model/capability"
@@ -25,6 +29,19 @@ type statelessConns struct {
 	m  map[string]*statelessEntry
 }
 
+// sessionless reports whether id is the session of a principal's
+// sessionless connection, which no request may name (it must stay empty).
+func (s *statelessConns) sessionless(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, e := range s.m {
+		if strings.HasPrefix(key, sessionlessKey) && e.c.sess.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+
 type statelessEntry struct {
 	c     *Conn
 	users int         // requests being served
@@ -36,10 +53,11 @@ type statelessEntry struct {
 // principal p in the skillgate session sessionID, and release, to call
 // when the request is done. Requests naming the same session share one
 // connection, opened by the first and closed once no request has used it
-// for idle (0 means DefaultStatelessIdle). A request that names no session
-// gets a new one (its id is conn.Session().ID(), for the client to send
-// next time) and a connection of its own, closed on release: the session
-// is stored, and can be resumed, once it holds something.
+// for idle (0 means DefaultStatelessIdle). Requests that name no session
+// share one connection per principal, whose session stays empty: on it,
+// the tools that load skills or write /workspace answer with
+// [SessionlessError] instead (an agent whose every request started a
+// session afresh would lose what it loaded at its next request).
 //
 // A session of another principal is refused with
 // session.ErrSessionUnavailable, whether its connection is open or not;
@@ -48,25 +66,53 @@ func (g *Gateway) ConnectStateless(ctx context.Context, p capability.Principal, 
 	if idle <= 0 {
 		idle = DefaultStatelessIdle
 	}
-	opts := &ConnectOptions{Stateless: true}
+	key, id := sessionID, sessionID
 	if sessionID == "" {
-		c, err := g.Connect(ctx, p, "", opts)
-		if err != nil {
-			return nil, nil, err
-		}
-		return c, func() { c.Close() }, nil
+		// No session named: the principal's sessionless connection,
+		// whose session never changes (see sessionlessGuard), so that
+		// every such request of the principal can share it.
+		key = sessionlessKey + p.String()
 	}
-	if c, release, err := g.stateless.use(p, sessionID, idle); c != nil || err != nil {
+	if c, release, err := g.stateless.use(p, key, idle); c != nil || err != nil {
 		return c, release, err
 	}
-	c, err := g.Connect(ctx, p, sessionID, opts)
+	c, err := g.Connect(ctx, p, id, &ConnectOptions{Stateless: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	return g.stateless.add(c, p, idle)
+	if sessionID == "" {
+		c.server.AddReceivingMiddleware(sessionlessGuard)
+	}
+	return g.stateless.add(key, c, p, idle)
 }
 
-// use returns the open connection of session id, counted in use, or nil.
+// sessionlessKey prefixes the key of a principal's sessionless connection
+// in statelessConns; no session id starts with it.
+const sessionlessKey = "\x00"
+
+// sessionTools are the tools that change a session: loading and unloading
+// skills, writing /workspace.
+var sessionTools = []string{ToolLoadSkill, ToolUnloadSkill, ToolWriteFile, ToolEditFile}
+
+// SessionlessError is the text of the tool error a modern request that
+// names no session gets from a tool that changes a session.
+const SessionlessError = "Error: this request names no skillgate session, and loading skills or writing /workspace needs one: " +
+	"send the Skillgate-Session header with a session id of your choice (1-64 letters, digits, '.', '_' or '-') on every request, " +
+	"and the skills you load and the files you write stay in that session."
+
+// sessionlessGuard refuses the session-changing tools (with a tool error
+// that says what to do) on a sessionless connection, whose session the
+// principal's requests share and which must therefore stay empty.
+func sessionlessGuard(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil && slices.Contains(sessionTools, r.Params.Name) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: SessionlessError}}}, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// use returns the open connection under key, counted in use, or nil.
 func (s *statelessConns) use(p capability.Principal, id string, idle time.Duration) (*Conn, func(), error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,8 +130,7 @@ func (s *statelessConns) use(p capability.Principal, id string, idle time.Durati
 // add records c, just opened for its session, in use; when another request
 // opened the session's connection meanwhile, c is closed and that one is
 // used.
-func (s *statelessConns) add(c *Conn, p capability.Principal, idle time.Duration) (*Conn, func(), error) {
-	id := c.sess.ID()
+func (s *statelessConns) add(id string, c *Conn, p capability.Principal, idle time.Duration) (*Conn, func(), error) {
 	s.mu.Lock()
 	if e := s.m[id]; e != nil && !e.c.isClosed() {
 		s.mu.Unlock()

@@ -22,10 +22,12 @@ var markMetaVersion = []byte(`"` + mcpserver.MetaProtocolVersion + `"`)
 // Mcp-Protocol-Version header and in params._meta) with the SDK's
 // stateless handler, on the same endpoint as legacy clients, whose
 // requests go on to legacy. The skillgate session is the Skillgate-Session
-// header's, sent on every request (a request without it starts a new
-// session, whose id the response's Skillgate-Session header gives); the
-// principal is the bearer token's, and a session of another principal is
-// refused (403), as for legacy clients.
+// header's, sent on every request (a request without it is served without
+// a session: lists, reads and capability calls work, loading skills and
+// writing /workspace answer a tool error that asks for the header; see
+// [mcpserver.Gateway.ConnectStateless]); the principal is the bearer
+// token's, and a session of another principal is refused (403), as for
+// legacy clients.
 func (s *Server) modern(h, legacy http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Session-Id") != "" || !isModern(r) {
@@ -43,13 +45,16 @@ func (s *Server) modern(h, legacy http.Handler) http.Handler {
 				return
 			}
 		}
-		conn, release, err := s.opts.Gateway.ConnectStateless(r.Context(), p, r.Header.Get(SessionHeader), s.opts.SessionTimeout)
+		sid := r.Header.Get(SessionHeader)
+		conn, release, err := s.opts.Gateway.ConnectStateless(r.Context(), p, sid, s.opts.SessionTimeout)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		defer release()
-		w.Header().Set(SessionHeader, conn.Session().ID())
+		if sid != "" {
+			w.Header().Set(SessionHeader, sid)
+		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), connKey{}, conn)))
 	})
 }

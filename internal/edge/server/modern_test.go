@@ -78,6 +78,16 @@ func TestBothGenerationsHTTP(t *testing.T) {
 	if n := f.env.Gateway.StatelessConnections(); n != 1 {
 		t.Errorf("%d connections serve modern sessions, want 1 (walk-20260728)", n)
 	}
+	// A modern client that names no session shares its principal's
+	// sessionless connection: it reads and lists, and is told to name a
+	// session to load a skill.
+	cs := f.connectVersion(t, secret, "", mcpserver.ModernProtocol)
+	if got, isErr := sdkCaller(cs)(t, "load_skill", map[string]any{"skill": "escrituras/compraventa"}); !isErr || got != mcpserver.SessionlessError {
+		t.Errorf("load_skill without a session: %s", got)
+	}
+	if got, isErr := sdkCaller(cs)(t, "skill_list", map[string]any{}); isErr || !strings.Contains(got, "escrituras/compraventa") {
+		t.Errorf("skill_list without a session: %s", got)
+	}
 }
 
 // rawPost POSTs one JSON-RPC request as a modern client would (or, with
@@ -155,9 +165,10 @@ func (r rawResponse) text(t *testing.T) string {
 }
 
 // TestModernRawHTTP is a stateless client with plain POSTs: server/discover
-// lists 2026-07-28; a request with no Skillgate-Session starts a session
-// whose id comes back in the header; the next requests name it and find
-// the loaded skill; another principal's token cannot use it (403); list
+// lists 2026-07-28; a request with no Skillgate-Session cannot load a skill
+// (a tool error says to send the header); with the header it can, and the
+// next requests naming the session find the skill, those without it do
+// not; another principal's token cannot use the session (403); list
 // results carry private cache hints; an unsupported version gets -32022
 // with the supported versions.
 func TestModernRawHTTP(t *testing.T) {
@@ -178,10 +189,14 @@ func TestModernRawHTTP(t *testing.T) {
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+modernMeta(v)+`}}`, &out)
 		return out, resp
 	}
-	out, resp := call("", "load_skill", `{"skill":"escrituras/compraventa"}`)
-	sid := resp.Header.Get(server.SessionHeader)
-	if sid == "" || !strings.HasPrefix(out.text(t), "Loaded escrituras/compraventa at /skills/compraventa") {
-		t.Fatalf("load_skill: session %q, %s", sid, out.text(t))
+	if out, resp := call("", "load_skill", `{"skill":"escrituras/compraventa"}`); out.text(t) != mcpserver.SessionlessError ||
+		string(out.Result["isError"]) != "true" || resp.Header.Get(server.SessionHeader) != "" {
+		t.Fatalf("load_skill without a session: %s %s", out.Result["isError"], out.text(t))
+	}
+	const sid = "raw-client-1"
+	out, resp := call(sid, "load_skill", `{"skill":"escrituras/compraventa"}`)
+	if resp.Header.Get(server.SessionHeader) != sid || !strings.HasPrefix(out.text(t), "Loaded escrituras/compraventa at /skills/compraventa") {
+		t.Fatalf("load_skill: session %q, %s", resp.Header.Get(server.SessionHeader), out.text(t))
 	}
 	if out, _ := call(sid, "ls", `{"path":"/skills"}`); out.text(t) != "['/skills/compraventa/']" {
 		t.Errorf("ls /skills in session %s = %s", sid, out.text(t))
