@@ -86,8 +86,14 @@ func requestEra(meta []byte, supported []string) era {
 		}
 		vals[0], vals[1] = m[MetaProtocolVersion], m[MetaClientCapabilities]
 	}
-	var v string
-	if vals[0] == nil || json.Unmarshal(vals[0], &v) != nil || v < ModernProtocol {
+	if vals[0] == nil {
+		return eraLegacy
+	}
+	v, ok := jsonscan.PlainString(vals[0])
+	if !ok && json.Unmarshal(vals[0], &v) != nil {
+		return eraLegacy
+	}
+	if v < ModernProtocol {
 		return eraLegacy
 	}
 	if !slices.Contains(supported, v) || len(bytes.TrimSpace(vals[1])) == 0 || bytes.TrimSpace(vals[1])[0] != '{' {

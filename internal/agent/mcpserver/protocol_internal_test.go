@@ -34,3 +34,33 @@ func TestRequestEra(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRelayRead is what the relay reads of a tools/call line before
+// it decides (parseWire and, for a modern request, requestEra) and what it
+// adds to the result of a modern one (withResultType), for a line of the
+// initialize generation and one of 2026-07-28.
+func BenchmarkRelayRead(b *testing.B) {
+	supported := SupportedVersions()
+	const legacy = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"read_graph","arguments":{"path":"/notes/a.md"}}}`
+	const modern = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"read_graph","arguments":{"path":"/notes/a.md"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.0"}}}}`
+	result := []byte(`{"content":[{"type":"text","text":"{\"entities\":[],\"relations\":[]}"}]}`)
+	for _, bc := range []struct{ name, line string }{{"2025-06-18", legacy}, {"2026-07-28", modern}} {
+		b.Run(bc.name, func(b *testing.B) {
+			line := []byte(bc.line)
+			for b.Loop() {
+				req, ok := parseWire(line)
+				if !ok {
+					b.Fatal("parse")
+				}
+				if requestEra(req.Params.Meta, supported) == eraModern {
+					h, body := withResultType(result)
+					if len(h)+len(body) == 0 {
+						b.Fatal("result")
+					}
+				}
+			}
+		})
+	}
+}
