@@ -97,4 +97,3 @@ func BenchmarkStdioRelay(b *testing.B) {
 		}
 	}
 }
-
