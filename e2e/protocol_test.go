@@ -258,21 +258,12 @@ func TestRawStatelessClient(t *testing.T) {
 	})
 }
 
-// TestInspectorWalkHTTP replays the seed walk through the MCP Inspector
-// CLI against `skillgate serve`: every step is a separate Inspector
-// process, which names the skillgate session in the Skillgate-Session
-// header (it speaks the initialize generation), so the loaded skill
-// persists across them.
-func TestInspectorWalkHTTP(t *testing.T) {
-	insp := inspector(t)
-	f := newFixture(t)
-	secret := f.tokenSecret(t, "drafter", "T3", "acme")
-	srv := f.serve(t)
-	call := func(t testing.TB, tool string, args map[string]any) (string, bool) {
+// inspectorCaller calls tools through the MCP Inspector CLI, one process
+// per call, with base (the target and its options) before the method.
+func inspectorCaller(insp string, base ...string) mcpservertest.CallFunc {
+	return func(t testing.TB, tool string, args map[string]any) (string, bool) {
 		t.Helper()
-		cmdArgs := []string{"--cli", "--transport", "http", "--server-url", srv.url + "/mcp",
-			"--header", "Authorization: Bearer " + secret, "--header", "Skillgate-Session: inspector-http",
-			"--method", "tools/call", "--tool-name", tool}
+		cmdArgs := append(append([]string{"--cli"}, base...), "--method", "tools/call", "--tool-name", tool)
 		for k, v := range args {
 			cmdArgs = append(cmdArgs, "--tool-arg", fmt.Sprintf("%s=%v", k, v))
 		}
@@ -284,7 +275,46 @@ func TestInspectorWalkHTTP(t *testing.T) {
 		if jerr := json.Unmarshal(out.Bytes(), &res.Result); jerr != nil {
 			t.Fatalf("mcp-inspector %s %v: %v (%v)\nstdout: %s\nstderr: %s", tool, args, jerr, err, out.String(), errb.String())
 		}
+		if (err != nil) != res.Result.IsError {
+			t.Errorf("mcp-inspector %s: exit %v but isError %v", tool, err, res.Result.IsError)
+		}
 		return res.text(), res.Result.IsError
 	}
-	mcpservertest.Run(t, mcpservertest.Walk(t, examples, true), call)
+}
+
+// TestInspectorWalkHTTP replays the seed walk through the MCP Inspector
+// CLI against `skillgate serve`, in the initialize generation (its
+// default for a URL) and at 2026-07-28 (--protocol-era modern): every step
+// is a separate Inspector process, which names the skillgate session in
+// the Skillgate-Session header, so the loaded skill persists across them.
+// The modern run also calls a capability.
+func TestInspectorWalkHTTP(t *testing.T) {
+	insp := inspector(t)
+	f := protocolFixture(t)
+	secret := f.tokenSecret(t, "drafter", "T3", "acme")
+	srv := f.serve(t)
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			call := inspectorCaller(insp, "--protocol-era", era, "--transport", "http", "--server-url", srv.url+"/mcp",
+				"--header", "Authorization: Bearer "+secret, "--header", "Skillgate-Session: inspector-http-"+era)
+			mcpservertest.Run(t, mcpservertest.Walk(t, examples, true), call)
+			if era == "modern" {
+				capabilityCall(t, []string{"echo"}, call)
+			}
+		})
+	}
+}
+
+// TestInspectorWalkModernStdio is TestInspectorWalk at 2026-07-28: the
+// MCP Inspector CLI with --protocol-era modern speaks to `skillgate mcp`
+// without initialize, one process per step, the session kept by
+// SKILLGATE_SESSION; then a capability call.
+func TestInspectorWalkModernStdio(t *testing.T) {
+	insp := inspector(t)
+	f := protocolFixture(t)
+	call := inspectorCaller(insp, "--protocol-era", "modern",
+		"-e", "SKILLGATE_DATA="+f.data, "-e", "SKILLGATE_AGENT=drafter", "-e", "SKILLGATE_TIER=T3",
+		"-e", "SKILLGATE_TENANT=acme", "-e", "SKILLGATE_SESSION=inspector-modern", bin, "mcp")
+	mcpservertest.Run(t, mcpservertest.Walk(t, examples, false), call)
+	capabilityCall(t, []string{"echo"}, call)
 }

@@ -90,10 +90,17 @@ func TestBothGenerationsHTTP(t *testing.T) {
 	}
 }
 
+// reply is the status and headers of a response whose body was read.
+type reply struct {
+	StatusCode int
+	Header     http.Header
+}
+
 // rawPost POSTs one JSON-RPC request as a modern client would (or, with
-// version "", as a legacy one) and returns the response, its JSON-RPC
-// message (from JSON or an event stream) decoded into out.
-func (f *fixture) rawPost(t *testing.T, secret, sessionID, version, method, name, body string, out any) *http.Response {
+// version "", as a legacy one) and returns the response's status and
+// headers, its JSON-RPC message (from JSON or an event stream) decoded
+// into out.
+func (f *fixture) rawPost(t *testing.T, secret, sessionID, version, method, name, body string, out any) reply {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, f.url+"/mcp", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+secret)
@@ -130,7 +137,7 @@ func (f *fixture) rawPost(t *testing.T, secret, sessionID, version, method, name
 			t.Fatalf("%s: %d %s: %v", method, resp.StatusCode, b, err)
 		}
 	}
-	return resp
+	return reply{resp.StatusCode, resp.Header}
 }
 
 // modernMeta is the params._meta of a raw modern request.
@@ -183,7 +190,7 @@ func TestModernRawHTTP(t *testing.T) {
 		t.Fatalf("server/discover: %+v", disc)
 	}
 
-	call := func(sid, tool, args string) (rawResponse, *http.Response) {
+	call := func(sid, tool, args string) (rawResponse, reply) {
 		var out rawResponse
 		resp := f.rawPost(t, secret, sid, v, "tools/call", tool,
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`,`+modernMeta(v)+`}}`, &out)
