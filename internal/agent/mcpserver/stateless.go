@@ -27,6 +27,8 @@ const DefaultStatelessIdle = 30 * time.Minute
 type statelessConns struct {
 	mu sync.Mutex
 	m  map[string]*statelessEntry
+	// reserved holds the sessions of the sessionless connections.
+	reserved map[string]bool
 }
 
 // sessionless reports whether id is the session of a principal's
@@ -34,12 +36,7 @@ type statelessConns struct {
 func (s *statelessConns) sessionless(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for key, e := range s.m {
-		if strings.HasPrefix(key, sessionlessKey) && e.c.sess.ID() == id {
-			return true
-		}
-	}
-	return false
+	return s.reserved[id]
 }
 
 type statelessEntry struct {
@@ -127,17 +124,18 @@ func (s *statelessConns) use(p capability.Principal, id string, idle time.Durati
 	return e.c, s.releaser(id, e, idle), nil
 }
 
-// add records c, just opened for its session, in use; when another request
+// add records c, just opened, under key (its session id, or its
+// principal's sessionless key), in use; when another request
 // opened the session's connection meanwhile, c is closed and that one is
 // used.
-func (s *statelessConns) add(id string, c *Conn, p capability.Principal, idle time.Duration) (*Conn, func(), error) {
+func (s *statelessConns) add(key string, c *Conn, p capability.Principal, idle time.Duration) (*Conn, func(), error) {
 	s.mu.Lock()
-	if e := s.m[id]; e != nil && !e.c.isClosed() {
+	if e := s.m[key]; e != nil && !e.c.isClosed() {
 		s.mu.Unlock()
 		c.Close()
-		conn, release, err := s.use(p, id, idle)
+		conn, release, err := s.use(p, key, idle)
 		if conn == nil && err == nil {
-			err = fmt.Errorf("%w: the connection of session %s closed while it was opened again", session.ErrClosed, id)
+			err = fmt.Errorf("%w: the connection of session %s closed while it was opened again", session.ErrClosed, key)
 		}
 		return conn, release, err
 	}
@@ -145,10 +143,16 @@ func (s *statelessConns) add(id string, c *Conn, p capability.Principal, idle ti
 		s.m = map[string]*statelessEntry{}
 	}
 	e := &statelessEntry{c: c}
-	s.m[id] = e
+	s.m[key] = e
+	if strings.HasPrefix(key, sessionlessKey) {
+		if s.reserved == nil {
+			s.reserved = map[string]bool{}
+		}
+		s.reserved[c.sess.ID()] = true
+	}
 	s.acquireLocked(e)
 	s.mu.Unlock()
-	return c, s.releaser(id, e, idle), nil
+	return c, s.releaser(key, e, idle), nil
 }
 
 func (s *statelessConns) acquireLocked(e *statelessEntry) {
@@ -178,6 +182,7 @@ func (s *statelessConns) releaser(id string, e *statelessEntry, idle time.Durati
 					return
 				}
 				delete(s.m, id)
+				delete(s.reserved, e.c.sess.ID())
 				s.mu.Unlock()
 				e.c.Close()
 			})
