@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -108,4 +109,31 @@ func TestConnectStateless(t *testing.T) {
 			t.Errorf("naming the sessionless connection's session: %v", err)
 		}
 	})
+}
+
+// TestConnectStatelessConcurrent: concurrent first requests of one session
+// (and of no session) end up on one connection each.
+func TestConnectStatelessConcurrent(t *testing.T) {
+	e := newEnv(t, storages[0])
+	ctx := context.Background()
+	ana := principal("ana", skill.T1)
+	for _, sid := range []string{"s-concurrent", ""} {
+		conns := make([]*mcpserver.Conn, 8)
+		releases := make([]func(), 8)
+		errs := make([]error, 8)
+		var wg sync.WaitGroup
+		for i := range conns {
+			wg.Go(func() { conns[i], releases[i], errs[i] = e.gw.ConnectStateless(ctx, ana, sid, time.Minute) })
+		}
+		wg.Wait()
+		for i := range conns {
+			if errs[i] != nil || conns[i] != conns[0] {
+				t.Fatalf("session %q, request %d: %p %v, want %p", sid, i, conns[i], errs[i], conns[0])
+			}
+			releases[i]()
+		}
+	}
+	if n := e.gw.StatelessConnections(); n != 2 {
+		t.Errorf("%d stateless connections, want 2", n)
+	}
 }
