@@ -77,6 +77,11 @@ func TestModernStdio(t *testing.T) {
 		t.Errorf("unsupported version: %+v", bad)
 	}
 
+	badSkills := decode(t, r.do(`{"jsonrpc":"2.0","id":7,"method":"skills/list","params":{`+meta("2099-01-01")+`}}`))
+	if badSkills.Error == nil || badSkills.Error.Code != mcpserver.CodeUnsupportedProtocolVersion {
+		t.Errorf("skills/list at an unsupported version: %+v", badSkills.Error)
+	}
+
 	disc := decode(t, r.do(`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{`+meta(v)+`}}`))
 	var versions []string
 	if disc.Error != nil || json.Unmarshal(disc.Result["supportedVersions"], &versions) != nil || versions[0] != v ||

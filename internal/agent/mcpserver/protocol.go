@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/internal/platform/jsonrpcline"
@@ -160,6 +162,15 @@ func (c *Conn) discoverWithoutVersion(w *jsonrpcline.Writer, line []byte) bool {
 	return true
 }
 
+// unsupportedMessage is the message of the -32022 error.
+func unsupportedMessage(requested string) string {
+	if requested == "" {
+		return "Unsupported protocol version: server/discover needs params._meta[\"" + MetaProtocolVersion + "\"] of " + ModernProtocol +
+			" or later (and the client's capabilities); clients of earlier versions open with initialize"
+	}
+	return "Unsupported protocol version " + strconv.Quote(requested) + "; data.supported lists the versions served"
+}
+
 // unsupportedVersion is the JSON of the -32022 error object for a request
 // at version requested ("" when it named none).
 func unsupportedVersion(supported []string, requested string) []byte {
@@ -172,8 +183,7 @@ func unsupportedVersion(supported []string, requested string) []byte {
 		Message string `json:"message"`
 		Data    data   `json:"data"`
 	}{CodeUnsupportedProtocolVersion,
-		"Unsupported protocol version: server/discover needs params._meta[\"" + MetaProtocolVersion + "\"] of " + ModernProtocol +
-			" or later (and the client's capabilities); clients of earlier versions open with initialize",
+		unsupportedMessage(requested),
 		data{supported, requested}})
 	return b
 }
@@ -240,3 +250,29 @@ func withResultType(res []byte) (head, body []byte) {
 }
 
 var resTypeOnly = []string{"resultType"}
+
+// VersionError returns the JSON-RPC error object the SDK would answer a
+// request with these params with, when it is one of 2026-07-28 or later
+// that the SDK refuses: -32022 with the supported versions for a version
+// skillgate does not serve, -32602 without the client's capabilities; nil
+// for any other request. Transports that answer a method before the SDK
+// (the Skills extension's) answer such a request with it.
+func VersionError(params json.RawMessage) json.RawMessage {
+	return versionError(paramsMeta(params), SupportedVersions())
+}
+
+func versionError(meta []byte, supported []string) json.RawMessage {
+	if requestEra(meta, supported) != eraRefused {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	var v string
+	if json.Unmarshal(meta, &m) == nil && json.Unmarshal(m[MetaProtocolVersion], &v) == nil && !slices.Contains(supported, v) {
+		return unsupportedVersion(supported, v)
+	}
+	b, _ := json.Marshal(struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{jsonrpc.CodeInvalidParams, "missing or invalid _meta field \"" + MetaClientCapabilities + "\""})
+	return b
+}

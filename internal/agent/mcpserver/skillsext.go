@@ -101,9 +101,13 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 	}
 	// A modern request (2026-07-28) stands on its own; another waits for
 	// the SDK's session to be ready, as the SDK's own methods do.
-	e := requestEra(paramsMeta(req.Params), c.g.versions)
+	meta := paramsMeta(req.Params)
+	e := requestEra(meta, c.g.versions)
 	if e == eraRefused {
-		return false // the SDK answers -32022 or -32602
+		if err := w.WriteLine(respHead, req.ID, respError, versionError(meta, c.g.versions), respTail); err != nil {
+			c.g.log.Warn("writing a JSON-RPC error failed", "session", c.sess.ID(), "err", err)
+		}
+		return true
 	}
 	c.mu.Lock()
 	ready := !c.closed && (e == eraModern || c.sdkReadyLocked())

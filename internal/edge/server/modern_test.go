@@ -227,6 +227,16 @@ func TestModernRawHTTP(t *testing.T) {
 	if bad.Error == nil || bad.Error.Code != mcpserver.CodeUnsupportedProtocolVersion || !strings.Contains(string(bad.Error.Data), `"2026-07-28"`) {
 		t.Errorf("unsupported version: %+v", bad.Error)
 	}
+	var badSkills rawResponse
+	f.rawPost(t, secret, sid, "2099-01-01", "skills/list", "", `{"jsonrpc":"2.0","id":6,"method":"skills/list","params":{`+modernMeta("2099-01-01")+`}}`, &badSkills)
+	if badSkills.Error == nil || badSkills.Error.Code != mcpserver.CodeUnsupportedProtocolVersion {
+		t.Errorf("skills/list at an unsupported version: %+v", badSkills.Error)
+	}
+	var skills rawResponse
+	f.rawPost(t, secret, sid, v, "skills/list", "", `{"jsonrpc":"2.0","id":7,"method":"skills/list","params":{`+modernMeta(v)+`}}`, &skills)
+	if skills.Error != nil || string(skills.Result["cacheScope"]) != `"private"` || string(skills.Result["ttlMs"]) != "60000" {
+		t.Errorf("skills/list: %+v", skills)
+	}
 }
 
 // TestLegacyNegotiationHTTP: an initialize at a version skillgate does not
