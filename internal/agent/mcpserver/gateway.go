@@ -129,6 +129,9 @@ type ConnectOptions struct {
 	// session: its life is tied to none of them, and its owner closes it
 	// (see [Gateway.ConnectStateless]).
 	Stateless bool
+	// sessionless marks the principal's sessionless connection
+	// (stateless.go).
+	sessionless bool
 }
 
 // Conn is one MCP connection: an [mcp.Server] bound to an open session.
@@ -180,7 +183,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.relayBase = context.WithoutCancel(c.ctx)
 	c.server = mcp.NewServer(g.opts.Implementation, &mcp.ServerOptions{
-		Instructions:       instructions(sess),
+		Instructions:       instructions(sess, opts),
 		Logger:             g.log,
 		SchemaCache:        g.schemas,
 		InitializedHandler: c.onInitialized,
@@ -300,7 +303,18 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport, p capability.Princ
 	return nil
 }
 
-func instructions(s *session.Session) string {
+func instructions(s *session.Session, opts *ConnectOptions) string {
+	switch {
+	case opts != nil && opts.sessionless:
+		return fmt.Sprintf("skillgate, for %s, without a session. Skills you may use are listed by skill_list and by the prompt %q. "+
+			"To load a skill (it appears under /skills) or keep files under /workspace, send the Skillgate-Session header "+
+			"with a session id of your choice on every request.", s.Principal().String(), DisclosurePrompt)
+	case opts != nil && opts.Stateless:
+		return fmt.Sprintf("skillgate session %s (%s). Skills you may use are listed by skill_list and by the prompt %q; "+
+			"load_skill makes one appear under /skills and returns its instructions. Your files go under /workspace. "+
+			"Send the Skillgate-Session header %s on every request to stay in this session.",
+			s.ID(), s.Principal().String(), DisclosurePrompt, s.ID())
+	}
 	return fmt.Sprintf("skillgate session %s (%s). Skills you may use are listed by skill_list and by the prompt %q; "+
 		"load_skill makes one appear under /skills and returns its instructions. Your files go under /workspace. "+
 		"Reconnect with session id %s to resume the loaded skills and /workspace.",

@@ -73,7 +73,7 @@ func (g *Gateway) ConnectStateless(ctx context.Context, p capability.Principal, 
 	if c, release, err := g.stateless.use(p, key, idle); c != nil || err != nil {
 		return c, release, err
 	}
-	c, err := g.Connect(ctx, p, id, &ConnectOptions{Stateless: true})
+	c, err := g.Connect(ctx, p, id, &ConnectOptions{Stateless: true, sessionless: sessionID == ""})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -186,7 +186,9 @@ func TestModernRawHTTP(t *testing.T) {
 	var disc rawResponse
 	f.rawPost(t, secret, "", v, "server/discover", "", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta(v)+`}}`, &disc)
 	var versions []string
-	if disc.Error != nil || json.Unmarshal(disc.Result["supportedVersions"], &versions) != nil || versions[0] != v {
+	var instructions string
+	if disc.Error != nil || json.Unmarshal(disc.Result["supportedVersions"], &versions) != nil || versions[0] != v ||
+		json.Unmarshal(disc.Result["instructions"], &instructions) != nil || !strings.Contains(instructions, "without a session") {
 		t.Fatalf("server/discover: %+v", disc)
 	}
 
