@@ -70,6 +70,12 @@ type Options struct {
 	// Delegate registers sub-agents of tokens with a parent (see
 	// [Delegation]); nil refuses such tokens.
 	Delegate Delegate
+	// PublicURL is the scheme and authority clients reach the server at
+	// (https://gw.example.com), for the protected resource metadata and
+	// the resource_metadata of 401 challenges (RFC 9728). Empty: each
+	// request's own (http or https, and its Host header), which is right
+	// unless a proxy in front changes them.
+	PublicURL string
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -112,6 +118,7 @@ func New(opts Options) (*Server, error) {
 		SessionTimeout: opts.SessionTimeout,
 	})
 	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.connect(mcpHandler))))
+	s.mountResourceMetadata()
 	s.handle("POST /v1/scan", http.HandlerFunc(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
 	s.handle("GET /v1/ready", http.HandlerFunc(s.ready))
@@ -261,7 +268,7 @@ func (s *Server) mcpAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ti, err := s.bearer(r)
 		if err != nil {
-			s.failMCP(w, err)
+			s.failMCP(w, r, err)
 			return
 		}
 		// A sub-agent's token stops working when its parent's does: the
