@@ -197,7 +197,7 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 		return nil
 	}
 	srv, err := server.New(server.Options{Gateway: d.Gateway, Tokens: s.tokens, Rescan: s.rescan, Logger: d.Log, Version: a.opts.Version, Ready: ready,
-		Delegate: d.delegateToken, PublicURL: opts.PublicURL})
+		Delegate: d.delegateToken, PublicURL: opts.PublicURL, Tracer: d.Tracer})
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/agent/mcpserver"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 )
 
 // SessionHeader carries the skillgate session id: sent by a client that
@@ -76,6 +77,10 @@ type Options struct {
 	// request's own (http or https, and its Host header), which is right
 	// unless a proxy in front changes them.
 	PublicURL string
+	// Tracer, when tracing is on, starts a server span per REST and admin
+	// console request (trace.go); MCP requests get theirs from the
+	// gateway. Nil: off.
+	Tracer *telemetry.Tracer
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -142,7 +147,7 @@ func (s *Server) handle(pattern string, h http.Handler) {
 	if !ok {
 		panic("server: route " + pattern + " is not declared in apiOperations: declare its access and document it there")
 	}
-	s.handleNamed(pattern, pattern, s.guard(a, h))
+	s.handleNamed(pattern, pattern, s.traced(pattern, s.guard(a, h)))
 }
 
 // scopeKey holds the request's [capability.Scope], set by guard.
@@ -212,6 +217,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 
 // MountAdmin serves the admin web console (package admin) under /admin.
 func (s *Server) MountAdmin(h http.Handler) {
+	h = s.traced("/admin/", h)
 	s.handleNamed("/admin/", "/admin/ (admin web console)", h)
 	s.mux.Handle("/admin", h)
 }
