@@ -60,6 +60,11 @@ client address holds at most --max-client-conns connections (the next gets
 429). 0 turns a bound off. Behind a reverse proxy every client shares the
 proxy's address: raise --max-client-conns or bound clients at the proxy.
 
+With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set,
+MCP requests, REST calls and forwarded capability calls are traced with
+OpenTelemetry (OTEL_* variables; arguments and results only with
+SKILLGATE_TRACE_PAYLOADS=1; see docs/deploy.md).
+
 Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme\n  skillgate serve --addr 127.0.0.1:7777 --rescan-interval 1m",
 		Args:    cobra.NoArgs,

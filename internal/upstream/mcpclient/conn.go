@@ -16,8 +16,8 @@ import (
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/platform/jsonscan"
-	"github.com/skillgate/skillgate/internal/platform/telemetry"
 	"github.com/skillgate/skillgate/internal/platform/strictjson"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 )
 
 // ConnOptions configures [Dial].
