@@ -33,12 +33,11 @@ func BenchmarkTraceCall(b *testing.B) {
 	defer tr.Shutdown(context.Background())
 	p := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T1"}
 	type path struct {
-		name       string
-		send       func(string)
-		read       func() string
-		tool       string
-		lat        []time.Duration
-		traceparen string
+		name string
+		send func(string)
+		read func() string
+		tool string
+		lat  []time.Duration
 	}
 	var paths []*path
 	for _, c := range []struct {

@@ -56,30 +56,6 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// span returns the one span named name.
-func (o *otlpReceiver) span(t *testing.T, name string) *tracepb.Span {
-	t.Helper()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var found *tracepb.Span
-	for _, s := range o.spans {
-		if s.Name == name {
-			if found != nil {
-				t.Fatalf("two spans named %q", name)
-			}
-			found = s
-		}
-	}
-	if found == nil {
-		var names []string
-		for _, s := range o.spans {
-			names = append(names, s.Name)
-		}
-		t.Fatalf("no span named %q among %q", name, names)
-	}
-	return found
-}
-
 // attrs returns a span's attributes as strings.
 func attrs(s *tracepb.Span) map[string]string {
 	out := map[string]string{}
@@ -175,6 +151,8 @@ func TestTraceCapabilityCall(t *testing.T) {
 						server = s
 					case tracepb.Span_SPAN_KIND_CLIENT:
 						client = s
+					default:
+						t.Errorf("%s: span %q of kind %v", tc.name, s.Name, s.Kind)
 					}
 				}
 				rcv.mu.Unlock()
