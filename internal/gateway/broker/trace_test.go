@@ -125,6 +125,14 @@ func TestTraceCapabilityCall(t *testing.T) {
 				t.Fatalf("SDK call: %+v %v", res, err)
 			}
 			sdkText := res.Content[0].(*mcp.TextContent).Text
+			// A call the policy denies: its span says so and names the
+			// policy; nothing goes upstream.
+			const denyTrace = "11f7651916cd43dd8448eb211c80319c"
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "deny"},
+				Meta: mcp.Meta{"traceparent": "00-" + denyTrace + "-" + parentSpan + "-01"}})
+			if err != nil || !res.IsError {
+				t.Fatalf("denied call: %+v %v", res, err)
+			}
 
 			sctx2, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
@@ -198,13 +206,28 @@ func TestTraceCapabilityCall(t *testing.T) {
 					t.Errorf("%s: client span attributes %v", tc.name, ca)
 				}
 			}
+			rcv.mu.Lock()
+			var denied []*tracepb.Span
+			for _, s := range rcv.spans {
+				if hex.EncodeToString(s.TraceId) == denyTrace {
+					denied = append(denied, s)
+				}
+			}
+			rcv.mu.Unlock()
+			if len(denied) != 1 {
+				t.Fatalf("denied call: %d spans, want its server span only", len(denied))
+			}
+			da := attrs(denied[0])
+			if da["skillgate.decision"] != "deny" || !strings.Contains(da["skillgate.policy.ids"], `"no-deny"`) || da["error.type"] != "tool_error" {
+				t.Errorf("denied call's span: %v", da)
+			}
 			// No argument value in any span unless opted in; then in the
 			// calls' spans only.
 			rcv.mu.Lock()
 			defer rcv.mu.Unlock()
 			for _, s := range rcv.spans {
 				b, _ := proto.Marshal(s)
-				want := payloads && strings.HasPrefix(s.Name, "tools/call ")
+				want := payloads && strings.HasPrefix(s.Name, "tools/call ") && hex.EncodeToString(s.TraceId) != denyTrace
 				if strings.Contains(string(b), secret) != want {
 					t.Errorf("span %q holds the argument value: %v, want %v", s.Name, !want, want)
 				}
@@ -222,6 +245,9 @@ func traceGateway(tb testing.TB, tr *telemetry.Tracer) (*mcpserver.Gateway, stri
 	dir := tb.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "echo.cedar"), []byte(`@id("echo-allowed")
 permit(principal, action, resource);
+
+@id("no-deny")
+forbid(principal, action, resource) when { context.args has text && context.args.text == "deny" };
 `), 0o600); err != nil {
 		tb.Fatal(err)
 	}
