@@ -41,7 +41,11 @@ Capabilities of enabled installed skills that the agent's scope allows are
 listed as tools too (see docs/policy.md); every call is decided by policy
 and audited. A sub-agent is started with --parent, --parent-tier and
 --forward: its scope is what was forwarded, intersected with its parent's
-scope, the registry and the policy; its tier may not be above its parent's.`,
+scope, the registry and the policy; its tier may not be above its parent's.
+
+With OTEL_EXPORTER_OTLP_ENDPOINT set, requests and forwarded calls are traced
+with OpenTelemetry, the trace context read from and written into
+params._meta (see docs/deploy.md).`,
 		Example: "  skillgate mcp --agent drafter --tier T3 --tenant acme\n  SKILLGATE_AGENT=drafter SKILLGATE_TIER=T3 skillgate mcp --session 7f3a",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

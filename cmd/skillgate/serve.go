@@ -16,6 +16,7 @@ func (m *Main) serveCommand() *cobra.Command {
 	var roots []string
 	var trust string
 	var noScan bool
+	var publicURL string
 	var sf storageFlags
 	lim := server.DefaultLimits()
 	c := &cobra.Command{
@@ -25,7 +26,12 @@ func (m *Main) serveCommand() *cobra.Command {
 default). Every request except GET /v1/health (for load balancers: it says
 only {"status":"ok"} without a token) needs 'Authorization: Bearer <token>';
 a missing or unknown token gets 401 with 'WWW-Authenticate: Bearer
-realm="skillgate"'. Tokens map to principals and are managed with
+realm="skillgate", resource_metadata="…"', which names the OAuth protected
+resource metadata (RFC 9728) served at /.well-known/oauth-protected-resource
+and /.well-known/oauth-protected-resource/mcp: MCP clients learn from it
+that a bearer token is wanted and that no authorization server issues one.
+Its URLs are those each request reached the server with, or --public-url
+behind a proxy that changes them. Tokens map to principals and are managed with
 'skillgate token' (DATA/tokens.json, or the store when it is PostgreSQL;
 re-read when they change). Send 'Skillgate-Session: ID' on the initialize request to
 resume a session; new connections get their id in that response header.
@@ -54,6 +60,11 @@ client address holds at most --max-client-conns connections (the next gets
 429). 0 turns a bound off. Behind a reverse proxy every client shares the
 proxy's address: raise --max-client-conns or bound clients at the proxy.
 
+With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set,
+MCP requests, REST calls and forwarded capability calls are traced with
+OpenTelemetry (OTEL_* variables; arguments and results only with
+SKILLGATE_TRACE_PAYLOADS=1; see docs/deploy.md).
+
 Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 		Example: "  skillgate token add --agent drafter --tier T3 --tenant acme\n  skillgate serve --addr 127.0.0.1:7777 --rescan-interval 1m",
 		Args:    cobra.NoArgs,
@@ -61,7 +72,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 			ctx := cmd.Context()
 			opts := app.ServeOptions{
 				Addr: addr, RescanInterval: interval, CheckpointInterval: checkpointInterval,
-				Roots: roots, Trust: trust, Storage: &sf, Limits: lim,
+				Roots: roots, Trust: trust, Storage: &sf, Limits: lim, PublicURL: publicURL,
 				RescanFailed: func(why string, err error) {
 					fmt.Fprintf(m.Stderr, "skillgate serve: rescan (%s): %v\n", why, err)
 				},
@@ -88,6 +99,7 @@ Exit codes: 0 stopped by a signal, 1 failure, 2 usage error.`,
 	f.StringVar(&addr, "addr", envOr(m.Getenv("SKILLGATE_ADDR"), "127.0.0.1:7777"), "address to listen on ($SKILLGATE_ADDR); port 0 picks a free port")
 	f.DurationVar(&interval, "rescan-interval", 0, "rescan the registry this often (0: only on POST /v1/scan and SIGHUP)")
 	f.DurationVar(&checkpointInterval, "audit-checkpoint-interval", time.Hour, "sign the audit head into DATA/"+app.AuditCheckpointFile+" this often when the log grew (0: never)")
+	f.StringVar(&publicURL, "public-url", m.Getenv("SKILLGATE_PUBLIC_URL"), "scheme and host clients reach the server at, such as https://gw.example.com behind a TLS proxy, for the OAuth resource metadata ($SKILLGATE_PUBLIC_URL; default: each request's)")
 	f.StringArrayVar(&roots, "root", nil, "root to rescan, DIR[=scope] (default: the roots of the last scan); repeatable")
 	f.BoolVar(&noScan, "no-scan", false, "do not scan the roots at start, even when the registry is empty or older than them")
 	f.StringVar(&trust, "trust", "", "trust of the --root roots: imported (default) or first_party")

@@ -16,6 +16,7 @@ import (
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/agent/vfs"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/storage/audit"
@@ -38,6 +39,9 @@ type Runtime struct {
 	Bucket blob.Store
 	// Storage is where skill trees are kept (the --skills-store flags).
 	Storage *Storage
+	// Tracer exports traces when the OTEL_* environment configures an
+	// endpoint; nil otherwise (package telemetry). Close flushes it.
+	Tracer  *telemetry.Tracer
 	closers []func() error
 
 	// The capability path: installed skills' tools, decided by policy,
@@ -57,6 +61,9 @@ type Observers struct {
 	// Changed sees every applied change.
 	Changed func(string)
 }
+
+// traceFlushTimeout bounds the export of the last spans at exit.
+const traceFlushTimeout = 5 * time.Second
 
 // Close releases what OpenRuntime opened, last opened first.
 func (d *Runtime) Close() {
@@ -82,6 +89,18 @@ func (a *App) OpenRuntime(ctx context.Context, sf *Storage, obs ...Observers) (*
 			d.Close()
 		}
 	}()
+	// Opened first, so that Close flushes it last: the spans of calls
+	// that end while the rest closes are exported too.
+	if d.Tracer, err = telemetry.Open(ctx, telemetry.Options{Getenv: a.getenv, ServiceVersion: a.opts.Version, Logger: a.log}); err != nil {
+		return nil, Usagef("tracing: %v", err)
+	}
+	if d.Tracer.Enabled() {
+		d.closers = append(d.closers, func() error {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), traceFlushTimeout)
+			defer cancel()
+			return d.Tracer.Shutdown(sctx)
+		})
+	}
 	d.DB, err = a.OpenStore(ctx)
 	if err != nil {
 		return nil, err
@@ -155,7 +174,8 @@ func (a *App) OpenRuntime(ctx context.Context, sf *Storage, obs ...Observers) (*
 	if err != nil {
 		return nil, err
 	}
-	d.Gateway, err = mcpserver.New(mcpserver.Options{Sessions: d.Sessions, Catalog: d.Registry, Implementation: &impl, Logger: d.Log, Capabilities: d.Caps.Broker, Published: d.Caps.Broker, HostPaths: hostPaths})
+	d.Gateway, err = mcpserver.New(mcpserver.Options{Sessions: d.Sessions, Catalog: d.Registry, Implementation: &impl, Logger: d.Log, Capabilities: d.Caps.Broker, Published: d.Caps.Broker, HostPaths: hostPaths,
+		Tracer: d.Tracer})
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +268,7 @@ func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 		// Replicas may be killed at any time: an agent is told of a call
 		// only once its audit record is committed.
 		DurableAudit: replicated,
+		Tracer:       d.Tracer,
 	})
 	if err != nil {
 		return err

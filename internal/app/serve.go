@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +46,10 @@ type ServeOptions struct {
 	Storage *Storage
 	// Limits bound the HTTP connections.
 	Limits server.Limits
+	// PublicURL is the scheme and authority clients reach the server at,
+	// for the OAuth protected resource metadata (see
+	// [server.Options.PublicURL]); empty: each request's own.
+	PublicURL string
 	// RescanFailed, when set, is told of every rescan that failed and
 	// what triggered it ("SIGHUP", "interval").
 	RescanFailed func(trigger string, err error)
@@ -74,6 +80,12 @@ func (o *ServeOptions) Check() error {
 	}
 	if lim.MaxClientConns < 0 {
 		return Usagef("--max-client-conns must not be negative (0: no limit)")
+	}
+	if o.PublicURL != "" {
+		u, err := url.Parse(o.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return Usagef("--public-url %q: want the scheme and host clients reach the server at, such as https://gw.example.com", o.PublicURL)
+		}
 	}
 	return nil
 }
@@ -185,7 +197,7 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 		return nil
 	}
 	srv, err := server.New(server.Options{Gateway: d.Gateway, Tokens: s.tokens, Rescan: s.rescan, Logger: d.Log, Version: a.opts.Version, Ready: ready,
-		Delegate: d.delegateToken})
+		Delegate: d.delegateToken, PublicURL: opts.PublicURL, Tracer: d.Tracer})
 	if err != nil {
 		return nil, err
 	}

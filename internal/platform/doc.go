@@ -6,7 +6,8 @@
 // (fileinfo), lock files shared by processes (flock), the bounded end of a
 // child's output (tailbuf), outside text made safe for a terminal
 // (termtext), counted nouns (plural), the words of a name or a text
-// (words) and host paths kept from agents (hostpath).
+// (words), host paths kept from agents (hostpath) and OpenTelemetry tracing
+// configured by the OTEL_* variables (telemetry).
 //
 // The part imports nothing of skillgate: it must not import any other part.
 package platform

@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skillsext"
 	"github.com/skillgate/skillgate/internal/platform/hostpath"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
@@ -63,6 +64,9 @@ type Options struct {
 	// tool results with isError and upstream servers' results name each as
 	// "[host path]" instead (see agentbound.go).
 	HostPaths []string
+	// Tracer, when tracing is on, starts a server span per request
+	// received (trace.go); nil: off.
+	Tracer *telemetry.Tracer
 }
 
 // Gateway is skillgate's MCP server for agents: each connection gets an
@@ -205,6 +209,9 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	}
 	c.loadDesc = desc
 	c.server.AddReceivingMiddleware(c.agentBound, c.firstRequest)
+	if g.opts.Tracer.Enabled() {
+		c.server.AddReceivingMiddleware(c.traceRequest)
+	}
 	c.addTools(desc)
 	c.addDisclosure()
 	c.addSkillFiles()

@@ -148,11 +148,13 @@ func (c *Conn) relay(src CapabilitySource, w *jsonrpcline.Writer, line []byte) b
 	c.relayed[id] = cancel
 	c.mu.Unlock()
 
+	ctx, span := c.traceRelay(ctx, line, id, req.Params.Name, req.Params.Arguments) // ctx and nil when tracing is off
 	who := capability.Caller{Principal: c.sess.Principal(), SessionID: c.sess.ID()}
 	src.Call(ctx, who, req.Params.Name, req.Params.Arguments, func(result json.RawMessage) {
 		c.mu.Lock()
 		delete(c.relayed, id)
 		c.mu.Unlock()
+		defer endRelayed(span, result)
 		// The response goes out before the call's context is released:
 		// cancelling it stops the upstream call's timer and watchers, work
 		// the agent need not wait for.

@@ -52,19 +52,23 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusInternalServerError:
 		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	case http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", challenge(err))
+		w.Header().Set("WWW-Authenticate", s.challenge(r, err))
 	}
 	msg = strings.TrimSpace(msg)
 	writeJSON(w, status, errorBody{Error: msg})
 }
 
-// challenge is the WWW-Authenticate value of a 401 (RFC 6750): the realm,
-// and error="invalid_token" when a token was sent but is not valid.
-func challenge(err error) string {
+// challenge is the WWW-Authenticate value of a 401 to r (RFC 6750): the
+// realm, error="invalid_token" when a token was sent but is not valid, and
+// resource_metadata, the URL of the protected resource metadata (RFC 9728,
+// section 5.1) from which an MCP client learns that a bearer token is
+// wanted and that no authorization server issues one.
+func (s *Server) challenge(r *http.Request, err error) string {
+	meta := `, resource_metadata="` + s.resourceMetadataURL(r) + `"`
 	if errors.Is(err, errInvalidToken) {
-		return `Bearer realm="skillgate", error="invalid_token"`
+		return `Bearer realm="skillgate", error="invalid_token"` + meta
 	}
-	return `Bearer realm="skillgate"`
+	return `Bearer realm="skillgate"` + meta
 }
 
 // codeUnauthorized is the JSON-RPC error code of a refused /mcp request
@@ -74,8 +78,8 @@ const codeUnauthorized = -32001
 // failMCP answers a request to /mcp without a valid token the way an MCP
 // client expects: 401 with the WWW-Authenticate challenge and a JSON-RPC
 // error response whose id is null (the request was not read).
-func (s *Server) failMCP(w http.ResponseWriter, err error) {
-	w.Header().Set("WWW-Authenticate", challenge(err))
+func (s *Server) failMCP(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("WWW-Authenticate", s.challenge(r, err))
 	writeJSON(w, http.StatusUnauthorized, map[string]any{
 		"jsonrpc": "2.0", "id": nil,
 		"error": map[string]any{"code": codeUnauthorized, "message": err.Error()},

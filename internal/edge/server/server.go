@@ -36,6 +36,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/agent/mcpserver"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 )
 
 // SessionHeader carries the skillgate session id: sent by a client that
@@ -73,6 +74,16 @@ type Options struct {
 	// Delegate registers sub-agents of tokens with a parent (see
 	// [Delegation]); nil refuses such tokens.
 	Delegate Delegate
+	// PublicURL is the scheme and authority clients reach the server at
+	// (https://gw.example.com), for the protected resource metadata and
+	// the resource_metadata of 401 challenges (RFC 9728). Empty: each
+	// request's own (http or https, and its Host header), which is right
+	// unless a proxy in front changes them.
+	PublicURL string
+	// Tracer, when tracing is on, starts a server span per REST and admin
+	// console request (trace.go); MCP requests get theirs from the
+	// gateway. Nil: off.
+	Tracer *telemetry.Tracer
 }
 
 // Server is the HTTP handler. It is safe for concurrent use.
@@ -118,6 +129,7 @@ func New(opts Options) (*Server, error) {
 	// served statelessly, on the same endpoint (modern.go).
 	modernHandler := mcp.NewStreamableHTTPHandler(s.getServer, &mcp.StreamableHTTPOptions{Logger: log, Stateless: true})
 	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.modern(modernHandler, s.connect(mcpHandler)))))
+	s.mountResourceMetadata()
 	s.handle("POST /v1/scan", http.HandlerFunc(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
 	s.handle("GET /v1/ready", http.HandlerFunc(s.ready))
@@ -141,7 +153,7 @@ func (s *Server) handle(pattern string, h http.Handler) {
 	if !ok {
 		panic("server: route " + pattern + " is not declared in apiOperations: declare its access and document it there")
 	}
-	s.handleNamed(pattern, pattern, s.guard(a, h))
+	s.handleNamed(pattern, pattern, s.traced(pattern, s.guard(a, h)))
 }
 
 // scopeKey holds the request's [capability.Scope], set by guard.
@@ -211,6 +223,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 
 // MountAdmin serves the admin web console (package admin) under /admin.
 func (s *Server) MountAdmin(h http.Handler) {
+	h = s.traced("/admin/", h)
 	s.handleNamed("/admin/", "/admin/ (admin web console)", h)
 	s.mux.Handle("/admin", h)
 }
@@ -267,7 +280,7 @@ func (s *Server) mcpAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ti, err := s.bearer(r)
 		if err != nil {
-			s.failMCP(w, err)
+			s.failMCP(w, r, err)
 			return
 		}
 		// A sub-agent's token stops working when its parent's does: the

@@ -148,9 +148,16 @@ func TestAuth(t *testing.T) {
 	const (
 		noToken  = `unauthorized: send 'Authorization: Bearer \u003ctoken\u003e' with a token from 'skillgate token add'`
 		badToken = noToken + ` (this token is unknown: mistyped, or removed with 'skillgate token rm')`
-		realm    = `Bearer realm="skillgate"`
-		invalid  = `Bearer realm="skillgate", error="invalid_token"`
 	)
+	// Every 401 names the protected resource metadata (RFC 9728) of what
+	// was asked for: the MCP endpoint's, or the server's.
+	host := strings.TrimPrefix(f.url, "http://")
+	mcpMeta := `, resource_metadata="http://` + host + `/.well-known/oauth-protected-resource/mcp"`
+	restMeta := `, resource_metadata="http://` + host + `/.well-known/oauth-protected-resource"`
+	realm := `Bearer realm="skillgate"` + mcpMeta
+	invalid := `Bearer realm="skillgate", error="invalid_token"` + mcpMeta
+	restRealm := `Bearer realm="skillgate"` + restMeta
+	restInvalid := `Bearer realm="skillgate", error="invalid_token"` + restMeta
 	tests := []struct {
 		name, method, path, auth, body string
 		status                         int
@@ -161,15 +168,16 @@ func TestAuth(t *testing.T) {
 		{"mcp with unknown token", "POST", "/mcp", "Bearer sgt_nope", init, 401, `{"error":{"code":-32001,"message":"` + badToken + `"},"id":null,"jsonrpc":"2.0"}`, invalid},
 		{"mcp with basic auth", "POST", "/mcp", "Basic Zm9vOmJhcg==", init, 401, `{"error":{"code":-32001,"message":"` + noToken + `"},"id":null,"jsonrpc":"2.0"}`, realm},
 		{"mcp get without token", "GET", "/mcp", "", "", 401, `{"error":{"code":-32001,"message":"` + noToken + `"},"id":null,"jsonrpc":"2.0"}`, realm},
-		{"scan without token", "POST", "/v1/scan", "", "", 401, `{"error":"` + noToken + `"}`, realm},
-		{"scan with unknown token", "POST", "/v1/scan", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, invalid},
+		{"scan without token", "POST", "/v1/scan", "", "", 401, `{"error":"` + noToken + `"}`, restRealm},
+		{"scan with unknown token", "POST", "/v1/scan", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, restInvalid},
 		{"scan as T3", "POST", "/v1/scan", "Bearer " + good, "", 403, `{"error":"forbidden: this needs a token of agent tier T0 or T1; this token is acme/drafter@T3 (POST /v1/scan)"}`, ""},
-		{"unknown path", "GET", "/nope", "", "", 404, `{"error":"not found: GET /nope; the endpoints are /mcp (MCP over streamable HTTP), POST /v1/scan, GET /v1/health, GET /v1/ready, GET /v1/openapi.json, ` +
+		{"unknown path", "GET", "/nope", "", "", 404, `{"error":"not found: GET /nope; the endpoints are /mcp (MCP over streamable HTTP), ` +
+			`GET /.well-known/oauth-protected-resource (RFC 9728), GET /.well-known/oauth-protected-resource/mcp (RFC 9728), POST /v1/scan, GET /v1/health, GET /v1/ready, GET /v1/openapi.json, ` +
 			`GET /v1/installs, GET /v1/installs/pending, GET /v1/installs/review, POST /v1/installs, POST /v1/installs/{op}, ` +
 			`GET /v1/changes, GET /v1/changes/show, POST /v1/changes/{op}, GET /v1/grants, POST /v1/grants, DELETE /v1/grants/{id}, POST /v1/policy/test"}`, ""},
 		{"health without token", "GET", "/v1/health", "", "", 200, `{"status":"ok"}`, ""},
 		{"health with token", "GET", "/v1/health", "Bearer " + good, "", 200, `{"connections":0,"status":"ok"}`, ""},
-		{"health with unknown token", "GET", "/v1/health", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, invalid},
+		{"health with unknown token", "GET", "/v1/health", "Bearer sgt_nope", "", 401, `{"error":"` + badToken + `"}`, restInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

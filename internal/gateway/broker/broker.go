@@ -38,7 +38,9 @@ import (
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/decision/executor"
+	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
@@ -160,6 +162,10 @@ type Decision struct {
 	// decision consumed (a one-use grant's use); the broker calls it when
 	// the call then never reached the server.
 	Release func(context.Context) error
+	// Policy are the reasons as the policy engine gave them (the deciding
+	// policies' ids, the grant's), for traces; nil when the decider has
+	// none.
+	Policy []policy.Reason
 }
 
 // told returns the reasons an agent is told.
@@ -244,6 +250,10 @@ type Options struct {
 	// verification while relayed (it is blocked in the broker at once); it
 	// must not block.
 	OnSkillDrift func(skill, serverID string, d []manifest.SkillDrift)
+	// Tracer, when tracing is on, gets the decision's attributes on the
+	// span of the request that made the call and a client span per call
+	// forwarded upstream (see package telemetry); nil: off.
+	Tracer *telemetry.Tracer
 }
 
 // Broker implements [mcpserver.CapabilitySource]. It is safe for concurrent

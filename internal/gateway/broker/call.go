@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/internal/decision/executor"
+	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
@@ -67,13 +68,18 @@ func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, r
 	} else {
 		a = b.admit(ctx, who, name, rawArgs)
 	}
+	if b.opts.Tracer.Enabled() {
+		b.traceAdmission(ctx, &a)
+	}
 	if a.refusal != "" {
 		done(toolErrorJSON(a.refusal))
 		return
 	}
 	b.forwarding.Add(1)
-	b.opts.Upstream.Call(ctx, who.Principal, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
+	uctx, span := b.startUpstream(ctx, &a) // ctx and nil when tracing is off
+	b.opts.Upstream.Call(uctx, who.Principal, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
 		defer b.forwarding.Add(-1)
+		endUpstream(span, res, err)
 		if err != nil {
 			done(toolErrorJSON(b.failed(ctx, a, name, err)))
 			return
@@ -155,6 +161,9 @@ type admission struct {
 	// result, for an executor call whose backend declares one, maps the
 	// tool's result to the executor's.
 	result *executor.ResultMapping
+	// policy are the decision's reasons as the policy engine gave them,
+	// for the trace's policy and grant ids (Decision.Policy).
+	policy []policy.Reason
 }
 
 // admit does everything before forwarding: scope lookup, argument
@@ -226,6 +235,7 @@ func (b *Broker) decide(ctx context.Context, a *admission, who capability.Caller
 		a.refusal = msg
 	}
 	d := b.opts.Decider.Decide(ctx, p, who.SessionID, c, args)
+	a.policy = d.Policy
 	switch d.Effect {
 	case capability.Allow:
 	case capability.RequireApproval:

@@ -251,7 +251,7 @@ func (d *PolicyDecider) Decide(ctx context.Context, p capability.Principal, sess
 			pd = d.Engine.Evaluate(ctx, pp, ref, args)
 		}
 	}
-	out := Decision{Reasons: make([]string, 0, len(pd.Reasons)), Told: make([]string, 0, len(pd.Reasons))}
+	out := Decision{Reasons: make([]string, 0, len(pd.Reasons)), Told: make([]string, 0, len(pd.Reasons)), Policy: pd.Reasons}
 	for _, r := range pd.Reasons {
 		out.Reasons = append(out.Reasons, reasonText(r))
 		out.Told = append(out.Told, reasonText(withoutHostPath(r)))

@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store"
@@ -110,6 +111,8 @@ type RuntimeOptions struct {
 	ClientVersion string
 	// Logger receives what the runtime and its parts report; nil discards.
 	Logger *slog.Logger
+	// Tracer is the broker's (Options.Tracer); nil: no tracing.
+	Tracer *telemetry.Tracer
 	// Executors configures the executors the broker serves.
 	Executors ExecutorOptions
 	// CatalogDir, when set, holds operator executor catalogs
@@ -279,7 +282,7 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	if opts.Observe != nil {
 		rec = observedDurable{observed{r.audit, opts.Observe}, r.audit}
 	}
-	r.Broker, err = New(Options{Load: load, Decider: r.Decider, Upstream: r.pool, Audit: rec, DurableAudit: opts.DurableAudit, Logger: log, Configured: check, Executors: execs,
+	r.Broker, err = New(Options{Tracer: opts.Tracer, Load: load, Decider: r.Decider, Upstream: r.pool, Audit: rec, DurableAudit: opts.DurableAudit, Logger: log, Configured: check, Executors: execs,
 		Resources: r.pool, OnSkillDrift: onSkillDrift})
 	if err == nil {
 		r.loadCatalogs(ActionCatalogLoad)

@@ -107,7 +107,8 @@ const (
 	ModeBanner = "banner"
 	// ModeSleep is the grandchild of ModeHangInitialize.
 	ModeSleep = "sleep"
-	// ModeFiles offers echo (answering "echo: " and the text) and two
+	// ModeFiles offers echo (answering "echo: " and the text, followed by
+	// " (traceparent …)" when the request's _meta carries one) and two
 	// tools named like the gateway's own, read_file ("contents of " and
 	// the path) and write_file ("wrote " and the path).
 	ModeFiles = "files"
@@ -337,7 +338,11 @@ type pathIn struct {
 
 // addFileTools registers ModeFiles's tools.
 func addFileTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text."}, func(_ context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		if tp, ok := req.Params.Meta["traceparent"].(string); ok {
+			// A traced caller: say what trace context reached the server.
+			return textResult("echo: " + in.Text + " (traceparent " + tp + ")"), nil, nil
+		}
 		return textResult("echo: " + in.Text), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "read_file", Description: "Read a file."}, func(_ context.Context, _ *mcp.CallToolRequest, in pathIn) (*mcp.CallToolResult, any, error) {

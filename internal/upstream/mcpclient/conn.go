@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/internal/platform/jsonrpcline"
 	"github.com/skillgate/skillgate/internal/platform/jsonscan"
 	"github.com/skillgate/skillgate/internal/platform/strictjson"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 )
 
 // ConnOptions configures [Dial].
@@ -340,7 +341,9 @@ type ResultFunc func(result json.RawMessage, err error)
 // Over stdio the request and its response bypass the SDK's client (fewer
 // copies, no re-encoding, nothing the SDK does not know is dropped); over
 // HTTP, and while a re-check is outstanding, the SDK's client makes the
-// call on another goroutine and its result is encoded for done.
+// call on another goroutine and its result is encoded for done. When ctx
+// carries a span (tracing on: the broker's client span), the request's
+// params._meta carries its W3C trace context (traceparent, tracestate).
 func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessage, done ResultFunc) {
 	var calls *jsonrpcline.Calls
 	if c.u.stdio != nil {
@@ -364,10 +367,23 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 		args = json.RawMessage("{}")
 	}
 	n := jsonscan.Quote(name)
-	params := make([]byte, 0, len(n)+len(args)+24)
+	meta := telemetry.MetaJSON(ctx) // the caller's span, when traced: nil otherwise
+	params := make([]byte, 0, len(n)+len(args)+len(meta)+len(c.u.meta)+35)
 	params = append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...)
-	if c.u.meta != nil {
+	switch {
+	case c.u.meta != nil && meta != nil:
+		// One _meta: the trace context's members, then the protocol's.
+		params = append(params, `,"_meta":{`...)
+		params = append(params, meta[len(`"_meta":{`):len(meta)-1]...)
+		if len(c.u.meta) > 2 {
+			params = append(append(params, ','), c.u.meta[1:]...)
+		} else {
+			params = append(params, '}')
+		}
+	case c.u.meta != nil:
 		params = append(append(params, `,"_meta":`...), c.u.meta...)
+	case meta != nil:
+		params = append(append(params, ','), meta...)
 	}
 	params = append(params, '}')
 	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r jsonrpcline.Response) {
@@ -388,7 +404,7 @@ func (c *Conn) callSDK(ctx context.Context, name string, args json.RawMessage) (
 	if err := c.admit(ctx, name); err != nil {
 		return nil, err
 	}
-	params := &mcp.CallToolParams{Name: name}
+	params := &mcp.CallToolParams{Name: name, Meta: telemetry.InjectMeta(ctx, nil)}
 	if len(args) > 0 {
 		params.Arguments = args
 	}
