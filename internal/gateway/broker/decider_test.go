@@ -206,8 +206,9 @@ func TestCallRelaysServerBytes(t *testing.T) {
 		}
 		return got, answeredFirst.Load()
 	}
-	// Byte for byte what the go-sdk server wrote.
-	if got, _ := callOnce("alpha__echo", `{"text":"hi"}`); got != `{"content":[{"type":"text","text":"echo: hi"}],"resultType":"complete"}` {
+	// Byte for byte what the go-sdk server wrote (at 2026-07-28, with its
+	// identity in _meta).
+	if got, _ := callOnce("alpha__echo", `{"text":"hi"}`); got != `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"skillgate-testserver","version":"1.0.0"}},"content":[{"type":"text","text":"echo: hi"}],"resultType":"complete"}` {
 		t.Fatalf("allowed call: %s", got)
 	}
 	got, sync := callOnce("alpha__echo", `{"text":7}`)
