@@ -159,6 +159,7 @@ error.`,
 	pf.BoolVarP(&m.verbose, "verbose", "v", false, "log what skillgate does to stderr")
 	root.AddCommand(
 		m.validateCommand(),
+		m.initCommand(),
 		m.scanSecurityCommand(),
 		m.scanCommand(),
 		m.lsCommand(),
@@ -269,7 +270,7 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 	case "scan", "install", "token add": // they create it
 		return m.app().CreateData()
 	case "credential keygen", // creates it unless given --out
-		"validate", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
+		"validate", "init", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
 		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return nil
 	case "prompt", "policy check":
