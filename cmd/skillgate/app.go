@@ -183,6 +183,7 @@ error.`,
 		m.verifyCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
+	root.AddCommand(m.addCommand())
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	root.AddCommand(m.executorsCommand(), m.changesCommand())
 	checkArgsOf(root)
@@ -268,6 +269,11 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 	}
 	switch strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") {
 	case "scan", "install", "token add": // they create it
+		return m.app().CreateData()
+	case "add": // it creates it, unless it only lists
+		if list, _ := c.Flags().GetBool("list"); list {
+			return nil
+		}
 		return m.app().CreateData()
 	case "credential keygen", // creates it unless given --out
 		"validate", "init", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
