@@ -187,6 +187,7 @@ error.`,
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	root.AddCommand(m.executorsCommand(), m.changesCommand())
 	checkArgsOf(root)
+	m.addCompletions(root)
 	return root
 }
 
