@@ -183,7 +183,7 @@ error.`,
 		m.verifyCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
-	root.AddCommand(m.addCommand(), m.configCommand())
+	root.AddCommand(m.addCommand(), m.configCommand(), m.manCommand())
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	root.AddCommand(m.executorsCommand(), m.changesCommand())
 	checkArgsOf(root)
@@ -277,7 +277,7 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 		}
 		return m.app().CreateData()
 	case "credential keygen", // creates it unless given --out
-		"validate", "init", "config check", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
+		"validate", "init", "config check", "man", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
 		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return nil
 	case "prompt", "policy check":
