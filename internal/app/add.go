@@ -257,6 +257,9 @@ type AddRequest struct {
 	Intro      install.Introspection
 	Scripts    []string
 	ScriptsWhy string
+	// Steps shows, on a terminal, what is being fetched and installed;
+	// nil shows nothing.
+	Steps *Steps
 }
 
 // AddResult is the outcome of installing one skill of a repository.
@@ -279,7 +282,9 @@ func (a *App) Add(ctx context.Context, svc *install.Service, r AddRequest, each 
 		return err
 	}
 	r.Intro.AllowScripts = allow
+	r.Steps.Show("fetching %s", r.Repo.Location)
 	l, err := ListRepoSkills(ctx, r.Repo)
+	r.Steps.Clear()
 	if err != nil {
 		return err
 	}
@@ -287,11 +292,13 @@ func (a *App) Add(ctx context.Context, svc *install.Service, r AddRequest, each 
 	if err != nil {
 		return err
 	}
-	for _, s := range chosen {
+	for i, s := range chosen {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		r.Steps.Show("installing %d of %d: %s (fetch, checks, introspection)", i+1, len(chosen), s.Name)
 		rev, err := svc.InstallFrom(ctx, install.Source{Location: r.Repo.Location, Ref: r.Repo.Ref, Path: s.Path}, a.Actor(), r.Intro)
+		r.Steps.Clear()
 		each(AddResult{Skill: s, Review: rev, Err: err})
 	}
 	return nil
