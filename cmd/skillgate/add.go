@@ -25,8 +25,10 @@ same fetch, analysis, review and approval as 'skillgate install'.
 
 SOURCE is OWNER/REPO[/PATH][@REF] (a GitHub repository: PATH is the folder
 to look in, REF a branch, tag or commit), gitlab:OWNER/REPO[/PATH][@REF]
-(gitlab.com), an https:// git URL of any host (http:// only on loopback),
-a file:// URL or the path of a local repository; --ref and --path give the
+(gitlab.com), an https:// git URL of any host (http:// only on loopback;
+it may end in REPO.git/PATH@REF, and a GitHub or GitLab folder page,
+https://github.com/O/R/tree/REF/PATH, is read as such), a file:// URL or
+the path of a local repository; --ref and --path give the
 ref and folder for a URL or a path (and override a shorthand's). SSH URLs
 are not fetched: use the https:// URL.
 

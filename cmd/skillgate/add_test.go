@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -146,6 +147,29 @@ func TestAddFromGitServer(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("JSON", func(t *testing.T) {
+		code, out, errs := run(t, t.TempDir(), "add", repo, "--skill", "contratos", "--skill", "notas", "--json")
+		var reviews []struct {
+			Key    string `json:"key"`
+			State  string `json:"state"`
+			Source struct {
+				Source string `json:"source"`
+				Ref    string `json:"ref"`
+				Commit string `json:"commit"`
+				Path   string `json:"path"`
+			} `json:"provenance"`
+		}
+		if code != 0 || errs != "" || json.Unmarshal([]byte(out), &reviews) != nil || len(reviews) != 2 {
+			t.Fatalf("%d %q\n%s", code, errs, out)
+		}
+		for i, want := range []string{"contratos", "notas"} {
+			r := reviews[i]
+			if r.Key != want || r.State != "awaiting_approval" || r.Source.Source != loc || r.Source.Ref != "HEAD" || r.Source.Commit != shas[1] || r.Source.Path != "skills/"+want {
+				t.Errorf("review %d: %+v", i, r)
+			}
+		}
+	})
 
 	installs := []struct {
 		name    string

@@ -95,10 +95,27 @@ func ParseRepoSource(src, ref, sub string) (RepoSource, error) {
 // splitURL reads a git URL's @REF (after the last / of its path) and
 // /PATH (after a path element ending in .git): https://host/o/r.git/skills@v1
 // is https://host/o/r.git, PATH skills, REF v1.
+//
+// A github.com or gitlab.com page of a folder, as a browser shows it
+// (https://github.com/O/R/tree/REF/PATH, https://gitlab.com/O/R/-/tree/REF/PATH),
+// is its repository, REF and PATH (a REF with a slash cannot be told from
+// its PATH there: use --ref and --path).
 func splitURL(loc string) RepoSource {
 	var rs RepoSource
 	scheme, rest, _ := strings.Cut(loc, "://")
 	host, p, _ := strings.Cut(rest, "/")
+	if host == "github.com" || host == "gitlab.com" {
+		sep := "/tree/"
+		if host == "gitlab.com" {
+			sep = "/-/tree/"
+		}
+		if repo, tree, ok := strings.Cut(p, sep); ok && strings.Count(repo, "/") == 1 {
+			ref, sub, _ := strings.Cut(tree, "/")
+			rs.Location = scheme + "://" + host + "/" + strings.TrimSuffix(repo, ".git") + ".git"
+			rs.Ref, rs.Path = ref, strings.Trim(sub, "/")
+			return rs
+		}
+	}
 	if i := strings.LastIndex(p, "@"); i >= 0 && !strings.Contains(p[i:], "/") {
 		p, rs.Ref = p[:i], p[i+1:]
 	}
