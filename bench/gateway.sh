@@ -25,7 +25,10 @@
 #
 # Usage: bench/gateway.sh [-n CALLS]     (default 2000 calls per path)
 # SKILLGATE_BENCH_BASELINE=BIN adds a fourth path through another skillgate
-# build, in the same rotation. Needs Node.js and npm (scripts/setup-npm.sh).
+# build, in the same rotation. SKILLGATE_BENCH_PROTOCOL=2026-07-28 makes the
+# agent on the skillgate paths a client of the stateless protocol (no
+# initialize, every request with its params._meta); unset, it initializes at
+# 2025-06-18. Needs Node.js and npm (scripts/setup-npm.sh).
 # Exit status: 0 PASS, 1 FAIL, 2 set-up error.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

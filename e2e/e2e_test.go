@@ -275,12 +275,14 @@ func (f *fixture) tokenSecret(t *testing.T, agent, tier, tenant string) string {
 
 // connectBearer connects an MCP client with opts (nil for none) to srv
 // over streamable HTTP with the token secret, closed when the test ends.
+// It speaks 2025-11-25, whose MCP session keeps the skillgate session
+// between requests (2026-07-28 clients: protocol_test.go).
 func (srv *server) connectBearer(t *testing.T, secret string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, opts).Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint:   srv.url + "/mcp",
 		HTTPClient: &http.Client{Transport: bearer{secret, http.DefaultTransport}},
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

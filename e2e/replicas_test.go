@@ -144,7 +144,7 @@ func httpAgent(ctx context.Context, srv *server, token, session string, changed 
 		// Only an agent that waits for notifications keeps an event
 		// stream open.
 		DisableStandaloneSSE: changed == nil,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // an MCP session, resumed by Skillgate-Session
 	if err != nil {
 		return nil, "", err
 	}

@@ -126,10 +126,39 @@ type client struct {
 	out *bufio.Reader
 	id  int
 	buf []byte
+	// meta, when set, is the params._meta of a 2026-07-28 client, added
+	// to every request (see modernClient).
+	meta string
+}
+
+// protocolEnv names the protocol version the agent speaks to skillgate
+// (the skillgate paths only: the direct and relayed servers are spoken to
+// as before): unset or below 2026-07-28, the initialize handshake at
+// 2025-06-18; 2026-07-28, no handshake and every request with its _meta.
+const protocolEnv = "SKILLGATE_BENCH_PROTOCOL"
+
+// modernClient starts cmd as a 2026-07-28 client: no handshake.
+func modernClient(b *testing.B, cmd *exec.Cmd, v string) *client {
+	c := start(b, cmd)
+	c.meta = `{"io.modelcontextprotocol/protocolVersion":"` + v + `","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"gatewaybench","version":"v0"}}`
+	return c
 }
 
 // connect starts cmd and makes the MCP handshake with it.
 func connect(b *testing.B, cmd *exec.Cmd) *client {
+	c := start(b, cmd)
+	if _, err := c.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gatewaybench","version":"v0"}}`); err != nil {
+		b.Fatalf("initialize %v: %v", cmd.Args, err)
+	}
+	if _, err := io.WriteString(c.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// start starts cmd, stopped when the benchmark ends.
+func start(b *testing.B, cmd *exec.Cmd) *client {
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -153,14 +182,7 @@ func connect(b *testing.B, cmd *exec.Cmd) *client {
 			<-done
 		}
 	})
-	c := &client{in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	if _, err := c.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gatewaybench","version":"v0"}}`); err != nil {
-		b.Fatalf("initialize %v: %v", cmd.Args, err)
-	}
-	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		b.Fatal(err)
-	}
-	return c
+	return &client{in: in, out: bufio.NewReaderSize(out, 1<<20)}
 }
 
 // request sends method(params) and returns the response line (valid until
@@ -173,7 +195,14 @@ func (c *client) request(method, params string) ([]byte, error) {
 	c.buf = append(c.buf, `,"method":"`...)
 	c.buf = append(c.buf, method...)
 	c.buf = append(c.buf, `","params":`...)
-	c.buf = append(c.buf, params...)
+	if c.meta != "" && len(params) > 2 && params[len(params)-1] == '}' {
+		c.buf = append(c.buf, params[:len(params)-1]...)
+		c.buf = append(c.buf, `,"_meta":`...)
+		c.buf = append(c.buf, c.meta...)
+		c.buf = append(c.buf, '}')
+	} else {
+		c.buf = append(c.buf, params...)
+	}
 	c.buf = append(c.buf, "}\n"...)
 	if _, err := c.in.Write(c.buf); err != nil {
 		return nil, err
@@ -245,6 +274,9 @@ func viaSkillgate(b *testing.B, bin, name string, srv server) (*client, *exec.Cm
 	// SKILLGATE_BENCH_ENV adds space-separated NAME=VALUE pairs to
 	// skillgate's environment only (GOMAXPROCS=1, GOGC=200, ...).
 	cmd.Env = append(cmd.Env, strings.Fields(os.Getenv("SKILLGATE_BENCH_ENV"))...)
+	if v := os.Getenv(protocolEnv); v >= "2026-07-28" {
+		return modernClient(b, cmd, v), cmd
+	}
 	return connect(b, cmd), cmd
 }
 

@@ -61,12 +61,14 @@ func (m *Main) installAction(use, short, long string, args cobra.PositionalArgs,
 		Long:  long + "\n\nExit codes: 0 done, 1 failure (not found, blocked, wrong state), 2 usage error.",
 		Args:  args,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			m.app().ShowProgress(m.Stderr, asJSON)
 			svc, closeFn, err := m.app().OpenInstalls(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer closeFn()
 			r, err := act(cmd.Context(), svc, args)
+			m.app().EndProgress()
 			var eb *endedBlocked
 			if errors.As(err, &eb) {
 				// The review says what to complete or fix; the exit code

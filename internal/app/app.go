@@ -53,6 +53,9 @@ type App struct {
 	// shared is the PostgreSQL store opened for its shared documents (see
 	// sharedStore); Close closes it.
 	shared *postgres.DB
+	// steps draws the progress line of installs (see ShowProgress); nil
+	// draws nothing.
+	steps *stepLine
 }
 
 // New returns an App with opts (nil fields take their defaults).
@@ -68,6 +71,25 @@ func New(opts Options) *App {
 		a.stderr = io.Discard
 	}
 	return a
+}
+
+// ShowProgress draws a progress line of the slow steps of installs,
+// rechecks and updates (fetching a source or a package, introspecting a
+// server, scanning the content) on w when it is a terminal and quiet (JSON
+// output) is not set; the line is cleared when the install service is
+// closed.
+func (a *App) ShowProgress(w io.Writer, quiet bool) {
+	if tty, ok := Terminal(w); ok && !quiet {
+		a.steps = &stepLine{tty: tty}
+	}
+}
+
+// EndProgress clears the progress line ShowProgress draws, before the
+// command prints its result.
+func (a *App) EndProgress() {
+	if a.steps != nil {
+		a.steps.clear()
+	}
 }
 
 // Close releases what the App opened for the length of its command.

@@ -74,7 +74,19 @@ func (a *App) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialL
 			plural.Of(len(rec.Removed), "leftover", "leftovers"), plural.Of(len(rec.Rewritten), "artefact", "artefacts"),
 			plural.Of(len(rec.Lost), "install lost", "installs lost"))
 	}
-	return svc, db, func() { db.Close() }, nil
+	return svc, db, func() {
+		a.EndProgress()
+		db.Close()
+	}, nil
+}
+
+// installProgress is the install service's Progress: the progress line
+// ShowProgress set up, or nil.
+func (a *App) installProgress() func(string) {
+	if a.steps == nil {
+		return nil
+	}
+	return a.steps.show
 }
 
 // newInstallService wires the install service: managed storage under the
@@ -108,6 +120,7 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 	}
 	reg := registry.New(db, registry.Options{Logger: a.log})
 	opts := install.Options{
+		Progress:    a.installProgress(),
 		Executors:   a.executorCatalog,
 		Store:       db,
 		Root:        filepath.Join(a.Data(), "imported"),

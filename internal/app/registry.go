@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/platform/termtext"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 	"github.com/skillgate/skillgate/internal/registry/signature"
@@ -106,4 +109,34 @@ func ScanProgress(w io.Writer, quiet bool) (registry.Progress, func()) {
 		}, func() {
 			fmt.Fprint(tty, "\r\033[K")
 		}
+}
+
+// stepLine is a progress line that shows the step under way, redrawn in
+// place; the steps of concurrent work (servers introspected in parallel)
+// take turns.
+type stepLine struct {
+	mu    sync.Mutex
+	tty   io.Writer
+	drawn bool
+}
+
+// show draws step, rendered for a terminal and cut to 100 bytes.
+func (l *stepLine) show(step string) {
+	if len(step) > 100 {
+		step = strings.ToValidUTF8(step[:100], "") + "…"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.tty, "\r\033[K%s…", termtext.Escape(step))
+	l.drawn = true
+}
+
+// clear removes the line, when one was drawn.
+func (l *stepLine) clear() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.drawn {
+		fmt.Fprint(l.tty, "\r\033[K")
+		l.drawn = false
+	}
 }

@@ -144,6 +144,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 			continue
 		}
 		wg.Add(1)
+		s.step("introspecting server %s", decl.ID)
 		go func() {
 			defer wg.Done()
 			results[i], errs[i] = mcpclient.Introspect(ctx, decl, &opts)
@@ -161,6 +162,7 @@ func (s *Service) analyze(ctx context.Context, in store.Install, keep *manifest.
 		published = append(published, p...)
 	}
 	sort.Slice(rep.Capabilities, func(i, j int) bool { return rep.Capabilities[i].Name() < rep.Capabilities[j].Name() })
+	s.step("scanning the content of %s", in.Key)
 	if rep.Scan, err = scanContent(ctx, in.Key, tree, caps, published); err != nil {
 		return nil, err
 	}

@@ -95,6 +95,7 @@ func (s *Service) fetchPackages(ctx context.Context, key string, cfg *mcpclient.
 		if v, ok := locked[id]; ok && v != "" {
 			l.Requested = v
 		}
+		s.step("fetching the %s package %s for server %s", l.Ecosystem, launchName(l), id)
 		p, err := s.fetcher.Fetch(ctx, id, l, filepath.Join(root, id), allow)
 		if err != nil {
 			os.RemoveAll(staging)
@@ -366,4 +367,13 @@ func contentDigest(in store.Install, p Provenance) string {
 		return p.Digest
 	}
 	return in.Digest
+}
+
+// launchName is how a progress line names l's package: name@version as
+// declared, or the name alone when no version was.
+func launchName(l launch.Launch) string {
+	if l.Requested == "" {
+		return l.Package
+	}
+	return l.Package + "@" + l.Requested
 }

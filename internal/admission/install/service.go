@@ -88,6 +88,12 @@ type Options struct {
 	Audit store.AuditStore
 	// Logger receives events; nil discards them.
 	Logger *slog.Logger
+	// Progress, when set, is told each slow step of an install, recheck
+	// or update as it starts ("fetching …", "fetching the npm package …",
+	// "introspecting server …", "scanning the content"), for a progress
+	// line on a terminal. It is called from several goroutines and must
+	// not block.
+	Progress func(step string)
 	// Crash, when set, is called at named points of every change (see
 	// docs/install.md); tests kill the process there.
 	Crash func(point string)
@@ -168,6 +174,7 @@ type Service struct {
 	runtime  *sandbox.Runtime
 	lim      SourceLimits
 	log      *slog.Logger
+	progress func(step string)
 	crash    func(string)
 	keyring  *signature.Keyring
 	audit    store.AuditStore
@@ -200,7 +207,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("install: Options.Store and Options.Root are required")
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
-		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, crash: opts.Crash,
+		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, progress: opts.Progress, crash: opts.Crash,
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter, shipped: opts.Shipped,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{},
 		openLineage: opts.Lineage, lineageFile: opts.LineageFile, capabilities: opts.Capabilities}
@@ -272,6 +279,13 @@ type Introspection struct {
 	AllowScripts map[string]string
 }
 
+// step tells Options.Progress that a slow step starts.
+func (s *Service) step(format string, args ...any) {
+	if s.progress != nil {
+		s.progress(fmt.Sprintf(format, args...))
+	}
+}
+
 // InstallWith is [Service.Install] with what the operator allows the
 // skill's servers during introspection.
 func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Introspection) (*Review, error) {
@@ -283,6 +297,7 @@ func (s *Service) InstallWith(ctx context.Context, src, actor string, intro Intr
 // repository at a ref. How it was fetched is recorded with the version
 // ([Provenance]) and shown by review.
 func (s *Service) InstallFrom(ctx context.Context, src Source, actor string, intro Introspection) (*Review, error) {
+	s.step("reading %s", src.Location)
 	tree, prov, err := Fetch(ctx, src, s.lim, s.now())
 	if err != nil {
 		return nil, s.refused(ctx, src.Location, actor, err)

@@ -84,6 +84,12 @@ type Gateway struct {
 	skills *mcpskills.Server
 	// scrub removes Options.HostPaths from what agents receive.
 	scrub *hostpath.Scrubber
+	// versions are the protocol versions served, newest first
+	// (SupportedVersions).
+	versions []string
+	// stateless holds the connections that serve modern clients' requests
+	// by session (stateless.go).
+	stateless statelessConns
 
 	// seen is the registry fingerprint agents were last brought up to
 	// date with (SyncRegistry); syncMu guards it.
@@ -108,7 +114,8 @@ func New(opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}, skills: skills, scrub: hostpath.New(opts.HostPaths...)}, nil
+	return &Gateway{opts: opts, log: log, schemas: mcp.NewSchemaCache(), conns: map[*Conn]struct{}{}, skills: skills,
+		scrub: hostpath.New(opts.HostPaths...), versions: SupportedVersions()}, nil
 }
 
 // ConnectOptions tunes one connection.
@@ -117,6 +124,14 @@ type ConnectOptions struct {
 	// the MCP initialize handshake within this time (HTTP connections, whose
 	// server is created before the handshake); 0 means never.
 	InitTimeout time.Duration
+	// Stateless marks a connection that serves the requests of modern
+	// clients (protocol 2026-07-28), each through a short-lived SDK
+	// session: its life is tied to none of them, and its owner closes it
+	// (see [Gateway.ConnectStateless]).
+	Stateless bool
+	// sessionless marks the principal's sessionless connection
+	// (stateless.go).
+	sessionless bool
 }
 
 // Conn is one MCP connection: an [mcp.Server] bound to an open session.
@@ -130,6 +145,9 @@ type Conn struct {
 	loadDesc string            // the load_skill description now advertised
 	capTools map[string]string // capability tools advertised: name → definition JSON
 	closed   bool
+
+	// stateless: see ConnectOptions.Stateless.
+	stateless bool
 
 	// initialized is set once the client has finished the MCP handshake;
 	// every request reads it (see firstRequest), so it takes no lock.
@@ -154,20 +172,24 @@ type Conn struct {
 // sessionID for principal p and returns a connection whose Server is ready
 // to run on a transport. Errors are those of [session.Manager.Open].
 func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID string, opts *ConnectOptions) (*Conn, error) {
+	if sessionID != "" && g.stateless.sessionless(sessionID) {
+		return nil, fmt.Errorf("%w: %s serves requests that name no session; choose another id", session.ErrSessionUnavailable, sessionID)
+	}
 	sess, err := g.opts.Sessions.Open(ctx, p, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{g: g, sess: sess, skillsSlots: make(chan struct{}, maxSkillsInFlight)}
+	c := &Conn{g: g, sess: sess, skillsSlots: make(chan struct{}, maxSkillsInFlight), stateless: opts != nil && opts.Stateless}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.relayBase = context.WithoutCancel(c.ctx)
 	c.server = mcp.NewServer(g.opts.Implementation, &mcp.ServerOptions{
-		Instructions:       instructions(sess),
+		Instructions:       instructions(sess, opts),
 		Logger:             g.log,
 		SchemaCache:        g.schemas,
 		InitializedHandler: c.onInitialized,
 		SubscribeHandler:   subscribeHandler,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		SetCacheable:       setCacheable,
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:      &mcp.ToolCapabilities{ListChanged: true},
 			Resources:  &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
@@ -194,7 +216,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 	g.mu.Lock()
 	g.conns[c] = struct{}{}
 	g.mu.Unlock()
-	if opts != nil && opts.InitTimeout > 0 {
+	if opts != nil && opts.InitTimeout > 0 && !c.stateless {
 		time.AfterFunc(opts.InitTimeout, func() {
 			if !c.initialized.Load() {
 				c.Close()
@@ -245,7 +267,7 @@ func (c *Conn) onInitialized(_ context.Context, req *mcp.InitializedRequest) {
 // and sends no such notification, so its first request ends it instead
 // (see firstRequest).
 func (c *Conn) handshakeDone(ss *mcp.ServerSession) {
-	if c.initialized.CompareAndSwap(false, true) && ss != nil {
+	if c.initialized.CompareAndSwap(false, true) && ss != nil && !c.stateless {
 		go func() {
 			_ = ss.Wait()
 			c.Close()
@@ -281,7 +303,18 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport, p capability.Princ
 	return nil
 }
 
-func instructions(s *session.Session) string {
+func instructions(s *session.Session, opts *ConnectOptions) string {
+	switch {
+	case opts != nil && opts.sessionless:
+		return fmt.Sprintf("skillgate, for %s, without a session. Skills you may use are listed by skill_list and by the prompt %q. "+
+			"To load a skill (it appears under /skills) or keep files under /workspace, send the Skillgate-Session header "+
+			"with a session id of your choice on every request.", s.Principal().String(), DisclosurePrompt)
+	case opts != nil && opts.Stateless:
+		return fmt.Sprintf("skillgate session %s (%s). Skills you may use are listed by skill_list and by the prompt %q; "+
+			"load_skill makes one appear under /skills and returns its instructions. Your files go under /workspace. "+
+			"Send the Skillgate-Session header %s on every request to stay in this session.",
+			s.ID(), s.Principal().String(), DisclosurePrompt, s.ID())
+	}
 	return fmt.Sprintf("skillgate session %s (%s). Skills you may use are listed by skill_list and by the prompt %q; "+
 		"load_skill makes one appear under /skills and returns its instructions. Your files go under /workspace. "+
 		"Reconnect with session id %s to resume the loaded skills and /workspace.",

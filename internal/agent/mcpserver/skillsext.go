@@ -99,8 +99,18 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 	if !isRequestID(req.ID) {
 		return false
 	}
+	// A modern request (2026-07-28) stands on its own; another waits for
+	// the SDK's session to be ready, as the SDK's own methods do.
+	meta := paramsMeta(req.Params)
+	e := requestEra(meta, c.g.versions)
+	if e == eraRefused {
+		if err := w.WriteLine(respHead, req.ID, respError, versionError(meta, c.g.versions), respTail); err != nil {
+			c.g.log.Warn("writing a JSON-RPC error failed", "session", c.sess.ID(), "err", err)
+		}
+		return true
+	}
 	c.mu.Lock()
-	ready := !c.closed && c.sdkReadyLocked()
+	ready := !c.closed && (e == eraModern || c.sdkReadyLocked())
 	c.mu.Unlock()
 	if !ready {
 		return false // the SDK refuses it before the handshake

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/agent/mcpserver"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/model/skill"
 )
@@ -23,9 +24,15 @@ type rawStdio struct {
 
 func newRawStdio(t *testing.T, e *env, p capability.Principal) *rawStdio {
 	t.Helper()
+	return newRawStdioOf(t, e.gw, p)
+}
+
+// newRawStdioOf is newRawStdio on gateway gw.
+func newRawStdioOf(t *testing.T, gw *mcpserver.Gateway, p capability.Principal) *rawStdio {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	conn, err := e.gw.Connect(ctx, p, "", nil)
+	conn, err := gw.Connect(ctx, p, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,9 @@ func (c *Conn) StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 		if src != nil && c.relay(src, writer, line) {
 			return true
 		}
+		if c.discoverWithoutVersion(writer, line) {
+			return true
+		}
 		return c.screen(writer, line)
 	}
 	return &mcp.IOTransport{
@@ -67,6 +70,9 @@ type wireRequest struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 		RequestID json.RawMessage `json:"requestId"`
+		// Meta is params._meta, read before parseWire's caller returns
+		// (not a copy: it may be the reader's buffer).
+		Meta json.RawMessage `json:"_meta"`
 	} `json:"params"`
 }
 
@@ -74,7 +80,7 @@ type wireRequest struct {
 // its values.
 var (
 	wireKeys  = []string{"jsonrpc", "id", "method", "params"}
-	paramKeys = []string{"name", "arguments", "requestId"}
+	paramKeys = []string{"name", "arguments", "requestId", "_meta"}
 )
 
 // parseWire decodes line as json.Unmarshal into a wireRequest would, and
@@ -84,7 +90,7 @@ var (
 // raw values are copies: line is the reader's buffer.
 func parseWire(line []byte) (wireRequest, bool) {
 	var top [4][]byte
-	var par [3][]byte
+	var par [4][]byte
 	if jsonscan.Object(line, wireKeys, top[:]) && string(top[0]) == `"2.0"` &&
 		(top[3] == nil || jsonscan.Object(top[3], paramKeys, par[:])) {
 		method, ok := jsonscan.PlainString(top[2])
@@ -95,7 +101,7 @@ func parseWire(line []byte) (wireRequest, bool) {
 		if ok {
 			var req wireRequest
 			req.JSONRPC, req.ID, req.Method = "2.0", bytes.Clone(top[1]), method
-			req.Params.Name, req.Params.Arguments, req.Params.RequestID = name, bytes.Clone(par[1]), bytes.Clone(par[2])
+			req.Params.Name, req.Params.Arguments, req.Params.RequestID, req.Params.Meta = name, bytes.Clone(par[1]), bytes.Clone(par[2]), par[3]
 			return req, true
 		}
 	}
@@ -123,9 +129,15 @@ func (c *Conn) relay(src CapabilitySource, w *jsonrpcline.Writer, line []byte) b
 		return false
 	}
 	id := string(req.ID)
+	// A modern request (2026-07-28) stands on its own; another needs the
+	// SDK's session ready.
+	e := requestEra(req.Params.Meta, c.g.versions)
+	if e == eraRefused {
+		return false // the SDK answers -32022 or -32602
+	}
 	c.mu.Lock()
 	_, isCap := c.capTools[req.Params.Name]
-	if !isCap || c.closed || c.relayed[id] != nil || !c.sdkReadyLocked() {
+	if !isCap || c.closed || c.relayed[id] != nil || (e != eraModern && !c.sdkReadyLocked()) {
 		c.mu.Unlock()
 		return false
 	}
@@ -148,7 +160,15 @@ func (c *Conn) relay(src CapabilitySource, w *jsonrpcline.Writer, line []byte) b
 		if ctx.Err() != nil {
 			return // the agent cancelled, or the connection closed: no response
 		}
-		if err := w.WriteLine(respHead, []byte(id), respResult, c.g.agentJSON(result), respTail); err != nil {
+		res := c.g.agentJSON(result)
+		var err error
+		if e == eraModern {
+			head, body := withResultType(res)
+			err = w.WriteLine(respHead, []byte(id), respResult, head, body, respTail)
+		} else {
+			err = w.WriteLine(respHead, []byte(id), respResult, res, respTail)
+		}
+		if err != nil {
 			c.g.log.Warn("writing a relayed result failed", "session", c.sess.ID(), "err", err)
 		}
 	})

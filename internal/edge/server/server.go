@@ -11,7 +11,9 @@
 // An agent sends "Authorization: Bearer <secret>" on every request (no or
 // an unknown token: 401 with a WWW-Authenticate challenge) and, to resume a
 // session, its id in the Skillgate-Session header of the initialize
-// request; the response carries the session's id in the same header. The
+// request; the response carries the session's id in the same header. A
+// client of protocol 2026-07-28, which has no initialize and no MCP
+// session, sends Skillgate-Session on every request (modern.go). The
 // MCP session of a token can only be used with a token of the same
 // principal. GET /v1/health alone answers without a token, for load
 // balancers, and then says only that the server is up.
@@ -37,7 +39,8 @@ import (
 )
 
 // SessionHeader carries the skillgate session id: sent by a client that
-// resumes a session, returned on every new connection.
+// resumes a session (on initialize) or, at 2026-07-28, on every request
+// of the session; returned on every new connection.
 const SessionHeader = "Skillgate-Session"
 
 // Defaults for [Options].
@@ -111,7 +114,10 @@ func New(opts Options) (*Server, error) {
 		Logger:         log,
 		SessionTimeout: opts.SessionTimeout,
 	})
-	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.connect(mcpHandler))))
+	// Modern clients (2026-07-28: no initialize, no Mcp-Session-Id) are
+	// served statelessly, on the same endpoint (modern.go).
+	modernHandler := mcp.NewStreamableHTTPHandler(s.getServer, &mcp.StreamableHTTPOptions{Logger: log, Stateless: true})
+	s.handleNamed("/mcp", "/mcp (MCP over streamable HTTP)", s.mcpAuth(s.skillsExt(s.modern(modernHandler, s.connect(mcpHandler)))))
 	s.handle("POST /v1/scan", http.HandlerFunc(s.scan))
 	s.handle("GET /v1/health", http.HandlerFunc(s.health))
 	s.handle("GET /v1/ready", http.HandlerFunc(s.ready))

@@ -98,10 +98,12 @@ func (f *fixture) connect(t *testing.T, secret, sessionID string) (*client, erro
 		},
 	})
 	var err error
+	// The MCP session (Mcp-Session-Id) these tests exercise is that of
+	// the initialize generation; 2026-07-28 clients: modern_test.go.
 	c.cs, err = cl.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint:   f.url + "/mcp",
 		HTTPClient: &http.Client{Transport: headers{h, http.DefaultTransport}},
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,9 @@ var (
 // principal. With an Mcp-Session-Id the session must exist and belong to
 // that principal, as the SDK requires of every request (404 "session not
 // found", 403 "session user mismatch"). Everything else goes on to next
-// with its body intact.
+// with its body intact. A request of protocol 2026-07-28 or later at a
+// version skillgate does not serve is answered -32022, as the SDK answers
+// its own methods.
 func (s *Server) skillsExt(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -73,15 +75,18 @@ func (s *Server) skillsExt(next http.Handler) http.Handler {
 				return
 			}
 		}
-		res, herr := s.opts.Gateway.SkillsRequest(r.Context(), p, req.Method, req.Params)
 		out := struct {
 			JSONRPC string          `json:"jsonrpc"`
 			ID      json.RawMessage `json:"id"`
 			Result  json.RawMessage `json:"result,omitempty"`
 			Error   json.RawMessage `json:"error,omitempty"`
-		}{JSONRPC: "2.0", ID: req.ID, Result: res}
-		if herr != nil {
+		}{JSONRPC: "2.0", ID: req.ID}
+		if verr := mcpserver.VersionError(req.Params); verr != nil {
+			out.Error = verr
+		} else if res, herr := s.opts.Gateway.SkillsRequest(r.Context(), p, req.Method, req.Params); herr != nil {
 			out.Error = mcpserver.SkillsError(herr)
+		} else {
+			out.Result = res
 		}
 		writeJSON(w, http.StatusOK, out)
 	})

@@ -366,6 +366,9 @@ func (c *Conn) CallToolRaw(ctx context.Context, name string, args json.RawMessag
 	n := jsonscan.Quote(name)
 	params := make([]byte, 0, len(n)+len(args)+24)
 	params = append(append(append(append(params, `{"name":`...), n...), `,"arguments":`...), args...)
+	if c.u.meta != nil {
+		params = append(append(params, `,"_meta":`...), c.u.meta...)
+	}
 	params = append(params, '}')
 	calls.GoWithin(ctx, "tools/call", params, c.limits.CallTimeout, errPhaseTimeout, func(r jsonrpcline.Response) {
 		switch {

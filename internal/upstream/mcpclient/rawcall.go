@@ -29,6 +29,7 @@ func (u *upstream) rawCall(ctx context.Context, method string, params any, d tim
 	if err != nil {
 		return nil, &ServerError{ServerID: u.id, Phase: method, Err: err}
 	}
+	p = withMeta(p, u.meta)
 	if u.http != nil {
 		return u.httpCall(ctx, method, p, d)
 	}
@@ -84,6 +85,9 @@ func (u *upstream) httpCall(ctx context.Context, method string, params json.RawM
 	}
 	if u.proto != "" {
 		req.Header.Set("Mcp-Protocol-Version", u.proto)
+	}
+	if u.meta != nil {
+		setModernHeaders(req.Header, method, params)
 	}
 	resp, err := u.http.Do(req)
 	if err != nil {

@@ -47,7 +47,10 @@ type upstream struct {
 	server capability.ServerIdentity
 	title  string
 	proto  string
-	tools  bool // the server advertised the tools capability
+	// meta is the params._meta every raw request carries when proto is
+	// 2026-07-28 or later (modern.go); nil for the initialize generation.
+	meta  json.RawMessage
+	tools bool // the server advertised the tools capability
 	// skills is the Skills extension's declaration in the server's
 	// capabilities; nil when it did not declare the extension.
 	skills json.RawMessage
@@ -223,6 +226,7 @@ func (u *upstream) readInitialize() error {
 		u.title = si.Title
 	}
 	u.proto = res.ProtocolVersion
+	u.meta = requestMeta(u.proto, u.o.ClientName, u.o.ClientVersion)
 	u.tools = res.Capabilities != nil && res.Capabilities.Tools != nil
 	if res.Capabilities != nil {
 		if v, ok := res.Capabilities.Extensions[SkillsExtension]; ok {
