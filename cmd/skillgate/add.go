@@ -55,10 +55,8 @@ usage error (several skills and no choice, an unknown --skill).`,
 				if len(req.Skills) > 0 || req.All {
 					return usageErr("add: --list installs nothing; give it without --skill or --all")
 				}
-				steps := app.StepProgress(m.Stderr, asJSON)
-				steps.Show("fetching %s", rs.Location)
-				l, err := app.ListRepoSkills(ctx, rs)
-				steps.Clear()
+				m.app().ShowProgress(m.Stderr, asJSON)
+				l, err := m.app().ListRepo(ctx, rs)
 				if err != nil {
 					return installErr(err)
 				}
@@ -68,7 +66,7 @@ usage error (several skills and no choice, an unknown --skill).`,
 				return l.WriteText(m.Stdout)
 			}
 			req.Repo = rs
-			req.Steps = app.StepProgress(m.Stderr, asJSON)
+			m.app().ShowProgress(m.Stderr, asJSON)
 			svc, closeFn, err := m.app().OpenInstalls(ctx)
 			if err != nil {
 				return err

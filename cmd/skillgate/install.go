@@ -185,15 +185,10 @@ deterministic proposer.`,
 		},
 		func(ctx context.Context, svc *install.Service, args []string) (*install.Review, error) {
 			req := app.InstallRequest{Source: src, Locked: locked, Intro: intro, Scripts: scripts, ScriptsWhy: scriptsWhy}
-			if len(args) == 0 { // --locked prints each install as it ends
-				return failBlocked(m.app().Install(ctx, svc, req, m.Stdout, m.Stderr))
+			if len(args) > 0 {
+				req.Source.Location = args[0]
 			}
-			req.Source.Location = args[0]
-			steps := app.StepProgress(m.Stderr, false)
-			steps.Show("installing %s: fetching it and its packages, checking it, introspecting its servers", args[0])
-			r, err := m.app().Install(ctx, svc, req, m.Stdout, m.Stderr)
-			steps.Clear()
-			return failBlocked(r, err)
+			return failBlocked(m.app().Install(ctx, svc, req, m.Stdout, m.Stderr))
 		})
 }
 

@@ -262,6 +262,21 @@ func SelectRepoSkills(l *RepoListing, names []string, all bool) ([]RepoSkill, er
 	return out, nil
 }
 
+// ListRepo is [ListRepoSkills] with the fetch shown on the progress line
+// of [App.ShowProgress], cleared when it ends.
+func (a *App) ListRepo(ctx context.Context, rs RepoSource) (*RepoListing, error) {
+	a.showStep("fetching " + rs.Location)
+	defer a.EndProgress()
+	return ListRepoSkills(ctx, rs)
+}
+
+// showStep draws step on the progress line of [App.ShowProgress], if any.
+func (a *App) showStep(step string) {
+	if a.steps != nil {
+		a.steps.show(step)
+	}
+}
+
 // AddRequest is one 'skillgate add' of skills from a repository.
 type AddRequest struct {
 	// Repo is the repository, ref and folder.
@@ -274,9 +289,6 @@ type AddRequest struct {
 	Intro      install.Introspection
 	Scripts    []string
 	ScriptsWhy string
-	// Steps shows, on a terminal, what is being fetched and installed;
-	// nil shows nothing.
-	Steps *Steps
 }
 
 // AddResult is the outcome of installing one skill of a repository.
@@ -287,7 +299,8 @@ type AddResult struct {
 }
 
 // Add lists the skills of r.Repo, selects those r names (see
-// [SelectRepoSkills]) and installs each through the install flow
+// [SelectRepoSkills]) and installs each through the install flow, the
+// fetch and each install shown on the progress line of [App.ShowProgress]
 // (install.Service.InstallFrom, the same fetch, analysis and review as
 // 'skillgate install git+URL --ref REF --path P'), one after the other.
 // each is called with every outcome as it ends; an install's refusal
@@ -299,9 +312,7 @@ func (a *App) Add(ctx context.Context, svc *install.Service, r AddRequest, each 
 		return err
 	}
 	r.Intro.AllowScripts = allow
-	r.Steps.Show("fetching %s", r.Repo.Location)
-	l, err := ListRepoSkills(ctx, r.Repo)
-	r.Steps.Clear()
+	l, err := a.ListRepo(ctx, r.Repo)
 	if err != nil {
 		return err
 	}
@@ -313,9 +324,9 @@ func (a *App) Add(ctx context.Context, svc *install.Service, r AddRequest, each 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r.Steps.Show("installing %d of %d: %s (fetch, checks, introspection)", i+1, len(chosen), s.Name)
+		a.showStep(fmt.Sprintf("installing %d of %d: %s", i+1, len(chosen), s.Name))
 		rev, err := svc.InstallFrom(ctx, install.Source{Location: r.Repo.Location, Ref: r.Repo.Ref, Path: s.Path}, a.Actor(), r.Intro)
-		r.Steps.Clear()
+		a.EndProgress()
 		each(AddResult{Skill: s, Review: rev, Err: err})
 	}
 	return nil
