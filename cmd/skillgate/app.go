@@ -159,6 +159,7 @@ error.`,
 	pf.BoolVarP(&m.verbose, "verbose", "v", false, "log what skillgate does to stderr")
 	root.AddCommand(
 		m.validateCommand(),
+		m.initCommand(),
 		m.scanSecurityCommand(),
 		m.scanCommand(),
 		m.lsCommand(),
@@ -182,9 +183,11 @@ error.`,
 		m.verifyCommand(),
 	)
 	root.AddCommand(m.installCommands()...)
+	root.AddCommand(m.addCommand(), m.configCommand(), m.manCommand())
 	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
 	root.AddCommand(m.executorsCommand(), m.changesCommand())
 	checkArgsOf(root)
+	m.addCompletions(root)
 	return root
 }
 
@@ -268,8 +271,13 @@ func (m *Main) checkData(c *cobra.Command, args []string) error {
 	switch strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") {
 	case "scan", "install", "token add": // they create it
 		return m.app().CreateData()
+	case "add": // it creates it, unless it only lists
+		if list, _ := c.Flags().GetBool("list"); list {
+			return nil
+		}
+		return m.app().CreateData()
 	case "credential keygen", // creates it unless given --out
-		"validate", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
+		"validate", "init", "config check", "man", "scan-security", "drift", "version", "key gen", "sign", "verify-signature", "help", "completion", "completion bash", "completion zsh",
 		"completion fish", "completion powershell", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 		return nil
 	case "prompt", "policy check":

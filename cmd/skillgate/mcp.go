@@ -11,6 +11,7 @@ import (
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/app"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/jsonout"
 )
 
 // stdin is what `skillgate mcp` reads; tests replace it.
@@ -102,9 +103,10 @@ func sessionErr(err error) error {
 func (m *Main) discloseCommand() *cobra.Command {
 	var tier, sessionID, category, tenant string
 	var budget int
+	var asJSON bool
 	var sf storageFlags
 	c := &cobra.Command{
-		Use:   "disclose --tier T3 [--tenant T] [--session ID] [--category C] [--budget N]",
+		Use:   "disclose --tier T3 [--tenant T] [--session ID] [--category C] [--budget N] [--json]",
 		Short: "Print what an agent sees of skills: the discovery fragment or its loaded skills",
 		Long: `Print the progressive disclosure an agent gets (the MCP prompt 'skills' and
 the resource skillgate://disclosure). Without --session: the discovery
@@ -114,6 +116,11 @@ with --tenant the skills of that tenant's library too. With
 --session: that session's view: the discovery fragment while nothing is
 loaded, else the SKILL.md bodies of its loaded skills in <skill_content>
 blocks with their directories and files.
+
+--json prints {tier, tenant, session, category, budget, view, loaded, text}:
+view is "discovery" or "loaded", loaded the session's loaded skills
+({skill, name, category, mount, loaded_at}), text what is printed without
+--json.
 
 Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 		Example: "  skillgate disclose --tier T3 --budget 2000\n  skillgate disclose --session 7f3a",
@@ -128,7 +135,10 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 			if err != nil {
 				return failure(err)
 			}
-			_, err = fmt.Fprintln(m.Stdout, out)
+			if asJSON {
+				return jsonout.Write(m.Stdout, out)
+			}
+			_, err = fmt.Fprintln(m.Stdout, out.Text)
 			return err
 		},
 	}
@@ -138,6 +148,7 @@ Exit codes: 0 printed, 1 unknown session, 2 usage error.`,
 	f.StringVar(&sessionID, "session", "", "show this session's view")
 	f.StringVar(&category, "category", "", "only skills of this category (discovery fragment)")
 	f.IntVar(&budget, "budget", 0, fmt.Sprintf("character budget of the discovery fragment (default %d)", session.DefaultBudget))
+	f.BoolVar(&asJSON, "json", false, "print the disclosure and what it was made for as JSON")
 	m.addStorageFlags(c, &sf)
 	return c
 }

@@ -101,8 +101,9 @@ Exit codes: 0 found, 1 not found or ambiguous, 2 usage error.`,
 func (m *Main) promptCommand() *cobra.Command {
 	var format, inv string
 	var budget int
+	var asJSON bool
 	c := &cobra.Command{
-		Use:   "prompt [--format xml|json] [--budget CHARS] [PATH...]",
+		Use:   "prompt [--format xml|json] [--budget CHARS] [--json] [PATH...]",
 		Short: "Print the catalog of skills for a system prompt",
 		Long: `Print a skill catalog for an agent's prompt.
 
@@ -112,8 +113,13 @@ registry's enabled skills (optionally the pool of one agent tier).
 
 --budget CHARS fits the catalog in CHARS characters: descriptions are
 shortened first, evenly, then skills are dropped from the end; the catalog
-is never empty, and what was left out is reported on stderr.`,
-		Example: "  skillgate prompt .agents/skills/pdf .agents/skills/docx\n  skillgate prompt --invokable-by T3 --budget 8000",
+is never empty, and what was left out is reported on stderr.
+
+--json prints {format, skills, budget, length, shortened, omitted,
+over_budget, catalog}: the skills kept in order, what the budget did, and
+the catalog text (in --format) as printed without --json; nothing is
+reported on stderr then.`,
+		Example: "  skillgate prompt .agents/skills/pdf .agents/skills/docx\n  skillgate prompt --invokable-by T3 --budget 8000\n  skillgate prompt --budget 2000 --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := catalog.ParseFormat(format)
 			if err != nil {
@@ -123,19 +129,23 @@ is never empty, and what was left out is reported on stderr.`,
 			if err != nil {
 				return failure(err)
 			}
-			out, rep := catalog.Budget(its, f, budget)
-			if len(args) > 0 && f == catalog.FormatXML {
-				fmt.Fprint(m.Stdout, out) // to-prompt prints no trailing newline
-			} else {
-				fmt.Fprintln(m.Stdout, out)
+			pc := app.BudgetCatalog(its, f, budget)
+			if asJSON {
+				return jsonout.Write(m.Stdout, pc)
 			}
-			rep.WriteText(m.Stderr, budget)
+			if len(args) > 0 && f == catalog.FormatXML {
+				fmt.Fprint(m.Stdout, pc.Catalog) // to-prompt prints no trailing newline
+			} else {
+				fmt.Fprintln(m.Stdout, pc.Catalog)
+			}
+			pc.Report.WriteText(m.Stderr, budget)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&format, "format", "xml", "xml (skills-ref's <available_skills>) or json (skill_list)")
 	c.Flags().IntVar(&budget, "budget", 0, "character budget for the catalog (0: no limit)")
 	c.Flags().StringVar(&inv, "invokable-by", "", "registry catalog: only the pool of this agent tier")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the catalog with what the budget kept, shortened and left out, as JSON")
 	return c
 }
 

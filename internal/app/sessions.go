@@ -83,45 +83,90 @@ type DiscloseRequest struct {
 	session.DiscloseOptions
 }
 
+// Disclosure is what an agent sees of skills, as 'skillgate disclose'
+// prints it (--json prints this document).
+type Disclosure struct {
+	// Tier is the agent tier the text is for: --tier, or the session's.
+	Tier skill.AgentTier `json:"tier"`
+	// Tenant is --tenant (discovery fragment only).
+	Tenant string `json:"tenant,omitempty"`
+	// Session is --session.
+	Session string `json:"session,omitempty"`
+	// Category is --category (discovery fragment only).
+	Category string `json:"category,omitempty"`
+	// Budget is the discovery fragment's character budget applied.
+	Budget int `json:"budget"`
+	// View is "discovery" (the skills the agent may load) or "loaded"
+	// (a session's loaded skills' bodies).
+	View string `json:"view"`
+	// Loaded lists a session's loaded skills, in load order; empty
+	// without a session.
+	Loaded []session.Loaded `json:"loaded"`
+	// Text is the disclosure itself, as the MCP prompt 'skills' holds it.
+	Text string `json:"text"`
+}
+
+// Disclosure views.
+const (
+	ViewDiscovery = "discovery"
+	ViewLoaded    = "loaded"
+)
+
 // Disclose renders what an agent sees of skills (the MCP prompt 'skills'
 // and the resource skillgate://disclosure): without a session, the
 // discovery fragment for an agent of the tier; with one, that session's
 // view. A bad tenant, session id or tier is a usage error; an unknown
 // session is an error naming the data directory.
-func (a *App) Disclose(ctx context.Context, sf *Storage, req DiscloseRequest) (string, error) {
+func (a *App) Disclose(ctx context.Context, sf *Storage, req DiscloseRequest) (*Disclosure, error) {
 	d, err := a.OpenRuntime(ctx, sf)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer d.Close()
+	out := &Disclosure{Tier: req.Tier, Tenant: req.Tenant, Session: req.Session, Category: req.Category,
+		Budget: req.Budget, View: ViewDiscovery, Loaded: []session.Loaded{}}
+	if out.Budget == 0 {
+		out.Budget = session.DefaultBudget
+	}
 	if req.Session == "" {
 		var cat session.Catalog = d.Registry
 		if req.Tenant != "" {
 			if err := capability.CheckID("tenant", req.Tenant); err != nil {
-				return "", Usagef("--tenant: %v", err)
+				return nil, Usagef("--tenant: %v", err)
 			}
 			cat = session.ForTenant(d.Registry, req.Tenant)
 		}
-		return session.Discovery(ctx, cat, req.Tier, req.DiscloseOptions)
+		out.Text, err = session.Discovery(ctx, cat, req.Tier, req.DiscloseOptions)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
 	p, err := d.Sessions.PrincipalOf(ctx, req.Session)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return "", fmt.Errorf("no session %q in %s", req.Session, a.Data())
+		return nil, fmt.Errorf("no session %q in %s", req.Session, a.Data())
 	case errors.Is(err, session.ErrInvalidSessionID):
-		return "", Usagef("--session: %v", err)
+		return nil, Usagef("--session: %v", err)
 	case err != nil:
-		return "", err
+		return nil, err
 	}
 	if req.Tier != "" && req.Tier != p.Tier {
-		return "", Usagef("--tier %s does not match session %s, whose agent is %s", req.Tier, req.Session, p.Tier)
+		return nil, Usagef("--tier %s does not match session %s, whose agent is %s", req.Tier, req.Session, p.Tier)
 	}
+	out.Tier = p.Tier
 	s, err := d.Sessions.Open(ctx, p, req.Session)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer s.Close()
-	return s.Disclose(ctx, req.DiscloseOptions)
+	if out.Text, err = s.Disclose(ctx, req.DiscloseOptions); err != nil {
+		return nil, err
+	}
+	if l := s.Loaded(); len(l) > 0 {
+		out.View, out.Loaded = ViewLoaded, l
+	}
+	return out, nil
 }
 
 // StdioOptions configure [App.ServeStdio].

@@ -361,3 +361,27 @@ func DriftArgs(args []string) error {
 	}
 	return nil
 }
+
+// PromptCatalog is a catalog for a prompt with what its budget did to it,
+// as 'skillgate prompt --json' prints it.
+type PromptCatalog struct {
+	// Format is the catalog's format: xml or json.
+	Format catalog.Format `json:"format"`
+	// Skills names the skills the catalog holds, in its order.
+	Skills []string `json:"skills"`
+	// Report says what the budget shortened or left out.
+	catalog.Report
+	// Catalog is the catalog text, as printed without --json.
+	Catalog string `json:"catalog"`
+}
+
+// BudgetCatalog renders items in format f within budget characters (0:
+// no limit), as [catalog.Budget] does, and says which skills it kept.
+func BudgetCatalog(items []catalog.Item, f catalog.Format, budget int) *PromptCatalog {
+	out, rep := catalog.Budget(items, f, budget)
+	kept := make([]string, 0, len(items)-len(rep.Omitted))
+	for _, it := range items[:len(items)-len(rep.Omitted)] {
+		kept = append(kept, it.Name)
+	}
+	return &PromptCatalog{Format: f, Skills: kept, Report: rep, Catalog: out}
+}
