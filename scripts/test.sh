@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 log() { echo "test.sh: $*" >&2; }
 
 # Debian packages the tests need: Node.js for the npm MCP servers, bubblewrap,
-# Chromium.
+# Chromium, groff, git.
 need_apt=()
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
@@ -21,6 +21,10 @@ command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 # Chromium drives the admin console's browser tests (chromedp).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# groff checks the man pages 'skillgate man' writes; git serves the
+# repositories 'skillgate add' and git installs read (git http-backend).
+command -v groff >/dev/null 2>&1 || need_apt+=(groff-base)
+command -v git >/dev/null 2>&1 || need_apt+=(git)
 if ((${#need_apt[@]} > 0)); then
 	log "installing ${need_apt[*]} with apt-get"
 	scripts/apt-install.sh "${need_apt[@]}"
