@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillgate/skillgate/internal/platform/termtext"
 	"github.com/skillgate/skillgate/internal/registry/registry"
 )
 
@@ -51,7 +52,9 @@ func (a *App) Completions(ctx context.Context, kind CompletionKind, prefix strin
 			desc = string(r[:maxCompletionDescription-1]) + "…"
 		}
 		if desc != "" {
-			name += "\t" + desc
+			// A description is outside text (a SKILL.md's, a server's):
+			// the shell prints it, so it is rendered for a terminal.
+			name += "\t" + termtext.Escape(desc)
 		}
 		out = append(out, name)
 	}
