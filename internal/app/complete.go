@@ -28,6 +28,10 @@ const (
 	CompleteChanges
 )
 
+// maxCompletions bounds the names one Tab lists: a shell shows no more
+// usefully, and a registry of 100,000 skills must not print them all.
+const maxCompletions = 1000
+
 // maxCompletionDescription bounds the description shown beside a name.
 const maxCompletionDescription = 60
 
@@ -43,7 +47,7 @@ func (a *App) Completions(ctx context.Context, kind CompletionKind, prefix strin
 	var out []string
 	seen := map[string]bool{}
 	add := func(name, desc string) {
-		if seen[name] || !strings.HasPrefix(name, prefix) {
+		if seen[name] || !strings.HasPrefix(name, prefix) || len(out) >= maxCompletions {
 			return
 		}
 		seen[name] = true
