@@ -17,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/platform/telemetry"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/testkit/testserver"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
@@ -73,6 +74,13 @@ type routingEnv struct {
 
 func newRoutingEnv(t *testing.T, cedar string, prefs broker.ExecutorPreferences) *routingEnv {
 	t.Helper()
+	return newTracedRoutingEnv(t, cedar, prefs, nil)
+}
+
+// newTracedRoutingEnv is newRoutingEnv with the broker's calls traced by
+// tr (nil: tracing off).
+func newTracedRoutingEnv(t *testing.T, cedar string, prefs broker.ExecutorPreferences, tr *telemetry.Tracer) *routingEnv {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "base.cedar"), []byte(cedar), 0o600); err != nil {
@@ -98,7 +106,7 @@ func newRoutingEnv(t *testing.T, cedar string, prefs broker.ExecutorPreferences)
 			defer env.mu.Unlock()
 			return slices.Clone(env.skills), nil
 		},
-		Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: env.audit,
+		Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: env.audit, Tracer: tr,
 		Executors: broker.ExecutorOptions{Preferences: prefs, Credentials: func(p capability.Principal, names []string) []string {
 			env.mu.Lock()
 			defer env.mu.Unlock()

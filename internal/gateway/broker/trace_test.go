@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -328,4 +329,63 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestTraceExecutorCall: a call to an executor's capability records on
+// its server span the executor, the provider and the backend the resolver
+// chose, beside the decision; its client span, the call to that backend's
+// server, is the server span's child.
+func TestTraceExecutorCall(t *testing.T) {
+	rcv := &otlpReceiver{}
+	ts := httptest.NewServer(rcv)
+	defer ts.Close()
+	t.Setenv(telemetry.EnvEndpoint, ts.URL)
+	ctx := context.Background()
+	tr, err := telemetry.Open(ctx, telemetry.Options{})
+	if err != nil || !tr.Enabled() {
+		t.Fatalf("Open: %v %v", tr, err)
+	}
+	env := newTracedRoutingEnv(t, permitAll, broker.ExecutorPreferences{}, tr)
+	acme := capability.Principal{Tenant: "acme", Agent: "a1", Tier: "T2"}
+	sctx, span := tr.StartServer(ctx, nil, telemetry.Request{Method: "tools/call", Target: "create_issue"})
+	res, err := call(env.b, sctx, capability.Caller{Principal: acme, SessionID: "s1"}, "create_issue",
+		json.RawMessage(strings.TrimSuffix(issueArgs, "}")+`,"provider":"gitlab"}`))
+	if err != nil || res.IsError {
+		t.Fatalf("create_issue: %+v %v", res, err)
+	}
+	if err := env.b.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	span.End()
+	if err := tr.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	var server, client *tracepb.Span
+	for _, s := range rcv.spans {
+		switch s.Kind {
+		case tracepb.Span_SPAN_KIND_SERVER:
+			server = s
+		case tracepb.Span_SPAN_KIND_CLIENT:
+			client = s
+		}
+	}
+	if server == nil || client == nil || len(rcv.spans) != 2 {
+		t.Fatalf("spans: %v", rcv.spans)
+	}
+	sa := attrs(server)
+	want := map[string]string{
+		"skillgate.decision": "allow", "skillgate.executor": "create_issue",
+		"skillgate.provider": "gitlab", "skillgate.backend": "providers/gitlab:gitlab/create_issue",
+		"skillgate.server": "gitlab", "skillgate.skill": "providers/gitlab",
+	}
+	for k, v := range want {
+		if sa[k] != v {
+			t.Errorf("server span %s = %q, want %q (all: %v)", k, sa[k], v, sa)
+		}
+	}
+	if !bytes.Equal(client.ParentSpanId, server.SpanId) || !bytes.Equal(client.TraceId, server.TraceId) {
+		t.Errorf("client span %x/%x is not the server span's child (%x/%x)", client.TraceId, client.ParentSpanId, server.TraceId, server.SpanId)
+	}
 }
