@@ -34,16 +34,9 @@ func (s *Server) modern(h, legacy http.Handler) http.Handler {
 			legacy.ServeHTTP(w, r)
 			return
 		}
-		p, ok := principalFrom(r.Context())
+		p, ok := s.connectingPrincipal(w, r)
 		if !ok {
-			s.fail(w, r, errUnauthorized)
 			return
-		}
-		if tok, ok := tokenFrom(r.Context()); ok {
-			if err := s.delegate(r.Context(), tok); err != nil {
-				s.fail(w, r, err)
-				return
-			}
 		}
 		sid := r.Header.Get(SessionHeader)
 		conn, release, err := s.opts.Gateway.ConnectStateless(r.Context(), p, sid, s.opts.SessionTimeout)

@@ -344,16 +344,9 @@ func (s *Server) connect(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, ok := principalFrom(r.Context())
+		p, ok := s.connectingPrincipal(w, r)
 		if !ok {
-			s.fail(w, r, errUnauthorized)
 			return
-		}
-		if tok, ok := tokenFrom(r.Context()); ok {
-			if err := s.delegate(r.Context(), tok); err != nil {
-				s.fail(w, r, err)
-				return
-			}
 		}
 		conn, err := s.opts.Gateway.Connect(r.Context(), p, r.Header.Get(SessionHeader), &mcpserver.ConnectOptions{InitTimeout: s.opts.InitTimeout})
 		if err != nil {
@@ -363,6 +356,25 @@ func (s *Server) connect(next http.Handler) http.Handler {
 		w.Header().Set(SessionHeader, conn.Session().ID())
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), connKey{}, conn)))
 	})
+}
+
+// connectingPrincipal is the principal a new MCP connection is opened for:
+// the bearer token's, with a sub-agent token's delegation chain checked
+// against the current tokens. It answers the request itself (401, 403)
+// and reports false when there is none.
+func (s *Server) connectingPrincipal(w http.ResponseWriter, r *http.Request) (capability.Principal, bool) {
+	p, ok := principalFrom(r.Context())
+	if !ok {
+		s.fail(w, r, errUnauthorized)
+		return capability.Principal{}, false
+	}
+	if tok, ok := tokenFrom(r.Context()); ok {
+		if err := s.delegate(r.Context(), tok); err != nil {
+			s.fail(w, r, err)
+			return capability.Principal{}, false
+		}
+	}
+	return p, true
 }
 
 // getServer gives the SDK the server of the connection opened for this
