@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command statfloor is the floor of a no-change rescan: a process that
 // stats every directory and file under a root, as skillgate's rescan must
 // to see that nothing changed, and does nothing else. bench/scan.sh times
