@@ -1,7 +1,7 @@
 //go:build !linux
 
-// Command statfloor measures the statx calls of a no-change rescan; statx
-// is Linux's, so elsewhere it only says so.
+// statx is Linux's: elsewhere statfloor only says so.
+
 package main
 
 import (
