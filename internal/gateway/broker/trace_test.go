@@ -369,6 +369,7 @@ func TestTraceExecutorCall(t *testing.T) {
 			server = s
 		case tracepb.Span_SPAN_KIND_CLIENT:
 			client = s
+		default: // no other kind is made here
 		}
 	}
 	if server == nil || client == nil || len(rcv.spans) != 2 {
