@@ -404,14 +404,19 @@ func (w *rssWatch) stop() int64 {
 	return w.peak
 }
 
+// bearer sends an agent's token, and its skillgate session: a client of
+// protocol 2026-07-28 (the Go SDK's default) has no MCP session, and
+// names skillgate's with the Skillgate-Session header on every request
+// (docs/mcp.md), as an agent that loads skills must.
 type bearer struct {
-	token string
-	base  http.RoundTripper
+	token, session string
+	base           http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	r.Header.Set("Skillgate-Session", b.session)
 	return b.base.RoundTrip(r)
 }
 
@@ -443,7 +448,7 @@ func runAgents(ctx context.Context, cfg Config, url string, secrets []string, no
 		go func() {
 			defer wg.Done()
 			a := agent{id: i, cfg: cfg, record: record, note: note, noteText: noteText}
-			a.run(ctx, url, &http.Client{Transport: bearer{token: secret, base: transport}}, connected.Done, func(calls, pages, listed int) {
+			a.run(ctx, url, &http.Client{Transport: bearer{token: secret, session: "load-" + agentName(i), base: transport}}, connected.Done, func(calls, pages, listed int) {
 				mu.Lock()
 				rep.CapCalls += calls
 				rep.Pages += pages

@@ -197,18 +197,24 @@ const (
 	// its session's disclosure) depends on who asks, so no result may be
 	// shared across tokens.
 	ListCacheScope = "private"
-	// ListTTL is the ttlMs of list results: a minute, the Skills
-	// extension's (mcpskills.DefaultTTL). A registry change reaches a
-	// client that caches a list at most this late; one that subscribes
-	// (subscriptions/listen) or keeps a legacy connection is notified at
-	// once.
-	ListTTL = 60000
+	// ListTTL is the ttlMs of the standard list results: 0, re-read each
+	// time. What they list changes at any moment, not only with the
+	// registry: a policy edit, a grant, a credential going dormant, a
+	// skill loaded; a client that cached tools/list would keep calling a
+	// tool a policy has just forbidden (clients such as the Go SDK's
+	// honour ttlMs). The Skills extension's lists, which follow the
+	// registry alone, have their own (mcpskills.DefaultTTL).
+	ListTTL = 0
+	// DiscoverTTL is server/discover's: a minute, since the versions and
+	// capabilities a server offers change only with its binary.
+	DiscoverTTL = 60000
 )
 
 // setCacheable is the SDK's ServerOptions.SetCacheable: every cacheable
-// result skillgate's server sends is private, with ListTTL for lists and
-// server/discover, and 0 (re-read each time) for the session's own
-// resources (its disclosure and description change as skills load).
+// result skillgate's server sends is private, with ListTTL for lists,
+// DiscoverTTL for server/discover, and 0 (re-read each time) for the
+// session's own resources (its disclosure and description change as
+// skills load).
 func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	c.CacheScope = ListCacheScope
 	if r, ok := req.(*mcp.ReadResourceRequest); ok {
@@ -216,6 +222,10 @@ func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs = 0
 		}
 		return // a skill file's: mcpskills decides
+	}
+	if _, ok := req.(*mcp.DiscoverRequest); ok {
+		c.TTLMs = DiscoverTTL
+		return
 	}
 	c.TTLMs = ListTTL
 }

@@ -220,7 +220,7 @@ func TestModernRawHTTP(t *testing.T) {
 
 	var list rawResponse
 	f.rawPost(t, secret, sid, v, "tools/list", "", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{`+modernMeta(v)+`}}`, &list)
-	if string(list.Result["cacheScope"]) != `"private"` || string(list.Result["ttlMs"]) != "60000" || string(list.Result["resultType"]) != `"complete"` {
+	if string(list.Result["cacheScope"]) != `"private"` || string(list.Result["ttlMs"]) != "0" || string(list.Result["resultType"]) != `"complete"` {
 		t.Errorf("tools/list cache hints: cacheScope %s ttlMs %s resultType %s", list.Result["cacheScope"], list.Result["ttlMs"], list.Result["resultType"])
 	}
 
