@@ -104,6 +104,21 @@ func requestEra(meta []byte, supported []string) era {
 	return eraModern
 }
 
+// IsModernRequest reports whether body, one JSON-RPC request, is of the
+// 2026-07-28 generation: its params._meta names a protocol version of
+// ModernProtocol or later, supported or not (the SDK answers one it does
+// not serve with the error the protocol asks for). Transports that route
+// the two generations apart (serve's /mcp) decide with it.
+func IsModernRequest(body []byte) bool {
+	var req struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return false
+	}
+	return requestEra(paramsMeta(req.Params), SupportedVersions()) != eraLegacy
+}
+
 // paramsMeta returns the raw params._meta of a JSON-RPC request's params,
 // or nil.
 func paramsMeta(params []byte) []byte {

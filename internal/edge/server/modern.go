@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 
@@ -69,15 +68,5 @@ func isModern(r *http.Request) bool {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
-	if err != nil || len(head) > maxModernPeek || !bytes.Contains(head, markMetaVersion) {
-		return false
-	}
-	var req struct {
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
-	}
-	var v string
-	return json.Unmarshal(head, &req) == nil && json.Unmarshal(req.Params.Meta[mcpserver.MetaProtocolVersion], &v) == nil &&
-		v >= mcpserver.ModernProtocol
+	return err == nil && len(head) <= maxModernPeek && bytes.Contains(head, markMetaVersion) && mcpserver.IsModernRequest(head)
 }
