@@ -53,15 +53,30 @@ func backendsCheck(cat *executor.Catalog, key, tree string, rep *manifest.Report
 	bf, err := executor.ParseBackends(file, data, cat)
 	if err == nil {
 		bc.Provider = bf.Provider
-		var servers []string
+		// Every declared server counts; the backends of one that could
+		// not be introspected are not compiled (its tools are unknown,
+		// and the server's own failure already blocks the skill).
+		var servers, failed []string
+		for _, sr := range rep.Servers {
+			servers = append(servers, sr.ServerID)
+			if sr.Error != nil {
+				failed = append(failed, sr.ServerID)
+			}
+		}
 		var tools []capability.Tool
 		for _, c := range rep.Capabilities {
-			if !slices.Contains(servers, c.ExtensionID) {
-				servers = append(servers, c.ExtensionID)
-			}
 			tools = append(tools, c.Tool)
 		}
-		_, err = bf.Compile(cat, key, servers, tools)
+		known := *bf
+		known.Backends = slices.DeleteFunc(slices.Clone(bf.Backends), func(d executor.BackendDecl) bool {
+			return slices.Contains(failed, d.Server)
+		})
+		_, err = known.Compile(cat, key, servers, tools)
+		for _, d := range bf.Backends {
+			if slices.Contains(failed, d.Server) && !slices.Contains(bc.Unchecked, d.Server) {
+				bc.Unchecked = append(bc.Unchecked, d.Server)
+			}
+		}
 		for _, d := range bf.Backends {
 			bc.Maps = append(bc.Maps, d.Server+"/"+d.Tool+"="+d.Executor)
 		}

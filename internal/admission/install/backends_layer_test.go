@@ -2,12 +2,15 @@ package install_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/admission/manifest"
+	"github.com/skillgate/skillgate/internal/storage/store"
 )
 
 // TestInstallChecksBackends: admission layer 3 (format) compiles a
@@ -41,6 +44,29 @@ func TestInstallChecksBackends(t *testing.T) {
 			"backends.yaml: provider gitlab, 6 tools mapped onto executors, every mapping compiled against the introspected tools", "",
 			[]string{"gitlab/create_issue", "gitlab/get_file_contents", "gitlab/search_repositories", "gitlab/create_or_update_file", "gitlab/create_merge_request", "gitlab/create_branch"}},
 	}
+	// A server that cannot be introspected blocks the skill on its own; its
+	// backends are not blamed for tools nobody could list.
+	t.Run("a server that does not start", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, install.Options{})
+		src := writeSkill(t, t.TempDir(), "gitlab", "---\nGitLab as a provider: use create_issue.\n",
+			map[string]any{"gitlab": testServerDecl("exit", nil)})
+		if err := os.WriteFile(filepath.Join(src, "backends.yaml"), []byte(gitlab.example), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.svc.Install(ctx, src, "operator:ana")
+		if err != nil {
+			t.Fatal(err)
+		}
+		format := r.Layers[2]
+		want := "backends.yaml: provider gitlab, 6 tools mapped onto executors; the mappings onto gitlab not compiled: the server could not be introspected"
+		if format.Verdict != manifest.LayerPass || format.Evidence[len(format.Evidence)-1] != want {
+			t.Errorf("layer 3: %+v\nwant pass with %s", format, want)
+		}
+		if r.State != store.StateBlocked || slices.ContainsFunc(r.Validation.Reasons, func(s string) bool { return strings.HasPrefix(s, "layer 3 ") }) {
+			t.Errorf("state %s, reasons %q: want blocked by the server alone", r.State, r.Validation.Reasons)
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

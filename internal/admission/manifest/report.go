@@ -61,8 +61,12 @@ type BackendsCheck struct {
 	Provider string `json:"provider,omitempty"`
 	// Maps lists the tools its backends map, as "server/tool" with the
 	// executor each serves ("server/tool=executor"), in file order.
-	Maps  []string `json:"maps"`
-	Error string   `json:"error,omitempty"`
+	Maps []string `json:"maps"`
+	// Unchecked names the servers whose backends were not compiled: they
+	// could not be introspected, so their tools are unknown (the server's
+	// failure blocks the skill on its own).
+	Unchecked []string `json:"unchecked,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // SkillSummary is what SKILL.md says about the skill.

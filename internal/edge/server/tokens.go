@@ -313,7 +313,16 @@ type Tokens struct {
 	mu     sync.Mutex
 	stamp  string // the version of the set as loaded
 	byHash map[string]Token
-	missAt time.Time // the last read for an unknown secret (shared sets)
+	missAt time.Time  // when the last read for unknown secrets began (shared sets)
+	round  *missRound // the read unknown secrets wait for, not yet begun
+}
+
+// missRound is one read of a shared set on behalf of the unknown secrets
+// that arrived before it began.
+type missRound struct {
+	at   time.Time     // when it begins
+	done chan struct{} // closed when it has ended
+	err  error
 }
 
 // OpenTokens returns a verifier over the token file at path (which may not
@@ -387,9 +396,10 @@ func (t *Tokens) Current(ctx context.Context, hash string) (Token, bool, error) 
 // again when it changed (a stat per request); a file that became
 // unreadable keeps the tokens last loaded and the error is returned
 // alongside. A shared set is read again only for a secret it does not
-// know, at most every [missReload] (a token added a moment ago on another
-// host works at once, and unknown secrets cannot make every request a
-// query); otherwise see [Tokens.Reload].
+// know: the request waits for a read that begins after it arrived, and
+// such reads begin at most every [missReload]. A token added a moment ago
+// on another host thus always works, and unknown secrets cannot make every
+// request a query; otherwise see [Tokens.Reload].
 func (t *Tokens) Verify(secret string) (Token, bool, error) {
 	var err error
 	if t.set.shared == nil {
@@ -398,27 +408,50 @@ func (t *Tokens) Verify(secret string) (Token, bool, error) {
 	h := hashSecret(secret)
 	t.mu.Lock()
 	tok, ok := t.byHash[h]
-	retry := !ok && t.set.shared != nil && time.Since(t.missAt) >= missReload
-	if retry {
-		t.missAt = time.Now()
-	}
 	t.mu.Unlock()
-	if retry {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if moved, rerr := t.Reload(ctx); rerr != nil {
-			err = rerr
-		} else if moved {
-			t.mu.Lock()
-			tok, ok = t.byHash[h]
-			t.mu.Unlock()
-		}
+	if ok || t.set.shared == nil {
+		return tok, ok, err
 	}
-	return tok, ok, err
+	if err := t.missed(); err != nil {
+		return Token{}, false, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tok, ok = t.byHash[h]
+	return tok, ok, nil
 }
 
-// missReload is how often at most a shared token set is read again for a
-// secret it does not know.
+// missed waits for the next read of the shared set that begins after the
+// call, starting it when no other caller has, and returns its error.
+func (t *Tokens) missed() error {
+	t.mu.Lock()
+	r, lead := t.round, false
+	if r == nil {
+		r = &missRound{at: t.missAt.Add(missReload), done: make(chan struct{})}
+		if now := time.Now(); r.at.Before(now) {
+			r.at = now
+		}
+		t.round, lead = r, true
+	}
+	t.mu.Unlock()
+	if !lead {
+		<-r.done
+		return r.err
+	}
+	time.Sleep(time.Until(r.at))
+	t.mu.Lock()
+	// Secrets that miss from here on need a read that begins after them.
+	t.round, t.missAt = nil, time.Now()
+	t.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, r.err = t.Reload(ctx)
+	close(r.done)
+	return r.err
+}
+
+// missReload is how often at most a shared token set is read again for
+// secrets it does not know.
 const missReload = 100 * time.Millisecond
 
 // WriteTokens writes tokens as the table of 'skillgate token ls': ids and
