@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Placeholder replaces a host path (and a file:// URI of one) in text an
@@ -27,9 +29,13 @@ type Scrubber struct {
 	// paths are the absolute paths to remove, longest first, so that a
 	// path inside another is replaced whole.
 	paths []string
-	// jsonForms are paths as they appear inside a JSON string, for the
-	// cheap check of JSON documents.
-	jsonForms [][]byte
+	// raw are paths as bytes, for the cheap check of JSON documents.
+	raw [][]byte
+	// runes are the characters of the paths, ascii those below 0x80: an
+	// escape in a JSON document that spells none of them cannot be part
+	// of a path (the cheap check of [Scrubber.JSON]).
+	runes map[rune]bool
+	ascii [128]bool
 }
 
 // New returns a scrubber of paths: each made absolute and clean, and also
@@ -62,10 +68,16 @@ func New(paths ...string) *Scrubber {
 	slices.SortFunc(out, func(a, b string) int {
 		return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
 	})
-	s := &Scrubber{paths: out}
+	s := &Scrubber{paths: out, runes: map[rune]bool{}}
 	for _, p := range out {
-		b, _ := json.Marshal(p)
-		s.jsonForms = append(s.jsonForms, b[1:len(b)-1])
+		s.raw = append(s.raw, []byte(p))
+		for _, r := range p {
+			if r < utf8.RuneSelf {
+				s.ascii[r] = true
+			} else {
+				s.runes[r] = true
+			}
+		}
 	}
 	return s
 }
@@ -141,6 +153,12 @@ func (s *Scrubber) JSON(raw []byte) []byte {
 	if s == nil || !s.mayHold(raw) {
 		return raw
 	}
+	return s.decodeJSON(raw)
+}
+
+// decodeJSON is [Scrubber.JSON] without the cheap check: the document is
+// decoded, scrubbed, and encoded again when a string changed.
+func (s *Scrubber) decodeJSON(raw []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -159,15 +177,91 @@ func (s *Scrubber) JSON(raw []byte) []byte {
 	return out
 }
 
-// mayHold reports whether raw may hold a host path: one of them as it is
-// written in a JSON string, or an escape that could spell one differently.
+// mayHold reports whether raw, a JSON document, may hold a host path in
+// one of its strings. A decoded string holds a path only if each of the
+// path's characters came from raw either literally or from an escape, so
+// raw may hold one only when it holds a path's bytes as they are, or an
+// escape that spells one of the paths' characters (\/ for "/", \u0061
+// for "a"). Escapes of other characters, such as the \u003c and \u0026
+// that Go's encoder writes for "<" and "&" in every text, do not count.
 func (s *Scrubber) mayHold(raw []byte) bool {
-	for _, f := range s.jsonForms {
-		if bytes.Contains(raw, f) {
+	if len(s.paths) == 0 {
+		return false
+	}
+	for _, p := range s.raw {
+		if bytes.Contains(raw, p) {
 			return true
 		}
 	}
-	return len(s.paths) > 0 && (bytes.Contains(raw, []byte(`\/`)) || bytes.Contains(raw, []byte(`\u00`)))
+	// The decoder turns invalid UTF-8 into U+FFFD.
+	if s.runes[utf8.RuneError] && !utf8.Valid(raw) {
+		return true
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i == len(raw) {
+			return false
+		}
+		c := raw[i]
+		i++
+		var r rune
+		switch c {
+		case '"', '\\', '/':
+			r = rune(c)
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			if i+4 > len(raw) {
+				return true // not a document the decoder reads: be safe
+			}
+			for _, h := range raw[i : i+4] {
+				switch {
+				case '0' <= h && h <= '9':
+					r = r<<4 | rune(h-'0')
+				case 'a' <= h && h <= 'f':
+					r = r<<4 | rune(h-'a'+10)
+				case 'A' <= h && h <= 'F':
+					r = r<<4 | rune(h-'A'+10)
+				default:
+					return true
+				}
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				// Half of a pair, or U+FFFD when unpaired: either may
+				// spell a character outside the basic plane.
+				return s.astral() || s.runes[utf8.RuneError]
+			}
+		default:
+			return true
+		}
+		if r < utf8.RuneSelf && s.ascii[r] || r >= utf8.RuneSelf && s.runes[r] {
+			return true
+		}
+	}
+}
+
+// astral reports whether a path holds a character outside Unicode's basic
+// plane (one a JSON escape writes as a surrogate pair).
+func (s *Scrubber) astral() bool {
+	for r := range s.runes {
+		if r > 0xFFFF {
+			return true
+		}
+	}
+	return false
 }
 
 // value scrubs every string in v, setting *changed when one changed.
