@@ -138,14 +138,15 @@ func layers(rep *manifest.Report, approved bool) []manifest.Layer {
 	format = append(format, fmt.Sprintf("%d MCP %s declared", len(rep.Servers), plural.Noun(len(rep.Servers), "server", "servers")))
 	formatFix := ""
 	if b := rep.Backends; b != nil {
-		if b.Error != "" {
+		switch {
+		case b.Error != "":
 			format = append(format, executor.BackendsFileName+": "+b.Error)
 			verdict, formatFix = manifest.LayerBlock, "fix "+executor.BackendsFileName+" and install the skill again"
-		} else if len(b.Unchecked) > 0 {
+		case len(b.Unchecked) > 0:
 			format = append(format, fmt.Sprintf("%s: provider %s, %d %s mapped onto executors; the mappings onto %s not compiled: %s could not be introspected",
 				executor.BackendsFileName, b.Provider, len(b.Maps), plural.Noun(len(b.Maps), "tool", "tools"),
 				strings.Join(b.Unchecked, ", "), plural.Noun(len(b.Unchecked), "the server", "the servers")))
-		} else {
+		default:
 			format = append(format, fmt.Sprintf("%s: provider %s, %d %s mapped onto executors, every mapping compiled against the introspected tools",
 				executor.BackendsFileName, b.Provider, len(b.Maps), plural.Noun(len(b.Maps), "tool", "tools")))
 		}

@@ -31,7 +31,7 @@ func TestMayHold(t *testing.T) {
 		{"/srv/app", `{"text":"/srv/app/x"}`, true},
 		{"/srv/app", `{"text":"\/srv\/app"}`, true},
 		{"/srv/app", `{"text":"/srv/\u0061pp"}`, true},
-		{"/srv/app", `{"text":"\u0041"}`, false}, // "A": not in the path
+		{"/srv/app", `{"text":"\u0041"}`, false},  // "A": not in the path
 		{"/srv/app", `{"text":"\\u002f"}`, false}, // an escaped backslash, then text
 		{"/data/<x>&y", `{"text":"\u003c"}`, true},
 		{`/data/q"uo\te`, `{"text":"\""}`, true},
