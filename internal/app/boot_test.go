@@ -67,3 +67,57 @@ func TestScanAtBoot(t *testing.T) {
 		t.Errorf("second start: %+v, %v; want nothing scanned", bs, err)
 	}
 }
+
+// TestRescanKeepsWiderLimits: a root scanned with wider bounds than the
+// configured ones ('skillgate scan --max-dirs') is rescanned at start with
+// those bounds, not the configured ones: the server neither rescans a
+// root that did not change nor forgets the skills beyond its own bounds
+// when it did.
+func TestRescanKeepsWiderLimits(t *testing.T) {
+	ctx := context.Background()
+	root, data := t.TempDir(), t.TempDir()
+	files := map[string]string{}
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		files["group-"+n+"/"+n+"/SKILL.md"] = "---\nname: " + n + "\ndescription: Skill " + n + ".\n---\n"
+	}
+	write(t, root, files)
+	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte("limits:\n  max_dirs: 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := New(Options{Data: data})
+	defer a.Close()
+	cfg, err := a.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond) // past the racy window: the walk keeps a stamp
+	// What 'skillgate scan --root ROOT --max-dirs 100' does.
+	reg, closeReg, err := a.OpenRegistry(ctx, Limits(cfg, 0, 100), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanRoots(t, a, reg, []string{root}, "")
+	closeReg()
+
+	d, err := a.OpenRuntime(ctx, &Storage{Kind: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.Registry.Limits().MaxDirs != 4 {
+		t.Fatalf("the server's bounds: %+v", d.Registry.Limits())
+	}
+	bs, err := a.ScanAtBoot(ctx, d, nil, "")
+	if err != nil || bs.Reason != "" || bs.Result != nil {
+		t.Errorf("unchanged root: %+v, %v; want nothing scanned", bs, err)
+	}
+	write(t, root, map[string]string{"group-g/g/SKILL.md": "---\nname: g\ndescription: Skill g.\n---\n"})
+	bs, err = a.ScanAtBoot(ctx, d, nil, "")
+	if err != nil || bs.Result == nil || bs.Result.Skills != 7 || bs.Result.Removed != 0 {
+		t.Fatalf("changed root: %+v, %v; want 7 skills, none removed", bs.Result, err)
+	}
+	snap, err := d.Registry.Snapshot(ctx)
+	if err != nil || snap.Len(skill.T3) != 7 {
+		t.Fatalf("snapshot after the rescan: %v", err)
+	}
+}

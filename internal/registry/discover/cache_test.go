@@ -2,6 +2,7 @@ package discover_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -258,5 +259,50 @@ func TestUnchanged(t *testing.T) {
 	ok, err := discover.Unchanged(ctx, r, lim, damaged)
 	if want := "scan cache of " + root + ": corrupt scan cache: not the record of root " + root; ok || err == nil || err.Error() != want {
 		t.Errorf("damaged record: %v, %v, want error %q", ok, err, want)
+	}
+}
+
+// TestRecordedLimits: the limits of a root's last walk are read back from
+// the head of its record; no record, or a record without a state, gives
+// none, and a damaged head is an error, never limits.
+func TestRecordedLimits(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the walk state is Linux-only")
+	}
+	root := writeTree(t, map[string]string{"a/SKILL.md": sk("a")})
+	time.Sleep(150 * time.Millisecond) // past the racy window: the walk keeps a state
+	ctx := context.Background()
+	var c memCache
+	if lim, ok, err := discover.RecordedLimits(ctx, root, &c); ok || err != nil || lim != (discover.Limits{}) {
+		t.Errorf("no record: %+v %v %v", lim, ok, err)
+	}
+	if _, ok, err := discover.RecordedLimits(ctx, root, nil); ok || err != nil {
+		t.Errorf("nil cache: %v %v", ok, err)
+	}
+	lim := discover.DefaultLimits
+	lim.MaxDirs, lim.MaxDepth, lim.Tree.MaxBytes = 123456, 9, 1<<30
+	if _, err := discover.Scan(ctx, discover.Root{Path: root}, lim, &c); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := discover.RecordedLimits(ctx, root, &c); !ok || err != nil || got != lim {
+		t.Errorf("after a walk: %+v %v %v, want %+v", got, ok, err, lim)
+	}
+	rec := c.recs[root]
+	head := len("skillgate scan cache 1\n") + 1 + len(root) // magic, root
+	_, n := binary.Uvarint([]byte(rec[head:]))              // the state's length
+	for _, tc := range []struct {
+		name, rec string
+		ok        bool
+		err       string
+	}{
+		{"another format", "skillgate scan cache 0\n", false, ""},
+		{"another root", rec[:len("skillgate scan cache 1\n")] + "\x02/x", false, "scan cache of " + root + ": corrupt scan cache: not the record of root " + root},
+		{"truncated in the limits", rec[:head+n+4+1], false, "scan cache of " + root + ": corrupt scan cache: limits"},
+	} {
+		c.recs[root] = tc.rec
+		_, ok, err := discover.RecordedLimits(ctx, root, &c)
+		if ok != tc.ok || (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
+			t.Errorf("%s: %v %v, want %v %q", tc.name, ok, err, tc.ok, tc.err)
+		}
 	}
 }

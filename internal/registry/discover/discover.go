@@ -84,6 +84,10 @@ type Root struct {
 	// (configured; "" is imported). Scanning never reads it: the registry
 	// records it with the root.
 	Trust capability.Trust `json:"-"`
+	// Limits bound the walk of this root; the zero value means the
+	// scanner's own. A rescan sets it to keep the bounds an operator
+	// widened for the root (see [RecordedLimits]).
+	Limits Limits `json:"-"`
 }
 
 // ParseRoot parses the CLI form "DIR" or "DIR=scope"; the default scope is
@@ -129,6 +133,16 @@ type Limits struct {
 	Tree skill.TreeLimits
 	// MaxTreeDirs bounds the subdirectories of one skill.
 	MaxTreeDirs int
+}
+
+// Widest returns, bound by bound, the larger of a and b.
+func Widest(a, b Limits) Limits {
+	return Limits{
+		MaxDepth:    max(a.MaxDepth, b.MaxDepth),
+		MaxDirs:     max(a.MaxDirs, b.MaxDirs),
+		Tree:        skill.TreeLimits{MaxFiles: max(a.Tree.MaxFiles, b.Tree.MaxFiles), MaxBytes: max(a.Tree.MaxBytes, b.Tree.MaxBytes)},
+		MaxTreeDirs: max(a.MaxTreeDirs, b.MaxTreeDirs),
+	}
 }
 
 // DefaultLimits are the client guide's bounds (depth 6, 2,000 directories

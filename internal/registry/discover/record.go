@@ -2,6 +2,7 @@ package discover
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/skillgate/skillgate/internal/model/skill"
 )
 
 // This file is the one place the scan cache's bytes are made and read. A
@@ -309,3 +312,52 @@ func decodeEntries(s string) []entry {
 	}
 	return es
 }
+
+// RecordedLimits returns the limits of the last walk of root (an absolute
+// path) as cache's record of it keeps them; ok is false when there is no
+// record, one of another format, or one without a state. Only the
+// record's head is read, not checked against its checksum: the limits
+// are a hint for the next walk, each bounded by maxRecordedLimit.
+func RecordedLimits(ctx context.Context, root string, cache Cache) (lim Limits, ok bool, err error) {
+	if cache == nil {
+		return Limits{}, false, nil
+	}
+	rc, err := cache.ReadScanCache(ctx, root)
+	if err != nil || rc == nil {
+		return Limits{}, false, err
+	}
+	defer rc.Close()
+	br := bufio.NewReaderSize(rc, 512)
+	magic := make([]byte, len(recordMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != recordMagic {
+		return Limits{}, false, nil
+	}
+	if n, err := binary.ReadUvarint(br); err != nil || n != uint64(len(root)) {
+		return Limits{}, false, fmt.Errorf("scan cache of %s: %w: not the record of root %s", root, errCorrupt, root)
+	}
+	if _, err := br.Discard(len(root)); err != nil {
+		return Limits{}, false, fmt.Errorf("scan cache of %s: %w: truncated", root, errCorrupt)
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return Limits{}, false, fmt.Errorf("scan cache of %s: %w: state section length", root, errCorrupt)
+	}
+	if n == 0 {
+		return Limits{}, false, nil
+	}
+	if _, err := br.Discard(4); err != nil { // the checksum
+		return Limits{}, false, fmt.Errorf("scan cache of %s: %w: truncated", root, errCorrupt)
+	}
+	var v [5]int64
+	for i := range v {
+		if v[i], err = binary.ReadVarint(br); err != nil || v[i] <= 0 || v[i] > maxRecordedLimit {
+			return Limits{}, false, fmt.Errorf("scan cache of %s: %w: limits", root, errCorrupt)
+		}
+	}
+	// The order of appendLimits.
+	return Limits{MaxDepth: int(v[0]), MaxDirs: int(v[1]), MaxTreeDirs: int(v[2]),
+		Tree: skill.TreeLimits{MaxFiles: int(v[3]), MaxBytes: v[4]}}, true, nil
+}
+
+// maxRecordedLimit bounds each limit [RecordedLimits] returns.
+const maxRecordedLimit = 1 << 40

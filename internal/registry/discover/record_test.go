@@ -1,8 +1,10 @@
 package discover
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"reflect"
 	"runtime"
@@ -184,6 +186,12 @@ func FuzzDecodeRecord(f *testing.F) {
 // checkRecord decodes every part of rec, a record of sampleRoot made with
 // DefaultLimits, and checks what it accepts.
 func checkRecord(t *testing.T, rec string) {
+	if lim, ok, err := RecordedLimits(context.Background(), sampleRoot, oneRecord(rec)); err != nil && !errors.Is(err, errCorrupt) {
+		t.Fatalf("recorded limits: error of another kind: %v", err)
+	} else if ok && (lim.MaxDepth <= 0 || lim.MaxDirs <= 0 || lim.MaxTreeDirs <= 0 || lim.Tree.MaxFiles <= 0 ||
+		lim.Tree.MaxBytes <= 0 || lim.Tree.MaxBytes > maxRecordedLimit || lim.MaxDirs > maxRecordedLimit) {
+		t.Fatalf("recorded limits out of bounds: %+v", lim)
+	}
 	r, err := readRecord(strings.NewReader(rec), sampleRoot)
 	if err != nil {
 		if !errors.Is(err, errCorrupt) && !errors.Is(err, errOtherFormat) {
@@ -327,3 +335,12 @@ func TestReadSectionOneCopy(t *testing.T) {
 		}
 	}
 }
+
+// oneRecord is a [Cache] holding one record, for every root.
+type oneRecord string
+
+func (r oneRecord) ReadScanCache(context.Context, string) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader(string(r))), nil
+}
+
+func (oneRecord) WriteScanCache(context.Context, string, []byte) error { return nil }

@@ -115,7 +115,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 			sigsc = make(chan RootSignatures, 1)
 			go func() { sigsc <- r.signatures().Root(ctx, abs) }()
 		}
-		res, err := discover.Scan(ctx, root, r.opts.Limits, r.cache)
+		res, err := discover.Scan(ctx, root, r.limits(root), r.cache)
 		var sigs RootSignatures
 		if sigsc != nil {
 			sigs = <-sigsc
@@ -131,7 +131,7 @@ func (r *Registry) Scan(ctx context.Context, roots []discover.Root, progress Pro
 		progress("walk", i+1, len(roots))
 		rr := RootReport{Path: res.Root.Path, Scope: root.Scope.String(), Trust: string(rootTrust(root)), Missing: res.Missing, Truncated: res.Truncated, Dirs: res.Dirs, Skills: len(res.Candidates), Notes: res.Notes}
 		for _, d := range res.Dropped {
-			rr.Warnings = append(rr.Warnings, d.Warning(r.opts.Limits.MaxDepth))
+			rr.Warnings = append(rr.Warnings, d.Warning(r.limits(root).MaxDepth))
 		}
 		rep.Roots = append(rep.Roots, rr)
 		if res.Missing || seen[res.Root.Path] {
@@ -526,3 +526,23 @@ func trustNote(trust string) string {
 	}
 	return ", " + trust
 }
+
+// limits returns the bounds of root's walk: its own when it has them,
+// else the registry's.
+func (r *Registry) limits(root discover.Root) discover.Limits {
+	if root.Limits != (discover.Limits{}) {
+		return root.Limits
+	}
+	return r.opts.Limits
+}
+
+// RecordedLimits returns the limits of the last walk of root (absolute)
+// that the registry's scan cache keeps; ok is false when it keeps none
+// (see [discover.RecordedLimits]).
+func (r *Registry) RecordedLimits(ctx context.Context, root string) (discover.Limits, bool, error) {
+	return discover.RecordedLimits(ctx, root, r.cache)
+}
+
+// Limits returns the bounds of the registry's walks of roots that bring
+// none of their own.
+func (r *Registry) Limits() discover.Limits { return r.opts.Limits }

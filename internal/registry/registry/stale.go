@@ -79,7 +79,7 @@ func (r *Registry) Stale(ctx context.Context, roots []discover.Root) (string, er
 		case got != rec{root.Scope.String(), string(rootTrust(root)), i}:
 			return fmt.Sprintf("root %s was scanned with another scope, trust or position", abs), nil
 		}
-		same, err := discover.Unchanged(ctx, root, r.opts.Limits, r.cache)
+		same, err := discover.Unchanged(ctx, root, r.limits(root), r.cache)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
