@@ -153,12 +153,7 @@ func (c *Conn) discoverWithoutVersion(w *jsonrpcline.Writer, line []byte) bool {
 	if !bytes.Contains(line, markDiscover) {
 		return false
 	}
-	var req struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
+	var req jsonrpcline.Request
 	if json.Unmarshal(line, &req) != nil || req.JSONRPC != "2.0" || req.Method != "server/discover" || !isRequestID(req.ID) {
 		return false
 	}

@@ -84,12 +84,7 @@ func (c *Conn) skillsRequest(w *jsonrpcline.Writer, line []byte) bool {
 			return false
 		}
 	}
-	var req struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
+	var req jsonrpcline.Request
 	if json.Unmarshal(line, &req) != nil || req.JSONRPC != "2.0" || !skillsext.IsMethod(req.Method) {
 		return false
 	}

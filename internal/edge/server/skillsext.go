@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/agent/mcpserver"
 	"github.com/skillgate/skillgate/internal/model/skillsext"
+	"github.com/skillgate/skillgate/internal/platform/jsonrpcline"
 )
 
 // maxSkillsRequest bounds how much of a POST body is read to recognise a
@@ -49,12 +50,7 @@ func (s *Server) skillsExt(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		var req struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Method  string          `json:"method"`
-			Params  json.RawMessage `json:"params"`
-		}
+		var req jsonrpcline.Request
 		if json.Unmarshal(head, &req) != nil || req.JSONRPC != "2.0" || !skillsext.IsMethod(req.Method) || len(req.ID) == 0 || string(req.ID) == "null" {
 			next.ServeHTTP(w, r)
 			return

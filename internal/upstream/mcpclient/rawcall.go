@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/skillgate/skillgate/internal/platform/jsonrpcline"
+	"github.com/skillgate/skillgate/internal/platform/jsonscan"
 )
 
 // rawCall makes one request the SDK does not implement (the MCP Skills
@@ -65,12 +66,7 @@ func (u *upstream) httpCall(ctx context.Context, method string, params json.RawM
 	cctx, cancel := context.WithTimeoutCause(ctx, d, errPhaseTimeout)
 	defer cancel()
 	id := "skillgate-raw-" + strconv.FormatUint(u.rawIDs.Add(1), 10)
-	body, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      string          `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}{"2.0", id, method, params})
+	body, err := json.Marshal(jsonrpcline.Request{JSONRPC: "2.0", ID: jsonscan.Quote(id), Method: method, Params: params})
 	if err != nil {
 		return nil, se(err)
 	}
