@@ -87,22 +87,27 @@ func (c *Client) Discover(ctx context.Context, serverURL string) (*Metadata, err
 	cands = append(cands, candidate{root.String() + "/.well-known/oauth-protected-resource", root.String()})
 
 	var tried []string
-	var last error
 	for _, cand := range cands {
+		if slices.ContainsFunc(tried, func(s string) bool { return strings.HasPrefix(s, cand.url+" ") }) {
+			continue
+		}
 		prm, err := oauthex.GetProtectedResourceMetadata(ctx, cand.url, cand.resource, c.hc)
 		if rec.broken() != nil {
 			return nil, discoveryFailure(rec, serverURL, "protected resource metadata at %s", cand.url)
 		}
-		tried = append(tried, cand.url)
 		if err != nil {
-			last = err
+			msg := err.Error()
+			if _, rest, ok := strings.Cut(msg, "): "); ok && strings.HasPrefix(msg, "GetProtectedResourceMetadata(") {
+				msg = rest
+			}
+			tried = append(tried, cand.url+" ("+quote(msg)+")")
 			continue
 		}
 		md.Resource, md.ResourceMetadataURL = prm, cand.url
 		break
 	}
 	if md.Resource == nil {
-		return nil, discoveryFailure(rec, serverURL, "no usable protected resource metadata (RFC 9728) at %s: %s; the server must publish it", strings.Join(tried, ", "), quote(last.Error()))
+		return nil, discoveryFailure(rec, serverURL, "no usable protected resource metadata (RFC 9728): %s; the server must publish it", strings.Join(tried, ", "))
 	}
 	if len(md.Resource.AuthorizationServers) == 0 {
 		return nil, discoveryFailure(rec, serverURL, "protected resource metadata at %s: authorization_servers is empty; it must name the authorization server", md.ResourceMetadataURL)

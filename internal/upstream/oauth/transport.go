@@ -111,7 +111,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch {
 		case errors.Is(err, ErrForbiddenAddress):
 			note(req.Context(), forbiddenErr(err))
-		case errors.Is(ctx.Err(), context.DeadlineExceeded) && req.Context().Err() == nil:
+		case req.Context().Err() == nil && (errors.Is(ctx.Err(), context.DeadlineExceeded) || isTimeout(err)):
 			note(req.Context(), t.timeoutErr())
 		}
 		t.log.DebugContext(req.Context(), "oauth request failed", "endpoint", endpoint(req), "duration", time.Since(start))
@@ -135,6 +135,13 @@ func (t *transport) tooLargeErr() error {
 
 func (t *transport) timeoutErr() error {
 	return fmt.Errorf("%w: no complete answer within %s (raise Options.Timeout only for a server you trust)", ErrTimeout, t.timeout)
+}
+
+// isTimeout reports whether err is a network timeout (a dial or TLS
+// handshake deadline), as opposed to a refusal.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // forbiddenErr keeps the dialler's wording (it names the address) under
@@ -224,7 +231,6 @@ func newHTTPClient(o *Options) *http.Client {
 		},
 		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs},
 		TLSHandshakeTimeout:    o.Timeout,
-		ResponseHeaderTimeout:  o.Timeout,
 		MaxResponseHeaderBytes: 64 << 10,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           16,
