@@ -2,8 +2,8 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -64,6 +64,10 @@ func (c *Client) Discover(ctx context.Context, serverURL string) (*Metadata, err
 		return nil, discoveryFailure(rec, serverURL, "GET %s without a token", serverURL)
 	}
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is in the message already
+		}
 		return nil, discoveryFailure(rec, serverURL, "GET %s without a token: %s", serverURL, quote(err.Error()))
 	}
 	md.Scopes = scopes
@@ -171,10 +175,9 @@ func (c *Client) challenge(ctx context.Context, serverURL string) (metadataURL s
 	if err != nil {
 		return "", nil, err
 	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return "", nil, err
-	}
+	// The body is not read: only the status and the header matter, and a
+	// server open to anyone may answer GET with an endless event stream.
+	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		return "", nil, nil
 	}

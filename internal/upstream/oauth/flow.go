@@ -76,6 +76,9 @@ func (c *Client) Register(ctx context.Context, md *Metadata, redirectURIs []stri
 	if reg.ClientSecret == "" {
 		reg.AuthMethod = "none"
 	}
+	if !slices.Contains([]string{"none", "client_secret_basic", "client_secret_post"}, reg.AuthMethod) {
+		return Registration{}, fmt.Errorf("%w: POST %s: token_endpoint_auth_method %q is not one skillgate uses (none, client_secret_basic, client_secret_post)", ErrRegistration, ep, quote(reg.AuthMethod))
+	}
 	c.log.InfoContext(ctx, "oauth client registered", "endpoint", ep, "registration", reg)
 	return reg, nil
 }

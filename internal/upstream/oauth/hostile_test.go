@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +32,13 @@ func hostile(t *testing.T, override map[string]http.HandlerFunc) (base string) {
 	t.Helper()
 	srv := httptest.NewServer(nil)
 	t.Cleanup(srv.Close)
-	base = srv.URL
+	serveHostile(srv, override)
+	return srv.URL
+}
+
+// serveHostile installs hostile's routes on srv.
+func serveHostile(srv *httptest.Server, override map[string]http.HandlerFunc) {
+	base := srv.URL
 	asm := map[string]any{
 		"issuer":                           base,
 		"authorization_endpoint":           base + "/authorize",
@@ -63,7 +70,6 @@ func hostile(t *testing.T, override map[string]http.HandlerFunc) (base string) {
 		}
 		http.NotFound(w, r)
 	})
-	return base
 }
 
 func jsonHandler(v any) http.HandlerFunc {
@@ -293,6 +299,14 @@ func TestHostile(t *testing.T) {
 		want:   "oauth refresh failed: POST {base}/token answered invalid_grant (unknown token [redacted]): the grant is no longer valid; authorize again",
 		wantIs: []error{oauth.ErrRefreshFailed},
 	}, {
+		name: "registration with an auth method skillgate does not use",
+		routes: func(string) map[string]http.HandlerFunc {
+			return map[string]http.HandlerFunc{"/register": jsonHandler(map[string]any{"client_id": "c1", "client_secret": theSecret, "token_endpoint_auth_method": "private_key_jwt"})}
+		},
+		step:   register,
+		want:   "oauth client registration failed: POST {base}/register: token_endpoint_auth_method \"private_key_jwt\" is not one skillgate uses (none, client_secret_basic, client_secret_post)",
+		wantIs: []error{oauth.ErrRegistration},
+	}, {
 		name: "registration answer is not JSON and holds a secret",
 		routes: func(string) map[string]http.HandlerFunc {
 			return map[string]http.HandlerFunc{"/register": raw(201, "application/json", `{"client_id":"c1","client_secret":"`+theSecret+`"`)}
@@ -367,3 +381,29 @@ func TestHostile(t *testing.T) {
 
 // jsonEncode writes v as JSON.
 func jsonEncode(w http.ResponseWriter, v any) error { return json.NewEncoder(w).Encode(v) }
+
+// TestTLSVerified holds that certificates are verified: a server whose
+// certificate the client's roots do not hold is refused, and accepted
+// once they do.
+func TestTLSVerified(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	serveHostile(srv, nil)
+	opts := &oauth.Options{AllowPrivateNetworks: true}
+	_, err := oauth.New(opts).Discover(t.Context(), srv.URL+"/mcp")
+	want := "oauth discovery failed: " + srv.URL + "/mcp: GET " + srv.URL + "/mcp without a token: tls: failed to verify certificate: x509: certificate signed by unknown authority"
+	if err == nil || err.Error() != want || !errors.Is(err, oauth.ErrDiscovery) {
+		t.Fatalf("untrusted certificate: %v\nwant %s", err, want)
+	}
+	opts.RootCAs = x509.NewCertPool()
+	opts.RootCAs.AddCert(srv.Certificate())
+	md, err := oauth.New(opts).Discover(t.Context(), srv.URL+"/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.Server.TokenEndpoint != srv.URL+"/token" {
+		t.Fatalf("token endpoint %s", md.Server.TokenEndpoint)
+	}
+}
