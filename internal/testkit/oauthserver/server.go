@@ -56,8 +56,8 @@ const (
 	MetadataPath = "/.well-known/oauth-authorization-server"
 )
 
-// maxRegistrationBytes bounds a registration request's body.
-const maxRegistrationBytes = 64 << 10
+// maxBodyBytes bounds the body of a registration, token or login request.
+const maxBodyBytes = 64 << 10
 
 // Options configure a [Server]. The zero value (or nil) means the
 // defaults.
@@ -227,7 +227,7 @@ func (s *Server) countTokens(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == tokenPath {
 			s.counters.tokens.Add(1)
-			r.Body = http.MaxBytesReader(w, r.Body, maxRegistrationBytes)
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 			if err := r.ParseForm(); err == nil && r.PostForm.Get("grant_type") == string(oidc.GrantTypeCode) {
 				s.counters.codes.Add(1)
 			}
@@ -292,7 +292,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req registrationRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err := dec.Decode(&req); err != nil {
 		writeJSON(w, http.StatusBadRequest, registrationError{"invalid_client_metadata", "body is not a JSON client metadata object"})
 		return
@@ -397,7 +397,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 // sends the browser back through op's callback, which redirects to the
 // client's redirect_uri with a code or an error.
 func (s *Server) loginSubmit(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxRegistrationBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "cannot parse the form", http.StatusBadRequest)
 		return
@@ -431,11 +431,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // Authorize completes an authorization URL the way a user clicking
-// "Allow" would, with hc (which must not follow redirects off the
-// server): it opens the URL, reads the consent page, posts the form for
-// account (empty means [DefaultSubject]) and returns the URL the server
-// redirected to, the client's redirect_uri with code and state (or error).
-// It never requests the redirect_uri itself.
+// "Allow" would: it opens the URL, follows the redirect to the consent
+// page, posts the form for account (empty means [DefaultSubject]) and
+// returns the URL the server redirected to, the client's redirect_uri
+// with code and state, or with error when the server refused the request
+// before the page. It uses a copy of hc that stops at the first redirect
+// leaving the server, so it never requests the redirect_uri itself.
 func (s *Server) Authorize(ctx context.Context, hc *http.Client, authURL, account string) (*url.URL, error) {
 	c := *hc
 	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,5 +181,39 @@ func TestRegistrationRefused(t *testing.T) {
 	}
 	if got := as.Stats().Registrations; got != 0 {
 		t.Fatalf("registrations %d, want 0", got)
+	}
+}
+
+// TestDeny holds the consent page's second button: the client's
+// redirect_uri gets error=access_denied and its state back.
+func TestDeny(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	as := oauthserver.New(t, nil)
+	const redirect = "http://127.0.0.1:9/callback"
+	cfg := &oauth2.Config{ClientID: register(t, as, redirect), RedirectURL: redirect, Scopes: []string{"openid"},
+		Endpoint: oauth2.Endpoint{AuthURL: as.URL + "/authorize", TokenURL: as.URL + "/oauth/token"}}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cfg.AuthCodeURL("s9", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`id="allow"`, `id="deny"`, `Authorize skillgate test`} {
+		if !strings.Contains(string(page), want) {
+			t.Fatalf("the consent page lacks %s:\n%s", want, page)
+		}
+	}
+	form := url.Values{"id": {resp.Request.URL.Query().Get("id")}, "decision": {"deny"}}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = noFollow.PostForm(as.URL+oauthserver.LoginPath, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || !strings.HasPrefix(loc.String(), redirect+"?") || loc.Query().Get("error") != "access_denied" || loc.Query().Get("state") != "s9" {
+		t.Fatalf("deny redirected to %q (%v), want %s with error=access_denied and state s9", resp.Header.Get("Location"), err, redirect)
 	}
 }

@@ -407,3 +407,34 @@ func TestTLSVerified(t *testing.T) {
 		t.Fatalf("token endpoint %s", md.Server.TokenEndpoint)
 	}
 }
+
+// TestCallbackRefused holds Exchange's checks of the callback, made
+// before any request.
+func TestCallbackRefused(t *testing.T) {
+	t.Parallel()
+	c := oauth.New(testOptions(nil))
+	md := metadataFor("http://127.0.0.1:9")
+	a := oauth.Authorization{State: "st", Verifier: theVerifier, RedirectURI: redirect}
+	for _, tc := range []struct {
+		name     string
+		callback url.Values
+		want     string
+	}{
+		{"denied", url.Values{"error": {"access_denied"}, "error_description": {"the user denied the request"}, "state": {"st"}},
+			"oauth authorization failed: the authorization server answered access_denied (the user denied the request); start again with a new authorization"},
+		{"no state", url.Values{"code": {theCode}},
+			"oauth authorization failed: the callback's state does not match this authorization (a stale or forged callback); start again with a new authorization"},
+		{"another issuer", url.Values{"code": {theCode}, "state": {"st"}, "iss": {"https://evil.example"}},
+			"oauth authorization failed: the callback's iss \"https://evil.example\" is not the authorization server http://127.0.0.1:9 (a mix-up attack, RFC 9207)"},
+		{"no code", url.Values{"state": {"st"}},
+			"oauth authorization failed: the callback has no code"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := c.Exchange(t.Context(), md, oauth.StaticRegistration("c1", ""), a, tc.callback)
+			if err == nil || err.Error() != tc.want || !errors.Is(err, oauth.ErrAuthorization) {
+				t.Fatalf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
