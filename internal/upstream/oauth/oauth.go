@@ -61,7 +61,8 @@ type Options struct {
 	// on loopback set it.
 	AllowPrivateNetworks bool
 	// AllowInsecureHTTP lets URLs use http instead of https. Tests on
-	// loopback set it.
+	// loopback set it. The go-sdk's metadata fetches still require https
+	// for any host but a loopback one.
 	AllowInsecureHTTP bool
 	// RootCAs verifies servers' certificates; nil means the system pool.
 	// Verification is never skipped.
