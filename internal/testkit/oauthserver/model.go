@@ -1,7 +1,6 @@
 package oauthserver
 
 import (
-	"slices"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -88,6 +87,3 @@ func (c *client) RestrictAdditionalIdTokenScopes() func([]string) []string {
 func (c *client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
-
-// allows reports whether the client may use grant type g.
-func (c *client) allows(g oidc.GrantType) bool { return slices.Contains(c.grantTypes, g) }

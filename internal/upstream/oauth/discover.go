@@ -181,9 +181,11 @@ func (c *Client) challenge(ctx context.Context, serverURL string) (metadataURL s
 	if resp.StatusCode != http.StatusUnauthorized {
 		return "", nil, nil
 	}
-	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil {
-		return "", nil, nil // an unreadable challenge: fall back to the well-known URLs
+	// An unreadable challenge is no failure: discovery falls back to the
+	// well-known URLs.
+	cs, perr := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if perr != nil {
+		cs = nil
 	}
 	for _, ch := range cs {
 		if ch.Scheme != "bearer" {
