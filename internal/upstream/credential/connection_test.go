@@ -210,6 +210,17 @@ func TestResolveConnection(t *testing.T) {
 			t.Errorf("%s %s pin %q = %v %v, want %s/%s", tc.p, tc.provider, tc.pin, got, err, tc.wantAgent, tc.wantAc)
 		}
 	}
+	// A put marked Default takes the default from the tenant's work.
+	if err := s.PutConnection(ctx, credential.Connection{ConnectionKey: key("acme", "", "github", "new"), Secret: "s", Default: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ResolveConnection(p("reviewer"), "github", ""); err != nil || got.Account != "new" {
+		t.Errorf("after a default put: %v %v", got, err)
+	}
+	if list, _ := s.Connections(ctx); brief(list)[:len("acme/ github home secret active false\nacme/ github new secret active true\nacme/ github work secret active false\n")] !=
+		"acme/ github home secret active false\nacme/ github new secret active true\nacme/ github work secret active false\n" {
+		t.Errorf("defaults after a default put:\n%s", brief(list))
+	}
 	if _, err := s.ResolveConnection(p("x"), "jira", ""); !errors.Is(err, credential.ErrNoConnection) {
 		t.Errorf("not ErrNoConnection: %v", err)
 	}
