@@ -92,7 +92,6 @@ func (t *contents) promoteDefault(scope Scope, provider string) {
 			return
 		}
 		if first == nil || k.Account < first.Account {
-			k := k
 			first = &k
 		}
 	}
