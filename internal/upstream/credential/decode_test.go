@@ -1,6 +1,7 @@
 package credential
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -93,4 +94,22 @@ func jsonUnquote(s string, out *string) error {
 	v, err := strconv.Unquote(s)
 	*out = v
 	return err
+}
+
+// TestDecodeConnectionBound: a document with more than MaxConnections
+// connections is refused before any is checked.
+func TestDecodeConnectionBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"version":2,"credentials":[],"connections":[`)
+	for i := range MaxConnections + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"tenant":"acme","provider":"github","account":"a%d","state":"active","created":"2026-11-29T18:00:00Z","secret":"s"}`, i)
+	}
+	b.WriteString(`]}`)
+	_, err := decode([]byte(b.String()))
+	if want := "1025 connections; the limit is 1024"; err == nil || err.Error() != want {
+		t.Fatalf("decode = %v, want %q", err, want)
+	}
 }
