@@ -13,8 +13,16 @@
 // decrypted or parsed is refused with an error naming the file: it is
 // never read as empty and never overwritten.
 //
-// Values never leave the package except through [Store.Lookup]: they are
-// not in listings, errors or the store's formatted output.
+// The same document keeps connections (issue 34): per scope, provider and
+// account label, an OAuth grant or a static secret, with its state
+// (active, expired, revoked), its last refresh error and which account is
+// the scope's default for the provider ([Store.PutConnection],
+// [Store.ResolveConnection]). The document is version 2; version 1
+// (entries only) is still read, and written back as version 2.
+//
+// Values never leave the package except through [Store.Lookup] and
+// [Store.Connection]: they are not in listings ([ConnectionInfo] has no
+// secret), errors or the store's formatted output.
 package credential
 
 import (

@@ -84,6 +84,20 @@ func TestSharedStore(t *testing.T) {
 			t.Errorf("%s holds %v; the store is in the database", dir, m)
 		}
 	}
+	// Connections travel in the same shared document.
+	work := credential.ConnectionKey{Scope: credential.Scope{Tenant: "acme"}, Provider: "github", Account: "work"}
+	if err := a.PutConnection(ctx, credential.Connection{ConnectionKey: work, Secret: "shared-conn-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.MarkConnection(ctx, work, credential.StateExpired, "refresh failed"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := a.Connection(ctx, work); err != nil || c.State != credential.StateExpired || c.Secret != "shared-conn-secret" || !c.Default {
+		t.Fatalf("A reads B's mark: %v %v", c, err)
+	}
+	if got, err := b.ResolveConnection(acme, "github", ""); err != nil || got.Account != "work" {
+		t.Fatalf("B resolves %v %v", got, err)
+	}
 	other, _ := age.GenerateX25519Identity()
 	if _, err := openShared(t, dsn, t.TempDir(), other.String()); !errors.Is(err, credential.ErrUnreadable) {
 		t.Fatalf("another key: %v", err)

@@ -46,6 +46,9 @@ type Options struct {
 	// the same credentials) instead of in the data directory. The key is
 	// still Identity or the key file: every process needs the same one.
 	Shared SharedFile
+	// Now is the clock that stamps connections' created and refreshed
+	// times; nil means time.Now.
+	Now func() time.Time
 }
 
 // SharedFile is a document kept in storage that several processes, on
@@ -82,7 +85,7 @@ type Store struct {
 // snapshot is one immutable view of the store.
 type snapshot struct {
 	gen uint64
-	t   table
+	c   *contents
 }
 
 // fileStamp identifies one version of the store file cheaply.
@@ -112,13 +115,16 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if opts.Shared != nil {
 		s.path = "shared " + StoreFile
 	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
 	if s.opts.IdentitySource == "" {
 		s.opts.IdentitySource = "the supplied identity"
 	}
 	if err := s.loadIdentity(false); err != nil {
 		return nil, err
 	}
-	s.snap.Store(&snapshot{t: table{}})
+	s.snap.Store(&snapshot{c: newContents()})
 	if _, err := s.Reload(ctx); err != nil {
 		return nil, err
 	}
@@ -193,12 +199,12 @@ func (s *Store) reloadLocked() (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("credential store: %w", err)
 		}
-		t, err := s.decrypt(b)
+		c, err := s.decrypt(b)
 		if err != nil {
 			return false, err
 		}
 		s.rev = rev
-		s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, t: t})
+		s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, c: c})
 		return true, nil
 	}
 	st, err := s.statFile()
@@ -208,12 +214,12 @@ func (s *Store) reloadLocked() (bool, error) {
 	if st.same(s.stamp) {
 		return false, nil
 	}
-	t, err := s.read()
+	c, err := s.read()
 	if err != nil {
 		return false, err
 	}
 	s.stamp = st
-	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, t: t})
+	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, c: c})
 	return true, nil
 }
 
@@ -230,10 +236,10 @@ func (s *Store) statFile() (fileStamp, error) {
 
 // read decrypts and parses the store file; a missing file is the empty
 // store.
-func (s *Store) read() (table, error) {
+func (s *Store) read() (*contents, error) {
 	b, err := fileinfo.ReadRegular(s.path, MaxStoreBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return table{}, nil
+		return newContents(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
@@ -243,9 +249,9 @@ func (s *Store) read() (table, error) {
 
 // decrypt decrypts and parses the store's content b; empty content is the
 // empty store.
-func (s *Store) decrypt(b []byte) (table, error) {
+func (s *Store) decrypt(b []byte) (*contents, error) {
 	if len(b) == 0 {
-		return table{}, nil
+		return newContents(), nil
 	}
 	if err := s.loadIdentity(false); err != nil {
 		return nil, err
@@ -293,7 +299,8 @@ func (s *Store) Set(ctx context.Context, name string, scope Scope, value string)
 	if err := checkValue(value); err != nil {
 		return err
 	}
-	return s.update(ctx, func(t table) error {
+	return s.update(ctx, func(c *contents) error {
+		t := c.creds
 		if _, ok := t[entryKey{name, scope.Tenant, scope.Agent}]; !ok && len(t) >= MaxEntries {
 			return fmt.Errorf("credential store: %d entries; the limit is %d (remove some with skillgate credential rm)", len(t), MaxEntries)
 		}
@@ -311,7 +318,8 @@ func (s *Store) Remove(ctx context.Context, name string, scope Scope) error {
 	if err := scope.Check(); err != nil {
 		return err
 	}
-	return s.update(ctx, func(t table) error {
+	return s.update(ctx, func(c *contents) error {
+		t := c.creds
 		k := entryKey{name, scope.Tenant, scope.Agent}
 		if _, ok := t[k]; !ok {
 			return fmt.Errorf("%w: no %s for %s (list them with skillgate credential ls)", ErrNotFound, name, scope)
@@ -323,7 +331,7 @@ func (s *Store) Remove(ctx context.Context, name string, scope Scope) error {
 
 // update applies change to the store's current content under the
 // cross-process lock and writes the result atomically.
-func (s *Store) update(ctx context.Context, change func(table) error) error {
+func (s *Store) update(ctx context.Context, change func(*contents) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opts.Shared != nil {
@@ -343,14 +351,14 @@ func (s *Store) update(ctx context.Context, change func(table) error) error {
 	if err := s.loadIdentity(true); err != nil {
 		return err
 	}
-	t, err := s.read()
+	c, err := s.read()
 	if err != nil {
 		return err
 	}
-	if err := change(t); err != nil {
+	if err := change(c); err != nil {
 		return err
 	}
-	sealed, err := s.encrypt(t)
+	sealed, err := s.encrypt(c)
 	if err != nil {
 		return err
 	}
@@ -361,29 +369,29 @@ func (s *Store) update(ctx context.Context, change func(table) error) error {
 	if st, err := s.statFile(); err == nil {
 		s.stamp = st
 	}
-	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, t: t})
+	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, c: c})
 	return nil
 }
 
 // updateShared is update on Options.Shared: the shared file is read,
 // changed and written in one transaction of the shared storage.
-func (s *Store) updateShared(ctx context.Context, change func(table) error) error {
+func (s *Store) updateShared(ctx context.Context, change func(*contents) error) error {
 	if err := s.loadIdentity(true); err != nil {
 		return err
 	}
-	var next table
+	var next *contents
 	var refused error // the change's own error, returned as it is
 	rev, err := s.opts.Shared.UpdateFile(ctx, StoreFile, func(old []byte) ([]byte, error) {
-		t, err := s.decrypt(old)
+		c, err := s.decrypt(old)
 		if err == nil {
-			err = change(t)
+			err = change(c)
 		}
 		if err != nil {
 			refused = err
 			return nil, err
 		}
-		next = t
-		return s.encrypt(t)
+		next = c
+		return s.encrypt(c)
 	})
 	if refused != nil {
 		return refused
@@ -392,17 +400,21 @@ func (s *Store) updateShared(ctx context.Context, change func(table) error) erro
 		return fmt.Errorf("credential store: %w", err)
 	}
 	s.rev = rev
-	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, t: next})
+	s.snap.Store(&snapshot{gen: s.snap.Load().gen + 1, c: next})
 	return nil
 }
 
-// encrypt encodes t and encrypts it to the store's identity.
-func (s *Store) encrypt(t table) ([]byte, error) {
-	plain, err := t.encode()
+// encrypt encodes c and encrypts it to the store's identity. A document
+// larger than MaxStoreBytes is refused: it could not be read back.
+func (s *Store) encrypt(c *contents) ([]byte, error) {
+	plain, err := c.encode()
 	if err != nil {
 		return nil, err
 	}
 	defer clear(plain)
+	if len(plain) > MaxStoreBytes {
+		return nil, fmt.Errorf("credential store: the document would be %d bytes; the limit is %d (remove some credentials or connections)", len(plain), MaxStoreBytes)
+	}
 	var buf bytes.Buffer
 	w, err := age.Encrypt(&buf, s.identity.Recipient())
 	if err != nil {
@@ -423,7 +435,7 @@ func (s *Store) List(ctx context.Context) ([]Entry, error) {
 	if _, err := s.Reload(ctx); err != nil {
 		return nil, err
 	}
-	return s.snap.Load().t.entries(), nil
+	return s.snap.Load().c.creds.entries(), nil
 }
 
 // Generation changes whenever the in-memory snapshot does (a reload that
@@ -435,7 +447,7 @@ func (s *Store) Generation() uint64 { return s.snap.Load().gen }
 // p's tenant entry, else the process environment (Options.Environ). It
 // reads the in-memory snapshot only.
 func (s *Store) Resolve(p capability.Principal, name string) (string, bool) {
-	t := s.snap.Load().t
+	t := s.snap.Load().c.creds
 	if v, ok := t[entryKey{name, p.Tenant, p.Agent}]; ok && p.Agent != "" {
 		return v, true
 	}

@@ -1,0 +1,371 @@
+// Package connection runs the lifecycle of the connections a credential
+// store keeps (issue 34): a [Refresher] refreshes OAuth grants before
+// their access tokens expire, writes the new grant back, and marks a
+// connection expired when its grant is dead (the authorization server
+// refused the refresh), telling the broker through [Options.OnExpired] so
+// that it makes the connection's backends dormant; [Refresher.Revoke]
+// revokes a grant at the authorization server and then forgets or marks
+// the connection.
+//
+//	r := connection.New(store, oauth.New(nil), &connection.Options{OnExpired: broker.Dormant})
+//	go r.Run(ctx)              // refreshes what is due, every Interval
+//	err := r.Revoke(ctx, key, true)
+//
+// At most one refresh or revocation of a connection runs at a time in one
+// process. Across replicas sharing one store nothing coordinates them
+// yet: two replicas may refresh the same grant, and with a server that
+// rotates refresh tokens the slower one fails with ErrGrantChanged or
+// marks the connection expired. A leader or a row lock is later work.
+package connection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/oauth"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultLead is how long before its expiry an access token is
+	// refreshed.
+	DefaultLead = 2 * time.Minute
+	// DefaultJitter bounds the extra, per-connection lead that spreads
+	// refreshes of grants issued together.
+	DefaultJitter = 30 * time.Second
+	// DefaultInterval is how often [Refresher.Run] looks for due grants.
+	DefaultInterval = 15 * time.Second
+)
+
+// ErrNotActive means the connection is expired or revoked: it is not
+// refreshed; a human must connect again.
+var ErrNotActive = errors.New("connection not active")
+
+// ErrNotOAuth means the connection holds a static secret: there is
+// nothing to refresh.
+var ErrNotOAuth = errors.New("connection has no oauth grant")
+
+// Store is what the lifecycle needs of a credential store;
+// *credential.Store implements it.
+type Store interface {
+	Connections(ctx context.Context) ([]credential.ConnectionInfo, error)
+	Connection(ctx context.Context, k credential.ConnectionKey) (credential.Connection, error)
+	ReplaceGrant(ctx context.Context, k credential.ConnectionKey, prev, next credential.Grant) error
+	MarkConnection(ctx context.Context, k credential.ConnectionKey, state credential.ConnectionState, errText string) error
+	RemoveConnection(ctx context.Context, k credential.ConnectionKey) error
+}
+
+var _ Store = (*credential.Store)(nil)
+
+// OAuth is what the lifecycle needs of the OAuth client; *oauth.Client
+// implements it.
+type OAuth interface {
+	Refresh(ctx context.Context, md *oauth.Metadata, reg oauth.Registration, g oauth.Grant) (oauth.Grant, error)
+	Revoke(ctx context.Context, md *oauth.Metadata, reg oauth.Registration, g oauth.Grant) error
+}
+
+var _ OAuth = (*oauth.Client)(nil)
+
+// Options configure a [Refresher]. Zero fields mean the defaults.
+type Options struct {
+	// Lead is how long before expiry a grant is refreshed.
+	Lead time.Duration
+	// Jitter bounds a per-connection extra lead, derived from the
+	// connection's key and expiry, so grants issued at once are not all
+	// refreshed at once; it is stable, so every scan agrees. Negative
+	// means none.
+	Jitter time.Duration
+	// Interval is how often Run scans for due grants.
+	Interval time.Duration
+	// Now is the clock; nil means time.Now. Tests move it.
+	Now func() time.Time
+	// OnExpired is called once when a refresh finds a connection's grant
+	// dead and the connection has been marked expired; the broker makes
+	// its backends dormant and sends list_changed. It must not block long.
+	OnExpired func(ctx context.Context, k credential.ConnectionKey)
+	// Logger receives one record per refresh, failure and revocation,
+	// never a token. Nil means discard.
+	Logger *slog.Logger
+}
+
+// Refresher keeps the OAuth connections of a store fresh. It is safe for
+// concurrent use.
+type Refresher struct {
+	store  Store
+	client OAuth
+	opts   Options
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	locks map[credential.ConnectionKey]*keyLock
+}
+
+// keyLock serialises the work on one connection.
+type keyLock struct {
+	ch   chan struct{}
+	refs int
+}
+
+// New returns a Refresher over store with client; opts is copied, and
+// nil means the defaults.
+func New(store Store, client OAuth, opts *Options) *Refresher {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Lead <= 0 {
+		o.Lead = DefaultLead
+	}
+	switch {
+	case o.Jitter == 0:
+		o.Jitter = DefaultJitter
+	case o.Jitter < 0:
+		o.Jitter = 0
+	}
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Refresher{store: store, client: client, opts: o, log: o.Logger, locks: map[credential.ConnectionKey]*keyLock{}}
+}
+
+// lock takes k's lock, waiting for it or for ctx.
+func (r *Refresher) lock(ctx context.Context, k credential.ConnectionKey) (func(), error) {
+	r.mu.Lock()
+	l := r.locks[k]
+	if l == nil {
+		l = &keyLock{ch: make(chan struct{}, 1)}
+		r.locks[k] = l
+	}
+	l.refs++
+	r.mu.Unlock()
+	release := func() {
+		r.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(r.locks, k)
+		}
+		r.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}
+
+// Due reports whether c's grant is to be refreshed at now: it is active,
+// holds a refresh token and an expiry, and expires within the lead plus
+// its jitter.
+func (r *Refresher) Due(c credential.ConnectionInfo, now time.Time) bool {
+	if c.Kind != credential.KindOAuth || c.State != credential.StateActive || !c.Refreshable || c.Expiry.IsZero() {
+		return false
+	}
+	return !now.Add(r.opts.Lead + r.jitter(c)).Before(c.Expiry)
+}
+
+// jitter is c's stable extra lead in [0, Jitter).
+func (r *Refresher) jitter(c credential.ConnectionInfo) time.Duration {
+	if r.opts.Jitter <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d", c.Tenant, c.Agent, c.Provider, c.Account, c.Expiry.UnixNano())
+	return time.Duration(h.Sum64() % uint64(r.opts.Jitter))
+}
+
+// Run refreshes due grants every Interval until ctx ends, and returns
+// ctx's error. A failed scan or refresh is logged and retried at the
+// next tick.
+func (r *Refresher) Run(ctx context.Context) error {
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		if _, err := r.RefreshDue(ctx); err != nil && ctx.Err() == nil {
+			r.log.WarnContext(ctx, "connection refresh scan failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// RefreshDue refreshes every grant due now (see [Refresher.Due]), one
+// after another, and returns how many it refreshed. The errors of the
+// refreshes that failed are joined; a dead grant counts among them
+// (wrapping oauth.ErrRefreshFailed) after its connection was marked
+// expired.
+func (r *Refresher) RefreshDue(ctx context.Context) (int, error) {
+	list, err := r.store.Connections(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := r.opts.Now()
+	var errs []error
+	n := 0
+	for _, c := range list {
+		if !r.Due(c, now) {
+			continue
+		}
+		cur, err := r.store.Connection(ctx, c.ConnectionKey)
+		if err != nil {
+			if !errors.Is(err, credential.ErrNoConnection) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if cur.OAuth == nil {
+			continue
+		}
+		refreshed, err := r.Refresh(ctx, c.ConnectionKey, cur.OAuth.AccessToken)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if refreshed {
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// Refresh refreshes k's grant now, unless its stored access token is no
+// longer stale (non-empty): then another caller refreshed it meanwhile,
+// and Refresh returns (false, nil) without a request. The broker passes
+// the token the resource server refused; the scan passes the token it
+// found due. On success the new grant is stored and Refresh returns true.
+// When the server finds the grant dead (oauth.ErrRefreshFailed) the
+// connection is marked expired, [Options.OnExpired] is called, and the
+// error is returned; any other failure is kept as the connection's last
+// error and returned, the connection staying active for the next try. It
+// fails with ErrNotActive for an expired or revoked connection and
+// ErrNotOAuth for a static secret, without a request.
+func (r *Refresher) Refresh(ctx context.Context, k credential.ConnectionKey, stale string) (bool, error) {
+	unlock, err := r.lock(ctx, k)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	c, err := r.store.Connection(ctx, k)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case c.OAuth == nil:
+		return false, fmt.Errorf("%w: %s", ErrNotOAuth, k)
+	case c.State != credential.StateActive:
+		return false, fmt.Errorf("%w: %s is %s; connect it again", ErrNotActive, k, c.State)
+	case stale != "" && c.OAuth.AccessToken != stale:
+		return false, nil
+	}
+	prev := *c.OAuth
+	md, reg, og := oauthOf(prev)
+	start := r.opts.Now()
+	ng, err := r.client.Refresh(ctx, md, reg, og)
+	if errors.Is(err, oauth.ErrRefreshFailed) {
+		if merr := r.store.MarkConnection(ctx, k, credential.StateExpired, err.Error()); merr != nil {
+			return false, errors.Join(err, merr)
+		}
+		r.log.WarnContext(ctx, "connection expired", "connection", c.Info(), "error", err)
+		if r.opts.OnExpired != nil {
+			r.opts.OnExpired(ctx, k)
+		}
+		return false, fmt.Errorf("%s: %w", k, err)
+	}
+	if err != nil {
+		if merr := r.store.MarkConnection(ctx, k, credential.StateActive, err.Error()); merr != nil {
+			return false, errors.Join(err, merr)
+		}
+		r.log.WarnContext(ctx, "connection refresh failed; retrying later", "connection", c.Info(), "error", err)
+		return false, fmt.Errorf("%s: %w", k, err)
+	}
+	next := prev
+	next.AccessToken, next.RefreshToken, next.TokenType, next.Expiry = ng.AccessToken, ng.RefreshToken, ng.TokenType, ng.Expiry
+	next.Scopes = ng.Scopes
+	if err := r.store.ReplaceGrant(ctx, k, prev, next); err != nil {
+		return false, fmt.Errorf("%s: storing the refreshed grant: %w", k, err)
+	}
+	r.log.InfoContext(ctx, "connection refreshed", "connection", c.Info(), "expiry", ng.Expiry,
+		"duration", r.opts.Now().Sub(start))
+	return true, nil
+}
+
+// Revoke revokes k's grant at its authorization server (RFC 7009) when
+// the server offers revocation, then removes the connection (forget) or
+// marks it revoked. A connection without a revocation endpoint, or with
+// a static secret, is only removed or marked. When the server refuses or
+// cannot be reached the connection is left as it was and the error
+// (wrapping oauth.ErrRevocation) returned: retry, or remove it with the
+// store.
+func (r *Refresher) Revoke(ctx context.Context, k credential.ConnectionKey, forget bool) error {
+	unlock, err := r.lock(ctx, k)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := r.store.Connection(ctx, k)
+	if err != nil {
+		return err
+	}
+	if c.OAuth != nil && c.OAuth.RevocationEndpoint != "" {
+		md, reg, og := oauthOf(*c.OAuth)
+		if err := r.client.Revoke(ctx, md, reg, og); err != nil && !errors.Is(err, oauth.ErrRevocationUnsupported) {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	if forget {
+		err = r.store.RemoveConnection(ctx, k)
+	} else {
+		err = r.store.MarkConnection(ctx, k, credential.StateRevoked, "")
+	}
+	if err != nil {
+		return err
+	}
+	r.log.InfoContext(ctx, "connection revoked", "connection", c.Info(), "forgotten", forget)
+	return nil
+}
+
+// oauthOf rebuilds what the oauth client needs from a stored grant: the
+// endpoints as metadata, the client, the tokens.
+func oauthOf(g credential.Grant) (*oauth.Metadata, oauth.Registration, oauth.Grant) {
+	md := &oauth.Metadata{
+		Resource: &oauthex.ProtectedResourceMetadata{Resource: g.Resource},
+		Server: &oauthex.AuthServerMeta{Issuer: g.Issuer, TokenEndpoint: g.TokenEndpoint,
+			RevocationEndpoint: g.RevocationEndpoint},
+	}
+	reg := oauth.Registration{ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthMethod: g.AuthMethod}
+	og := oauth.Grant{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType,
+		Expiry: g.Expiry, Scopes: g.Scopes}
+	return md, reg, og
+}
+
+// GrantOf makes the grant a connection stores from what the OAuth flow
+// returned: the tokens, and the endpoints and client refreshing and
+// revoking them need.
+func GrantOf(md *oauth.Metadata, reg oauth.Registration, g oauth.Grant) credential.Grant {
+	cg := credential.Grant{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType,
+		Expiry: g.Expiry, Scopes: append([]string(nil), g.Scopes...),
+		ClientID: reg.ClientID, ClientSecret: reg.ClientSecret, AuthMethod: reg.AuthMethod}
+	if md != nil && md.Server != nil {
+		cg.Issuer, cg.TokenEndpoint, cg.RevocationEndpoint = md.Server.Issuer, md.Server.TokenEndpoint, md.Server.RevocationEndpoint
+	}
+	if md != nil && md.Resource != nil {
+		cg.Resource = md.Resource.Resource
+	}
+	return cg
+}
