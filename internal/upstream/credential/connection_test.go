@@ -354,16 +354,31 @@ func TestVersion1StoreUpgraded(t *testing.T) {
 	if v, ok := s.Resolve(acme, "GITHUB_TOKEN"); !ok || v != "v1-value" {
 		t.Fatalf("version 1 entry: %q %v", v, ok)
 	}
+	plainText := func() []byte {
+		t.Helper()
+		b, _ := os.ReadFile(s.Path())
+		r, err := age.Decrypt(bytes.NewReader(b), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := io.ReadAll(r)
+		return plain
+	}
+	// Without connections, the store stays a version 1 document, which a
+	// skillgate from before connections still reads.
+	if err := s.Set(ctx, "GITLAB_TOKEN", credential.Scope{Tenant: "acme"}, "gl-value"); err != nil {
+		t.Fatal(err)
+	}
+	if plain := plainText(); !bytes.HasPrefix(plain, []byte(`{"version":1,"credentials":[`)) || bytes.Contains(plain, []byte("connections")) {
+		t.Errorf("written without connections: %s", plain)
+	}
+	if err := s.Remove(ctx, "GITLAB_TOKEN", credential.Scope{Tenant: "acme"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.PutConnection(ctx, credential.Connection{ConnectionKey: key("acme", "", "github", "work"), OAuth: grant("x")}); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(s.Path())
-	r, err := age.Decrypt(bytes.NewReader(b), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plain, _ := io.ReadAll(r)
-	if !bytes.HasPrefix(plain, []byte(`{"version":2,"credentials":[{"name":"GITHUB_TOKEN","tenant":"acme","value":"v1-value"}],"connections":[{"tenant":"acme","provider":"github","account":"work","default":true,"state":"active"`)) {
+	if plain := plainText(); !bytes.HasPrefix(plain, []byte(`{"version":2,"credentials":[{"name":"GITHUB_TOKEN","tenant":"acme","value":"v1-value"}],"connections":[{"tenant":"acme","provider":"github","account":"work","default":true,"state":"active"`)) {
 		t.Errorf("written document: %s", plain)
 	}
 	if v, ok := open(t, dir, opts).Resolve(acme, "GITHUB_TOKEN"); !ok || v != "v1-value" {

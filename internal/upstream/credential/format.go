@@ -240,11 +240,17 @@ func (c *contents) sortedKeys() []ConnectionKey {
 	return keys
 }
 
-// encode writes c as a version 2 store document, entries sorted by
-// tenant, agent, name and connections by tenant, agent, provider,
-// account, so that the same contents always encode to the same bytes.
+// encode writes c as a store document, entries sorted by tenant, agent,
+// name and connections by tenant, agent, provider, account, so that the
+// same contents always encode to the same bytes. A store without
+// connections is written as version 1, which a skillgate from before
+// connections still reads (an operator can go back a version until the
+// first connection is made).
 func (c *contents) encode() ([]byte, error) {
 	doc := document{Version: formatVersion, Credentials: make([]storedEntry, 0, len(c.creds))}
+	if len(c.conns) == 0 {
+		doc.Version = 1
+	}
 	for k, v := range c.creds {
 		doc.Credentials = append(doc.Credentials, storedEntry{Name: k.name, Tenant: k.tenant, Agent: k.agent, Value: v})
 	}
