@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"math"
 	"slices"
 	"strings"
 	"unsafe"
@@ -317,7 +318,8 @@ func decodeEntries(s string) []entry {
 // path) as cache's record of it keeps them; ok is false when there is no
 // record, one of another format, or one without a state. Only the
 // record's head is read, not checked against its checksum: the limits
-// are a hint for the next walk, each bounded by maxRecordedLimit.
+// are a hint for the next walk, each bounded (maxRecordedCount,
+// maxRecordedBytes).
 func RecordedLimits(ctx context.Context, root string, cache Cache) (lim Limits, ok bool, err error) {
 	if cache == nil {
 		return Limits{}, false, nil
@@ -350,7 +352,11 @@ func RecordedLimits(ctx context.Context, root string, cache Cache) (lim Limits, 
 	}
 	var v [5]int64
 	for i := range v {
-		if v[i], err = binary.ReadVarint(br); err != nil || v[i] <= 0 || v[i] > maxRecordedLimit {
+		bound := int64(maxRecordedCount)
+		if i == 4 {
+			bound = maxRecordedBytes
+		}
+		if v[i], err = binary.ReadVarint(br); err != nil || v[i] <= 0 || v[i] > bound {
 			return Limits{}, false, fmt.Errorf("scan cache of %s: %w: limits", root, errCorrupt)
 		}
 	}
@@ -359,5 +365,9 @@ func RecordedLimits(ctx context.Context, root string, cache Cache) (lim Limits, 
 		Tree: skill.TreeLimits{MaxFiles: int(v[3]), MaxBytes: v[4]}}, true, nil
 }
 
-// maxRecordedLimit bounds each limit [RecordedLimits] returns.
-const maxRecordedLimit = 1 << 40
+// maxRecordedCount bounds the counts [RecordedLimits] returns (an int
+// on every platform), maxRecordedBytes the tree size.
+const (
+	maxRecordedCount = math.MaxInt32
+	maxRecordedBytes = 1 << 40
+)

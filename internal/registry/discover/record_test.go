@@ -189,7 +189,7 @@ func checkRecord(t *testing.T, rec string) {
 	if lim, ok, err := RecordedLimits(context.Background(), sampleRoot, oneRecord(rec)); err != nil && !errors.Is(err, errCorrupt) {
 		t.Fatalf("recorded limits: error of another kind: %v", err)
 	} else if ok && (lim.MaxDepth <= 0 || lim.MaxDirs <= 0 || lim.MaxTreeDirs <= 0 || lim.Tree.MaxFiles <= 0 ||
-		lim.Tree.MaxBytes <= 0 || lim.Tree.MaxBytes > maxRecordedLimit || lim.MaxDirs > maxRecordedLimit) {
+		lim.Tree.MaxBytes <= 0 || lim.Tree.MaxBytes > maxRecordedBytes || int64(lim.MaxDirs) > maxRecordedCount) {
 		t.Fatalf("recorded limits out of bounds: %+v", lim)
 	}
 	r, err := readRecord(strings.NewReader(rec), sampleRoot)
