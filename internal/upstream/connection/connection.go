@@ -27,8 +27,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
-
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 	"github.com/skillgate/skillgate/internal/upstream/oauth"
 )
@@ -274,9 +272,8 @@ func (r *Refresher) Refresh(ctx context.Context, k credential.ConnectionKey, sta
 		return false, nil
 	}
 	prev := *c.OAuth
-	md, reg, og := oauthOf(prev)
 	start := r.opts.Now()
-	ng, err := r.client.Refresh(ctx, md, reg, og)
+	ng, err := r.client.Refresh(ctx, prev.Metadata(), prev.Client, prev.Grant)
 	if errors.Is(err, oauth.ErrRefreshFailed) {
 		if merr := r.store.MarkConnection(ctx, k, credential.StateExpired, err.Error()); merr != nil {
 			return false, errors.Join(err, merr)
@@ -295,8 +292,7 @@ func (r *Refresher) Refresh(ctx context.Context, k credential.ConnectionKey, sta
 		return false, fmt.Errorf("%s: %w", k, err)
 	}
 	next := prev
-	next.AccessToken, next.RefreshToken, next.TokenType, next.Expiry = ng.AccessToken, ng.RefreshToken, ng.TokenType, ng.Expiry
-	next.Scopes = ng.Scopes
+	next.Grant = ng
 	if err := r.store.ReplaceGrant(ctx, k, prev, next); err != nil {
 		return false, fmt.Errorf("%s: storing the refreshed grant: %w", k, err)
 	}
@@ -323,8 +319,7 @@ func (r *Refresher) Revoke(ctx context.Context, k credential.ConnectionKey, forg
 		return err
 	}
 	if c.OAuth != nil && c.OAuth.RevocationEndpoint != "" {
-		md, reg, og := oauthOf(*c.OAuth)
-		if err := r.client.Revoke(ctx, md, reg, og); err != nil && !errors.Is(err, oauth.ErrRevocationUnsupported) {
+		if err := r.client.Revoke(ctx, c.OAuth.Metadata(), c.OAuth.Client, c.OAuth.Grant); err != nil && !errors.Is(err, oauth.ErrRevocationUnsupported) {
 			return fmt.Errorf("%s: %w", k, err)
 		}
 	}
@@ -338,34 +333,4 @@ func (r *Refresher) Revoke(ctx context.Context, k credential.ConnectionKey, forg
 	}
 	r.log.InfoContext(ctx, "connection revoked", "connection", c.Info(), "forgotten", forget)
 	return nil
-}
-
-// oauthOf rebuilds what the oauth client needs from a stored grant: the
-// endpoints as metadata, the client, the tokens.
-func oauthOf(g credential.Grant) (*oauth.Metadata, oauth.Registration, oauth.Grant) {
-	md := &oauth.Metadata{
-		Resource: &oauthex.ProtectedResourceMetadata{Resource: g.Resource},
-		Server: &oauthex.AuthServerMeta{Issuer: g.Issuer, TokenEndpoint: g.TokenEndpoint,
-			RevocationEndpoint: g.RevocationEndpoint},
-	}
-	reg := oauth.Registration{ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthMethod: g.AuthMethod}
-	og := oauth.Grant{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType,
-		Expiry: g.Expiry, Scopes: g.Scopes}
-	return md, reg, og
-}
-
-// GrantOf makes the grant a connection stores from what the OAuth flow
-// returned: the tokens, and the endpoints and client refreshing and
-// revoking them need.
-func GrantOf(md *oauth.Metadata, reg oauth.Registration, g oauth.Grant) credential.Grant {
-	cg := credential.Grant{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType,
-		Expiry: g.Expiry, Scopes: append([]string(nil), g.Scopes...),
-		ClientID: reg.ClientID, ClientSecret: reg.ClientSecret, AuthMethod: reg.AuthMethod}
-	if md != nil && md.Server != nil {
-		cg.Issuer, cg.TokenEndpoint, cg.RevocationEndpoint = md.Server.Issuer, md.Server.TokenEndpoint, md.Server.RevocationEndpoint
-	}
-	if md != nil && md.Resource != nil {
-		cg.Resource = md.Resource.Resource
-	}
-	return cg
 }

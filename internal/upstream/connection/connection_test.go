@@ -102,7 +102,7 @@ func (e *env) connect(t *testing.T, k credential.ConnectionKey, account string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg := connection.GrantOf(e.md, e.reg, g)
+	cg := credential.NewGrant(e.md, e.reg, g)
 	if err := e.store.PutConnection(ctx, credential.Connection{ConnectionKey: k, OAuth: &cg}); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func (e *env) noSecret(t *testing.T, text string, grants ...credential.Grant) {
 	t.Helper()
 	all := e.logs.String() + "\n" + text
 	for _, g := range grants {
-		for _, s := range []string{g.AccessToken, g.RefreshToken, g.ClientSecret} {
+		for _, s := range []string{g.AccessToken, g.RefreshToken, g.Client.ClientSecret} {
 			if s != "" && strings.Contains(all, s) {
 				t.Fatalf("a secret leaked:\n%s", all)
 			}
@@ -179,7 +179,7 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 		t.Fatalf("refreshed at %v, after the expiry %v", refreshedAt, first.Expiry)
 	}
 	if c.State != credential.StateActive || c.Refreshed.IsZero() || !c.OAuth.Expiry.After(first.Expiry) ||
-		c.OAuth.RefreshToken == first.RefreshToken || c.OAuth.ClientSecret != first.ClientSecret {
+		c.OAuth.RefreshToken == first.RefreshToken || c.OAuth.Client.ClientSecret != first.Client.ClientSecret {
 		t.Fatalf("after refresh: %v", c)
 	}
 	// Once the old token has expired at the server (up to 1 s after the
@@ -365,8 +365,8 @@ func TestRefreshTransientFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := credential.Grant{AccessToken: "at-transient-secret", RefreshToken: "rt-transient-secret", TokenType: "Bearer",
-		Expiry: time.Now().Add(time.Minute), TokenEndpoint: "http://127.0.0.1:1/token", ClientID: "c1", AuthMethod: "none"}
+	g := credential.Grant{Grant: oauth.Grant{AccessToken: "at-transient-secret", RefreshToken: "rt-transient-secret", TokenType: "Bearer",
+		Expiry: time.Now().Add(time.Minute)}, TokenEndpoint: "http://127.0.0.1:1/token", Client: oauth.Registration{ClientID: "c1", AuthMethod: "none"}}
 	if err := store.PutConnection(ctx, credential.Connection{ConnectionKey: work, OAuth: &g}); err != nil {
 		t.Fatal(err)
 	}

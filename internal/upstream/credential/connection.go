@@ -11,6 +11,10 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/skillgate/skillgate/internal/upstream/oauth"
 )
 
 // A connection is what skillgate holds to act on an external service for a
@@ -139,21 +143,16 @@ func (k ConnectionKey) String() string {
 	return k.Provider + " account " + k.Account + " for " + k.Scope.String()
 }
 
-// Grant is an OAuth grant as a connection keeps it: the tokens and what
-// refreshing and revoking them needs (the endpoints and the client). Like
-// oauth.Grant it never prints its secrets: String, GoString, Format,
-// MarshalText and LogValue name which are set, never their values.
+// Grant is an OAuth grant as a connection keeps it: the tokens the
+// authorization server issued ([oauth.Grant], whose String, Format,
+// MarshalText and LogValue it inherits, so it never prints a token), the
+// client they were issued to, and the endpoints refreshing and revoking
+// them needs.
 type Grant struct {
-	// AccessToken is the bearer token sent to the resource server.
-	AccessToken string
-	// RefreshToken obtains a new access token; empty when none was issued.
-	RefreshToken string
-	// TokenType is "Bearer".
-	TokenType string
-	// Expiry is when the access token expires; zero when unknown.
-	Expiry time.Time
-	// Scopes are the scopes granted.
-	Scopes []string
+	oauth.Grant
+	// Client is the OAuth client the grant was issued to; like the
+	// tokens, its secret is never printed.
+	Client oauth.Registration
 	// Issuer is the authorization server's issuer.
 	Issuer string
 	// TokenEndpoint is where the grant is refreshed.
@@ -163,45 +162,30 @@ type Grant struct {
 	RevocationEndpoint string
 	// Resource is the resource indicator (RFC 8707): the MCP server.
 	Resource string
-	// ClientID is the OAuth client the grant was issued to.
-	ClientID string
-	// ClientSecret is that client's secret; empty for a public client.
-	ClientSecret string
-	// AuthMethod is how the client authenticates: "client_secret_basic",
-	// "client_secret_post" or "none".
-	AuthMethod string
 }
 
-// String describes the grant without its secrets.
-func (g Grant) String() string {
-	exp := "unknown"
-	if !g.Expiry.IsZero() {
-		exp = g.Expiry.UTC().Format(time.RFC3339)
+// NewGrant is the grant a connection keeps from what the OAuth flow
+// returned: the tokens, the client, and md's endpoints.
+func NewGrant(md *oauth.Metadata, reg oauth.Registration, g oauth.Grant) Grant {
+	g.Scopes = slices.Clone(g.Scopes)
+	cg := Grant{Grant: g, Client: reg}
+	if md != nil && md.Server != nil {
+		cg.Issuer, cg.TokenEndpoint, cg.RevocationEndpoint = md.Server.Issuer, md.Server.TokenEndpoint, md.Server.RevocationEndpoint
 	}
-	return fmt.Sprintf("credential.Grant{issuer=%q client_id=%q scopes=%q expiry=%s access_token=%s refresh_token=%s client_secret=%s}",
-		g.Issuer, g.ClientID, g.Scopes, exp, setOrNot(g.AccessToken), setOrNot(g.RefreshToken), setOrNot(g.ClientSecret))
-}
-
-// GoString is String, for %#v.
-func (g Grant) GoString() string { return g.String() }
-
-// Format prints String for every verb.
-func (g Grant) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(g.String())) }
-
-// MarshalText is String: text encoders never see the secrets.
-func (g Grant) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
-
-// LogValue logs the issuer, client, scopes, expiry and which secrets are set.
-func (g Grant) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("issuer", g.Issuer), slog.String("client_id", g.ClientID),
-		slog.Any("scopes", g.Scopes), slog.Time("expiry", g.Expiry), slog.Bool("refresh_token", g.RefreshToken != ""))
-}
-
-func setOrNot(s string) string {
-	if s == "" {
-		return "unset"
+	if md != nil && md.Resource != nil {
+		cg.Resource = md.Resource.Resource
 	}
-	return "set"
+	return cg
+}
+
+// Metadata is the part of the authorization server's metadata the grant
+// kept, as the oauth client takes it to refresh or revoke the grant.
+func (g Grant) Metadata() *oauth.Metadata {
+	return &oauth.Metadata{
+		Resource: &oauthex.ProtectedResourceMetadata{Resource: g.Resource},
+		Server: &oauthex.AuthServerMeta{Issuer: g.Issuer, TokenEndpoint: g.TokenEndpoint,
+			RevocationEndpoint: g.RevocationEndpoint},
+	}
 }
 
 // Connection is one connection with its secrets, as the broker uses it:
@@ -345,8 +329,8 @@ func (c *Connection) check() error {
 			return fmt.Errorf("oauth.refresh_token: %w", err)
 		}
 	}
-	if g.ClientSecret != "" {
-		if err := checkValue(g.ClientSecret); err != nil {
+	if g.Client.ClientSecret != "" {
+		if err := checkValue(g.Client.ClientSecret); err != nil {
 			return fmt.Errorf("oauth.client_secret: %w", err)
 		}
 	}
@@ -379,15 +363,15 @@ func (c *Connection) check() error {
 			return fmt.Errorf("%w: %s: %v", ErrInvalidConnection, f.name, err)
 		}
 	}
-	if g.ClientID == "" || len(g.ClientID) > MaxClientIDBytes || strings.IndexFunc(g.ClientID, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) >= 0 {
+	if g.Client.ClientID == "" || len(g.Client.ClientID) > MaxClientIDBytes || strings.IndexFunc(g.Client.ClientID, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) >= 0 {
 		return fmt.Errorf("%w: oauth.client_id: 1 to %d bytes without control characters", ErrInvalidConnection, MaxClientIDBytes)
 	}
-	switch g.AuthMethod {
+	switch g.Client.AuthMethod {
 	case "none", "client_secret_basic", "client_secret_post":
 	default:
 		return fmt.Errorf("%w: oauth.auth_method: use none, client_secret_basic or client_secret_post", ErrInvalidConnection)
 	}
-	if (g.AuthMethod == "none") != (g.ClientSecret == "") {
+	if (g.Client.AuthMethod == "none") != (g.Client.ClientSecret == "") {
 		return fmt.Errorf("%w: oauth.client_secret: a client secret goes with client_secret_basic or _post, none without", ErrInvalidConnection)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/oauth"
 )
 
 // clock is a settable test clock.
@@ -33,11 +34,11 @@ func key(tenant, agent, provider, account string) credential.ConnectionKey {
 // grant is a valid OAuth grant whose secrets all contain tag.
 func grant(tag string) *credential.Grant {
 	return &credential.Grant{
-		AccessToken: "at-" + tag, RefreshToken: "rt-" + tag, TokenType: "Bearer",
-		Expiry: t0.Add(time.Hour), Scopes: []string{"tools", "offline_access"},
+		Grant: oauth.Grant{AccessToken: "at-" + tag, RefreshToken: "rt-" + tag, TokenType: "Bearer",
+			Expiry: t0.Add(time.Hour), Scopes: []string{"tools", "offline_access"}},
 		Issuer: "https://as.example.com", TokenEndpoint: "https://as.example.com/token",
 		RevocationEndpoint: "https://as.example.com/revoke", Resource: "https://mcp.example.com/mcp",
-		ClientID: "client-1", ClientSecret: "cs-" + tag, AuthMethod: "client_secret_basic",
+		Client: oauth.Registration{ClientID: "client-1", ClientSecret: "cs-" + tag, AuthMethod: "client_secret_basic"},
 	}
 }
 
@@ -128,14 +129,14 @@ func TestConnectionLifecycle(t *testing.T) {
 
 	// A refresh writes the new grant back, unless the grant changed since.
 	prev, _ := s.Connection(ctx, office)
-	next := credential.Grant{AccessToken: "at-new-secret", TokenType: "Bearer", Expiry: t0.Add(2 * time.Hour), Scopes: []string{"tools"}}
+	next := credential.Grant{Grant: oauth.Grant{AccessToken: "at-new-secret", TokenType: "Bearer", Expiry: t0.Add(2 * time.Hour), Scopes: []string{"tools"}}}
 	clk.t = t0.Add(2 * time.Minute)
 	if err := s.ReplaceGrant(ctx, office, *prev.OAuth, next); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s2.Connection(ctx, office)
 	if g := got.OAuth; got.State != credential.StateActive || got.LastError != "" || !got.Refreshed.Equal(clk.t) ||
-		g.AccessToken != "at-new-secret" || g.RefreshToken != "rt-work-secret" || g.ClientSecret != "cs-work-secret" || g.TokenEndpoint != "https://as.example.com/token" {
+		g.AccessToken != "at-new-secret" || g.RefreshToken != "rt-work-secret" || g.Client.ClientSecret != "cs-work-secret" || g.TokenEndpoint != "https://as.example.com/token" {
 		t.Fatalf("after ReplaceGrant: %v %+v", got, *g)
 	}
 	err = s.ReplaceGrant(ctx, office, *prev.OAuth, next)
@@ -251,9 +252,9 @@ func TestConnectionRefused(t *testing.T) {
 			"github account work for tenant acme: invalid connection: oauth.token_endpoint: not an absolute http(s) URL without user info or fragment"},
 		{credential.Connection{ConnectionKey: work, OAuth: mod(func(g *credential.Grant) { g.TokenEndpoint = "" })}, credential.ErrInvalidConnection,
 			"github account work for tenant acme: invalid connection: oauth.token_endpoint: missing"},
-		{credential.Connection{ConnectionKey: work, OAuth: mod(func(g *credential.Grant) { g.ClientID = "" })}, credential.ErrInvalidConnection,
+		{credential.Connection{ConnectionKey: work, OAuth: mod(func(g *credential.Grant) { g.Client.ClientID = "" })}, credential.ErrInvalidConnection,
 			"github account work for tenant acme: invalid connection: oauth.client_id: 1 to 512 bytes without control characters"},
-		{credential.Connection{ConnectionKey: work, OAuth: mod(func(g *credential.Grant) { g.AuthMethod = "private_key_jwt" })}, credential.ErrInvalidConnection,
+		{credential.Connection{ConnectionKey: work, OAuth: mod(func(g *credential.Grant) { g.Client.AuthMethod = "private_key_jwt" })}, credential.ErrInvalidConnection,
 			"github account work for tenant acme: invalid connection: oauth.auth_method: use none, client_secret_basic or client_secret_post"},
 		{credential.Connection{ConnectionKey: work, OAuth: mod(func(g *credential.Grant) { g.Scopes = make([]string, 65) })}, credential.ErrInvalidConnection,
 			"github account work for tenant acme: invalid connection: oauth.scopes: 65 scopes; the limit is 64"},

@@ -250,7 +250,8 @@ func (s *Store) ReplaceGrant(ctx context.Context, k ConnectionKey, prev, next Gr
 		}{
 			{&g.Issuer, c.OAuth.Issuer}, {&g.TokenEndpoint, c.OAuth.TokenEndpoint},
 			{&g.RevocationEndpoint, c.OAuth.RevocationEndpoint}, {&g.Resource, c.OAuth.Resource},
-			{&g.ClientID, c.OAuth.ClientID}, {&g.ClientSecret, c.OAuth.ClientSecret}, {&g.AuthMethod, c.OAuth.AuthMethod},
+			{&g.Client.ClientID, c.OAuth.Client.ClientID}, {&g.Client.ClientSecret, c.OAuth.Client.ClientSecret},
+			{&g.Client.AuthMethod, c.OAuth.Client.AuthMethod},
 		} {
 			if *f.dst == "" {
 				*f.dst = f.src

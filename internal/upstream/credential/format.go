@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/upstream/oauth"
+
 	"github.com/skillgate/skillgate/internal/platform/strictjson"
 )
 
@@ -155,10 +157,11 @@ func (sc storedConnection) connection(k ConnectionKey) Connection {
 	conn := Connection{ConnectionKey: k, Secret: sc.Secret, State: ConnectionState(sc.State), Default: sc.Default,
 		Created: sc.Created, Refreshed: sc.Refreshed, LastError: sc.LastError}
 	if g := sc.OAuth; g != nil {
-		conn.OAuth = &Grant{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType,
-			Expiry: g.Expiry, Scopes: g.Scopes, Issuer: g.Issuer, TokenEndpoint: g.TokenEndpoint,
-			RevocationEndpoint: g.RevocationEndpoint, Resource: g.Resource, ClientID: g.ClientID,
-			ClientSecret: g.ClientSecret, AuthMethod: g.AuthMethod}
+		conn.OAuth = &Grant{
+			Grant: oauth.Grant{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType,
+				Expiry: g.Expiry, Scopes: g.Scopes},
+			Client: oauth.Registration{ClientID: g.ClientID, ClientSecret: g.ClientSecret, AuthMethod: g.AuthMethod},
+			Issuer: g.Issuer, TokenEndpoint: g.TokenEndpoint, RevocationEndpoint: g.RevocationEndpoint, Resource: g.Resource}
 	}
 	return conn
 }
@@ -171,8 +174,8 @@ func stored(conn Connection) storedConnection {
 	if g := conn.OAuth; g != nil {
 		sc.OAuth = &storedGrant{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType,
 			Expiry: g.Expiry.UTC(), Scopes: g.Scopes, Issuer: g.Issuer, TokenEndpoint: g.TokenEndpoint,
-			RevocationEndpoint: g.RevocationEndpoint, Resource: g.Resource, ClientID: g.ClientID,
-			ClientSecret: g.ClientSecret, AuthMethod: g.AuthMethod}
+			RevocationEndpoint: g.RevocationEndpoint, Resource: g.Resource, ClientID: g.Client.ClientID,
+			ClientSecret: g.Client.ClientSecret, AuthMethod: g.Client.AuthMethod}
 	}
 	return sc
 }
