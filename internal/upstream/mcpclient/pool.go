@@ -161,7 +161,7 @@ type Pool struct {
 const maxRoutes = 1 << 16
 
 // routeKey is one principal calling one target.
-type routeKey struct{ tenant, agent, target string }
+type routeKey struct{ tenant, agent, target, account string }
 
 // route is where a principal's calls to a target go: the connection key
 // and the credential values it is dialled with, or the credentials that
@@ -170,6 +170,20 @@ type route struct {
 	key     string
 	lookup  CredentialLookup // the resolved values, frozen
 	missing []string
+	// refused is why the route has no connection when it is not a
+	// missing credential: a connection the server needs and who lacks.
+	refused error
+}
+
+// blocked returns why the route cannot be dialled, nil when it can.
+func (r route) blocked(who capability.Principal, id string) error {
+	switch {
+	case r.refused != nil:
+		return r.refused
+	case r.missing != nil:
+		return missingError(who, id, r.missing)
+	}
+	return nil
 }
 
 // entry is one connection slot: a target with one set of credentials.
@@ -223,16 +237,16 @@ func (sharedCredentials) Generation() uint64 { return 0 }
 // source has not changed since it was computed. p.mu is held. A change of
 // the source empties the cache and closes the connections no principal
 // routes to any more (a rotated or removed credential).
-func (p *Pool) routeLocked(who capability.Principal, t Target, id string, gen uint64) route {
+func (p *Pool) routeLocked(who capability.Principal, t Target, id, account string, gen uint64) route {
 	if gen != p.routeGen {
 		p.syncLocked(gen)
 	}
-	rk := routeKey{who.Tenant, who.Agent, id}
+	rk := routeKey{who.Tenant, who.Agent, id, account}
 	if r, ok := p.routes[rk]; ok {
 		return r
 	}
-	r := p.resolve(who, t, id)
-	if r.missing != nil {
+	r := p.resolve(who, t, id, account)
+	if r.missing != nil || r.refused != nil {
 		// Not cached: a credential set later must be seen at once, also
 		// through a lookup without a generation.
 		return r
@@ -270,13 +284,25 @@ func (p *Pool) Prune() {
 // resolve computes who's route to t: the credentials t's declaration
 // references, resolved for who; the key is t's id when it references none,
 // else t's id and an HMAC of the names and values.
-func (p *Pool) resolve(who capability.Principal, t Target, id string) route {
+func (p *Pool) resolve(who capability.Principal, t Target, id, account string) route {
 	names := t.Server.Credentials()
-	if len(names) == 0 {
+	var bearer string
+	if bs, ok := p.creds.(Bearers); ok && bearerTarget(t.Server) {
+		tok, err := bs.Bearer(who, t.Server, account)
+		if err != nil {
+			return route{refused: err}
+		}
+		bearer = tok
+	}
+	if len(names) == 0 && bearer == "" {
 		return route{key: id}
 	}
-	vals := make(map[string]string, len(names))
+	vals := make(map[string]string, len(names)+1)
 	h := hmac.New(sha256.New, p.mac)
+	if bearer != "" {
+		vals[BearerCredential] = bearer
+		fmt.Fprintf(h, "%d:%s=%d:%s\x00", len(BearerCredential), BearerCredential, len(bearer), bearer)
+	}
 	var missing []string
 	for _, n := range names {
 		v, ok := p.creds.Resolve(who, n)
@@ -304,7 +330,7 @@ func (p *Pool) pruneLocked() {
 			continue // no credentials: shared by everyone
 		}
 		for u := range e.users {
-			if p.resolve(capability.Principal{Tenant: u.tenant, Agent: u.agent}, e.target, u.target).key != key {
+			if p.resolve(capability.Principal{Tenant: u.tenant, Agent: u.agent}, e.target, u.target, u.account).key != key {
 				delete(e.users, u)
 			}
 		}
@@ -359,14 +385,14 @@ func (p *Pool) Missing(who capability.Principal, t Target) []string {
 // credential not set for who fails the call with [ErrMissingCredential]
 // (and [ErrNotSent]) without starting anything.
 func (p *Pool) Call(ctx context.Context, who capability.Principal, t Target, tool string, args json.RawMessage, done ResultFunc) {
-	id := t.ID()
+	id, account := t.ID(), AccountFrom(ctx)
 	gen := p.creds.Generation()
 	p.mu.Lock()
-	r := p.routeLocked(who, t, id, gen)
+	r := p.routeLocked(who, t, id, account, gen)
 	conn := p.liveLocked(r.key, t)
 	p.mu.Unlock()
-	if r.missing != nil {
-		done(nil, notSent{missingError(who, id, r.missing)})
+	if err := r.blocked(who, id); err != nil {
+		done(nil, notSent{err})
 		return
 	}
 	if conn == nil {
@@ -386,19 +412,19 @@ func (p *Pool) Call(ctx context.Context, who capability.Principal, t Target, too
 // callDialling gets a connection for who's route to t, replacing dead when
 // it is still that route's, and makes the call on it.
 func (p *Pool) callDialling(ctx context.Context, who capability.Principal, t Target, tool string, args json.RawMessage, dead *Conn, done ResultFunc) {
-	id := t.ID()
+	id, account := t.ID(), AccountFrom(ctx)
 	gen := p.creds.Generation()
 	p.mu.Lock()
-	r := p.routeLocked(who, t, id, gen)
+	r := p.routeLocked(who, t, id, account, gen)
 	p.mu.Unlock()
-	if r.missing != nil {
-		done(nil, notSent{missingError(who, id, r.missing)})
+	if err := r.blocked(who, id); err != nil {
+		done(nil, notSent{err})
 		return
 	}
 	if dead != nil {
 		p.drop(r.key, dead)
 	}
-	conn, err := p.conn(ctx, t, r, routeKey{who.Tenant, who.Agent, id})
+	conn, err := p.conn(ctx, t, r, routeKey{who.Tenant, who.Agent, id, account})
 	if err != nil {
 		done(nil, markNotSent(err, true))
 		return
@@ -424,15 +450,15 @@ func (p *Pool) liveLocked(key string, t Target) *Conn {
 // Conn returns a live connection to t's server for who, dialling one if
 // there is none or the previous one died.
 func (p *Pool) Conn(ctx context.Context, who capability.Principal, t Target) (*Conn, error) {
-	id := t.ID()
+	id, account := t.ID(), AccountFrom(ctx)
 	gen := p.creds.Generation()
 	p.mu.Lock()
-	r := p.routeLocked(who, t, id, gen)
+	r := p.routeLocked(who, t, id, account, gen)
 	p.mu.Unlock()
-	if r.missing != nil {
-		return nil, missingError(who, id, r.missing)
+	if err := r.blocked(who, id); err != nil {
+		return nil, err
 	}
-	return p.conn(ctx, t, r, routeKey{who.Tenant, who.Agent, id})
+	return p.conn(ctx, t, r, routeKey{who.Tenant, who.Agent, id, account})
 }
 
 // conn returns a live connection for route r of t, dialling one if needed;

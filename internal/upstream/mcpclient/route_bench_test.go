@@ -24,7 +24,7 @@ func BenchmarkRoute(b *testing.B) {
 	p := NewPool(PoolOptions{CredentialSource: &benchSource{}})
 	who := capability.Principal{Tenant: "acme", Agent: "drafter", Tier: "T3"}
 	p.mu.Lock()
-	r := p.routeLocked(who, t, t.ID(), 0)
+	r := p.routeLocked(who, t, t.ID(), "", 0)
 	p.conns[r.key] = &entry{target: t}
 	p.conns[t.ID()] = &entry{target: t}
 	p.mu.Unlock()
@@ -34,7 +34,7 @@ func BenchmarkRoute(b *testing.B) {
 			id := t.ID()
 			gen := p.creds.Generation()
 			p.mu.Lock()
-			r := p.routeLocked(who, t, id, gen)
+			r := p.routeLocked(who, t, id, "", gen)
 			_ = p.liveLocked(r.key, t)
 			p.mu.Unlock()
 		}

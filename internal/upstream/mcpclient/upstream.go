@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,7 +76,7 @@ type upstream struct {
 // Limits.InitializeTimeout. onListChanged, when non-nil, is called on
 // notifications/tools/list_changed. On error nothing is left running.
 func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()) (*upstream, error) {
-	u := &upstream{id: decl.ID, decl: decl, o: o, fatal: &fatalRecorder{}, scrub: newScrubber(decl.Credentials(), o.Credentials)}
+	u := &upstream{id: decl.ID, decl: decl, o: o, fatal: &fatalRecorder{}, scrub: newScrubber(scrubbed(decl), o.Credentials)}
 	var transport mcp.Transport
 	switch decl.Transport {
 	case capability.TransportStdio:
@@ -102,6 +103,14 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		headers, err := expandTemplates("headers", decl.Headers, o.Credentials)
 		if err != nil {
 			return nil, &ServerError{ServerID: decl.ID, Phase: "credentials", Err: err}
+		}
+		if o.Credentials != nil && bearerTarget(decl) {
+			if tok, ok := o.Credentials(BearerCredential); ok {
+				if strings.ContainsAny(tok, "\r\n\x00") {
+					return nil, &ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: the connection's access token contains a line break or NUL", ErrInvalidConfig)}
+				}
+				headers["Authorization"] = "Bearer " + tok
+			}
 		}
 		base := o.HTTPClient
 		if base == nil {

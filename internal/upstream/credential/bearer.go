@@ -1,0 +1,82 @@
+package credential
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+)
+
+var _ mcpclient.Bearers = (*Store)(nil)
+
+// ProviderOf is the provider a remote server's connections are made to:
+// its mcp.json server ID, lower-cased. ok is false for an ID that is no
+// provider name (then the server is never sent a connection's token).
+func ProviderOf(serverID string) (string, bool) {
+	p := strings.ToLower(serverID)
+	return p, CheckProvider(p) == nil
+}
+
+// Bearer returns the access token who's calls to the remote server d
+// carry: who's connection to d's provider (pinned by account, else the
+// agent's default, else the tenant's), when it is active and its grant
+// was issued for d's URL. A server to which no scope holds a connection
+// for that URL is called without a token (""); otherwise a principal
+// without a usable connection gets an error wrapping
+// [mcpclient.ErrConnectionRequired] that says which and how to connect,
+// never an authorization URL. It reads the in-memory snapshot only.
+func (s *Store) Bearer(who capability.Principal, d mcpclient.ServerDecl, account string) (string, error) {
+	provider, ok := ProviderOf(d.ID)
+	if !ok {
+		return "", nil
+	}
+	info, err := s.ResolveConnection(who, provider, account)
+	if err != nil {
+		switch {
+		case !errors.Is(err, ErrNoConnection):
+			return "", required(who, provider, err.Error())
+		case account != "":
+			return "", required(who, provider, fmt.Sprintf("account %s is not connected; an operator connects it with skillgate connect %s --tenant %s --account %s",
+				account, provider, who.Tenant, account))
+		case !s.connected(provider, d.URL):
+			return "", nil
+		}
+		return "", required(who, provider, fmt.Sprintf("no account is connected; an operator connects one with skillgate connect %s --tenant %s", provider, who.Tenant))
+	}
+	c := s.snap.Load().c.conns[info.ConnectionKey]
+	switch {
+	case c.State != StateActive:
+		return "", required(who, provider, fmt.Sprintf("account %s is %s; an operator reconnects it with skillgate connect %s --tenant %s --account %s",
+			c.Account, c.State, provider, who.Tenant, c.Account))
+	case c.OAuth == nil:
+		return c.Secret, nil
+	case !sameResource(c.OAuth.Resource, d.URL):
+		return "", required(who, provider, fmt.Sprintf("account %s was authorized for %s, not for the server at %s; connect it to this server",
+			c.Account, c.OAuth.Resource, d.URL))
+	}
+	return c.OAuth.AccessToken, nil
+}
+
+// required wraps why in ErrConnectionRequired with the provider and tenant.
+func required(who capability.Principal, provider, why string) error {
+	return fmt.Errorf("%w: %s for tenant %s (%s)", mcpclient.ErrConnectionRequired, provider, who.Tenant, why)
+}
+
+// connected reports whether any scope holds an OAuth connection to
+// provider issued for url: then the server needs one.
+func (s *Store) connected(provider, url string) bool {
+	for k, c := range s.snap.Load().c.conns {
+		if k.Provider == provider && c.OAuth != nil && sameResource(c.OAuth.Resource, url) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameResource compares a grant's resource with a server URL, ignoring a
+// trailing slash.
+func sameResource(resource, url string) bool {
+	return resource != "" && strings.TrimSuffix(resource, "/") == strings.TrimSuffix(url, "/")
+}

@@ -1,0 +1,82 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/skillgate/skillgate/internal/model/capability"
+)
+
+// ErrConnectionRequired means a remote server needs an OAuth connection
+// the principal does not have (none, or an expired or revoked one). The
+// message names the provider and the tenant, never a URL to authorize: a
+// human connects.
+var ErrConnectionRequired = errors.New("connection required")
+
+// BearerCredential is the reserved credential name under which a route's
+// lookup carries the OAuth access token of a principal's connection to a
+// remote server. It is not a valid ${NAME}, so no declaration can
+// reference it, and it names the token in scrubbed text
+// ("[redacted:oauth-bearer]").
+const BearerCredential = "oauth-bearer"
+
+// Bearers is the optional ability of a [CredentialSource] to supply the
+// OAuth access token a principal's calls to a remote server carry: the
+// principal's connection to the provider the server is. The pool asks it
+// for every streamable HTTP server that declares no Authorization header.
+// Like Resolve, Bearer must not do I/O, and [CredentialSource.Generation]
+// must move when its answer may change (a refresh, a new or expired
+// connection).
+type Bearers interface {
+	// Bearer returns the access token who's calls to server d carry, with
+	// account pinning one of who's accounts ("" for the default). An empty
+	// token and a nil error mean the server is called without one (nobody
+	// connects to it); an error wrapping [ErrConnectionRequired] means it
+	// needs a connection who lacks.
+	Bearer(who capability.Principal, d ServerDecl, account string) (string, error)
+}
+
+// bearerTarget reports whether calls to d may carry a connection's
+// token: a streamable HTTP server whose declaration sets no
+// Authorization header of its own.
+func bearerTarget(d ServerDecl) bool {
+	if d.Transport != capability.TransportHTTP {
+		return false
+	}
+	for name := range d.Headers {
+		if strings.EqualFold(name, "Authorization") {
+			return false
+		}
+	}
+	return true
+}
+
+// accountKey carries a call's account pin through a context.
+type accountKey struct{}
+
+// WithAccount returns ctx carrying account: the pool's route for a call
+// made with it uses that account of the principal's connection to a
+// remote server instead of the default.
+func WithAccount(ctx context.Context, account string) context.Context {
+	if account == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, accountKey{}, account)
+}
+
+// AccountFrom returns the account pin ctx carries, "" for none.
+func AccountFrom(ctx context.Context) string {
+	s, _ := ctx.Value(accountKey{}).(string)
+	return s
+}
+
+// scrubbed returns the credential names whose values are scrubbed from
+// what d's server sends: those it references, and its connection's token.
+func scrubbed(d ServerDecl) []string {
+	names := d.Credentials()
+	if bearerTarget(d) {
+		names = append(names, BearerCredential)
+	}
+	return names
+}
