@@ -55,6 +55,12 @@ const (
 // may not declare it.
 const ProviderArg = "provider"
 
+// AccountArg is the name of the optional argument that pins the account of
+// the principal's connection a call uses ("the work account"), when the
+// backend's server is a remote one reached through a connection. Like
+// [ProviderArg], an executor's own schema may not declare it.
+const AccountArg = "account"
+
 // Provider is one provider of the naming authority: the service behind
 // backends, and the suffix its provider-specific tool names carry.
 type Provider struct {
@@ -275,8 +281,8 @@ func (c *Catalog) parseExecutor(at string, x catalogExecutor) (*Executor, error)
 		return nil, fmt.Errorf("%w: %s: inputSchema: %v", ErrInvalidCatalog, at, err)
 	}
 	for name := range shape.props {
-		if name == ProviderArg {
-			return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: skillgate adds the provider argument itself; remove it", ErrInvalidCatalog, at, name)
+		if name == ProviderArg || name == AccountArg {
+			return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: skillgate adds the %s argument itself; remove it", ErrInvalidCatalog, at, name, name)
 		}
 		if !ValidArgName(name) {
 			return nil, fmt.Errorf("%w: %s: inputSchema.properties.%s: an argument name is lowercase letters, digits and '_', starting with a letter", ErrInvalidCatalog, at, name)

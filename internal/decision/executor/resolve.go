@@ -20,6 +20,10 @@ const (
 	// OffCredential: a credential the backend's server needs is not
 	// configured for the principal.
 	OffCredential OffCode = "credential_missing"
+	// OffConnection: the backend's remote server needs an OAuth
+	// connection the principal does not have (none, or an expired or
+	// revoked one); a human connects it.
+	OffConnection OffCode = "connection_required"
 	// OffScope: the principal's scope leaves the capability out (its tier
 	// may not invoke the skill).
 	OffScope OffCode = "out_of_scope"

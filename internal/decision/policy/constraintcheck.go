@@ -81,7 +81,7 @@ func permitCovers(s *snapshot, p *Policy, ce *capEntry) bool {
 		ent := agentEntity(capability.Principal{Tenant: "t", Agent: "a", Tier: tier})
 		view := entityView{snap: s, chain: []types.Entity{ent}}
 		req := cedar.Request{Principal: ent.UID, Action: ActionInvoke, Resource: ce.uids[0],
-			Context: buildContext(nil, false, "", false, "", false, s.policies)}
+			Context: buildContext(nil, false, "", false, "", false, "", false, s.policies)}
 		dec, diag := cedar.Authorize(single{p.ID, p.cedar}, &view, req)
 		if dec == cedar.Allow || len(diag.Errors) > 0 {
 			return true

@@ -38,7 +38,7 @@ type contextCache struct {
 // cache does not hold: a policy reads the arguments whole, too many
 // names, a read argument that is not a string, number or boolean, or a key
 // longer than maxContextKey.
-func (c *contextCache) key(buf []byte, set *PolicySet, args map[string]any, delegated bool, sid string, hasSID bool, exec string, hasExec bool) ([]byte, bool) {
+func (c *contextCache) key(buf []byte, set *PolicySet, args map[string]any, delegated bool, sid string, hasSID bool, exec string, hasExec bool, acct string, hasAcct bool) ([]byte, bool) {
 	if set.fullArgs || len(set.sortedArgNames) > maxCachedArgNames {
 		return nil, false
 	}
@@ -58,6 +58,13 @@ func (c *contextCache) key(buf []byte, set *PolicySet, args map[string]any, dele
 		}
 		buf = append(buf, 'X')
 		buf = appendLenPrefixed(buf, exec)
+	}
+	if hasAcct {
+		if len(acct) > maxContextKey/4 {
+			return nil, false
+		}
+		buf = append(buf, 'A')
+		buf = appendLenPrefixed(buf, acct)
 	}
 	for i, name := range set.sortedArgNames {
 		v, ok := args[name]

@@ -240,7 +240,8 @@ func (e *Engine) authorizeMemo(ctx context.Context, s *snapshot, sc *scratch, p 
 	}
 	sid, hasSID := ctx.Value(sessionKey{}).(string)
 	exec, hasExec := ctx.Value(executorKey{}).(string)
-	sc.env = callEnv{args: args, principal: mv.attrs, resource: ce.attrs, sid: sid, hasSID: hasSID, exec: exec, hasExec: hasExec}
+	acct, hasAcct := ctx.Value(accountKey{}).(string)
+	sc.env = callEnv{args: args, principal: mv.attrs, resource: ce.attrs, sid: sid, hasSID: hasSID, exec: exec, hasExec: hasExec, acct: acct, hasAcct: hasAcct}
 	return mv.plan.run(&sc.env, &sc.fb, &sc.out)
 }
 
@@ -350,21 +351,22 @@ func posString(p cedar.Position) string {
 func requestContext(ctx context.Context, args map[string]any, delegated bool, set *PolicySet) types.Record {
 	sid, hasSID := ctx.Value(sessionKey{}).(string)
 	exec, hasExec := ctx.Value(executorKey{}).(string)
+	acct, hasAcct := ctx.Value(accountKey{}).(string)
 	var keyBuf [maxContextKey]byte
-	key, cacheable := set.contexts.key(keyBuf[:0], set, args, delegated, sid, hasSID, exec, hasExec)
+	key, cacheable := set.contexts.key(keyBuf[:0], set, args, delegated, sid, hasSID, exec, hasExec, acct, hasAcct)
 	if cacheable {
 		if r, ok := set.contexts.get(key); ok {
 			return r
 		}
 	}
-	r := buildContext(args, delegated, sid, hasSID, exec, hasExec, set)
+	r := buildContext(args, delegated, sid, hasSID, exec, hasExec, acct, hasAcct, set)
 	if cacheable {
 		set.contexts.put(string(key), r)
 	}
 	return r
 }
 
-func buildContext(args map[string]any, delegated bool, sid string, hasSID bool, exec string, hasExec bool, set *PolicySet) types.Record {
+func buildContext(args map[string]any, delegated bool, sid string, hasSID bool, exec string, hasExec bool, acct string, hasAcct bool, set *PolicySet) types.Record {
 	var a types.Record
 	if set.fullArgs {
 		a = argsValue(args, 0)
@@ -389,6 +391,9 @@ func buildContext(args map[string]any, delegated bool, sid string, hasSID bool, 
 	}
 	if hasExec {
 		m["executor"] = types.String(exec)
+	}
+	if hasAcct {
+		m["account"] = types.String(acct)
 	}
 	return types.NewRecord(m)
 }

@@ -108,6 +108,8 @@ type callEnv struct {
 	hasSID    bool
 	exec      string // the executor the call was routed from
 	hasExec   bool
+	acct      string // the account of the connection the call uses
+	hasAcct   bool
 	delegated bool
 }
 
@@ -221,7 +223,7 @@ func (c *compiler) read(obj *cedarinspect.Node, name string, has bool) (int16, b
 	case "resource":
 		return c.emit(ninstr{op: pick(nresHas, nres), s: name}), true
 	case "context":
-		return c.emit(ninstr{op: pick(nctxHas, nctx), s: name}), has || name == "session" || name == "delegated" || name == "executor"
+		return c.emit(ninstr{op: pick(nctxHas, nctx), s: name}), has || name == "session" || name == "delegated" || name == "executor" || name == "account"
 	}
 	if isContextArgs(obj) {
 		return c.emit(ninstr{op: pick(nargHas, narg), s: name}), c.readsArg(name)
@@ -354,6 +356,8 @@ func evalAt(code []ninstr, at int16, env *callEnv) (nval, bool) {
 			b = env.hasSID
 		case "executor":
 			b = env.hasExec
+		case "account":
+			b = env.hasAcct
 		case "delegated":
 			b = env.delegated
 		}
@@ -364,6 +368,8 @@ func evalAt(code []ninstr, at int16, env *callEnv) (nval, bool) {
 			return nval{k: kString, s: env.sid}, true
 		case in.s == "executor" && env.hasExec:
 			return nval{k: kString, s: env.exec}, true
+		case in.s == "account" && env.hasAcct:
+			return nval{k: kString, s: env.acct}, true
 		case in.s == "delegated" && env.delegated:
 			return nval{k: kBool, b: true}, true
 		}

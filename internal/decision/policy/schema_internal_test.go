@@ -33,8 +33,8 @@ func TestSchemaDescribesEntities(t *testing.T) {
 	}
 	set := DefaultPolicies()
 	for _, ctx := range []types.Record{
-		buildContext(nil, false, "", false, "", false, set),
-		buildContext(nil, true, "s1", true, "create_issue", true, set),
+		buildContext(nil, false, "", false, "", false, "", false, set),
+		buildContext(nil, true, "s1", true, "create_issue", true, "work", true, set),
 	} {
 		req := types.Request{Principal: kid.UID, Action: ActionInvoke, Resource: capE.UID, Context: ctx}
 		if err := v.Request(req); err != nil {

@@ -173,6 +173,16 @@ type sessionKey struct{}
 
 type executorKey struct{}
 
+type accountKey struct{}
+
+// WithAccount returns a context carrying the account label of the
+// connection a call uses (docs/connections.md), which Evaluate passes to
+// Cedar as context.account: a policy may forbid one account of a provider
+// to some agents.
+func WithAccount(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, accountKey{}, label)
+}
+
 // WithExecutor returns a context carrying the executor a call was routed
 // from (docs/executors.md), which Evaluate passes to Cedar as
 // context.executor: a policy may then treat `create_issue` on any provider

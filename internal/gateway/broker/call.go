@@ -27,6 +27,17 @@ func (b *Broker) dormant(ctx context.Context, p capability.Principal, c *Capabil
 	return b.opts.Configured(ctx, p, c.Skill, c.Credentials)
 }
 
+// connected reports whether p's calls to c can reach its server: true
+// unless the server needs a connection p lacks.
+func (b *Broker) connected(p capability.Principal, c *Capability) bool {
+	conns := b.opts.Executors.Connections
+	if conns == nil {
+		return true
+	}
+	_, err := conns.Bearer(p, c.target.Server, "")
+	return err == nil
+}
+
 // Tools implements [mcpserver.CapabilitySource]: the capabilities in p's
 // scope that no backend maps, under their names, and the executors live
 // for p, each with the provider argument's enum of its live providers. A
@@ -39,7 +50,7 @@ func (b *Broker) Tools(ctx context.Context, p capability.Principal) ([]*mcp.Tool
 		if es != nil && es.mapped[c.ID()] {
 			continue
 		}
-		if len(b.dormant(ctx, p, c)) > 0 {
+		if len(b.dormant(ctx, p, c)) > 0 || !b.connected(p, c) {
 			continue
 		}
 		out = append(out, c.Tool)
@@ -77,6 +88,7 @@ func (b *Broker) Call(ctx context.Context, who capability.Caller, name string, r
 	}
 	b.forwarding.Add(1)
 	uctx, span := b.startUpstream(ctx, &a) // ctx and nil when tracing is off
+	uctx = mcpclient.WithAccount(uctx, a.account)
 	b.opts.Upstream.Call(uctx, who.Principal, a.c.target, a.c.Capability.CapabilityID, a.args, func(res json.RawMessage, err error) {
 		defer b.forwarding.Add(-1)
 		endUpstream(span, res, err)
@@ -161,6 +173,9 @@ type admission struct {
 	// result, for an executor call whose backend declares one, maps the
 	// tool's result to the executor's.
 	result *executor.ResultMapping
+	// account is the account of the principal's connection the call
+	// uses, for a backend reached through a connection.
+	account string
 	// policy are the decision's reasons as the policy engine gave them,
 	// for the trace's policy and grant ids (Decision.Policy).
 	policy []policy.Reason
@@ -206,6 +221,16 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 	}
 	a.c = c
 	a.rec.Subject = c.ID()
+	if conns := b.opts.Executors.Connections; conns != nil {
+		if _, err := conns.Bearer(p, c.target.Server, ""); err != nil {
+			return refuse(capability.Deny, []string{oneLine(err)}, "skillgate: "+oneLine(err))
+		}
+		if acct, ok := conns.Account(p, c.target.Server, ""); ok {
+			a.account = acct
+			a.data = map[string]any{"account": acct}
+			ctx = policy.WithAccount(ctx, acct)
+		}
+	}
 	args, err := decodeArgs(rawArgs)
 	if err != nil {
 		return refuse(capability.Deny, []string{"invalid arguments: not a JSON object"},
@@ -332,6 +357,9 @@ func (b *Broker) failed(ctx context.Context, a admission, name string, err error
 	a.seal()
 	b.record(ctx, a.rec)
 	b.log.WarnContext(ctx, "upstream call failed", "capability", a.rec.Subject, "err", err)
+	if errors.Is(err, mcpclient.ErrConnectionRequired) {
+		return "skillgate: " + oneLine(err)
+	}
 	if errors.Is(err, mcpclient.ErrNotSent) {
 		return fmt.Sprintf("skillgate: %s was allowed but never reached its server: %s", name, oneLine(err))
 	}

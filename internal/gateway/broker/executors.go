@@ -22,6 +22,7 @@ import (
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
 // ExecutorOptions configures the executors the broker serves (see
@@ -41,6 +42,21 @@ type ExecutorOptions struct {
 	// missing for a principal; nil reads the process environment
 	// (executor.EnvCredentials(os.LookupEnv)).
 	Credentials executor.CredentialCheck
+	// Connections resolves principals' OAuth connections to remote
+	// servers: a backend whose server needs one the principal lacks is
+	// off (connection_required), and a call's account argument picks one
+	// of the principal's accounts. Nil: no server is reached through a
+	// connection.
+	Connections Connections
+}
+
+// Connections is what the broker asks of the connection store;
+// *credential.Store implements it.
+type Connections interface {
+	mcpclient.Bearers
+	// Account returns the account of who's connection a call to server d
+	// uses, pinned by pin or else the default; ok false when none.
+	Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (account string, ok bool)
 }
 
 // ExecutorPreferences are the provider preference orders of
@@ -287,8 +303,28 @@ func (b *Broker) facts(es *execSnap, p capability.Principal, inScope map[*Capabi
 			}
 			return executor.Off{Code: executor.OffPolicy, Detail: fmt.Sprintf("capability %s is forbidden for %s by policy", c.ID(), p.ID())}
 		}
+		if conns := b.opts.Executors.Connections; conns != nil {
+			if _, err := conns.Bearer(p, c.target.Server, ""); err != nil {
+				return executor.Off{Code: executor.OffConnection, Detail: oneLine(err)}
+			}
+		}
 		return executor.Off{}
 	})
+}
+
+// connectionRequired returns why executor name is dormant for p when a
+// backend of it lacks only a connection: the typed result an agent gets
+// ("connection required: PROVIDER for tenant TENANT (...)") instead of an
+// unknown tool. ok false when no backend is off for that reason.
+func (b *Broker) connectionRequired(es *execSnap, p capability.Principal, name string) (string, bool) {
+	_, backends := es.index.Lookup(name)
+	f := b.facts(es, p, nil)
+	for _, bk := range backends {
+		if off := f.Off(bk); off.Code == executor.OffConnection {
+			return off.Detail, true
+		}
+	}
+	return "", false
 }
 
 // executorTools returns the tools of the executors live for p, given p's
@@ -400,6 +436,16 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 		delete(args, executor.ProviderArg)
 		a.data["pin"] = pin
 	}
+	accountPin := ""
+	if v, ok := args[executor.AccountArg]; ok {
+		s, isString := v.(string)
+		if !isString || s == "" {
+			return refuse("invalid arguments: account is not an account label", fmt.Sprintf("skillgate: invalid arguments for %s: account must be the label of one of your connected accounts, like work", name))
+		}
+		accountPin = s
+		delete(args, executor.AccountArg)
+		a.data["accountPin"] = accountPin
+	}
 	ex, _ := es.index.Lookup(name)
 	if err := ex.Validate(args); err != nil {
 		return refuse("invalid arguments: "+oneLine(err), fmt.Sprintf("skillgate: invalid arguments for %s: %s", name, oneLine(err)))
@@ -407,6 +453,9 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	r, err := es.index.Resolve(b.facts(es, p, nil), name, pin, b.opts.Executors.Preferences.For(p.Tenant))
 	if err != nil {
 		if errors.Is(err, executor.ErrDormant) {
+			if why, ok := b.connectionRequired(es, p, name); ok {
+				return refuse(why, "skillgate: "+why)
+			}
 			return refuse("not in scope: "+oneLine(err), fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 		}
 		return refuse("resolution: "+oneLine(err), fmt.Sprintf("skillgate: %s cannot run as asked: %s", name, oneLine(err)))
@@ -416,6 +465,16 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	a.c = c
 	a.rec.Subject = c.ID()
 	a.data["provider"], a.data["backend"], a.data["resolution"] = bk.Provider, c.ID(), r.Why()
+	if conns := b.opts.Executors.Connections; conns != nil {
+		if _, err := conns.Bearer(p, c.target.Server, accountPin); err != nil {
+			return refuse(oneLine(err), "skillgate: "+oneLine(err))
+		}
+		if acct, ok := conns.Account(p, c.target.Server, accountPin); ok {
+			a.account = acct
+			a.data["account"] = acct
+			ctx = policy.WithAccount(ctx, acct)
+		}
+	}
 	a.result = bk.Result
 	mapped, err := bk.Mapping.ApplyContext(ctx, args)
 	if err != nil {

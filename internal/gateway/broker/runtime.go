@@ -256,6 +256,9 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 		check = CredentialsFrom(opts.Credentials)
 	}
 	execs := opts.Executors
+	if conns, ok := opts.CredentialStore.(Connections); ok && execs.Connections == nil {
+		execs.Connections = conns
+	}
 	if execs.Credentials == nil {
 		// A backend is live only where its server's credentials resolve,
 		// as the pool resolves them: the check first_party dormancy uses.

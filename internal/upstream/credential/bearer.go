@@ -29,7 +29,7 @@ func ProviderOf(serverID string) (string, bool) {
 // never an authorization URL. It reads the in-memory snapshot only.
 func (s *Store) Bearer(who capability.Principal, d mcpclient.ServerDecl, account string) (string, error) {
 	provider, ok := ProviderOf(d.ID)
-	if !ok {
+	if !ok || !mcpclient.BearerTarget(d) {
 		return "", nil
 	}
 	info, err := s.ResolveConnection(who, provider, account)
@@ -79,4 +79,20 @@ func (s *Store) connected(provider, url string) bool {
 // trailing slash.
 func sameResource(resource, url string) bool {
 	return resource != "" && strings.TrimSuffix(resource, "/") == strings.TrimSuffix(url, "/")
+}
+
+// Account returns the account of who's connection that calls to the
+// remote server d use, pinned by pin or else the default: the label the
+// audit record names and Cedar sees as context.account. ok is false when
+// d is reached without a connection or who has no usable one.
+func (s *Store) Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (string, bool) {
+	provider, ok := ProviderOf(d.ID)
+	if !ok || !mcpclient.BearerTarget(d) {
+		return "", false
+	}
+	info, err := s.ResolveConnection(who, provider, pin)
+	if err != nil || info.State != StateActive {
+		return "", false
+	}
+	return info.Account, true
 }

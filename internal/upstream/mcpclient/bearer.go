@@ -37,10 +37,10 @@ type Bearers interface {
 	Bearer(who capability.Principal, d ServerDecl, account string) (string, error)
 }
 
-// bearerTarget reports whether calls to d may carry a connection's
+// BearerTarget reports whether calls to d may carry a connection's
 // token: a streamable HTTP server whose declaration sets no
 // Authorization header of its own.
-func bearerTarget(d ServerDecl) bool {
+func BearerTarget(d ServerDecl) bool {
 	if d.Transport != capability.TransportHTTP {
 		return false
 	}
@@ -75,7 +75,7 @@ func AccountFrom(ctx context.Context) string {
 // what d's server sends: those it references, and its connection's token.
 func scrubbed(d ServerDecl) []string {
 	names := d.Credentials()
-	if bearerTarget(d) {
+	if BearerTarget(d) {
 		names = append(names, BearerCredential)
 	}
 	return names

@@ -287,7 +287,7 @@ func (p *Pool) Prune() {
 func (p *Pool) resolve(who capability.Principal, t Target, id, account string) route {
 	names := t.Server.Credentials()
 	var bearer string
-	if bs, ok := p.creds.(Bearers); ok && bearerTarget(t.Server) {
+	if bs, ok := p.creds.(Bearers); ok && BearerTarget(t.Server) {
 		tok, err := bs.Bearer(who, t.Server, account)
 		if err != nil {
 			return route{refused: err}

@@ -104,7 +104,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		if err != nil {
 			return nil, &ServerError{ServerID: decl.ID, Phase: "credentials", Err: err}
 		}
-		if o.Credentials != nil && bearerTarget(decl) {
+		if o.Credentials != nil && BearerTarget(decl) {
 			if tok, ok := o.Credentials(BearerCredential); ok {
 				if strings.ContainsAny(tok, "\r\n\x00") {
 					return nil, &ServerError{ServerID: decl.ID, Phase: "credentials", Err: fmt.Errorf("%w: the connection's access token contains a line break or NUL", ErrInvalidConfig)}
