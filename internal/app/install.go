@@ -34,7 +34,10 @@ const envCrashPoint = "SKILLGATE_TEST_CRASHPOINT"
 func (a *App) OpenInstalls(ctx context.Context) (*install.Service, func(), error) {
 	// --tenant (and --agent) of install, recheck and approve: the servers
 	// are introspected with the credentials that principal resolves to.
-	var lookup mcpclient.CredentialLookup
+	var (
+		lookup mcpclient.CredentialLookup
+		bearer func(mcpclient.ServerDecl) (string, error)
+	)
 	if as := a.opts.IntrospectAs; as.Tenant != "" || as.Agent != "" {
 		if err := as.Check(); err != nil {
 			return nil, nil, Usagef("%v", err)
@@ -43,23 +46,27 @@ func (a *App) OpenInstalls(ctx context.Context) (*install.Service, func(), error
 		if err != nil {
 			return nil, nil, credentialFailure(err)
 		}
-		lookup = st.Lookup(capability.Principal{Tenant: as.Tenant, Agent: as.Agent})
+		p := capability.Principal{Tenant: as.Tenant, Agent: as.Agent}
+		lookup = st.Lookup(p)
+		// Remote servers are introspected with the principal's
+		// connection to them (skillgate connect).
+		bearer = func(d mcpclient.ServerDecl) (string, error) { return st.Bearer(p, d, "") }
 	}
-	svc, _, closeFn, err := a.openInstallsWith(ctx, lookup)
+	svc, _, closeFn, err := a.openInstallsWith(ctx, lookup, bearer)
 	return svc, closeFn, err
 }
 
 // openInstallsDB is openInstalls that also returns the store.
 func (a *App) openInstallsDB(ctx context.Context) (*install.Service, store.DB, func(), error) {
-	return a.openInstallsWith(ctx, nil)
+	return a.openInstallsWith(ctx, nil, nil)
 }
 
-func (a *App) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup) (*install.Service, store.DB, func(), error) {
+func (a *App) openInstallsWith(ctx context.Context, lookup mcpclient.CredentialLookup, bearer func(mcpclient.ServerDecl) (string, error)) (*install.Service, store.DB, func(), error) {
 	db, err := a.OpenStore(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	svc, err := a.newInstallService(db, lookup, nil)
+	svc, err := a.newInstallService(db, lookup, bearer, nil)
 	if err != nil {
 		db.Close()
 		return nil, nil, nil, err
@@ -91,10 +98,11 @@ func (a *App) installProgress() func(string) {
 
 // newInstallService wires the install service: managed storage under the
 // data directory, the LLM proposer when SKILLGATE_LLM_* configure one,
-// credentials from creds, or from the environment when creds is nil.
+// credentials from creds, or from the environment when creds is nil, and
+// remote servers' connection tokens from bearer (nil: none).
 // newInstallService opens the install flow; sf (nil: the SKILLGATE_*
 // variables) says whether approved versions are also kept in the bucket.
-func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, sf *Storage) (*install.Service, error) {
+func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, bearer func(mcpclient.ServerDecl) (string, error), sf *Storage) (*install.Service, error) {
 	cfg, err := a.Config()
 	if err != nil {
 		return nil, Usagef("%v", err)
@@ -126,6 +134,7 @@ func (a *App) newInstallService(db store.DB, creds mcpclient.CredentialLookup, s
 		Root:        filepath.Join(a.Data(), "imported"),
 		Proposer:    p,
 		Credentials: creds,
+		Bearer:      bearer,
 		MCP:         mcpclient.Options{ClientVersion: a.opts.Version},
 		Logger:      a.log,
 		Keyring:     kr,

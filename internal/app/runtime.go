@@ -225,7 +225,7 @@ func (a *App) openSkillStorage(sf *Storage, cfg *Config, log *slog.Logger, close
 // the credential store, the upstream connection pool and the audit writer.
 func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 	var err error
-	d.Installs, err = a.newInstallService(d.DB, nil, d.Storage)
+	d.Installs, err = a.newInstallService(d.DB, nil, nil, d.Storage)
 	if err != nil {
 		return err
 	}

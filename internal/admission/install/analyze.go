@@ -280,6 +280,24 @@ func (s *Service) prepareServer(ctx context.Context, in store.Install, decl mcpc
 				ErrCredentialUnset, unsetMessage(unset))}
 		}
 	}
+	if s.bearer != nil && mcpclient.BearerTarget(decl) {
+		tok, err := s.bearer(decl)
+		if err != nil {
+			return decl, opts, grants, &mcpclient.ServerError{ServerID: decl.ID, Phase: "credentials", Err: err}
+		}
+		if tok != "" {
+			base := opts.Credentials
+			opts.Credentials = func(name string) (string, bool) {
+				if name == mcpclient.BearerCredential {
+					return tok, true
+				}
+				if base == nil {
+					return "", false
+				}
+				return base(name)
+			}
+		}
+	}
 	return decl, opts, grants, nil
 }
 

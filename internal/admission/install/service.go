@@ -66,6 +66,13 @@ type Options struct {
 	Now func() time.Time
 	// Credentials expands ${NAME} references of mcp.json; nil means none.
 	Credentials mcpclient.CredentialLookup
+	// Bearer returns the access token of the introspecting principal's
+	// connection to a remote server (skillgate connect): "" for a server
+	// reached without one, an error wrapping
+	// mcpclient.ErrConnectionRequired for one that needs a connection the
+	// principal lacks. Nil: remote servers are introspected without a
+	// token.
+	Bearer func(mcpclient.ServerDecl) (string, error)
 	// MCP are the limits and environment for introspecting servers.
 	MCP mcpclient.Options
 	// Sandbox confines the servers of skills not yet approved while they
@@ -169,6 +176,7 @@ type Service struct {
 	proposer propose.Proposer
 	now      func() time.Time
 	creds    mcpclient.CredentialLookup
+	bearer   func(mcpclient.ServerDecl) (string, error)
 	mcp      mcpclient.Options
 	sandbox  *sandbox.Bubblewrap
 	runtime  *sandbox.Runtime
@@ -207,7 +215,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("install: Options.Store and Options.Root are required")
 	}
 	s := &Service{st: opts.Store, storage: Storage{Root: opts.Root}, proposer: opts.Proposer, now: opts.Now,
-		creds: opts.Credentials, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, progress: opts.Progress, crash: opts.Crash,
+		creds: opts.Credentials, bearer: opts.Bearer, mcp: opts.MCP, sandbox: opts.Sandbox, runtime: opts.Runtime, lim: opts.Source, log: opts.Logger, progress: opts.Progress, crash: opts.Crash,
 		keyring: opts.Keyring, audit: opts.Audit, catalog: opts.Catalog, held: opts.NamesHeld, changes: opts.Changes, drafter: opts.PromoteDrafter, shipped: opts.Shipped,
 		bucket: opts.Bucket, bucketPrefix: opts.BucketPrefix, fetcher: opts.Packages, verifier: &launch.Verifier{},
 		openLineage: opts.Lineage, lineageFile: opts.LineageFile, capabilities: opts.Capabilities}

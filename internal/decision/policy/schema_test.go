@@ -47,7 +47,7 @@ permit (principal, action, resource) when { context.args.limit > 3 && context ha
 		{"unknown action", `permit (principal, action == Action::"invok", resource);`,
 			[]string{`p.cedar:1: error: unknown action Action::"invok"; the only action is Action::"invoke"`}},
 		{"context attribute", `permit (principal, action, resource) when { context.path == "x" };`,
-			[]string{`p.cedar:1: error: the context has no attribute path; it has args, delegated, executor, session (call arguments are context.args.NAME)` + see}},
+			[]string{`p.cedar:1: error: the context has no attribute path; it has account, args, delegated, executor, session (call arguments are context.args.NAME)` + see}},
 		{"optional attributes", `forbid (principal, action, resource) when { principal.parent.tier == "T1" || context.session like "x" };`,
 			[]string{`p.cedar:1: warning: Agent.parent may be absent and the policy then fails to evaluate; test it first: … has parent && …`,
 				`p.cedar:1: warning: context.session may be absent and the policy then fails to evaluate; test it first: … has session && …`}},
