@@ -12,10 +12,10 @@
 //	err := r.Revoke(ctx, key, true)
 //
 // At most one refresh or revocation of a connection runs at a time in one
-// process. Across replicas sharing one store nothing coordinates them
-// yet: two replicas may refresh the same grant, and with a server that
-// rotates refresh tokens the slower one fails with ErrGrantChanged or
-// marks the connection expired. A leader or a row lock is later work.
+// process, and a refresh runs under the credential store's write lock
+// (the lock file, or the database row of a shared store), so across
+// replicas one grant is refreshed once: a replica that waited finds the
+// access token it saw replaced and uses the new one.
 package connection
 
 import (
@@ -56,7 +56,7 @@ var ErrNotOAuth = errors.New("connection has no oauth grant")
 type Store interface {
 	Connections(ctx context.Context) ([]credential.ConnectionInfo, error)
 	Connection(ctx context.Context, k credential.ConnectionKey) (credential.Connection, error)
-	ReplaceGrant(ctx context.Context, k credential.ConnectionKey, prev, next credential.Grant) error
+	UpdateConnection(ctx context.Context, k credential.ConnectionKey, change func(c *credential.Connection) (bool, error)) error
 	MarkConnection(ctx context.Context, k credential.ConnectionKey, state credential.ConnectionState, errText string) error
 	RemoveConnection(ctx context.Context, k credential.ConnectionKey) error
 }
@@ -259,46 +259,59 @@ func (r *Refresher) Refresh(ctx context.Context, k credential.ConnectionKey, sta
 		return false, err
 	}
 	defer unlock()
-	c, err := r.store.Connection(ctx, k)
-	if err != nil {
-		return false, err
-	}
-	switch {
-	case c.OAuth == nil:
-		return false, fmt.Errorf("%w: %s", ErrNotOAuth, k)
-	case c.State != credential.StateActive:
-		return false, fmt.Errorf("%w: %s is %s; connect it again", ErrNotActive, k, c.State)
-	case stale != "" && c.OAuth.AccessToken != stale:
-		return false, nil
-	}
-	prev := *c.OAuth
+	var (
+		refreshed bool
+		failure   error // the refresh's failure, stored with the connection
+		dead      bool
+		info      credential.ConnectionInfo
+	)
 	start := r.opts.Now()
-	ng, err := r.client.Refresh(ctx, prev.Metadata(), prev.Client, prev.Grant)
-	if errors.Is(err, oauth.ErrRefreshFailed) {
-		if merr := r.store.MarkConnection(ctx, k, credential.StateExpired, err.Error()); merr != nil {
-			return false, errors.Join(err, merr)
+	// The request runs under the store's write lock, so that of several
+	// replicas refreshing one grant only the first asks the server; the
+	// others find the token changed and stop.
+	err = r.store.UpdateConnection(ctx, k, func(c *credential.Connection) (bool, error) {
+		info = c.Info()
+		switch {
+		case c.OAuth == nil:
+			return false, fmt.Errorf("%w: %s", ErrNotOAuth, k)
+		case c.State != credential.StateActive:
+			return false, fmt.Errorf("%w: %s is %s; connect it again", ErrNotActive, k, c.State)
+		case stale != "" && c.OAuth.AccessToken != stale:
+			return false, nil
 		}
-		r.log.WarnContext(ctx, "connection expired", "connection", c.Info(), "error", err)
+		ng, err := r.client.Refresh(ctx, c.OAuth.Metadata(), c.OAuth.Client, c.OAuth.Grant)
+		if err != nil {
+			failure = fmt.Errorf("%s: %w", k, err)
+			c.LastError = err.Error()
+			if dead = errors.Is(err, oauth.ErrRefreshFailed); dead {
+				c.State = credential.StateExpired
+			}
+			return true, nil
+		}
+		if ng.RefreshToken == "" {
+			ng.RefreshToken = c.OAuth.RefreshToken // the server did not rotate it
+		}
+		c.OAuth.Grant = ng
+		c.State, c.LastError, c.Refreshed = credential.StateActive, "", r.opts.Now().UTC()
+		refreshed = true
+		return true, nil
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case dead:
+		r.log.WarnContext(ctx, "connection expired", "connection", info, "error", failure)
 		if r.opts.OnExpired != nil {
 			r.opts.OnExpired(ctx, k)
 		}
-		return false, fmt.Errorf("%s: %w", k, err)
+		return false, failure
+	case failure != nil:
+		r.log.WarnContext(ctx, "connection refresh failed; retrying later", "connection", info, "error", failure)
+		return false, failure
+	case refreshed:
+		r.log.InfoContext(ctx, "connection refreshed", "connection", info, "duration", r.opts.Now().Sub(start))
 	}
-	if err != nil {
-		if merr := r.store.MarkConnection(ctx, k, credential.StateActive, err.Error()); merr != nil {
-			return false, errors.Join(err, merr)
-		}
-		r.log.WarnContext(ctx, "connection refresh failed; retrying later", "connection", c.Info(), "error", err)
-		return false, fmt.Errorf("%s: %w", k, err)
-	}
-	next := prev
-	next.Grant = ng
-	if err := r.store.ReplaceGrant(ctx, k, prev, next); err != nil {
-		return false, fmt.Errorf("%s: storing the refreshed grant: %w", k, err)
-	}
-	r.log.InfoContext(ctx, "connection refreshed", "connection", c.Info(), "expiry", ng.Expiry,
-		"duration", r.opts.Now().Sub(start))
-	return true, nil
+	return refreshed, nil
 }
 
 // Revoke revokes k's grant at its authorization server (RFC 7009) when

@@ -312,3 +312,48 @@ func (s *Store) ResolveConnection(p capability.Principal, provider, pin string) 
 	}
 	return ConnectionInfo{}, fmt.Errorf("%w: %s for %s (connect it with skillgate connect %s --tenant %s)", ErrNoConnection, provider, p.ID(), provider, p.Tenant)
 }
+
+// errUnchanged ends an update that has nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// UpdateConnection runs change on k's connection while holding the
+// store's write lock: the lock file, or, when the store is shared, the
+// database row every replica's writes take. change sees the connection as
+// stored now (written by any process) and returns whether it changed it;
+// a changed connection is checked and written, and an unchanged one
+// writes nothing. So a refresh made inside change runs once across
+// processes: those waiting see the grant the first stored. change runs
+// with the lock held, so it must be bounded in time (the oauth client's
+// requests are). Its error aborts the update and is returned as it is.
+// It fails with ErrNoConnection when k does not exist.
+func (s *Store) UpdateConnection(ctx context.Context, k ConnectionKey, change func(c *Connection) (bool, error)) error {
+	if err := k.Check(); err != nil {
+		return err
+	}
+	err := s.update(ctx, func(t *contents) error {
+		c, ok := t.conns[k]
+		if !ok {
+			return absent(k)
+		}
+		def := c.Default
+		c = c.clone()
+		changed, err := change(&c)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			return errUnchanged
+		}
+		c.ConnectionKey, c.Default = k, def // the default is SetDefaultConnection's
+		c.LastError = cleanError(c.LastError)
+		if err := c.check(); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		t.conns[k] = c
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	return err
+}
