@@ -389,23 +389,25 @@ Then, in text output, the capability calls of the last 24 hours that were
 refused until a human approves them (and not allowed since), each with the
 command that grants one call. Agents are only told that a human must
 approve: the command is for operators (it is also in the audit record and
-the server's log).
+the server's log). Then the tenants whose agents' calls were refused because
+a remote server needs a connection they lack (none, or an expired one), each
+with the 'skillgate connect' command that connects it (docs/connections.md).
 
 Exit codes: 0 done, 1 failure, 2 usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ps, reqs, err := m.app().Pending(cmd.Context(), all, !asJSON)
+			ps, reqs, conns, err := m.app().Pending(cmd.Context(), all, !asJSON)
 			if err != nil {
 				return installErr(err)
 			}
 			if asJSON {
 				return jsonout.Write(m.Stdout, ps)
 			}
-			if len(ps) == 0 && len(reqs) == 0 {
+			if len(ps) == 0 && len(reqs) == 0 && len(conns) == 0 {
 				fmt.Fprintln(m.Stderr, "nothing waits for review; install a skill with 'skillgate install PATH'")
 				return nil
 			}
-			return app.WritePending(m.Stdout, ps, reqs)
+			return app.WritePending(m.Stdout, ps, reqs, conns)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (the same body as GET /v1/installs/pending)")

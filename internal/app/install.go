@@ -285,13 +285,13 @@ func (a *App) Install(ctx context.Context, svc *install.Service, r InstallReques
 	return svc.InstallFrom(ctx, src, a.Actor(), r.Intro)
 }
 
-// Pending lists the installs that wait for a human, or with all every
-// install, and with requests the capability calls refused until a human
-// approves them.
-func (a *App) Pending(ctx context.Context, all, requests bool) ([]install.Summary, []broker.ApprovalRequest, error) {
+// Pending returns the installs waiting for a human (every install with
+// all) and, with requests, the calls of the last 24 hours waiting for an
+// approval and the connections agents' calls lacked.
+func (a *App) Pending(ctx context.Context, all, requests bool) ([]install.Summary, []broker.ApprovalRequest, []broker.ConnectionRequest, error) {
 	svc, closeFn, err := a.OpenInstalls(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer closeFn()
 	list := svc.Pending
@@ -300,8 +300,17 @@ func (a *App) Pending(ctx context.Context, all, requests bool) ([]install.Summar
 	}
 	ps, err := list(ctx)
 	if err != nil || !requests {
-		return ps, nil, err
+		return ps, nil, nil, err
 	}
 	reqs, err := a.ApprovalRequests(ctx)
-	return ps, reqs, err
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	db, err := a.OpenStore(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer db.Close()
+	conns, err := broker.ConnectionRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
+	return ps, reqs, conns, err
 }

@@ -89,7 +89,7 @@ func (rep *CheckReport) WriteText(stdout, stderr io.Writer, policyDir string) {
 // WritePending writes what waits for a human, as 'skillgate pending'
 // prints it: the installs as a table, then the calls refused until a
 // human approves them, each with the command that grants one call.
-func WritePending(w io.Writer, ps []install.Summary, reqs []broker.ApprovalRequest) error {
+func WritePending(w io.Writer, ps []install.Summary, reqs []broker.ApprovalRequest, conns []broker.ConnectionRequest) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if len(ps) > 0 {
 		fmt.Fprintln(tw, "NAME\tSTATE\tVERSION\tNEXT")
@@ -107,6 +107,15 @@ func WritePending(w io.Writer, ps []install.Summary, reqs []broker.ApprovalReque
 		fmt.Fprintln(w, "Calls waiting for a human's approval (last 24h):")
 		for _, r := range reqs {
 			fmt.Fprintf(w, "  %s %s: %d refused, last %s\n    approve one call: %s\n", r.Agent, r.Capability, r.Times, r.Last.UTC().Format(time.RFC3339), r.Approve)
+		}
+	}
+	if len(conns) > 0 {
+		if len(ps) > 0 || len(reqs) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "Calls refused for want of a connection (last 24h):")
+		for _, c := range conns {
+			fmt.Fprintf(w, "  tenant %s needs %s: %d refused, last %s\n    connect: %s\n", c.Tenant, c.Provider, c.Times, c.Last.UTC().Format(time.RFC3339), c.Connect)
 		}
 	}
 	return nil

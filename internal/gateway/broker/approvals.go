@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
 // MaxApprovalRecords bounds the audit records [ApprovalRequests] reads.
@@ -72,6 +73,73 @@ func ApprovalRequests(ctx context.Context, log audit.Log, since time.Time) ([]Ap
 	for _, a := range out {
 		if a.Times > 0 {
 			kept = append(kept, a)
+		}
+	}
+	return kept, nil
+}
+
+// ConnectionRequest is a tenant whose agents' calls were refused because
+// a remote server needs a connection the tenant lacks (none, or an expired
+// one), as the audit log recorded it: what `skillgate pending` shows
+// operators, with the command that connects it (agents are never given
+// an authorization URL).
+type ConnectionRequest struct {
+	// Tenant lacks a connection to Provider.
+	Tenant   string `json:"tenant"`
+	Provider string `json:"provider"`
+	// Last is the time of the latest refused call, Times how many calls
+	// were refused since the start of the window.
+	Last  time.Time `json:"last"`
+	Times int       `json:"times"`
+	// Connect is the command that connects it.
+	Connect string `json:"connect"`
+}
+
+// ConnectionRequests returns the tenants and providers whose calls were
+// refused for want of a connection since the given time, one per tenant
+// and provider, oldest first, leaving out those an allowed call of the
+// same tenant through a connection to the provider followed (someone
+// connected). It
+// reads at most the last [MaxApprovalRecords] capability.invoke records of
+// the window.
+func ConnectionRequests(ctx context.Context, log audit.Log, since time.Time) ([]ConnectionRequest, error) {
+	rs, err := log.Query(ctx, audit.Filter{Action: "capability.invoke", Since: since, Limit: MaxApprovalRecords, Last: true})
+	if err != nil {
+		return nil, fmt.Errorf("connection requests: %w", err)
+	}
+	type key struct{ tenant, provider string }
+	idx := map[key]int{}
+	var out []ConnectionRequest
+	for _, r := range rs {
+		var data struct {
+			Connection mcpclient.ConnectionUse `json:"connection"`
+		}
+		if json.Unmarshal(r.Data, &data) != nil || data.Connection.Provider == "" || data.Connection.Tenant == "" {
+			continue
+		}
+		k := key{data.Connection.Tenant, data.Connection.Provider}
+		switch r.Decision {
+		case capability.Allow:
+			if i, ok := idx[k]; ok {
+				out[i].Times = -1 // connected since
+				delete(idx, k)
+			}
+		case capability.Deny:
+			i, ok := idx[k]
+			if !ok {
+				i = len(out)
+				idx[k] = i
+				out = append(out, ConnectionRequest{Tenant: k.tenant, Provider: k.provider,
+					Connect: "skillgate connect " + k.provider + " --tenant " + k.tenant})
+			}
+			out[i].Last = r.Time
+			out[i].Times++
+		}
+	}
+	kept := out[:0]
+	for _, c := range out {
+		if c.Times > 0 {
+			kept = append(kept, c)
 		}
 	}
 	return kept, nil

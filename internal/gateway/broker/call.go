@@ -223,12 +223,13 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 	a.rec.Subject = c.ID()
 	if conns := b.opts.Executors.Connections; conns != nil {
 		if _, err := conns.Bearer(p, c.target.Server, ""); err != nil {
+			a.rec.Data, _ = json.Marshal(map[string]any{"connection": connectionData(err)})
 			return refuse(capability.Deny, []string{oneLine(err)}, "skillgate: "+oneLine(err))
 		}
-		if acct, ok := conns.Account(p, c.target.Server, ""); ok {
-			a.account = acct
-			a.data = map[string]any{"account": acct}
-			ctx = policy.WithAccount(ctx, acct)
+		if use, ok := conns.Account(p, c.target.Server, ""); ok {
+			a.account = use.Account
+			a.data = map[string]any{"connection": use}
+			ctx = policy.WithAccount(ctx, use.Account)
 		}
 	}
 	args, err := decodeArgs(rawArgs)

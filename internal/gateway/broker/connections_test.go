@@ -14,6 +14,7 @@ import (
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/testkit/oauthserver"
 	"github.com/skillgate/skillgate/internal/testkit/remotemcp"
 	"github.com/skillgate/skillgate/internal/upstream/connection"
@@ -142,7 +143,7 @@ func TestConnectionsBroker(t *testing.T) {
 	if got, ok := whoami(drafter); !ok || got != "alice" {
 		t.Fatalf("acme's call: %q %v", got, ok)
 	}
-	if d := dataOf(); d["account"] != "work" {
+	if d, _ := dataOf()["connection"].(map[string]any); d["account"] != "work" || d["provider"] != "remote" || d["tenant"] != "acme" {
 		t.Fatalf("audit data %v: want account work", d)
 	}
 	const beta = "skillgate: connection required: remote for tenant beta (no account is connected; an operator connects one with skillgate connect remote --tenant beta)"
@@ -182,6 +183,19 @@ func TestConnectionsBroker(t *testing.T) {
 	connect(personal, "bob")
 	if got, ok := whoami(drafter); !ok || got != "bob" {
 		t.Fatalf("after reconnecting: %q %v", got, ok)
+	}
+	// What pending shows: beta still lacks a connection; acme connected
+	// again since its refusal.
+	db := openStore(t)
+	if _, err := audit.NewLog(db).Append(ctx, recs.all...); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := broker.ConnectionRequests(ctx, audit.NewLog(db), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 1 || reqs[0].Tenant != "beta" || reqs[0].Provider != "remote" || reqs[0].Times != 1 || reqs[0].Connect != "skillgate connect remote --tenant beta" {
+		t.Fatalf("connection requests: %+v", reqs)
 	}
 	for _, r := range recs.all {
 		for _, k := range []credential.ConnectionKey{work, personal} {

@@ -56,7 +56,7 @@ type Connections interface {
 	mcpclient.Bearers
 	// Account returns the account of who's connection a call to server d
 	// uses, pinned by pin or else the default; ok false when none.
-	Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (account string, ok bool)
+	Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (use mcpclient.ConnectionUse, ok bool)
 }
 
 // ExecutorPreferences are the provider preference orders of
@@ -315,16 +315,28 @@ func (b *Broker) facts(es *execSnap, p capability.Principal, inScope map[*Capabi
 // connectionRequired returns why executor name is dormant for p when a
 // backend of it lacks only a connection: the typed result an agent gets
 // ("connection required: PROVIDER for tenant TENANT (...)") instead of an
-// unknown tool. ok false when no backend is off for that reason.
-func (b *Broker) connectionRequired(es *execSnap, p capability.Principal, name string) (string, bool) {
+// unknown tool. It is nil when no backend is off for that reason.
+func (b *Broker) connectionRequired(es *execSnap, p capability.Principal, name string) error {
 	_, backends := es.index.Lookup(name)
 	f := b.facts(es, p, nil)
 	for _, bk := range backends {
 		if off := f.Off(bk); off.Code == executor.OffConnection {
-			return off.Detail, true
+			if _, err := b.opts.Executors.Connections.Bearer(p, es.caps[bk].target.Server, ""); err != nil {
+				return err
+			}
 		}
 	}
-	return "", false
+	return nil
+}
+
+// connectionData is the audit data naming the connection a refused call
+// lacked, which `skillgate pending` lists for operators.
+func connectionData(err error) *mcpclient.ConnectionUse {
+	var cr *mcpclient.ConnectionRequiredError
+	if !errors.As(err, &cr) {
+		return nil
+	}
+	return &mcpclient.ConnectionUse{Provider: cr.Provider, Tenant: cr.Tenant}
 }
 
 // executorTools returns the tools of the executors live for p, given p's
@@ -453,8 +465,9 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	r, err := es.index.Resolve(b.facts(es, p, nil), name, pin, b.opts.Executors.Preferences.For(p.Tenant))
 	if err != nil {
 		if errors.Is(err, executor.ErrDormant) {
-			if why, ok := b.connectionRequired(es, p, name); ok {
-				return refuse(why, "skillgate: "+why)
+			if cerr := b.connectionRequired(es, p, name); cerr != nil {
+				a.data["connection"] = connectionData(cerr)
+				return refuse(oneLine(cerr), "skillgate: "+oneLine(cerr))
 			}
 			return refuse("not in scope: "+oneLine(err), fmt.Sprintf("skillgate: unknown tool %q: it is not among the capabilities you may call", name))
 		}
@@ -467,12 +480,13 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	a.data["provider"], a.data["backend"], a.data["resolution"] = bk.Provider, c.ID(), r.Why()
 	if conns := b.opts.Executors.Connections; conns != nil {
 		if _, err := conns.Bearer(p, c.target.Server, accountPin); err != nil {
+			a.data["connection"] = connectionData(err)
 			return refuse(oneLine(err), "skillgate: "+oneLine(err))
 		}
-		if acct, ok := conns.Account(p, c.target.Server, accountPin); ok {
-			a.account = acct
-			a.data["account"] = acct
-			ctx = policy.WithAccount(ctx, acct)
+		if use, ok := conns.Account(p, c.target.Server, accountPin); ok {
+			a.account = use.Account
+			a.data["connection"] = use
+			ctx = policy.WithAccount(ctx, use.Account)
 		}
 	}
 	a.result = bk.Result

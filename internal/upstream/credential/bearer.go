@@ -61,7 +61,7 @@ func (s *Store) Bearer(who capability.Principal, d mcpclient.ServerDecl, account
 
 // required wraps why in ErrConnectionRequired with the provider and tenant.
 func required(who capability.Principal, provider, why string) error {
-	return fmt.Errorf("%w: %s for tenant %s (%s)", mcpclient.ErrConnectionRequired, provider, who.Tenant, why)
+	return &mcpclient.ConnectionRequiredError{Provider: provider, Tenant: who.Tenant, Why: why}
 }
 
 // connected reports whether any scope holds an OAuth connection to
@@ -81,18 +81,18 @@ func sameResource(resource, url string) bool {
 	return resource != "" && strings.TrimSuffix(resource, "/") == strings.TrimSuffix(url, "/")
 }
 
-// Account returns the account of who's connection that calls to the
+// Account returns the provider and account of who's connection that calls to the
 // remote server d use, pinned by pin or else the default: the label the
 // audit record names and Cedar sees as context.account. ok is false when
 // d is reached without a connection or who has no usable one.
-func (s *Store) Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (string, bool) {
+func (s *Store) Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (mcpclient.ConnectionUse, bool) {
 	provider, ok := ProviderOf(d.ID)
 	if !ok || !mcpclient.BearerTarget(d) {
-		return "", false
+		return mcpclient.ConnectionUse{}, false
 	}
 	info, err := s.ResolveConnection(who, provider, pin)
 	if err != nil || info.State != StateActive {
-		return "", false
+		return mcpclient.ConnectionUse{}, false
 	}
-	return info.Account, true
+	return mcpclient.ConnectionUse{Provider: provider, Tenant: who.Tenant, Account: info.Account}, true
 }

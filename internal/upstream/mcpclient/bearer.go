@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
@@ -13,6 +14,34 @@ import (
 // message names the provider and the tenant, never a URL to authorize: a
 // human connects.
 var ErrConnectionRequired = errors.New("connection required")
+
+// ConnectionRequiredError is the error of a call whose remote server
+// needs a connection the caller lacks; it matches
+// [ErrConnectionRequired]. Its text is what the agent reads:
+// "connection required: PROVIDER for tenant TENANT (why)".
+type ConnectionRequiredError struct {
+	// Provider is the provider to connect (the server's ID).
+	Provider string
+	// Tenant is the caller's tenant.
+	Tenant string
+	// Why says what is missing and the operator's command.
+	Why string
+}
+
+func (e *ConnectionRequiredError) Error() string {
+	return fmt.Sprintf("%v: %s for tenant %s (%s)", ErrConnectionRequired, e.Provider, e.Tenant, e.Why)
+}
+
+// Is reports whether target is ErrConnectionRequired.
+func (e *ConnectionRequiredError) Is(target error) bool { return target == ErrConnectionRequired }
+
+// ConnectionUse names the connection a call to a remote server uses: its
+// provider and account, for the audit record and the policy's context.
+type ConnectionUse struct {
+	Provider string `json:"provider"`
+	Tenant   string `json:"tenant"`
+	Account  string `json:"account"`
+}
 
 // BearerCredential is the reserved credential name under which a route's
 // lookup carries the OAuth access token of a principal's connection to a
