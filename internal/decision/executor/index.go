@@ -227,6 +227,30 @@ func ToolSchema(ex *Executor, providers []string) json.RawMessage {
 	return b
 }
 
+// WithAccountArg returns schema (an executor's tool schema) with the
+// optional account argument ([AccountArg]) added: for an executor with a
+// backend whose remote server is reached through the caller's connection.
+func WithAccountArg(schema json.RawMessage) json.RawMessage {
+	var s map[string]any
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return schema
+	}
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		s["properties"] = props
+	}
+	props[AccountArg] = map[string]any{
+		"type":        "string",
+		"description": "Use this connected account of the provider (its label, like work). Leave it out unless the user named an account.",
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return schema
+	}
+	return b
+}
+
 // WriteStatus writes the executors of principal (as 'skillgate executors'
 // prints them): each executor live or dormant, its default backend and
 // why, every backend with why it is live or off, then the mappings

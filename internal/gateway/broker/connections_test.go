@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/manifest"
+	"github.com/skillgate/skillgate/internal/decision/executor"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
@@ -23,14 +24,23 @@ import (
 	"github.com/skillgate/skillgate/internal/upstream/oauth"
 )
 
-// TestConnectionsBroker: a remote server behind OAuth, reached through
-// each tenant's connection. acme (two accounts of the provider) calls it
-// with its default account's token; beta, without a connection, neither
-// sees the tool nor calls it ("connection required"); Cedar sees the
-// account and forbids one to an agent; the audit record names the
-// account; an expired connection makes the tool dormant for acme alone,
-// and reconnecting wakes it.
-func TestConnectionsBroker(t *testing.T) {
+// connFixture is an authorization server and a remote MCP server
+// requiring its tokens on loopback, a credential store where tenant acme
+// holds two accounts of the provider remote (work: alice, the default;
+// personal: bob), and the skill declaring the server as users do (a URL,
+// no headers), introspected with acme's connection and approved.
+type connFixture struct {
+	as       *oauthserver.Server
+	rs       *remotemcp.Server
+	store    *credential.Store
+	skill    broker.Skill
+	connect  func(k credential.ConnectionKey, subject string)
+	work     credential.ConnectionKey
+	personal credential.ConnectionKey
+}
+
+func newConnFixture(t *testing.T) *connFixture {
+	t.Helper()
 	ctx := t.Context()
 	as := oauthserver.New(t, &oauthserver.Options{AccessTokenLifetime: time.Hour, Scopes: []string{"tools"}})
 	rs := remotemcp.New(t, &remotemcp.Options{AuthServer: as, Scopes: []string{"tools"}, RequireScopes: true})
@@ -83,6 +93,20 @@ func TestConnectionsBroker(t *testing.T) {
 	skill := broker.Skill{Key: "remote", Digest: "sha256:r", Servers: map[string]mcpclient.ServerDecl{"remote": decl},
 		Pins: map[string]capability.PinSet{"remote": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T1", "T2", "T3"}}
 
+	return &connFixture{as: as, rs: rs, store: store, skill: skill, connect: connect, work: work, personal: personal}
+}
+
+// TestConnectionsBroker: a remote server behind OAuth, reached through
+// each tenant's connection. acme (two accounts of the provider) calls it
+// with its default account's token; beta, without a connection, neither
+// sees the tool nor calls it ("connection required"); Cedar sees the
+// account and forbids one to an agent; the audit record names the
+// account; an expired connection makes the tool dormant for acme alone,
+// and reconnecting wakes it.
+func TestConnectionsBroker(t *testing.T) {
+	ctx := t.Context()
+	f := newConnFixture(t)
+	store, skill, connect, work, personal := f.store, f.skill, f.connect, f.work, f.personal
 	dir := t.TempDir()
 	cedar := "@id(\"permit-all\")\npermit (principal, action, resource);\n\n@id(\"no-work-for-intern\")\nforbid (principal, action, resource) when { principal.agent == \"intern\" && context has account && context.account == \"work\" };\n"
 	if err := os.WriteFile(filepath.Join(dir, "base.cedar"), []byte(cedar), 0o600); err != nil {
@@ -203,6 +227,97 @@ func TestConnectionsBroker(t *testing.T) {
 			if tok := cc.OAuth.AccessToken; strings.Contains(string(r.Data)+strings.Join(r.Reasons, ";"), tok) {
 				t.Fatalf("a token is in the audit record %+v", r)
 			}
+		}
+	}
+}
+
+// TestConnectionsExecutorAccount: an executor served by the remote
+// server takes the account argument: left out, the default account's
+// token is sent; pinned, that account's; an account not connected is
+// refused with "connection required", and a tenant without a connection
+// gets the same for the dormant executor, not "unknown tool".
+func TestConnectionsExecutorAccount(t *testing.T) {
+	ctx := t.Context()
+	f := newConnFixture(t)
+	cat, err := executor.ParseCatalog("identity.yaml", []byte(`apiVersion: skillgate.dev/v1
+kind: ExecutorCatalog
+providers:
+  - name: remote
+    suffix: _remote
+    description: the remote test service
+executors:
+  - name: read_identity
+    description: Say who the caller is at the service.
+    inputSchema:
+      type: object
+      properties:
+        note: {type: string, description: A note the service echoes.}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skill := f.skill
+	skill.Backends = []byte("apiVersion: skillgate.dev/v1\nkind: Backends\nprovider: remote\nbackends:\n  - executor: read_identity\n    server: remote\n    tool: whoami\n    arguments:\n      note: args.?note\n")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "base.cedar"), []byte("@id(\"permit-all\")\npermit (principal, action, resource);\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eng := policy.New(&policy.Options{PolicyDir: dir})
+	if err := eng.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), CredentialSource: f.store})
+	t.Cleanup(func() { pool.Close() })
+	recs := &records{}
+	b, err := broker.New(broker.Options{
+		Load:    func(context.Context) ([]broker.Skill, error) { return []broker.Skill{skill}, nil },
+		Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: recs,
+		Executors: broker.ExecutorOptions{Catalog: cat, Connections: f.store},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.ExecutorProblems(); len(p) > 0 {
+		t.Fatalf("backends refused: %v", p)
+	}
+	acme := capability.Principal{Tenant: "acme", Agent: "drafter", Tier: "T2"}
+	beta := capability.Principal{Tenant: "beta", Agent: "drafter", Tier: "T2"}
+	tools, err := b.Tools(ctx, acme)
+	if err != nil || len(tools) != 1 || tools[0].Name != "read_identity" {
+		t.Fatalf("acme's tools: %v %v", tools, err)
+	}
+	schema, _ := json.Marshal(tools[0].InputSchema)
+	if !strings.Contains(string(schema), `"account":{"description":"Use this connected account`) {
+		t.Fatalf("the tool takes no account argument: %s", schema)
+	}
+	for _, tc := range []struct {
+		who  capability.Principal
+		args string
+		want string
+	}{
+		{acme, `{}`, "alice"},
+		{acme, `{"account":"personal"}`, "bob"},
+		{acme, `{"account":"work","provider":"remote"}`, "alice"},
+		{acme, `{"account":"nope"}`, "skillgate: connection required: remote for tenant acme (account nope is not connected; an operator connects it with skillgate connect remote --tenant acme --account nope)"},
+		{acme, `{"account":7}`, "skillgate: invalid arguments for read_identity: account must be the label of one of your connected accounts, like work"},
+		{beta, `{}`, "skillgate: connection required: remote for tenant beta (no account is connected; an operator connects one with skillgate connect remote --tenant beta)"},
+	} {
+		res, err := call(b, ctx, gatewayCaller(tc.who), "read_identity", json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := textOf(res)
+		if !res.IsError {
+			raw, _ := json.Marshal(res.StructuredContent)
+			var w remotemcp.Whoami
+			_ = json.Unmarshal(raw, &w)
+			got = w.Subject
+		}
+		if got != tc.want {
+			t.Errorf("%s %s: got %q\nwant %q", tc.who.Tenant, tc.args, got, tc.want)
 		}
 	}
 }

@@ -130,6 +130,10 @@ type execSnap struct {
 	mapped map[string]bool
 	// names are the executors with at least one backend.
 	names map[string]bool
+	// remote are the executors with a backend whose server may be
+	// reached through a connection: their tools take the account
+	// argument.
+	remote map[string]bool
 	// tools caches, per executor, its tool definition for each set of
 	// live providers seen (copy on write): a listing allocates no key.
 	tools map[string]*atomic.Pointer[[]cachedTool]
@@ -145,7 +149,7 @@ type cachedTool struct {
 func (es *execSnap) tool(ex *executor.Executor, providers []string) *mcp.Tool {
 	cache := es.tools[ex.Name]
 	if cache == nil { // not an executor of this snapshot: build, keep nothing
-		return &mcp.Tool{Name: ex.Name, Description: ex.Description, InputSchema: executor.ToolSchema(ex, providers)}
+		return &mcp.Tool{Name: ex.Name, Description: ex.Description, InputSchema: es.schema(ex, providers)}
 	}
 	for {
 		old := cache.Load()
@@ -156,7 +160,7 @@ func (es *execSnap) tool(ex *executor.Executor, providers []string) *mcp.Tool {
 				}
 			}
 		}
-		t := &mcp.Tool{Name: ex.Name, Description: ex.Description, InputSchema: executor.ToolSchema(ex, providers)}
+		t := &mcp.Tool{Name: ex.Name, Description: ex.Description, InputSchema: es.schema(ex, providers)}
 		var next []cachedTool
 		if old != nil {
 			next = slices.Clone(*old)
@@ -168,12 +172,22 @@ func (es *execSnap) tool(ex *executor.Executor, providers []string) *mcp.Tool {
 	}
 }
 
+// schema is ex's tool schema with the provider argument's enum, and the
+// account argument when a backend of ex is a remote server.
+func (es *execSnap) schema(ex *executor.Executor, providers []string) json.RawMessage {
+	s := executor.ToolSchema(ex, providers)
+	if es.remote[ex.Name] {
+		s = executor.WithAccountArg(s)
+	}
+	return s
+}
+
 // buildExecutors compiles the skills' backends files against the built
 // capabilities. A backend whose capability is missing or refused is kept,
 // off for everyone with the reason, so `skillgate executors` shows it.
 func buildExecutors(cat *executor.Catalog, skills []Skill, caps []*Capability) (*execSnap, []string) {
 	es := &execSnap{cat: cat, static: map[*executor.Backend]executor.Off{}, caps: map[*executor.Backend]*Capability{},
-		creds: map[*executor.Backend][]string{}, mapped: map[string]bool{}, names: map[string]bool{}}
+		creds: map[*executor.Backend][]string{}, mapped: map[string]bool{}, names: map[string]bool{}, remote: map[string]bool{}}
 	byRef := map[capability.Ref]*Capability{}
 	for _, c := range caps {
 		byRef[c.Ref()] = c
@@ -207,6 +221,9 @@ func buildExecutors(cat *executor.Catalog, skills []Skill, caps []*Capability) (
 			es.caps[b] = c
 			es.mapped[c.ID()] = true
 			es.creds[b] = s.Servers[d.Server].Credentials()
+			if mcpclient.BearerTarget(s.Servers[d.Server]) {
+				es.remote[b.Executor.Name] = true
+			}
 		}
 		declared := map[string]bool{}
 		if len(s.Backends) > 0 {

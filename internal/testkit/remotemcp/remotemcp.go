@@ -59,6 +59,12 @@ type Stats struct {
 	Unauthorized int64
 }
 
+// WhoamiInput is the whoami tool's input.
+type WhoamiInput struct {
+	// Note is echoed back in the result.
+	Note string `json:"note,omitempty" jsonschema:"a note echoed back"`
+}
+
 // Whoami is the whoami tool's structured result: who the token was
 // issued for, to which client, with which scopes, and the access token's
 // id at the authorization server (it changes at every refresh).
@@ -67,6 +73,7 @@ type Whoami struct {
 	ClientID string   `json:"client_id"`
 	Scopes   []string `json:"scopes"`
 	TokenID  string   `json:"token_id"`
+	Note     string   `json:"note,omitempty"`
 }
 
 // Server is a running remote MCP server.
@@ -104,13 +111,13 @@ func New(tb testing.TB, opts *Options) *Server {
 	mcp.AddTool(server, &mcp.Tool{
 		Name:        "whoami",
 		Description: "Report the subject, client and token id of the bearer token this call used.",
-	}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, Whoami, error) {
+	}, func(_ context.Context, req *mcp.CallToolRequest, in WhoamiInput) (*mcp.CallToolResult, Whoami, error) {
 		s.toolCalls.Add(1)
 		ti := req.Extra.TokenInfo
 		if ti == nil {
 			return nil, Whoami{}, errors.New("no token info")
 		}
-		w := Whoami{Subject: ti.UserID, Scopes: ti.Scopes}
+		w := Whoami{Subject: ti.UserID, Scopes: ti.Scopes, Note: in.Note}
 		w.ClientID, _ = ti.Extra["client_id"].(string)
 		w.TokenID, _ = ti.Extra["token_id"].(string)
 		return nil, w, nil
