@@ -297,3 +297,57 @@ func TestConnectCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectProviderFromSkill: without --url, connect finds the remote
+// server PROVIDER among the servers skills declare (here a first_party
+// skill's mcp.json); two skills declaring it with different URLs make
+// connect ask for --url, and a disabled skill's server does not count.
+func TestConnectProviderFromSkill(t *testing.T) {
+	root, data := t.TempDir(), t.TempDir()
+	as := oauthserver.New(t, &oauthserver.Options{Scopes: []string{"tools"}})
+	rs := remotemcp.New(t, &remotemcp.Options{AuthServer: as, Scopes: []string{"tools"}})
+	skill := func(name, serverURL string) map[string]string {
+		man := `{"$schema":"https://skillgate.dev/schemas/manifest.v1.json","skillId":"` + name + `","version":"sha256:` + strings.Repeat("0", 64) + `",` +
+			`"providers":[{"type":"mcp","serverId":"remote"}],` +
+			`"capabilities":[{"extensionId":"remote","capabilityId":"whoami","description":"Who the token is for.",` +
+			`"inputSchema":{"type":"object"},` +
+			`"risk":{"riskLevel":{"value":"read","source":"operator"},"sideEffects":{"value":"none","source":"operator"},"dataEgress":{"value":"network","source":"operator"}}}]}`
+		return map[string]string{
+			name + "/SKILL.md":      "---\nname: " + name + "\ndescription: A remote server.\n---\nUse whoami.\n",
+			name + "/mcp.json":      `{"mcpServers":{"remote":{"type":"http","url":"` + serverURL + `"}}}`,
+			name + "/manifest.json": man,
+		}
+	}
+	write(t, root, skill("remote-a", rs.URL))
+	write(t, root, skill("remote-b", "https://mcp.example.com/mcp"))
+	signing := trustedKey(t, data)
+	signSkill(t, data, filepath.Join(root, "remote-a"))
+	signSkill(t, data, filepath.Join(root, "remote-b"))
+	cfg := "roots:\n  - path: " + root + "\n    trust: first_party\n" + signing +
+		"connections:\n  allow_private_networks: true\n  allow_insecure_http: true\n"
+	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, data, "scan"); code != 0 {
+		t.Fatalf("scan: %s %s", out, errs)
+	}
+	code, out, errs := run(t, data, "connect", "remote", "--tenant", "acme", "--no-browser")
+	if want := "Error: remote server \"remote\" has 2 different URLs:\n  remote-a: " + rs.URL + "\n  remote-b: https://mcp.example.com/mcp\npass --url URL to choose one\n"; code != 1 || out != "" || errs != want {
+		t.Fatalf("two URLs: %d %q %q\nwant %q", code, out, errs, want)
+	}
+	if code, out, errs := run(t, data, "disable", "remote-b"); code != 0 {
+		t.Fatalf("disable: %s %s", out, errs)
+	}
+	code, out, errs, _ = connectAs(t, as, data, "alice", "connect", "remote", "--tenant", "acme", "--account", "lab", "--no-browser")
+	if code != 0 || !strings.HasPrefix(out, "connected remote account lab for tenant acme: oauth active default expires ") {
+		t.Fatalf("connect: %d %q %q", code, out, errs)
+	}
+	st, err := credential.Open(t.Context(), data, credential.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.Connection(t.Context(), credential.ConnectionKey{Scope: credential.Scope{Tenant: "acme"}, Provider: "remote", Account: "lab"})
+	if err != nil || c.OAuth.Resource != rs.URL {
+		t.Fatalf("stored %v %v", c, err)
+	}
+}
