@@ -58,6 +58,9 @@ Exit codes: 0 connected; 1 denied, exchange failed, no answer within
 			if err := app.CheckConnectionKey(req.Key); err != nil {
 				return err
 			}
+			if req.Wait <= 0 {
+				return usageErr("--timeout %s: give how long to wait for the browser, e.g. 10m", req.Wait)
+			}
 			browse := !noBrowser && app.IsTerminal(m.Stderr)
 			req.Open = func(u string) {
 				fmt.Fprintf(m.Stderr, "Open this URL to connect %s for %s (account %s):\n  %s\n", req.Key.Provider, req.Key.Scope, req.Key.Account, u)

@@ -226,6 +226,8 @@ func TestConnectCLI(t *testing.T) {
 		{"connect bad provider", []string{"connect", "Remote!", "--tenant", "acme", "--url", rs.URL}, 2, "",
 			"Error: invalid connection: provider \"Remote!\": use lower-case letters, digits, '.', '_' and '-' (optionally category/name), at most 128 bytes, e.g. github\n"},
 		{"connect no tenant", []string{"connect", "remote", "--url", rs.URL}, 2, "", "Error: invalid credential scope: a tenant is required (--tenant)\n"},
+		{"connect no wait", []string{"connect", "remote", "--tenant", "acme", "--url", rs.URL, "--timeout", "0s"}, 2, "",
+			"Error: --timeout 0s: give how long to wait for the browser, e.g. 10m\n"},
 		{"connect bad url", []string{"connect", "remote", "--tenant", "acme", "--url", "ftp://x"}, 2, "",
 			"Error: --url \"ftp://x\": give the remote MCP server's http(s) URL, without user info\n"},
 		{"connect undeclared", []string{"connect", "remote", "--tenant", "acme"}, 1, "",
@@ -295,6 +297,7 @@ func TestConnectCLI(t *testing.T) {
 		if s == "" || strings.Contains(seen.String(), s) {
 			t.Fatalf("a token is empty or was printed:\n%s", seen.String())
 		}
+		assertNoSecret(t, data, s)
 	}
 }
 
@@ -349,5 +352,19 @@ func TestConnectProviderFromSkill(t *testing.T) {
 	c, err := st.Connection(t.Context(), credential.ConnectionKey{Scope: credential.Scope{Tenant: "acme"}, Provider: "remote", Account: "lab"})
 	if err != nil || c.OAuth.Resource != rs.URL {
 		t.Fatalf("stored %v %v", c, err)
+	}
+	// An agent's own connection: its own default, listed with the agent.
+	code, out, errs, _ = connectAs(t, as, data, "bob", "connect", "remote", "--tenant", "acme", "--agent", "drafter", "--account", "bob", "--no-browser")
+	if code != 0 || !strings.HasPrefix(out, "connected remote account bob for agent acme/drafter: oauth active default expires ") ||
+		!strings.Contains(errs, "Open this URL to connect remote for agent acme/drafter (account bob):\n  ") {
+		t.Fatalf("connect --agent: %d %q %q", code, out, errs)
+	}
+	_, out, _ = run(t, data, "connection", "ls")
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n")[1:] {
+		rows = append(rows, strings.Join(strings.Fields(l)[:7], " "))
+	}
+	if want := []string{"acme * remote lab oauth active yes", "acme drafter remote bob oauth active yes"}; !slices.Equal(rows, want) {
+		t.Errorf("ls:\n%s", out)
 	}
 }
