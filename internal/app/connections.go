@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skillgate/skillgate/internal/admission/install"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/registry/registry"
@@ -159,16 +160,37 @@ type remoteServer struct{ skill, url, shown string }
 // whose mcp.json ID is provider, among the servers of the enabled
 // imported skills and of the first_party skills. It fails when none
 // declares one, and when several declare different URLs (the message
-// lists them: pass --url to choose).
+// lists them: pass --url to choose). It opens the metadata store for the
+// lookup; a running gateway asks its [Runtime.ProviderURL] instead.
 func (a *App) ProviderURL(ctx context.Context, provider string) (string, error) {
 	if err := credential.CheckProvider(provider); err != nil {
 		return "", Usagef("%v", err)
 	}
-	svc, db, closeFn, err := a.openInstallsDB(ctx)
+	db, err := a.OpenStore(ctx)
 	if err != nil {
 		return "", err
 	}
-	defer closeFn()
+	defer db.Close()
+	svc, err := a.newInstallService(db, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	return providerURL(ctx, svc, registry.New(db, registry.Options{Logger: a.log}), provider)
+}
+
+// ProviderURL is [App.ProviderURL] over the runtime's own install
+// service and registry: the resolver `serve` gives the console's
+// connections.
+func (d *Runtime) ProviderURL(ctx context.Context, provider string) (string, error) {
+	if err := credential.CheckProvider(provider); err != nil {
+		return "", Usagef("%v", err)
+	}
+	return providerURL(ctx, d.Installs, d.Registry, provider)
+}
+
+// providerURL finds provider's remote server among the enabled installs
+// of svc and the first_party skills of fp.
+func providerURL(ctx context.Context, svc *install.Service, fp broker.FirstPartySource, provider string) (string, error) {
 	enabled, err := svc.Enabled(ctx)
 	if err != nil {
 		return "", err
@@ -179,11 +201,11 @@ func (a *App) ProviderURL(ctx context.Context, provider string) (string, error) 
 			found = append(found, remoteServer{skill: in.Key, url: d.URL, shown: d.Redacted().URL})
 		}
 	}
-	fp, err := broker.ReadFirstParty(ctx, registry.New(db, registry.Options{Logger: a.log}))
+	load, err := broker.ReadFirstParty(ctx, fp)
 	if err != nil {
 		return "", err
 	}
-	for _, s := range fp.Skills {
+	for _, s := range load.Skills {
 		if d, ok := s.Servers[provider]; ok && d.Transport == capability.TransportHTTP {
 			found = append(found, remoteServer{skill: s.Key, url: d.URL, shown: d.Redacted().URL})
 		}
