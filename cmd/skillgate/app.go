@@ -184,7 +184,7 @@ error.`,
 	)
 	root.AddCommand(m.installCommands()...)
 	root.AddCommand(m.addCommand(), m.configCommand(), m.manCommand())
-	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand())
+	root.AddCommand(m.policyCommand(), m.grantCommand(), m.credentialCommand(), m.connectCommand(), m.connectionCommand())
 	root.AddCommand(m.executorsCommand(), m.changesCommand())
 	checkArgsOf(root)
 	m.addCompletions(root)

@@ -16,7 +16,7 @@ func TestConfigErrors(t *testing.T) {
 		{"misspelt nested key", "limits:\n  max_dpeth: 3\n",
 			"CFG:2: unknown key limits.max_dpeth (did you mean max_depth?); valid keys under limits: max_depth, max_dirs\n"},
 		{"misspelt top key", "root:\n  - path: x\n",
-			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: credentials, executors, limits, mirrors, packages, roots, s3, sandbox, scanner, sessions, signing, store, tenant_libraries, workspace\n"},
+			"CFG:1: unknown key root (did you mean roots?); valid keys at the top level: connections, credentials, executors, limits, mirrors, packages, roots, s3, sandbox, scanner, sessions, signing, store, tenant_libraries, workspace\n"},
 		{"sandbox limit misspelt", "sandbox:\n  limits:\n    memory_byte: 1\n",
 			"CFG:3: unknown key sandbox.limits.memory_byte (did you mean memory_bytes?); valid keys under sandbox.limits: cpu_seconds, file_size_bytes, memory_bytes, open_files, processes, tmp_bytes\n"},
 		{"sandbox limit not a number", "sandbox:\n  limits:\n    processes: lots\n",
@@ -35,6 +35,14 @@ func TestConfigErrors(t *testing.T) {
 			"CFG: packages: npm.cache \"cache\": use an absolute path\n"},
 		{"packages: timeout", "packages:\n  timeout: soon\n",
 			"CFG: packages: timeout \"soon\": use a duration such as 5m\n"},
+		{"connections: client key misspelt", "connections:\n  clients:\n    github:\n      client_secret: s3cr3t\n",
+			"CFG:4: unknown key connections.clients.github.client_secret (did you mean client_secret_env?); valid keys under connections.clients.github: client_id, client_secret_env\n"},
+		{"connections: values", "connections:\n  timeout: soon\n  clients:\n    GitHub:\n      client_id: x\n    gitlab:\n      client_secret_env: glpat-123\n",
+			"CFG: connections.timeout: \"soon\": use a duration from 1s to 10m, such as 10s\n" +
+				"CFG: connections.clients.GitHub: invalid connection: provider \"GitHub\": use lower-case letters, digits, '.', '_' and '-' (optionally category/name), at most 128 bytes, e.g. github\n" +
+				"CFG: connections.clients.gitlab.client_id: required, 1 to 512 bytes without control characters (the id the authorization server issued)\n" +
+				"CFG: connections.clients.gitlab.client_secret_env: not a variable name: name the environment variable (upper-case letters, digits and '_') that holds the secret, never the secret itself\n"},
+		{"connections: clients not a mapping", "connections:\n  clients: [github]\n", "CFG:2: connections.clients must be a mapping, not a list\n"},
 		{"list expected", "roots: x\n", "CFG:1: roots must be a list, not \"x\"\n"},
 		{"mapping expected", "limits: [1]\n", "CFG:1: limits must be a mapping of keys (max_depth, max_dirs), not a list\n"},
 		{"syntax", "limits:\n  max_depth: [\n", "CFG:2: did not find expected node content (YAML syntax)\n"},

@@ -97,6 +97,9 @@ type Config struct {
 	// Scanner configures the content scanner's reference skills; see
 	// ConfigScanner.
 	Scanner ConfigScanner `yaml:"scanner"`
+	// Connections configures the OAuth connections to remote MCP servers
+	// (docs/connections.md); see ConfigConnections.
+	Connections ConfigConnections `yaml:"connections"`
 }
 
 // ConfigPackages is the packages section of config.yaml: the registries
@@ -398,6 +401,9 @@ func (a *App) validateConfig(file string, c *Config) error {
 	if err := credential.CheckFromEnvironment("credentials.from_environment", c.Credentials.FromEnvironment); err != nil {
 		problems = append(problems, fmt.Sprintf("config %s: %v", file, err))
 	}
+	for _, err := range c.Connections.check() {
+		problems = append(problems, fmt.Sprintf("config %s: %v", file, err))
+	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
@@ -455,6 +461,14 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, problems *[]string) {
 				continue
 			}
 			checkNode(v, ft, join(path, k.Value), problems)
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			at("%s must be a mapping, not %s", name, describeNode(n))
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			checkNode(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), problems)
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {

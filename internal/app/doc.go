@@ -7,7 +7,7 @@
 // command does once its flags are read: checking and parsing their values
 // (tiers, principals, times, filters, requests), opening what it needs
 // and returning its result (installs, credentials, sessions, tokens,
-// grants, stored policies, signatures, locks, executors).
+// grants, stored policies, signatures, locks, executors, connections).
 //
 // Only cmd/ imports it: it is the part just below the wiring, and it must
 // not be imported by any other part. It may import every part below it,
