@@ -171,7 +171,7 @@ func (a *App) ProviderURL(ctx context.Context, provider string) (string, error) 
 		return "", err
 	}
 	defer db.Close()
-	svc, err := a.newInstallService(db, nil, nil)
+	svc, err := a.newInstallService(db, nil, nil, nil)
 	if err != nil {
 		return "", err
 	}
