@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -141,6 +142,12 @@ type session struct {
 func New(opts Options) (*Console, error) {
 	if opts.Verify == nil || opts.Token == nil {
 		return nil, errors.New("admin: Options.Verify and Options.Token are required")
+	}
+	if opts.PublicURL != "" {
+		u, err := url.Parse(opts.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("admin: Options.PublicURL %q: want the scheme and host browsers reach the console at, such as https://gw.example.com", opts.PublicURL)
+		}
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout

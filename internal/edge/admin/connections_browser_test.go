@@ -1,11 +1,14 @@
 package admin_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +27,24 @@ import (
 	"github.com/skillgate/skillgate/internal/upstream/oauth"
 )
 
+// lockedBuffer is a bytes.Buffer safe for concurrent use, for a log.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // TestBrowserConnections connects accounts through the console in a real
 // Chromium as a person does: sign in, open Connections from the
 // navigation, fill the Connect form, allow on the authorization server's
@@ -39,7 +60,9 @@ func TestBrowserConnections(t *testing.T) {
 	ctx := t.Context()
 	as := oauthserver.New(t, &oauthserver.Options{Scopes: []string{"tools"}})
 	rs := remotemcp.New(t, &remotemcp.Options{AuthServer: as, Scopes: []string{"tools"}, RequireScopes: true})
-	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 10 * time.Second})
+	logs := &lockedBuffer{}
+	lg := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 10 * time.Second, Logger: lg})
 	creds, err := credential.Open(ctx, t.TempDir(), credential.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -50,20 +73,21 @@ func TestBrowserConnections(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	log := audit.NewLog(db)
-	svc := connection.NewService(creds, connection.NewConnector(client, creds, nil), connection.New(creds, client, nil),
+	svc := connection.NewService(creds, connection.NewConnector(client, creds, &connection.ConnectorOptions{Logger: lg}),
+		connection.New(creds, client, &connection.Options{Logger: lg}),
 		func(_ context.Context, provider string) (string, error) {
 			if provider != "remote" {
 				return "", errors.New("no installed skill declares it")
 			}
 			return rs.URL, nil
-		}, &connection.ServiceOptions{Audit: log})
+		}, &connection.ServiceOptions{Audit: log, Logger: lg})
 	h, err := admin.New(admin.Options{
 		Verify: func(s string) (string, capability.Principal, bool) { p, ok := tokens[s]; return s, p, ok },
 		Token: func(_ context.Context, id string) (capability.Principal, bool, error) {
 			p, ok := tokens[id]
 			return p, ok, nil
 		},
-		Connections: svc, Audit: log,
+		Connections: svc, Audit: log, Logger: lg,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -222,10 +246,17 @@ func TestBrowserConnections(t *testing.T) {
 	}
 
 	all := strings.Join(pages, "\n")
+	logged := logs.String()
 	for _, s := range secrets {
 		if s != "" && strings.Contains(all, s) {
 			t.Fatal("a token or client secret is in a page of the console")
 		}
+		if s != "" && strings.Contains(logged, s) {
+			t.Fatalf("a token or client secret is in the log:\n%s", logged)
+		}
+	}
+	if !strings.Contains(logged, "admin console: connection started") || !strings.Contains(logged, "connection made") {
+		t.Errorf("the log does not tell the connections made:\n%s", logged)
 	}
 	if len(pages) < 8 || !strings.Contains(all, "acme") {
 		t.Fatalf("only %d pages kept", len(pages))

@@ -196,6 +196,14 @@ func TestConnectionsForms(t *testing.T) {
 	if got, want := strings.Join(f.taken(), ""), "start remote account work for tenant acme https://gw.example.com/admin/connections/callback default=false by "+by; got != want {
 		t.Errorf("behind a proxy: %q; want %q", got, want)
 	}
+	_, err := admin.New(admin.Options{Verify: func(string) (string, capability.Principal, bool) { return "", capability.Principal{}, false },
+		Token: func(context.Context, string) (capability.Principal, bool, error) {
+			return capability.Principal{}, false, nil
+		},
+		PublicURL: "gw.example.com"})
+	if want := `admin: Options.PublicURL "gw.example.com": want the scheme and host browsers reach the console at, such as https://gw.example.com`; err == nil || err.Error() != want {
+		t.Errorf("a public URL without a scheme: %v; want %s", err, want)
+	}
 }
 
 // TestConnectionsCallback: the callback needs no session (a browser

@@ -70,7 +70,8 @@ type starter struct {
 
 // NewService returns the Service over store, making connections with
 // conn, revoking them with refresh and finding providers' servers with
-// server. opts is copied; nil means the defaults.
+// server (nil: no provider has one, and Start fails with ErrNoServer).
+// opts is copied; nil means the defaults.
 func NewService(store *credential.Store, conn *Connector, refresh *Refresher, server ServerURL, opts *ServiceOptions) *Service {
 	var o ServiceOptions
 	if opts != nil {
@@ -103,6 +104,9 @@ func (s *Service) List(ctx context.Context) ([]credential.ConnectionInfo, error)
 func (s *Service) Start(ctx context.Context, k credential.ConnectionKey, redirectURI string, makeDefault bool, actor string) (string, error) {
 	if err := k.Check(); err != nil {
 		return "", err
+	}
+	if s.server == nil {
+		return "", fmt.Errorf("%w: %s: this server resolves no provider to a remote server", ErrNoServer, k.Provider)
 	}
 	serverURL, err := s.server(ctx, k.Provider)
 	if err != nil {

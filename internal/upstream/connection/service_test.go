@@ -75,6 +75,12 @@ func TestService(t *testing.T) {
 		}
 	}
 
+	bare := connection.NewService(e.store, connection.NewConnector(e.client, e.store, nil), connection.New(e.store, e.client, nil), nil, nil)
+	if _, err := bare.Start(ctx, work, redirect, false, "x"); err == nil ||
+		err.Error() != "no remote server for the provider: remote: this server resolves no provider to a remote server" {
+		t.Errorf("without a resolver: %v", err)
+	}
+
 	authURL, err := svc.Start(ctx, work, redirect, true, "operator:ops/alice@T0")
 	if err != nil {
 		t.Fatal(err)
