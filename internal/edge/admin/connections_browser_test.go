@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -134,11 +135,17 @@ func TestBrowserConnections(t *testing.T) {
 			t.Fatalf("connect %s: %v", label, err)
 		}
 	}
-	// see waits for the notice, reads it and the rows, and keeps the page.
-	see := func(step string) {
+	// see waits for the page with the notice want (not the page before,
+	// which may have a notice too), reads the notice and the rows, and
+	// keeps the page.
+	see := func(step, want string) {
 		t.Helper()
-		if err := chromedp.Run(b, chromedp.WaitVisible(`.done`), chromedp.Text(`.done`, &done), readRows, keep); err != nil {
-			t.Fatalf("%s: %v", step, err)
+		ctx, cancel := context.WithTimeout(b, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Run(ctx, chromedp.WaitVisible(`//p[@class="done" and normalize-space()="`+want+`"]`), chromedp.Text(`.done`, &done), readRows, keep); err != nil {
+			var now string
+			_ = chromedp.Run(b, chromedp.Evaluate(`document.body.innerText.slice(0, 400)`, &now))
+			t.Fatalf("%s: %v; the page shows:\n%s", step, err, now)
 		}
 	}
 
@@ -154,7 +161,7 @@ func TestBrowserConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	connect("work", true, "allow")
-	see("connected work")
+	see("connected work", "Connected remote account work for tenant acme.")
 	if done != "Connected remote account work for tenant acme." || strings.Join(rows, "\n") != "acme remote work active default" {
 		t.Fatalf("after connecting: %q, rows %q", done, rows)
 	}
@@ -181,7 +188,7 @@ func TestBrowserConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	connect("home", false, "allow")
-	see("connected home")
+	see("connected home", "Connected remote account home for tenant acme.")
 	if strings.Join(rows, "\n") != "acme remote home active\nacme remote work active default" {
 		t.Fatalf("after connecting home: rows %q", rows)
 	}
@@ -212,7 +219,7 @@ func TestBrowserConnections(t *testing.T) {
 		if err := chromedp.Run(b, s.actions...); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		see(s.name)
+		see(s.name, s.done)
 		if done != s.done || strings.Join(rows, "\n") != s.rows {
 			t.Errorf("%s: %q, rows %q; want %q, %q", s.name, done, rows, s.done, s.rows)
 		}
@@ -222,6 +229,22 @@ func TestBrowserConnections(t *testing.T) {
 	}
 	if st := as.Stats(); st.Revocations < 2 {
 		t.Errorf("the authorization server saw %d revocations; want 2", st.Revocations)
+	}
+
+	// On a phone-sized screen the page fits its width: the table scrolls
+	// in its card.
+	var overflow bool
+	if err := chromedp.Run(b,
+		emulation.SetDeviceMetricsOverride(390, 844, 3, true),
+		chromedp.Navigate(base+"/admin/connections"),
+		chromedp.WaitVisible(`h1`),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
+		emulation.ClearDeviceMetricsOverride(),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if overflow {
+		t.Error("the Connections page is wider than a 390-pixel screen")
 	}
 
 	// The audit log names the operator for each change.
