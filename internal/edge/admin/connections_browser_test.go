@@ -55,8 +55,8 @@ func (l *lockedBuffer) String() string {
 // cross-site navigation, which does not carry the SameSite=Strict
 // cookie), see the connection; deny once and see why; then make another
 // account the default, rename one, revoke one and revoke and forget
-// another, each seen on the page, in the store and in the audit log. No
-// token is ever in a page.
+// another, and reconnect the revoked one, each seen on the page, in the
+// store and in the audit log. No token is ever in a page or the log.
 func TestBrowserConnections(t *testing.T) {
 	ctx := t.Context()
 	as := oauthserver.New(t, &oauthserver.Options{Scopes: []string{"tools"}})
@@ -135,14 +135,15 @@ func TestBrowserConnections(t *testing.T) {
 			t.Fatalf("connect %s: %v", label, err)
 		}
 	}
-	// see waits for the page with the notice want (not the page before,
-	// which may have a notice too), reads the notice and the rows, and
+	// see waits for the Connections page with the notice want (not the
+	// page before, nor the callback's page on the way, which have notices
+	// too), reads the notice and the rows, and
 	// keeps the page.
 	see := func(step, want string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(b, 30*time.Second)
 		defer cancel()
-		if err := chromedp.Run(ctx, chromedp.WaitVisible(`//p[@class="done" and normalize-space()="`+want+`"]`), chromedp.Text(`.done`, &done), readRows, keep); err != nil {
+		if err := chromedp.Run(ctx, chromedp.WaitVisible(`//main[h1="Connections"]/p[@class="done" and normalize-space()="`+want+`"]`), chromedp.Text(`.done`, &done), readRows, keep); err != nil {
 			var now string
 			_ = chromedp.Run(b, chromedp.Evaluate(`document.body.innerText.slice(0, 400)`, &now))
 			t.Fatalf("%s: %v; the page shows:\n%s", step, err, now)
@@ -227,6 +228,27 @@ func TestBrowserConnections(t *testing.T) {
 			shot(t, b, s.shot)
 		}
 	}
+	// Reconnecting the revoked account makes it active again, keeping its
+	// default flag.
+	if err := chromedp.Run(b,
+		chromedp.Click(`button[aria-label="reconnect remote account office for tenant acme"]`),
+		chromedp.WaitVisible(`#allow`),
+		keep,
+		chromedp.Click(`#allow`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	see("reconnect office", "Connected remote account office for tenant acme.")
+	if strings.Join(rows, "\n") != "acme remote office active default" {
+		t.Errorf("after reconnecting: rows %q", rows)
+	}
+	office := work
+	office.Account = "office"
+	if c, err := creds.Connection(ctx, office); err == nil {
+		secrets = append(secrets, c.OAuth.AccessToken, c.OAuth.RefreshToken)
+	} else {
+		t.Error(err)
+	}
 	if st := as.Stats(); st.Revocations < 2 {
 		t.Errorf("the authorization server saw %d revocations; want 2", st.Revocations)
 	}
@@ -263,6 +285,7 @@ func TestBrowserConnections(t *testing.T) {
 		`operator:ops/alice@T0 connection.rename remote {"account":"work","tenant":"acme","to":"office"}`,
 		`operator:ops/alice@T0 connection.revoke remote {"account":"office","forgotten":false,"tenant":"acme"}`,
 		`operator:ops/alice@T0 connection.revoke remote {"account":"home","forgotten":true,"tenant":"acme"}`,
+		`operator:ops/alice@T0 connection.connect remote {"account":"office","default":true,"issuer":"` + as.URL + `","scopes":["tools","offline_access"],"tenant":"acme"}`,
 	}
 	if strings.Join(lines, "\n") != strings.Join(wantAudit, "\n") {
 		t.Errorf("audit:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(wantAudit, "\n"))

@@ -244,7 +244,7 @@ func TestConnectionsCallback(t *testing.T) {
 
 // TestConnectionsPage: the page lists connections (never a secret field)
 // with their forms, a default without "Make default", a revoked one
-// without "Revoke"; without connections configured it says so, and its
+// with "Reconnect" instead of "Revoke"; without connections configured it says so, and its
 // actions and callback answer 404.
 func TestConnectionsPage(t *testing.T) {
 	exp := time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)
@@ -263,7 +263,7 @@ func TestConnectionsPage(t *testing.T) {
 		got = append(got, cellsOf(r[1]))
 	}
 	want := []string{
-		"acme |  | remote | home | oauth | revoked |  |  | — | never |  | Rename Make default Revoke and forget",
+		"acme |  | remote | home | oauth | revoked |  |  | — | never |  | Rename Make default Reconnect Revoke and forget",
 		"acme |  | remote | work | oauth | active | default | tools offline_access | 2026-11-29 11:00:00Z | 2026-11-29 10:00:00Z | oauth token request failed: 503 | Rename Revoke Revoke and forget",
 	}
 	if status != 200 || strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -137,8 +137,8 @@ func (s *Service) Start(ctx context.Context, k credential.ConnectionKey, redirec
 }
 
 // Complete finishes the authorization a callback answers (see
-// [Connector.Complete]) and audits the connection made, in the name of
-// the operator who started it. It fails with ErrUnknownFlow for a stale,
+// [Connector.Complete]), audits the connection made in the name of the
+// operator who started it, and returns it as stored. It fails with ErrUnknownFlow for a stale,
 // used or forged callback and oauth.ErrAuthorization when the
 // authorization was denied or refused.
 func (s *Service) Complete(ctx context.Context, callback url.Values) (credential.ConnectionInfo, error) {
@@ -149,6 +149,11 @@ func (s *Service) Complete(ctx context.Context, callback url.Values) (credential
 	info, err := s.conn.Complete(ctx, callback)
 	if err != nil {
 		return info, err
+	}
+	// The connection as stored: a reconnected default stays the default,
+	// which the connector's answer (the request's flag) does not say.
+	if c, err := s.store.Connection(ctx, info.ConnectionKey); err == nil {
+		info = c.Info()
 	}
 	actor := who.actor
 	if !ok || actor == "" {
