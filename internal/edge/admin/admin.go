@@ -3,7 +3,8 @@
 // make every human decision — review an install layer by layer, complete
 // missing risk metadata, suppress scanner findings, approve, reject,
 // enable and disable; apply or reject queued changes (promote_provider,
-// updates); add and revoke grants; read the audit log.
+// updates); add and revoke grants; connect, rename, make default and
+// revoke connections to remote MCP servers; read the audit log.
 //
 // Pages are rendered on the server with html/template; there is no
 // script. Signing in exchanges an admin (T0) token for a session cookie
@@ -25,6 +26,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -85,6 +87,14 @@ type Options struct {
 	// manager): a skill's page shows its files through it. Nil: files
 	// are listed, not shown.
 	SkillFiles SkillFiles
+	// Connections are the connections to remote MCP servers (the
+	// Connections page); nil: the page says they are not configured.
+	Connections Connections
+	// PublicURL is the scheme and authority browsers reach the console at
+	// (https://gw.example.com), for the callback URL authorization
+	// servers send them back to; empty: each request's own (http or
+	// https, and its Host header).
+	PublicURL string
 	// Mirrors are the canonical and mirror skill folders whose drift the
 	// overview shows (config mirrors:); compared in the background at
 	// most once a minute.
@@ -133,6 +143,12 @@ func New(opts Options) (*Console, error) {
 	if opts.Verify == nil || opts.Token == nil {
 		return nil, errors.New("admin: Options.Verify and Options.Token are required")
 	}
+	if opts.PublicURL != "" {
+		u, err := url.Parse(opts.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("admin: Options.PublicURL %q: want the scheme and host browsers reach the console at, such as https://gw.example.com", opts.PublicURL)
+		}
+	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
@@ -170,6 +186,9 @@ func New(opts Options) (*Console, error) {
 	c.mux.Handle("GET "+Prefix+"/changes", c.authed(c.changesPage))
 	c.mux.Handle("GET "+Prefix+"/changes/show", c.authed(c.showChange))
 	c.mux.Handle("POST "+Prefix+"/changes/{op}", c.authed(c.changeAction))
+	c.mux.Handle("GET "+Prefix+"/connections", c.authed(c.connectionsPage))
+	c.mux.Handle("POST "+Prefix+"/connections/{op}", c.authed(c.connectionAction))
+	c.mux.HandleFunc("GET "+Prefix+CallbackPath, c.connectionCallback)
 	c.mux.Handle("GET "+Prefix+"/audit", c.authed(c.auditPage))
 	c.mux.Handle("GET "+Prefix+"/audit.jsonl", c.authed(c.auditExport))
 	c.mux.Handle("POST "+Prefix+"/audit/verify", c.authed(c.verifyAudit))
@@ -198,8 +217,9 @@ func (m *router) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Re
 // Routes returns the ServeMux patterns of every page and action of the
 // console, in the order they were added: those of an operator pass
 // through the one gate (authed: access capability.AccessOperator, a T0
-// token of any tenant); only the sign-in form, the static files and the
-// redirect from Prefix are open. Tests enumerate them, so that a new page
+// token of any tenant); only the sign-in form, the static files, the
+// redirect from Prefix and the callback of a connection (authenticated by
+// its flow's single-use state) are open. Tests enumerate them, so that a new page
 // cannot skip the gate unnoticed.
 func (c *Console) Routes() []string { return slices.Clone(c.mux.patterns) }
 

@@ -59,8 +59,9 @@ func TestPrincipalsRefusedConsole(t *testing.T) {
 }
 
 // TestConsoleTenancyMatrix: every route of the console (Console.Routes)
-// but the sign-in form, the static files and the redirect from /admin is
-// an operator's (capability.AccessOperator): tokens of tiers T1–T4 of any
+// but the sign-in form, the static files, the redirect from /admin and a
+// connection's callback (authenticated by its flow's state) is an
+// operator's (capability.AccessOperator): tokens of tiers T1–T4 of any
 // tenant cannot sign in, and a request without a session is sent to sign
 // in; a T0 token of any tenant (acme, beta) reaches every route; a
 // session whose token is lowered to T1 ends at its next request, whatever
@@ -98,7 +99,7 @@ func TestConsoleTenancyMatrix(t *testing.T) {
 		jar, _ := cookiejar.New(nil)
 		c.http = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	open := []string{"GET /admin/static/", "GET /admin/login", "POST /admin/login", "/admin"}
+	open := []string{"GET /admin/static/", "GET /admin/login", "POST /admin/login", "/admin", "GET /admin/connections/callback"}
 	routes := h.Routes()
 	if len(routes) < 20 {
 		t.Fatalf("only %d routes: %v", len(routes), routes)

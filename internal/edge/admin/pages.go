@@ -36,7 +36,7 @@ var (
 var installStates = store.InstallStates
 
 // pageNames are the templates, each rendered inside layout.html.
-var pageNames = []string{"login", "overview", "installs", "review", "skills", "skill", "policies", "grants", "audit", "changes", "change", "error"}
+var pageNames = []string{"login", "overview", "installs", "review", "skills", "skill", "policies", "grants", "audit", "changes", "change", "connections", "authorize", "connected", "error"}
 
 func (c *Console) parse() error {
 	funcs := template.FuncMap{
