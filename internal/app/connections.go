@@ -20,6 +20,7 @@ import (
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/registry/registry"
+	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/upstream/connection"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 	"github.com/skillgate/skillgate/internal/upstream/oauth"
@@ -505,4 +506,38 @@ func WriteConnectionTable(w io.Writer, list []credential.ConnectionInfo) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Tenant, agent, c.Provider, c.Account, c.Kind, c.State, def, at(c.Expiry), at(c.Refreshed))
 	}
 	return tw.Flush()
+}
+
+// startConnections makes the connection service a server's console uses,
+// and refreshes the store's OAuth grants before they expire until ctx
+// ends or the returned stop is called. A grant found dead makes the
+// capability path re-read the registry, so that the backends it served go
+// dormant at once (their agents get tools/list_changed); a refreshed or a
+// new connection is seen through the credential store's generation.
+func (a *App) startConnections(ctx context.Context, d *Runtime) (*connection.Service, func(), error) {
+	client, err := a.OAuthClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	refresher := connection.New(d.Credentials, client, &connection.Options{Logger: d.Log,
+		OnExpired: func(context.Context, credential.ConnectionKey) { d.Caps.Refresh() }})
+	conn := connection.NewConnector(client, d.Credentials, &connection.ConnectorOptions{Logger: d.Log})
+	svc := connection.NewService(d.Credentials, conn, refresher, d.ProviderURL, &connection.ServiceOptions{
+		Audit: audit.NewLog(d.DB), Logger: d.Log,
+		Client: func(provider string) *oauth.Registration {
+			reg, err := a.OAuthRegistration(provider)
+			if err != nil {
+				d.Log.Error("configured OAuth client", "provider", provider, "err", err)
+				return nil
+			}
+			return reg
+		},
+	})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = refresher.Run(rctx)
+	}()
+	return svc, func() { cancel(); <-done }, nil
 }

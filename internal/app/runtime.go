@@ -24,6 +24,7 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/blob/local"
 	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/credential"
 )
 
 // Runtime is the wiring shared by mcp, serve and disclose.
@@ -48,6 +49,9 @@ type Runtime struct {
 	// forwarded upstream, audited.
 	Installs *install.Service
 	Caps     *broker.Runtime
+	// Credentials is the credential store: ${NAME} values and the
+	// connections to remote servers.
+	Credentials *credential.Store
 	// observe and changed, when set, see the capability path's audit
 	// records and applied changes (serve's metrics).
 	observe func(audit.Record)
@@ -248,6 +252,7 @@ func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 	if err != nil {
 		return err
 	}
+	d.Credentials = creds
 	_, replicated := d.DB.(replicaStore)
 	sb, err := a.sandboxRuntime(cfg, d.Log)
 	if err != nil {

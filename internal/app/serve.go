@@ -220,8 +220,13 @@ func (a *App) OpenServer(ctx context.Context, opts ServeOptions) (_ *Server, err
 		mirrors = append(mirrors, admin.Mirror{Canonical: expandHome(mr.Canonical, a.getenv("HOME")), Mirror: expandHome(mr.Mirror, a.getenv("HOME")),
 			Limits: Limits(cfg, 0, 0)})
 	}
+	conns, stopConns, err := a.startConnections(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	s.stops = append(s.stops, stopConns)
 	console, err := admin.New(admin.Options{Verify: srv.VerifyToken, Token: srv.CurrentToken, Installs: d.Installs, Policy: d.Caps.Engine, Registry: d.Registry, SkillFiles: d.Sessions,
-		Changes: changes, Mirrors: mirrors, Audit: audit.NewLog(d.DB), Logger: d.Log})
+		Changes: changes, Mirrors: mirrors, Audit: audit.NewLog(d.DB), Logger: d.Log, Connections: conns, PublicURL: opts.PublicURL})
 	if err != nil {
 		return nil, err
 	}

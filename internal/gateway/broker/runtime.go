@@ -341,6 +341,10 @@ func (r *Runtime) Wake() {
 func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 	gen, _ := r.opts.Installs.Generation(ctx)
 	policies := policyFingerprint(r.Engine.Policies())
+	var credGen uint64
+	if cs := r.opts.CredentialStore; cs != nil {
+		credGen = cs.Generation()
+	}
 	_, _ = n.SyncRegistry(ctx) // records what agents see now
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -363,9 +367,12 @@ func (r *Runtime) Watch(ctx context.Context, every time.Duration, n Notifier) {
 		// start it would cost is the largest part of a change's delay).
 		credsChanged := false
 		if cs := r.opts.CredentialStore; cs != nil {
+			// Moved by another process (Reload), or by this one: a
+			// connection made, refreshed or expired here.
 			if moved, err := cs.Reload(ctx); err != nil {
 				r.log.Error("credential store reload failed; keeping the previous credentials", "err", err)
-			} else if moved {
+			} else if g := cs.Generation(); moved || g != credGen {
+				credGen = g
 				r.pool.Prune()
 				credsChanged = true
 				r.changed("credentials")
