@@ -521,6 +521,7 @@ func (a *App) startConnections(ctx context.Context, d *Runtime) (*connection.Ser
 	}
 	refresher := connection.New(d.Credentials, client, &connection.Options{Logger: d.Log,
 		OnExpired: func(context.Context, credential.ConnectionKey) { d.Caps.Refresh() }})
+	d.refresher.Store(refresher)
 	conn := connection.NewConnector(client, d.Credentials, &connection.ConnectorOptions{Logger: d.Log})
 	svc := connection.NewService(d.Credentials, conn, refresher, d.ProviderURL, &connection.ServiceOptions{
 		Audit: audit.NewLog(d.DB), Logger: d.Log,

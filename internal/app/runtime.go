@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/admission/install"
@@ -16,6 +17,7 @@ import (
 	"github.com/skillgate/skillgate/internal/agent/session"
 	"github.com/skillgate/skillgate/internal/agent/vfs"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/platform/telemetry"
 	"github.com/skillgate/skillgate/internal/registry/discover"
 	"github.com/skillgate/skillgate/internal/registry/registry"
@@ -24,7 +26,9 @@ import (
 	"github.com/skillgate/skillgate/internal/storage/blob/local"
 	"github.com/skillgate/skillgate/internal/storage/bucket"
 	"github.com/skillgate/skillgate/internal/storage/store"
+	"github.com/skillgate/skillgate/internal/upstream/connection"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
 )
 
 // Runtime is the wiring shared by mcp, serve and disclose.
@@ -52,6 +56,9 @@ type Runtime struct {
 	// Credentials is the credential store: ${NAME} values and the
 	// connections to remote servers.
 	Credentials *credential.Store
+	// refresher refreshes connections' grants once serve started it
+	// (startConnections); nil before.
+	refresher atomic.Pointer[connection.Refresher]
 	// observe and changed, when set, see the capability path's audit
 	// records and applied changes (serve's metrics).
 	observe func(audit.Record)
@@ -263,6 +270,7 @@ func (a *App) openCapabilities(ctx context.Context, d *Runtime) error {
 		Executors: execs,
 		Installs:  d.Installs, Store: d.DB, PolicyDir: a.PolicyDir(), FirstParty: d.Registry,
 		CredentialStore: creds,
+		Unauthorized:    d.refreshAfter401,
 		// Operator executor catalogs, reloaded when a file changes.
 		CatalogDir: a.ExecutorCatalogDir(),
 		// A first_party capability is dormant for a principal while a
@@ -313,4 +321,25 @@ func (a *App) hostPaths(ctx context.Context, reg *registry.Registry, sf *Storage
 		}
 	}
 	return paths, nil
+}
+
+// refreshAfter401 is the capability path's answer to a remote server
+// refusing who's call with 401: who's connection is refreshed (unless its
+// token was replaced meanwhile), and the call retried when there is a new
+// token. A grant whose expiry the server never said is refreshed only so.
+func (d *Runtime) refreshAfter401(ctx context.Context, who capability.Principal, decl mcpclient.ServerDecl, account, token string) bool {
+	r := d.refresher.Load()
+	provider, ok := credential.ProviderOf(decl.ID)
+	if r == nil || !ok {
+		return false
+	}
+	info, err := d.Credentials.ResolveConnection(who, provider, account)
+	if err != nil {
+		return false
+	}
+	if _, err := r.Refresh(ctx, info.ConnectionKey, token); err != nil {
+		d.Log.Warn("refreshing a connection after the server refused its token", "connection", info.ConnectionKey.String(), "err", err)
+		return false
+	}
+	return true
 }

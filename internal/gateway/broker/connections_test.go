@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,10 +40,13 @@ type connFixture struct {
 	personal credential.ConnectionKey
 }
 
-func newConnFixture(t *testing.T) *connFixture {
+func newConnFixture(t *testing.T) *connFixture { return newConnFixtureLife(t, time.Hour) }
+
+// newConnFixtureLife is newConnFixture with access tokens living lifetime.
+func newConnFixtureLife(t *testing.T, lifetime time.Duration) *connFixture {
 	t.Helper()
 	ctx := t.Context()
-	as := oauthserver.New(t, &oauthserver.Options{AccessTokenLifetime: time.Hour, Scopes: []string{"tools"}})
+	as := oauthserver.New(t, &oauthserver.Options{AccessTokenLifetime: lifetime, Scopes: []string{"tools"}})
 	rs := remotemcp.New(t, &remotemcp.Options{AuthServer: as, Scopes: []string{"tools"}, RequireScopes: true})
 	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 5 * time.Second})
 	store, err := credential.Open(ctx, t.TempDir(), credential.Options{})
@@ -319,5 +323,75 @@ executors:
 		if got != tc.want {
 			t.Errorf("%s %s: got %q\nwant %q", tc.who.Tenant, tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestConnectionsRefreshAfter401: a grant whose expiry the authorization
+// server never said is used until the remote server refuses it (401);
+// then it is refreshed once and the call made again with the new token,
+// without the agent noticing.
+func TestConnectionsRefreshAfter401(t *testing.T) {
+	ctx := t.Context()
+	f := newConnFixtureLife(t, 2*time.Second)
+	// As if the token response had no expires_in.
+	if err := f.store.UpdateConnection(ctx, f.work, func(c *credential.Connection) (bool, error) {
+		c.OAuth.Expiry = time.Time{}
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 5 * time.Second})
+	refresher := connection.New(f.store, client, nil)
+	var refreshes atomic.Int64
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), CredentialSource: f.store,
+		Unauthorized: func(ctx context.Context, who capability.Principal, d mcpclient.ServerDecl, account, token string) bool {
+			refreshes.Add(1)
+			info, err := f.store.ResolveConnection(who, "remote", account)
+			if err != nil {
+				return false
+			}
+			_, err = refresher.Refresh(ctx, info.ConnectionKey, token)
+			return err == nil
+		}})
+	t.Cleanup(func() { pool.Close() })
+	b, err := broker.New(broker.Options{
+		Load:    func(context.Context) ([]broker.Skill, error) { return []broker.Skill{f.skill}, nil },
+		Decider: &listDecider{}, Upstream: pool, Audit: &records{},
+		Executors: broker.ExecutorOptions{Connections: f.store},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := capability.Principal{Tenant: "acme", Agent: "ops", Tier: "T0"}
+	whoami := func() string {
+		t.Helper()
+		res, err := call(b, ctx, gatewayCaller(admin), "whoami", json.RawMessage(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError {
+			return textOf(res)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		var w remotemcp.Whoami
+		_ = json.Unmarshal(raw, &w)
+		return w.Subject
+	}
+	if got := whoami(); got != "alice" {
+		t.Fatalf("first call: %q", got)
+	}
+	before := f.as.Stats().RefreshGrants
+	time.Sleep(2500 * time.Millisecond) // the access token expires
+	if got := whoami(); got != "alice" {
+		t.Fatalf("call after the token expired: %q", got)
+	}
+	if n := f.as.Stats().RefreshGrants - before; n != 1 || refreshes.Load() != 1 {
+		t.Fatalf("%d refreshes at the server, %d 401s: want 1 and 1", n, refreshes.Load())
+	}
+	if got := whoami(); got != "alice" {
+		t.Fatalf("call with the refreshed token: %q", got)
 	}
 }

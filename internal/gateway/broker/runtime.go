@@ -88,6 +88,10 @@ type RuntimeOptions struct {
 	Store    RuntimeStore
 	// PolicyDir holds the policy files (DATA/policies).
 	PolicyDir string
+	// Unauthorized refreshes a principal's connection after a remote
+	// server refused a call with 401, so that the call is made once more
+	// with the new token; nil fails such calls.
+	Unauthorized mcpclient.Unauthorized
 	// CredentialStore resolves ${NAME} references in server declarations
 	// per principal (agent → tenant → environment): each principal's
 	// calls reach a server started with its own credentials. Watch
@@ -220,6 +224,7 @@ func OpenRuntime(ctx context.Context, opts RuntimeOptions) (*Runtime, error) {
 	r.pool = mcpclient.NewPool(mcpclient.PoolOptions{
 		CredentialSource: source,
 		Credentials:      opts.Credentials,
+		Unauthorized:     opts.Unauthorized,
 		Limits:           opts.Limits,
 		OnDrift: func(t mcpclient.Target, d capability.Drift) {
 			// RecordDrift takes the storage lock: never on the

@@ -15,6 +15,19 @@ import (
 // human connects.
 var ErrConnectionRequired = errors.New("connection required")
 
+// ErrUnauthorized means a remote server refused a call with HTTP 401:
+// the access token it carried is no longer accepted (expired early,
+// revoked, or of a grant whose expiry the server never said). The call
+// did not run.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// Unauthorized is called by a [Pool] when a remote server refuses a
+// principal's call with 401 while its connection's token was token: it
+// refreshes the connection (once across callers: a token already
+// replaced is not refreshed again) and reports whether a new token is
+// there to retry with. It must be bounded in time.
+type Unauthorized func(ctx context.Context, who capability.Principal, d ServerDecl, account, token string) bool
+
 // ConnectionRequiredError is the error of a call whose remote server
 // needs a connection the caller lacks; it matches
 // [ErrConnectionRequired]. Its text is what the agent reads:

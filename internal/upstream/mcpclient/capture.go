@@ -248,6 +248,15 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		release()
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		// The server wants (another) bearer token: a connection to make
+		// or to refresh, which the error names, whatever the MCP client
+		// would make of the status.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		release()
+		return nil, fmt.Errorf("%w: %s answered HTTP status %s; connect an account to it (skillgate connect), or reconnect an expired one", ErrUnauthorized, t.origin, resp.Status)
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "text/event-stream" {
 		resp.Body = &sseBody{

@@ -46,7 +46,7 @@ func markNotSent(err error, dial bool) error {
 	if err == nil || errors.Is(err, ErrNotSent) {
 		return err
 	}
-	if dial || errors.Is(err, ErrToolBlocked) || errors.Is(err, ErrRecheckFailed) || errors.Is(err, ErrClosed) {
+	if dial || errors.Is(err, ErrToolBlocked) || errors.Is(err, ErrRecheckFailed) || errors.Is(err, ErrClosed) || errors.Is(err, ErrUnauthorized) {
 		return notSent{err}
 	}
 	return err
@@ -109,6 +109,10 @@ type PoolOptions struct {
 	Credentials CredentialLookup
 	// Limits bounds every connection; zero fields take the defaults.
 	Limits Limits
+	// Unauthorized, when set, refreshes a principal's connection after a
+	// remote server refused a call with 401; the call is then made once
+	// more with the new token. Nil: the call fails with ErrUnauthorized.
+	Unauthorized Unauthorized
 	// OnDrift is called when a connection finds that pinned tools changed
 	// (at connect or on tools/list_changed). It must not call back into the
 	// pool synchronously.
@@ -173,6 +177,8 @@ type route struct {
 	// refused is why the route has no connection when it is not a
 	// missing credential: a connection the server needs and who lacks.
 	refused error
+	// bearer is the connection's access token the route's calls carry.
+	bearer string
 }
 
 // blocked returns why the route cannot be dialled, nil when it can.
@@ -319,6 +325,7 @@ func (p *Pool) resolve(who capability.Principal, t Target, id, account string) r
 	return route{
 		key:    id + "#" + hex.EncodeToString(h.Sum(nil)[:16]),
 		lookup: func(n string) (string, bool) { v, ok := vals[n]; return v, ok },
+		bearer: bearer,
 	}
 }
 
@@ -395,6 +402,12 @@ func (p *Pool) Call(ctx context.Context, who capability.Principal, t Target, too
 		done(nil, notSent{err})
 		return
 	}
+	if r.bearer != "" && p.opts.Unauthorized != nil {
+		// A 401 is answered after Call returned: keep the arguments
+		// for the retry with a refreshed token.
+		args = bytes.Clone(args)
+		done = p.retryUnauthorized(ctx, who, t, tool, args, account, r.bearer, done)
+	}
 	if conn == nil {
 		args = bytes.Clone(args)
 		go p.callDialling(ctx, who, t, tool, args, nil, done)
@@ -407,6 +420,26 @@ func (p *Pool) Call(ctx context.Context, who capability.Principal, t Target, too
 		}
 		done(res, markNotSent(err, false))
 	})
+}
+
+// retryUnauthorized wraps done: a call a remote server refused with 401
+// while it carried token is made once more after Unauthorized refreshed
+// the connection (the server never ran it), else done gets the error.
+func (p *Pool) retryUnauthorized(ctx context.Context, who capability.Principal, t Target, tool string, args json.RawMessage, account, token string, done ResultFunc) ResultFunc {
+	return func(res json.RawMessage, err error) {
+		if err == nil || !errors.Is(err, ErrUnauthorized) {
+			done(res, err)
+			return
+		}
+		go func() {
+			if !p.opts.Unauthorized(ctx, who, t.Server, account, token) {
+				done(nil, err)
+				return
+			}
+			p.log.Info("upstream: retrying a call with the connection's refreshed token", "target", t.ID())
+			p.callDialling(WithAccount(ctx, account), who, t, tool, args, nil, done)
+		}()
+	}
 }
 
 // callDialling gets a connection for who's route to t, replacing dead when

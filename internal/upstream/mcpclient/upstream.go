@@ -315,6 +315,13 @@ func (u *upstream) classifyCause(timedOut bool, callerCtx context.Context, phase
 	if timedOut {
 		return se(fmt.Errorf("%w (limit %s)", ErrTimeout, limit))
 	}
+	if errors.Is(err, ErrUnauthorized) {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // not the request's URL and method again
+		}
+		return se(err)
+	}
 	var opErr *net.OpError
 	if u.stdio == nil && errors.As(err, &opErr) && opErr.Op == "dial" {
 		return &ServerError{ServerID: u.id, Phase: "start", Err: fmt.Errorf("%w: cannot reach %s: %w", ErrServerStart, redactURL(u.decl.URL), opErr.Err)}
