@@ -210,6 +210,10 @@ type httpTransport struct {
 	origin   string // scheme://host of the declared URL; headers go only there
 	maxFrame int
 	fatal    *fatalRecorder
+	// declaredAuth is set when the declaration sets its own
+	// Authorization header: a 401 is then about that credential, not
+	// about a connection.
+	declaredAuth bool
 	// aborted ends every request in flight and every later one. The SDK
 	// waits for pending writes (a cancellation notification POSTed to a
 	// hung server, for example) before it closes a session; aborting is how
@@ -255,7 +259,10 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
 		release()
-		return nil, fmt.Errorf("%w: %s answered HTTP status %s; connect an account to it (skillgate connect), or reconnect an expired one", ErrUnauthorized, t.origin, resp.Status)
+		if t.declaredAuth {
+			return nil, fmt.Errorf("%w: the server answered HTTP status %s; check the credential its Authorization header references", ErrUnauthorized, resp.Status)
+		}
+		return nil, fmt.Errorf("%w: the server answered HTTP status %s; it needs a connected account: connect one (skillgate connect), or reconnect an expired one", ErrUnauthorized, resp.Status)
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "text/event-stream" {

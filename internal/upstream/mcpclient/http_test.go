@@ -198,7 +198,7 @@ func TestHTTPBadServers(t *testing.T) {
 		{
 			name: "wrong token", url: serveHTTP(t, testserver.ModeNormal, nil),
 			headers: map[string]string{"Authorization": "Bearer wrong"},
-			wantIs:  mcpclient.ErrConnection, wantErr: `mcpclient: server "remote": initialize: connection failed: calling "initialize": sending "initialize": Unauthorized`,
+			wantIs:  mcpclient.ErrUnauthorized, wantErr: `mcpclient: server "remote": initialize: unauthorized: the server answered HTTP status 401 Unauthorized; check the credential its Authorization header references`,
 		},
 	}
 	for _, tc := range tests {

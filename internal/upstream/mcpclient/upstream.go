@@ -129,7 +129,7 @@ func open(ctx context.Context, decl ServerDecl, o resolved, onListChanged func()
 		hc := *base
 		hc.Transport = &httpTransport{
 			base: rt, headers: headers, origin: endpoint.Scheme + "://" + endpoint.Host,
-			maxFrame: o.limits.MaxFrameBytes, fatal: u.fatal, aborted: aborted,
+			maxFrame: o.limits.MaxFrameBytes, fatal: u.fatal, aborted: aborted, declaredAuth: !BearerTarget(decl),
 		}
 		// An MCP endpoint has no reason to redirect, and following one
 		// could carry the declared credentials elsewhere.
