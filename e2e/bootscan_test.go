@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillgate/skillgate/internal/testkit/syncbuf"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/internal/agent/mcpserver/mcpservertest"
@@ -34,9 +36,9 @@ func TestScanAtBoot(t *testing.T) {
 		return got
 	}
 	data := f.data
-	connect := func(extra ...string) (*mcp.ClientSession, *lockedBuffer) {
+	connect := func(extra ...string) (*mcp.ClientSession, *syncbuf.Buffer) {
 		t.Helper()
-		var stderr lockedBuffer
+		var stderr syncbuf.Buffer
 		cmd := exec.Command(bin, append([]string{"--data", data, "mcp", "--agent", "drafter", "--tier", "T3"}, extra...)...)
 		cmd.Stderr = &stderr
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -74,7 +76,7 @@ func TestScanAtBoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, "nuevo", "SKILL.md"), "---\nname: nuevo\ndescription: A skill added after the last scan.\n---\nBody.\n")
-	var lines lockedBuffer
+	var lines syncbuf.Buffer
 	startServe(t, []string{"--data", f.data, "serve", "--addr", "127.0.0.1:0"}, func(l string) { lines.Write([]byte(l + "\n")) })
 	changed := "root " + root + " changed since it was scanned"
 	if f.dsn != "" {

@@ -10,36 +10,19 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testkit/syncbuf"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillgate/skillgate/internal/testkit/testserver"
 )
 
-// lockedBuffer collects a subprocess's output for later inspection.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // credentialRun runs the binary with stdin and extra environment, and
 // keeps everything it printed in seen.
-func (f *fixture) credentialRun(t *testing.T, seen *lockedBuffer, stdin string, env []string, args ...string) (int, string) {
+func (f *fixture) credentialRun(t *testing.T, seen *syncbuf.Buffer, stdin string, env []string, args ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--data", f.data}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -63,7 +46,7 @@ func (f *fixture) credentialRun(t *testing.T, seen *lockedBuffer, stdin string, 
 
 // serveVerbose starts `skillgate -v serve`, its stderr (logs included)
 // kept in seen.
-func (f *fixture) serveVerbose(t *testing.T, seen *lockedBuffer) string {
+func (f *fixture) serveVerbose(t *testing.T, seen *syncbuf.Buffer) string {
 	t.Helper()
 	return startServe(t, []string{"-v", "--data", f.data, "serve", "--addr", "127.0.0.1:0"},
 		func(line string) { seen.Write([]byte(line + "\n")) }).url
@@ -92,7 +75,7 @@ func TestTwoTenantsOwnCredentials(t *testing.T) {
 	// install's --credential GITHUB_TOKEN reads the operator's environment,
 	// which the configuration allows for that name only.
 	f.writeConfig(t, "credentials:\n  from_environment: [GITHUB_TOKEN]\n")
-	var seen lockedBuffer
+	var seen syncbuf.Buffer
 
 	// The tools file travels in the skill, read from its directory.
 	const tools = "tools.json"
@@ -289,7 +272,7 @@ func TestEnvironmentCredentialsOnlyListed(t *testing.T) {
 	const secret = "pg-SECRET-4f1c9e"
 	env := []string{"PGPASSWORD=" + secret}
 	f := emptyFixture(t)
-	var seen lockedBuffer
+	var seen syncbuf.Buffer
 	skill := func(name string) string {
 		src := writeImport(t, name, "---\nQuery the database with `create_issue`.\n", map[string]any{
 			"db": map[string]any{"command": testServer(t), "env": map[string]string{

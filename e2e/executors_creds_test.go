@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testkit/syncbuf"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,7 +54,7 @@ func TestExecutorWakesPerTenant(t *testing.T) {
 	if a, g := providers(acme), providers(globex); a != "github" || g != "github" {
 		t.Fatalf("before the credential: acme %q, globex %q", a, g)
 	}
-	var seen lockedBuffer
+	var seen syncbuf.Buffer
 	if code, out := f.credentialRun(t, &seen, "gl-acme\n", nil, "credential", "set", "GITLAB_TOKEN", "--tenant", "acme"); code != 0 {
 		t.Fatalf("credential set: %d %s", code, out)
 	}

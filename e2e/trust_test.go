@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillgate/skillgate/internal/testkit/syncbuf"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -120,7 +122,7 @@ func TestTrustTiersOverMCP(t *testing.T) {
 		t.Fatalf("with github's credential: %v", got)
 	}
 	// A credential in the store wakes the skill for its tenant only.
-	var seen lockedBuffer
+	var seen syncbuf.Buffer
 	if code, _ := f.credentialRun(t, &seen, "tok-acme\n", nil, "credential", "set", "GITHUB_TOKEN", "--tenant", "acme"); code != 0 {
 		t.Fatal("credential set failed")
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,36 +10,19 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testkit/syncbuf"
 
 	"github.com/skillgate/skillgate/internal/testkit/oauthserver"
 	"github.com/skillgate/skillgate/internal/testkit/remotemcp"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 )
 
-// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // connectRun is a `skillgate connect` running in the background.
 type connectRun struct {
-	out, errs lockedBuffer
+	out, errs syncbuf.Buffer
 	code      chan int
 }
 

@@ -1,16 +1,16 @@
 package admin_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillgate/skillgate/internal/testkit/syncbuf"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -28,24 +28,6 @@ import (
 	"github.com/skillgate/skillgate/internal/upstream/oauth"
 )
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use, for a log.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestBrowserConnections connects accounts through the console in a real
 // Chromium as a person does: sign in, open Connections from the
 // navigation, fill the Connect form, allow on the authorization server's
@@ -61,7 +43,7 @@ func TestBrowserConnections(t *testing.T) {
 	ctx := t.Context()
 	as := oauthserver.New(t, &oauthserver.Options{Scopes: []string{"tools"}})
 	rs := remotemcp.New(t, &remotemcp.Options{AuthServer: as, Scopes: []string{"tools"}, RequireScopes: true})
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	lg := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 10 * time.Second, Logger: lg})
 	creds, err := credential.Open(ctx, t.TempDir(), credential.Options{})
