@@ -455,24 +455,18 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	if err != nil || args == nil {
 		return refuse("invalid arguments: not a JSON object", fmt.Sprintf("skillgate: invalid arguments for %s: they must be a JSON object", name))
 	}
-	pin := ""
-	if v, ok := args[executor.ProviderArg]; ok {
-		s, isString := v.(string)
-		if !isString || s == "" {
-			return refuse("invalid arguments: provider is not a provider name", fmt.Sprintf("skillgate: invalid arguments for %s: provider must be the name of a provider, like github", name))
-		}
-		pin = s
-		delete(args, executor.ProviderArg)
+	pin, ok := takeArg(args, executor.ProviderArg)
+	if !ok {
+		return refuse("invalid arguments: provider is not a provider name", fmt.Sprintf("skillgate: invalid arguments for %s: provider must be the name of a provider, like github", name))
+	}
+	if pin != "" {
 		a.data["pin"] = pin
 	}
-	accountPin := ""
-	if v, ok := args[executor.AccountArg]; ok {
-		s, isString := v.(string)
-		if !isString || s == "" {
-			return refuse("invalid arguments: account is not an account label", fmt.Sprintf("skillgate: invalid arguments for %s: account must be the label of one of your connected accounts, like work", name))
-		}
-		accountPin = s
-		delete(args, executor.AccountArg)
+	accountPin, ok := takeArg(args, executor.AccountArg)
+	if !ok {
+		return refuse("invalid arguments: account is not an account label", fmt.Sprintf("skillgate: invalid arguments for %s: account must be the label of one of your connected accounts, like work", name))
+	}
+	if accountPin != "" {
 		a.data["accountPin"] = accountPin
 	}
 	ex, _ := es.index.Lookup(name)
@@ -523,6 +517,22 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	// as context.executor.
 	b.decide(policy.WithExecutor(ctx, name), &a, who, c, name, targs)
 	return a
+}
+
+// takeArg removes skillgate's own argument name from an executor call's
+// args and returns its value: "" when absent; ok false when it is not a
+// non-empty string.
+func takeArg(args map[string]any, name string) (string, bool) {
+	v, present := args[name]
+	if !present {
+		return "", true
+	}
+	s, isString := v.(string)
+	if !isString || s == "" {
+		return "", false
+	}
+	delete(args, name)
+	return s, true
 }
 
 // seal writes the admission's data into its record.
