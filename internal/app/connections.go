@@ -519,11 +519,14 @@ func (a *App) startConnections(ctx context.Context, d *Runtime) (*connection.Ser
 	if err != nil {
 		return nil, nil, err
 	}
+	var svc *connection.Service
 	refresher := connection.New(d.Credentials, client, &connection.Options{Logger: d.Log,
-		OnExpired: func(context.Context, credential.ConnectionKey) { d.Caps.Refresh() }})
-	d.refresher.Store(refresher)
+		OnExpired: func(ctx context.Context, k credential.ConnectionKey) {
+			d.Caps.Refresh()
+			_ = svc.Expired(ctx, k, "system") // a failure is logged by Expired
+		}})
 	conn := connection.NewConnector(client, d.Credentials, &connection.ConnectorOptions{Logger: d.Log})
-	svc := connection.NewService(d.Credentials, conn, refresher, d.ProviderURL, &connection.ServiceOptions{
+	svc = connection.NewService(d.Credentials, conn, refresher, d.ProviderURL, &connection.ServiceOptions{
 		Audit: audit.NewLog(d.DB), Logger: d.Log,
 		Client: func(provider string) *oauth.Registration {
 			reg, err := a.OAuthRegistration(provider)
@@ -534,6 +537,7 @@ func (a *App) startConnections(ctx context.Context, d *Runtime) (*connection.Ser
 			return reg
 		},
 	})
+	d.refresher.Store(refresher) // svc is set: a 401 may now refresh
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

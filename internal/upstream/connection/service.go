@@ -195,6 +195,14 @@ func (s *Service) Revoke(ctx context.Context, k credential.ConnectionKey, forget
 	return s.record(ctx, actor, "connection.revoke", k, map[string]any{"forgotten": forget})
 }
 
+// Expired audits that k's grant was found dead at a refresh and the
+// connection marked expired: the [Options.OnExpired] of the refresher
+// that serves this service. actor is who found it ("system" for serve's
+// refresher).
+func (s *Service) Expired(ctx context.Context, k credential.ConnectionKey, actor string) error {
+	return s.record(ctx, actor, "connection.expire", k, nil)
+}
+
 // record appends the audit record of action on k: the subject is the
 // provider, the data the scope and account (and extra).
 func (s *Service) record(ctx context.Context, actor, action string, k credential.ConnectionKey, extra map[string]any) error {
