@@ -127,21 +127,32 @@ func TestConnectionLifecycle(t *testing.T) {
 		t.Errorf("last error %q", list[0].LastError)
 	}
 
-	// A refresh writes the new grant back, unless the grant changed since.
-	prev, _ := s.Connection(ctx, office)
-	next := credential.Grant{Grant: oauth.Grant{AccessToken: "at-new-secret", TokenType: "Bearer", Expiry: t0.Add(2 * time.Hour), Scopes: []string{"tools"}}}
+	// A refresh changes the connection under the store's lock; the
+	// default flag stays the store's, a malformed change writes nothing,
+	// and no change writes nothing either.
 	clk.t = t0.Add(2 * time.Minute)
-	if err := s.ReplaceGrant(ctx, office, *prev.OAuth, next); err != nil {
+	if err := s.UpdateConnection(ctx, office, func(c *credential.Connection) (bool, error) {
+		c.OAuth.Grant = oauth.Grant{AccessToken: "at-new-secret", RefreshToken: c.OAuth.RefreshToken, TokenType: "Bearer", Expiry: t0.Add(2 * time.Hour), Scopes: []string{"tools"}}
+		c.State, c.LastError, c.Refreshed, c.Default = credential.StateActive, "", clk.t, false
+		return true, nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s2.Connection(ctx, office)
-	if g := got.OAuth; got.State != credential.StateActive || got.LastError != "" || !got.Refreshed.Equal(clk.t) ||
+	if g := got.OAuth; got.State != credential.StateActive || got.LastError != "" || !got.Refreshed.Equal(clk.t) || !got.Default ||
 		g.AccessToken != "at-new-secret" || g.RefreshToken != "rt-work-secret" || g.Client.ClientSecret != "cs-work-secret" || g.TokenEndpoint != "https://as.example.com/token" {
-		t.Fatalf("after ReplaceGrant: %v %+v", got, *g)
+		t.Fatalf("after UpdateConnection: %v %+v", got, *g)
 	}
-	err = s.ReplaceGrant(ctx, office, *prev.OAuth, next)
-	if !errors.Is(err, credential.ErrGrantChanged) || err.Error() != "connection grant changed: github account office for tenant acme changed since the refresh started; its new grant is not stored" {
-		t.Errorf("stale ReplaceGrant: %v", err)
+	gen := s2.Generation()
+	err = s.UpdateConnection(ctx, office, func(c *credential.Connection) (bool, error) { c.OAuth.TokenType = "mac"; return true, nil })
+	if !errors.Is(err, credential.ErrInvalidConnection) || err.Error() != "github account office for tenant acme: invalid connection: oauth.token_type: only Bearer is kept" {
+		t.Errorf("malformed change: %v", err)
+	}
+	if err := s.UpdateConnection(ctx, office, func(*credential.Connection) (bool, error) { return false, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Reload(ctx); err != nil || s2.Generation() != gen {
+		t.Errorf("a refused or empty change moved the store: %v", err)
 	}
 	for _, tc := range []struct {
 		name string
@@ -152,7 +163,7 @@ func TestConnectionLifecycle(t *testing.T) {
 		{"Rename", s.RenameConnection(ctx, home, "x")},
 		{"Remove", s.RemoveConnection(ctx, home)},
 		{"Mark", s.MarkConnection(ctx, home, credential.StateRevoked, "")},
-		{"ReplaceGrant", s.ReplaceGrant(ctx, home, next, next)},
+		{"UpdateConnection", s.UpdateConnection(ctx, home, func(*credential.Connection) (bool, error) { return true, nil })},
 	} {
 		if want := "connection required: no github account home for tenant acme (list them with skillgate connection ls)"; !errors.Is(tc.err, credential.ErrNoConnection) || tc.err.Error() != want {
 			t.Errorf("%s of an absent connection: %v", tc.name, tc.err)

@@ -2,16 +2,11 @@ package credential
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 )
-
-// ErrGrantChanged means the stored grant is no longer the one a refresh
-// started from: someone reconnected, refreshed or removed it meanwhile.
-var ErrGrantChanged = errors.New("connection grant changed")
 
 // absent is the error for a key with no connection.
 func absent(k ConnectionKey) error {
@@ -222,56 +217,6 @@ func (s *Store) MarkConnection(ctx context.Context, k ConnectionKey, state Conne
 		return nil
 	})
 }
-
-// ReplaceGrant stores next as k's grant after a refresh that started from
-// prev: the connection becomes active, its Refreshed time now, its last
-// error cleared. The endpoints and client of prev are kept where next
-// leaves them empty. It fails with ErrNoConnection when k was removed and
-// ErrGrantChanged when k's stored tokens are no longer prev's (someone
-// reconnected or refreshed meanwhile: the new grant is not written, so a
-// reconnection is never overwritten by a stale refresh).
-func (s *Store) ReplaceGrant(ctx context.Context, k ConnectionKey, prev, next Grant) error {
-	if err := k.Check(); err != nil {
-		return err
-	}
-	return s.update(ctx, func(t *contents) error {
-		c, ok := t.conns[k]
-		if !ok {
-			return absent(k)
-		}
-		if c.OAuth == nil || !sameToken(c.OAuth.AccessToken, prev.AccessToken) || !sameToken(c.OAuth.RefreshToken, prev.RefreshToken) {
-			return fmt.Errorf("%w: %s changed since the refresh started; its new grant is not stored", ErrGrantChanged, k)
-		}
-		g := next
-		g.Scopes = append([]string(nil), next.Scopes...)
-		for _, f := range []struct {
-			dst *string
-			src string
-		}{
-			{&g.Issuer, c.OAuth.Issuer}, {&g.TokenEndpoint, c.OAuth.TokenEndpoint},
-			{&g.RevocationEndpoint, c.OAuth.RevocationEndpoint}, {&g.Resource, c.OAuth.Resource},
-			{&g.Client.ClientID, c.OAuth.Client.ClientID}, {&g.Client.ClientSecret, c.OAuth.Client.ClientSecret},
-			{&g.Client.AuthMethod, c.OAuth.Client.AuthMethod},
-		} {
-			if *f.dst == "" {
-				*f.dst = f.src
-			}
-		}
-		if g.RefreshToken == "" {
-			g.RefreshToken = c.OAuth.RefreshToken // the server did not rotate it
-		}
-		nc := c
-		nc.OAuth = &g
-		nc.State, nc.LastError, nc.Refreshed = StateActive, "", s.opts.Now().UTC()
-		if err := nc.check(); err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-		t.conns[k] = nc
-		return nil
-	})
-}
-
-func sameToken(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // ResolveConnection picks the connection p uses for provider: with pin
 // set, that account (p's agent-scope connection first, then the
