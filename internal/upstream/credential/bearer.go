@@ -28,35 +28,50 @@ func ProviderOf(serverID string) (string, bool) {
 // [mcpclient.ErrConnectionRequired] that says which and how to connect,
 // never an authorization URL. It reads the in-memory snapshot only.
 func (s *Store) Bearer(who capability.Principal, d mcpclient.ServerDecl, account string) (string, error) {
+	c, _, err := s.usable(who, d, account)
+	if err != nil || c == nil {
+		return "", err
+	}
+	if c.OAuth == nil {
+		return c.Secret, nil
+	}
+	return c.OAuth.AccessToken, nil
+}
+
+// usable returns the connection who's calls to d use with the account
+// pin, and its provider: nil and no error when d is called without one,
+// an error wrapping ErrConnectionRequired when who lacks a usable one.
+func (s *Store) usable(who capability.Principal, d mcpclient.ServerDecl, account string) (*Connection, string, error) {
+	if !mcpclient.BearerTarget(d) { // a stdio server, or its own Authorization header
+		return nil, "", nil
+	}
 	provider, ok := ProviderOf(d.ID)
-	if !ok || !mcpclient.BearerTarget(d) {
-		return "", nil
+	if !ok {
+		return nil, "", nil
 	}
 	info, err := s.ResolveConnection(who, provider, account)
 	if err != nil {
 		switch {
 		case !errors.Is(err, ErrNoConnection):
-			return "", required(who, provider, err.Error())
+			return nil, "", required(who, provider, err.Error())
 		case account != "":
-			return "", required(who, provider, fmt.Sprintf("account %s is not connected; an operator connects it with skillgate connect %s --tenant %s --account %s",
+			return nil, "", required(who, provider, fmt.Sprintf("account %s is not connected; an operator connects it with skillgate connect %s --tenant %s --account %s",
 				account, provider, who.Tenant, account))
 		case !s.connected(provider, d.URL):
-			return "", nil
+			return nil, "", nil
 		}
-		return "", required(who, provider, fmt.Sprintf("no account is connected; an operator connects one with skillgate connect %s --tenant %s", provider, who.Tenant))
+		return nil, "", required(who, provider, fmt.Sprintf("no account is connected; an operator connects one with skillgate connect %s --tenant %s", provider, who.Tenant))
 	}
 	c := s.snap.Load().c.conns[info.ConnectionKey]
 	switch {
 	case c.State != StateActive:
-		return "", required(who, provider, fmt.Sprintf("account %s is %s; an operator reconnects it with skillgate connect %s --tenant %s --account %s",
+		return nil, "", required(who, provider, fmt.Sprintf("account %s is %s; an operator reconnects it with skillgate connect %s --tenant %s --account %s",
 			c.Account, c.State, provider, who.Tenant, c.Account))
-	case c.OAuth == nil:
-		return c.Secret, nil
-	case !sameResource(c.OAuth.Resource, d.URL):
-		return "", required(who, provider, fmt.Sprintf("account %s was authorized for %s, not for the server at %s; connect it to this server",
+	case c.OAuth != nil && !sameResource(c.OAuth.Resource, d.URL):
+		return nil, "", required(who, provider, fmt.Sprintf("account %s was authorized for %s, not for the server at %s; connect it to this server",
 			c.Account, c.OAuth.Resource, d.URL))
 	}
-	return c.OAuth.AccessToken, nil
+	return &c, provider, nil
 }
 
 // required wraps why in ErrConnectionRequired with the provider and tenant.
@@ -86,13 +101,9 @@ func sameResource(resource, url string) bool {
 // audit record names and Cedar sees as context.account. ok is false when
 // d is reached without a connection or who has no usable one.
 func (s *Store) Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (mcpclient.ConnectionUse, bool) {
-	provider, ok := ProviderOf(d.ID)
-	if !ok || !mcpclient.BearerTarget(d) {
+	c, provider, err := s.usable(who, d, pin)
+	if err != nil || c == nil {
 		return mcpclient.ConnectionUse{}, false
 	}
-	info, err := s.ResolveConnection(who, provider, pin)
-	if err != nil || info.State != StateActive {
-		return mcpclient.ConnectionUse{}, false
-	}
-	return mcpclient.ConnectionUse{Provider: provider, Tenant: who.Tenant, Account: info.Account}, true
+	return mcpclient.ConnectionUse{Provider: provider, Tenant: who.Tenant, Account: c.Account}, true
 }
