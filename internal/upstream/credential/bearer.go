@@ -82,12 +82,7 @@ func required(who capability.Principal, provider, why string) error {
 // connected reports whether any scope holds an OAuth connection to
 // provider issued for url: then the server needs one.
 func (s *Store) connected(provider, url string) bool {
-	for k, c := range s.snap.Load().c.conns {
-		if k.Provider == provider && c.OAuth != nil && sameResource(c.OAuth.Resource, url) {
-			return true
-		}
-	}
-	return false
+	return s.snap.Load().c.index().resources[provider][strings.TrimSuffix(url, "/")]
 }
 
 // sameResource compares a grant's resource with a server URL, ignoring a
@@ -106,4 +101,32 @@ func (s *Store) Account(who capability.Principal, d mcpclient.ServerDecl, pin st
 		return mcpclient.ConnectionUse{}, false
 	}
 	return mcpclient.ConnectionUse{Provider: provider, Tenant: who.Tenant, Account: c.Account}, true
+}
+
+// connIndex answers the broker's per-call questions about connections
+// without a scan: each scope's default account of each provider, and the
+// servers (resources) each provider's OAuth connections were issued for.
+type connIndex struct {
+	defaults  map[providerKey]ConnectionKey
+	resources map[string]map[string]bool // provider → resource without its trailing slash
+}
+
+// index returns t's index, building it on first use.
+func (t *contents) index() *connIndex {
+	t.idxOnce.Do(func() {
+		x := &connIndex{defaults: map[providerKey]ConnectionKey{}, resources: map[string]map[string]bool{}}
+		for k, c := range t.conns {
+			if c.Default {
+				x.defaults[providerKey{k.Scope, k.Provider}] = k
+			}
+			if c.OAuth != nil && c.OAuth.Resource != "" {
+				if x.resources[k.Provider] == nil {
+					x.resources[k.Provider] = map[string]bool{}
+				}
+				x.resources[k.Provider][strings.TrimSuffix(c.OAuth.Resource, "/")] = true
+			}
+		}
+		t.idx = x
+	})
+	return t.idx
 }

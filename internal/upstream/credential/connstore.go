@@ -246,10 +246,8 @@ func (s *Store) ResolveConnection(p capability.Principal, provider, pin string) 
 			}
 			continue
 		}
-		for k, c := range t.conns {
-			if k.Scope == sc && k.Provider == provider && c.Default {
-				return c.Info(), nil
-			}
+		if k, ok := t.index().defaults[providerKey{sc, provider}]; ok {
+			return t.conns[k].Info(), nil
 		}
 	}
 	if pin != "" {

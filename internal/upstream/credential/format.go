@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/skillgate/skillgate/internal/upstream/oauth"
@@ -79,6 +80,12 @@ type table map[entryKey]string
 type contents struct {
 	creds table
 	conns map[ConnectionKey]Connection
+
+	// idx indexes conns for the broker's per-call lookups; built on
+	// first use, once contents is published in a snapshot (it is never
+	// changed after).
+	idxOnce sync.Once
+	idx     *connIndex
 }
 
 func newContents() *contents {
