@@ -33,23 +33,21 @@ const tokenLifetime = 5 * time.Second
 // mcp.json declares the remote server (introspected with that
 // connection); tenant acme connects through the console in Chromium,
 // tenant beta does not. acme's agent calls whoami as its account; beta's
-// does not list it. Tokens living 5 s are refreshed by serve (with
-// connections.refresh_lead and refresh_interval) without the agent
-// noticing; once the grant is revoked at the authorization server the
-// connection expires, acme's agent is told its tools changed and whoami
-// is gone; connecting again with the CLI brings it back. No token or
-// client secret is ever in serve's log, the audit log or the CLI's
-// output.
+// does not list it, and calling it is told which connection is required.
+// Tokens living 5 s are refreshed by serve (connections.refresh_lead and
+// refresh_interval) without the agent noticing; once the grant is revoked
+// at the authorization server the connection expires, acme's agent is
+// told its tools changed, whoami is gone and a call says the account
+// expired, and pending names both tenants; connecting again with the CLI
+// brings it back. No token or client secret is ever in serve's log, the
+// audit log or the CLI's output.
 //
-// Two things the test steps around, which skillgate does not do yet: a
-// call of a tool the agent does not list (beta's whoami, acme's once
-// expired) is refused by the MCP layer as an unknown tool, so the agent
-// never reads "connection required" and `pending` does not name the
-// tenant; and a call that lands while serve refreshes the grant (the
-// authorization server retired the old access token, the store does not
-// hold the new one yet) fails with Unauthorized, as nothing retries a
-// 401 with the refreshed token. The whoami calls therefore go right after
-// a refresh was stored.
+// One thing the test steps around, which skillgate does not do yet: a
+// call that lands while serve refreshes the grant (the authorization
+// server retired the old access token, the store does not hold the new
+// one yet) fails with Unauthorized, as nothing retries a 401 with the
+// refreshed token. The whoami calls that must succeed therefore go right
+// after a refresh was stored.
 func TestConnections(t *testing.T) {
 	chrome := chromiumPath(t)
 	as := oauthserver.New(t, &oauthserver.Options{AccessTokenLifetime: tokenLifetime})
@@ -136,8 +134,9 @@ func TestConnections(t *testing.T) {
 	if first.Subject != "acme-alice" {
 		t.Fatalf("acme's whoami: %+v", first)
 	}
-	if got := unlistedCall(t, beta, "whoami"); got != `calling "tools/call": unknown tool "whoami"` {
-		t.Errorf("beta's whoami: %s", got)
+	got, isErr := caller(beta)(t, "whoami", map[string]any{})
+	if want := "skillgate: connection required: remote for tenant beta (no account is connected; an operator connects one with skillgate connect remote --tenant beta)"; !isErr || got != want {
+		t.Errorf("beta's whoami: %v %q\nwant %q", isErr, got, want)
 	}
 
 	// Several lifetimes later acme's agent calls again with a refreshed
@@ -173,11 +172,15 @@ func TestConnections(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	waitTool(t, acme, acmeChanged, "whoami", false)
-	if got := unlistedCall(t, acme, "whoami"); got != `calling "tools/call": unknown tool "whoami"` {
-		t.Errorf("acme's whoami once expired: %s", got)
+	got, isErr = caller(acme)(t, "whoami", map[string]any{})
+	if want := "skillgate: connection required: remote for tenant acme (account work is expired; an operator reconnects it with skillgate connect remote --tenant acme --account work)"; !isErr || got != want {
+		t.Errorf("acme's whoami once expired: %v %q\nwant %q", isErr, got, want)
 	}
 	if code, out := f.credentialRun(t, &seen, "", nil, "connection", "ls", "--tenant", "acme"); code != 0 || !strings.Contains(out, "acme    *      remote    work     oauth  expired") {
 		t.Errorf("connection ls once expired: %d %q", code, out)
+	}
+	if code, out := f.credentialRun(t, &seen, "", nil, "pending"); code != 0 || !strings.Contains(out, "tenant acme needs remote") || !strings.Contains(out, "tenant beta needs remote") {
+		t.Errorf("pending: %d %q", code, out)
 	}
 
 	// acme connects again with the CLI: whoami comes back.
@@ -355,17 +358,6 @@ func waitTool(t *testing.T, cs *mcp.ClientSession, changed chan struct{}, name s
 			t.Fatalf("%s listed is not %v after 30 s (tools/list_changed received: %v)", name, want, notified)
 		}
 	}
-}
-
-// unlistedCall calls the tool name, which cs does not list, and returns
-// the protocol error it gets.
-func unlistedCall(t *testing.T, cs *mcp.ClientSession, name string) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
-	if err == nil {
-		return "a result: " + textOf(res)
-	}
-	return err.Error()
 }
 
 // whoami calls the remote server's whoami through cs and returns what it
