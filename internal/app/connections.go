@@ -39,6 +39,13 @@ type ConfigConnections struct {
 	// AllowInsecureHTTP lets OAuth endpoints use http instead of https.
 	// For tests and labs only.
 	AllowInsecureHTTP bool `yaml:"allow_insecure_http"`
+	// RefreshLead is how long before its expiry serve refreshes an
+	// access token ("2m" when empty), plus a stable per-connection jitter
+	// of up to a quarter of it (at most 30s).
+	RefreshLead string `yaml:"refresh_lead"`
+	// RefreshInterval is how often serve looks for grants due for a
+	// refresh ("15s" when empty).
+	RefreshInterval string `yaml:"refresh_interval"`
 	// Clients are configured OAuth clients by provider (the remote
 	// server's ID), for authorization servers that offer no dynamic
 	// client registration; a provider without one registers a client.
@@ -69,11 +76,42 @@ func (c ConfigConnections) timeout() (time.Duration, error) {
 	return d, nil
 }
 
+// refreshOptions are the Refresher's lead, jitter and scan interval the
+// section configures: the connection package's defaults when unset, and
+// a jitter of a quarter of the lead (at most the default jitter) when the
+// lead is set.
+func (c ConfigConnections) refreshOptions() (lead, jitter, interval time.Duration, err error) {
+	if c.RefreshLead != "" {
+		lead, err = time.ParseDuration(c.RefreshLead)
+		if err != nil || lead < time.Second || lead > 24*time.Hour {
+			return 0, 0, 0, fmt.Errorf("connections.refresh_lead: %q: use a duration from 1s to 24h, such as 2m", clipText(c.RefreshLead))
+		}
+		jitter = min(lead/4, connection.DefaultJitter)
+	}
+	if c.RefreshInterval != "" {
+		interval, err = time.ParseDuration(c.RefreshInterval)
+		if err != nil || interval < 100*time.Millisecond || interval > time.Hour {
+			return 0, 0, 0, fmt.Errorf("connections.refresh_interval: %q: use a duration from 100ms to 1h, such as 15s", clipText(c.RefreshInterval))
+		}
+	}
+	return lead, jitter, interval, nil
+}
+
 // check validates the section; each error names its field.
 func (c ConfigConnections) check() []error {
 	var errs []error
 	if _, err := c.timeout(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.RefreshLead != "" {
+		if _, _, _, err := (ConfigConnections{RefreshLead: c.RefreshLead}).refreshOptions(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.RefreshInterval != "" {
+		if _, _, _, err := (ConfigConnections{RefreshInterval: c.RefreshInterval}).refreshOptions(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	providers := make([]string, 0, len(c.Clients))
 	for p := range c.Clients {
@@ -519,8 +557,17 @@ func (a *App) startConnections(ctx context.Context, d *Runtime) (*connection.Ser
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, nil, Usagef("%v", err)
+	}
+	lead, jitter, interval, err := cfg.Connections.refreshOptions()
+	if err != nil {
+		return nil, nil, Usagef("%v", err)
+	}
 	var svc *connection.Service
 	refresher := connection.New(d.Credentials, client, &connection.Options{Logger: d.Log,
+		Lead: lead, Jitter: jitter, Interval: interval,
 		OnExpired: func(ctx context.Context, k credential.ConnectionKey) {
 			d.Caps.Refresh()
 			_ = svc.Expired(ctx, k, "system") // a failure is logged by Expired

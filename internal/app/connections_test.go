@@ -78,3 +78,53 @@ func TestOAuthConfig(t *testing.T) {
 		t.Errorf("the registration printed its secret: %s", s)
 	}
 }
+
+// TestRefreshConfig: refresh_lead and refresh_interval set the
+// refresher's lead (with a quarter of it as jitter, at most 30s) and scan
+// interval; unset they leave the connection package's defaults; a value
+// out of range is refused naming its key.
+func TestRefreshConfig(t *testing.T) {
+	tests := []struct {
+		name                 string
+		lead, interval       string
+		wantLead, wantJitter time.Duration
+		wantInterval         time.Duration
+		err                  string
+	}{
+		{"defaults", "", "", 0, 0, 0, ""},
+		{"short", "1s", "250ms", time.Second, 250 * time.Millisecond, 250 * time.Millisecond, ""},
+		{"long lead caps the jitter", "10m", "1m", 10 * time.Minute, 30 * time.Second, time.Minute, ""},
+		{"lead too short", "500ms", "", 0, 0, 0, `connections.refresh_lead: "500ms": use a duration from 1s to 24h, such as 2m`},
+		{"lead not a duration", "soon", "", 0, 0, 0, `connections.refresh_lead: "soon": use a duration from 1s to 24h, such as 2m`},
+		{"interval too short", "", "10ms", 0, 0, 0, `connections.refresh_interval: "10ms": use a duration from 100ms to 1h, such as 15s`},
+		{"interval too long", "", "2h", 0, 0, 0, `connections.refresh_interval: "2h": use a duration from 100ms to 1h, such as 15s`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ConfigConnections{RefreshLead: tc.lead, RefreshInterval: tc.interval}
+			lead, jitter, interval, err := c.refreshOptions()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.err || lead != tc.wantLead || jitter != tc.wantJitter || interval != tc.wantInterval {
+				t.Errorf("got %v %v %v %q; want %v %v %v %q", lead, jitter, interval, got, tc.wantLead, tc.wantJitter, tc.wantInterval, tc.err)
+			}
+			var checked []string
+			for _, err := range c.check() {
+				checked = append(checked, err.Error())
+			}
+			if strings.Join(checked, "\n") != tc.err {
+				t.Errorf("check: %q; want %q", checked, tc.err)
+			}
+		})
+	}
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "config.yaml"), []byte("connections:\n  refresh_lead: 1s\n  refresh_interval: 0s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(Options{Data: data}).Config()
+	if err == nil || !strings.Contains(err.Error(), `connections.refresh_interval: "0s": use a duration from 100ms to 1h, such as 15s`) {
+		t.Errorf("config with a bad interval: %v", err)
+	}
+}

@@ -208,7 +208,7 @@ func (g *Gateway) Connect(ctx context.Context, p capability.Principal, sessionID
 		return nil, err
 	}
 	c.loadDesc = desc
-	c.server.AddReceivingMiddleware(c.agentBound, c.firstRequest)
+	c.server.AddReceivingMiddleware(c.agentBound, c.firstRequest, c.connectionRequired)
 	if g.opts.Tracer.Enabled() {
 		c.server.AddReceivingMiddleware(c.traceRequest)
 	}

@@ -168,6 +168,11 @@ func TestConnectionsBroker(t *testing.T) {
 	if got := toolNames(t, b, outsider); len(got) != 0 {
 		t.Fatalf("beta sees %v without a connection", got)
 	}
+	// Unlisted for beta, whoami lacks only a connection: the gateway
+	// relays beta's call of it, which says which one.
+	if !b.ConnectionRequired(outsider, "whoami") || b.ConnectionRequired(drafter, "whoami") || b.ConnectionRequired(outsider, "nope") {
+		t.Fatal("ConnectionRequired: want true for beta's whoami only")
+	}
 	if got, ok := whoami(drafter); !ok || got != "alice" {
 		t.Fatalf("acme's call: %q %v", got, ok)
 	}
@@ -203,6 +208,9 @@ func TestConnectionsBroker(t *testing.T) {
 	}
 	if got := toolNames(t, b, drafter); len(got) != 0 {
 		t.Fatalf("acme still sees %v with its default account expired", got)
+	}
+	if !b.ConnectionRequired(drafter, "whoami") {
+		t.Fatal("ConnectionRequired: false for acme's whoami with its account expired")
 	}
 	const expired = "skillgate: connection required: remote for tenant acme (account personal is expired; an operator reconnects it with skillgate connect remote --tenant acme --account personal)"
 	if got, ok := whoami(drafter); ok || got != expired {
