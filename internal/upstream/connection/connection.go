@@ -228,10 +228,13 @@ func (r *Refresher) RefreshDue(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		if cur.OAuth == nil {
+		if cur.OAuth == nil || !r.Due(cur.Info(), now) {
 			continue
 		}
-		refreshed, err := r.Refresh(ctx, c.ConnectionKey, cur.OAuth.AccessToken)
+		// Under the store's lock the grant is refreshed only if it still
+		// holds this token and is still due: another replica may have
+		// refreshed it meanwhile.
+		refreshed, err := r.refresh(ctx, c.ConnectionKey, cur.OAuth.AccessToken, true)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -254,6 +257,12 @@ func (r *Refresher) RefreshDue(ctx context.Context) (int, error) {
 // fails with ErrNotActive for an expired or revoked connection and
 // ErrNotOAuth for a static secret, without a request.
 func (r *Refresher) Refresh(ctx context.Context, k credential.ConnectionKey, stale string) (bool, error) {
+	return r.refresh(ctx, k, stale, false)
+}
+
+// refresh is Refresh; with onlyDue it refreshes only a grant still due
+// (see [Refresher.Due]) once the store's lock is held.
+func (r *Refresher) refresh(ctx context.Context, k credential.ConnectionKey, stale string, onlyDue bool) (bool, error) {
 	unlock, err := r.lock(ctx, k)
 	if err != nil {
 		return false, err
@@ -276,8 +285,8 @@ func (r *Refresher) Refresh(ctx context.Context, k credential.ConnectionKey, sta
 			return false, fmt.Errorf("%w: %s", ErrNotOAuth, k)
 		case c.State != credential.StateActive:
 			return false, fmt.Errorf("%w: %s is %s; connect it again", ErrNotActive, k, c.State)
-		case stale != "" && c.OAuth.AccessToken != stale:
-			return false, nil
+		case stale != "" && c.OAuth.AccessToken != stale, onlyDue && !r.Due(c.Info(), r.opts.Now()):
+			return false, nil // refreshed meanwhile, here or by another replica
 		}
 		ng, err := r.client.Refresh(ctx, c.OAuth.Metadata(), c.OAuth.Client, c.OAuth.Grant)
 		if err != nil {

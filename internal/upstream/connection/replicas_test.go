@@ -19,9 +19,10 @@ import (
 )
 
 // TestReplicasRefreshOnce: two replicas share one credential store in
-// PostgreSQL and both find a grant due at once; the authorization server
-// sees one refresh, and both replicas then send the one new access token,
-// which the MCP server accepts.
+// PostgreSQL and both decide at once to refresh a grant (each read it due,
+// with the same access token); the authorization server sees one refresh,
+// and both replicas then send the one new access token, which the MCP
+// server accepts.
 func TestReplicasRefreshOnce(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	ctx := t.Context()
@@ -63,7 +64,9 @@ func TestReplicasRefreshOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Both clocks stand a minute before the expiry: inside the lead.
+	// Both clocks stand a minute before the expiry: inside the lead. Each
+	// replica reads the grant, finds it due and refreshes the token it
+	// read, both at once.
 	due := func() time.Time { return first.OAuth.Expiry.Add(-time.Minute) }
 	before := as.Stats().RefreshGrants
 	var wg sync.WaitGroup
@@ -71,10 +74,18 @@ func TestReplicasRefreshOnce(t *testing.T) {
 	errs := make([]error, 2)
 	for i, s := range []*credential.Store{a, b} {
 		r := connection.New(s, client(), &connection.Options{Now: due, Jitter: -1})
+		cur, err := s.Connection(ctx, work)
+		if err != nil || !r.Due(cur.Info(), due()) || cur.OAuth.AccessToken != first.OAuth.AccessToken {
+			t.Fatalf("replica %d reads %v (%v): want the first grant, due", i, cur, err)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			counts[i], errs[i] = r.RefreshDue(context.WithoutCancel(ctx))
+			var refreshed bool
+			refreshed, errs[i] = r.Refresh(context.WithoutCancel(ctx), work, cur.OAuth.AccessToken)
+			if refreshed {
+				counts[i] = 1
+			}
 		}()
 	}
 	wg.Wait()
