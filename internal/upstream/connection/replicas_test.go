@@ -72,17 +72,22 @@ func TestReplicasRefreshOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	counts := make([]int, 2)
 	errs := make([]error, 2)
+	refreshers := make([]*connection.Refresher, 2)
+	read := make([]string, 2)
 	for i, s := range []*credential.Store{a, b} {
-		r := connection.New(s, client(), &connection.Options{Now: due, Jitter: -1})
+		refreshers[i] = connection.New(s, client(), &connection.Options{Now: due, Jitter: -1})
 		cur, err := s.Connection(ctx, work)
-		if err != nil || !r.Due(cur.Info(), due()) || cur.OAuth.AccessToken != first.OAuth.AccessToken {
+		if err != nil || !refreshers[i].Due(cur.Info(), due()) || cur.OAuth.AccessToken != first.OAuth.AccessToken {
 			t.Fatalf("replica %d reads %v (%v): want the first grant, due", i, cur, err)
 		}
+		read[i] = cur.OAuth.AccessToken
+	}
+	for i, r := range refreshers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var refreshed bool
-			refreshed, errs[i] = r.Refresh(context.WithoutCancel(ctx), work, cur.OAuth.AccessToken)
+			refreshed, errs[i] = r.Refresh(context.WithoutCancel(ctx), work, read[i])
 			if refreshed {
 				counts[i] = 1
 			}
