@@ -399,16 +399,7 @@ func (a *App) Connect(ctx context.Context, req ConnectRequest) (credential.Conne
 	defer timer.Stop()
 	select {
 	case r := <-done:
-		if r.err != nil {
-			return r.info, r.err
-		}
-		// The store decided the default flag (a first account is the
-		// default): report what it holds.
-		c, err := st.Connection(ctx, r.info.ConnectionKey)
-		if err != nil {
-			return r.info, nil
-		}
-		return c.Info(), nil
+		return r.info, r.err
 	case <-timer.C:
 		return credential.ConnectionInfo{}, fmt.Errorf("connect %s: no answer from the browser within %s: open the URL and allow access, or run connect again (with a longer --timeout)", req.Key, req.Wait)
 	case <-ctx.Done():

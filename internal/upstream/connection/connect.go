@@ -43,6 +43,7 @@ var _ Flows = (*oauth.Client)(nil)
 // *credential.Store implements it.
 type Keeper interface {
 	PutConnection(ctx context.Context, c credential.Connection) error
+	Connection(ctx context.Context, k credential.ConnectionKey) (credential.Connection, error)
 }
 
 // ConnectRequest is one connection to start.
@@ -190,7 +191,7 @@ func (c *Connector) sweepLocked(now time.Time) {
 // Complete finishes the authorization a callback answers: it checks the
 // callback (state, issuer, error), exchanges the code, and stores the
 // connection as active, replacing one with the same key (which wakes it
-// when it had expired). A callback is used once. It fails with
+// when it had expired), and returns it as stored. A callback is used once. It fails with
 // ErrUnknownFlow when no authorization here waits for the callback's
 // state, and with the oauth package's errors otherwise.
 func (c *Connector) Complete(ctx context.Context, callback url.Values) (credential.ConnectionInfo, error) {
@@ -211,6 +212,11 @@ func (c *Connector) Complete(ctx context.Context, callback url.Values) (credenti
 	conn := credential.Connection{ConnectionKey: p.req.Key, OAuth: &grant, State: credential.StateActive, Default: p.req.Default}
 	if err := c.keep.PutConnection(ctx, conn); err != nil {
 		return credential.ConnectionInfo{}, fmt.Errorf("connect %s: storing the connection: %w", p.req.Key, err)
+	}
+	// As stored: the store decides the default (a scope's first account,
+	// a reconnected default).
+	if stored, err := c.keep.Connection(ctx, p.req.Key); err == nil {
+		conn = stored
 	}
 	c.log.InfoContext(ctx, "connection made", "connection", conn.Info())
 	return conn.Info(), nil

@@ -41,7 +41,7 @@ func TestConnector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.ConnectionKey != work || info.Kind != credential.KindOAuth || info.State != credential.StateActive || !info.Refreshable {
+	if info.ConnectionKey != work || info.Kind != credential.KindOAuth || info.State != credential.StateActive || !info.Refreshable || !info.Default {
 		t.Fatalf("info %+v", info)
 	}
 	if _, err := c.Complete(ctx, cb.Query()); !errors.Is(err, connection.ErrUnknownFlow) {

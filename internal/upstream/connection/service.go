@@ -150,11 +150,6 @@ func (s *Service) Complete(ctx context.Context, callback url.Values) (credential
 	if err != nil {
 		return info, err
 	}
-	// The connection as stored: a reconnected default stays the default,
-	// which the connector's answer (the request's flag) does not say.
-	if c, err := s.store.Connection(ctx, info.ConnectionKey); err == nil {
-		info = c.Info()
-	}
 	actor := who.actor
 	if !ok || actor == "" {
 		actor = "system"
