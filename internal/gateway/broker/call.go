@@ -34,7 +34,7 @@ func (b *Broker) connected(p capability.Principal, c *Capability) bool {
 	if conns == nil {
 		return true
 	}
-	_, err := conns.Bearer(p, c.target.Server, "")
+	_, err := conns.Use(p, c.target.Server, "")
 	return err == nil
 }
 
@@ -222,11 +222,12 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 	a.c = c
 	a.rec.Subject = c.ID()
 	if conns := b.opts.Executors.Connections; conns != nil {
-		if _, err := conns.Bearer(p, c.target.Server, ""); err != nil {
+		use, err := conns.Use(p, c.target.Server, "")
+		if err != nil {
 			a.rec.Data, _ = json.Marshal(map[string]any{"connection": connectionData(err)})
 			return refuse(capability.Deny, []string{oneLine(err)}, "skillgate: "+oneLine(err))
 		}
-		if use, ok := conns.Account(p, c.target.Server, ""); ok {
+		if use.Account != "" {
 			a.account = use.Account
 			a.data = map[string]any{"connection": use}
 			ctx = policy.WithAccount(ctx, use.Account)

@@ -53,10 +53,11 @@ type ExecutorOptions struct {
 // Connections is what the broker asks of the connection store;
 // *credential.Store implements it.
 type Connections interface {
-	mcpclient.Bearers
-	// Account returns the account of who's connection a call to server d
-	// uses, pinned by pin or else the default; ok false when none.
-	Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (use mcpclient.ConnectionUse, ok bool)
+	// Use returns the connection (provider, tenant, account) who's call
+	// to server d uses, pinned by pin or else the default: the zero use
+	// for a server reached without one, an error wrapping
+	// mcpclient.ErrConnectionRequired when who lacks a usable one.
+	Use(who capability.Principal, d mcpclient.ServerDecl, pin string) (mcpclient.ConnectionUse, error)
 }
 
 // ExecutorPreferences are the provider preference orders of
@@ -321,7 +322,7 @@ func (b *Broker) facts(es *execSnap, p capability.Principal, inScope map[*Capabi
 			return executor.Off{Code: executor.OffPolicy, Detail: fmt.Sprintf("capability %s is forbidden for %s by policy", c.ID(), p.ID())}
 		}
 		if conns := b.opts.Executors.Connections; conns != nil {
-			if _, err := conns.Bearer(p, c.target.Server, ""); err != nil {
+			if _, err := conns.Use(p, c.target.Server, ""); err != nil {
 				return executor.Off{Code: executor.OffConnection, Detail: oneLine(err)}
 			}
 		}
@@ -338,7 +339,7 @@ func (b *Broker) connectionRequired(es *execSnap, p capability.Principal, name s
 	f := b.facts(es, p, nil)
 	for _, bk := range backends {
 		if off := f.Off(bk); off.Code == executor.OffConnection {
-			if _, err := b.opts.Executors.Connections.Bearer(p, es.caps[bk].target.Server, ""); err != nil {
+			if _, err := b.opts.Executors.Connections.Use(p, es.caps[bk].target.Server, ""); err != nil {
 				return err
 			}
 		}
@@ -490,11 +491,12 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	a.rec.Subject = c.ID()
 	a.data["provider"], a.data["backend"], a.data["resolution"] = bk.Provider, c.ID(), r.Why()
 	if conns := b.opts.Executors.Connections; conns != nil {
-		if _, err := conns.Bearer(p, c.target.Server, accountPin); err != nil {
+		use, err := conns.Use(p, c.target.Server, accountPin)
+		if err != nil {
 			a.data["connection"] = connectionData(err)
 			return refuse(oneLine(err), "skillgate: "+oneLine(err))
 		}
-		if use, ok := conns.Account(p, c.target.Server, accountPin); ok {
+		if use.Account != "" {
 			a.account = use.Account
 			a.data["connection"] = use
 			ctx = policy.WithAccount(ctx, use.Account)

@@ -91,16 +91,17 @@ func sameResource(resource, url string) bool {
 	return resource != "" && strings.TrimSuffix(resource, "/") == strings.TrimSuffix(url, "/")
 }
 
-// Account returns the provider and account of who's connection that calls to the
-// remote server d use, pinned by pin or else the default: the label the
-// audit record names and Cedar sees as context.account. ok is false when
-// d is reached without a connection or who has no usable one.
-func (s *Store) Account(who capability.Principal, d mcpclient.ServerDecl, pin string) (mcpclient.ConnectionUse, bool) {
+// Use returns the provider and account of who's connection that calls
+// to the remote server d use, pinned by pin or else the default: what
+// the audit record names and Cedar sees as context.account. It is the
+// zero ConnectionUse when d is reached without a connection, and fails
+// as [Store.Bearer] does when who lacks a usable one.
+func (s *Store) Use(who capability.Principal, d mcpclient.ServerDecl, pin string) (mcpclient.ConnectionUse, error) {
 	c, provider, err := s.usable(who, d, pin)
 	if err != nil || c == nil {
-		return mcpclient.ConnectionUse{}, false
+		return mcpclient.ConnectionUse{}, err
 	}
-	return mcpclient.ConnectionUse{Provider: provider, Tenant: who.Tenant, Account: c.Account}, true
+	return mcpclient.ConnectionUse{Provider: provider, Tenant: who.Tenant, Account: c.Account}, nil
 }
 
 // connIndex answers the broker's per-call questions about connections

@@ -31,8 +31,8 @@ func BenchmarkBearer(b *testing.B) {
 		if tok, err := s.Bearer(who, d, ""); err != nil || tok == "" {
 			b.Fatal(tok, err)
 		}
-		if _, ok := s.Account(who, d, ""); !ok {
-			b.Fatal("no account")
+		if use, err := s.Use(who, d, ""); err != nil || use.Account == "" {
+			b.Fatal(use, err)
 		}
 	}
 }

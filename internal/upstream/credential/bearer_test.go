@@ -76,9 +76,9 @@ func TestBearer(t *testing.T) {
 			if tok != tc.token || got != tc.err {
 				t.Errorf("got %q, %q\nwant %q, %q", tok, got, tc.token, tc.err)
 			}
-			use, ok := s.Account(tc.who, tc.d, tc.account)
-			if use.Account != tc.use || ok != (tc.use != "") {
-				t.Errorf("Account: %+v %v, want %q", use, ok, tc.use)
+			use, uerr := s.Use(tc.who, tc.d, tc.account)
+			if use.Account != tc.use || (uerr == nil) != (err == nil) {
+				t.Errorf("Use: %+v %v, want %q", use, uerr, tc.use)
 			}
 		})
 	}
