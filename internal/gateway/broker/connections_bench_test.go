@@ -1,0 +1,241 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillgate/skillgate/internal/admission/manifest"
+	"github.com/skillgate/skillgate/internal/decision/policy"
+	"github.com/skillgate/skillgate/internal/gateway/broker"
+	"github.com/skillgate/skillgate/internal/model/capability"
+	"github.com/skillgate/skillgate/internal/storage/audit"
+	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
+	"github.com/skillgate/skillgate/internal/testkit/oauthserver"
+	"github.com/skillgate/skillgate/internal/testkit/remotemcp"
+	"github.com/skillgate/skillgate/internal/upstream/connection"
+	"github.com/skillgate/skillgate/internal/upstream/credential"
+	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
+	"github.com/skillgate/skillgate/internal/upstream/oauth"
+)
+
+// Tenants and agents of BenchmarkConnections: 256 principals, each
+// tenant with its own grant, so its own upstream session.
+const (
+	benchTenants = 64
+	benchAgents  = 4
+)
+
+// BenchmarkConnections measures what a tenant's connection costs a call
+// to a remote MCP server behind OAuth, against the anchor that does the
+// same work the way operators did before connections: the same access
+// token kept as the tenant's static secret and sent by a declared
+// Authorization: Bearer ${REMOTE_TOKEN} header. Both paths go through a
+// broker (scope, schema, policy, audit) and a pool to the same server,
+// which introspects every token at the authorization server; the only
+// difference is where the token comes from (the connection index and its
+// account, in the audit record and the policy's context, or a secret).
+//
+// 64 tenants of 4 agents each call in a shuffled order (spread traffic,
+// every tenant's session in use). "paired" calls the same principal on
+// both paths in each round, in alternating order, and reports each path's
+// p50 and p99 and the median of the per-round differences; "parallel"
+// runs 8 callers at once on one path then the other, in alternating
+// blocks, and reports each path's calls per second.
+//
+// Run it with bench/connections.sh.
+func BenchmarkConnections(b *testing.B) {
+	ctx := b.Context()
+	as := oauthserver.New(b, &oauthserver.Options{AccessTokenLifetime: time.Hour, Scopes: []string{"tools"}})
+	rs := remotemcp.New(b, &remotemcp.Options{AuthServer: as, Scopes: []string{"tools"}, RequireScopes: true})
+	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 5 * time.Second})
+	store, err := credential.Open(ctx, b.TempDir(), credential.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	conn := connection.NewConnector(client, store, nil)
+	var principals []capability.Principal
+	for i := range benchTenants {
+		tenant := fmt.Sprintf("t%02d", i)
+		k := credential.ConnectionKey{Scope: credential.Scope{Tenant: tenant}, Provider: "remote", Account: "work"}
+		st, err := conn.Start(ctx, connection.ConnectRequest{Key: k, ServerURL: rs.URL, RedirectURI: "http://127.0.0.1:9/callback"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cb, err := as.Authorize(ctx, http.DefaultClient, st.URL, "user-"+tenant)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := conn.Complete(ctx, cb.Query())
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The anchor's secret is the very token the connection holds.
+		full, err := store.Connection(ctx, c.ConnectionKey)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := store.Set(ctx, "REMOTE_TOKEN", k.Scope, full.OAuth.AccessToken); err != nil {
+			b.Fatal(err)
+		}
+		for a := range benchAgents {
+			principals = append(principals, capability.Principal{Tenant: tenant, Agent: fmt.Sprintf("agent%d", a), Tier: "T2"})
+		}
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(principals), func(i, j int) { principals[i], principals[j] = principals[j], principals[i] })
+
+	viaConn := benchBroker(b, store, mcpclient.ServerDecl{ID: "remote", Transport: capability.TransportHTTP, URL: rs.URL})
+	viaSecret := benchBroker(b, store, mcpclient.ServerDecl{ID: "remote", Transport: capability.TransportHTTP, URL: rs.URL,
+		Headers: map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}})
+	paths := []struct {
+		name string
+		b    *broker.Broker
+	}{{"secret", viaSecret}, {"connection", viaConn}}
+	callOn := func(br *broker.Broker, p capability.Principal) error {
+		res, err := call(br, ctx, gatewayCaller(p), "whoami", json.RawMessage(`{}`))
+		if err != nil {
+			return err
+		}
+		if res.IsError {
+			return fmt.Errorf("%s: %s", p, textOf(res))
+		}
+		return nil
+	}
+	// Every principal's first call on each path, unmeasured: each
+	// tenant's session is opened.
+	for _, p := range principals {
+		for _, path := range paths {
+			if err := callOn(path.b, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+
+	b.Run("paired", func(b *testing.B) {
+		lat := [2][]time.Duration{}
+		var diff []time.Duration
+		i := 0
+		for b.Loop() {
+			p := principals[i%len(principals)]
+			var took [2]time.Duration
+			for j := range 2 {
+				k := (i + j) % 2 // alternate which path goes first
+				start := time.Now()
+				if err := callOn(paths[k].b, p); err != nil {
+					b.Fatal(err)
+				}
+				took[k] = time.Since(start)
+			}
+			lat[0], lat[1] = append(lat[0], took[0]), append(lat[1], took[1])
+			diff = append(diff, took[1]-took[0])
+			i++
+		}
+		for k, path := range paths {
+			slices.Sort(lat[k])
+			b.ReportMetric(micros(lat[k][len(lat[k])/2]), path.name+"-p50-µs")
+			b.ReportMetric(micros(lat[k][len(lat[k])*99/100]), path.name+"-p99-µs")
+		}
+		slices.Sort(diff)
+		b.ReportMetric(micros(diff[len(diff)/2]), "connection-over-secret-paired-p50-µs")
+	})
+
+	b.Run("parallel", func(b *testing.B) {
+		const workers, block = 8, 256
+		var spent [2]time.Duration
+		var calls [2]int
+		round := 0
+		for b.Loop() {
+			for j := range 2 {
+				k := (round + j) % 2
+				start := time.Now()
+				var wg sync.WaitGroup
+				errs := make(chan error, workers)
+				for w := range workers {
+					wg.Go(func() {
+						for n := w; n < block; n += workers {
+							if err := callOn(paths[k].b, principals[(round*block+n)%len(principals)]); err != nil {
+								errs <- err
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+				spent[k] += time.Since(start)
+				calls[k] += block
+			}
+			round++
+		}
+		for k, path := range paths {
+			b.ReportMetric(float64(calls[k])/spent[k].Seconds(), path.name+"-calls/s")
+		}
+	})
+}
+
+// benchBroker is a broker over one approved skill declaring d, with a
+// pool whose credentials (secrets and connections) come from store, and
+// a policy that permits every call; its audit records go to a SQLite
+// file, as a server's do.
+func benchBroker(b *testing.B, store *credential.Store, d mcpclient.ServerDecl) *broker.Broker {
+	b.Helper()
+	ctx := b.Context()
+	tok, err := store.Connection(ctx, credential.ConnectionKey{Scope: credential.Scope{Tenant: "t00"}, Provider: "remote", Account: "work"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep, err := mcpclient.Introspect(ctx, d, &mcpclient.Options{Limits: limits(), Credentials: func(n string) (string, bool) {
+		return tok.OAuth.AccessToken, n == mcpclient.BearerCredential || n == "REMOTE_TOKEN"
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &manifest.Manifest{SkillID: "remote", Version: "sha256:r", Providers: []manifest.Provider{{ServerID: "remote"}}}
+	for _, rc := range rep.Capabilities {
+		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "remote", CapabilityID: rc.CapabilityID, Risk: capability.Risk{
+			RiskLevel:   capability.RiskField[capability.RiskLevel]{Value: capability.RiskRead, Source: capability.SourceOperator, Basis: "benchmark"},
+			SideEffects: capability.RiskField[capability.SideEffects]{Value: capability.SideEffectsNone, Source: capability.SourceOperator, Basis: "benchmark"},
+			DataEgress:  capability.RiskField[capability.DataEgress]{Value: capability.EgressNone, Source: capability.SourceOperator, Basis: "benchmark"},
+		}})
+	}
+	skill := broker.Skill{Key: "remote", Digest: "sha256:r", Servers: map[string]mcpclient.ServerDecl{"remote": d},
+		Pins: map[string]capability.PinSet{"remote": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T1", "T2", "T3"}}
+	eng := policy.New(&policy.Options{})
+	if err := eng.Reload(ctx); err != nil {
+		b.Fatal(err)
+	}
+	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), CredentialSource: store})
+	b.Cleanup(func() { pool.Close() })
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "s.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
+	b.Cleanup(func() { w.Close() })
+	br, err := broker.New(broker.Options{
+		Load:    func(context.Context) ([]broker.Skill, error) { return []broker.Skill{skill}, nil },
+		Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: w,
+		Executors: broker.ExecutorOptions{Connections: store},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := br.Reload(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return br
+}
+
+// micros is d in microseconds.
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
