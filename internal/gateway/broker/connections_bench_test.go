@@ -5,25 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/skillgate/skillgate/internal/admission/manifest"
 	"github.com/skillgate/skillgate/internal/decision/policy"
 	"github.com/skillgate/skillgate/internal/gateway/broker"
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/storage/audit"
 	"github.com/skillgate/skillgate/internal/storage/store/sqlite"
-	"github.com/skillgate/skillgate/internal/testkit/oauthserver"
-	"github.com/skillgate/skillgate/internal/testkit/remotemcp"
-	"github.com/skillgate/skillgate/internal/upstream/connection"
 	"github.com/skillgate/skillgate/internal/upstream/credential"
 	"github.com/skillgate/skillgate/internal/upstream/mcpclient"
-	"github.com/skillgate/skillgate/internal/upstream/oauth"
 )
 
 // Tenants and agents of BenchmarkConnections: 256 principals, each
@@ -53,36 +47,18 @@ const (
 // Run it with bench/connections.sh.
 func BenchmarkConnections(b *testing.B) {
 	ctx := b.Context()
-	as := oauthserver.New(b, &oauthserver.Options{AccessTokenLifetime: time.Hour, Scopes: []string{"tools"}})
-	rs := remotemcp.New(b, &remotemcp.Options{AuthServer: as, Scopes: []string{"tools"}, RequireScopes: true})
-	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 5 * time.Second})
-	store, err := credential.Open(ctx, b.TempDir(), credential.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn := connection.NewConnector(client, store, nil)
+	f := newConnFixture(b)
 	var principals []capability.Principal
 	for i := range benchTenants {
 		tenant := fmt.Sprintf("t%02d", i)
 		k := credential.ConnectionKey{Scope: credential.Scope{Tenant: tenant}, Provider: "remote", Account: "work"}
-		st, err := conn.Start(ctx, connection.ConnectRequest{Key: k, ServerURL: rs.URL, RedirectURI: "http://127.0.0.1:9/callback"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		cb, err := as.Authorize(ctx, http.DefaultClient, st.URL, "user-"+tenant)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := conn.Complete(ctx, cb.Query())
-		if err != nil {
-			b.Fatal(err)
-		}
+		f.connect(k, "user-"+tenant)
 		// The anchor's secret is the very token the connection holds.
-		full, err := store.Connection(ctx, c.ConnectionKey)
+		c, err := f.store.Connection(ctx, k)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.Set(ctx, "REMOTE_TOKEN", k.Scope, full.OAuth.AccessToken); err != nil {
+		if err := f.store.Set(ctx, "REMOTE_TOKEN", k.Scope, c.OAuth.AccessToken); err != nil {
 			b.Fatal(err)
 		}
 		for a := range benchAgents {
@@ -91,9 +67,13 @@ func BenchmarkConnections(b *testing.B) {
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(principals), func(i, j int) { principals[i], principals[j] = principals[j], principals[i] })
 
-	viaConn := benchBroker(b, store, mcpclient.ServerDecl{ID: "remote", Transport: capability.TransportHTTP, URL: rs.URL})
-	viaSecret := benchBroker(b, store, mcpclient.ServerDecl{ID: "remote", Transport: capability.TransportHTTP, URL: rs.URL,
-		Headers: map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}})
+	c, err := f.store.Connection(ctx, f.work)
+	if err != nil {
+		b.Fatal(err)
+	}
+	viaConn := benchBroker(b, f.store, f.skill)
+	viaSecret := benchBroker(b, f.store, remoteSkill(b, mcpclient.ServerDecl{ID: "remote", Transport: capability.TransportHTTP, URL: f.rs.URL,
+		Headers: map[string]string{"Authorization": "Bearer ${REMOTE_TOKEN}"}}, c.OAuth.AccessToken))
 	paths := []struct {
 		name string
 		b    *broker.Broker
@@ -183,33 +163,12 @@ func BenchmarkConnections(b *testing.B) {
 	})
 }
 
-// benchBroker is a broker over one approved skill declaring d, with a
-// pool whose credentials (secrets and connections) come from store, and
-// a policy that permits every call; its audit records go to a SQLite
-// file, as a server's do.
-func benchBroker(b *testing.B, store *credential.Store, d mcpclient.ServerDecl) *broker.Broker {
+// benchBroker is a broker over skill, with a pool whose credentials
+// (secrets and connections) come from store, and a policy that permits
+// every call; its audit records go to a SQLite file, as a server's do.
+func benchBroker(b *testing.B, store *credential.Store, skill broker.Skill) *broker.Broker {
 	b.Helper()
 	ctx := b.Context()
-	tok, err := store.Connection(ctx, credential.ConnectionKey{Scope: credential.Scope{Tenant: "t00"}, Provider: "remote", Account: "work"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rep, err := mcpclient.Introspect(ctx, d, &mcpclient.Options{Limits: limits(), Credentials: func(n string) (string, bool) {
-		return tok.OAuth.AccessToken, n == mcpclient.BearerCredential || n == "REMOTE_TOKEN"
-	}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m := &manifest.Manifest{SkillID: "remote", Version: "sha256:r", Providers: []manifest.Provider{{ServerID: "remote"}}}
-	for _, rc := range rep.Capabilities {
-		m.Capabilities = append(m.Capabilities, manifest.Capability{ExtensionID: "remote", CapabilityID: rc.CapabilityID, Risk: capability.Risk{
-			RiskLevel:   capability.RiskField[capability.RiskLevel]{Value: capability.RiskRead, Source: capability.SourceOperator, Basis: "benchmark"},
-			SideEffects: capability.RiskField[capability.SideEffects]{Value: capability.SideEffectsNone, Source: capability.SourceOperator, Basis: "benchmark"},
-			DataEgress:  capability.RiskField[capability.DataEgress]{Value: capability.EgressNone, Source: capability.SourceOperator, Basis: "benchmark"},
-		}})
-	}
-	skill := broker.Skill{Key: "remote", Digest: "sha256:r", Servers: map[string]mcpclient.ServerDecl{"remote": d},
-		Pins: map[string]capability.PinSet{"remote": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T1", "T2", "T3"}}
 	eng := policy.New(&policy.Options{})
 	if err := eng.Reload(ctx); err != nil {
 		b.Fatal(err)

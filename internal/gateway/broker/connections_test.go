@@ -40,10 +40,10 @@ type connFixture struct {
 	personal credential.ConnectionKey
 }
 
-func newConnFixture(t *testing.T) *connFixture { return newConnFixtureLife(t, time.Hour) }
+func newConnFixture(t testing.TB) *connFixture { return newConnFixtureLife(t, time.Hour) }
 
 // newConnFixtureLife is newConnFixture with access tokens living lifetime.
-func newConnFixtureLife(t *testing.T, lifetime time.Duration) *connFixture {
+func newConnFixtureLife(t testing.TB, lifetime time.Duration) *connFixture {
 	t.Helper()
 	ctx := t.Context()
 	as := oauthserver.New(t, &oauthserver.Options{AccessTokenLifetime: lifetime, Scopes: []string{"tools"}})
@@ -80,8 +80,19 @@ func newConnFixtureLife(t *testing.T, lifetime time.Duration) *connFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := mcpclient.Introspect(ctx, decl, &mcpclient.Options{Limits: limits(), Credentials: func(n string) (string, bool) {
-		return c.OAuth.AccessToken, n == mcpclient.BearerCredential
+	skill := remoteSkill(t, decl, c.OAuth.AccessToken)
+
+	return &connFixture{as: as, rs: rs, store: store, skill: skill, connect: connect, work: work, personal: personal}
+}
+
+// remoteSkill is the skill "remote" declaring the remote server d,
+// introspected with token (sent as a connection's bearer or as the
+// secret REMOTE_TOKEN a declared header references) and every tool
+// approved as a read without side effects, as an install would.
+func remoteSkill(t testing.TB, d mcpclient.ServerDecl, token string) broker.Skill {
+	t.Helper()
+	rep, err := mcpclient.Introspect(t.Context(), d, &mcpclient.Options{Limits: limits(), Credentials: func(n string) (string, bool) {
+		return token, n == mcpclient.BearerCredential || n == "REMOTE_TOKEN"
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -94,10 +105,8 @@ func newConnFixtureLife(t *testing.T, lifetime time.Duration) *connFixture {
 			DataEgress:  capability.RiskField[capability.DataEgress]{Value: capability.EgressNone, Source: capability.SourceOperator, Basis: "test"},
 		}})
 	}
-	skill := broker.Skill{Key: "remote", Digest: "sha256:r", Servers: map[string]mcpclient.ServerDecl{"remote": decl},
+	return broker.Skill{Key: "remote", Digest: "sha256:r", Servers: map[string]mcpclient.ServerDecl{"remote": d},
 		Pins: map[string]capability.PinSet{"remote": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T1", "T2", "T3"}}
-
-	return &connFixture{as: as, rs: rs, store: store, skill: skill, connect: connect, work: work, personal: personal}
 }
 
 // TestConnectionsBroker: a remote server behind OAuth, reached through
