@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -235,6 +236,32 @@ func TestConnectCLI(t *testing.T) {
 				t.Errorf("ls after revoke:\n%s", lsOut)
 			}
 		}
+	}
+	// Every change the CLI made is audited in the operator's name, the
+	// failed ones not at all.
+	code, out, errs = runIn(t, data, "", nil, "audit", "query", "--action", "connection.", "--json")
+	seen.WriteString(out + errs)
+	if code != 0 {
+		t.Fatalf("audit query: %d %q %q", code, out, errs)
+	}
+	var audited []string
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var r struct {
+			Action, Actor, Subject string
+			Data                   map[string]any
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("audit query line %q: %v", line, err)
+		}
+		audited = append(audited, fmt.Sprintf("%s %s %s %v/%v", r.Actor, r.Action, r.Subject, r.Data["tenant"], r.Data["account"]))
+	}
+	if want := []string{
+		"operator:local connection.connect remote acme/work", "operator:local connection.connect remote acme/personal",
+		"operator:local connection.default remote acme/personal", "operator:local connection.rename remote acme/personal",
+		"operator:local connection.revoke remote acme/home", "operator:local connection.revoke remote acme/work",
+		"operator:local connection.remove remote acme/home",
+	}; !slices.Equal(audited, want) {
+		t.Errorf("audited:\n%s\nwant:\n%s", strings.Join(audited, "\n"), strings.Join(want, "\n"))
 	}
 	for _, c := range []string{"connect", "connection", "connection ls", "connection rename", "connection default", "connection revoke", "connection rm"} {
 		code, out, _ := runIn(t, data, "", nil, append(strings.Fields(c), "--help")...)

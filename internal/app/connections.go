@@ -192,6 +192,33 @@ func (a *App) OAuthRegistration(provider string) (*oauth.Registration, error) {
 	return &reg, nil
 }
 
+// connectionService is the connection service of one CLI command: over
+// the credential store and the metadata store (whose audit log records
+// each change in the name of [App.Actor]), making connections whose
+// authorizations wait at most ttl (connection.DefaultFlowTTL when zero)
+// and revoking them at their authorization servers. close closes the
+// metadata store.
+func (a *App) connectionService(ctx context.Context, ttl time.Duration) (svc *connection.Service, closeDB func(), err error) {
+	client, err := a.OAuthClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := a.OpenStore(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := a.OpenCredentials(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	conn := connection.NewConnector(client, st, &connection.ConnectorOptions{TTL: ttl, Logger: a.log})
+	svc = connection.NewService(st, conn, connection.New(st, client, &connection.Options{Logger: a.log}), nil, &connection.ServiceOptions{
+		Audit: audit.NewLog(db), Logger: a.log, Client: a.OAuthRegistration,
+	})
+	return svc, func() { db.Close() }, nil
+}
+
 // remoteServer is one remote server a skill declares.
 type remoteServer struct{ skill, url, shown string }
 
@@ -275,19 +302,13 @@ func pickProviderURL(provider string, found []remoteServer) (string, error) {
 	return "", fmt.Errorf("remote server %q has %d different URLs:\n%s\npass --url URL to choose one", provider, len(urls), strings.Join(lines, "\n"))
 }
 
-// connectionFailure marks the store's refusals of bad input (a malformed
-// provider, account or scope) as usage errors.
-func connectionFailure(err error) error {
-	if errors.Is(err, credential.ErrInvalidConnection) || errors.Is(err, credential.ErrInvalidScope) {
-		return Usagef("%v", err)
-	}
-	return err
-}
-
 // CheckConnectionKey checks a connection key given on the command line:
 // a usage error when its tenant, agent, provider or account is malformed.
 func CheckConnectionKey(k credential.ConnectionKey) error {
-	return connectionFailure(k.Check())
+	if err := k.Check(); err != nil {
+		return Usagef("%w", err)
+	}
+	return nil
 }
 
 // ConnectRequest is one connection `skillgate connect` makes.
@@ -317,8 +338,9 @@ const callbackPath = "/callback"
 // path /callback), starts the authorization with that redirect URI,
 // hands the URL to req.Open, and waits for the browser to come back
 // (answering it with a small page), for req.Wait, or for ctx. It returns
-// the stored connection without its secrets. Bad input is a usage error;
-// a denied consent, a failed exchange and a timeout are errors.
+// the stored connection without its secrets, audited as
+// connection.connect in the name of [App.Actor]. Bad input is a usage
+// error; a denied consent, a failed exchange and a timeout are errors.
 func (a *App) Connect(ctx context.Context, req ConnectRequest) (credential.ConnectionInfo, error) {
 	if err := CheckConnectionKey(req.Key); err != nil {
 		return credential.ConnectionInfo{}, err
@@ -336,28 +358,20 @@ func (a *App) Connect(ctx context.Context, req ConnectRequest) (credential.Conne
 	} else if u, err := url.Parse(serverURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
 		return credential.ConnectionInfo{}, Usagef("--url %q: give the remote MCP server's http(s) URL, without user info", clipText(serverURL))
 	}
-	client, err := a.OAuthClient()
+	svc, closeDB, err := a.connectionService(ctx, req.Wait)
 	if err != nil {
 		return credential.ConnectionInfo{}, err
 	}
-	reg, err := a.OAuthRegistration(req.Key.Provider)
-	if err != nil {
-		return credential.ConnectionInfo{}, err
-	}
-	st, err := a.OpenCredentials(ctx)
-	if err != nil {
-		return credential.ConnectionInfo{}, err
-	}
+	defer closeDB()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return credential.ConnectionInfo{}, fmt.Errorf("listening for the callback on 127.0.0.1: %w", err)
 	}
 	defer ln.Close()
-	conn := connection.NewConnector(client, st, &connection.ConnectorOptions{TTL: req.Wait, Logger: a.log})
-	started, err := conn.Start(ctx, connection.ConnectRequest{
+	authURL, err := svc.StartWith(ctx, connection.ConnectRequest{
 		Key: req.Key, ServerURL: serverURL, RedirectURI: "http://" + ln.Addr().String() + callbackPath,
-		Client: reg, Scopes: req.Scopes, Default: req.Default,
-	})
+		Scopes: req.Scopes, Default: req.Default,
+	}, a.Actor())
 	if err != nil {
 		return credential.ConnectionInfo{}, err
 	}
@@ -369,7 +383,7 @@ func (a *App) Connect(ctx context.Context, req ConnectRequest) (credential.Conne
 	done := make(chan result, 1)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+callbackPath, func(w http.ResponseWriter, r *http.Request) {
-		info, err := conn.Complete(ctx, r.URL.Query())
+		info, err := svc.Complete(ctx, r.URL.Query())
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Referrer-Policy", "no-referrer")
@@ -393,7 +407,7 @@ func (a *App) Connect(ctx context.Context, req ConnectRequest) (credential.Conne
 		_ = srv.Shutdown(sctx)
 	}()
 	if req.Open != nil {
-		req.Open(started.URL)
+		req.Open(authURL)
 	}
 	timer := time.NewTimer(req.Wait)
 	defer timer.Stop()
@@ -452,7 +466,8 @@ func (a *App) Connections(ctx context.Context, tenant string) ([]credential.Conn
 	return list, nil
 }
 
-// RenameConnection gives the connection k the account label account.
+// RenameConnection gives the connection k the account label account
+// (audited as connection.rename).
 func (a *App) RenameConnection(ctx context.Context, k credential.ConnectionKey, account string) error {
 	if err := CheckConnectionKey(k); err != nil {
 		return err
@@ -460,56 +475,58 @@ func (a *App) RenameConnection(ctx context.Context, k credential.ConnectionKey, 
 	if err := credential.CheckAccount(account); err != nil {
 		return Usagef("%v", err)
 	}
-	st, err := a.OpenCredentials(ctx)
+	svc, closeDB, err := a.connectionService(ctx, 0)
 	if err != nil {
 		return err
 	}
-	return st.RenameConnection(ctx, k, account)
+	defer closeDB()
+	return svc.Rename(ctx, k, account, a.Actor())
 }
 
 // SetDefaultConnection makes k its scope's default account for its
-// provider.
+// provider (audited as connection.default).
 func (a *App) SetDefaultConnection(ctx context.Context, k credential.ConnectionKey) error {
 	if err := CheckConnectionKey(k); err != nil {
 		return err
 	}
-	st, err := a.OpenCredentials(ctx)
+	svc, closeDB, err := a.connectionService(ctx, 0)
 	if err != nil {
 		return err
 	}
-	return st.SetDefaultConnection(ctx, k)
+	defer closeDB()
+	return svc.SetDefault(ctx, k, a.Actor())
 }
 
 // RevokeConnection revokes k's grant at its authorization server when the
 // server offers revocation, then removes the connection (forget) or
 // marks it revoked (connection.Refresher.Revoke). When the server refuses
-// or cannot be reached the connection is left as it was.
+// or cannot be reached the connection is left as it was. Audited as
+// connection.revoke.
 func (a *App) RevokeConnection(ctx context.Context, k credential.ConnectionKey, forget bool) error {
 	if err := CheckConnectionKey(k); err != nil {
 		return err
 	}
-	client, err := a.OAuthClient()
+	svc, closeDB, err := a.connectionService(ctx, 0)
 	if err != nil {
 		return err
 	}
-	st, err := a.OpenCredentials(ctx)
-	if err != nil {
-		return err
-	}
-	return connection.New(st, client, &connection.Options{Logger: a.log}).Revoke(ctx, k, forget)
+	defer closeDB()
+	return svc.Revoke(ctx, k, forget, a.Actor())
 }
 
 // RemoveConnection deletes the connection k without revoking its grant
-// (for a server that cannot be reached; revoke --forget revokes first).
+// (for a server that cannot be reached; revoke --forget revokes first),
+// audited as connection.remove.
 func (a *App) RemoveConnection(ctx context.Context, k credential.ConnectionKey) error {
 	if err := CheckConnectionKey(k); err != nil {
 		return err
 	}
-	st, err := a.OpenCredentials(ctx)
+	svc, closeDB, err := a.connectionService(ctx, 0)
 	if err != nil {
 		return err
 	}
-	return st.RemoveConnection(ctx, k)
+	defer closeDB()
+	return svc.Remove(ctx, k, a.Actor())
 }
 
 // WriteConnectionTable writes connections as a table: TENANT AGENT
@@ -566,14 +583,7 @@ func (a *App) startConnections(ctx context.Context, d *Runtime) (*connection.Ser
 	conn := connection.NewConnector(client, d.Credentials, &connection.ConnectorOptions{Logger: d.Log})
 	svc = connection.NewService(d.Credentials, conn, refresher, d.ProviderURL, &connection.ServiceOptions{
 		Audit: audit.NewLog(d.DB), Logger: d.Log,
-		Client: func(provider string) *oauth.Registration {
-			reg, err := a.OAuthRegistration(provider)
-			if err != nil {
-				d.Log.Error("configured OAuth client", "provider", provider, "err", err)
-				return nil
-			}
-			return reg
-		},
+		Client: a.OAuthRegistration,
 	})
 	d.refresher.Store(refresher) // svc is set: a 401 may now refresh
 	rctx, cancel := context.WithCancel(ctx)

@@ -34,11 +34,12 @@ type Auditor interface {
 // ServiceOptions configure a [Service]; zero fields mean the defaults.
 type ServiceOptions struct {
 	// Audit receives one record per connection made, renamed, made
-	// default and revoked; nil records nothing.
+	// default, revoked and removed; nil records nothing.
 	Audit Auditor
 	// Client returns the configured OAuth client of a provider; nil, or a
-	// nil result, registers a client dynamically.
-	Client func(provider string) *oauth.Registration
+	// nil result, registers a client dynamically. An error (a configured
+	// client whose secret is missing) fails the connect.
+	Client func(provider string) (*oauth.Registration, error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives one record per audit failure; nil discards.
@@ -46,9 +47,9 @@ type ServiceOptions struct {
 }
 
 // Service is what an operator does with connections, in one place for
-// the console (and any other edge): list them, connect one through a
-// browser ([Service.Start], then [Service.Complete] from the callback),
-// rename one, make one the default and revoke one. Each change is
+// the console and the CLI: list them, connect one through a browser
+// ([Service.Start], then [Service.Complete] from the callback), rename
+// one, make one the default, revoke one and forget one. Each change is
 // audited with the operator who made it. It is safe for concurrent use.
 type Service struct {
 	store   *credential.Store
@@ -102,19 +103,34 @@ func (s *Service) List(ctx context.Context) ([]credential.ConnectionInfo, error)
 // ErrNoServer when the provider has no server, and the oauth package's
 // errors when discovery or registration fails.
 func (s *Service) Start(ctx context.Context, k credential.ConnectionKey, redirectURI string, makeDefault bool, actor string) (string, error) {
+	return s.StartWith(ctx, ConnectRequest{Key: k, RedirectURI: redirectURI, Default: makeDefault}, actor)
+}
+
+// StartWith is [Service.Start] with the whole request: a ServerURL
+// given is used as it is (else the provider's server is found), a
+// Client given is used instead of the configured one, and Scopes are
+// requested instead of those discovery finds.
+func (s *Service) StartWith(ctx context.Context, req ConnectRequest, actor string) (string, error) {
+	k := req.Key
 	if err := k.Check(); err != nil {
 		return "", err
 	}
-	if s.server == nil {
-		return "", fmt.Errorf("%w: %s: this server resolves no provider to a remote server", ErrNoServer, k.Provider)
+	if req.ServerURL == "" {
+		if s.server == nil {
+			return "", fmt.Errorf("%w: %s: this server resolves no provider to a remote server", ErrNoServer, k.Provider)
+		}
+		serverURL, err := s.server(ctx, k.Provider)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s: %v", ErrNoServer, k.Provider, err)
+		}
+		req.ServerURL = serverURL
 	}
-	serverURL, err := s.server(ctx, k.Provider)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrNoServer, k.Provider, err)
-	}
-	req := ConnectRequest{Key: k, ServerURL: serverURL, RedirectURI: redirectURI, Default: makeDefault}
-	if s.opts.Client != nil {
-		req.Client = s.opts.Client(k.Provider)
+	if req.Client == nil && s.opts.Client != nil {
+		reg, err := s.opts.Client(k.Provider)
+		if err != nil {
+			return "", err
+		}
+		req.Client = reg
 	}
 	st, err := s.conn.Start(ctx, req)
 	if err != nil {
@@ -188,6 +204,16 @@ func (s *Service) Revoke(ctx context.Context, k credential.ConnectionKey, forget
 		return err
 	}
 	return s.record(ctx, actor, "connection.revoke", k, map[string]any{"forgotten": forget})
+}
+
+// Remove forgets connection k without revoking its grant (for a server
+// that cannot be reached), for actor. It fails with
+// credential.ErrNoConnection when k does not exist.
+func (s *Service) Remove(ctx context.Context, k credential.ConnectionKey, actor string) error {
+	if err := s.store.RemoveConnection(ctx, k); err != nil {
+		return err
+	}
+	return s.record(ctx, actor, "connection.remove", k, nil)
 }
 
 // Expired audits that k's grant was found dead at a refresh and the
