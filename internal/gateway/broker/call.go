@@ -221,17 +221,10 @@ func (b *Broker) admit(ctx context.Context, who capability.Caller, name string, 
 	}
 	a.c = c
 	a.rec.Subject = c.ID()
-	if conns := b.opts.Executors.Connections; conns != nil {
-		use, err := conns.Use(p, c.target.Server, "")
-		if err != nil {
-			a.rec.Data, _ = json.Marshal(map[string]any{"connection": connectionData(err)})
-			return refuse(capability.Deny, []string{oneLine(err)}, "skillgate: "+oneLine(err))
-		}
-		if use.Account != "" {
-			a.account = use.Account
-			a.data = map[string]any{"connection": use}
-			ctx = policy.WithAccount(ctx, use.Account)
-		}
+	ctx, err := b.useConnection(ctx, &a, p, c, "")
+	if err != nil {
+		a.seal()
+		return refuse(capability.Deny, []string{oneLine(err)}, "skillgate: "+oneLine(err))
 	}
 	args, err := decodeArgs(rawArgs)
 	if err != nil {
@@ -267,10 +260,7 @@ func (b *Broker) decide(ctx context.Context, a *admission, who capability.Caller
 	case capability.Allow:
 	case capability.RequireApproval:
 		if d.Approve != "" {
-			if a.data == nil {
-				a.data = map[string]any{}
-			}
-			a.data["approve"] = d.Approve
+			a.note("approve", d.Approve)
 			b.log.WarnContext(ctx, "capability call needs a human's approval", "principal", p.String(), "session", who.SessionID,
 				"capability", c.ID(), "approve", d.Approve)
 		}

@@ -347,6 +347,38 @@ func (b *Broker) connectionRequired(es *execSnap, p capability.Principal, name s
 	return nil
 }
 
+// useConnection resolves the connection p's call to c's server uses,
+// the account pin or else the default, when the broker has connections.
+// The connection is named in a's audit data (on a refusal, the one that
+// was lacking) and its account is put in the returned context for the
+// policy and on a for the pool. The error wraps
+// mcpclient.ErrConnectionRequired when p lacks a usable one.
+func (b *Broker) useConnection(ctx context.Context, a *admission, p capability.Principal, c *Capability, pin string) (context.Context, error) {
+	conns := b.opts.Executors.Connections
+	if conns == nil {
+		return ctx, nil
+	}
+	use, err := conns.Use(p, c.target.Server, pin)
+	if err != nil {
+		a.note("connection", connectionData(err))
+		return ctx, err
+	}
+	if use.Account == "" {
+		return ctx, nil // a server reached without a connection
+	}
+	a.account = use.Account
+	a.note("connection", use)
+	return policy.WithAccount(ctx, use.Account), nil
+}
+
+// note sets key of the call's audit data.
+func (a *admission) note(key string, v any) {
+	if a.data == nil {
+		a.data = map[string]any{}
+	}
+	a.data[key] = v
+}
+
 // connectionData is the audit data naming the connection a refused call
 // lacked, which `skillgate pending` lists for operators.
 func connectionData(err error) *mcpclient.ConnectionUse {
@@ -490,17 +522,9 @@ func (b *Broker) admitExecutor(ctx context.Context, es *execSnap, who capability
 	a.c = c
 	a.rec.Subject = c.ID()
 	a.data["provider"], a.data["backend"], a.data["resolution"] = bk.Provider, c.ID(), r.Why()
-	if conns := b.opts.Executors.Connections; conns != nil {
-		use, err := conns.Use(p, c.target.Server, accountPin)
-		if err != nil {
-			a.data["connection"] = connectionData(err)
-			return refuse(oneLine(err), "skillgate: "+oneLine(err))
-		}
-		if use.Account != "" {
-			a.account = use.Account
-			a.data["connection"] = use
-			ctx = policy.WithAccount(ctx, use.Account)
-		}
+	ctx, err = b.useConnection(ctx, &a, p, c, accountPin)
+	if err != nil {
+		return refuse(oneLine(err), "skillgate: "+oneLine(err))
 	}
 	a.result = bk.Result
 	mapped, err := bk.Mapping.ApplyContext(ctx, args)
