@@ -231,17 +231,6 @@ func (a *App) Actor() string {
 	return "operator:local"
 }
 
-// ApprovalRequests reads the calls of the last 24 hours waiting for a
-// grant from the audit log.
-func (a *App) ApprovalRequests(ctx context.Context) ([]broker.ApprovalRequest, error) {
-	db, err := a.OpenStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return broker.ApprovalRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
-}
-
 // InstallRequest is what 'skillgate install' installs: Source (its
 // Location empty when there is none), or with Locked every imported skill
 // of that lock file; Intro is what their servers may have while they are
@@ -302,15 +291,11 @@ func (a *App) Pending(ctx context.Context, all, requests bool) ([]install.Summar
 	if err != nil || !requests {
 		return ps, nil, nil, err
 	}
-	reqs, err := a.ApprovalRequests(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	db, err := a.OpenStore(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer db.Close()
-	conns, err := broker.ConnectionRequests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
+	reqs, conns, err := broker.Requests(ctx, audit.NewLog(db), time.Now().Add(-24*time.Hour))
 	return ps, reqs, conns, err
 }

@@ -37,10 +37,32 @@ type ApprovalRequest struct {
 // (the approval came). It reads at most the last [MaxApprovalRecords]
 // capability.invoke records of the window.
 func ApprovalRequests(ctx context.Context, log audit.Log, since time.Time) ([]ApprovalRequest, error) {
-	rs, err := log.Query(ctx, audit.Filter{Action: "capability.invoke", Since: since, Limit: MaxApprovalRecords, Last: true})
+	rs, err := invocations(ctx, log, since)
 	if err != nil {
 		return nil, fmt.Errorf("approval requests: %w", err)
 	}
+	return approvalRequests(rs), nil
+}
+
+// Requests returns what [ApprovalRequests] and [ConnectionRequests]
+// return, from one read of the log: what `skillgate pending` shows.
+func Requests(ctx context.Context, log audit.Log, since time.Time) ([]ApprovalRequest, []ConnectionRequest, error) {
+	rs, err := invocations(ctx, log, since)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pending requests: %w", err)
+	}
+	return approvalRequests(rs), connectionRequests(rs), nil
+}
+
+// invocations reads the last [MaxApprovalRecords] capability.invoke
+// records since the given time, oldest first.
+func invocations(ctx context.Context, log audit.Log, since time.Time) ([]audit.Record, error) {
+	return log.Query(ctx, audit.Filter{Action: "capability.invoke", Since: since, Limit: MaxApprovalRecords, Last: true})
+}
+
+// approvalRequests folds capability.invoke records into the approval
+// requests still open (see [ApprovalRequests]).
+func approvalRequests(rs []audit.Record) []ApprovalRequest {
 	type key struct{ agent, capability string }
 	idx := map[key]int{}
 	var out []ApprovalRequest
@@ -75,7 +97,7 @@ func ApprovalRequests(ctx context.Context, log audit.Log, since time.Time) ([]Ap
 			kept = append(kept, a)
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 // ConnectionRequest is a tenant whose agents' calls were refused because
@@ -99,14 +121,19 @@ type ConnectionRequest struct {
 // refused for want of a connection since the given time, one per tenant
 // and provider, oldest first, leaving out those an allowed call of the
 // same tenant through a connection to the provider followed (someone
-// connected). It
-// reads at most the last [MaxApprovalRecords] capability.invoke records of
-// the window.
+// connected). It reads at most the last [MaxApprovalRecords]
+// capability.invoke records of the window.
 func ConnectionRequests(ctx context.Context, log audit.Log, since time.Time) ([]ConnectionRequest, error) {
-	rs, err := log.Query(ctx, audit.Filter{Action: "capability.invoke", Since: since, Limit: MaxApprovalRecords, Last: true})
+	rs, err := invocations(ctx, log, since)
 	if err != nil {
 		return nil, fmt.Errorf("connection requests: %w", err)
 	}
+	return connectionRequests(rs), nil
+}
+
+// connectionRequests folds capability.invoke records into the
+// connection requests still open (see [ConnectionRequests]).
+func connectionRequests(rs []audit.Record) []ConnectionRequest {
 	type key struct{ tenant, provider string }
 	idx := map[key]int{}
 	var out []ConnectionRequest
@@ -142,5 +169,5 @@ func ConnectionRequests(ctx context.Context, log audit.Log, since time.Time) ([]
 			kept = append(kept, c)
 		}
 	}
-	return kept, nil
+	return kept
 }
