@@ -27,6 +27,10 @@ func TestScanAtBoot(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "skills")
 	mcpservertest.CopyTree(t, examples, root)
 	f.writeConfig(t, "roots:\n  - path: "+root+"\n")
+	// Past the racy window: a walk records a root's stamp only when
+	// nothing in it changed within 100 ms of the walk, so a scan right after
+	// the copy would leave the next start a reason to scan again.
+	time.Sleep(150 * time.Millisecond)
 	list := func(cs *mcp.ClientSession) string {
 		t.Helper()
 		got, isErr := caller(cs)(t, "skill_list", map[string]any{})
@@ -61,7 +65,6 @@ func TestScanAtBoot(t *testing.T) {
 		t.Errorf("mcp stderr %q lacks %q", stderr.String(), want)
 	}
 	// The registry is now current: the next start scans nothing.
-	time.Sleep(150 * time.Millisecond)
 	cs, stderr = connect()
 	if again := list(cs); again != got {
 		t.Errorf("second start: skill_list = %q, want %q", again, got)
