@@ -191,74 +191,94 @@ func writeTree2(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-// TestUnchanged checks that Unchanged says whether a root still holds what
-// the record of its last scan says, with stats only: no record, an edited
-// file, a new skill, other limits, a record of another format and a
-// damaged one.
-func TestUnchanged(t *testing.T) {
+// TestChanged checks why a root may no longer hold what the record of its
+// last scan says, with stats only: no record, a walk too close to a
+// change to keep a stamp, an edited file, a new skill, other limits, a
+// record of another format and a damaged one.
+func TestChanged(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the walk state is Linux-only")
 	}
 	root := writeTree(t, map[string]string{"a/SKILL.md": sk("a"), "a/scripts/run.sh": "echo"})
-	time.Sleep(150 * time.Millisecond) // past the racy window: the walk keeps a state
 	ctx := context.Background()
 	r := discover.Root{Path: root}
 	lim := discover.DefaultLimits
 	var c memCache
-	unchanged := func(c *memCache, lim discover.Limits) bool {
+	changed := func(c *memCache, lim discover.Limits) string {
 		t.Helper()
-		ok, err := discover.Unchanged(ctx, r, lim, c)
+		why, err := discover.Changed(ctx, r, lim, c)
 		if err != nil {
-			t.Fatalf("Unchanged: %v", err)
+			t.Fatalf("Changed: %v", err)
 		}
-		return ok
+		return why
 	}
-	if unchanged(&c, lim) {
-		t.Error("no record: unchanged")
+	scan := func() {
+		t.Helper()
+		if _, err := discover.Scan(ctx, r, lim, &c); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if ok, err := discover.Unchanged(ctx, r, lim, nil); ok || err != nil {
-		t.Errorf("nil cache: %v, %v", ok, err)
+	if got := changed(&c, lim); got != discover.NoStamp {
+		t.Errorf("no record: %q, want %q", got, discover.NoStamp)
 	}
-	if _, err := discover.Scan(ctx, r, lim, &c); err != nil {
+	if why, err := discover.Changed(ctx, r, lim, nil); why != discover.NoStamp || err != nil {
+		t.Errorf("nil cache: %q, %v", why, err)
+	}
+	// A time the walk cannot tell apart from a later change (one within
+	// its racy window, here a future one): the walk keeps no stamp.
+	run := filepath.Join(root, "a/scripts/run.sh")
+	if err := os.Chtimes(run, time.Now(), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if !unchanged(&c, lim) {
-		t.Fatal("just scanned: not unchanged")
+	scan()
+	if got := changed(&c, lim); got != discover.NoStamp {
+		t.Errorf("scanned right after a change: %q, want %q", got, discover.NoStamp)
+	}
+	if err := os.Chtimes(run, time.Now(), time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond) // past the racy window: the walk keeps a state
+	scan()
+	if got := changed(&c, lim); got != "" {
+		t.Fatalf("just scanned: %q", got)
 	}
 	writes := c.writes
 	other := lim
 	other.MaxDirs++
-	if unchanged(&c, other) {
-		t.Error("a record made with other limits: unchanged")
+	if got := changed(&c, other); got != discover.OtherLimits {
+		t.Errorf("a record made with other limits: %q, want %q", got, discover.OtherLimits)
 	}
-	os.WriteFile(filepath.Join(root, "a/scripts/run.sh"), []byte("echo longer"), 0o644)
-	if unchanged(&c, lim) {
-		t.Error("edited file: unchanged")
+	os.WriteFile(run, []byte("echo longer"), 0o644)
+	if got := changed(&c, lim); got != discover.TreeChanged {
+		t.Errorf("edited file: %q, want %q", got, discover.TreeChanged)
 	}
 	time.Sleep(150 * time.Millisecond)
-	if _, err := discover.Scan(ctx, r, lim, &c); err != nil {
-		t.Fatal(err)
-	}
-	if !unchanged(&c, lim) {
-		t.Fatal("rescanned: not unchanged")
+	scan()
+	if got := changed(&c, lim); got != "" {
+		t.Fatalf("rescanned: %q", got)
 	}
 	writeTree2(t, root, map[string]string{"b/SKILL.md": sk("b")})
-	if unchanged(&c, lim) {
-		t.Error("new skill: unchanged")
+	if got := changed(&c, lim); got != discover.TreeChanged {
+		t.Errorf("new skill: %q, want %q", got, discover.TreeChanged)
 	}
 	if c.writes != writes+1 {
-		t.Errorf("Unchanged wrote the cache: %d writes, want %d", c.writes, writes+1)
+		t.Errorf("Changed wrote the cache: %d writes, want %d", c.writes, writes+1)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if why, err := discover.Changed(canceled, r, lim, &c); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: %q, %v; want context.Canceled", why, err)
 	}
 	old := &memCache{}
 	old.set(root, "skillgate walk state 3\n...")
-	if unchanged(old, lim) {
-		t.Error("record of an older format: unchanged")
+	if got := changed(old, lim); got != discover.RecordOtherFormat {
+		t.Errorf("record of an older format: %q, want %q", got, discover.RecordOtherFormat)
 	}
 	damaged := &memCache{}
 	damaged.set(root, "skillgate scan cache 1\ngarbage")
-	ok, err := discover.Unchanged(ctx, r, lim, damaged)
-	if want := "scan cache of " + root + ": corrupt scan cache: not the record of root " + root; ok || err == nil || err.Error() != want {
-		t.Errorf("damaged record: %v, %v, want error %q", ok, err, want)
+	why, err := discover.Changed(ctx, r, lim, damaged)
+	if want := "scan cache of " + root + ": corrupt scan cache: not the record of root " + root; why != "" || err == nil || err.Error() != want {
+		t.Errorf("damaged record: %q, %v, want error %q", why, err, want)
 	}
 }
 

@@ -26,8 +26,9 @@ const StaleEmpty = "the registry is empty"
 //     forget it); a root whose directory is gone is not a reason, since a
 //     scan at start would forget its skills (a replica has no roots);
 //   - the record of a root's last walk (its stamp: the times and sizes
-//     of every directory and file it read, see [discover.Unchanged]) no
-//     longer matches the tree: a file was edited, added or removed.
+//     of every directory and file it read, see [discover.Changed]) is
+//     missing or no longer matches the tree: a file was edited, added or
+//     removed.
 //
 // It reads the recorded roots and stats each directory and file of the
 // roots once; it writes nothing. Roots are given as to Scan. What a stamp
@@ -79,15 +80,15 @@ func (r *Registry) Stale(ctx context.Context, roots []discover.Root) (string, er
 		case got != rec{root.Scope.String(), string(rootTrust(root)), i}:
 			return fmt.Sprintf("root %s was scanned with another scope, trust or position", abs), nil
 		}
-		same, err := discover.Unchanged(ctx, root, r.limits(root), r.cache)
+		why, err := discover.Changed(ctx, root, r.limits(root), r.cache)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
 			return fmt.Sprintf("root %s: %v", abs, err), nil
 		}
-		if !same {
-			return fmt.Sprintf("root %s changed since it was scanned", abs), nil
+		if why != "" {
+			return fmt.Sprintf("root %s %s", abs, why), nil
 		}
 	}
 	for p := range byPath {

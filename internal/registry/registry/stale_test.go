@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/skillgate/skillgate/internal/model/capability"
 	"github.com/skillgate/skillgate/internal/registry/discover"
@@ -13,7 +14,8 @@ import (
 
 // TestStale checks why a registry is older than its roots, step by step:
 // empty, scanned, a file edited, a skill added, a root added or left out,
-// another trust, a root gone; and that a scan makes it current again.
+// another trust, a root gone, a scan too close to a change to keep a
+// stamp; and that a scan makes it current again.
 func TestStale(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("walk states are Linux-only")
@@ -30,6 +32,12 @@ func TestStale(t *testing.T) {
 		t.Helper()
 		settle()
 		if _, err := reg.Scan(ctx, roots, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch := func(d time.Duration) {
+		t.Helper()
+		if err := os.Chtimes(filepath.Join(a, "alpha/scripts/run.sh"), time.Now(), time.Now().Add(d)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,6 +60,10 @@ func TestStale(t *testing.T) {
 		{"other order", nil, []discover.Root{two[1], two[0]}, "root " + b + " was scanned with another scope, trust or position"},
 		{"root gone: no scan at start, which would forget its skills", func() { os.RemoveAll(b) }, two, ""},
 		{"gone root scanned", func() { scan(two) }, two, ""},
+		// A time the walk cannot tell apart from a later change (within its
+		// racy window; here in the future): the scan keeps no stamp.
+		{"scanned too close to a change", func() { touch(time.Hour); scan(one) }, one, "root " + a + " " + discover.NoStamp},
+		{"rescanned later", func() { touch(-time.Hour); scan(one) }, one, ""},
 	} {
 		if step.do != nil {
 			step.do()
