@@ -12,7 +12,6 @@ import (
 
 	"github.com/skillgate/skillgate/internal/testkit/syncbuf"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -237,17 +236,7 @@ func TestBrowserConnections(t *testing.T) {
 
 	// On a phone-sized screen the page fits its width: the table scrolls
 	// in its card.
-	var overflow bool
-	if err := chromedp.Run(b,
-		emulation.SetDeviceMetricsOverride(390, 844, 3, true),
-		chromedp.Navigate(base+"/admin/connections"),
-		chromedp.WaitVisible(`h1`),
-		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
-		emulation.ClearDeviceMetricsOverride(),
-	); err != nil {
-		t.Fatal(err)
-	}
-	if overflow {
+	if _, overflow := phonePage(t, b, base+"/admin/connections", `h1`); overflow {
 		t.Error("the Connections page is wider than a 390-pixel screen")
 	}
 

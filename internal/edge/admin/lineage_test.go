@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -212,15 +211,11 @@ func TestBrowserLineage(t *testing.T) {
 	}
 
 	// On a phone-sized screen the card fits the width: the diff wraps.
-	var overflow bool
-	if err := chromedp.Run(b,
-		emulation.SetDeviceMetricsOverride(390, 844, 3, true),
-		chromedp.Reload(),
-		chromedp.WaitVisible(`#lineage-title`),
-		chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &overflow),
-	); err != nil {
+	var here string
+	if err := chromedp.Run(b, chromedp.Location(&here)); err != nil {
 		t.Fatal(err)
 	}
+	_, overflow := phonePage(t, b, here, `#lineage-title`)
 	if overflow {
 		t.Error("the review page with a derivation is wider than a 390-pixel screen")
 	}
