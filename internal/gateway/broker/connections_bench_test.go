@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -173,8 +172,6 @@ func benchBroker(b *testing.B, store *credential.Store, skill broker.Skill) *bro
 	if err := eng.Reload(ctx); err != nil {
 		b.Fatal(err)
 	}
-	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), CredentialSource: store})
-	b.Cleanup(func() { pool.Close() })
 	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "s.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -182,18 +179,7 @@ func benchBroker(b *testing.B, store *credential.Store, skill broker.Skill) *bro
 	b.Cleanup(func() { db.Close() })
 	w := audit.NewWriter(audit.NewLog(db), audit.WriterOptions{})
 	b.Cleanup(func() { w.Close() })
-	br, err := broker.New(broker.Options{
-		Load:    func(context.Context) ([]broker.Skill, error) { return []broker.Skill{skill}, nil },
-		Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: w,
-		Executors: broker.ExecutorOptions{Connections: store},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := br.Reload(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return br
+	return connBroker(b, store, skill, broker.Options{Decider: broker.NewPolicyDecider(eng), Audit: w}, mcpclient.PoolOptions{})
 }
 
 // micros is d in microseconds.

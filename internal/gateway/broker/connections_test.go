@@ -109,6 +109,26 @@ func remoteSkill(t testing.TB, d mcpclient.ServerDecl, token string) broker.Skil
 		Pins: map[string]capability.PinSet{"remote": rep.Pins}, Manifest: m, Tier: 2, InvokableBy: []string{"T1", "T2", "T3"}}
 }
 
+// connBroker is a broker over skill alone, reloaded, whose pool (opened
+// with popts) takes its credentials, secrets and connections, from store,
+// as do its executors; opts gives the rest (decider, audit, catalog).
+func connBroker(tb testing.TB, store *credential.Store, skill broker.Skill, opts broker.Options, popts mcpclient.PoolOptions) *broker.Broker {
+	tb.Helper()
+	popts.Limits, popts.CredentialSource = limits(), store
+	pool := mcpclient.NewPool(popts)
+	tb.Cleanup(func() { pool.Close() })
+	opts.Load = func(context.Context) ([]broker.Skill, error) { return []broker.Skill{skill}, nil }
+	opts.Upstream, opts.Executors.Connections = pool, store
+	b, err := broker.New(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := b.Reload(tb.Context()); err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
 // TestConnectionsBroker: a remote server behind OAuth, reached through
 // each tenant's connection. acme (two accounts of the provider) calls it
 // with its default account's token; beta, without a connection, neither
@@ -129,20 +149,8 @@ func TestConnectionsBroker(t *testing.T) {
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), CredentialSource: store})
-	t.Cleanup(func() { pool.Close() })
 	recs := &records{}
-	b, err := broker.New(broker.Options{
-		Load:    func(context.Context) ([]broker.Skill, error) { return []broker.Skill{skill}, nil },
-		Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: recs,
-		Executors: broker.ExecutorOptions{Connections: store},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b := connBroker(t, store, skill, broker.Options{Decider: broker.NewPolicyDecider(eng), Audit: recs}, mcpclient.PoolOptions{})
 	drafter := capability.Principal{Tenant: "acme", Agent: "drafter", Tier: "T2"}
 	intern := capability.Principal{Tenant: "acme", Agent: "intern", Tier: "T2"}
 	outsider := capability.Principal{Tenant: "beta", Agent: "drafter", Tier: "T2"}
@@ -287,20 +295,9 @@ executors:
 	if err := eng.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), CredentialSource: f.store})
-	t.Cleanup(func() { pool.Close() })
 	recs := &records{}
-	b, err := broker.New(broker.Options{
-		Load:    func(context.Context) ([]broker.Skill, error) { return []broker.Skill{skill}, nil },
-		Decider: broker.NewPolicyDecider(eng), Upstream: pool, Audit: recs,
-		Executors: broker.ExecutorOptions{Catalog: cat, Connections: f.store},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b := connBroker(t, f.store, skill, broker.Options{Decider: broker.NewPolicyDecider(eng), Audit: recs,
+		Executors: broker.ExecutorOptions{Catalog: cat}}, mcpclient.PoolOptions{})
 	if p := b.ExecutorProblems(); len(p) > 0 {
 		t.Fatalf("backends refused: %v", p)
 	}
@@ -360,7 +357,7 @@ func TestConnectionsRefreshAfter401(t *testing.T) {
 	client := oauth.New(&oauth.Options{AllowPrivateNetworks: true, AllowInsecureHTTP: true, Timeout: 5 * time.Second})
 	refresher := connection.New(f.store, client, nil)
 	var refreshes atomic.Int64
-	pool := mcpclient.NewPool(mcpclient.PoolOptions{Limits: limits(), CredentialSource: f.store,
+	b := connBroker(t, f.store, f.skill, broker.Options{Decider: &listDecider{}, Audit: &records{}}, mcpclient.PoolOptions{
 		Unauthorized: func(ctx context.Context, who capability.Principal, d mcpclient.ServerDecl, account, token string) bool {
 			refreshes.Add(1)
 			info, err := f.store.ResolveConnection(who, "remote", account)
@@ -370,18 +367,6 @@ func TestConnectionsRefreshAfter401(t *testing.T) {
 			_, err = refresher.Refresh(ctx, info.ConnectionKey, token)
 			return err == nil
 		}})
-	t.Cleanup(func() { pool.Close() })
-	b, err := broker.New(broker.Options{
-		Load:    func(context.Context) ([]broker.Skill, error) { return []broker.Skill{f.skill}, nil },
-		Decider: &listDecider{}, Upstream: pool, Audit: &records{},
-		Executors: broker.ExecutorOptions{Connections: f.store},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Reload(ctx); err != nil {
-		t.Fatal(err)
-	}
 	admin := capability.Principal{Tenant: "acme", Agent: "ops", Tier: "T0"}
 	whoami := func() string {
 		t.Helper()
