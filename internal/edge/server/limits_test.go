@@ -216,9 +216,12 @@ func TestLimitsConnectionsPerClient(t *testing.T) {
 // idle, body and write timeouts, with an SSE comment every StreamPing; and
 // an MCP client works through the pings.
 func TestLimitsEventStreamPings(t *testing.T) {
+	// The timeouts are short enough to idle past, yet long enough that a
+	// request's own write or body read is not cut by a loaded machine's
+	// scheduling (50 ms was, once in CI); the pings are more frequent.
 	lim := server.Limits{
-		HeaderTimeout: time.Second, IdleTimeout: 50 * time.Millisecond, BodyTimeout: 50 * time.Millisecond,
-		WriteTimeout: 50 * time.Millisecond, StreamPing: 30 * time.Millisecond, MaxClientConns: 8,
+		HeaderTimeout: time.Second, IdleTimeout: 250 * time.Millisecond, BodyTimeout: 250 * time.Millisecond,
+		WriteTimeout: 250 * time.Millisecond, StreamPing: 30 * time.Millisecond, MaxClientConns: 8,
 	}
 	f, addr := newLimitedFixture(t, lim)
 	secret := f.token(t, "drafter", skill.T3)
@@ -258,13 +261,13 @@ func TestLimitsEventStreamPings(t *testing.T) {
 		t.Fatalf("GET /mcp: %d %s", sresp.StatusCode, ct)
 	}
 	lines := bufio.NewScanner(sresp.Body)
-	pings := 0
-	for pings < 5 && lines.Scan() {
+	pings, want := 0, int(lim.WriteTimeout/lim.StreamPing)+5 // past every timeout
+	for pings < want && lines.Scan() {
 		if lines.Text() == ": ping" {
 			pings++
 		}
 	}
-	if pings < 5 {
+	if pings < want {
 		t.Fatalf("the event stream ended after %d pings: %v", pings, lines.Err())
 	}
 
@@ -274,7 +277,7 @@ func TestLimitsEventStreamPings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * lim.StreamPing)
+	time.Sleep(lim.WriteTimeout + 5*lim.StreamPing) // past every timeout
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if _, err := cl.cs.ListTools(ctx, nil); err != nil {
